@@ -1,0 +1,340 @@
+package schedcore
+
+import (
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Cache is the scheduler's view of the cluster: nodes with the pods bound or
+// assumed on them. Drivers feed it (from a snapshot file or informers); the
+// scheduler assumes pods into it before binding. It is safe for concurrent
+// use.
+type Cache struct {
+	mu       sync.RWMutex
+	features Features
+
+	nodes     map[string]*NodeInfo
+	nodeOrder *nodeTree
+	pods      map[string]*podState
+	// dirty nodes changed since the last UpdateSnapshot.
+	dirty map[string]struct{}
+	// listsDirty is set when nodes were added or removed.
+	listsDirty bool
+	imagesDirty bool
+	namespaces  map[string]*v1.Namespace
+	nsDirty     bool
+	storage     *StorageState
+}
+
+type podState struct {
+	pod     *v1.Pod
+	info    *PodInfo
+	assumed bool
+	bound   bool // binding finished
+}
+
+// NewCache returns an empty cache.
+func NewCache(f Features) *Cache {
+	return &Cache{
+		features:   f,
+		nodes:      map[string]*NodeInfo{},
+		nodeOrder:  newNodeTree(),
+		pods:       map[string]*podState{},
+		dirty:      map[string]struct{}{},
+		namespaces: map[string]*v1.Namespace{},
+	}
+}
+
+// Features returns the cache's feature gates.
+func (c *Cache) Features() Features { return c.features }
+
+func (c *Cache) nodeInfo(name string) *NodeInfo {
+	n, ok := c.nodes[name]
+	if !ok {
+		n = NewNodeInfo()
+		c.nodes[name] = n
+	}
+	return n
+}
+
+// AddNode adds or replaces a node.
+func (c *Cache) AddNode(node *v1.Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.nodeInfo(node.Name)
+	if n.Node() == nil {
+		c.nodeOrder.add(node)
+		c.listsDirty = true
+	} else {
+		c.nodeOrder.update(n.Node(), node)
+		c.listsDirty = true
+	}
+	n.SetNode(node)
+	c.imagesDirty = true
+	c.dirty[node.Name] = struct{}{}
+}
+
+// UpdateNode replaces a node.
+func (c *Cache) UpdateNode(_, node *v1.Node) { c.AddNode(node) }
+
+// RemoveNode removes a node; its pods stay accounted until removed.
+func (c *Cache) RemoveNode(node *v1.Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.nodes[node.Name]
+	if !ok {
+		return
+	}
+	c.nodeOrder.remove(node)
+	if len(n.Pods) == 0 {
+		delete(c.nodes, node.Name)
+	} else {
+		n.RemoveNode()
+	}
+	c.listsDirty, c.imagesDirty = true, true
+	c.dirty[node.Name] = struct{}{}
+}
+
+func (c *Cache) addPodLocked(pod *v1.Pod, assumed bool) {
+	pi := NewPodInfo(pod)
+	pi.Resource(c.features)
+	n := c.nodeInfo(pod.Spec.NodeName)
+	hadAff, hadAnti := len(n.PodsWithAffinity) > 0, len(n.PodsWithRequiredAntiAffinity) > 0
+	n.AddPodInfo(pi, c.features)
+	if hadAff != (len(n.PodsWithAffinity) > 0) || hadAnti != (len(n.PodsWithRequiredAntiAffinity) > 0) {
+		c.listsDirty = true
+	}
+	c.pods[PodKey(pod)] = &podState{pod: pod, info: pi, assumed: assumed}
+	c.dirty[pod.Spec.NodeName] = struct{}{}
+}
+
+func (c *Cache) removePodLocked(ps *podState) {
+	name := ps.pod.Spec.NodeName
+	if n, ok := c.nodes[name]; ok {
+		hadAff, hadAnti := len(n.PodsWithAffinity) > 0, len(n.PodsWithRequiredAntiAffinity) > 0
+		_ = n.RemovePod(ps.pod, c.features)
+		if hadAff != (len(n.PodsWithAffinity) > 0) || hadAnti != (len(n.PodsWithRequiredAntiAffinity) > 0) {
+			c.listsDirty = true
+		}
+		if len(n.Pods) == 0 && n.Node() == nil {
+			delete(c.nodes, name)
+		}
+		c.dirty[name] = struct{}{}
+	}
+	delete(c.pods, PodKey(ps.pod))
+}
+
+// AddPod adds a pod bound to a node (spec.nodeName set). An assumed pod with
+// the same key is confirmed and replaced.
+func (c *Cache) AddPod(pod *v1.Pod) error {
+	if pod.Spec.NodeName == "" {
+		return fmt.Errorf("pod %s is not assigned to a node", PodName(pod))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ps, ok := c.pods[PodKey(pod)]; ok {
+		c.removePodLocked(ps)
+	}
+	c.addPodLocked(pod, false)
+	return nil
+}
+
+// UpdatePod replaces an assigned pod.
+func (c *Cache) UpdatePod(_, pod *v1.Pod) error { return c.AddPod(pod) }
+
+// RemovePod removes an assigned or assumed pod.
+func (c *Cache) RemovePod(pod *v1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ps, ok := c.pods[PodKey(pod)]; ok {
+		c.removePodLocked(ps)
+	}
+}
+
+// AssumePod accounts a pod on its chosen node (pod.Spec.NodeName must be
+// set on the copy) before the binding finishes.
+func (c *Cache) AssumePod(pod *v1.Pod) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pods[PodKey(pod)]; ok {
+		return fmt.Errorf("pod %s is already in the cache, so can't be assumed", PodName(pod))
+	}
+	c.addPodLocked(pod, true)
+	return nil
+}
+
+// FinishBinding marks an assumed pod as bound.
+func (c *Cache) FinishBinding(pod *v1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ps, ok := c.pods[PodKey(pod)]; ok && ps.assumed {
+		ps.bound = true
+	}
+}
+
+// ForgetPod removes an assumed pod (binding failed).
+func (c *Cache) ForgetPod(pod *v1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ps, ok := c.pods[PodKey(pod)]; ok && ps.assumed {
+		c.removePodLocked(ps)
+	}
+}
+
+// IsAssumedPod reports whether the pod is assumed and not yet confirmed.
+func (c *Cache) IsAssumedPod(pod *v1.Pod) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ps, ok := c.pods[PodKey(pod)]
+	return ok && ps.assumed
+}
+
+// GetPod returns the cached copy of a pod.
+func (c *Cache) GetPod(pod *v1.Pod) (*v1.Pod, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ps, ok := c.pods[PodKey(pod)]
+	if !ok {
+		return nil, false
+	}
+	return ps.pod, true
+}
+
+// AddNamespace adds or replaces a namespace.
+func (c *Cache) AddNamespace(ns *v1.Namespace) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.namespaces[ns.Name] = ns
+	c.nsDirty = true
+}
+
+// RemoveNamespace removes a namespace.
+func (c *Cache) RemoveNamespace(ns *v1.Namespace) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.namespaces, ns.Name)
+	c.nsDirty = true
+}
+
+// SetStorage replaces the storage objects.
+func (c *Cache) SetStorage(s *StorageState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.storage = s
+}
+
+// NodeCount counts nodes with a node object.
+func (c *Cache) NodeCount() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.nodeOrder.numNodes
+}
+
+// UpdateSnapshot brings s up to date, cloning only nodes that changed since
+// the last call. The first call on an empty snapshot copies everything.
+func (c *Cache) UpdateSnapshot(s *Snapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.generation == 0 || s.nodeInfoMap == nil {
+		s.nodeInfoMap = map[string]*NodeInfo{}
+		for name := range c.nodes {
+			c.dirty[name] = struct{}{}
+		}
+		c.listsDirty, c.nsDirty, c.imagesDirty = true, true, true
+	}
+	for name := range c.dirty {
+		n, ok := c.nodes[name]
+		if !ok || n.Node() == nil {
+			delete(s.nodeInfoMap, name)
+			continue
+		}
+		s.nodeInfoMap[name] = n.Clone()
+	}
+	if c.imagesDirty {
+		c.rebuildImages(s)
+	} else {
+		for name := range c.dirty {
+			if sn, ok := s.nodeInfoMap[name]; ok {
+				sn.ImageStates = c.nodes[name].ImageStates
+			}
+		}
+	}
+	if len(c.dirty) > 0 || c.listsDirty {
+		// The list keeps snapshot pointers; rebuilding it is a pass of pointer
+		// copies, far cheaper than any cycle's filters.
+		s.nodeInfoList = s.nodeInfoList[:0]
+		s.havePodsWithAffinityNodeInfoList = s.havePodsWithAffinityNodeInfoList[:0]
+		s.havePodsWithRequiredAntiAffinityNodeInfoList = s.havePodsWithRequiredAntiAffinityNodeInfoList[:0]
+		for _, name := range c.nodeOrder.list() {
+			n, ok := s.nodeInfoMap[name]
+			if !ok {
+				continue
+			}
+			s.nodeInfoList = append(s.nodeInfoList, n)
+			if len(n.PodsWithAffinity) > 0 {
+				s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, n)
+			}
+			if len(n.PodsWithRequiredAntiAffinity) > 0 {
+				s.havePodsWithRequiredAntiAffinityNodeInfoList = append(s.havePodsWithRequiredAntiAffinityNodeInfoList, n)
+			}
+		}
+	}
+	if c.nsDirty {
+		s.namespaces = make(map[string]*v1.Namespace, len(c.namespaces))
+		for k, v := range c.namespaces {
+			s.namespaces[k] = v
+		}
+	}
+	s.Storage = c.storage
+	clear(c.dirty)
+	c.listsDirty, c.nsDirty, c.imagesDirty = false, false, false
+	s.generation = nextGeneration()
+}
+
+// rebuildImages recomputes every node's image summaries (sizes and how many
+// nodes have each image) in the cache and the snapshot. Only node changes
+// trigger it.
+func (c *Cache) rebuildImages(s *Snapshot) {
+	type acc struct {
+		size  int64
+		nodes int
+	}
+	all := map[string]*acc{}
+	for _, n := range c.nodes {
+		node := n.Node()
+		if node == nil {
+			continue
+		}
+		for _, img := range node.Status.Images {
+			for _, name := range img.Names {
+				a, ok := all[name]
+				if !ok {
+					a = &acc{size: img.SizeBytes}
+					all[name] = a
+				}
+				a.nodes++
+			}
+		}
+	}
+	sums := make(map[string]*ImageStateSummary, len(all))
+	for name, a := range all {
+		sums[name] = &ImageStateSummary{Size: a.size, NumNodes: a.nodes}
+	}
+	for name, n := range c.nodes {
+		node := n.Node()
+		m := map[string]*ImageStateSummary{}
+		if node != nil {
+			for _, img := range node.Status.Images {
+				for _, in := range img.Names {
+					m[in] = sums[in]
+				}
+			}
+		}
+		n.ImageStates = m
+		if sn, ok := s.nodeInfoMap[name]; ok {
+			sn.ImageStates = m
+		}
+	}
+}

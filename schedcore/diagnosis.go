@@ -1,0 +1,140 @@
+package schedcore
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// NoNodeAvailableMsg starts every FitError message.
+const NoNodeAvailableMsg = "0/%v nodes are available"
+
+// NodeToStatus maps rejected nodes to their statuses; nodes not in the map
+// get AbsentNodesStatus (UnschedulableAndUnresolvable by default), which is
+// how a PreFilter rejection or a PreFilterResult reaches every node cheaply.
+type NodeToStatus struct {
+	m      map[string]*Status
+	absent *Status
+}
+
+// NewNodeToStatus returns an empty map with the default absent status.
+func NewNodeToStatus() *NodeToStatus {
+	return &NodeToStatus{m: map[string]*Status{}, absent: NewStatus(UnschedulableAndUnresolvable)}
+}
+
+// Get returns the node's status, or the absent status.
+func (n *NodeToStatus) Get(node string) *Status {
+	if s, ok := n.m[node]; ok {
+		return s
+	}
+	return n.absent
+}
+
+// Set records a node's status.
+func (n *NodeToStatus) Set(node string, s *Status) { n.m[node] = s }
+
+// Len counts nodes with an explicit status.
+func (n *NodeToStatus) Len() int { return len(n.m) }
+
+// AbsentNodesStatus is the status of nodes not in the map.
+func (n *NodeToStatus) AbsentNodesStatus() *Status { return n.absent }
+
+// SetAbsentNodesStatus sets the status of nodes not in the map.
+func (n *NodeToStatus) SetAbsentNodesStatus(s *Status) { n.absent = s }
+
+// ForEachExplicitNode calls fn for each node with an explicit status.
+func (n *NodeToStatus) ForEachExplicitNode(fn func(node string, s *Status)) {
+	for k, v := range n.m {
+		fn(k, v)
+	}
+}
+
+// NodesForStatusCode lists, out of all nodes, those whose status has the code.
+func (n *NodeToStatus) NodesForStatusCode(all []*NodeInfo, code Code) []*NodeInfo {
+	var out []*NodeInfo
+	for _, ni := range all {
+		if n.Get(ni.Name()).Code() == code {
+			out = append(out, ni)
+		}
+	}
+	return out
+}
+
+// Diagnosis records why a pod failed to schedule.
+type Diagnosis struct {
+	NodeToStatus         *NodeToStatus
+	UnschedulablePlugins sets.Set[string]
+	PendingPlugins       sets.Set[string]
+	PreFilterMsg         string
+	PostFilterMsg        string
+}
+
+// AddPluginStatus records the plugin of a rejecting status.
+func (d *Diagnosis) AddPluginStatus(s *Status) {
+	if s.Plugin() == "" {
+		return
+	}
+	if s.IsRejected() {
+		if d.UnschedulablePlugins == nil {
+			d.UnschedulablePlugins = sets.New[string]()
+		}
+		d.UnschedulablePlugins.Insert(s.Plugin())
+	}
+	if s.Code() == Pending {
+		if d.PendingPlugins == nil {
+			d.PendingPlugins = sets.New[string]()
+		}
+		d.PendingPlugins.Insert(s.Plugin())
+	}
+}
+
+// FitError is returned when no node fits the pod. Its Error() is
+// kube-scheduler's FitError message, word for word.
+type FitError struct {
+	Pod         *v1.Pod
+	NumAllNodes int
+	Diagnosis   Diagnosis
+}
+
+// Error formats "0/N nodes are available: <prefilter msg>. | <sorted
+// histogram of reasons>. <postfilter msg>".
+func (f *FitError) Error() string {
+	msg := fmt.Sprintf(NoNodeAvailableMsg+":", f.NumAllNodes)
+	if f.Diagnosis.PreFilterMsg != "" {
+		msg += " " + f.Diagnosis.PreFilterMsg + "."
+	} else if hist := f.ReasonHistogram(); len(hist) > 0 {
+		msg += " " + strings.Join(hist, ", ") + "."
+	}
+	if f.Diagnosis.PostFilterMsg != "" {
+		msg += " " + f.Diagnosis.PostFilterMsg
+	}
+	return msg
+}
+
+// ReasonHistogram returns "<count> <reason>" entries, sorted as strings.
+func (f *FitError) ReasonHistogram() []string {
+	reasons := map[string]int{}
+	n2s := f.Diagnosis.NodeToStatus
+	if n2s == nil {
+		return nil
+	}
+	n2s.ForEachExplicitNode(func(_ string, s *Status) {
+		for _, r := range s.Reasons() {
+			reasons[r]++
+		}
+	})
+	if n2s.Len() < f.NumAllNodes {
+		for _, r := range n2s.AbsentNodesStatus().Reasons() {
+			reasons[r] += f.NumAllNodes - n2s.Len()
+		}
+	}
+	out := make([]string, 0, len(reasons))
+	for k, v := range reasons {
+		out = append(out, fmt.Sprintf("%v %v", v, k))
+	}
+	sort.Strings(out)
+	return out
+}

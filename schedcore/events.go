@@ -1,0 +1,139 @@
+package schedcore
+
+import (
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+)
+
+// ActionType is a bit set of kinds of change to a resource.
+type ActionType int64
+
+// Action types, as kube-scheduler v1.37 defines them.
+const (
+	Add ActionType = 1 << iota
+	Delete
+	UpdateNodeAllocatable
+	UpdateNodeLabel
+	UpdateNodeTaint
+	UpdateNodeCondition
+	UpdateNodeAnnotation
+	UpdateNodeDeclaredFeature
+	UpdateNodePreemptionPolicy
+	UpdatePodLabel
+	UpdatePodScaleDown
+	UpdatePodScaleUp
+	UpdatePodToleration
+	UpdatePodSchedulingGatesEliminated
+	UpdatePodGeneratedResourceClaim
+
+	// All matches every action.
+	All ActionType = 1<<iota - 1
+	// Update matches every update action.
+	Update = UpdateNodeAllocatable | UpdateNodeLabel | UpdateNodeTaint | UpdateNodeCondition | UpdateNodeAnnotation |
+		UpdateNodeDeclaredFeature | UpdateNodePreemptionPolicy | UpdatePodLabel | UpdatePodScaleDown | UpdatePodScaleUp |
+		UpdatePodToleration | UpdatePodSchedulingGatesEliminated | UpdatePodGeneratedResourceClaim
+	// None is no action.
+	None ActionType = 0
+)
+
+var actionNames = map[ActionType]string{
+	Add: "Add", Delete: "Delete", UpdateNodeAllocatable: "UpdateNodeAllocatable", UpdateNodeLabel: "UpdateNodeLabel",
+	UpdateNodeTaint: "UpdateNodeTaint", UpdateNodeCondition: "UpdateNodeCondition", UpdateNodeAnnotation: "UpdateNodeAnnotation",
+	UpdateNodeDeclaredFeature: "UpdateNodeDeclaredFeature", UpdateNodePreemptionPolicy: "UpdateNodePreemptionPolicy",
+	UpdatePodLabel: "UpdatePodLabel", UpdatePodScaleDown: "UpdatePodScaleDown", UpdatePodScaleUp: "UpdatePodScaleUp",
+	UpdatePodToleration: "UpdatePodToleration", UpdatePodSchedulingGatesEliminated: "UpdatePodSchedulingGatesEliminated",
+	UpdatePodGeneratedResourceClaim: "UpdatePodGeneratedResourceClaim", All: "All", Update: "Update",
+}
+
+// String returns kube's name of a single action type.
+func (a ActionType) String() string { return actionNames[a] }
+
+// EventResource names a kind of API object an event is about.
+type EventResource string
+
+// Event resources, as kube-scheduler v1.37 names them.
+const (
+	Pod                   EventResource = "Pod"
+	AssignedPod           EventResource = "AssignedPod"
+	UnscheduledPod        EventResource = "UnscheduledPod"
+	TargetPod             EventResource = "TargetPod"
+	Node                  EventResource = "Node"
+	PersistentVolume      EventResource = "PersistentVolume"
+	PersistentVolumeClaim EventResource = "PersistentVolumeClaim"
+	CSINode               EventResource = "storage.k8s.io/CSINode"
+	CSIDriver             EventResource = "storage.k8s.io/CSIDriver"
+	VolumeAttachment      EventResource = "storage.k8s.io/VolumeAttachment"
+	CSIStorageCapacity    EventResource = "storage.k8s.io/CSIStorageCapacity"
+	StorageClass          EventResource = "storage.k8s.io/StorageClass"
+	PodGroup              EventResource = "scheduling.k8s.io/PodGroup"
+	Namespace             EventResource = "Namespace"
+	WildCard              EventResource = "*"
+)
+
+// ClusterEvent is a change in the cluster that may make pods schedulable.
+type ClusterEvent struct {
+	Resource    EventResource
+	ActionType  ActionType
+	CustomLabel string
+}
+
+// Label is the event's name in metrics (queue_incoming_pods_total{event}).
+func (ce ClusterEvent) Label() string {
+	if ce.CustomLabel != "" {
+		return ce.CustomLabel
+	}
+	return string(ce.Resource) + ce.ActionType.String()
+}
+
+// IsWildCard reports whether the event matches every registration.
+func (ce ClusterEvent) IsWildCard() bool { return ce.Resource == WildCard && ce.ActionType == All }
+
+// Match reports whether a registered event ce covers the incoming event.
+// Pod registrations cover AssignedPod, UnscheduledPod and TargetPod events.
+func (ce ClusterEvent) Match(incoming ClusterEvent) bool {
+	if ce.ActionType&incoming.ActionType == 0 {
+		return false
+	}
+	return ce.Resource == WildCard || ce.Resource == incoming.Resource ||
+		(ce.Resource == Pod && (incoming.Resource == AssignedPod || incoming.Resource == UnscheduledPod || incoming.Resource == TargetPod))
+}
+
+// Well-known events the queue generates itself.
+var (
+	// EventUnschedulableTimeout moves pods left too long in the unschedulable pool.
+	EventUnschedulableTimeout = ClusterEvent{Resource: WildCard, ActionType: All, CustomLabel: "UnschedulableTimeout"}
+	// EventForceActivate is sent when a plugin activates pods.
+	EventForceActivate = ClusterEvent{Resource: WildCard, ActionType: All, CustomLabel: "ForceActivate"}
+	// EventAssignedPodDelete frees resources.
+	EventAssignedPodDelete = ClusterEvent{Resource: AssignedPod, ActionType: Delete}
+)
+
+// QueueingHint says whether an event may make a rejected pod schedulable.
+type QueueingHint int
+
+const (
+	// QueueSkip means the event cannot help the pod.
+	QueueSkip QueueingHint = iota
+	// Queue means the event may help: retry the pod.
+	Queue
+)
+
+// String names the hint.
+func (h QueueingHint) String() string {
+	if h == Queue {
+		return "Queue"
+	}
+	return "QueueSkip"
+}
+
+// QueueingHintFn decides, for a pod rejected by the plugin, whether an event
+// (old and new object; either may be nil) may make it schedulable. An error
+// counts as Queue.
+type QueueingHintFn func(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (QueueingHint, error)
+
+// ClusterEventWithHint registers an event with an optional hint; a nil hint
+// always queues.
+type ClusterEventWithHint struct {
+	Event          ClusterEvent
+	QueueingHintFn QueueingHintFn
+}

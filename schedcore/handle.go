@@ -1,0 +1,84 @@
+package schedcore
+
+import (
+	"context"
+	"math/rand"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+)
+
+// Binder writes a binding decision somewhere: into the in-memory state for
+// dryrun, through the pods/binding subresource for run.
+type Binder interface {
+	Bind(ctx context.Context, pod *v1.Pod, nodeName string) error
+}
+
+// EventRecorder records Kubernetes Events (Scheduled, FailedScheduling,
+// Preempted). The dry-run uses a no-op recorder.
+type EventRecorder interface {
+	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
+// PodNominator knows which pods are nominated to which nodes (by preemption).
+type PodNominator interface {
+	NominatedPodsForNode(nodeName string) []*PodInfo
+}
+
+// Handle is what the framework gives plugins: the cycle's snapshot, a clock,
+// a seeded random source, a logger, the feature gates, a parallelizer, and
+// the binder and event sink of the driver. It is small on purpose.
+type Handle struct {
+	snapshot     *Snapshot
+	parallelizer Parallelizer
+	framework    *Framework
+
+	// Clock is injected so queues and timeouts can be tested without sleeps.
+	Clock clock.WithTicker
+	// Rand is seeded by the driver for reproducible runs.
+	Rand *rand.Rand
+	// Logger is a logr logger; the zero value discards.
+	Logger logr.Logger
+	// Features are the feature gates in force.
+	Features Features
+	// Binder is used by DefaultBinder; nil means binding is not possible.
+	Binder Binder
+	// Events is the event sink; nil means none.
+	Events EventRecorder
+	// Nominator answers nominated pods per node; nil means none.
+	Nominator PodNominator
+}
+
+// NewHandle returns a handle over snapshot with the given parallelism.
+func NewHandle(snapshot *Snapshot, parallelism int) *Handle {
+	if snapshot == nil {
+		snapshot = NewEmptySnapshot()
+	}
+	if parallelism <= 0 {
+		parallelism = DefaultParallelism
+	}
+	return &Handle{snapshot: snapshot, parallelizer: NewParallelizer(parallelism), Clock: clock.RealClock{}, Rand: rand.New(rand.NewSource(1)), Features: DefaultFeatures, Logger: logr.Discard()}
+}
+
+// Snapshot returns the current cycle's snapshot.
+func (h *Handle) Snapshot() *Snapshot { return h.snapshot }
+
+// SetSnapshot replaces the snapshot (drivers only).
+func (h *Handle) SetSnapshot(s *Snapshot) { h.snapshot = s }
+
+// Parallelizer returns the worker pool plugins may use in PreFilter/PreScore.
+func (h *Handle) Parallelizer() Parallelizer { return h.parallelizer }
+
+// Framework returns the profile's framework (for PostFilter plugins that
+// re-run filters, such as preemption). Nil until the profile is built.
+func (h *Handle) Framework() *Framework { return h.framework }
+
+// NominatedPodsForNode returns pods nominated to a node, if a nominator is set.
+func (h *Handle) NominatedPodsForNode(node string) []*PodInfo {
+	if h.Nominator == nil {
+		return nil
+	}
+	return h.Nominator.NominatedPodsForNode(node)
+}

@@ -1,0 +1,239 @@
+package schedcore
+
+import (
+	"context"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// Score bounds: every normalized score is in [MinNodeScore, MaxNodeScore].
+const (
+	MinNodeScore int64 = 0
+	MaxNodeScore int64 = 100
+	// MaxTotalScore bounds the weighted sum.
+	MaxTotalScore int64 = 1<<63 - 1
+)
+
+// MaxPermitTimeout caps what a Permit plugin may ask to wait.
+const MaxPermitTimeout = 15 * time.Minute
+
+// Plugin is what every plugin implements. A plugin is a set of callbacks:
+// it also implements one small interface per extension point it serves,
+// asserted once when the profile is built.
+type Plugin interface {
+	Name() string
+}
+
+// PreEnqueuePlugin gates pods before they enter activeQ. A non-success
+// status keeps the pod gated until one of the plugin's events arrives.
+type PreEnqueuePlugin interface {
+	Plugin
+	PreEnqueue(ctx context.Context, pod *v1.Pod) *Status
+}
+
+// QueueSortPlugin orders activeQ. Exactly one is enabled per profile.
+type QueueSortPlugin interface {
+	Plugin
+	Less(a, b *QueuedPodInfo) bool
+}
+
+// EnqueueExtensions is implemented by plugins that can reject pods: it lists
+// the events that may make a rejected pod schedulable, with hints.
+type EnqueueExtensions interface {
+	Plugin
+	EventsToRegister(ctx context.Context) ([]ClusterEventWithHint, error)
+}
+
+// PreFilterResult restricts the nodes to evaluate; nil NodeNames means all.
+type PreFilterResult struct {
+	NodeNames sets.Set[string]
+}
+
+// AllNodes reports whether the result does not restrict nodes.
+func (r *PreFilterResult) AllNodes() bool { return r == nil || r.NodeNames == nil }
+
+// Merge intersects two results.
+func (r *PreFilterResult) Merge(o *PreFilterResult) *PreFilterResult {
+	if r.AllNodes() && o.AllNodes() {
+		return nil
+	}
+	if r.AllNodes() {
+		return &PreFilterResult{NodeNames: o.NodeNames.Clone()}
+	}
+	if o.AllNodes() {
+		return &PreFilterResult{NodeNames: r.NodeNames.Clone()}
+	}
+	return &PreFilterResult{NodeNames: r.NodeNames.Intersection(o.NodeNames)}
+}
+
+// PreFilterPlugin runs once per cycle before the filters. Returning Skip
+// skips the plugin's Filter for this cycle.
+type PreFilterPlugin interface {
+	Plugin
+	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) (*PreFilterResult, *Status)
+}
+
+// PreFilterExtensions is implemented by PreFilter plugins whose cycle state
+// depends on other pods: the framework calls AddPod/RemovePod when it
+// simulates nominated pods or preemption victims on a node.
+type PreFilterExtensions interface {
+	Plugin
+	AddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status
+	RemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
+}
+
+// FilterPlugin decides whether the pod fits a node. Runs in parallel over
+// nodes: it must not write to the CycleState.
+type FilterPlugin interface {
+	Plugin
+	Filter(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
+}
+
+// NominatingMode says what to do with the pod's nominated node.
+type NominatingMode int
+
+const (
+	// ModeNoop leaves the nomination as it is.
+	ModeNoop NominatingMode = iota
+	// ModeOverride sets the nomination to NominatedNodeName.
+	ModeOverride
+)
+
+// NominatingInfo is a PostFilter's nomination.
+type NominatingInfo struct {
+	NominatedNodeName string
+	NominatingMode    NominatingMode
+}
+
+// PostFilterResult carries a PostFilter's nomination.
+type PostFilterResult struct {
+	*NominatingInfo
+}
+
+// PostFilterPlugin runs when no node fits (preemption).
+type PostFilterPlugin interface {
+	Plugin
+	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, statuses *NodeToStatus) (*PostFilterResult, *Status)
+}
+
+// PreScorePlugin runs once per cycle over the feasible nodes before Score.
+// Returning Skip skips the plugin's Score.
+type PreScorePlugin interface {
+	Plugin
+	PreScore(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) *Status
+}
+
+// ScorePlugin ranks a feasible node. Runs in parallel over nodes.
+type ScorePlugin interface {
+	Plugin
+	Score(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) (int64, *Status)
+}
+
+// NormalizeScorePlugin is implemented by score plugins whose raw scores need
+// rescaling into [0, 100] once all nodes are scored.
+type NormalizeScorePlugin interface {
+	ScorePlugin
+	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, scores NodeScoreList) *Status
+}
+
+// ReservePlugin claims resources for the chosen node; Unreserve undoes it
+// when a later step fails.
+type ReservePlugin interface {
+	Plugin
+	Reserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+	Unreserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
+}
+
+// PermitPlugin approves, rejects or delays (Wait, with a timeout) binding.
+type PermitPlugin interface {
+	Plugin
+	Permit(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) (*Status, time.Duration)
+}
+
+// PreBindPlugin runs before binding (volume binding, for example).
+type PreBindPlugin interface {
+	Plugin
+	PreBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+}
+
+// PreBindPreFlightPlugin may tell the framework in the scheduling cycle
+// whether PreBind has work to do (Skip = nothing to do).
+type PreBindPreFlightPlugin interface {
+	PreBindPlugin
+	PreBindPreFlight(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+}
+
+// BindPlugin binds the pod. Skip passes to the next binder.
+type BindPlugin interface {
+	Plugin
+	Bind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+}
+
+// PostBindPlugin is told of a successful binding.
+type PostBindPlugin interface {
+	Plugin
+	PostBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
+}
+
+// NodeScore is one node's score.
+type NodeScore struct {
+	Name  string
+	Score int64
+}
+
+// NodeScoreList is scores indexed like the feasible node list.
+type NodeScoreList []NodeScore
+
+// PluginScore is one plugin's weighted, normalized score.
+type PluginScore struct {
+	Name  string
+	Score int64
+}
+
+// NodePluginScores holds a node's per-plugin scores and their total.
+type NodePluginScores struct {
+	Name       string
+	Scores     []PluginScore
+	TotalScore int64
+}
+
+// QueuedPodInfo is a pod in the scheduling queue with its queueing history.
+type QueuedPodInfo struct {
+	*PodInfo
+	// Timestamp is when the pod was last added to the queue.
+	Timestamp time.Time
+	// Attempts counts scheduling attempts.
+	Attempts int
+	// UnschedulableCount counts attempts that ended unschedulable; drives backoff.
+	UnschedulableCount int
+	// ConsecutiveErrorsCount counts consecutive Error results.
+	ConsecutiveErrorsCount int
+	// InitialAttemptTimestamp is when the pod was first popped.
+	InitialAttemptTimestamp *time.Time
+	// BackoffExpiration is when the pod's backoff ends.
+	BackoffExpiration time.Time
+	// UnschedulablePlugins rejected the pod in its last attempt.
+	UnschedulablePlugins sets.Set[string]
+	// PendingPlugins returned Pending in its last attempt.
+	PendingPlugins sets.Set[string]
+	// GatingPlugin is the PreEnqueue plugin that gates the pod, if any.
+	GatingPlugin string
+	// GatingPluginEvents are the events that may ungate it.
+	GatingPluginEvents []ClusterEvent
+}
+
+// Priority returns the pod's priority (0 when unset).
+func (q *QueuedPodInfo) Priority() int32 { return PodPriority(q.Pod) }
+
+// Gated reports whether a PreEnqueue plugin holds the pod.
+func (q *QueuedPodInfo) Gated() bool { return q.GatingPlugin != "" }
+
+// PodPriority returns spec.priority, or 0 when unset.
+func PodPriority(p *v1.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
+}

@@ -1,0 +1,200 @@
+package schedcore
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+var generation atomic.Int64
+
+// nextGeneration returns a process-wide increasing number, so a node deleted
+// and added again never reuses a generation.
+func nextGeneration() int64 { return generation.Add(1) }
+
+// ImageStateSummary is the size of an image and on how many nodes it is.
+type ImageStateSummary struct {
+	Size     int64
+	NumNodes int
+}
+
+// NodeInfo is everything the scheduler aggregates for one node. It is a
+// concrete struct so the filter and score loops read fields, not interfaces.
+type NodeInfo struct {
+	node *v1.Node
+
+	// Pods on the node, assumed ones included.
+	Pods []*PodInfo
+	// PodsWithAffinity is the subset with inter-pod affinity or anti-affinity.
+	PodsWithAffinity []*PodInfo
+	// PodsWithRequiredAntiAffinity is the subset with required anti-affinity.
+	PodsWithRequiredAntiAffinity []*PodInfo
+	// UsedPorts are the host ports in use.
+	UsedPorts HostPortInfo
+	// Requested is the sum of the pods' requests.
+	Requested Resource
+	// NonZeroRequested is the sum with non-zero cpu/memory defaults.
+	NonZeroRequested Resource
+	// Allocatable is node.status.allocatable.
+	Allocatable Resource
+	// ImageStates has an entry per image present on the node.
+	ImageStates map[string]*ImageStateSummary
+	// PVCRefCounts counts pods per "namespace/claim".
+	PVCRefCounts map[string]int
+	// Generation changes whenever the NodeInfo changes.
+	Generation int64
+}
+
+// NewNodeInfo returns an empty NodeInfo holding the given pods.
+func NewNodeInfo(pods ...*v1.Pod) *NodeInfo {
+	n := &NodeInfo{UsedPorts: HostPortInfo{}, ImageStates: map[string]*ImageStateSummary{}, PVCRefCounts: map[string]int{}, Generation: nextGeneration()}
+	for _, p := range pods {
+		n.AddPod(p)
+	}
+	return n
+}
+
+// Node returns the node object; nil if the node was removed.
+func (n *NodeInfo) Node() *v1.Node {
+	if n == nil {
+		return nil
+	}
+	return n.node
+}
+
+// Name returns the node's name, "" if unset.
+func (n *NodeInfo) Name() string {
+	if n == nil || n.node == nil {
+		return ""
+	}
+	return n.node.Name
+}
+
+// SetNode sets the node object and its allocatable resources.
+func (n *NodeInfo) SetNode(node *v1.Node) {
+	n.node = node
+	n.Allocatable = Resource{}
+	n.Allocatable.Add(node.Status.Allocatable)
+	n.Generation = nextGeneration()
+}
+
+// RemoveNode forgets the node object and keeps the pods.
+func (n *NodeInfo) RemoveNode() {
+	n.node = nil
+	n.Generation = nextGeneration()
+}
+
+// AddPod adds a pod, computing its PodInfo with the default features.
+func (n *NodeInfo) AddPod(p *v1.Pod) { n.AddPodInfo(NewPodInfo(p), DefaultFeatures) }
+
+// AddPodInfo adds a pod to the node.
+func (n *NodeInfo) AddPodInfo(pi *PodInfo, f Features) {
+	n.Pods = append(n.Pods, pi)
+	if HasAffinity(pi.Pod) {
+		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
+	}
+	if HasRequiredAntiAffinity(pi.Pod) {
+		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
+	}
+	n.update(pi, 1, f)
+}
+
+// RemovePod removes a pod by key.
+func (n *NodeInfo) RemovePod(p *v1.Pod, f Features) error {
+	k := PodKey(p)
+	if HasAffinity(p) {
+		n.PodsWithAffinity, _ = removePodInfo(n.PodsWithAffinity, k)
+	}
+	if HasRequiredAntiAffinity(p) {
+		n.PodsWithRequiredAntiAffinity, _ = removePodInfo(n.PodsWithRequiredAntiAffinity, k)
+	}
+	var removed *PodInfo
+	if n.Pods, removed = removePodInfo(n.Pods, k); removed != nil {
+		n.update(removed, -1, f)
+		return nil
+	}
+	return fmt.Errorf("no pod %s on node %s", PodName(p), n.Name())
+}
+
+func removePodInfo(s []*PodInfo, key string) ([]*PodInfo, *PodInfo) {
+	for i := range s {
+		if s[i].Key() == key {
+			r := s[i]
+			s[i] = s[len(s)-1]
+			s[len(s)-1] = nil
+			s = s[:len(s)-1]
+			if len(s) == 0 {
+				return nil, r
+			}
+			return s, r
+		}
+	}
+	return s, nil
+}
+
+func (n *NodeInfo) update(pi *PodInfo, sign int64, f Features) {
+	r := pi.Resource(f)
+	n.Requested.MilliCPU += sign * r.Resource.MilliCPU
+	n.Requested.Memory += sign * r.Resource.Memory
+	n.Requested.EphemeralStorage += sign * r.Resource.EphemeralStorage
+	for name, q := range r.Resource.ScalarResources {
+		n.Requested.AddScalar(name, sign*q)
+	}
+	n.NonZeroRequested.MilliCPU += sign * r.Non0CPU
+	n.NonZeroRequested.Memory += sign * r.Non0Mem
+	for _, port := range HostPorts(pi.Pod) {
+		if sign > 0 {
+			n.UsedPorts.Add(port.HostIP, string(port.Protocol), port.HostPort)
+		} else {
+			n.UsedPorts.Remove(port.HostIP, string(port.Protocol), port.HostPort)
+		}
+	}
+	for i := range pi.Pod.Spec.Volumes {
+		v := &pi.Pod.Spec.Volumes[i]
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		key := pi.Pod.Namespace + "/" + v.PersistentVolumeClaim.ClaimName
+		if sign > 0 {
+			n.PVCRefCounts[key]++
+		} else if n.PVCRefCounts[key]--; n.PVCRefCounts[key] <= 0 {
+			delete(n.PVCRefCounts, key)
+		}
+	}
+	n.Generation = nextGeneration()
+}
+
+// Clone returns a copy that can be mutated (by preemption or nominated-pod
+// simulation) without touching the original. PodInfos are shared: they are
+// immutable once built.
+func (n *NodeInfo) Clone() *NodeInfo {
+	c := &NodeInfo{
+		node:             n.node,
+		Requested:        *n.Requested.Clone(),
+		NonZeroRequested: *n.NonZeroRequested.Clone(),
+		Allocatable:      *n.Allocatable.Clone(),
+		UsedPorts:        n.UsedPorts.Clone(),
+		ImageStates:      n.ImageStates,
+		PVCRefCounts:     make(map[string]int, len(n.PVCRefCounts)),
+		Generation:       n.Generation,
+	}
+	for k, v := range n.PVCRefCounts {
+		c.PVCRefCounts[k] = v
+	}
+	if len(n.Pods) > 0 {
+		c.Pods = append([]*PodInfo(nil), n.Pods...)
+	}
+	if len(n.PodsWithAffinity) > 0 {
+		c.PodsWithAffinity = append([]*PodInfo(nil), n.PodsWithAffinity...)
+	}
+	if len(n.PodsWithRequiredAntiAffinity) > 0 {
+		c.PodsWithRequiredAntiAffinity = append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...)
+	}
+	return c
+}
+
+// String is for logs and test failures.
+func (n *NodeInfo) String() string {
+	return fmt.Sprintf("NodeInfo{%s pods:%d requested:%+v allocatable:%+v}", n.Name(), len(n.Pods), n.Requested, n.Allocatable)
+}

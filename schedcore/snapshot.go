@@ -1,0 +1,96 @@
+package schedcore
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Snapshot is the cluster state one scheduling cycle sees. It is updated in
+// place from the Cache before each cycle, copying only the nodes that
+// changed. Plugins read it through Handle.Snapshot().
+type Snapshot struct {
+	nodeInfoMap                                  map[string]*NodeInfo
+	nodeInfoList                                 []*NodeInfo
+	havePodsWithAffinityNodeInfoList             []*NodeInfo
+	havePodsWithRequiredAntiAffinityNodeInfoList []*NodeInfo
+	namespaces                                   map[string]*v1.Namespace
+	generation                                   int64
+	// Storage holds the volume-related objects; nil fields mean none.
+	Storage *StorageState
+}
+
+// StorageState holds PVCs, PVs, StorageClasses and CSINodes by name
+// (PVCs by "namespace/name").
+type StorageState struct {
+	PVCs           map[string]*v1.PersistentVolumeClaim
+	PVs            map[string]*v1.PersistentVolume
+	StorageClasses map[string]any
+	CSINodes       map[string]any
+}
+
+// NewEmptySnapshot returns a snapshot without nodes.
+func NewEmptySnapshot() *Snapshot {
+	return &Snapshot{nodeInfoMap: map[string]*NodeInfo{}, namespaces: map[string]*v1.Namespace{}}
+}
+
+// NewSnapshot builds a snapshot directly from pods and nodes (for tests and
+// one-shot tools); pods on unknown nodes are ignored.
+func NewSnapshot(pods []*v1.Pod, nodes []*v1.Node) *Snapshot {
+	c := NewCache(DefaultFeatures)
+	for _, n := range nodes {
+		c.AddNode(n)
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			_ = c.AddPod(p)
+		}
+	}
+	s := NewEmptySnapshot()
+	c.UpdateSnapshot(s)
+	return s
+}
+
+// List returns all nodes, in the cache's zone-interleaved order.
+func (s *Snapshot) List() []*NodeInfo { return s.nodeInfoList }
+
+// HavePodsWithAffinityList returns nodes with pods that have (anti-)affinity.
+func (s *Snapshot) HavePodsWithAffinityList() []*NodeInfo { return s.havePodsWithAffinityNodeInfoList }
+
+// HavePodsWithRequiredAntiAffinityList returns nodes with pods that have
+// required anti-affinity.
+func (s *Snapshot) HavePodsWithRequiredAntiAffinityList() []*NodeInfo {
+	return s.havePodsWithRequiredAntiAffinityNodeInfoList
+}
+
+// Get returns a node by name.
+func (s *Snapshot) Get(name string) (*NodeInfo, error) {
+	if n, ok := s.nodeInfoMap[name]; ok && n.Node() != nil {
+		return n, nil
+	}
+	return nil, fmt.Errorf("nodeinfo not found for node name %q", name)
+}
+
+// NumNodes counts nodes.
+func (s *Snapshot) NumNodes() int { return len(s.nodeInfoList) }
+
+// Namespace returns a namespace, nil if unknown.
+func (s *Snapshot) Namespace(name string) *v1.Namespace { return s.namespaces[name] }
+
+// NamespaceLabels returns a namespace's labels; nil if unknown.
+func (s *Snapshot) NamespaceLabels(name string) labels.Set {
+	if ns := s.namespaces[name]; ns != nil {
+		return ns.Labels
+	}
+	return nil
+}
+
+// Namespaces lists all namespaces.
+func (s *Snapshot) Namespaces() []*v1.Namespace {
+	out := make([]*v1.Namespace, 0, len(s.namespaces))
+	for _, ns := range s.namespaces {
+		out = append(out, ns)
+	}
+	return out
+}

@@ -1,0 +1,200 @@
+package schedcore
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Code is the outcome class of a plugin call. The values and their meaning
+// follow kube-scheduler v1.37 so that queue behaviour and messages match.
+type Code int
+
+const (
+	// Success means the plugin ran correctly and found the pod schedulable.
+	// A nil *Status also means Success.
+	Success Code = iota
+	// Error is an internal plugin or scheduler error, unrelated to the pod's fit.
+	// The pod is requeued with backoff and without rejector plugins.
+	Error
+	// Unschedulable means the pod does not fit, but preemption may help.
+	Unschedulable
+	// UnschedulableAndUnresolvable means the pod does not fit and removing
+	// pods from the node would not change that; preemption skips the node.
+	UnschedulableAndUnresolvable
+	// Wait is returned by Permit plugins to hold a pod before binding.
+	Wait
+	// Skip tells the framework to skip the coupled Filter/Score of a
+	// PreFilter/PreScore plugin, or a Bind plugin defers to the next binder.
+	Skip
+	// Pending means the pod is waiting for something outside the scheduler;
+	// it goes back to activeQ without backoff when a registered event comes.
+	Pending
+)
+
+var codeNames = [...]string{"Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending"}
+
+// String returns the kube-scheduler name of the code.
+func (c Code) String() string {
+	if int(c) < len(codeNames) && c >= 0 {
+		return codeNames[c]
+	}
+	return fmt.Sprintf("Code(%d)", int(c))
+}
+
+// ParseCode maps a code name (as written in conformance fixtures and JSON
+// output) back to a Code.
+func ParseCode(s string) (Code, bool) {
+	for i, n := range codeNames {
+		if n == s {
+			return Code(i), true
+		}
+	}
+	return 0, false
+}
+
+// Status is the result of a plugin call. A nil *Status is Success and every
+// method is nil-safe, so plugins return nil on the hot path.
+type Status struct {
+	code    Code
+	reasons []string
+	err     error
+	plugin  string
+}
+
+// NewStatus makes a Status with the given code and reasons.
+func NewStatus(code Code, reasons ...string) *Status {
+	s := &Status{code: code, reasons: reasons}
+	if code == Error && len(reasons) > 0 {
+		s.err = errors.New(s.Message())
+	}
+	return s
+}
+
+// AsStatus wraps an error into a Status with code Error. A nil error gives nil.
+func AsStatus(err error) *Status {
+	if err == nil {
+		return nil
+	}
+	return &Status{code: Error, reasons: []string{err.Error()}, err: err}
+}
+
+// Code returns the code; Success for nil.
+func (s *Status) Code() Code {
+	if s == nil {
+		return Success
+	}
+	return s.code
+}
+
+// Reasons returns the reasons; nil for nil.
+func (s *Status) Reasons() []string {
+	if s == nil {
+		return nil
+	}
+	if s.err != nil && len(s.reasons) == 0 {
+		return []string{s.err.Error()}
+	}
+	return s.reasons
+}
+
+// AppendReason adds a reason to the status.
+func (s *Status) AppendReason(reason string) {
+	s.reasons = append(s.reasons, reason)
+}
+
+// Message joins the reasons with ", " as kube-scheduler does.
+func (s *Status) Message() string {
+	if s == nil {
+		return ""
+	}
+	return strings.Join(s.Reasons(), ", ")
+}
+
+// Plugin returns the name of the plugin that produced the status, stamped by
+// the framework runner.
+func (s *Status) Plugin() string {
+	if s == nil {
+		return ""
+	}
+	return s.plugin
+}
+
+// WithPlugin stamps the plugin name and returns the status for chaining.
+func (s *Status) WithPlugin(name string) *Status {
+	if s != nil {
+		s.plugin = name
+	}
+	return s
+}
+
+// WithError attaches an underlying error.
+func (s *Status) WithError(err error) *Status {
+	if s != nil {
+		s.err = err
+	}
+	return s
+}
+
+// IsSuccess reports whether the status is nil or Success.
+func (s *Status) IsSuccess() bool { return s.Code() == Success }
+
+// IsWait reports whether the code is Wait.
+func (s *Status) IsWait() bool { return s.Code() == Wait }
+
+// IsSkip reports whether the code is Skip.
+func (s *Status) IsSkip() bool { return s.Code() == Skip }
+
+// IsRejected reports whether the pod was rejected: Unschedulable,
+// UnschedulableAndUnresolvable or Pending.
+func (s *Status) IsRejected() bool {
+	c := s.Code()
+	return c == Unschedulable || c == UnschedulableAndUnresolvable || c == Pending
+}
+
+// AsError returns nil for success and rejection-free codes, else an error
+// carrying the message.
+func (s *Status) AsError() error {
+	if s.IsSuccess() || s.IsWait() || s.IsSkip() {
+		return nil
+	}
+	if s.err != nil {
+		return s.err
+	}
+	return errors.New(s.Message())
+}
+
+// Err returns the underlying error, if any.
+func (s *Status) Err() error {
+	if s == nil {
+		return nil
+	}
+	return s.err
+}
+
+// Equal compares code, reasons and plugin.
+func (s *Status) Equal(o *Status) bool {
+	if s == nil || o == nil {
+		return s.IsSuccess() && o.IsSuccess()
+	}
+	if s.code != o.code || s.plugin != o.plugin || len(s.reasons) != len(o.reasons) {
+		return false
+	}
+	for i := range s.reasons {
+		if s.reasons[i] != o.reasons[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// String renders the status for logs.
+func (s *Status) String() string {
+	if s == nil {
+		return "Success"
+	}
+	if s.plugin != "" {
+		return fmt.Sprintf("%s(%s): %s", s.code, s.plugin, s.Message())
+	}
+	return fmt.Sprintf("%s: %s", s.code, s.Message())
+}
