@@ -26,6 +26,7 @@ type Cache struct {
 	namespaces  map[string]*v1.Namespace
 	nsDirty     bool
 	storage     *StorageState
+	selectors   *SelectorSources
 }
 
 type podState struct {
@@ -225,6 +226,14 @@ func (c *Cache) SetStorage(s *StorageState) {
 	c.storage = s
 }
 
+// SetSelectorSources replaces the Services/ReplicaSets/... used for default
+// spreading selectors.
+func (c *Cache) SetSelectorSources(s *SelectorSources) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.selectors = s
+}
+
 // NodeCount counts nodes with a node object.
 func (c *Cache) NodeCount() int {
 	c.mu.RLock()
@@ -288,6 +297,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		}
 	}
 	s.Storage = c.storage
+	s.Selectors = c.selectors
 	clear(c.dirty)
 	c.listsDirty, c.nsDirty, c.imagesDirty = false, false, false
 	s.generation = nextGeneration()

@@ -3,6 +3,7 @@ package schedcore
 import (
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -17,8 +18,21 @@ type Snapshot struct {
 	havePodsWithRequiredAntiAffinityNodeInfoList []*NodeInfo
 	namespaces                                   map[string]*v1.Namespace
 	generation                                   int64
-	// Storage holds the volume-related objects; nil fields mean none.
+	// Storage holds the volume-related objects; nil means none.
 	Storage *StorageState
+	// Selectors holds the objects whose selectors define a pod's default
+	// spreading selector (Services, ReplicaSets, StatefulSets,
+	// ReplicationControllers); nil means none.
+	Selectors *SelectorSources
+}
+
+// SelectorSources are the objects kube-scheduler's DefaultSelector reads to
+// build the default topology spread selector of a pod.
+type SelectorSources struct {
+	Services               []*v1.Service
+	ReplicationControllers []*v1.ReplicationController
+	ReplicaSets            []*appsv1.ReplicaSet
+	StatefulSets           []*appsv1.StatefulSet
 }
 
 // StorageState holds PVCs, PVs, StorageClasses and CSINodes by name
