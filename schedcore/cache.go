@@ -21,7 +21,7 @@ type Cache struct {
 	// dirty nodes changed since the last UpdateSnapshot.
 	dirty map[string]struct{}
 	// listsDirty is set when nodes were added or removed.
-	listsDirty bool
+	listsDirty  bool
 	imagesDirty bool
 	namespaces  map[string]*v1.Namespace
 	nsDirty     bool

@@ -105,7 +105,10 @@ func (p *PodWrapper) SidecarReq(kv ...string) *PodWrapper {
 }
 
 // Overhead sets spec.overhead.
-func (p *PodWrapper) Overhead(kv ...string) *PodWrapper { p.Spec.Overhead = ResourceList(kv...); return p }
+func (p *PodWrapper) Overhead(kv ...string) *PodWrapper {
+	p.Spec.Overhead = ResourceList(kv...)
+	return p
+}
 
 // PodReq sets pod-level spec.resources.requests.
 func (p *PodWrapper) PodReq(kv ...string) *PodWrapper {
