@@ -1,9 +1,45 @@
 package schedcore
 
-// Framework runs one profile's plugins at each extension point.
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+)
+
+// Framework runs one profile's plugins at each extension point. It is built
+// once from the profile; each extension point is a plain slice, asserted
+// once, so the hot path does no reflection or map lookups.
 type Framework struct {
-	profileName string
-	handle      *Handle
+	profileName              string
+	percentageOfNodesToScore *int32
+	handle                   *Handle
+
+	pluginsMap map[string]Plugin
+
+	queueSort    QueueSortPlugin
+	preEnqueue   []PreEnqueuePlugin
+	preFilter    []PreFilterPlugin
+	preFilterExt []PreFilterExtensions // aligned with preFilter; nil entries
+	filter       []FilterPlugin
+	postFilter   []PostFilterPlugin
+	preScore     []PreScorePlugin
+	score        []ScorePlugin
+	scoreNorm    []NormalizeScorePlugin // aligned with score; nil entries
+	scoreWeight  []int64                // aligned with score
+	reserve      []ReservePlugin
+	permit       []PermitPlugin
+	preBind      []PreBindPlugin
+	bind         []BindPlugin
+	postBind     []PostBindPlugin
+
+	enqueueExtensions []EnqueueExtensions
+	waitingPods       *waitingPodsMap
+	recorder          MetricsRecorder
 }
 
 // ProfileName returns the profile's schedulerName.
@@ -11,3 +47,337 @@ func (f *Framework) ProfileName() string { return f.profileName }
 
 // Handle returns the handle given to the profile's plugins.
 func (f *Framework) Handle() *Handle { return f.handle }
+
+// PercentageOfNodesToScore returns the profile's override, nil if unset.
+func (f *Framework) PercentageOfNodesToScore() *int32 { return f.percentageOfNodesToScore }
+
+// QueueSortLess returns the QueueSort plugin's Less.
+func (f *Framework) QueueSortLess() func(a, b *QueuedPodInfo) bool { return f.queueSort.Less }
+
+// PreEnqueuePlugins returns the PreEnqueue plugins.
+func (f *Framework) PreEnqueuePlugins() []PreEnqueuePlugin { return f.preEnqueue }
+
+// EnqueueExtensions returns the plugins that registered cluster events.
+func (f *Framework) EnqueueExtensions() []EnqueueExtensions { return f.enqueueExtensions }
+
+// Plugin returns an instantiated plugin by name.
+func (f *Framework) Plugin(name string) (Plugin, bool) { p, ok := f.pluginsMap[name]; return p, ok }
+
+// FilterPluginNames lists the filter plugins in order.
+func (f *Framework) FilterPluginNames() []string { return names(f.filter) }
+
+// PreFilterPluginNames lists the PreFilter plugins in order.
+func (f *Framework) PreFilterPluginNames() []string { return names(f.preFilter) }
+
+// ScorePluginNames lists the score plugins in order.
+func (f *Framework) ScorePluginNames() []string { return names(f.score) }
+
+// ScorePluginWeights maps score plugins to their weights.
+func (f *Framework) ScorePluginWeights() map[string]int64 {
+	m := make(map[string]int64, len(f.score))
+	for i, p := range f.score {
+		m[p.Name()] = f.scoreWeight[i]
+	}
+	return m
+}
+
+// HasFilterPlugins reports whether any filter is enabled.
+func (f *Framework) HasFilterPlugins() bool { return len(f.filter) > 0 }
+
+// HasScorePlugins reports whether any score plugin is enabled.
+func (f *Framework) HasScorePlugins() bool { return len(f.score) > 0 }
+
+// HasPostFilterPlugins reports whether any PostFilter is enabled.
+func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
+
+// DisablePostFilter removes the PostFilter plugins (the --no-preemption flag).
+func (f *Framework) DisablePostFilter() { f.postFilter = nil }
+
+func names[T Plugin](ps []T) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name()
+	}
+	return out
+}
+
+// FrameworkOptions configure NewFramework.
+type FrameworkOptions struct {
+	// Recorder receives extension point and plugin timings; nil = none.
+	Recorder MetricsRecorder
+}
+
+// NewFramework instantiates the plugins a profile needs from the registry,
+// with their args, and lays them out per extension point with kube's
+// multiPoint expansion rules. The profile must already have the defaults
+// merged in (see DefaultProfile / MergePlugins). Errors name the profile
+// field at fault.
+func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedulerProfile, h *Handle, opts FrameworkOptions) (*Framework, error) {
+	f := &Framework{
+		handle:                   h,
+		pluginsMap:               map[string]Plugin{},
+		percentageOfNodesToScore: profile.PercentageOfNodesToScore,
+		waitingPods:              newWaitingPodsMap(),
+		recorder:                 opts.Recorder,
+	}
+	if profile.SchedulerName != nil {
+		f.profileName = *profile.SchedulerName
+	}
+	h.framework = f
+	plugins := profile.Plugins
+	if plugins == nil {
+		plugins = &configv1.Plugins{}
+	}
+	needed := neededPlugins(plugins)
+
+	args := map[string]runtime.Object{}
+	argIndex := map[string]int{}
+	for i, pc := range profile.PluginConfig {
+		if _, dup := args[pc.Name]; dup {
+			return nil, fmt.Errorf("pluginConfig[%d]: repeated config for plugin %s", i, pc.Name)
+		}
+		spec, ok := r[pc.Name]
+		if !ok {
+			return nil, fmt.Errorf("pluginConfig[%d].name: unknown plugin %q", i, pc.Name)
+		}
+		obj, err := decodeArgs(spec, pc.Args)
+		if err != nil {
+			return nil, fmt.Errorf("pluginConfig[%d].args: %w", i, err)
+		}
+		args[pc.Name] = obj
+		argIndex[pc.Name] = i
+	}
+
+	for _, name := range sets.List(needed) {
+		spec, ok := r[name]
+		if !ok {
+			return nil, fmt.Errorf("plugins: unknown plugin %q", name)
+		}
+		p, err := spec.Factory(ctx, args[name], h)
+		if err != nil {
+			if i, ok := argIndex[name]; ok {
+				return nil, fmt.Errorf("pluginConfig[%d].args: %w", i, err)
+			}
+			return nil, fmt.Errorf("initializing plugin %q: %w", name, err)
+		}
+		f.pluginsMap[name] = p
+		if shouldHaveEnqueueExtensions(p) {
+			if ext, ok := p.(EnqueueExtensions); ok {
+				f.enqueueExtensions = append(f.enqueueExtensions, ext)
+			} else {
+				f.enqueueExtensions = append(f.enqueueExtensions, defaultEnqueueExtension{name: name})
+			}
+		}
+	}
+
+	if err := f.layout(plugins); err != nil {
+		return nil, err
+	}
+	if f.queueSort == nil {
+		return nil, fmt.Errorf("only one queue sort plugin required for profile with scheduler name %q, but got 0", f.profileName)
+	}
+	if len(f.bind) == 0 {
+		return nil, fmt.Errorf("at least one bind plugin is needed for profile with scheduler name %q", f.profileName)
+	}
+	if err := f.setScoreWeights(plugins); err != nil {
+		return nil, fmt.Errorf("plugins.score: %w", err)
+	}
+	return f, nil
+}
+
+func shouldHaveEnqueueExtensions(p Plugin) bool {
+	switch p.(type) {
+	case PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ReservePlugin, PermitPlugin:
+		return true
+	}
+	return false
+}
+
+// defaultEnqueueExtension registers every event for plugins that register
+// none, as kube does for backward compatibility.
+type defaultEnqueueExtension struct{ name string }
+
+func (d defaultEnqueueExtension) Name() string { return d.name }
+func (d defaultEnqueueExtension) EventsToRegister(context.Context) ([]ClusterEventWithHint, error) {
+	return []ClusterEventWithHint{{Event: ClusterEvent{Resource: WildCard, ActionType: All}}}, nil
+}
+
+func neededPlugins(p *configv1.Plugins) sets.Set[string] {
+	s := sets.New[string]()
+	for _, ps := range pluginSets(p) {
+		for _, e := range ps.set.Enabled {
+			s.Insert(e.Name)
+		}
+	}
+	return s
+}
+
+type namedSet struct {
+	field string
+	set   *configv1.PluginSet
+}
+
+func pluginSets(p *configv1.Plugins) []namedSet {
+	return []namedSet{
+		{"multiPoint", &p.MultiPoint}, {"preEnqueue", &p.PreEnqueue}, {"queueSort", &p.QueueSort}, {"preFilter", &p.PreFilter},
+		{"filter", &p.Filter}, {"postFilter", &p.PostFilter}, {"preScore", &p.PreScore}, {"score", &p.Score},
+		{"reserve", &p.Reserve}, {"permit", &p.Permit}, {"preBind", &p.PreBind}, {"bind", &p.Bind}, {"postBind", &p.PostBind},
+	}
+}
+
+// extPoint describes one extension point for layout.
+type extPoint struct {
+	field      string
+	set        *configv1.PluginSet
+	implements func(Plugin) bool
+	add        func(Plugin)
+}
+
+func (f *Framework) extPoints(p *configv1.Plugins) []extPoint {
+	return []extPoint{
+		{"preEnqueue", &p.PreEnqueue, is[PreEnqueuePlugin], func(x Plugin) { f.preEnqueue = append(f.preEnqueue, x.(PreEnqueuePlugin)) }},
+		{"queueSort", &p.QueueSort, is[QueueSortPlugin], func(x Plugin) {
+			if f.queueSort == nil {
+				f.queueSort = x.(QueueSortPlugin)
+			} else {
+				f.queueSort = nil // more than one: reported as an error below
+			}
+		}},
+		{"preFilter", &p.PreFilter, is[PreFilterPlugin], func(x Plugin) {
+			f.preFilter = append(f.preFilter, x.(PreFilterPlugin))
+			ext, _ := x.(PreFilterExtensions)
+			f.preFilterExt = append(f.preFilterExt, ext)
+		}},
+		{"filter", &p.Filter, is[FilterPlugin], func(x Plugin) { f.filter = append(f.filter, x.(FilterPlugin)) }},
+		{"postFilter", &p.PostFilter, is[PostFilterPlugin], func(x Plugin) { f.postFilter = append(f.postFilter, x.(PostFilterPlugin)) }},
+		{"preScore", &p.PreScore, is[PreScorePlugin], func(x Plugin) { f.preScore = append(f.preScore, x.(PreScorePlugin)) }},
+		{"score", &p.Score, is[ScorePlugin], func(x Plugin) {
+			f.score = append(f.score, x.(ScorePlugin))
+			n, _ := x.(NormalizeScorePlugin)
+			f.scoreNorm = append(f.scoreNorm, n)
+		}},
+		{"reserve", &p.Reserve, is[ReservePlugin], func(x Plugin) { f.reserve = append(f.reserve, x.(ReservePlugin)) }},
+		{"permit", &p.Permit, is[PermitPlugin], func(x Plugin) { f.permit = append(f.permit, x.(PermitPlugin)) }},
+		{"preBind", &p.PreBind, is[PreBindPlugin], func(x Plugin) { f.preBind = append(f.preBind, x.(PreBindPlugin)) }},
+		{"bind", &p.Bind, is[BindPlugin], func(x Plugin) { f.bind = append(f.bind, x.(BindPlugin)) }},
+		{"postBind", &p.PostBind, is[PostBindPlugin], func(x Plugin) { f.postBind = append(f.postBind, x.(PostBindPlugin)) }},
+	}
+}
+
+func is[T any](p Plugin) bool { _, ok := p.(T); return ok }
+
+// layout places plugins per extension point: first the explicitly listed
+// plugins of each point, then kube's multiPoint expansion (explicit
+// re-listings override and keep their order first, then multiPoint plugins
+// in order, then the other explicit ones).
+func (f *Framework) layout(p *configv1.Plugins) error {
+	queueSorts := 0
+	for _, e := range f.extPoints(p) {
+		explicit := []string{}
+		seen := sets.New[string]()
+		for i, ep := range e.set.Enabled {
+			pl := f.pluginsMap[ep.Name]
+			if !e.implements(pl) {
+				return fmt.Errorf("plugins.%s.enabled[%d]: plugin %q does not extend %s plugin", e.field, i, ep.Name, e.field)
+			}
+			if seen.Has(ep.Name) {
+				return fmt.Errorf("plugins.%s.enabled[%d]: plugin %q already registered as %q", e.field, i, ep.Name, e.field)
+			}
+			seen.Insert(ep.Name)
+			explicit = append(explicit, ep.Name)
+		}
+		disabled := sets.New[string]()
+		for _, d := range e.set.Disabled {
+			disabled.Insert(d.Name)
+		}
+		var order []string
+		if disabled.Has("*") || len(p.MultiPoint.Enabled) == 0 {
+			order = explicit
+		} else {
+			overrides := sets.New[string]()
+			var multi []string
+			multiSeen := sets.New[string]()
+			for i, ep := range p.MultiPoint.Enabled {
+				pl := f.pluginsMap[ep.Name]
+				if !e.implements(pl) || disabled.Has(ep.Name) {
+					continue
+				}
+				if seen.Has(ep.Name) {
+					overrides.Insert(ep.Name)
+					continue
+				}
+				if multiSeen.Has(ep.Name) {
+					return fmt.Errorf("plugins.multiPoint.enabled[%d]: plugin %q already registered as %q", i, ep.Name, e.field)
+				}
+				multiSeen.Insert(ep.Name)
+				multi = append(multi, ep.Name)
+			}
+			for _, n := range explicit {
+				if overrides.Has(n) {
+					order = append(order, n)
+				}
+			}
+			order = append(order, multi...)
+			for _, n := range explicit {
+				if !overrides.Has(n) {
+					order = append(order, n)
+				}
+			}
+		}
+		for _, n := range order {
+			e.add(f.pluginsMap[n])
+			if e.field == "queueSort" {
+				queueSorts++
+			}
+		}
+	}
+	if queueSorts > 1 {
+		return fmt.Errorf("only one queue sort plugin required for profile with scheduler name %q, but got %d", f.profileName, queueSorts)
+	}
+	return nil
+}
+
+// setScoreWeights takes weights from score.enabled first, then multiPoint;
+// 0 means 1; the total must not overflow.
+func (f *Framework) setScoreWeights(p *configv1.Plugins) error {
+	weights := map[string]int64{}
+	var total int64
+	for _, e := range append(append([]configv1.Plugin{}, p.Score.Enabled...), p.MultiPoint.Enabled...) {
+		if _, ok := f.pluginsMap[e.Name].(ScorePlugin); !ok {
+			continue
+		}
+		if _, ok := weights[e.Name]; ok {
+			continue
+		}
+		var w int64 = 1
+		if e.Weight != nil && *e.Weight != 0 {
+			w = int64(*e.Weight)
+		}
+		if w < 0 {
+			return fmt.Errorf("plugin %q: weight %d must be positive", e.Name, w)
+		}
+		if w*MaxNodeScore > math.MaxInt64-total {
+			return fmt.Errorf("total score of Score plugins could overflow")
+		}
+		total += w * MaxNodeScore
+		weights[e.Name] = w
+	}
+	f.scoreWeight = make([]int64, len(f.score))
+	for i, s := range f.score {
+		f.scoreWeight[i] = weights[s.Name()]
+		if f.scoreWeight[i] == 0 {
+			return fmt.Errorf("score plugin %q is not configured with weight", s.Name())
+		}
+	}
+	return nil
+}
+
+// SortedPluginNames lists instantiated plugins.
+func (f *Framework) SortedPluginNames() []string {
+	out := make([]string, 0, len(f.pluginsMap))
+	for n := range f.pluginsMap {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -194,7 +194,10 @@ type PluginScore struct {
 
 // NodePluginScores holds a node's per-plugin scores and their total.
 type NodePluginScores struct {
-	Name       string
+	Name string
+	// RawScores are the plugins' scores before normalization and weights.
+	RawScores []PluginScore
+	// Scores are the normalized scores multiplied by the plugins' weights.
 	Scores     []PluginScore
 	TotalScore int64
 }

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// ErrUsage marks errors caused by bad usage or bad input: exit code 2.
+var ErrUsage = errors.New("bad usage or input")
+
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() []error { return []error{u.err, ErrUsage} }
+
+// UsageErrorf returns an error that exits with code 2.
+func UsageErrorf(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// AsUsage marks err as a usage/input error (nil stays nil).
+func AsUsage(err error) error {
+	if err == nil || errors.Is(err, ErrUsage) {
+		return err
+	}
+	return usageError{err}
+}
+
+// ExitCode maps an error to the process exit code.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrUsage):
+		return ExitUsage
+	default:
+		return ExitFailure
+	}
+}

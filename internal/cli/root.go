@@ -1,0 +1,62 @@
+// Package cli holds the kubectl-sched verbs: one file per verb, each with an
+// Options struct (Complete/Validate/Run) and a NewCmd<Verb> constructor.
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// Settings are what a custom binary adds: extra plugins (see app.WithPlugin).
+type Settings struct {
+	// ExtraPlugins are registered beside the in-tree plugins.
+	ExtraPlugins schedcore.Registry
+}
+
+// NewRootCmd builds the kubectl-sched command tree.
+func NewRootCmd(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kubectl-sched",
+		Short: "A Kubernetes scheduling engine: dry-run placements, explain pending pods, run as a scheduler",
+		Long: strings.TrimSpace(`
+kubectl sched bundles a complete Kubernetes scheduling engine that decides
+exactly as kube-scheduler v1.37 does for the default profile, and reads the
+KubeSchedulerConfiguration files you already have.`),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl sched"},
+	}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetIn(streams.In)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return UsageErrorf("%v\nSee '%s --help'.", err, c.CommandPath())
+	})
+	root.AddCommand(NewCmdDryRun(streams, settings))
+	root.AddCommand(NewCmdVersion(streams))
+	return root
+}
+
+// Execute runs the root command with args and returns the exit code,
+// printing the error as one line on stderr.
+func Execute(streams genericiooptions.IOStreams, settings Settings, args []string) int {
+	root := NewRootCmd(streams, settings)
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "error: ") {
+			msg = "error: " + msg
+		}
+		fmt.Fprintln(streams.ErrOut, msg)
+		if strings.Contains(msg, "unknown command") || strings.Contains(msg, "unknown flag") || strings.Contains(msg, "accepts ") {
+			return ExitUsage
+		}
+		return ExitCode(err)
+	}
+	return ExitOK
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/version"
+)
+
+// VersionOptions prints build information.
+type VersionOptions struct {
+	genericiooptions.IOStreams
+	Output string
+}
+
+// NewCmdVersion builds `kubectl sched version`.
+func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &VersionOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of kubectl-sched and the Kubernetes release it follows",
+		Example: `  # Print the version
+  kubectl sched version
+
+  # As JSON
+  kubectl sched version -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run()
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: '' or json")
+	return cmd
+}
+
+// Validate checks the output format.
+func (o *VersionOptions) Validate() error {
+	if o.Output != "" && o.Output != "json" {
+		return UsageErrorf("--output: unknown format %q (want json)", o.Output)
+	}
+	return nil
+}
+
+// Run prints the version.
+func (o *VersionOptions) Run() error {
+	info := map[string]string{
+		"version": version.Version, "commit": version.Commit, "date": version.Date,
+		"kubernetes": version.KubernetesVersion, "go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH,
+	}
+	if o.Output == "json" {
+		b, _ := json.MarshalIndent(info, "", "  ")
+		fmt.Fprintf(o.Out, "%s\n", b)
+		return nil
+	}
+	fmt.Fprintf(o.Out, "kubectl-sched %s (commit %s, built %s, %s %s)\nscheduling behaviour of kube-scheduler %s\n",
+		version.Version, version.Commit, version.Date, runtime.Version(), info["platform"], version.KubernetesVersion)
+	return nil
+}

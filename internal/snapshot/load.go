@@ -1,0 +1,428 @@
+// Package snapshot reads cluster dumps (a v1 List, multi-document YAML or
+// JSON, or a directory of them) into typed objects, and writes them back.
+package snapshot
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// ErrInvalid marks bad input (exit code 2).
+var ErrInvalid = errors.New("invalid input")
+
+// Cluster is the typed content of one or more dump files.
+type Cluster struct {
+	Nodes                  []*v1.Node
+	Pods                   []*v1.Pod
+	Namespaces             []*v1.Namespace
+	PDBs                   []*policyv1.PodDisruptionBudget
+	PVCs                   []*v1.PersistentVolumeClaim
+	PVs                    []*v1.PersistentVolume
+	StorageClasses         []*storagev1.StorageClass
+	CSINodes               []*storagev1.CSINode
+	Services               []*v1.Service
+	ReplicaSets            []*appsv1.ReplicaSet
+	StatefulSets           []*appsv1.StatefulSet
+	ReplicationControllers []*v1.ReplicationController
+	// Others are objects of kinds the engine reads through other packages
+	// (PodGroups), kept unstructured.
+	Others []*unstructured.Unstructured
+	// Warnings are one line each, for stderr.
+	Warnings []string
+}
+
+// LoadError is a load failure with its file and position.
+type LoadError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *LoadError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *LoadError) Unwrap() error { return ErrInvalid }
+
+// LoadPaths loads files or directories (YAML/JSON files inside, sorted by
+// name) into one Cluster. "-" reads standard input.
+func LoadPaths(paths []string, stdin io.Reader) (*Cluster, error) {
+	c := &Cluster{}
+	for _, p := range paths {
+		if p == "-" {
+			data, err := io.ReadAll(stdin)
+			if err != nil {
+				return nil, &LoadError{File: "<stdin>", Msg: err.Error()}
+			}
+			if err := c.AddData("<stdin>", data); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, &LoadError{File: p, Msg: strings.TrimPrefix(err.Error(), "stat "+p+": ")}
+		}
+		files := []string{p}
+		if st.IsDir() {
+			files = nil
+			err := filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				switch strings.ToLower(filepath.Ext(path)) {
+				case ".yaml", ".yml", ".json":
+					if !d.IsDir() {
+						files = append(files, path)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, &LoadError{File: p, Msg: err.Error()}
+			}
+			sort.Strings(files)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return nil, &LoadError{File: f, Msg: err.Error()}
+			}
+			if err := c.AddData(f, data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c, nil
+}
+
+type doc struct {
+	line int
+	data []byte
+}
+
+// splitDocs splits YAML on "---" lines, remembering each document's first
+// line. JSON input is one document.
+func splitDocs(data []byte) []doc {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+		return []doc{{line: 1, data: data}}
+	}
+	var docs []doc
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1024*1024), 64*1024*1024)
+	var cur bytes.Buffer
+	start, line := 1, 0
+	for sc.Scan() {
+		line++
+		t := sc.Text()
+		if strings.HasPrefix(t, "---") && strings.TrimSpace(strings.TrimPrefix(t, "---")) == "" {
+			docs = append(docs, doc{line: start, data: append([]byte(nil), cur.Bytes()...)})
+			cur.Reset()
+			start = line + 1
+			continue
+		}
+		cur.WriteString(t)
+		cur.WriteByte('\n')
+	}
+	docs = append(docs, doc{line: start, data: cur.Bytes()})
+	return docs
+}
+
+// AddData decodes one file's content.
+func (c *Cluster) AddData(file string, data []byte) error {
+	for _, d := range splitDocs(data) {
+		if len(bytes.TrimSpace(stripComments(d.data))) == 0 {
+			continue
+		}
+		js, err := yaml.YAMLToJSON(d.data)
+		if err != nil {
+			return &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(js, &obj); err != nil {
+			return &LoadError{File: file, Line: d.line, Msg: "malformed document: " + err.Error()}
+		}
+		if obj == nil {
+			continue
+		}
+		if err := c.addObject(file, d.line, "", obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func stripComments(b []byte) []byte {
+	var out bytes.Buffer
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
+			out.Write(l)
+			out.WriteByte('\n')
+		}
+	}
+	return out.Bytes()
+}
+
+func (c *Cluster) addObject(file string, line int, where string, obj map[string]any) error {
+	kind, _ := obj["kind"].(string)
+	apiVersion, _ := obj["apiVersion"].(string)
+	meta, _ := obj["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	ns, _ := meta["namespace"].(string)
+	ident := where
+	if ident != "" {
+		ident += " "
+	}
+	ident += kind
+	if name != "" {
+		if ns != "" {
+			ident += " " + ns + "/" + name
+		} else {
+			ident += " " + name
+		}
+	}
+	fail := func(msg string) error { return &LoadError{File: file, Line: line, Msg: strings.TrimSpace(ident + ": " + msg)} }
+	if kind == "" {
+		return fail("missing kind")
+	}
+	if strings.HasSuffix(kind, "List") {
+		items, _ := obj["items"].([]any)
+		for i, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok {
+				return fail(fmt.Sprintf("items[%d]: not an object", i))
+			}
+			if _, ok := m["kind"]; !ok && kind != "List" {
+				m["kind"] = strings.TrimSuffix(kind, "List")
+			}
+			if err := c.addObject(file, line, fmt.Sprintf("items[%d]", i), m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if name == "" {
+		return fail("metadata.name: required")
+	}
+	if err := checkQuantities(kind, obj); err != nil {
+		return fail(err.Error())
+	}
+	raw, _ := json.Marshal(obj)
+	decode := func(into any) error {
+		if err := json.Unmarshal(raw, into); err != nil {
+			return fail(strings.TrimPrefix(err.Error(), "json: "))
+		}
+		return nil
+	}
+	group := apiVersion
+	if i := strings.Index(apiVersion, "/"); i >= 0 {
+		group = apiVersion[:i]
+	} else {
+		group = ""
+	}
+	switch {
+	case kind == "Node" && group == "":
+		n := &v1.Node{}
+		if err := decode(n); err != nil {
+			return err
+		}
+		c.Nodes = append(c.Nodes, n)
+	case kind == "Pod" && group == "":
+		p := &v1.Pod{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		if p.Namespace == "" {
+			p.Namespace = "default"
+		}
+		if p.Spec.SchedulerName == "" {
+			p.Spec.SchedulerName = v1.DefaultSchedulerName
+		}
+		c.Pods = append(c.Pods, p)
+	case kind == "Namespace" && group == "":
+		n := &v1.Namespace{}
+		if err := decode(n); err != nil {
+			return err
+		}
+		c.Namespaces = append(c.Namespaces, n)
+	case kind == "PodDisruptionBudget":
+		p := &policyv1.PodDisruptionBudget{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.PDBs = append(c.PDBs, p)
+	case kind == "PersistentVolumeClaim":
+		p := &v1.PersistentVolumeClaim{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.PVCs = append(c.PVCs, p)
+	case kind == "PersistentVolume":
+		p := &v1.PersistentVolume{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.PVs = append(c.PVs, p)
+	case kind == "StorageClass":
+		p := &storagev1.StorageClass{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.StorageClasses = append(c.StorageClasses, p)
+	case kind == "CSINode":
+		p := &storagev1.CSINode{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.CSINodes = append(c.CSINodes, p)
+	case kind == "Service" && group == "":
+		p := &v1.Service{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.Services = append(c.Services, p)
+	case kind == "ReplicaSet" && group == "apps":
+		p := &appsv1.ReplicaSet{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.ReplicaSets = append(c.ReplicaSets, p)
+	case kind == "StatefulSet" && group == "apps":
+		p := &appsv1.StatefulSet{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.StatefulSets = append(c.StatefulSets, p)
+	case kind == "ReplicationController" && group == "":
+		p := &v1.ReplicationController{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.ReplicationControllers = append(c.ReplicationControllers, p)
+	case kind == "PodGroup":
+		c.Others = append(c.Others, &unstructured.Unstructured{Object: obj})
+	default:
+		c.Warnings = append(c.Warnings, fmt.Sprintf("warning: %s:%d: skipping %s (kind %s/%s is not used by the scheduler)", file, line, ident, apiVersion, kind))
+	}
+	return nil
+}
+
+// checkQuantities validates the resource quantities a scheduler reads, so a
+// bad one is reported with its field path ("spec.containers[0].resources.
+// requests.cpu: quantity \"4x\" ..."), and rejects negative ones.
+func checkQuantities(kind string, obj map[string]any) error {
+	spec, _ := obj["spec"].(map[string]any)
+	status, _ := obj["status"].(map[string]any)
+	switch kind {
+	case "Pod":
+		for _, cs := range []string{"containers", "initContainers"} {
+			list, _ := spec[cs].([]any)
+			for i, ci := range list {
+				c, _ := ci.(map[string]any)
+				res, _ := c["resources"].(map[string]any)
+				for _, rk := range []string{"requests", "limits"} {
+					if err := checkList(fmt.Sprintf("spec.%s[%d].resources.%s", cs, i, rk), res[rk]); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if err := checkList("spec.overhead", spec["overhead"]); err != nil {
+			return err
+		}
+		if res, ok := spec["resources"].(map[string]any); ok {
+			for _, rk := range []string{"requests", "limits"} {
+				if err := checkList("spec.resources."+rk, res[rk]); err != nil {
+					return err
+				}
+			}
+		}
+	case "Node":
+		for _, f := range []string{"capacity", "allocatable"} {
+			if err := checkList("status."+f, status[f]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkList(path string, v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var s string
+		switch x := m[k].(type) {
+		case string:
+			s = x
+		case float64:
+			s = fmt.Sprint(x)
+			if x < 0 {
+				return fmt.Errorf("%s.%s: invalid value %v: must not be negative", path, k, x)
+			}
+			continue
+		default:
+			return fmt.Errorf("%s.%s: invalid quantity %v", path, k, x)
+		}
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			return fmt.Errorf("%s.%s: invalid quantity %q: %v", path, k, s, err)
+		}
+		if q.Sign() < 0 {
+			return fmt.Errorf("%s.%s: invalid value %q: must not be negative", path, k, s)
+		}
+	}
+	return nil
+}
+
+func yamlErrLine(err error) int {
+	// sigs.k8s.io/yaml errors read "error converting YAML to JSON: yaml: line N: ..."
+	msg := err.Error()
+	if i := strings.Index(msg, "line "); i >= 0 {
+		var n int
+		if _, e := fmt.Sscanf(msg[i:], "line %d", &n); e == nil {
+			return n
+		}
+	}
+	return 1
+}
+
+func cleanYAMLErr(err error) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if i := strings.Index(msg, "line "); i == 0 {
+		if j := strings.Index(msg, ": "); j >= 0 {
+			msg = msg[j+2:]
+		}
+	}
+	return msg
+}

@@ -1,0 +1,276 @@
+package schedcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// ErrNoNodesAvailable is returned when the snapshot has no nodes.
+var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
+
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+)
+
+// ScheduleResult is the outcome of the scheduling algorithm for one pod.
+type ScheduleResult struct {
+	// SuggestedHost is the chosen node.
+	SuggestedHost string
+	// EvaluatedNodes counts nodes filtered (feasible or not).
+	EvaluatedNodes int
+	// FeasibleNodes counts nodes that passed the filters.
+	FeasibleNodes int
+	// Scores are the per-node scores when more than one node was feasible,
+	// best first (ties by the tie-break rule).
+	Scores []NodePluginScores
+	// Tied lists the nodes sharing the best total.
+	Tied []string
+	// NominatingInfo is set by PostFilter on failure.
+	NominatingInfo *NominatingInfo
+}
+
+// TieBreak picks one node among those sharing the best total. The default
+// (nil) picks the lowest name; SeededTieBreak picks pseudo-randomly.
+type TieBreak func(tied []string) string
+
+// Algorithm is the filter-and-score core shared by every driver: it finds
+// the feasible nodes of a pod in a snapshot and ranks them.
+type Algorithm struct {
+	// PercentageOfNodesToScore is the global setting (0 = adaptive).
+	PercentageOfNodesToScore int32
+	// TieBreak chooses among equal best totals; nil = lowest node name.
+	TieBreak TieBreak
+	// Snapshot is the cycle's snapshot.
+	Snapshot *Snapshot
+
+	mu                 sync.Mutex
+	nextStartNodeIndex int
+}
+
+// SchedulePod runs PreFilter, Filter (with the nominated node first),
+// PreScore, Score and picks a node. A *FitError is returned when no node
+// fits.
+func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod) (ScheduleResult, *Diagnosis, error) {
+	var result ScheduleResult
+	n := a.Snapshot.NumNodes()
+	if n == 0 {
+		return result, nil, ErrNoNodesAvailable
+	}
+	feasible, diag, err := a.findNodesThatFitPod(ctx, fw, state, pod)
+	if err != nil {
+		return result, &diag, err
+	}
+	if len(feasible) == 0 {
+		return result, &diag, &FitError{Pod: pod, NumAllNodes: n, Diagnosis: diag}
+	}
+	if len(feasible) == 1 {
+		return ScheduleResult{SuggestedHost: feasible[0].Name(), EvaluatedNodes: 1 + diag.NodeToStatus.Len(), FeasibleNodes: 1, Tied: []string{feasible[0].Name()}}, &diag, nil
+	}
+	scores, err := a.prioritizeNodes(ctx, fw, state, pod, feasible)
+	if err != nil {
+		return result, &diag, err
+	}
+	result = ScheduleResult{EvaluatedNodes: len(feasible) + diag.NodeToStatus.Len(), FeasibleNodes: len(feasible)}
+	result.SuggestedHost, result.Tied = a.selectHost(scores)
+	result.Scores = scores
+	return result, &diag, nil
+}
+
+// prioritizeNodes runs PreScore and Score; with no score plugins every node
+// scores 1.
+func (a *Algorithm) prioritizeNodes(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, error) {
+	if !fw.HasScorePlugins() {
+		out := make([]NodePluginScores, len(nodes))
+		for i, n := range nodes {
+			out[i] = NodePluginScores{Name: n.Name(), TotalScore: 1}
+		}
+		return out, nil
+	}
+	if s := fw.RunPreScorePlugins(ctx, state, pod, nodes); !s.IsSuccess() {
+		return nil, s.AsError()
+	}
+	scores, s := fw.RunScorePlugins(ctx, state, pod, nodes)
+	if !s.IsSuccess() {
+		return nil, s.AsError()
+	}
+	return scores, nil
+}
+
+// selectHost returns the best node and every node tied with it. Scores are
+// sorted best first, ties ordered by name, so runner-ups can be reported.
+func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
+	sort.SliceStable(scores, func(i, j int) bool {
+		if scores[i].TotalScore != scores[j].TotalScore {
+			return scores[i].TotalScore > scores[j].TotalScore
+		}
+		return scores[i].Name < scores[j].Name
+	})
+	best := scores[0].TotalScore
+	var tied []string
+	for _, s := range scores {
+		if s.TotalScore != best {
+			break
+		}
+		tied = append(tied, s.Name)
+	}
+	if len(tied) == 1 || a.TieBreak == nil {
+		return tied[0], tied
+	}
+	return a.TieBreak(tied), tied
+}
+
+func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod) ([]*NodeInfo, Diagnosis, error) {
+	diag := Diagnosis{NodeToStatus: NewNodeToStatus()}
+	all := a.Snapshot.List()
+	preRes, s, unsched := fw.RunPreFilterPlugins(ctx, state, pod)
+	diag.UnschedulablePlugins = unsched
+	if !s.IsSuccess() {
+		if !s.IsRejected() {
+			return nil, diag, s.AsError()
+		}
+		diag.NodeToStatus.SetAbsentNodesStatus(s)
+		diag.PreFilterMsg = s.Message()
+		diag.AddPluginStatus(s)
+		return nil, diag, nil
+	}
+	if nnn := pod.Status.NominatedNodeName; nnn != "" {
+		if ni, err := a.Snapshot.Get(nnn); err == nil {
+			feasible, err := a.findNodesThatPassFilters(ctx, fw, state, pod, &diag, []*NodeInfo{ni}, false)
+			if err == nil && len(feasible) != 0 {
+				return feasible, diag, nil
+			}
+		}
+	}
+	nodes := all
+	if !preRes.AllNodes() {
+		nodes = make([]*NodeInfo, 0, len(preRes.NodeNames))
+		// Iterate in snapshot order, not map order, so results do not depend
+		// on Go's map iteration.
+		for _, ni := range all {
+			if preRes.NodeNames.Has(ni.Name()) {
+				nodes = append(nodes, ni)
+			}
+		}
+		diag.NodeToStatus.SetAbsentNodesStatus(NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unsched))))
+	}
+	feasible, err := a.findNodesThatPassFilters(ctx, fw, state, pod, &diag, nodes, true)
+	return feasible, diag, err
+}
+
+// NumFeasibleNodesToFind is kube's adaptive sample size.
+func NumFeasibleNodesToFind(profilePct *int32, globalPct int32, numAllNodes int32) int32 {
+	if numAllNodes < minFeasibleNodesToFind {
+		return numAllNodes
+	}
+	pct := globalPct
+	if profilePct != nil {
+		pct = *profilePct
+	}
+	if pct == 0 {
+		pct = 50 - numAllNodes/125
+		if pct < minFeasibleNodesPercentageToFind {
+			pct = minFeasibleNodesPercentageToFind
+		}
+	}
+	n := numAllNodes * pct / 100
+	if n < minFeasibleNodesToFind {
+		return minFeasibleNodesToFind
+	}
+	return n
+}
+
+func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod, diag *Diagnosis, nodes []*NodeInfo, rotate bool) ([]*NodeInfo, error) {
+	start := time.Now()
+	numAll := len(nodes)
+	toFind := int(NumFeasibleNodesToFind(fw.PercentageOfNodesToScore(), a.PercentageOfNodesToScore, int32(numAll)))
+	if !fw.HasScorePlugins() {
+		toFind = 1
+	}
+	a.mu.Lock()
+	startIdx := 0
+	if rotate && numAll > 0 {
+		startIdx = a.nextStartNodeIndex % numAll
+	}
+	a.mu.Unlock()
+	if !fw.HasFilterPlugins() {
+		out := make([]*NodeInfo, min(toFind, numAll))
+		for i := range out {
+			out[i] = nodes[(startIdx+i)%numAll]
+		}
+		a.advance(rotate, len(out), len(a.Snapshot.List()))
+		return out, nil
+	}
+	// Nodes are filtered in windows; each worker writes its own slots and
+	// results are collected in node order, so which nodes are found never
+	// depends on goroutine timing or on the parallelism.
+	statuses := make([]*Status, numAll)
+	passed := make([]bool, numAll)
+	var firstErr error
+	var errOnce sync.Once
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	feasible := make([]*NodeInfo, 0, min(toFind, numAll))
+	processed := 0
+	for off := 0; off < numAll && len(feasible) < toFind && firstErr == nil; {
+		window := numAll - off
+		if toFind < numAll {
+			window = min(window, max(toFind-len(feasible), 64))
+		}
+		base := off
+		fw.handle.Parallelizer().Until(cctx, window, func(k int) {
+			i := base + k
+			ni := nodes[(startIdx+i)%numAll]
+			s := fw.RunFilterPluginsWithNominatedPods(cctx, state, pod, ni)
+			if s.Code() == Error {
+				errOnce.Do(func() { firstErr = s.AsError(); cancel() })
+				return
+			}
+			if s.IsSuccess() {
+				passed[i] = true
+			} else {
+				statuses[i] = s
+			}
+		})
+		for i := base; i < base+window; i++ {
+			if len(feasible) >= toFind {
+				break
+			}
+			ni := nodes[(startIdx+i)%numAll]
+			if passed[i] {
+				feasible = append(feasible, ni)
+				processed++
+			} else if statuses[i] != nil {
+				diag.NodeToStatus.Set(ni.Name(), statuses[i])
+				diag.AddPluginStatus(statuses[i])
+				processed++
+			}
+		}
+		off += window
+	}
+	a.advance(rotate, processed, len(a.Snapshot.List()))
+	var code Code
+	if firstErr != nil {
+		code = Error
+	}
+	if fw.recorder != nil {
+		fw.recorder.ExtensionPoint(fw.profileName, ExtFilter, code, time.Since(start))
+	}
+	return feasible, firstErr
+}
+
+func (a *Algorithm) advance(rotate bool, processed, all int) {
+	if !rotate || all == 0 {
+		return
+	}
+	a.mu.Lock()
+	a.nextStartNodeIndex = (a.nextStartNodeIndex + processed) % all
+	a.mu.Unlock()
+}

@@ -1,0 +1,253 @@
+package schedcore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// RunPreEnqueuePlugins runs PreEnqueue plugins until one fails; the failing
+// status carries the plugin name.
+func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Status {
+	for _, pl := range f.preEnqueue {
+		if s := pl.PreEnqueue(ctx, pod); !s.IsSuccess() {
+			s.WithPlugin(pl.Name())
+			if !s.IsRejected() {
+				return AsStatus(fmt.Errorf("running PreEnqueue plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+			}
+			return s
+		}
+	}
+	return nil
+}
+
+// RunPreFilterPlugins runs PreFilter plugins as kube does: Skip marks the
+// plugin's Filter skipped; UnschedulableAndUnresolvable stops at once;
+// Unschedulable is remembered while the others still run (preemption needs
+// their state); results are intersected, and an empty intersection rejects
+// every node. It returns the merged result, the status, and the plugins
+// that restricted nodes.
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod) (*PreFilterResult, *Status, sets.Set[string]) {
+	start := time.Now()
+	nodes := f.handle.Snapshot().List()
+	skip := sets.New[string]()
+	defer func() { state.SkipFilterPlugins = skip }()
+	var result *PreFilterResult
+	withNodes := sets.New[string]()
+	var ret *Status
+	for _, pl := range f.preFilter {
+		var t time.Time
+		if state.RecordPluginMetrics {
+			t = time.Now()
+		}
+		r, s := pl.PreFilter(ctx, state, pod, nodes)
+		if state.RecordPluginMetrics && f.recorder != nil {
+			f.recorder.Plugin(pl.Name(), ExtPreFilter, s.Code(), time.Since(t))
+		}
+		if s.IsSkip() {
+			skip.Insert(pl.Name())
+			continue
+		}
+		if !s.IsSuccess() {
+			s.WithPlugin(pl.Name())
+			switch s.Code() {
+			case UnschedulableAndUnresolvable:
+				f.observe(ExtPreFilter, s, start)
+				return nil, s, nil
+			case Unschedulable:
+				ret = s
+				continue
+			}
+			st := AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+			f.observe(ExtPreFilter, st, start)
+			return nil, st, nil
+		}
+		if !r.AllNodes() {
+			withNodes.Insert(pl.Name())
+		}
+		result = result.Merge(r)
+		if !result.AllNodes() && len(result.NodeNames) == 0 {
+			msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", sets.List(withNodes))
+			if withNodes.Len() == 1 {
+				msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", sets.List(withNodes)[0])
+			}
+			st := NewStatus(UnschedulableAndUnresolvable, msg)
+			f.observe(ExtPreFilter, st, start)
+			return result, st, withNodes
+		}
+	}
+	f.observe(ExtPreFilter, ret, start)
+	return result, ret, withNodes
+}
+
+// RunPreFilterExtensionAddPod tells the PreFilter plugins that podInfoToAdd
+// is (hypothetically) on nodeInfo.
+func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status {
+	for i, pl := range f.preFilter {
+		ext := f.preFilterExt[i]
+		if ext == nil || state.SkipFilterPlugins.Has(pl.Name()) {
+			continue
+		}
+		if s := ext.AddPod(ctx, state, podToSchedule, podInfoToAdd, nodeInfo); !s.IsSuccess() {
+			return AsStatus(fmt.Errorf("running AddPod on PreFilter plugin %q: %w", pl.Name(), s.AsError()))
+		}
+	}
+	return nil
+}
+
+// RunPreFilterExtensionRemovePod tells the PreFilter plugins that
+// podInfoToRemove is (hypothetically) gone from nodeInfo.
+func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status {
+	for i, pl := range f.preFilter {
+		ext := f.preFilterExt[i]
+		if ext == nil || state.SkipFilterPlugins.Has(pl.Name()) {
+			continue
+		}
+		if s := ext.RemovePod(ctx, state, podToSchedule, podInfoToRemove, nodeInfo); !s.IsSuccess() {
+			return AsStatus(fmt.Errorf("running RemovePod on PreFilter plugin %q: %w", pl.Name(), s.AsError()))
+		}
+	}
+	return nil
+}
+
+// RunFilterPlugins runs the filters in order on one node and stops at the
+// first that does not succeed, as kube does. A non-rejection code becomes
+// an Error naming the plugin.
+func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status {
+	skip := state.SkipFilterPlugins
+	for _, pl := range f.filter {
+		if skip.Has(pl.Name()) {
+			continue
+		}
+		var s *Status
+		if state.RecordPluginMetrics && f.recorder != nil {
+			t := time.Now()
+			s = pl.Filter(ctx, state, pod, nodeInfo)
+			f.recorder.Plugin(pl.Name(), ExtFilter, s.Code(), time.Since(t))
+		} else {
+			s = pl.Filter(ctx, state, pod, nodeInfo)
+		}
+		if !s.IsSuccess() {
+			if !s.IsRejected() {
+				s = AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
+			}
+			return s.WithPlugin(pl.Name())
+		}
+	}
+	return nil
+}
+
+// FilterVerdict is one filter plugin's answer on one node, for diagnosis.
+type FilterVerdict struct {
+	Plugin string
+	Status *Status
+}
+
+// DiagnoseFilterPlugins runs every non-skipped filter on the node, each on
+// its own, and returns every rejection (kube stops at the first: that one is
+// the first element). It is what explain shows; the scheduling path uses
+// RunFilterPlugins.
+func (f *Framework) DiagnoseFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) []FilterVerdict {
+	var out []FilterVerdict
+	for _, pl := range f.filter {
+		if state.SkipFilterPlugins.Has(pl.Name()) {
+			continue
+		}
+		s := pl.Filter(ctx, state, pod, nodeInfo)
+		if !s.IsSuccess() {
+			if !s.IsRejected() {
+				s = AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
+			}
+			out = append(out, FilterVerdict{Plugin: pl.Name(), Status: s.WithPlugin(pl.Name())})
+		}
+	}
+	return out
+}
+
+// RunFilterPluginsWithNominatedPods runs the filters with the equal-or-higher
+// priority pods nominated to the node added, and, if that passes and such
+// pods exist, once more without them, as kube does.
+func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, info *NodeInfo) *Status {
+	if f.handle.Nominator == nil {
+		return f.RunFilterPlugins(ctx, state, pod, info)
+	}
+	var status *Status
+	podsAdded := false
+	for i := 0; i < 2; i++ {
+		stateToUse, infoToUse := state, info
+		if i == 0 {
+			var err error
+			podsAdded, stateToUse, infoToUse, err = f.addGENominatedPods(ctx, pod, state, info)
+			if err != nil {
+				return AsStatus(err)
+			}
+		} else if !podsAdded || !status.IsSuccess() {
+			break
+		}
+		status = f.RunFilterPlugins(ctx, stateToUse, pod, infoToUse)
+		if !status.IsSuccess() && !status.IsRejected() {
+			return status
+		}
+	}
+	return status
+}
+
+func (f *Framework) addGENominatedPods(ctx context.Context, pod *v1.Pod, state *CycleState, info *NodeInfo) (bool, *CycleState, *NodeInfo, error) {
+	nominated := f.handle.NominatedPodsForNode(info.Name())
+	if len(nominated) == 0 {
+		return false, state, info, nil
+	}
+	infoOut := info.Clone()
+	stateOut := state.Clone()
+	added := false
+	for _, pi := range nominated {
+		if PodPriority(pi.Pod) >= PodPriority(pod) && pi.Pod.UID != pod.UID {
+			infoOut.AddPodInfo(pi, f.handle.Features)
+			if s := f.RunPreFilterExtensionAddPod(ctx, stateOut, pod, pi, infoOut); !s.IsSuccess() {
+				return false, state, info, s.AsError()
+			}
+			added = true
+		}
+	}
+	return added, stateOut, infoOut, nil
+}
+
+// RunPostFilterPlugins runs PostFilter plugins until one succeeds or
+// returns UnschedulableAndUnresolvable or Error; otherwise it collects the
+// reasons of all.
+func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, m *NodeToStatus) (*PostFilterResult, *Status) {
+	start := time.Now()
+	if state.SkipAllPostFilter {
+		return nil, NewStatus(Unschedulable, "All PostFilter plugins are skipped")
+	}
+	var result *PostFilterResult
+	var reasons []string
+	rejector := ""
+	for _, pl := range f.postFilter {
+		r, s := pl.PostFilter(ctx, state, pod, m)
+		switch {
+		case s.IsSuccess():
+			f.observe(ExtPostFilter, s, start)
+			return r, s
+		case s.Code() == UnschedulableAndUnresolvable:
+			f.observe(ExtPostFilter, s, start)
+			return r, s.WithPlugin(pl.Name())
+		case !s.IsRejected():
+			st := AsStatus(s.AsError()).WithPlugin(pl.Name())
+			f.observe(ExtPostFilter, st, start)
+			return nil, st
+		case r != nil && r.NominatingInfo != nil && r.NominatingMode != ModeNoop:
+			result = r
+		}
+		reasons = append(reasons, s.Reasons()...)
+		if rejector == "" {
+			rejector = pl.Name()
+		}
+	}
+	st := NewStatus(Unschedulable, reasons...).WithPlugin(rejector)
+	f.observe(ExtPostFilter, st, start)
+	return result, st
+}

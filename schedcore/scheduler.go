@@ -1,0 +1,309 @@
+package schedcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/clock"
+)
+
+// pluginMetricsSamplePercent is the share of cycles whose plugins are timed.
+const pluginMetricsSamplePercent = 10
+
+// Failure reasons of the PodScheduled condition.
+const (
+	ReasonUnschedulable  = v1.PodReasonUnschedulable
+	ReasonSchedulerError = v1.PodReasonSchedulerError
+)
+
+// Hooks are what a driver plugs into the scheduler loop: where the current
+// version of a pod comes from and where outcomes go. Nil hooks do nothing.
+type Hooks struct {
+	// CurrentPod returns the driver's latest copy of the pod, or nil if it is
+	// gone (the informer cache for run, the in-memory store for dryrun).
+	CurrentPod func(pod *v1.Pod) *v1.Pod
+	// Scheduled is called after a pod is bound.
+	Scheduled func(ctx context.Context, fw *Framework, qpi *QueuedPodInfo, node string, result ScheduleResult)
+	// Failed is called after a failed attempt: reason is
+	// ReasonUnschedulable or ReasonSchedulerError, status carries the
+	// message (a *FitError for unschedulable pods).
+	Failed func(ctx context.Context, fw *Framework, qpi *QueuedPodInfo, reason string, status *Status, nominating *NominatingInfo)
+}
+
+// Scheduler is the scheduling loop of kube-scheduler: pop a pod, run the
+// scheduling cycle, assume it, then run the binding cycle (asynchronously
+// unless SyncBinding). The same loop serves run and dryrun.
+type Scheduler struct {
+	Cache     *Cache
+	Queue     SchedulingQueue
+	Profiles  map[string]*Framework
+	Algorithm *Algorithm
+	Hooks     Hooks
+	Recorder  MetricsRecorder
+	Logger    logr.Logger
+	Clock     clock.PassiveClock
+	// SyncBinding runs the binding cycle in the scheduling goroutine (dryrun).
+	SyncBinding bool
+	// Rand samples cycles for plugin metrics.
+	Rand *rand.Rand
+
+	snapshot *Snapshot
+	bindWG   sync.WaitGroup
+	randMu   sync.Mutex
+}
+
+// NewScheduler wires a scheduler; every profile's handle must share snapshot.
+func NewScheduler(cache *Cache, queue SchedulingQueue, profiles map[string]*Framework, snapshot *Snapshot, alg *Algorithm) *Scheduler {
+	alg.Snapshot = snapshot
+	return &Scheduler{Cache: cache, Queue: queue, Profiles: profiles, Algorithm: alg, snapshot: snapshot, Logger: logr.Discard(), Clock: clock.RealClock{}, Rand: rand.New(rand.NewSource(1))}
+}
+
+// Snapshot returns the scheduler's snapshot.
+func (s *Scheduler) Snapshot() *Snapshot { return s.snapshot }
+
+// WaitForBindings waits for in-flight binding cycles.
+func (s *Scheduler) WaitForBindings() { s.bindWG.Wait() }
+
+// Run schedules pods until ctx ends or the queue closes.
+func (s *Scheduler) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		qpi, err := s.Queue.Pop(s.Logger)
+		if err != nil || qpi == nil {
+			return
+		}
+		s.ScheduleOnePod(ctx, qpi)
+	}
+	s.bindWG.Wait()
+}
+
+// ScheduleOnePod runs the whole workflow for one popped pod.
+func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *QueuedPodInfo) {
+	pod := qpi.Pod
+	fw, ok := s.Profiles[pod.Spec.SchedulerName]
+	if !ok {
+		s.Queue.Done(pod.UID)
+		return
+	}
+	if pod.DeletionTimestamp != nil || s.Cache.IsAssumedPod(pod) {
+		s.Queue.Done(pod.UID)
+		return
+	}
+	start := s.Clock.Now()
+	state := NewCycleState()
+	s.randMu.Lock()
+	state.RecordPluginMetrics = s.Rand.Intn(100) < pluginMetricsSamplePercent
+	s.randMu.Unlock()
+
+	result, assumed, status := s.schedulingCycle(ctx, state, fw, qpi)
+	if !status.IsSuccess() {
+		s.handleFailure(ctx, fw, assumed, status, result.NominatingInfo, start)
+		return
+	}
+	if s.SyncBinding {
+		s.runBindingCycle(ctx, state, fw, result, assumed, start)
+		return
+	}
+	s.bindWG.Add(1)
+	go func() {
+		defer s.bindWG.Done()
+		s.runBindingCycle(ctx, state, fw, result, assumed, start)
+	}()
+}
+
+var clearNominatedNode = &NominatingInfo{NominatingMode: ModeOverride}
+
+func (s *Scheduler) schedulingCycle(ctx context.Context, state *CycleState, fw *Framework, qpi *QueuedPodInfo) (ScheduleResult, *QueuedPodInfo, *Status) {
+	s.Cache.UpdateSnapshot(s.snapshot)
+	algStart := time.Now()
+	result, diag, err := s.Algorithm.SchedulePod(ctx, fw, state, qpi.Pod)
+	if s.Recorder != nil {
+		s.Recorder.AlgorithmDuration(time.Since(algStart))
+	}
+	if err != nil {
+		if errors.Is(err, ErrNoNodesAvailable) {
+			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, NewStatus(UnschedulableAndUnresolvable).WithError(err)
+		}
+		var fitErr *FitError
+		if !errors.As(err, &fitErr) {
+			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, AsStatus(err)
+		}
+		_ = diag
+		if !fw.HasPostFilterPlugins() {
+			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, NewStatus(Unschedulable).WithError(fitErr)
+		}
+		pfResult, pfStatus := fw.RunPostFilterPlugins(ctx, state, qpi.Pod, fitErr.Diagnosis.NodeToStatus)
+		fitErr.Diagnosis.PostFilterMsg = pfStatus.Message()
+		var nominating *NominatingInfo
+		if pfResult != nil {
+			nominating = pfResult.NominatingInfo
+		}
+		return ScheduleResult{NominatingInfo: nominating}, qpi, NewStatus(Unschedulable).WithError(fitErr)
+	}
+
+	// Assume: account the pod on the node before binding.
+	assumed := *qpi
+	podCopy := qpi.Pod.DeepCopy()
+	podCopy.Spec.NodeName = result.SuggestedHost
+	assumed.PodInfo = NewPodInfo(podCopy)
+	if err := s.Cache.AssumePod(podCopy); err != nil {
+		return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, AsStatus(err)
+	}
+	s.Queue.DeleteNominatedPodIfExists(podCopy)
+
+	if st := fw.RunReservePluginsReserve(ctx, state, podCopy, result.SuggestedHost); !st.IsSuccess() {
+		s.unreserveAndForget(ctx, state, fw, &assumed, result.SuggestedHost)
+		if st.IsRejected() {
+			return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, NewStatus(st.Code()).WithError(singleNodeFitError(qpi.Pod, result.SuggestedHost, st))
+		}
+		return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, st
+	}
+	waits, st := fw.RunPermitPlugins(ctx, state, podCopy, result.SuggestedHost)
+	if st.IsWait() {
+		fw.AddWaitingPod(podCopy, waits)
+	} else if !st.IsSuccess() {
+		s.unreserveAndForget(ctx, state, fw, &assumed, result.SuggestedHost)
+		if st.IsRejected() {
+			return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, NewStatus(st.Code()).WithError(singleNodeFitError(qpi.Pod, result.SuggestedHost, st))
+		}
+		return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, st
+	}
+	return result, &assumed, nil
+}
+
+func singleNodeFitError(pod *v1.Pod, node string, st *Status) *FitError {
+	fe := &FitError{Pod: pod, NumAllNodes: 1, Diagnosis: Diagnosis{NodeToStatus: NewNodeToStatus()}}
+	fe.Diagnosis.NodeToStatus.Set(node, st)
+	fe.Diagnosis.AddPluginStatus(st)
+	return fe
+}
+
+func (s *Scheduler) unreserveAndForget(ctx context.Context, state *CycleState, fw *Framework, assumed *QueuedPodInfo, node string) {
+	fw.RunReservePluginsUnreserve(ctx, state, assumed.Pod, node)
+	s.Cache.ForgetPod(assumed.Pod)
+}
+
+func (s *Scheduler) runBindingCycle(ctx context.Context, state *CycleState, fw *Framework, result ScheduleResult, assumed *QueuedPodInfo, start time.Time) {
+	st := s.bindingCycle(ctx, state, fw, result, assumed)
+	if st.IsSuccess() {
+		if s.Recorder != nil {
+			s.Recorder.ScheduleAttempt(fw.profileName, "scheduled", s.Clock.Since(start))
+			if assumed.InitialAttemptTimestamp != nil {
+				s.Recorder.PodScheduled(fw.profileName, assumed.Attempts, s.Clock.Since(*assumed.InitialAttemptTimestamp))
+			}
+		}
+		if s.Hooks.Scheduled != nil {
+			s.Hooks.Scheduled(ctx, fw, assumed, result.SuggestedHost, result)
+		}
+		return
+	}
+	// Binding failed: forget the pod; its resources free up like a delete.
+	s.unreserveAndForget(ctx, state, fw, assumed, result.SuggestedHost)
+	pod := assumed.Pod
+	if st.IsRejected() {
+		defer s.Queue.MoveAllToActiveOrBackoffQueue(s.Logger, EventAssignedPodDelete, pod, nil, func(p *v1.Pod) bool { return p.UID != pod.UID })
+	} else {
+		s.Queue.MoveAllToActiveOrBackoffQueue(s.Logger, EventAssignedPodDelete, pod, nil, nil)
+	}
+	s.handleFailure(ctx, fw, assumed, st, clearNominatedNode, start)
+}
+
+func (s *Scheduler) bindingCycle(ctx context.Context, state *CycleState, fw *Framework, result ScheduleResult, assumed *QueuedPodInfo) *Status {
+	pod := assumed.Pod
+	if st := fw.WaitOnPermit(ctx, pod); !st.IsSuccess() {
+		if st.IsRejected() {
+			fe := singleNodeFitError(pod, result.SuggestedHost, st)
+			fe.Diagnosis.UnschedulablePlugins = sets.New(st.Plugin())
+			return NewStatus(st.Code()).WithError(fe)
+		}
+		return st
+	}
+	s.Queue.Done(pod.UID)
+	if st := fw.RunPreBindPlugins(ctx, state, pod, result.SuggestedHost); !st.IsSuccess() {
+		return st
+	}
+	if st := fw.RunBindPlugins(ctx, state, pod, result.SuggestedHost); !st.IsSuccess() {
+		return st
+	}
+	s.Cache.FinishBinding(pod)
+	if fw.handle.Events != nil {
+		fw.handle.Events.Eventf(pod, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", pod.Namespace, pod.Name, result.SuggestedHost)
+	}
+	fw.RunPostBindPlugins(ctx, state, pod, result.SuggestedHost)
+	return nil
+}
+
+// handleFailure requeues the pod with its rejector plugins, updates the
+// nomination and tells the driver, as kube's handleSchedulingFailure.
+func (s *Scheduler) handleFailure(ctx context.Context, fw *Framework, qpi *QueuedPodInfo, st *Status, nominating *NominatingInfo, start time.Time) {
+	reason := ReasonSchedulerError
+	result := "error"
+	if st.IsRejected() {
+		reason, result = ReasonUnschedulable, "unschedulable"
+	}
+	if s.Recorder != nil {
+		s.Recorder.ScheduleAttempt(fw.profileName, result, s.Clock.Since(start))
+	}
+	q := *qpi
+	q.UnschedulablePlugins, q.PendingPlugins = nil, nil
+	err := st.AsError()
+	var fitErr *FitError
+	if errors.As(err, &fitErr) {
+		q.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins
+		q.PendingPlugins = fitErr.Diagnosis.PendingPlugins
+		if s.Recorder != nil {
+			s.Recorder.Unschedulable(fw.profileName, sets.List(fitErr.Diagnosis.UnschedulablePlugins))
+		}
+	}
+	pod := q.Pod
+	requeued := false
+	cur := pod
+	if s.Hooks.CurrentPod != nil {
+		cur = s.Hooks.CurrentPod(pod)
+	}
+	if cur != nil && cur.Spec.NodeName == "" && cur.UID == pod.UID {
+		q.PodInfo = NewPodInfo(cur)
+		if e := s.Queue.AddUnschedulableIfNotPresent(s.Logger, &q, s.Queue.SchedulingCycle()); e != nil {
+			s.Logger.Error(e, "requeueing pod", "pod", PodName(pod))
+		}
+		requeued = true
+	}
+	if !requeued {
+		s.Queue.Done(pod.UID)
+	}
+	if nominating != nil {
+		s.Queue.AddNominatedPod(s.Logger, q.PodInfo, nominating)
+	}
+	if fw.handle.Events != nil {
+		fw.handle.Events.Eventf(q.Pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", TruncateMessage(st.Message()))
+	}
+	if s.Hooks.Failed != nil {
+		s.Hooks.Failed(ctx, fw, &q, reason, st, nominating)
+	}
+}
+
+// NoteLengthLimit is the Event note limit kube truncates messages at.
+const NoteLengthLimit = 1024
+
+// TruncateMessage cuts a message at NoteLengthLimit with a " ..." suffix.
+func TruncateMessage(m string) string {
+	if len(m) <= NoteLengthLimit {
+		return m
+	}
+	return m[:NoteLengthLimit-4] + " ..."
+}
+
+// FrameworkForPod returns the profile of the pod's schedulerName.
+func (s *Scheduler) FrameworkForPod(pod *v1.Pod) (*Framework, error) {
+	fw, ok := s.Profiles[pod.Spec.SchedulerName]
+	if !ok {
+		return nil, fmt.Errorf("profile not found for scheduler name %q", pod.Spec.SchedulerName)
+	}
+	return fw, nil
+}
