@@ -1,0 +1,118 @@
+package schedcore
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// Explanation is the full diagnosis of one scheduling cycle of a pod:
+// what kube-scheduler decides (the same code path) plus what it does not
+// report: every rejecting filter per node, and every plugin's raw and
+// weighted score. explain and the conformance tests render it.
+type Explanation struct {
+	Pod     *v1.Pod
+	Profile string
+	// PreFilter is the PreFilter phase's status (nil = Success).
+	PreFilter *Status
+	// PreFilterNodes are the nodes a PreFilterResult restricted to (nil = all).
+	PreFilterNodes sets.Set[string]
+	// SkippedFilterPlugins / SkippedScorePlugins were skipped by PreFilter / PreScore.
+	SkippedFilterPlugins []string
+	SkippedScorePlugins  []string
+	// FilterPlugins and ScoreWeights describe the profile.
+	FilterPlugins []string
+	ScoreWeights  map[string]int64
+	// Nodes are in snapshot order.
+	Nodes []NodeExplanation
+	// Scores are the feasible nodes' scores, best first.
+	Scores []NodePluginScores
+	// Selected is the chosen node ("" when none fits); Tied the nodes
+	// sharing the best total.
+	Selected string
+	Tied     []string
+	// FitError is set when no node fits; its Error() is kube's message.
+	FitError *FitError
+	// Err is set when the cycle failed with an internal error.
+	Err error
+}
+
+// NodeExplanation is one node's verdict.
+type NodeExplanation struct {
+	Name     string
+	Feasible bool
+	// Status is what kube-scheduler records for the node: the first
+	// rejecting filter (or the PreFilter/absent status).
+	Status *Status
+	// Failures are every filter plugin that rejects the node, in filter
+	// order; the first one is Status.
+	Failures []FilterVerdict
+}
+
+// Explain runs one scheduling cycle of pod against the snapshot with every
+// node evaluated (as with percentageOfNodesToScore: 100) and collects the
+// full diagnosis. Nothing is assumed or bound.
+func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak) *Explanation {
+	alg := &Algorithm{PercentageOfNodesToScore: 100, TieBreak: tie, Snapshot: snapshot}
+	pct := int32(100)
+	saved := fw.percentageOfNodesToScore
+	fw.percentageOfNodesToScore = &pct
+	defer func() { fw.percentageOfNodesToScore = saved }()
+
+	ex := &Explanation{Pod: pod, Profile: fw.profileName, FilterPlugins: fw.FilterPluginNames(), ScoreWeights: fw.ScorePluginWeights()}
+	state := NewCycleState()
+	result, diag, err := alg.SchedulePod(ctx, fw, state, pod)
+	ex.SkippedFilterPlugins = sets.List(state.SkipFilterPlugins)
+	ex.SkippedScorePlugins = sets.List(state.SkipScorePlugins)
+	var fitErr *FitError
+	switch {
+	case err == nil:
+		ex.Selected, ex.Tied, ex.Scores = result.SuggestedHost, result.Tied, result.Scores
+	case errors.As(err, &fitErr):
+		ex.FitError = fitErr
+	default:
+		ex.Err = err
+	}
+	if diag != nil && diag.PreFilterMsg != "" {
+		ex.PreFilter = diag.NodeToStatus.AbsentNodesStatus()
+	}
+	feasible := sets.New[string]()
+	if err == nil {
+		if len(result.Scores) == 0 {
+			feasible.Insert(result.SuggestedHost)
+		}
+		for _, s := range result.Scores {
+			feasible.Insert(s.Name)
+		}
+	}
+	for _, ni := range snapshot.List() {
+		ne := NodeExplanation{Name: ni.Name(), Feasible: feasible.Has(ni.Name())}
+		if !ne.Feasible && diag != nil {
+			ne.Status = diag.NodeToStatus.Get(ni.Name())
+			if ex.PreFilter == nil && diag.NodeToStatus.Len() > 0 {
+				if _, explicit := diag.NodeToStatus.m[ni.Name()]; explicit {
+					ne.Failures = fw.DiagnoseFilterPlugins(ctx, state, pod, ni)
+				}
+			}
+		}
+		ex.Nodes = append(ex.Nodes, ne)
+	}
+	// With a single feasible node kube does not score; explain still does,
+	// so the ranking is always shown.
+	if err == nil && len(result.Scores) == 0 && fw.HasScorePlugins() {
+		ni, _ := snapshot.Get(result.SuggestedHost)
+		if scores, e := alg.prioritizeNodes(ctx, fw, state, pod, []*NodeInfo{ni}); e == nil {
+			ex.Scores = scores
+		}
+	}
+	sort.SliceStable(ex.Scores, func(i, j int) bool {
+		if ex.Scores[i].TotalScore != ex.Scores[j].TotalScore {
+			return ex.Scores[i].TotalScore > ex.Scores[j].TotalScore
+		}
+		return ex.Scores[i].Name < ex.Scores[j].Name
+	})
+	return ex
+}
