@@ -17,7 +17,7 @@ var ErrUsage = errors.New("bad usage or input")
 
 type usageError struct{ err error }
 
-func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Error() string   { return u.err.Error() }
 func (u usageError) Unwrap() []error { return []error{u.err, ErrUsage} }
 
 // UsageErrorf returns an error that exits with code 2.

@@ -202,7 +202,9 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 			ident += " " + name
 		}
 	}
-	fail := func(msg string) error { return &LoadError{File: file, Line: line, Msg: strings.TrimSpace(ident + ": " + msg)} }
+	fail := func(msg string) error {
+		return &LoadError{File: file, Line: line, Msg: strings.TrimSpace(ident + ": " + msg)}
+	}
 	if kind == "" {
 		return fail("missing kind")
 	}

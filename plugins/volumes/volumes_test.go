@@ -19,7 +19,9 @@ func TestPreFilter(t *testing.T) {
 		{"volume binding skips a pod without claims", func(ctx context.Context, _ any) (schedcore.Plugin, error) { return NewVolumeBinding(ctx, nil, nil) }, false, schedcore.Skip},
 		{"volume binding rejects a pod with a claim", func(ctx context.Context, _ any) (schedcore.Plugin, error) { return NewVolumeBinding(ctx, nil, nil) }, true, schedcore.UnschedulableAndUnresolvable},
 		{"volume zone skips a pod with a claim", func(ctx context.Context, _ any) (schedcore.Plugin, error) { return NewVolumeZone(ctx, nil, nil) }, true, schedcore.Skip},
-		{"volume restrictions skips a pod without claims", func(ctx context.Context, _ any) (schedcore.Plugin, error) { return NewVolumeRestrictions(ctx, nil, nil) }, false, schedcore.Skip},
+		{"volume restrictions skips a pod without claims", func(ctx context.Context, _ any) (schedcore.Plugin, error) {
+			return NewVolumeRestrictions(ctx, nil, nil)
+		}, false, schedcore.Skip},
 		{"node volume limits skips a pod with a claim", func(ctx context.Context, _ any) (schedcore.Plugin, error) { return NewNodeVolumeLimits(ctx, nil, nil) }, true, schedcore.Skip},
 	}
 	for _, tt := range tests {

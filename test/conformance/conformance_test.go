@@ -7,7 +7,6 @@ package conformance
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -25,20 +25,20 @@ import (
 const root = "../../testdata/conformance"
 
 type explainCase struct {
-	Pod                  string             `json:"pod"`
-	Profile              string             `json:"profile"`
-	AfterPlacements      int                `json:"afterPlacements"`
+	Pod                  string                                `json:"pod"`
+	Profile              string                                `json:"profile"`
+	AfterPlacements      int                                   `json:"afterPlacements"`
 	PreFilter            struct{ Code, Plugin, Reason string } `json:"preFilter"`
-	SkippedFilterPlugins []string           `json:"skippedFilterPlugins"`
-	SkippedScorePlugins  []string           `json:"skippedScorePlugins"`
-	ScorePluginWeights   map[string]int64   `json:"scorePluginWeights"`
-	NumNodes             int                `json:"numNodes"`
-	NumFeasible          int                `json:"numFeasible"`
-	Nodes                []explainNode      `json:"nodes"`
-	BestTotal            int64              `json:"bestTotal"`
-	TiedBest             []string           `json:"tiedBest"`
-	Selected             string             `json:"selected"`
-	Message              string             `json:"message"`
+	SkippedFilterPlugins []string                              `json:"skippedFilterPlugins"`
+	SkippedScorePlugins  []string                              `json:"skippedScorePlugins"`
+	ScorePluginWeights   map[string]int64                      `json:"scorePluginWeights"`
+	NumNodes             int                                   `json:"numNodes"`
+	NumFeasible          int                                   `json:"numFeasible"`
+	Nodes                []explainNode                         `json:"nodes"`
+	BestTotal            int64                                 `json:"bestTotal"`
+	TiedBest             []string                              `json:"tiedBest"`
+	Selected             string                                `json:"selected"`
+	Message              string                                `json:"message"`
 }
 
 type explainNode struct {
@@ -266,5 +266,48 @@ func compareExplain(t *testing.T, want *explainCase, ex *schedcore.Explanation) 
 	}
 }
 
-// keep fmt imported for debugging helpers.
-var _ = fmt.Sprintf
+// TestPlaceRuns runs the dry-run (no preemption, lowest-name tie-break) on
+// every fixture and compares the whole placement sequence and the
+// unschedulable pods with kube-scheduler's.
+func TestPlaceRuns(t *testing.T) {
+	for _, dir := range cases(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			f := loadFixture(t, dir)
+			cfg, err := engine.LoadConfig(f.config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg, err := engine.Registry(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := dryrun.Run(context.Background(), f.cluster, dryrun.Options{Config: cfg, Registry: reg, NoPreemption: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < len(f.place.Placements) && i < len(rep.Placements); i++ {
+				w, g := f.place.Placements[i], rep.Placements[i]
+				if w.Pod != g.Pod || w.Node != g.Node {
+					t.Fatalf("placement %d: got %s -> %s, want %s -> %s", i, g.Pod, g.Node, w.Pod, w.Node)
+				}
+			}
+			if len(rep.Placements) != len(f.place.Placements) {
+				t.Errorf("placements: got %d, want %d", len(rep.Placements), len(f.place.Placements))
+			}
+			type unsched struct {
+				Pod, Message string
+				After        int
+			}
+			var want, got []unsched
+			for _, u := range f.place.Unschedulable {
+				want = append(want, unsched{u.Pod, u.Message, u.After})
+			}
+			for _, u := range rep.Unschedulable {
+				got = append(got, unsched{u.Pod, u.Message, u.After})
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("unschedulable (-want +got):\n%s", d)
+			}
+		})
+	}
+}

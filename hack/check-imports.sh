@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Enforces the dependency direction of STYLE.md:
+#   cmd -> internal/cli -> internal/* -> plugins -> schedcore
+# - schedcore/... imports no client-go, cli-runtime, cobra, viper, bubbletea,
+#   lipgloss or prometheus (transitively);
+# - a plugin does not import another plugin (plugins/names and plugins/helper aside)
+#   nor anything under internal/;
+# - only internal/live and internal/kube import client-go informers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mod=github.com/kubectl-sched/kubectl-sched
+fail=0
+
+forbidden='^(k8s.io/client-go|k8s.io/cli-runtime|github.com/spf13/cobra|github.com/spf13/viper|charm.land/|github.com/charmbracelet/|github.com/prometheus/)'
+for pkg in $(go list ./schedcore/...); do
+  bad=$(go list -deps "$pkg" | grep -E "$forbidden" || true)
+  if [ -n "$bad" ]; then
+    echo "check-imports: $pkg must not depend on: $(echo $bad | tr '\n' ' ')"; fail=1
+  fi
+done
+
+for pkg in $(go list ./plugins/...); do
+  self=${pkg#$mod/plugins/}; self=${self%%/*}
+  for imp in $(go list -f '{{join .Imports "\n"}}' "$pkg"); do
+    case "$imp" in
+      $mod/internal/*) echo "check-imports: $pkg imports $imp (plugins never import internal/)"; fail=1 ;;
+      $mod/plugins/names|$mod/plugins/helper) ;;
+      $mod/plugins/*)
+        other=${imp#$mod/plugins/}; other=${other%%/*}
+        if [ "$other" != "$self" ] && [ "$pkg" != "$mod/plugins" ]; then
+          echo "check-imports: $pkg imports $imp (plugins do not import each other)"; fail=1
+        fi ;;
+    esac
+  done
+done
+
+for pkg in $(go list ./... ); do
+  case "$pkg" in $mod/internal/live*|$mod/internal/kube*|$mod/test/*) continue ;; esac
+  if go list -f '{{join .Imports "\n"}}' "$pkg" | grep -q '^k8s.io/client-go/informers'; then
+    echo "check-imports: $pkg imports client-go informers (only internal/live and internal/kube may)"; fail=1
+  fi
+done
+
+[ $fail -eq 0 ] && echo "check-imports: ok"
+exit $fail

@@ -1,0 +1,130 @@
+package snapshot
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const goodNode = `apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+`
+
+func TestLoadPathsRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		wantErr string
+	}{
+		{"malformed YAML names the line", goodNode + "---\nkind: Pod\nmetadata: [\n", "c.yaml:9: malformed YAML"},
+		{"a pod without a name", "apiVersion: v1\nkind: Pod\nmetadata: {namespace: a}\n", "c.yaml:1: Pod: metadata.name: required"},
+		{"an unparseable quantity names the field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 4x}}\n",
+			`c.yaml:1: Pod p: spec.containers[0].resources.requests.cpu: invalid quantity "4x"`},
+		{"a negative quantity", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"-1\"}}\n", "c.yaml:1: Node n1: status.allocatable.cpu"},
+		{"an object without kind", "apiVersion: v1\nmetadata: {name: x}\n", "c.yaml:1: x: missing kind"},
+		{"a List item that is not an object", "apiVersion: v1\nkind: List\nitems: [3]\n", "c.yaml:1: List: items[0]: not an object"},
+		{"a wrongly typed field", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {unschedulable: maybe}\n", "c.yaml:1: Node n1:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "c.yaml")
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadPaths([]string{path}, nil)
+			if err == nil {
+				t.Fatalf("no error, want %q", tt.wantErr)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v is not ErrInvalid", err)
+			}
+			msg := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
+			if !strings.HasPrefix(msg, tt.wantErr) {
+				t.Errorf("error = %q, want prefix %q", msg, tt.wantErr)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines: %q", msg)
+			}
+		})
+	}
+}
+
+func TestLoadPathsReadsListsDocumentsAndDirectories(t *testing.T) {
+	dir := t.TempDir()
+	list := `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"}},
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1"},"spec":{"containers":[{"name":"c"}]}}]}`
+	multi := goodNode + "---\n# comment only\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: ns1}\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.json"), []byte(list), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(multi), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ignored.txt"), []byte("not yaml: ["), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadPaths([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes, pods, nss []string
+	for _, n := range c.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	for _, p := range c.Pods {
+		pods = append(pods, p.Namespace+"/"+p.Name+"@"+p.Spec.SchedulerName)
+	}
+	for _, n := range c.Namespaces {
+		nss = append(nss, n.Name)
+	}
+	if d := cmp.Diff([]string{"n2", "n1"}, nodes); d != "" {
+		t.Errorf("nodes (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"default/p1@default-scheduler"}, pods); d != "" {
+		t.Errorf("pods (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"ns1"}, nss); d != "" {
+		t.Errorf("namespaces (-want +got):\n%s", d)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "skipping Deployment d") {
+		t.Errorf("warnings = %q, want one about the Deployment", c.Warnings)
+	}
+}
+
+func TestLoadPathsMissingFile(t *testing.T) {
+	_, err := LoadPaths([]string{"/nonexistent/cluster.yaml"}, nil)
+	if err == nil || !errors.Is(err, ErrInvalid) || err.Error() != "/nonexistent/cluster.yaml: no such file or directory" {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+// FuzzLoad checks that no input panics the loader and that every failure is
+// a one-line ErrInvalid naming the file.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte(goodNode))
+	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: p}\n  spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}\n"))
+	f.Add([]byte(`{"kind":"PodList","items":[{"metadata":{"name":"x"},"spec":{"overhead":{"cpu":"-1"}}}]}`))
+	f.Add([]byte("---\n---\nkind: Node\nmetadata: {name: n}\nstatus: {capacity: {memory: 1x}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := &Cluster{}
+		err := c.AddData("f.yaml", data)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, ErrInvalid) {
+			t.Fatalf("error %v is not ErrInvalid", err)
+		}
+		if !strings.HasPrefix(err.Error(), "f.yaml") {
+			t.Fatalf("error %q does not name the file", err)
+		}
+	})
+}
