@@ -1,0 +1,202 @@
+package schedcore_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
+)
+
+func TestFitErrorMessage(t *testing.T) {
+	withReasons := func(code schedcore.Code, plugin string, reasons ...string) *schedcore.Status {
+		return schedcore.NewStatus(code, reasons...).WithPlugin(plugin)
+	}
+	tests := []struct {
+		name  string
+		nodes int
+		set   map[string]*schedcore.Status
+		abs   *schedcore.Status
+		pre   string
+		post  string
+		want  string
+	}{
+		{
+			name:  "reasons are counted and sorted as strings",
+			nodes: 5,
+			set: map[string]*schedcore.Status{
+				"a": withReasons(schedcore.Unschedulable, "NodeResourcesFit", "Insufficient cpu"),
+				"b": withReasons(schedcore.Unschedulable, "NodeResourcesFit", "Insufficient cpu", "Insufficient memory"),
+				"c": withReasons(schedcore.UnschedulableAndUnresolvable, "TaintToleration", "node(s) had untolerated taint(s)"),
+				"d": withReasons(schedcore.UnschedulableAndUnresolvable, "TaintToleration", "node(s) had untolerated taint(s)"),
+				"e": withReasons(schedcore.UnschedulableAndUnresolvable, "TaintToleration", "node(s) had untolerated taint(s)"),
+			},
+			want: "0/5 nodes are available: 1 Insufficient memory, 2 Insufficient cpu, 3 node(s) had untolerated taint(s).",
+		},
+		{
+			name:  "nodes without an explicit status take the absent status",
+			nodes: 4,
+			set:   map[string]*schedcore.Status{"a": withReasons(schedcore.Unschedulable, "NodePorts", "node(s) didn't have free ports for the requested pod ports")},
+			abs:   schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) [NodeAffinity]"),
+			want:  "0/4 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 3 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+		},
+		{
+			name:  "a PreFilter rejection replaces the histogram",
+			nodes: 3,
+			abs:   schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, "x"),
+			pre:   "node(s) didn't match pod topology spread constraints (missing required label)",
+			want:  "0/3 nodes are available: node(s) didn't match pod topology spread constraints (missing required label).",
+		},
+		{
+			name:  "the PostFilter message follows without a period",
+			nodes: 1,
+			set:   map[string]*schedcore.Status{"a": withReasons(schedcore.Unschedulable, "NodeResourcesFit", "Insufficient cpu")},
+			post:  "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+			want:  "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n2s := schedcore.NewNodeToStatus()
+			for k, v := range tt.set {
+				n2s.Set(k, v)
+			}
+			if tt.abs != nil {
+				n2s.SetAbsentNodesStatus(tt.abs)
+			}
+			fe := &schedcore.FitError{Pod: schedtest.MakePod("p").Obj(), NumAllNodes: tt.nodes, Diagnosis: schedcore.Diagnosis{NodeToStatus: n2s, PreFilterMsg: tt.pre, PostFilterMsg: tt.post}}
+			if got := fe.Error(); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNumFeasibleNodesToFind(t *testing.T) {
+	p := func(v int32) *int32 { return &v }
+	tests := []struct {
+		name    string
+		profile *int32
+		global  int32
+		nodes   int32
+		want    int32
+	}{
+		{"fewer than 100 nodes are all evaluated", nil, 0, 99, 99},
+		{"adaptive at 1000 nodes is 42%", nil, 0, 1000, 420},
+		{"adaptive at 5000 nodes is 10%", nil, 0, 5000, 500},
+		{"adaptive floors at 5% for huge clusters", nil, 0, 15000, 750},
+		{"never fewer than 100", nil, 10, 500, 100},
+		{"the global percentage applies", nil, 100, 5000, 5000},
+		{"the profile percentage wins", p(20), 100, 5000, 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := schedcore.NumFeasibleNodesToFind(tt.profile, tt.global, tt.nodes); got != tt.want {
+				t.Errorf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func names(ps []configv1.Plugin) []string {
+	var out []string
+	for _, p := range ps {
+		s := p.Name
+		if p.Weight != nil {
+			s += ":" + string(rune('0'+*p.Weight))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestMergePlugins(t *testing.T) {
+	w := func(n string, x int32) configv1.Plugin { return configv1.Plugin{Name: n, Weight: &x} }
+	def := func() *configv1.Plugins {
+		return &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "A"}, w("B", 2), {Name: "C"}}}}
+	}
+	tests := []struct {
+		name   string
+		custom *configv1.Plugins
+		want   []string
+	}{
+		{"no custom plugins keeps the defaults", nil, []string{"A", "B:2", "C"}},
+		{"a disabled default is dropped", &configv1.Plugins{MultiPoint: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "B"}}}}, []string{"A", "C"}},
+		{"star disables every default", &configv1.Plugins{MultiPoint: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "*"}}, Enabled: []configv1.Plugin{{Name: "D"}}}}, []string{"D"}},
+		{"re-listing a default replaces it in place", &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{w("B", 5), {Name: "D"}}}}, []string{"A", "B:5", "C", "D"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := schedcore.MergePlugins(def(), tt.custom)
+			if d := cmp.Diff(tt.want, names(got.MultiPoint.Enabled)); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestValidateConfig(t *testing.T) {
+	i32 := func(v int32) *int32 { return &v }
+	s := func(v string) *string { return &v }
+	tests := []struct {
+		name string
+		cfg  configv1.KubeSchedulerConfiguration
+		want string
+	}{
+		{"defaults are valid", configv1.KubeSchedulerConfiguration{}, ""},
+		{"parallelism must be positive", configv1.KubeSchedulerConfiguration{Parallelism: i32(0)}, "parallelism: Invalid value: 0"},
+		{"percentage is bounded", configv1.KubeSchedulerConfiguration{PercentageOfNodesToScore: i32(101)}, "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]"},
+		{"scheduler names are unique", configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{SchedulerName: s("a")}, {SchedulerName: s("a")}}}, `profiles[1].schedulerName: Duplicate value: "a"`},
+		{"weights are not negative", configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{SchedulerName: s("a"), Plugins: &configv1.Plugins{Score: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "X", Weight: i32(-1)}}}}}}}, "profiles[0].plugins.score.enabled[0].weight: Invalid value: -1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := schedcore.ValidateConfig(&tt.cfg)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCacheSnapshotIsIncremental(t *testing.T) {
+	c := schedcore.NewCache(schedcore.DefaultFeatures)
+	c.AddNode(schedtest.MakeNode("a").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj())
+	c.AddNode(schedtest.MakeNode("b").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj())
+	snap := schedcore.NewEmptySnapshot()
+	c.UpdateSnapshot(snap)
+	a0, _ := snap.Get("a")
+	b0, _ := snap.Get("b")
+
+	pod := schedtest.MakePod("p").UID("p").Req("cpu", "1", "memory", "1Gi").Node("a").Obj()
+	if err := c.AssumePod(pod); err != nil {
+		t.Fatal(err)
+	}
+	c.UpdateSnapshot(snap)
+	a1, _ := snap.Get("a")
+	b1, _ := snap.Get("b")
+	if a1.Requested.MilliCPU != 1000 || a1.Requested.Memory != 1<<30 || len(a1.Pods) != 1 {
+		t.Errorf("node a after assume: %v", a1)
+	}
+	if a1.Generation == a0.Generation {
+		t.Errorf("node a's generation did not change")
+	}
+	if b1 != b0 || b1.Generation != b0.Generation {
+		t.Errorf("node b was copied although unchanged")
+	}
+	c.ForgetPod(pod)
+	c.UpdateSnapshot(snap)
+	a2, _ := snap.Get("a")
+	if a2.Requested.MilliCPU != 0 || len(a2.Pods) != 0 {
+		t.Errorf("node a after forget: %v", a2)
+	}
+}

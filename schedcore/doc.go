@@ -1,0 +1,37 @@
+// Package schedcore is the scheduling engine of kubectl-sched: the plugin
+// framework of kube-scheduler v1.37 (extension points, Status codes, cycle
+// state, registry and profiles), the cache and its incremental snapshot,
+// the filter-and-score algorithm, the scheduling loop and the diagnosis that
+// explain and the dry-run render. It knows nothing of where cluster state
+// comes from or where decisions go: drivers (dryrun, explain, run) plug in a
+// Binder, an EventRecorder, a MetricsRecorder and Hooks.
+//
+// One pod's trip through the engine:
+//
+//	queue ──PreEnqueue──► activeQ (QueueSort) ──Pop──► scheduling cycle
+//	  ▲                                                  │
+//	  │ backoffQ / unschedulable ◄── failure ───────────┤ PreFilter ─► Filter (parallel over nodes)
+//	  │ (queueing hints on events)                       │   └─ none fit ─► PostFilter (preemption)
+//	  │                                                  │ PreScore ─► Score ─► NormalizeScore ─► weights
+//	  │                                                  │ select host (best total; ties: rule of the driver)
+//	  │                                                  │ assume in cache ─► Reserve ─► Permit (Allow/Wait/Reject)
+//	  │                                                  ▼
+//	  └──────────── Unreserve + forget ◄── failure ── binding cycle: WaitOnPermit ─► PreBind ─► Bind ─► PostBind
+//
+// Status codes and what the queue does with them:
+//
+//	Success                       the extension point passed (a nil *Status is Success)
+//	Error                         an internal error: the pod goes to backoff, the message is logged
+//	Unschedulable                 rejected; preemption may help; requeued on the plugin's events
+//	UnschedulableAndUnresolvable  rejected; preemption cannot help on that node
+//	Wait                          Permit only: the pod waits for Allow or Reject (with a timeout)
+//	Skip                          PreFilter/PreScore: skip this plugin's Filter/Score this cycle;
+//	                              Bind: let the next binder try
+//	Pending                       rejected while waiting on something outside the scheduler; the
+//	                              pod skips backoff when its plugin's event arrives
+//
+// Hot path: plugins precompute per pod in PreFilter/PreScore and keep it in
+// the CycleState; Filter and Score run in parallel over nodes and only read.
+// Results never depend on the parallelism: nodes are filtered in windows
+// whose results are collected in node order.
+package schedcore
