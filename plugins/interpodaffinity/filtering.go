@@ -1,0 +1,545 @@
+package interpodaffinity
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// Filter reasons, word for word kube-scheduler v1.37's.
+const (
+	// ErrReasonExistingAntiAffinityRulesNotMatch: an existing pod's required
+	// anti-affinity rejects the incoming pod in the node's topology.
+	ErrReasonExistingAntiAffinityRulesNotMatch = "node(s) didn't satisfy existing pods anti-affinity rules"
+	// ErrReasonAffinityRulesNotMatch: the node's topology has no pod matching
+	// all of the incoming pod's required affinity terms.
+	ErrReasonAffinityRulesNotMatch = "node(s) didn't match pod affinity rules"
+	// ErrReasonAntiAffinityRulesNotMatch: the node's topology has a pod the
+	// incoming pod's required anti-affinity repels.
+	ErrReasonAntiAffinityRulesNotMatch = "node(s) didn't match pod anti-affinity rules"
+)
+
+const preFilterStateKey schedcore.StateKey = "PreFilter" + Name
+
+type topologyPair struct {
+	key   string
+	value string
+}
+
+// topologyToMatchedTermCount counts matched terms per topology pair.
+type topologyToMatchedTermCount map[topologyPair]int64
+
+func (m topologyToMatchedTermCount) clone() topologyToMatchedTermCount {
+	c := make(topologyToMatchedTermCount, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// update adds value to the node's pair for key; an entry that drops to zero
+// is deleted, so an empty map means "no match anywhere".
+func (m topologyToMatchedTermCount) update(node *v1.Node, key string, value int64) {
+	if tv, ok := node.Labels[key]; ok {
+		pair := topologyPair{key: key, value: tv}
+		m[pair] += value
+		if m[pair] == 0 {
+			delete(m, pair)
+		}
+	}
+}
+
+// updateWithAffinityTerms counts every term when pod matches all of them.
+func (m topologyToMatchedTermCount) updateWithAffinityTerms(terms []schedcore.AffinityTerm, pod *v1.Pod, node *v1.Node, value int64) {
+	if podMatchesAllAffinityTerms(terms, pod) {
+		for i := range terms {
+			m.update(node, terms[i].TopologyKey, value)
+		}
+	}
+}
+
+// updateWithAntiAffinityTerms counts each term pod matches.
+func (m topologyToMatchedTermCount) updateWithAntiAffinityTerms(terms []schedcore.AffinityTerm, pod *v1.Pod, nsLabels labels.Set, node *v1.Node, value int64) {
+	for i := range terms {
+		if terms[i].Matches(pod, nsLabels) {
+			m.update(node, terms[i].TopologyKey, value)
+		}
+	}
+}
+
+// pairCounts is the per-node list form used while scanning in parallel.
+type pairCounts []pairCount
+
+type pairCount struct {
+	pair  topologyPair
+	count int64
+}
+
+func (l *pairCounts) record(node *v1.Node, key string, value int64) {
+	if tv, ok := node.Labels[key]; ok {
+		*l = append(*l, pairCount{pair: topologyPair{key: key, value: tv}, count: value})
+	}
+}
+
+func (m topologyToMatchedTermCount) mergeList(l pairCounts) {
+	for _, pc := range l {
+		m[pc.pair] += pc.count
+	}
+}
+
+// podMatchesAllAffinityTerms reports whether terms is non-empty and pod
+// matches every term. The incoming pod's namespace selectors are merged into
+// Namespaces, so no namespace labels are needed.
+func podMatchesAllAffinityTerms(terms []schedcore.AffinityTerm, pod *v1.Pod) bool {
+	if len(terms) == 0 {
+		return false
+	}
+	for i := range terms {
+		if !terms[i].Matches(pod, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// podMatchesAnyAffinityTerms reports whether pod matches one of terms.
+func podMatchesAnyAffinityTerms(terms []schedcore.AffinityTerm, pod *v1.Pod) bool {
+	for i := range terms {
+		if terms[i].Matches(pod, nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// preFilterState is computed in PreFilter and read by Filter. With the
+// InterPodAffinityHostnameFastPath gate off, the cluster-wide term lists are
+// all of the pod's required terms and the host-scoped lists are empty; with
+// it on, kubernetes.io/hostname-scoped terms are checked against the node's
+// own pods instead (affinity only when every affinity term is host-scoped).
+type preFilterState struct {
+	// existingAntiAffinityCounts counts existing pods' required anti-affinity
+	// terms the incoming pod matches (host-scoped ones excluded under the gate).
+	existingAntiAffinityCounts topologyToMatchedTermCount
+	// affinityCounts counts existing pods matching all clusterWideAffinityTerms.
+	affinityCounts topologyToMatchedTermCount
+	// antiAffinityCounts counts existing pods matching clusterWideAntiAffinityTerms.
+	antiAffinityCounts topologyToMatchedTermCount
+
+	podInfo         *schedcore.PodInfo
+	namespaceLabels labels.Set
+
+	hostScopedAffinityTerms      []schedcore.AffinityTerm
+	hostScopedAntiAffinityTerms  []schedcore.AffinityTerm
+	clusterWideAffinityTerms     []schedcore.AffinityTerm
+	clusterWideAntiAffinityTerms []schedcore.AffinityTerm
+	// matchingHostScopedAffinityPods counts pods anywhere matching all
+	// hostScopedAffinityTerms (gate on, host-scoped affinity only).
+	matchingHostScopedAffinityPods int64
+	fastPath                       bool
+}
+
+// Clone copies the counts, which AddPod/RemovePod change; the rest is shared.
+func (s *preFilterState) Clone() schedcore.StateData {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.existingAntiAffinityCounts = s.existingAntiAffinityCounts.clone()
+	c.affinityCounts = s.affinityCounts.clone()
+	c.antiAffinityCounts = s.antiAffinityCounts.clone()
+	return &c
+}
+
+// updateWithPod adds (multiplier 1) or removes (-1) an existing pod on node.
+func (s *preFilterState) updateWithPod(pi *schedcore.PodInfo, node *v1.Node, multiplier int64) {
+	if s == nil {
+		return
+	}
+	for i := range pi.RequiredAntiAffinityTerms {
+		t := &pi.RequiredAntiAffinityTerms[i]
+		if s.fastPath && t.TopologyKey == v1.LabelHostname {
+			continue
+		}
+		if t.Matches(s.podInfo.Pod, s.namespaceLabels) {
+			s.existingAntiAffinityCounts.update(node, t.TopologyKey, multiplier)
+		}
+	}
+	s.affinityCounts.updateWithAffinityTerms(s.clusterWideAffinityTerms, pi.Pod, node, multiplier)
+	s.antiAffinityCounts.updateWithAntiAffinityTerms(s.clusterWideAntiAffinityTerms, pi.Pod, nil, node, multiplier)
+	if len(s.hostScopedAffinityTerms) > 0 && podMatchesAllAffinityTerms(s.hostScopedAffinityTerms, pi.Pod) {
+		s.matchingHostScopedAffinityPods += multiplier
+	}
+}
+
+// classifyTerms splits the pod's required terms by scope as kube's
+// classifyTermsBasedOnScope does. Affinity terms stay together (one pod must
+// match them all): they are host-scoped only if every one is.
+func (s *preFilterState) classifyTerms() {
+	aff, anti := s.podInfo.RequiredAffinityTerms, s.podInfo.RequiredAntiAffinityTerms
+	if !s.fastPath {
+		s.clusterWideAffinityTerms, s.clusterWideAntiAffinityTerms = aff, anti
+		return
+	}
+	allHost := true
+	for i := range aff {
+		if aff[i].TopologyKey != v1.LabelHostname {
+			allHost = false
+			break
+		}
+	}
+	if allHost {
+		s.hostScopedAffinityTerms = aff
+	} else {
+		s.clusterWideAffinityTerms = aff
+	}
+	for _, t := range anti {
+		if t.TopologyKey == v1.LabelHostname {
+			s.hostScopedAntiAffinityTerms = append(s.hostScopedAntiAffinityTerms, t)
+		} else {
+			s.clusterWideAntiAffinityTerms = append(s.clusterWideAntiAffinityTerms, t)
+		}
+	}
+}
+
+// existingAntiAffinityCounts scans the existing pods with required
+// anti-affinity on nodes and counts the terms the incoming pod matches. Under
+// the gate, host-scoped terms are left to Filter and only reported.
+func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, pod *v1.Pod, nsLabels labels.Set, nodes []*schedcore.NodeInfo) (topologyToMatchedTermCount, bool) {
+	lists := make([]pairCounts, len(nodes))
+	index := int32(-1)
+	var hostScoped atomic.Bool
+	pl.handle.Parallelizer().Until(ctx, len(nodes), func(i int) {
+		n := nodes[i]
+		node := n.Node()
+		var l pairCounts
+		host := false
+		for _, existing := range n.PodsWithRequiredAntiAffinity {
+			for j := range existing.RequiredAntiAffinityTerms {
+				t := &existing.RequiredAntiAffinityTerms[j]
+				if pl.fastPath && t.TopologyKey == v1.LabelHostname {
+					host = true
+				} else if t.Matches(pod, nsLabels) {
+					l.record(node, t.TopologyKey, 1)
+				}
+			}
+		}
+		if host {
+			hostScoped.Store(true)
+		}
+		if len(l) != 0 {
+			lists[atomic.AddInt32(&index, 1)] = l
+		}
+	})
+	result := make(topologyToMatchedTermCount)
+	for i := 0; i <= int(index); i++ {
+		result.mergeList(lists[i])
+	}
+	return result, hostScoped.Load()
+}
+
+// incomingCounts counts, over all pods of nodes, those matching all the
+// affinity terms and each anti-affinity term.
+func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, antiAffinityTerms []schedcore.AffinityTerm, nodes []*schedcore.NodeInfo) (topologyToMatchedTermCount, topologyToMatchedTermCount) {
+	affinity := make(topologyToMatchedTermCount)
+	antiAffinity := make(topologyToMatchedTermCount)
+	if len(affinityTerms) == 0 && len(antiAffinityTerms) == 0 {
+		return affinity, antiAffinity
+	}
+	affLists := make([]pairCounts, len(nodes))
+	antiLists := make([]pairCounts, len(nodes))
+	index := int32(-1)
+	pl.handle.Parallelizer().Until(ctx, len(nodes), func(i int) {
+		n := nodes[i]
+		node := n.Node()
+		var aff, anti pairCounts
+		for _, existing := range n.Pods {
+			if podMatchesAllAffinityTerms(affinityTerms, existing.Pod) {
+				for j := range affinityTerms {
+					aff.record(node, affinityTerms[j].TopologyKey, 1)
+				}
+			}
+			for j := range antiAffinityTerms {
+				if antiAffinityTerms[j].Matches(existing.Pod, nil) {
+					anti.record(node, antiAffinityTerms[j].TopologyKey, 1)
+				}
+			}
+		}
+		if len(aff) > 0 || len(anti) > 0 {
+			k := atomic.AddInt32(&index, 1)
+			affLists[k], antiLists[k] = aff, anti
+		}
+	})
+	for i := 0; i <= int(index); i++ {
+		affinity.mergeList(affLists[i])
+		antiAffinity.mergeList(antiLists[i])
+	}
+	return affinity, antiAffinity
+}
+
+// countMatchingHostScopedAffinityPods counts the pods anywhere that match all
+// host-scoped affinity terms (used for the first-pod-of-a-group exception).
+func (pl *InterPodAffinity) countMatchingHostScopedAffinityPods(ctx context.Context, nodes []*schedcore.NodeInfo, terms []schedcore.AffinityTerm) int64 {
+	var count atomic.Int64
+	pl.handle.Parallelizer().Until(ctx, len(nodes), func(i int) {
+		var local int64
+		for _, existing := range nodes[i].Pods {
+			if podMatchesAllAffinityTerms(terms, existing.Pod) {
+				local++
+			}
+		}
+		if local > 0 {
+			count.Add(local)
+		}
+	})
+	return count.Load()
+}
+
+// hasNonHostScopedRequiredAntiAffinity is kube's
+// podWithRequiredNonHostScopedAntiAffinity (on the spec, not parsed terms).
+func hasNonHostScopedRequiredAntiAffinity(p *v1.Pod) bool {
+	if a := p.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+		for _, t := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			if t.TopologyKey != v1.LabelHostname {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nodesWithNonHostScopedAntiAffinityPods is kube's snapshot list
+// HavePodsWithRequiredNonHostScopedAntiAffinityList, derived from the nodes
+// with required anti-affinity pods.
+func nodesWithNonHostScopedAntiAffinityPods(nodes []*schedcore.NodeInfo) []*schedcore.NodeInfo {
+	out := make([]*schedcore.NodeInfo, 0, len(nodes))
+	for _, n := range nodes {
+		for _, p := range n.PodsWithRequiredAntiAffinity {
+			if hasNonHostScopedRequiredAntiAffinity(p.Pod) {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// PreFilter computes the counts Filter reads. See the package doc for Skip.
+func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, allNodes []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
+	pi, err := newIncomingPodInfo(pod)
+	if err != nil {
+		return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf("parsing pod: %+v", err))
+	}
+	snap := pl.handle.Snapshot()
+	for i := range pi.RequiredAffinityTerms {
+		mergeNamespaces(&pi.RequiredAffinityTerms[i], snap)
+	}
+	for i := range pi.RequiredAntiAffinityTerms {
+		mergeNamespaces(&pi.RequiredAntiAffinityTerms[i], snap)
+	}
+	s := &preFilterState{podInfo: pi, namespaceLabels: snap.NamespaceLabels(pod.Namespace), fastPath: pl.fastPath}
+	s.classifyTerms()
+
+	antiNodes := snap.HavePodsWithRequiredAntiAffinityList()
+	mustEvaluateHostScoped := false
+	if pl.fastPath {
+		nonHost := nodesWithNonHostScopedAntiAffinityPods(antiNodes)
+		var hostScopedOnNonHostNodes bool
+		s.existingAntiAffinityCounts, hostScopedOnNonHostNodes = pl.existingAntiAffinityCounts(ctx, pod, s.namespaceLabels, nonHost)
+		mustEvaluateHostScoped = hostScopedOnNonHostNodes || len(antiNodes) > len(nonHost)
+		s.affinityCounts, s.antiAffinityCounts = pl.incomingCounts(ctx, s.clusterWideAffinityTerms, s.clusterWideAntiAffinityTerms, allNodes)
+		if len(s.hostScopedAffinityTerms) > 0 {
+			s.matchingHostScopedAffinityPods = pl.countMatchingHostScopedAffinityPods(ctx, allNodes, s.hostScopedAffinityTerms)
+		}
+	} else {
+		s.existingAntiAffinityCounts, _ = pl.existingAntiAffinityCounts(ctx, pod, s.namespaceLabels, antiNodes)
+		s.affinityCounts, s.antiAffinityCounts = pl.incomingCounts(ctx, s.clusterWideAffinityTerms, s.clusterWideAntiAffinityTerms, allNodes)
+	}
+
+	noTerms := len(pi.RequiredAffinityTerms) == 0 && len(pi.RequiredAntiAffinityTerms) == 0
+	if len(s.existingAntiAffinityCounts) == 0 && noTerms && !mustEvaluateHostScoped {
+		return nil, schedcore.NewStatus(schedcore.Skip)
+	}
+	cycleState.Write(preFilterStateKey, s)
+	return nil, nil
+}
+
+// AddPod adds a pod to the cycle's counts (nominated pods, preemption).
+func (pl *InterPodAffinity) AddPod(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, podInfoToAdd *schedcore.PodInfo, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+	s, err := getPreFilterState(cycleState)
+	if err != nil {
+		return schedcore.AsStatus(err)
+	}
+	s.updateWithPod(podInfoToAdd, nodeInfo.Node(), 1)
+	return nil
+}
+
+// RemovePod removes a pod from the cycle's counts (preemption victims).
+func (pl *InterPodAffinity) RemovePod(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, podInfoToRemove *schedcore.PodInfo, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+	s, err := getPreFilterState(cycleState)
+	if err != nil {
+		return schedcore.AsStatus(err)
+	}
+	s.updateWithPod(podInfoToRemove, nodeInfo.Node(), -1)
+	return nil
+}
+
+func getPreFilterState(cycleState *schedcore.CycleState) (*preFilterState, error) {
+	c, err := cycleState.Read(preFilterStateKey)
+	if err != nil {
+		return nil, fmt.Errorf("error reading %q from cycleState: %w", preFilterStateKey, err)
+	}
+	s, ok := c.(*preFilterState)
+	if !ok {
+		return nil, fmt.Errorf("%+v  convert to interpodaffinity.state error", c)
+	}
+	return s, nil
+}
+
+// satisfyExistingPodsAntiAffinity reports whether no existing pod's required
+// anti-affinity rejects the pod on this node.
+func satisfyExistingPodsAntiAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
+	node := nodeInfo.Node()
+	if len(s.existingAntiAffinityCounts) > 0 {
+		for k, v := range node.Labels {
+			if s.existingAntiAffinityCounts[topologyPair{key: k, value: v}] > 0 {
+				return false
+			}
+		}
+	}
+	if s.fastPath {
+		if _, ok := node.Labels[v1.LabelHostname]; ok {
+			for _, existing := range nodeInfo.PodsWithRequiredAntiAffinity {
+				for i := range existing.RequiredAntiAffinityTerms {
+					t := &existing.RequiredAntiAffinityTerms[i]
+					if t.TopologyKey == v1.LabelHostname && t.Matches(s.podInfo.Pod, s.namespaceLabels) {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// nodeTopologyConflictsWithAntiAffinity reports whether the node's domain of
+// a cluster-wide anti-affinity term holds a pod the term matches.
+func nodeTopologyConflictsWithAntiAffinity(s *preFilterState, node *v1.Node) bool {
+	if len(s.antiAffinityCounts) > 0 {
+		for i := range s.clusterWideAntiAffinityTerms {
+			key := s.clusterWideAntiAffinityTerms[i].TopologyKey
+			if tv, ok := node.Labels[key]; ok && s.antiAffinityCounts[topologyPair{key: key, value: tv}] > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nodePodsConflictWithAntiAffinity checks the host-scoped anti-affinity
+// terms against the node's pods (gate on).
+func nodePodsConflictWithAntiAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
+	if len(s.hostScopedAntiAffinityTerms) == 0 {
+		return false
+	}
+	if _, ok := nodeInfo.Node().Labels[v1.LabelHostname]; !ok {
+		return false
+	}
+	for _, existing := range nodeInfo.Pods {
+		for i := range s.hostScopedAntiAffinityTerms {
+			if s.hostScopedAntiAffinityTerms[i].Matches(existing.Pod, nil) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nodePodsSatisfyAffinity checks host-scoped-only affinity against the node's
+// pods, falling back to the first-pod exception (gate on).
+func nodePodsSatisfyAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
+	if len(s.hostScopedAffinityTerms) == 0 {
+		return true
+	}
+	if _, ok := nodeInfo.Node().Labels[v1.LabelHostname]; !ok {
+		return false
+	}
+	for _, existing := range nodeInfo.Pods {
+		if podMatchesAllAffinityTerms(s.hostScopedAffinityTerms, existing.Pod) {
+			return true
+		}
+	}
+	return satisfiesSelfAffinity(s, nodeInfo.Node())
+}
+
+// nodeTopologyMatchesAffinity reports whether every affinity topology key is
+// on the node and each of its domains holds a pod matching all the terms; or,
+// when no pod matches anywhere, whether the pod matches its own terms (the
+// first pod of a group with affinity to itself).
+func nodeTopologyMatchesAffinity(s *preFilterState, node *v1.Node) bool {
+	if len(s.clusterWideAffinityTerms) == 0 {
+		return true
+	}
+	podsExist := true
+	for i := range s.clusterWideAffinityTerms {
+		key := s.clusterWideAffinityTerms[i].TopologyKey
+		tv, ok := node.Labels[key]
+		if !ok {
+			// Every topology label must be on the node, self-affinity included.
+			return false
+		}
+		if s.affinityCounts[topologyPair{key: key, value: tv}] <= 0 {
+			podsExist = false
+		}
+	}
+	if !podsExist {
+		return len(s.affinityCounts) == 0 && satisfiesSelfAffinity(s, node)
+	}
+	return true
+}
+
+// satisfiesSelfAffinity is kube's satisfiesSelfAffinityCheck.
+func satisfiesSelfAffinity(s *preFilterState, node *v1.Node) bool {
+	terms := s.podInfo.RequiredAffinityTerms
+	if s.fastPath {
+		if s.matchingHostScopedAffinityPods <= 0 && podMatchesAllAffinityTerms(terms, s.podInfo.Pod) {
+			for i := range terms {
+				if _, ok := node.Labels[terms[i].TopologyKey]; !ok {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	return podMatchesAllAffinityTerms(terms, s.podInfo.Pod)
+}
+
+// Filter checks, in kube's order, the pod's required affinity, its required
+// anti-affinity and the existing pods' required anti-affinity on the node.
+func (pl *InterPodAffinity) Filter(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+	s, err := getPreFilterState(cycleState)
+	if err != nil {
+		return schedcore.AsStatus(err)
+	}
+	node := nodeInfo.Node()
+	if len(s.hostScopedAffinityTerms) > 0 {
+		if !nodePodsSatisfyAffinity(s, nodeInfo) {
+			return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
+		}
+	} else if !nodeTopologyMatchesAffinity(s, node) {
+		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
+	}
+	if nodeTopologyConflictsWithAntiAffinity(s, node) || nodePodsConflictWithAntiAffinity(s, nodeInfo) {
+		return schedcore.NewStatus(schedcore.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
+	}
+	if !satisfyExistingPodsAntiAffinity(s, nodeInfo) {
+		return schedcore.NewStatus(schedcore.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
+	}
+	return nil
+}
