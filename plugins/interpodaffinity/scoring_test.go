@@ -1,0 +1,488 @@
+package interpodaffinity
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// sp is a pod of kube's scoring tables: a node, a namespace, labels and an
+// affinity.
+func sp(nodeName, ns string, labels map[string]string, a *v1.Affinity) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Labels: labels}, Spec: v1.PodSpec{NodeName: nodeName, Affinity: a}}
+}
+
+func weighted(w int32, topologyKey string, sel *metav1.LabelSelector) v1.WeightedPodAffinityTerm {
+	return v1.WeightedPodAffinityTerm{Weight: w, PodAffinityTerm: v1.PodAffinityTerm{LabelSelector: sel, TopologyKey: topologyKey}}
+}
+
+func exprs(reqs ...metav1.LabelSelectorRequirement) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchExpressions: reqs}
+}
+
+func req(key string, op metav1.LabelSelectorOperator, vals ...string) metav1.LabelSelectorRequirement {
+	return metav1.LabelSelectorRequirement{Key: key, Operator: op, Values: vals}
+}
+
+func preferred(terms ...v1.WeightedPodAffinityTerm) *v1.Affinity {
+	return &v1.Affinity{PodAffinity: &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms}}
+}
+
+func preferredAnti(terms ...v1.WeightedPodAffinityTerm) *v1.Affinity {
+	return &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms}}
+}
+
+type scoreCase struct {
+	name          string
+	pod           *v1.Pod
+	pods          []*v1.Pod
+	nodes         []*v1.Node
+	args          *configv1.InterPodAffinityArgs
+	want          schedcore.NodeScoreList
+	wantPreScore  schedcore.Code
+	wantErrSubstr string
+}
+
+func runScoreCase(t *testing.T, tt scoreCase) {
+	t.Helper()
+	ctx := context.Background()
+	snap := newSnapshot(tt.pods, tt.nodes, testNamespaces)
+	p := newPlugin(t, tt.args, snap, false)
+	cs := schedcore.NewCycleState()
+	s := p.PreScore(ctx, cs, tt.pod, snap.List())
+	if s.Code() != tt.wantPreScore {
+		t.Fatalf("PreScore code = %v (%s), want %v", s.Code(), s.Message(), tt.wantPreScore)
+	}
+	if !strings.Contains(s.Message(), tt.wantErrSubstr) {
+		t.Fatalf("PreScore message %q does not contain %q", s.Message(), tt.wantErrSubstr)
+	}
+	if !s.IsSuccess() {
+		return
+	}
+	var got schedcore.NodeScoreList
+	for _, n := range tt.nodes {
+		ni, err := snap.Get(n.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		score, s := p.Score(ctx, cs, tt.pod, ni)
+		if !s.IsSuccess() {
+			t.Fatalf("Score: %v", s.Message())
+		}
+		got = append(got, schedcore.NodeScore{Name: n.Name, Score: score})
+	}
+	if s := p.NormalizeScore(ctx, cs, tt.pod, got); !s.IsSuccess() {
+		t.Fatalf("NormalizeScore: %v", s.Message())
+	}
+	if diff := cmp.Diff(tt.want, got); diff != "" {
+		t.Errorf("scores (-want +got):\n%s", diff)
+	}
+}
+
+func scores(kv ...any) schedcore.NodeScoreList {
+	var l schedcore.NodeScoreList
+	for i := 0; i+1 < len(kv); i += 2 {
+		l = append(l, schedcore.NodeScore{Name: kv[i].(string), Score: int64(kv[i+1].(int))})
+	}
+	return l
+}
+
+// Ported from kube's TestPreferredAffinity.
+func TestPreferredAffinity(t *testing.T) {
+	const max = 100
+	labelRgChina := map[string]string{"region": "China"}
+	labelRgIndia := map[string]string{"region": "India"}
+	labelAzAz1 := map[string]string{"az": "az1"}
+	labelAzAz2 := map[string]string{"az": "az2"}
+	labelRgChinaAzAz1 := map[string]string{"region": "China", "az": "az1"}
+	s1 := map[string]string{"security": "S1"}
+	s2 := map[string]string{"security": "S2"}
+
+	stayWithS1InRegion := preferred(weighted(5, "region", exprs(req("security", metav1.LabelSelectorOpIn, "S1"))))
+	stayWithS2InRegion := preferred(weighted(6, "region", exprs(req("security", metav1.LabelSelectorOpIn, "S2"))))
+	affinity3 := preferred(
+		weighted(8, "region", exprs(req("security", metav1.LabelSelectorOpNotIn, "S1"), req("security", metav1.LabelSelectorOpIn, "S2"))),
+		weighted(2, "region", exprs(req("security", metav1.LabelSelectorOpExists), req("wrongkey", metav1.LabelSelectorOpDoesNotExist))),
+	)
+	hardAffinity := &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{
+		{LabelSelector: exprs(req("security", metav1.LabelSelectorOpIn, "S1", "value2")), TopologyKey: "region"},
+		{LabelSelector: exprs(req("security", metav1.LabelSelectorOpExists), req("wrongkey", metav1.LabelSelectorOpDoesNotExist)), TopologyKey: "region"},
+	}}}
+	awayFromS1InAz := preferredAnti(weighted(5, "az", exprs(req("security", metav1.LabelSelectorOpIn, "S1"))))
+	awayFromS2InAz := preferredAnti(weighted(5, "az", exprs(req("security", metav1.LabelSelectorOpIn, "S2"))))
+	stayWithS1InRegionAwayFromS2InAz := &v1.Affinity{
+		PodAffinity:     preferred(weighted(8, "region", exprs(req("security", metav1.LabelSelectorOpIn, "S1")))).PodAffinity,
+		PodAntiAffinity: awayFromS2InAz.PodAntiAffinity,
+	}
+	nsTerm := func(op metav1.LabelSelectorOperator, namespaces ...string) v1.WeightedPodAffinityTerm {
+		w := weighted(5, "region", exprs(req("security", metav1.LabelSelectorOpIn, "S1")))
+		w.PodAffinityTerm.Namespaces = namespaces
+		w.PodAffinityTerm.NamespaceSelector = exprs(req("team", op, "team1"))
+		return w
+	}
+	affinityNamespaceSelector := preferred(nsTerm(metav1.LabelSelectorOpIn, "subteam2.team2"))
+	antiAffinityNamespaceSelector := preferredAnti(nsTerm(metav1.LabelSelectorOpIn, "subteam2.team2"))
+	affinityNegativeNamespaceSelector := preferred(nsTerm(metav1.LabelSelectorOpNotIn))
+	antiAffinityNegativeNamespaceSelector := preferredAnti(nsTerm(metav1.LabelSelectorOpNotIn))
+	invalidAffinityLabels := preferred(weighted(8, "region", exprs(req("security", metav1.LabelSelectorOpIn, "{{.bad-value.}}"))))
+	invalidAntiAffinityLabels := preferredAnti(weighted(5, "az", exprs(req("security", metav1.LabelSelectorOpIn, "{{.bad-value.}}"))))
+
+	tests := []scoreCase{
+		{
+			name:         "all nodes are same priority as Affinity is nil",
+			pod:          sp("", "", s1, nil),
+			nodes:        []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
+			wantPreScore: schedcore.Skip,
+		},
+		{
+			name: "Affinity: pod that matches topology key & pods in nodes will get high score comparing to others" +
+				"which doesn't match either pods in nodes or in topology key",
+			pod:   sp("", "", s1, stayWithS1InRegion),
+			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s2, nil), sp("node3", "", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
+			want:  scores("node1", max, "node2", 0, "node3", 0),
+		},
+		{
+			name:  "All the nodes that have the same topology key & label value with one of them has an existing pod that match the affinity rules, have the same score",
+			pod:   sp("", "", nil, stayWithS1InRegion),
+			pods:  []*v1.Pod{sp("node1", "", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgChinaAzAz1), node("node3", labelRgIndia)},
+			want:  scores("node1", max, "node2", max, "node3", 0),
+		},
+		{
+			name: "Affinity: nodes in one region has more matching pods comparing to other region, so the region which has more matches will get high score",
+			pod:  sp("", "", s1, stayWithS2InRegion),
+			pods: []*v1.Pod{sp("node1", "", s2, nil), sp("node1", "", s2, nil), sp("node2", "", s2, nil), sp("node3", "", s2, nil), sp("node4", "", s2, nil), sp("node5", "", s2, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelRgChina),
+				node("node4", labelRgChina), node("node5", labelRgIndia)},
+			want: scores("node1", max, "node2", 0, "node3", max, "node4", max, "node5", 0),
+		},
+		{
+			name:  "Affinity: different Label operators and values for pod affinity scheduling preference, including some match failures ",
+			pod:   sp("", "", s1, affinity3),
+			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s2, nil), sp("node3", "", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
+			want:  scores("node1", 20, "node2", max, "node3", 0),
+		},
+		{
+			name:  "Affinity symmetry: considered only the preferredDuringSchedulingIgnoredDuringExecution in pod affinity symmetry",
+			pod:   sp("", "", s2, nil),
+			pods:  []*v1.Pod{sp("node1", "", s1, stayWithS1InRegion), sp("node2", "", s2, stayWithS2InRegion)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
+			want:  scores("node1", 0, "node2", max, "node3", 0),
+		},
+		{
+			name:  "Affinity symmetry with namespace selector",
+			pod:   sp("", "subteam1.team1", s1, nil),
+			pods:  []*v1.Pod{sp("node1", "", s1, affinityNamespaceSelector), sp("node2", "", s2, stayWithS2InRegion)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
+			want:  scores("node1", max, "node2", 0, "node3", 0),
+		},
+		{
+			name:  "AntiAffinity symmetry with namespace selector",
+			pod:   sp("", "subteam1.team1", s1, nil),
+			pods:  []*v1.Pod{sp("node1", "", s1, antiAffinityNamespaceSelector), sp("node2", "", s2, stayWithS2InRegion)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
+			want:  scores("node1", 0, "node2", max, "node3", max),
+		},
+		{
+			name:  "Affinity symmetry: considered RequiredDuringSchedulingIgnoredDuringExecution in pod affinity symmetry",
+			pod:   sp("", "", s1, nil),
+			pods:  []*v1.Pod{sp("node1", "", s1, hardAffinity), sp("node2", "", s2, hardAffinity)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
+			want:  scores("node1", max, "node2", max, "node3", 0),
+		},
+		{
+			name:  "Anti Affinity: pod that does not match existing pods in node will get high score ",
+			pod:   sp("", "", s1, awayFromS1InAz),
+			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s2, nil)},
+			nodes: []*v1.Node{node("node1", labelAzAz1), node("node2", labelRgChina)},
+			want:  scores("node1", 0, "node2", max),
+		},
+		{
+			name:  "Anti Affinity: pod that does not match topology key & match the pods in nodes will get higher score comparing to others ",
+			pod:   sp("", "", s1, awayFromS1InAz),
+			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelAzAz1), node("node2", labelRgChina)},
+			want:  scores("node1", 0, "node2", max),
+		},
+		{
+			name:  "Anti Affinity: one node has more matching pods comparing to other node, so the node which has more unmatches will get high score",
+			pod:   sp("", "", s1, awayFromS1InAz),
+			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node1", "", s1, nil), sp("node2", "", s2, nil)},
+			nodes: []*v1.Node{node("node1", labelAzAz1), node("node2", labelRgIndia)},
+			want:  scores("node1", 0, "node2", max),
+		},
+		{
+			name:  "Anti Affinity symmetry: the existing pods in node which has anti affinity match will get high score",
+			pod:   sp("", "", s2, nil),
+			pods:  []*v1.Pod{sp("node1", "", s1, awayFromS2InAz), sp("node2", "", s2, awayFromS1InAz)},
+			nodes: []*v1.Node{node("node1", labelAzAz1), node("node2", labelAzAz2)},
+			want:  scores("node1", 0, "node2", max),
+		},
+		{
+			name:  "Affinity and Anti Affinity: considered only preferredDuringSchedulingIgnoredDuringExecution in both pod affinity & anti affinity",
+			pod:   sp("", "", s1, stayWithS1InRegionAwayFromS2InAz),
+			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelAzAz1)},
+			want:  scores("node1", max, "node2", 0),
+		},
+		{
+			name: "Affinity and Anti Affinity: considering both affinity and anti-affinity, the pod to schedule and existing pods have the same labels",
+			pod:  sp("", "", s1, stayWithS1InRegionAwayFromS2InAz),
+			pods: []*v1.Pod{sp("node1", "", s1, nil), sp("node1", "", s1, nil), sp("node2", "", s1, nil), sp("node3", "", s1, nil),
+				sp("node3", "", s1, nil), sp("node4", "", s1, nil), sp("node5", "", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChinaAzAz1), node("node2", labelRgIndia), node("node3", labelRgChina),
+				node("node4", labelRgChina), node("node5", labelRgIndia)},
+			want: scores("node1", max, "node2", 0, "node3", max, "node4", max, "node5", 0),
+		},
+		{
+			// Affinity 8,0,0,0; anti-affinity 0,-5,0,0; affinity symmetry
+			// 0,0,8,0; anti-affinity symmetry 0,0,0,-5.
+			name: "Affinity and Anti Affinity and symmetry: considered only preferredDuringSchedulingIgnoredDuringExecution in both pod affinity & anti affinity & symmetry",
+			pod:  sp("", "", s1, stayWithS1InRegionAwayFromS2InAz),
+			pods: []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s2, nil), sp("node3", "", nil, stayWithS1InRegionAwayFromS2InAz),
+				sp("node4", "", nil, awayFromS1InAz)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelAzAz1), node("node3", labelRgIndia), node("node4", labelAzAz2)},
+			want:  scores("node1", max, "node2", 0, "node3", max, "node4", 0),
+		},
+		{
+			name:  "Avoid panic when partial nodes in a topology don't have pods with affinity",
+			pod:   sp("", "", s1, nil),
+			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", nil, stayWithS1InRegionAwayFromS2InAz)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgChina)},
+			want:  scores("node1", 0, "node2", 0),
+		},
+		{
+			name:          "invalid Affinity fails PreScore",
+			pod:           sp("", "", nil, invalidAffinityLabels),
+			nodes:         []*v1.Node{node("node1", labelRgChina), node("node2", labelRgChina)},
+			wantPreScore:  schedcore.Error,
+			wantErrSubstr: `failed to parse pod: preferredAffinityTerms: values[0][security]: Invalid value: "{{.bad-value.}}"`,
+		},
+		{
+			name:          "invalid AntiAffinity fails PreScore",
+			pod:           sp("", "", nil, invalidAntiAffinityLabels),
+			nodes:         []*v1.Node{node("node1", labelRgChina), node("node2", labelRgChina)},
+			wantPreScore:  schedcore.Error,
+			wantErrSubstr: `failed to parse pod: preferredAntiAffinityTerms: values[0][security]: Invalid value: "{{.bad-value.}}"`,
+		},
+		{
+			name: "Affinity with pods matching NamespaceSelector",
+			pod:  sp("", "subteam1.team1", s1, affinityNamespaceSelector),
+			pods: []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil),
+				sp("node1", "subteam1.team2", s1, nil), sp("node2", "subteam2.team1", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
+			want:  scores("node1", max, "node2", 0),
+		},
+		{
+			name: "Affinity with pods matching both NamespaceSelector and Namespaces fields",
+			pod:  sp("", "subteam1.team1", s1, affinityNamespaceSelector),
+			pods: []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil),
+				sp("node1", "subteam2.team2", s1, nil), sp("node2", "subteam2.team1", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
+			want:  scores("node1", max, "node2", 0),
+		},
+		{
+			name: "AntiAffinity with pods matching NamespaceSelector",
+			pod:  sp("", "subteam1.team1", s1, antiAffinityNamespaceSelector),
+			pods: []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil),
+				sp("node1", "subteam1.team2", s1, nil), sp("node2", "subteam2.team1", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
+			want:  scores("node1", 0, "node2", max),
+		},
+		{
+			name: "AntiAffinity with pods matching both NamespaceSelector and Namespaces fields",
+			pod:  sp("", "subteam1.team1", s1, antiAffinityNamespaceSelector),
+			pods: []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil),
+				sp("node1", "subteam2.team2", s1, nil), sp("node2", "subteam2.team1", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
+			want:  scores("node1", 0, "node2", max),
+		},
+		{
+			name:  "Affinity with pods correctly enforcing negative NamespaceSelector",
+			pod:   sp("", "subteam1.team1", s1, affinityNegativeNamespaceSelector),
+			pods:  []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil), sp("node2", "subteam1.team2", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
+			want:  scores("node1", 0, "node2", max),
+		},
+		{
+			name:  "AntiAffinity with pods correctly enforcing negative NamespaceSelector",
+			pod:   sp("", "subteam1.team1", s1, antiAffinityNegativeNamespaceSelector),
+			pods:  []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil), sp("node2", "subteam1.team2", s1, nil)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
+			want:  scores("node1", max, "node2", 0),
+		},
+		{
+			name:         "Ignore preferred terms of existing pods",
+			pod:          sp("", "", s2, nil),
+			pods:         []*v1.Pod{sp("node1", "", s1, stayWithS1InRegionAwayFromS2InAz), sp("node2", "", s2, stayWithS2InRegion)},
+			nodes:        []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
+			args:         &configv1.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
+			wantPreScore: schedcore.Skip,
+		},
+		{
+			name:  "Do not ignore preferred terms of existing pods",
+			pod:   sp("", "", s2, nil),
+			pods:  []*v1.Pod{sp("node1", "", s1, stayWithS1InRegionAwayFromS2InAz), sp("node2", "", s2, stayWithS2InRegion)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
+			args:  &configv1.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: false},
+			want:  scores("node1", 0, "node2", max),
+		},
+		{
+			name:         "No nodes to score",
+			pod:          sp("", "", s2, nil),
+			wantPreScore: schedcore.Skip,
+		},
+		// Not in kube's table.
+		{
+			name:  "With ignorePreferredTermsOfExistingPods, existing pods' preferred terms still count when the pod has preferred terms",
+			pod:   sp("", "", s2, preferred(weighted(1, "region", exprs(req("security", metav1.LabelSelectorOpIn, "S3"))))),
+			pods:  []*v1.Pod{sp("node1", "", s1, stayWithS1InRegionAwayFromS2InAz), sp("node2", "", s2, stayWithS2InRegion)},
+			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
+			args:  &configv1.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
+			want:  scores("node1", 0, "node2", max),
+		},
+		{
+			name:  "An existing pod on a node without labels contributes nothing",
+			pod:   sp("", "", s1, stayWithS1InRegion),
+			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s1, nil)},
+			nodes: []*v1.Node{node("node1", nil), node("node2", labelRgChina)},
+			want:  scores("node1", 0, "node2", max),
+		},
+		{
+			// Raw scores -5, 0, 3: node2 gets int64(100 * (5/8.0)) = 62.
+			name: "Mixed preferred affinity and anti-affinity normalize from the minimum",
+			pod: sp("", "", s1, &v1.Affinity{
+				PodAffinity:     preferred(weighted(3, "region", exprs(req("security", metav1.LabelSelectorOpIn, "S2")))).PodAffinity,
+				PodAntiAffinity: preferredAnti(weighted(5, "az", exprs(req("security", metav1.LabelSelectorOpIn, "S1")))).PodAntiAffinity,
+			}),
+			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node3", "", s2, nil)},
+			nodes: []*v1.Node{node("node1", labelAzAz1), node("node2", labelRgIndia), node("node3", labelRgChina)},
+			want:  scores("node1", 0, "node2", 62, "node3", max),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.args == nil {
+				tt.args = &configv1.InterPodAffinityArgs{HardPodAffinityWeight: ptr.To[int32](1)}
+			}
+			runScoreCase(t, tt)
+		})
+	}
+}
+
+// Ported from kube's TestPreferredAffinityWithHardPodAffinitySymmetricWeight.
+func TestPreferredAffinityWithHardPodAffinityWeight(t *testing.T) {
+	serviceS1 := map[string]string{"service": "S1"}
+	hardPodAffinity := &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+		LabelSelector:     exprs(req("service", metav1.LabelSelectorOpIn, "S1")),
+		Namespaces:        []string{"", "subteam2.team2"},
+		NamespaceSelector: exprs(req("team", metav1.LabelSelectorOpIn, "team1")),
+		TopologyKey:       "region",
+	}}}}
+	pods := []*v1.Pod{sp("node1", "", nil, hardPodAffinity), sp("node2", "", nil, hardPodAffinity)}
+	nodes := []*v1.Node{node("node1", map[string]string{"region": "China"}), node("node2", map[string]string{"region": "India"}), node("node3", map[string]string{"az": "az1"})}
+	tests := []struct {
+		name         string
+		ns           string
+		weight       int32
+		want         schedcore.NodeScoreList
+		wantPreScore schedcore.Code
+	}{
+		{name: "with default weight", weight: 1, want: scores("node1", 100, "node2", 100, "node3", 0)},
+		{name: "with zero weight", weight: 0, wantPreScore: schedcore.Skip},
+		{name: "with no matching namespace", ns: "subteam1.team2", weight: 1, wantPreScore: schedcore.Skip},
+		{name: "with matching NamespaceSelector", ns: "subteam1.team1", weight: 1, want: scores("node1", 100, "node2", 100, "node3", 0)},
+		{name: "with matching Namespaces", ns: "subteam2.team2", weight: 1, want: scores("node1", 100, "node2", 100, "node3", 0)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runScoreCase(t, scoreCase{
+				pod:          sp("", tt.ns, serviceS1, nil),
+				pods:         pods,
+				nodes:        nodes,
+				args:         &configv1.InterPodAffinityArgs{HardPodAffinityWeight: ptr.To(tt.weight)},
+				want:         tt.want,
+				wantPreScore: tt.wantPreScore,
+			})
+		})
+	}
+}
+
+func TestHardPodAffinityWeightScalesExistingPodsRequiredAffinity(t *testing.T) {
+	// node1's pod requires the incoming pod in its region (weight w); node2's
+	// pod prefers it with weight 10. w=5 puts China below India, w=20 above.
+	hard := &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{
+		{LabelSelector: exprs(req("app", metav1.LabelSelectorOpIn, "web")), TopologyKey: "region"},
+	}}}
+	soft := preferred(weighted(10, "region", exprs(req("app", metav1.LabelSelectorOpIn, "web"))))
+	pods := []*v1.Pod{sp("node1", "", nil, hard), sp("node2", "", nil, soft)}
+	nodes := []*v1.Node{node("node1", map[string]string{"region": "China"}), node("node2", map[string]string{"region": "India"}), node("node3", map[string]string{"az": "az1"})}
+	for _, tt := range []struct {
+		weight int32
+		want   schedcore.NodeScoreList
+	}{
+		{5, scores("node1", 50, "node2", 100, "node3", 0)},
+		{20, scores("node1", 100, "node2", 50, "node3", 0)},
+	} {
+		runScoreCase(t, scoreCase{
+			pod: sp("", "", map[string]string{"app": "web"}, nil), pods: pods, nodes: nodes,
+			args: &configv1.InterPodAffinityArgs{HardPodAffinityWeight: ptr.To(tt.weight)}, want: tt.want,
+		})
+	}
+}
+
+func TestNormalizeScore(t *testing.T) {
+	tests := []struct {
+		name     string
+		topology scoreMap
+		in, want []int64
+	}{
+		{name: "scores are mapped from [min, max] onto [0, 100]", topology: scoreMap{"k": {"v": 1}}, in: []int64{0, 29, 50}, want: []int64{0, 57, 100}},
+		{name: "float64 arithmetic truncates 100*(29/50) to 57 where integer arithmetic gives 58", topology: scoreMap{"k": {"v": 1}}, in: []int64{-50, -21, 0}, want: []int64{0, 57, 100}},
+		{name: "one third truncates to 33", topology: scoreMap{"k": {"v": 1}}, in: []int64{0, 1, 3}, want: []int64{0, 33, 100}},
+		{name: "equal scores all become 0", topology: scoreMap{"k": {"v": 1}}, in: []int64{7, 7, 7}, want: []int64{0, 0, 0}},
+		{name: "negative-only scores still span [0, 100]", topology: scoreMap{"k": {"v": 1}}, in: []int64{-10, -5, 0}, want: []int64{0, 50, 100}},
+		{name: "an empty topology score leaves the scores as they are", topology: scoreMap{}, in: []int64{3, 9}, want: []int64{3, 9}},
+	}
+	p := newPlugin(t, nil, schedcore.NewEmptySnapshot(), false)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := schedcore.NewCycleState()
+			cs.Write(preScoreStateKey, &preScoreState{topologyScore: tt.topology})
+			l := make(schedcore.NodeScoreList, len(tt.in))
+			for i, s := range tt.in {
+				l[i].Score = s
+			}
+			if s := p.NormalizeScore(context.Background(), cs, &v1.Pod{}, l); !s.IsSuccess() {
+				t.Fatal(s.Message())
+			}
+			got := make([]int64, len(l))
+			for i := range l {
+				got[i] = l[i].Score
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestScoreWithoutPreScoreIsAnError(t *testing.T) {
+	p := newPlugin(t, nil, schedcore.NewEmptySnapshot(), false)
+	ni := schedcore.NewNodeInfo()
+	ni.SetNode(&v1.Node{})
+	_, s := p.Score(context.Background(), schedcore.NewCycleState(), &v1.Pod{}, ni)
+	if diff := cmp.Diff(want(schedcore.Error, `failed to read "PreScoreInterPodAffinity" from cycleState: not found`), res(s)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
