@@ -490,3 +490,42 @@ func TestFilterWithoutPreFilterIsAnError(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestFilterAndScoreDoNotAllocate(t *testing.T) {
+	pod := makePod().Name("p").Label("app", "web").PodAffinityExists("app", "zone").PodAntiAffinityIn("app", v1.LabelHostname, []string{"db"}).Obj()
+	pod.Spec.Affinity.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []v1.WeightedPodAffinityTerm{
+		{Weight: 3, PodAffinityTerm: v1.PodAffinityTerm{LabelSelector: inExpr("app", "web"), TopologyKey: "zone"}},
+	}
+	pods := []*v1.Pod{
+		makePod().Name("a").Node("nodeA").Label("app", "web").Obj(),
+		makePod().Name("b").Node("nodeB").Label("app", "db").PodAntiAffinityExists("app", "zone").Obj(),
+	}
+	nodes := []*v1.Node{
+		node("nodeA", map[string]string{v1.LabelHostname: "nodeA", "zone": "z1"}),
+		node("nodeB", map[string]string{v1.LabelHostname: "nodeB", "zone": "z2"}),
+	}
+	for _, fp := range fastPathOpt {
+		t.Run(fastPathName("", fp), func(t *testing.T) {
+			ctx := context.Background()
+			snap := newSnapshot(pods, nodes, nil)
+			p := newPlugin(t, nil, snap, fp)
+			cs := schedcore.NewCycleState()
+			if _, s := p.PreFilter(ctx, cs, pod, snap.List()); !s.IsSuccess() {
+				t.Fatal(s.Message())
+			}
+			if s := p.PreScore(ctx, cs, pod, snap.List()); !s.IsSuccess() {
+				t.Fatal(s.Message())
+			}
+			ni, _ := snap.Get("nodeA")
+			if s := p.Filter(ctx, cs, pod, ni); !s.IsSuccess() {
+				t.Fatalf("Filter on nodeA: %v", s.Message())
+			}
+			if n := testing.AllocsPerRun(100, func() { p.Filter(ctx, cs, pod, ni) }); n != 0 {
+				t.Errorf("Filter allocates %v times per call", n)
+			}
+			if n := testing.AllocsPerRun(100, func() { _, _ = p.Score(ctx, cs, pod, ni) }); n != 0 {
+				t.Errorf("Score allocates %v times per call", n)
+			}
+		})
+	}
+}

@@ -191,5 +191,8 @@ var (
 )
 
 func fastPathName(name string, fp bool) string {
+	if name == "" {
+		return fmt.Sprintf("InterPodAffinityHostnameFastPath=%v", fp)
+	}
 	return fmt.Sprintf("%s/InterPodAffinityHostnameFastPath=%v", name, fp)
 }
