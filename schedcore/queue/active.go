@@ -81,7 +81,7 @@ func (aq *activeQueue) pop(logger logr.Logger) (*schedcore.QueuedPodInfo, error)
 func (aq *activeQueue) tryPop(logger logr.Logger) (*schedcore.QueuedPodInfo, bool) {
 	aq.lock.Lock()
 	defer aq.lock.Unlock()
-	for (aq.queue.Len() != 0 || (aq.backoff != nil && aq.backoff.lenBackoff() != 0)) {
+	for aq.queue.Len() != 0 || (aq.backoff != nil && aq.backoff.lenBackoff() != 0) {
 		if q, ok := aq.unlockedTryPop(logger); ok {
 			return q, true
 		}
