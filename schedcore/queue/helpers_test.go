@@ -123,8 +123,12 @@ func ev(e schedcore.ClusterEvent, fn schedcore.QueueingHintFn) schedcore.Cluster
 func newFramework(t *testing.T, filters []*filterPlugin, gates ...*gatePlugin) *schedcore.Framework {
 	t.Helper()
 	r := schedcore.Registry{
-		"Sort": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return sortPlugin{}, nil }},
-		"Bind": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return bindPlugin{}, nil }},
+		"Sort": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return sortPlugin{}, nil
+		}},
+		"Bind": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return bindPlugin{}, nil
+		}},
 	}
 	plugins := &configv1.Plugins{
 		QueueSort: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Sort"}}},
