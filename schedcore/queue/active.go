@@ -278,5 +278,11 @@ func (aq *activeQueue) close() {
 	aq.closed = true
 }
 
-// broadcast wakes Pop callers.
-func (aq *activeQueue) broadcast() { aq.cond.Broadcast() }
+// broadcast wakes Pop callers. It takes the lock so that a wake-up cannot
+// fall between Pop's check and its Wait: pods enter backoffQ without
+// activeQ's lock, and Pop may take them from there.
+func (aq *activeQueue) broadcast() {
+	aq.lock.Lock()
+	defer aq.lock.Unlock()
+	aq.cond.Broadcast()
+}
