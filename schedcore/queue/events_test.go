@@ -73,6 +73,33 @@ func TestPodSchedulingPropertiesChange(t *testing.T) {
 			want: []schedcore.ClusterEvent{{Resource: schedcore.UnscheduledPod, ActionType: schedcore.UpdatePodGeneratedResourceClaim}},
 		},
 		{
+			name: "the same claim statuses are no change",
+			oldPod: with(func(p *v1.Pod) {
+				p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: &claim}}
+			}),
+			newPod: with(func(p *v1.Pod) {
+				p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: new("claim-1")}}
+			}),
+			want: []schedcore.ClusterEvent{{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Update}},
+		},
+		{
+			name: "a claim name changing is a generated claim change",
+			oldPod: with(func(p *v1.Pod) {
+				p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: &claim}}
+			}),
+			newPod: with(func(p *v1.Pod) {
+				p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: new("claim-2")}}
+			}),
+			want: []schedcore.ClusterEvent{{Resource: schedcore.UnscheduledPod, ActionType: schedcore.UpdatePodGeneratedResourceClaim}},
+		},
+		{
+			name:   "an extended resource claim status appearing",
+			oldPod: base, newPod: with(func(p *v1.Pod) {
+				p.Status.ExtendedResourceClaimStatus = &v1.PodExtendedResourceClaimStatus{ResourceClaimName: "ext"}
+			}),
+			want: []schedcore.ClusterEvent{{Resource: schedcore.UnscheduledPod, ActionType: schedcore.UpdatePodGeneratedResourceClaim}},
+		},
+		{
 			name:   "labels and tolerations at once, in kube's order",
 			oldPod: base, newPod: with(func(p *v1.Pod) {
 				p.Labels = map[string]string{"app": "db"}

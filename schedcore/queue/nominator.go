@@ -131,11 +131,3 @@ func (n *nominator) forNode(node string) []podRef {
 	defer n.lock.RUnlock()
 	return slices.Clone(n.nominatedPods[node])
 }
-
-// nominatedNode returns the node the pod is nominated to, if any.
-func (n *nominator) nominatedNode(uid types.UID) (string, bool) {
-	n.lock.RLock()
-	defer n.lock.RUnlock()
-	node, ok := n.nominatedPodToNode[uid]
-	return node, ok
-}

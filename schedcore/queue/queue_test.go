@@ -119,6 +119,10 @@ func TestPendingPodsAndLengths(t *testing.T) {
 	if want := "activeQ:1; backoffQ:1; unschedulableEntities:2"; summary != want {
 		t.Errorf("summary %q, want %q", summary, want)
 	}
+	lists := [][]string{names(q.PodsInActiveQ()), names(q.PodsInBackoffQ()), names(q.UnschedulablePods())}
+	if diff := cmp.Diff([][]string{{"active"}, {"backoff"}, {"gated", "unsched"}}, lists); diff != "" {
+		t.Errorf("sub-queue lists (-want +got)\n%s", diff)
+	}
 	if diff := cmp.Diff(schedcore.QueueLengths{Active: 1, Backoff: 1, Unschedulable: 1, Gated: 1}, q.Lengths()); diff != "" {
 		t.Errorf("lengths (-want +got)\n%s", diff)
 	}

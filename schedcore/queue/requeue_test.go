@@ -596,3 +596,36 @@ func TestDelete(t *testing.T) {
 		t.Errorf("nomination survived Delete: %v", got)
 	}
 }
+
+func TestLeftoverFlushHonoursTheMaximum(t *testing.T) {
+	tests := []struct {
+		name  string
+		max   time.Duration
+		after time.Duration
+		want  string
+	}{
+		{name: "a pod is kept until the maximum has passed", max: time.Minute, after: time.Minute, want: QueueUnschedulable},
+		{name: "a pod left longer than the maximum goes to activeQ once its backoff is over", max: time.Minute, after: time.Minute + time.Second, want: QueueActive},
+		{name: "a pod flushed within its backoff goes to backoffQ", max: time.Second, after: 1100 * time.Millisecond, want: QueueBackoff},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, clk := newQueue(t, newFramework(t, defaultFilters()), WithPodMaxInUnschedulablePodsDuration(tt.max), WithPodInitialBackoffDuration(2*time.Second))
+			p := pod("p").Obj()
+			q.Add(logger, p)
+			if err := q.AddUnschedulableIfNotPresent(logger, popAndReject(t, q, "p", []string{"A"}, nil), 1); err != nil {
+				t.Fatal(err)
+			}
+			clk.Step(tt.after)
+			q.flushUnschedulablePodsLeftover(logger)
+			if got := where(q, p); got != tt.want {
+				t.Errorf("pod is in %s, want %s", got, tt.want)
+			}
+			if tt.want != QueueUnschedulable {
+				if qpi, _ := q.GetPod("p", "default"); !qpi.WasFlushedFromUnschedulable {
+					t.Errorf("WasFlushedFromUnschedulable not set")
+				}
+			}
+		})
+	}
+}
