@@ -265,8 +265,9 @@ func TestRunFlushesOnTheClock(t *testing.T) {
 				step = 5 * time.Second
 			}
 			for {
-				select {
-				case got := <-popped:
+				// Once the pod is in flight Pop has it: wait for the result.
+				if len(q.InFlightPods()) > 0 {
+					got := <-popped
 					if got == nil || got.Pod.Name != "p" {
 						t.Fatalf("Pop = %v", got)
 					}
@@ -274,7 +275,6 @@ func TestRunFlushesOnTheClock(t *testing.T) {
 						t.Errorf("popped %v after the failure, want at least %v", since, tt.earliest)
 					}
 					return
-				default:
 				}
 				if clk.Since(start) > tt.earliest+2*time.Minute {
 					t.Fatalf("not popped %v after the failure; %+v", clk.Since(start), q.Lengths())
