@@ -213,8 +213,15 @@ type QueuedPodInfo struct {
 	UnschedulableCount int
 	// ConsecutiveErrorsCount counts consecutive Error results.
 	ConsecutiveErrorsCount int
-	// InitialAttemptTimestamp is when the pod was first popped.
+	// InitialAttemptTimestamp is when the pod first entered activeQ.
 	InitialAttemptTimestamp *time.Time
+	// WasFlushedFromUnschedulable is set when the pod last left the
+	// unschedulable pool because it stayed there too long rather than
+	// because of an event; cleared when it comes back after an attempt.
+	WasFlushedFromUnschedulable bool
+	// FlushTimestamp is when the pod was last flushed from the
+	// unschedulable pool; the next flush waits from then.
+	FlushTimestamp time.Time
 	// BackoffExpiration is when the pod's backoff ends.
 	BackoffExpiration time.Time
 	// UnschedulablePlugins rejected the pod in its last attempt.

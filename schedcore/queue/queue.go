@@ -1,0 +1,603 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/clock"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// pendingPodsSummary is kube's PendingPods summary line.
+const pendingPodsSummary = "activeQ:%v; backoffQ:%v; unschedulableEntities:%v"
+
+// PriorityQueue is kube-scheduler's scheduling queue: activeQ (a heap by
+// the QueueSort plugin), backoffQ (by backoff expiry) and the unschedulable
+// pool (which also holds gated pods), plus the in-flight bookkeeping and the
+// nominator. Lock order: lock > activeQ.lock > backoffQ.lock > nominator.lock.
+type PriorityQueue struct {
+	*nominator
+
+	lock  sync.RWMutex
+	stop  chan struct{}
+	clock clock.WithTicker
+
+	podMaxInUnschedulablePodsDuration time.Duration
+
+	activeQ       *activeQueue
+	backoffQ      *backoffQueue
+	unschedulable *unschedulablePods
+
+	profiles map[string]*schedcore.Framework
+	// hints are the profiles' queueing hints, by profile name.
+	hints map[string]hintMap
+	// pluginToEvents lists the events each plugin registered (all profiles),
+	// the events that may ungate a pod it gates.
+	pluginToEvents map[string][]schedcore.ClusterEvent
+
+	popFromBackoffQ bool
+	features        schedcore.Features
+	metrics         Metrics
+	logger          logr.Logger
+	closeOnce       sync.Once
+}
+
+var _ schedcore.SchedulingQueue = (*PriorityQueue)(nil)
+
+// New returns a queue ordering activeQ by less (the QueueSort plugin's Less;
+// every profile must use the same), with the PreEnqueue plugins and
+// queueing hints of profiles (keyed by schedulerName). Errors from the
+// plugins' EventsToRegister are logged; kube fails start-up on them.
+func New(less func(a, b *schedcore.QueuedPodInfo) bool, profiles map[string]*schedcore.Framework, opts ...Option) *PriorityQueue {
+	o := options{
+		clock:                             clock.RealClock{},
+		podInitialBackoffDuration:         DefaultPodInitialBackoffDuration,
+		podMaxBackoffDuration:             DefaultPodMaxBackoffDuration,
+		podMaxInUnschedulablePodsDuration: DefaultPodMaxInUnschedulablePodsDuration,
+		logger:                            logr.Discard(),
+		popFromBackoffQ:                   true,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.metrics == nil {
+		o.metrics = NopMetrics{}
+	}
+	p := &PriorityQueue{
+		nominator:                         newNominator(o.podGetter),
+		stop:                              make(chan struct{}),
+		clock:                             o.clock,
+		podMaxInUnschedulablePodsDuration: o.podMaxInUnschedulablePodsDuration,
+		unschedulable:                     newUnschedulablePods(o.metrics),
+		profiles:                          profiles,
+		hints:                             map[string]hintMap{},
+		pluginToEvents:                    map[string][]schedcore.ClusterEvent{},
+		popFromBackoffQ:                   o.popFromBackoffQ,
+		features:                          schedcore.DefaultFeatures,
+		metrics:                           o.metrics,
+		logger:                            o.logger,
+	}
+	p.backoffQ = newBackoffQueue(o.clock, o.podInitialBackoffDuration, o.podMaxBackoffDuration, less, o.popFromBackoffQ, o.metrics)
+	var popper *backoffQueue
+	if o.popFromBackoffQ {
+		popper = p.backoffQ
+	}
+	p.activeQ = newActiveQueue(less, o.metrics, popper)
+
+	names := make([]string, 0, len(profiles))
+	for name := range profiles {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	haveFeatures := false
+	for _, name := range names {
+		fw := profiles[name]
+		if !haveFeatures && fw.Handle() != nil {
+			p.features, haveFeatures = fw.Handle().Features, true
+		}
+		m, err := buildHintMap(context.Background(), fw)
+		if err != nil {
+			o.logger.Error(err, "Registering the cluster events of profile", "profile", name)
+		}
+		p.hints[name] = m
+		for _, h := range m {
+			for _, fn := range h.fns {
+				p.pluginToEvents[fn.plugin] = append(p.pluginToEvents[fn.plugin], h.event)
+			}
+		}
+	}
+	if o.features != nil {
+		p.features = *o.features
+	}
+	return p
+}
+
+// Run starts the flushes: backoffQ every second (aligned to whole
+// seconds, on the queue's clock) and the pods left in the unschedulable
+// pool longer than the maximum every 30 seconds (first at once, as kube's
+// wait.Until). They stop on Close.
+func (p *PriorityQueue) Run(logger logr.Logger) {
+	go p.backoffQ.waitUntilAlignedWithOrderingWindow(func() { p.flushBackoffQCompleted(logger) }, p.stop)
+	go func() {
+		ticker := p.clock.NewTicker(unschedulableFlushInterval)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+			p.flushUnschedulablePodsLeftover(logger)
+			select {
+			case <-p.stop:
+				return
+			case <-ticker.C():
+			}
+		}
+	}()
+}
+
+// Close wakes the Pop callers (they return nil) and stops the flushes.
+func (p *PriorityQueue) Close() {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	p.closeOnce.Do(func() { close(p.stop) })
+	p.activeQ.close()
+	p.activeQ.broadcast()
+}
+
+// newQueuedPodInfo wraps a new pod, stamped now.
+func (p *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *schedcore.QueuedPodInfo {
+	return &schedcore.QueuedPodInfo{
+		PodInfo:              schedcore.NewPodInfo(pod),
+		Timestamp:            p.clock.Now(),
+		UnschedulablePlugins: sets.New[string](),
+		PendingPlugins:       sets.New[string](),
+	}
+}
+
+// Add adds a new pending pod: it is nominated if its status says so, then
+// goes to activeQ unless a PreEnqueue plugin gates it.
+func (p *PriorityQueue) Add(logger logr.Logger, pod *v1.Pod) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	p.addPod(logger, pod)
+}
+
+func (p *PriorityQueue) addPod(logger logr.Logger, pod *v1.Pod) {
+	q := p.newQueuedPodInfo(pod)
+	// Nominate before activeQ so a Pop cannot see the pod un-nominated.
+	p.nominator.add(logger, q.PodInfo, nil)
+	if p.moveToActiveQ(logger, q, schedcore.ClusterEvent{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Add}.Label(), false) {
+		p.activeQ.broadcast()
+	}
+}
+
+// runPreEnqueuePlugins runs the profile's PreEnqueue plugins, the gating
+// plugin first, and records the first that rejects as the gating plugin
+// (and a rejector), with the events that may ungate the pod.
+func (p *PriorityQueue) runPreEnqueuePlugins(logger logr.Logger, q *schedcore.QueuedPodInfo) {
+	pod := q.Pod
+	fw := p.profiles[pod.Spec.SchedulerName]
+	if fw == nil {
+		q.GatingPlugin, q.GatingPluginEvents = "", nil
+		return
+	}
+	start := time.Now()
+	var st *schedcore.Status
+	defer func() { p.metrics.PreEnqueue(pod.Spec.SchedulerName, st.Code(), time.Since(start)) }()
+	plugins := fw.PreEnqueuePlugins()
+	if g := q.GatingPlugin; g != "" {
+		for _, pl := range plugins {
+			if pl.Name() == g {
+				if st = p.runPreEnqueuePlugin(logger, pl, q); !st.IsSuccess() {
+					return
+				}
+				break
+			}
+		}
+	}
+	for _, pl := range plugins {
+		if pl.Name() == q.GatingPlugin {
+			continue
+		}
+		if st = p.runPreEnqueuePlugin(logger, pl, q); !st.IsSuccess() {
+			return
+		}
+	}
+	q.GatingPlugin, q.GatingPluginEvents = "", nil
+}
+
+func (p *PriorityQueue) runPreEnqueuePlugin(logger logr.Logger, pl schedcore.PreEnqueuePlugin, q *schedcore.QueuedPodInfo) *schedcore.Status {
+	st := pl.PreEnqueue(context.Background(), q.Pod)
+	if st.IsSuccess() {
+		return nil
+	}
+	name := pl.Name()
+	if !q.UnschedulablePlugins.Has(name) && !q.PendingPlugins.Has(name) {
+		p.metrics.UnschedulableReason(name, q.Pod.Spec.SchedulerName, 1)
+	}
+	if q.UnschedulablePlugins == nil {
+		q.UnschedulablePlugins = sets.New[string]()
+	}
+	q.UnschedulablePlugins.Insert(name)
+	q.GatingPlugin, q.GatingPluginEvents = name, p.pluginToEvents[name]
+	if st.Code() == schedcore.Error {
+		logger.Error(st.AsError(), "Unexpected error running PreEnqueue plugin", "pod", schedcore.PodName(q.Pod), "plugin", name)
+	} else {
+		logger.V(4).Info("Status after running PreEnqueue plugin", "pod", schedcore.PodName(q.Pod), "plugin", name, "status", st.Message())
+	}
+	return st
+}
+
+// moveToActiveQ runs PreEnqueue (unless the pod comes straight from
+// backoffQ, where it already ran) and puts the pod in activeQ, or in the
+// unschedulable pool if gated. It does not wake Pop. Caller holds p.lock.
+func (p *PriorityQueue) moveToActiveQ(logger logr.Logger, q *schedcore.QueuedPodInfo, event string, fromBackoffQ bool) bool {
+	if !(p.popFromBackoffQ && fromBackoffQ) {
+		p.runPreEnqueuePlugins(logger, q)
+	}
+	if q.Gated() {
+		if p.unschedulable.get(q.Pod) == nil {
+			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Unschedulable")
+		}
+		q.WasFlushedFromUnschedulable = false
+		p.unschedulable.addOrUpdate(q, event)
+		return false
+	}
+	if q.InitialAttemptTimestamp == nil {
+		now := p.clock.Now()
+		q.InitialAttemptTimestamp = &now
+	}
+	p.unschedulable.delete(q.Pod)
+	p.activeQ.add(logger, q, event)
+	return true
+}
+
+// moveToBackoffQ puts the pod in backoffQ; with SchedulerPopFromBackoffQ,
+// PreEnqueue runs first and a gated pod goes to the unschedulable pool.
+// Caller holds p.lock.
+func (p *PriorityQueue) moveToBackoffQ(logger logr.Logger, q *schedcore.QueuedPodInfo, event string) bool {
+	if p.popFromBackoffQ {
+		p.runPreEnqueuePlugins(logger, q)
+		if q.Gated() {
+			q.WasFlushedFromUnschedulable = false
+			p.unschedulable.addOrUpdate(q, event)
+			return false
+		}
+	}
+	p.unschedulable.delete(q.Pod)
+	p.backoffQ.add(logger, q, event, p.metrics)
+	return true
+}
+
+// requeue sends a pod to where the strategy says and returns the queue's
+// metrics label. Caller holds p.lock.
+func (p *PriorityQueue) requeue(logger logr.Logger, q *schedcore.QueuedPodInfo, s queueingStrategy, event string) string {
+	if s == queueSkip {
+		p.unschedulable.addOrUpdate(q, event)
+		return QueueUnschedulable
+	}
+	// The backoff may have ended while the pod was in the pool.
+	if s == queueAfterBackoff && p.backoffQ.isPodBackingoff(q) {
+		if p.moveToBackoffQ(logger, q, event) {
+			return QueueBackoff
+		}
+		return QueueUnschedulable
+	}
+	if p.moveToActiveQ(logger, q, event, false) {
+		return QueueActive
+	}
+	return QueueUnschedulable
+}
+
+// wakes reports whether a pod moved to queue can be popped now.
+func (p *PriorityQueue) wakes(queue string) bool {
+	return queue == QueueActive || p.popFromBackoffQ && queue == QueueBackoff
+}
+
+// Activate moves pods waiting in the unschedulable pool or backoffQ to
+// activeQ. For an in-flight pod it records a ForceActivate event so that the
+// pod is requeued when its attempt fails; unknown pods are ignored.
+func (p *PriorityQueue) Activate(logger logr.Logger, pods map[string]*v1.Pod) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	keys := make([]string, 0, len(pods))
+	for k := range pods {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	activated := false
+	for _, k := range keys {
+		pod := pods[k]
+		if p.activate(logger, pod) {
+			activated = true
+			continue
+		}
+		p.activeQ.addEventsIfPodInFlight(nil, pod, []schedcore.ClusterEvent{schedcore.EventForceActivate})
+	}
+	if activated {
+		p.activeQ.broadcast()
+	}
+}
+
+func (p *PriorityQueue) activate(logger logr.Logger, pod *v1.Pod) bool {
+	fromBackoffQ := false
+	q := p.unschedulable.get(pod)
+	if q == nil {
+		if q = p.backoffQ.delete(pod); q == nil {
+			return false
+		}
+		fromBackoffQ = true
+	}
+	return p.moveToActiveQ(logger, q, EventForceActivate, fromBackoffQ)
+}
+
+// SchedulingCycle returns the number of pods popped so far.
+func (p *PriorityQueue) SchedulingCycle() int64 { return p.activeQ.schedulingCycle() }
+
+// AddUnschedulableIfNotPresent puts back a pod whose attempt failed and
+// calls Done for it. A pod rejected by plugins counts an unschedulable
+// attempt, one with no rejector (an error) a consecutive error; then the
+// events received while it was in flight decide, through its rejectors'
+// hints, whether it waits in the unschedulable pool, in backoffQ or goes
+// straight to activeQ (a Pending plugin's Queue).
+func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger logr.Logger, q *schedcore.QueuedPodInfo, podSchedulingCycle int64) error {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	defer p.activeQ.done(q.Pod.UID)
+
+	pod := q.Pod
+	if p.unschedulable.get(pod) != nil {
+		return fmt.Errorf("Pod %v is already present in unschedulable queue", schedcore.PodName(pod))
+	}
+	if p.activeQ.has(pod) {
+		return fmt.Errorf("Pod %v is already present in the active queue", schedcore.PodName(pod))
+	}
+	if p.backoffQ.has(pod) {
+		return fmt.Errorf("Pod %v is already present in the backoff queue", schedcore.PodName(pod))
+	}
+	if q.UnschedulablePlugins == nil {
+		q.UnschedulablePlugins = sets.New[string]()
+	}
+	if q.PendingPlugins == nil {
+		q.PendingPlugins = sets.New[string]()
+	}
+	if q.UnschedulablePlugins.Len() == 0 && q.PendingPlugins.Len() == 0 {
+		q.ConsecutiveErrorsCount++
+	} else {
+		q.UnschedulableCount++
+		q.ConsecutiveErrorsCount = 0
+	}
+	q.Timestamp = p.clock.Now()
+	q.BackoffExpiration = time.Time{}
+	q.WasFlushedFromUnschedulable = false
+	q.FlushTimestamp = time.Time{}
+
+	rejectors := q.UnschedulablePlugins.Union(q.PendingPlugins)
+	for pl := range rejectors {
+		p.metrics.UnschedulableReason(pl, pod.Spec.SchedulerName, 1)
+	}
+	hint := p.determineSchedulingHintForInFlightPod(logger, q)
+	queue := p.requeue(logger, q, hint, EventScheduleAttemptFailure)
+	logger.V(3).Info("Pod moved to an internal scheduling queue", "pod", schedcore.PodName(pod), "event", EventScheduleAttemptFailure, "queue", queue, "schedulingCycle", podSchedulingCycle, "hint", hint.String(), "unschedulable plugins", sets.List(rejectors))
+	if p.wakes(queue) {
+		p.activeQ.broadcast()
+	}
+	return nil
+}
+
+// flushBackoffQCompleted moves the pods whose backoff ended to activeQ.
+func (p *PriorityQueue) flushBackoffQCompleted(logger logr.Logger) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	activated := false
+	for _, q := range p.backoffQ.popAllBackoffCompleted() {
+		if p.moveToActiveQ(logger, q, EventBackoffComplete, true) {
+			activated = true
+		}
+	}
+	if activated {
+		p.activeQ.broadcast()
+	}
+}
+
+// flushUnschedulablePodsLeftover retries the pods that stayed in the
+// unschedulable pool (since their last attempt or last flush) longer than
+// the maximum, as an UnschedulableTimeout wildcard event.
+func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger logr.Logger) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	var move []*schedcore.QueuedPodInfo
+	now := p.clock.Now()
+	for _, q := range p.unschedulable.list() {
+		last := q.Timestamp
+		if q.FlushTimestamp.After(last) {
+			last = q.FlushTimestamp
+		}
+		if now.Sub(last) > p.podMaxInUnschedulablePodsDuration {
+			q.WasFlushedFromUnschedulable = true
+			q.FlushTimestamp = now
+			move = append(move, q)
+		}
+	}
+	if len(move) > 0 {
+		p.movePodsToActiveOrBackoffQueue(logger, move, schedcore.EventUnschedulableTimeout, nil, nil)
+	}
+}
+
+// Pop blocks until a pod can be popped (from activeQ, or from backoffQ when
+// activeQ is empty and SchedulerPopFromBackoffQ is on) and returns it in
+// flight; after Close it returns nil, nil. It does not take the queue's
+// main lock.
+func (p *PriorityQueue) Pop(logger logr.Logger) (*schedcore.QueuedPodInfo, error) {
+	return p.activeQ.pop(logger)
+}
+
+// TryPop is Pop without blocking, for synchronous drivers that run no
+// flush goroutine: it first moves the pods whose backoff ended to activeQ
+// (what Run's flush would have done by now), then pops if it can.
+func (p *PriorityQueue) TryPop(logger logr.Logger) (*schedcore.QueuedPodInfo, bool) {
+	p.flushBackoffQCompleted(logger)
+	return p.activeQ.tryPop(logger)
+}
+
+// Done tells the queue the pod's attempt has ended; the events kept for
+// it are dropped.
+func (p *PriorityQueue) Done(uid types.UID) { p.activeQ.done(uid) }
+
+// InFlightPods lists the pods popped and not yet Done, oldest first.
+func (p *PriorityQueue) InFlightPods() []*v1.Pod { return p.activeQ.listInFlightPods() }
+
+// Update updates a pending pod. An in-flight pod gets the update recorded
+// as events for its requeue decision; a pod in activeQ or backoffQ is
+// updated in place; a pod in the unschedulable pool (gated pods included)
+// is requeued if its rejectors' hints say the update (TargetPod events)
+// may help; an unknown pod is added.
+func (p *PriorityQueue) Update(logger logr.Logger, oldPod, newPod *v1.Pod) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	events := PodSchedulingPropertiesChange(newPod, oldPod, true, p.features)
+
+	updated := func() bool {
+		aq := p.activeQ
+		aq.lock.Lock()
+		defer aq.lock.Unlock()
+		if aq.unlockedAddEventsIfPodInFlight(oldPod, newPod, events) {
+			logger.V(6).Info("The pod doesn't need to be queued for now because it's being scheduled and will be queued back if necessary", "pod", schedcore.PodName(newPod))
+			return true
+		}
+		if q, ok := aq.queue.Get(oldPod); ok {
+			q.PodInfo = schedcore.NewPodInfo(newPod)
+			aq.queue.AddOrUpdate(q)
+			p.nominator.update(logger, oldPod, q.PodInfo)
+			return true
+		}
+		if q := p.backoffQ.update(newPod); q != nil {
+			p.nominator.update(logger, oldPod, q.PodInfo)
+			return true
+		}
+		return false
+	}()
+	if updated {
+		return
+	}
+
+	if q := p.unschedulable.get(oldPod); q != nil {
+		q.PodInfo = schedcore.NewPodInfo(newPod)
+		p.nominator.update(logger, oldPod, q.PodInfo)
+		for _, e := range events {
+			hint := p.isPodWorthRequeuing(logger, q, e, oldPod, newPod)
+			queue := p.requeue(logger, q, hint, e.Label())
+			if queue != QueueUnschedulable {
+				logger.V(5).Info("Pod moved to an internal scheduling queue because the Pod is updated", "pod", schedcore.PodName(newPod), "event", e.Label(), "queue", queue)
+			}
+			if p.wakes(queue) {
+				p.activeQ.broadcast()
+				break
+			}
+		}
+		return
+	}
+	p.addPod(logger, newPod)
+}
+
+// Delete removes a pending pod from every queue and the nominator.
+func (p *PriorityQueue) Delete(pod *v1.Pod) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	p.nominator.delete(pod)
+	q := p.activeQ.delete(pod)
+	if q == nil {
+		q = p.backoffQ.delete(pod)
+	}
+	if q == nil {
+		if q = p.unschedulable.get(pod); q != nil {
+			p.unschedulable.delete(pod)
+		}
+	}
+	if q != nil {
+		for pl := range q.UnschedulablePlugins.Union(q.PendingPlugins) {
+			p.metrics.UnschedulableReason(pl, q.Pod.Spec.SchedulerName, -1)
+		}
+	}
+}
+
+// MoveAllToActiveOrBackoffQueue requeues the pods of the unschedulable pool
+// (that pass preCheck, if set) whose rejectors' hints say the event may
+// help, and records the event for in-flight pods. Gated pods are only
+// re-evaluated on wildcard events or events their gating plugin registered.
+func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger logr.Logger, event schedcore.ClusterEvent, oldObj, newObj any, preCheck func(*v1.Pod) bool) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	p.moveAllToActiveOrBackoffQueue(logger, event, oldObj, newObj, preCheck)
+}
+
+func (p *PriorityQueue) moveAllToActiveOrBackoffQueue(logger logr.Logger, event schedcore.ClusterEvent, oldObj, newObj any, preCheck func(*v1.Pod) bool) {
+	if !p.isEventOfInterest(logger, event) {
+		return
+	}
+	all := p.unschedulable.list()
+	pods := all[:0:0]
+	for _, q := range all {
+		if preCheck == nil || preCheck(q.Pod) {
+			pods = append(pods, q)
+		}
+	}
+	p.movePodsToActiveOrBackoffQueue(logger, pods, event, oldObj, newObj)
+}
+
+func (p *PriorityQueue) movePodsToActiveOrBackoffQueue(logger logr.Logger, pods []*schedcore.QueuedPodInfo, event schedcore.ClusterEvent, oldObj, newObj any) {
+	if !p.isEventOfInterest(logger, event) {
+		return
+	}
+	activated := false
+	for _, q := range pods {
+		if q.Gated() && !isWildCard(event) && !matchAnyClusterEvent(event, q.GatingPluginEvents) {
+			continue
+		}
+		hint := p.isPodWorthRequeuing(logger, q, event, oldObj, newObj)
+		if hint == queueSkip {
+			logger.V(5).Info("Event is not making pod schedulable", "pod", schedcore.PodName(q.Pod), "event", event.Label())
+			continue
+		}
+		p.unschedulable.delete(q.Pod)
+		if p.wakes(p.requeue(logger, q, hint, event.Label())) {
+			activated = true
+		}
+	}
+	if p.activeQ.addEventIfAnyInFlight(oldObj, newObj, event) {
+		logger.V(5).Info("Event received while pods are in flight", "event", event.Label())
+	}
+	if activated {
+		p.activeQ.broadcast()
+	}
+}
+
+// AssignedPodAdded is kube's AssignedPod/Add event (a pod bound or added on
+// a node): the hints of the plugins that registered it (inter-pod affinity,
+// topology spread, ...) decide which pods move.
+func (p *PriorityQueue) AssignedPodAdded(logger logr.Logger, pod *v1.Pod) {
+	p.MoveAllToActiveOrBackoffQueue(logger, schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Add}, nil, pod, nil)
+}
+
+// AssignedPodUpdated is kube's AssignedPod/Update handling. A zero event
+// means "derive it": one move per event PodSchedulingPropertiesChange finds,
+// as kube's updateAssignedPodInCache.
+func (p *PriorityQueue) AssignedPodUpdated(logger logr.Logger, oldPod, newPod *v1.Pod, event schedcore.ClusterEvent) {
+	if event != (schedcore.ClusterEvent{}) {
+		p.MoveAllToActiveOrBackoffQueue(logger, event, oldPod, newPod, nil)
+		return
+	}
+	for _, e := range PodSchedulingPropertiesChange(newPod, oldPod, false, p.features) {
+		p.MoveAllToActiveOrBackoffQueue(logger, e, oldPod, newPod, nil)
+	}
+}
