@@ -66,6 +66,8 @@ const (
 	CSIStorageCapacity    EventResource = "storage.k8s.io/CSIStorageCapacity"
 	StorageClass          EventResource = "storage.k8s.io/StorageClass"
 	PodGroup              EventResource = "scheduling.k8s.io/PodGroup"
+	ResourceClaim         EventResource = "resource.k8s.io/ResourceClaim"
+	DeviceClass           EventResource = "resource.k8s.io/DeviceClass"
 	Namespace             EventResource = "Namespace"
 	WildCard              EventResource = "*"
 )
@@ -88,14 +90,22 @@ func (ce ClusterEvent) Label() string {
 // IsWildCard reports whether the event matches every registration.
 func (ce ClusterEvent) IsWildCard() bool { return ce.Resource == WildCard && ce.ActionType == All }
 
-// Match reports whether a registered event ce covers the incoming event.
-// Pod registrations cover AssignedPod, UnscheduledPod and TargetPod events.
+// Match reports whether a registered event ce covers the incoming event, as
+// kube does: a wildcard registration covers everything; otherwise the
+// resources must match (Pod covers AssignedPod, UnscheduledPod and
+// TargetPod), the action bits must overlap and the incoming action must not
+// be wider than the registered one (so an UpdateNodeLabel registration does
+// not match a plain Node/Update).
 func (ce ClusterEvent) Match(incoming ClusterEvent) bool {
-	if ce.ActionType&incoming.ActionType == 0 {
-		return false
+	if ce.IsWildCard() {
+		return true
 	}
-	return ce.Resource == WildCard || ce.Resource == incoming.Resource ||
-		(ce.Resource == Pod && (incoming.Resource == AssignedPod || incoming.Resource == UnscheduledPod || incoming.Resource == TargetPod))
+	return matchResource(ce.Resource, incoming.Resource) && ce.ActionType&incoming.ActionType != 0 && incoming.ActionType <= ce.ActionType
+}
+
+func matchResource(r, incoming EventResource) bool {
+	return r == WildCard || r == incoming ||
+		r == Pod && (incoming == AssignedPod || incoming == UnscheduledPod || incoming == TargetPod)
 }
 
 // Well-known events the queue generates itself.

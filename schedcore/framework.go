@@ -199,7 +199,20 @@ type defaultEnqueueExtension struct{ name string }
 
 func (d defaultEnqueueExtension) Name() string { return d.name }
 func (d defaultEnqueueExtension) EventsToRegister(context.Context) ([]ClusterEventWithHint, error) {
-	return []ClusterEventWithHint{{Event: ClusterEvent{Resource: WildCard, ActionType: All}}}, nil
+	return UnrollWildCardResource(), nil
+}
+
+// UnrollWildCardResource lists every concrete resource with All, which is
+// what kube registers for plugins that register no events: a Namespace or
+// VolumeAttachment event then requeues nothing.
+func UnrollWildCardResource() []ClusterEventWithHint {
+	rs := []EventResource{AssignedPod, UnscheduledPod, TargetPod, Node, PersistentVolume, PersistentVolumeClaim,
+		CSINode, CSIDriver, CSIStorageCapacity, StorageClass, ResourceClaim, DeviceClass}
+	out := make([]ClusterEventWithHint, len(rs))
+	for i, r := range rs {
+		out[i] = ClusterEventWithHint{Event: ClusterEvent{Resource: r, ActionType: All}}
+	}
+	return out
 }
 
 func neededPlugins(p *configv1.Plugins) sets.Set[string] {

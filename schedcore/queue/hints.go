@@ -107,15 +107,7 @@ func isWildCard(e schedcore.ClusterEvent) bool {
 // as specific as the registration or more (a registration for
 // UpdateNodeLabel does not match a plain Node/Update), and a wildcard
 // incoming event only matches a wildcard registration.
-func matchClusterEvents(ce, incoming schedcore.ClusterEvent) bool {
-	return isWildCard(ce) ||
-		matchEventResources(ce.Resource, incoming.Resource) && ce.ActionType&incoming.ActionType != 0 && incoming.ActionType <= ce.ActionType
-}
-
-func matchEventResources(r, incoming schedcore.EventResource) bool {
-	return r == schedcore.WildCard || r == incoming ||
-		r == schedcore.Pod && (incoming == schedcore.AssignedPod || incoming == schedcore.UnscheduledPod || incoming == schedcore.TargetPod)
-}
+func matchClusterEvents(ce, incoming schedcore.ClusterEvent) bool { return ce.Match(incoming) }
 
 // matchAnyClusterEvent reports whether any of the registered events covers e.
 func matchAnyClusterEvent(e schedcore.ClusterEvent, registered []schedcore.ClusterEvent) bool {
