@@ -2,6 +2,7 @@ package podtopologyspread
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -229,3 +230,11 @@ func (p *criticalPaths) sort() {
 		p[0].TopologyValue, p[1].TopologyValue = p[1].TopologyValue, p[0].TopologyValue
 	}
 }
+
+// service is a Service in ns selecting the label pairs.
+func service(ns string, kv ...string) *v1.Service {
+	s := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc-" + strings.Join(kv, "-"), Namespace: ns}}
+	s.Spec.Selector = matchLabels(kv...).MatchLabels
+	return s
+}
+

@@ -207,3 +207,30 @@ func TestScoreWithoutPreScoreState(t *testing.T) {
 		t.Errorf("NormalizeScore = %v, want Error %q", s, want)
 	}
 }
+
+func TestFilterAndScoreDoNotAllocate(t *testing.T) {
+	nodes := []*v1.Node{zh2("node-a", "zone1"), zh2("node-b", "zone1"), zh2("node-x", "zone2")}
+	pods := []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-x1", "node-x", "foo", "")}
+	pod := mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, v1.LabelHostname, dns, fooSelector).
+		spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, fooSelector).obj()
+	p, snap := newPlugin(t, listArgs(), pods, nodes, nil)
+	state := schedcore.NewCycleState()
+	if _, s := p.PreFilter(context.Background(), state, pod, snap.List()); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	if s := p.PreScore(context.Background(), state, pod, snap.List()); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	ni, _ := snap.Get("node-b")
+	if s := p.Filter(context.Background(), state, pod, ni); !s.IsSuccess() {
+		t.Fatalf("Filter(node-b) = %v", s)
+	}
+	if n := testing.AllocsPerRun(100, func() { p.Filter(context.Background(), state, pod, ni) }); n != 0 {
+		t.Errorf("Filter on a fitting node allocates %v times", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = p.Score(context.Background(), state, pod, ni) }); n != 0 {
+		t.Errorf("Score allocates %v times", n)
+	}
+}
+
+func zh2(name, zone string) *v1.Node { return mkNode(name, "zone", zone, v1.LabelHostname, name) }
