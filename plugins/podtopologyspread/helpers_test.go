@@ -237,4 +237,3 @@ func service(ns string, kv ...string) *v1.Service {
 	s.Spec.Selector = matchLabels(kv...).MatchLabels
 	return s
 }
-
