@@ -1,0 +1,119 @@
+package helper
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+var (
+	rcKind = v1.SchemeGroupVersion.WithKind("ReplicationController")
+	rsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+	ssKind = appsv1.SchemeGroupVersion.WithKind("StatefulSet")
+)
+
+// DefaultSelector returns the selector kube-scheduler's default topology
+// spreading uses for a pod: the union of the selectors of the Services in
+// the pod's namespace that select it, ANDed with the selector of the
+// ReplicationController, ReplicaSet or StatefulSet that controls it (found
+// by the pod's controller owner reference, in the pod's namespace).
+//
+// A pod that no Service selects and no such controller owns gets an empty
+// selector (Empty() is true), which callers treat as "no default spreading".
+// A nil src behaves as a cluster without those objects.
+func DefaultSelector(pod *v1.Pod, src *schedcore.SelectorSources) labels.Selector {
+	labelSet := make(labels.Set)
+	// Services, RCs, RSs and SSs that match the pod cannot have conflicting
+	// labels, so merging is safe.
+	for _, svc := range GetPodServices(src, pod) {
+		labelSet = labels.Merge(labelSet, svc.Spec.Selector)
+	}
+	selector := labelSet.AsSelector()
+
+	owner := metav1.GetControllerOfNoCopy(pod)
+	if owner == nil || src == nil {
+		return selector
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	if err != nil {
+		return selector
+	}
+	switch gv.WithKind(owner.Kind) {
+	case rcKind:
+		if rc := findReplicationController(src, pod.Namespace, owner.Name); rc != nil {
+			labelSet = labels.Merge(labelSet, rc.Spec.Selector)
+			selector = labelSet.AsSelector()
+		}
+	case rsKind:
+		if rs := findReplicaSet(src, pod.Namespace, owner.Name); rs != nil {
+			selector = addLabelSelector(selector, rs.Spec.Selector)
+		}
+	case ssKind:
+		if ss := findStatefulSet(src, pod.Namespace, owner.Name); ss != nil {
+			selector = addLabelSelector(selector, ss.Spec.Selector)
+		}
+	}
+	return selector
+}
+
+// addLabelSelector ANDs the requirements of ls to selector; a selector that
+// does not parse, or that selects nothing, leaves it unchanged, as in kube.
+func addLabelSelector(selector labels.Selector, ls *metav1.LabelSelector) labels.Selector {
+	other, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return selector
+	}
+	if r, ok := other.Requirements(); ok {
+		selector = selector.Add(r...)
+	}
+	return selector
+}
+
+// GetPodServices returns the Services in the pod's namespace whose selector
+// matches the pod's labels. Services with a nil selector match nothing.
+func GetPodServices(src *schedcore.SelectorSources, pod *v1.Pod) []*v1.Service {
+	if src == nil {
+		return nil
+	}
+	var services []*v1.Service
+	for _, svc := range src.Services {
+		if svc == nil || svc.Namespace != pod.Namespace || svc.Spec.Selector == nil {
+			continue
+		}
+		if labels.Set(svc.Spec.Selector).AsSelectorPreValidated().Matches(labels.Set(pod.Labels)) {
+			services = append(services, svc)
+		}
+	}
+	return services
+}
+
+func findReplicationController(src *schedcore.SelectorSources, ns, name string) *v1.ReplicationController {
+	for _, o := range src.ReplicationControllers {
+		if o != nil && o.Namespace == ns && o.Name == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func findReplicaSet(src *schedcore.SelectorSources, ns, name string) *appsv1.ReplicaSet {
+	for _, o := range src.ReplicaSets {
+		if o != nil && o.Namespace == ns && o.Name == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func findStatefulSet(src *schedcore.SelectorSources, ns, name string) *appsv1.StatefulSet {
+	for _, o := range src.StatefulSets {
+		if o != nil && o.Namespace == ns && o.Name == name {
+			return o
+		}
+	}
+	return nil
+}

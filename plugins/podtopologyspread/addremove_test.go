@@ -1,0 +1,354 @@
+package podtopologyspread
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+func TestPreFilterStateAddPod(t *testing.T) {
+	foo, bar := mustSel(t, fooSelector), mustSel(t, barSelector)
+	nodeConstraint, zoneConstraint := want(1, "node", foo), want(1, "zone", foo)
+	twoNodes := func() []*v1.Node { return []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1")} }
+	// node-a has foo=bar (outside an affinity "foo NotIn bar"), node-b has foo="".
+	affinityNodes := func() []*v1.Node {
+		return []*v1.Node{mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", "bar"), mkNode("node-b", "zone", "zone2", "node", "node-b", "foo", "")}
+	}
+	tests := []struct {
+		name         string
+		preemptor    *v1.Pod
+		addedPod     *v1.Pod
+		existingPods []*v1.Pod
+		nodeIdx      int // the node addedPod goes to
+		nodes        []*v1.Node
+		want         *preFilterState
+	}{
+		{
+			name:      "adding to an empty cluster moves the minimum to the other node",
+			preemptor: mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
+			addedPod:  ep("p-a1", "node-a", "foo", ""),
+			nodes:     twoNodes(),
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{nodeConstraint},
+				CriticalPaths:     []*criticalPaths{cp("node-b", 0, "node-a", 1)},
+				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 0}},
+			},
+		},
+		{
+			name:         "adding to the minimum node evens the counts",
+			preemptor:    mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
+			addedPod:     ep("p-a1", "node-a", "foo", ""),
+			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "")},
+			nodes:        twoNodes(),
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{nodeConstraint},
+				CriticalPaths:     []*criticalPaths{cp("node-a", 1, "node-b", 1)},
+				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 1}},
+			},
+		},
+		{
+			name:         "a pod of another namespace changes nothing",
+			preemptor:    mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
+			addedPod:     epNS("p-a1", "ns1", "node-a", "foo", ""),
+			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "")},
+			nodes:        twoNodes(),
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{nodeConstraint},
+				CriticalPaths:     []*criticalPaths{cp("node-a", 0, "node-b", 1)},
+				TpValueToMatchNum: []map[string]int{{"node-a": 0, "node-b": 1}},
+			},
+		},
+		{
+			name:         "adding to a non-critical node keeps the minimum",
+			preemptor:    mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
+			addedPod:     ep("p-b2", "node-b", "foo", ""),
+			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "")},
+			nodeIdx:      1,
+			nodes:        twoNodes(),
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{nodeConstraint},
+				CriticalPaths:     []*criticalPaths{cp("node-a", 0, "node-b", 2)},
+				TpValueToMatchNum: []map[string]int{{"node-a": 0, "node-b": 2}},
+			},
+		},
+		{
+			name:      "adding updates both the zone and the node constraint",
+			preemptor: mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
+			addedPod:  ep("p-a1", "node-a", "foo", ""),
+			nodes:     []*v1.Node{zn("node-a", "zone1"), zn("node-x", "zone2")},
+			want: &preFilterState{
+				Constraints:   []topologySpreadConstraint{zoneConstraint, nodeConstraint},
+				CriticalPaths: []*criticalPaths{cp("zone2", 0, "zone1", 1), cp("node-x", 0, "node-a", 1)},
+				TpValueToMatchNum: []map[string]int{
+					{"zone1": 1, "zone2": 0},
+					{"node-a": 1, "node-x": 0},
+				},
+			},
+		},
+		{
+			name:         "a pod matching only the zone constraint's selector updates only it",
+			preemptor:    mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, barSelector).obj(),
+			addedPod:     ep("p-a1", "node-a", "foo", ""),
+			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "", "bar", ""), ep("p-x1", "node-x", "foo", "", "bar", ""), ep("p-x2", "node-x", "bar", "")},
+			nodes:        []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-x", "zone2")},
+			want: &preFilterState{
+				Constraints:   []topologySpreadConstraint{zoneConstraint, want(1, "node", bar)},
+				CriticalPaths: []*criticalPaths{cp("zone2", 1, "zone1", 2), cp("node-a", 0, "node-b", 1)},
+				TpValueToMatchNum: []map[string]int{
+					{"zone1": 2, "zone2": 1},
+					{"node-a": 0, "node-b": 1, "node-x": 2},
+				},
+			},
+		},
+		{
+			name:         "a pod added to a node outside the preemptor's node affinity is not counted",
+			preemptor:    mkPod("p", "foo", "").affinityNotIn("foo", "bar").spread(1, "zone", dns, fooSelector).obj(),
+			addedPod:     ep("p-a1", "node-a", "foo", ""),
+			existingPods: []*v1.Pod{ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
+			nodes:        affinityNodes(),
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{zoneConstraint},
+				CriticalPaths:     []*criticalPaths{cp("zone2", 1, "", math.MaxInt32)},
+				TpValueToMatchNum: []map[string]int{{"zone2": 1}},
+			},
+		},
+		{
+			name:         "a pod added to a node inside the preemptor's node affinity is counted",
+			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			addedPod:     ep("p-b1", "node-b", "foo", ""),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b2", "node-b", "foo", "")},
+			nodeIdx:      1,
+			nodes:        affinityNodes(),
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{zoneConstraint},
+				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 2)},
+				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 2}},
+			},
+		},
+		{
+			name:         "a pod the selector does not match is not counted",
+			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			addedPod:     ep("p-b1", "node-b"),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b2", "node-b", "foo", "")},
+			nodeIdx:      1,
+			nodes:        affinityNodes(),
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{zoneConstraint},
+				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 1)},
+				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
+			},
+		},
+		{
+			name:         "a pod added to a tainted node counts with nodeTaintsPolicy Ignore",
+			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			addedPod:     ep("p-a2", "node-a", "foo", ""),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
+			nodes:        []*v1.Node{tainted(zn("node-a", "zone1"), unschedulableTaint), zn("node-b", "zone2")},
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{zoneConstraint},
+				CriticalPaths:     []*criticalPaths{cp("zone2", 1, "zone1", 2)},
+				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 1}},
+			},
+		},
+		{
+			name:         "a pod added to a node with untolerated taints is not counted with nodeTaintsPolicy Honor",
+			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector, taintsPolicy(honor)).obj(),
+			addedPod:     ep("p-a2", "node-a", "foo", ""),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
+			nodes:        []*v1.Node{tainted(zn("node-a", "zone1"), unschedulableTaint), zn("node-b", "zone2")},
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{zoneConstraint.policies(honor, honor)},
+				CriticalPaths:     []*criticalPaths{cp("zone2", 1, "", math.MaxInt32)},
+				TpValueToMatchNum: []map[string]int{{"zone2": 1}},
+			},
+		},
+		{
+			name:         "a pod added to a node lacking a topology key is not counted",
+			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
+			addedPod:     ep("p-c1", "node-c", "foo", ""),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", "")},
+			nodeIdx:      1,
+			nodes:        []*v1.Node{zn("node-a", "zone1"), mkNode("node-c", "zone", "zone1")},
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{zoneConstraint, nodeConstraint},
+				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "", math.MaxInt32), cp("node-a", 1, "", math.MaxInt32)},
+				TpValueToMatchNum: []map[string]int{{"zone1": 1}, {"node-a": 1}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, snap := newPlugin(t, listArgs(), tt.existingPods, tt.nodes, nil)
+			cs := schedcore.NewCycleState()
+			if _, s := p.PreFilter(context.Background(), cs, tt.preemptor, snap.List()); !s.IsSuccess() {
+				t.Fatal(s.AsError())
+			}
+			before, err := getPreFilterState(cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snapshotBefore := before.Clone()
+			cloned := cs.Clone()
+			nodeInfo, err := snap.Get(tt.nodes[tt.nodeIdx].Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := p.AddPod(context.Background(), cloned, tt.preemptor, schedcore.NewPodInfo(tt.addedPod), nodeInfo); !s.IsSuccess() {
+				t.Fatal(s.AsError())
+			}
+			got, err := getPreFilterState(cloned)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, stateCmpOpts...); diff != "" {
+				t.Errorf("AddPod state (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(snapshotBefore, before, stateCmpOpts...); diff != "" {
+				t.Errorf("AddPod on a clone changed the original state (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPreFilterStateRemovePod(t *testing.T) {
+	foo := mustSel(t, fooSelector)
+	nodeConstraint, zoneConstraint := want(1, "node", foo), want(1, "zone", foo)
+	threeNodes := func() []*v1.Node {
+		return []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-x", "zone2")}
+	}
+	tests := []struct {
+		name          string
+		preemptor     *v1.Pod
+		nodes         []*v1.Node
+		existingPods  []*v1.Pod
+		deletedPodIdx int     // index into existingPods
+		deletedPod    *v1.Pod // used when deletedPodIdx is -1
+		nodeIdx       int     // the node deletedPod is on
+		want          *preFilterState
+	}{
+		{
+			name:         "removing from the larger zone evens the zones",
+			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			nodes:        threeNodes(),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{zoneConstraint},
+				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 1)},
+				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
+			},
+		},
+		{
+			name:         "removing makes the zone the new minimum",
+			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			nodes:        fourNodes(),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "")},
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{zoneConstraint},
+				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 2)},
+				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 2}},
+			},
+		},
+		{
+			name:      "removing a pod the selector does not match changes nothing",
+			preemptor: mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			nodes:     fourNodes(),
+			existingPods: []*v1.Pod{ep("p-a0", "node-a", "bar", ""), ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+				ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "")},
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{zoneConstraint},
+				CriticalPaths:     []*criticalPaths{cp("zone1", 2, "zone2", 2)},
+				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 2}},
+			},
+		},
+		{
+			name:          "removing a pod that is not there and does not match changes nothing",
+			preemptor:     mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			nodes:         fourNodes(),
+			existingPods:  []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "")},
+			deletedPodIdx: -1,
+			deletedPod:    ep("p-a0", "node-a", "bar", ""),
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{zoneConstraint},
+				CriticalPaths:     []*criticalPaths{cp("zone1", 2, "zone2", 2)},
+				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 2}},
+			},
+		},
+		{
+			name:      "removing updates both constraints",
+			preemptor: mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
+			nodes:     threeNodes(),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+				ep("p-x1", "node-x", "foo", ""), ep("p-x2", "node-x", "foo", "")},
+			deletedPodIdx: 3,
+			nodeIdx:       2,
+			want: &preFilterState{
+				Constraints:   []topologySpreadConstraint{zoneConstraint, nodeConstraint},
+				CriticalPaths: []*criticalPaths{cp("zone2", 1, "zone1", 3), cp("node-b", 1, "node-x", 1)},
+				TpValueToMatchNum: []map[string]int{
+					{"zone1": 3, "zone2": 1},
+					{"node-a": 2, "node-b": 1, "node-x": 1},
+				},
+			},
+		},
+		{
+			name:          "removing a pod of another namespace changes nothing",
+			preemptor:     mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			nodes:         threeNodes(),
+			existingPods:  []*v1.Pod{epNS("p-a1", "other", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
+			deletedPodIdx: 0,
+			want: &preFilterState{
+				Constraints:       []topologySpreadConstraint{zoneConstraint},
+				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 1)},
+				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, snap := newPlugin(t, listArgs(), tt.existingPods, tt.nodes, nil)
+			cs := schedcore.NewCycleState()
+			if _, s := p.PreFilter(context.Background(), cs, tt.preemptor, snap.List()); !s.IsSuccess() {
+				t.Fatal(s.AsError())
+			}
+			deleted := tt.deletedPod
+			if tt.deletedPodIdx >= 0 && tt.deletedPodIdx < len(tt.existingPods) {
+				deleted = tt.existingPods[tt.deletedPodIdx]
+			}
+			nodeInfo, err := snap.Get(tt.nodes[tt.nodeIdx].Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := p.RemovePod(context.Background(), cs, tt.preemptor, schedcore.NewPodInfo(deleted), nodeInfo); !s.IsSuccess() {
+				t.Fatal(s.AsError())
+			}
+			got, err := getPreFilterState(cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, stateCmpOpts...); diff != "" {
+				t.Errorf("RemovePod state (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAddRemovePodWithoutPreFilterState(t *testing.T) {
+	p, snap := newPlugin(t, listArgs(), nil, []*v1.Node{zn("node-a", "zone1")}, nil)
+	ni, _ := snap.Get("node-a")
+	pod := mkPod("p", "foo", "").obj()
+	wantMsg := `reading "PreFilterPodTopologySpread" from cycleState: not found`
+	for name, s := range map[string]*schedcore.Status{
+		"AddPod":    p.AddPod(context.Background(), schedcore.NewCycleState(), pod, schedcore.NewPodInfo(ep("q", "node-a")), ni),
+		"RemovePod": p.RemovePod(context.Background(), schedcore.NewCycleState(), pod, schedcore.NewPodInfo(ep("q", "node-a")), ni),
+		"Filter":    p.Filter(context.Background(), schedcore.NewCycleState(), pod, ni),
+	} {
+		if s.Code() != schedcore.Error || s.Message() != wantMsg {
+			t.Errorf("%s without PreFilter state = %v, want Error %q", name, s, wantMsg)
+		}
+	}
+}

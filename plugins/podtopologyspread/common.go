@@ -1,0 +1,201 @@
+package podtopologyspread
+
+import (
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// topologySpreadConstraint is a v1.TopologySpreadConstraint with its
+// selector parsed (matchLabelKeys merged in) and its optional fields
+// defaulted, as kube's internal type.
+type topologySpreadConstraint struct {
+	MaxSkew            int32
+	TopologyKey        string
+	Selector           labels.Selector
+	MinDomains         int32
+	NodeAffinityPolicy v1.NodeInclusionPolicy
+	NodeTaintsPolicy   v1.NodeInclusionPolicy
+}
+
+// matchNodeInclusionPolicies reports whether node counts for the constraint:
+// with nodeAffinityPolicy Honor it must match the pod's required node
+// affinity and nodeSelector (parse errors count as a match, for kube's
+// backwards compatibility); with nodeTaintsPolicy Honor the pod must
+// tolerate its NoSchedule and NoExecute taints.
+func (tsc *topologySpreadConstraint) matchNodeInclusionPolicies(logger logr.Logger, pod *v1.Pod, node *v1.Node, require nodeaffinity.RequiredNodeAffinity, enableComparisonOperators bool) bool {
+	if tsc.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor {
+		if match, _ := require.Match(node); !match {
+			return false
+		}
+	}
+	if tsc.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
+		if _, untolerated := v1helper.FindMatchingUntoleratedTaint(logger, node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaints, enableComparisonOperators); untolerated {
+			return false
+		}
+	}
+	return true
+}
+
+// doNotScheduleTaints keeps the taints that matter for scheduling.
+func doNotScheduleTaints(t *v1.Taint) bool {
+	return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
+}
+
+// getConstraints returns the pod's hard (DoNotSchedule) constraints, or the
+// hard default constraints when the pod has none of its own.
+func (pl *PodTopologySpread) getConstraints(pod *v1.Pod) ([]topologySpreadConstraint, error) {
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		c, err := pl.filterTopologySpreadConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels, v1.DoNotSchedule)
+		if err != nil {
+			return nil, wrapf("obtaining pod's hard topology spread constraints", err)
+		}
+		return c, nil
+	}
+	c, err := pl.buildDefaultConstraints(pod, v1.DoNotSchedule)
+	if err != nil {
+		return nil, wrapf("setting default hard topology spread constraints", err)
+	}
+	return c, nil
+}
+
+// buildDefaultConstraints applies the plugin's default constraints of the
+// given action to a pod, with the pod's DefaultSelector (its Services,
+// ReplicationController, ReplicaSet or StatefulSet). A pod with an empty
+// default selector gets no constraints.
+func (pl *PodTopologySpread) buildDefaultConstraints(p *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]topologySpreadConstraint, error) {
+	constraints, err := pl.filterTopologySpreadConstraints(pl.defaultConstraints, p.Labels, action)
+	if err != nil || len(constraints) == 0 {
+		return nil, err
+	}
+	selector := helper.DefaultSelector(p, pl.selectorSources())
+	if selector.Empty() {
+		return nil, nil
+	}
+	for i := range constraints {
+		constraints[i].Selector = selector
+	}
+	return constraints, nil
+}
+
+// selectorSources returns the snapshot's Services, ReplicaSets, ... (nil
+// when there is no snapshot).
+func (pl *PodTopologySpread) selectorSources() *schedcore.SelectorSources {
+	if s := pl.handle.Snapshot(); s != nil {
+		return s.Selectors
+	}
+	return nil
+}
+
+// nodeLabelsMatchSpreadConstraints reports whether the node has every
+// constraint's topology key.
+func nodeLabelsMatchSpreadConstraints(nodeLabels map[string]string, constraints []topologySpreadConstraint) bool {
+	for i := range constraints {
+		if _, ok := nodeLabels[constraints[i].TopologyKey]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// filterTopologySpreadConstraints parses the constraints with the given
+// action. As kube-scheduler v1.37 does (MatchLabelKeysInPodTopologySpread),
+// the pod's values of matchLabelKeys are ANDed into the selector here, even
+// though the v1.37 API server (MatchLabelKeysInPodTopologySpreadSelectorMerge)
+// already merged them into labelSelector at creation: the two merges select
+// the same pods, and pods that never went through an API server (snapshots
+// written by hand) behave as in a real cluster. A nil labelSelector selects
+// nothing and stays so.
+func (pl *PodTopologySpread) filterTopologySpreadConstraints(constraints []v1.TopologySpreadConstraint, podLabels map[string]string, action v1.UnsatisfiableConstraintAction) ([]topologySpreadConstraint, error) {
+	var result []topologySpreadConstraint
+	for i := range constraints {
+		c := &constraints[i]
+		if c.WhenUnsatisfiable != action {
+			continue
+		}
+		selector, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+		if err != nil {
+			return nil, err
+		}
+		if pl.enableMatchLabelKeys && len(c.MatchLabelKeys) > 0 {
+			matchLabels := make(labels.Set)
+			for _, key := range c.MatchLabelKeys {
+				if value, ok := podLabels[key]; ok {
+					matchLabels[key] = value
+				}
+			}
+			if len(matchLabels) > 0 {
+				selector = mergeLabelSetWithSelector(matchLabels, selector)
+			}
+		}
+		tsc := topologySpreadConstraint{
+			MaxSkew:            c.MaxSkew,
+			TopologyKey:        c.TopologyKey,
+			Selector:           selector,
+			MinDomains:         ptr.Deref(c.MinDomains, 1),
+			NodeAffinityPolicy: v1.NodeInclusionPolicyHonor,
+			NodeTaintsPolicy:   v1.NodeInclusionPolicyIgnore,
+		}
+		// NodeInclusionPolicyInPodTopologySpread is GA and locked on.
+		if c.NodeAffinityPolicy != nil {
+			tsc.NodeAffinityPolicy = *c.NodeAffinityPolicy
+		}
+		if c.NodeTaintsPolicy != nil {
+			tsc.NodeTaintsPolicy = *c.NodeTaintsPolicy
+		}
+		result = append(result, tsc)
+	}
+	return result, nil
+}
+
+// mergeLabelSetWithSelector ANDs matchLabels with s; a selector without
+// requirements to list (Nothing) is returned as it is.
+func mergeLabelSetWithSelector(matchLabels labels.Set, s labels.Selector) labels.Selector {
+	merged := labels.SelectorFromSet(matchLabels)
+	requirements, ok := s.Requirements()
+	if !ok {
+		return s
+	}
+	for _, r := range requirements {
+		merged = merged.Add(r)
+	}
+	return merged
+}
+
+// countPodsMatchSelector counts the pods of namespace ns that the selector
+// matches, skipping terminating pods (kube #87621). An empty selector
+// counts nothing.
+func countPodsMatchSelector(podInfos []*schedcore.PodInfo, selector labels.Selector, ns string) int {
+	if selector.Empty() {
+		return 0
+	}
+	count := 0
+	for _, pi := range podInfos {
+		p := pi.Pod
+		if p.DeletionTimestamp != nil || p.Namespace != ns {
+			continue
+		}
+		if selector.Matches(labels.Set(p.Labels)) {
+			count++
+		}
+	}
+	return count
+}
+
+// podLabelsMatchSpreadConstraints reports whether any constraint selects
+// the labels.
+func podLabelsMatchSpreadConstraints(constraints []topologySpreadConstraint, set labels.Set) bool {
+	for i := range constraints {
+		if constraints[i].Selector.Matches(set) {
+			return true
+		}
+	}
+	return false
+}

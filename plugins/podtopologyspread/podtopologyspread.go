@@ -1,0 +1,285 @@
+package podtopologyspread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// Name is the plugin's name in the registry and in configurations.
+const Name = names.PodTopologySpread
+
+// Filter reasons, word for word kube-scheduler v1.37's.
+const (
+	// ErrReasonConstraintsNotMatch is returned (Unschedulable) when placing
+	// the pod on the node would exceed a constraint's maxSkew.
+	ErrReasonConstraintsNotMatch = "node(s) didn't match pod topology spread constraints"
+	// ErrReasonNodeLabelNotMatch is returned (UnschedulableAndUnresolvable)
+	// when the node lacks a constraint's topology key.
+	ErrReasonNodeLabelNotMatch = ErrReasonConstraintsNotMatch + " (missing required label)"
+)
+
+var (
+	_ schedcore.PreFilterPlugin      = (*PodTopologySpread)(nil)
+	_ schedcore.PreFilterExtensions  = (*PodTopologySpread)(nil)
+	_ schedcore.FilterPlugin         = (*PodTopologySpread)(nil)
+	_ schedcore.PreScorePlugin       = (*PodTopologySpread)(nil)
+	_ schedcore.ScorePlugin          = (*PodTopologySpread)(nil)
+	_ schedcore.NormalizeScorePlugin = (*PodTopologySpread)(nil)
+	_ schedcore.EnqueueExtensions    = (*PodTopologySpread)(nil)
+)
+
+// PodTopologySpread enforces the pod's hard topology spread constraints and
+// scores nodes by its soft ones (or by the default constraints).
+type PodTopologySpread struct {
+	handle             *schedcore.Handle
+	defaultConstraints []v1.TopologySpreadConstraint
+	systemDefaulted    bool
+
+	// Feature gates, at kube-scheduler v1.37.2's defaults (schedcore.Features
+	// does not carry them). NodeInclusionPolicyInPodTopologySpread is GA and
+	// locked on, so it has no switch.
+	//
+	// enableMatchLabelKeys is MatchLabelKeysInPodTopologySpread (beta, on).
+	enableMatchLabelKeys bool
+	// enableTaintTolerationComparisonOperators is
+	// TaintTolerationComparisonOperators (alpha, off).
+	enableTaintTolerationComparisonOperators bool
+	// enableSkipDeferredResize is InPlacePodVerticalScalingSchedulerPreemption
+	// (alpha, off): a pod whose resize is Deferred skips the plugin.
+	enableSkipDeferredResize bool
+}
+
+// New builds the plugin. args is nil (defaults: defaultingType System) or a
+// *configv1.PodTopologySpreadArgs.
+func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+	if h == nil {
+		return nil, errors.New("handle is nil")
+	}
+	a, err := parseArgs(obj)
+	if err != nil {
+		return nil, err
+	}
+	return &PodTopologySpread{
+		handle:               h,
+		defaultConstraints:   a.defaultConstraints,
+		systemDefaulted:      a.systemDefaulted,
+		enableMatchLabelKeys: true,
+	}, nil
+}
+
+// Name returns the plugin's name.
+func (pl *PodTopologySpread) Name() string { return Name }
+
+func wrapf(msg string, err error) error { return fmt.Errorf("%s: %w", msg, err) }
+
+// EventsToRegister returns the events that may make a pod rejected by this
+// plugin schedulable, with kube's hints: an assigned pod added, relabelled
+// or deleted; the pod's own labels or tolerations changed; a node added,
+// deleted, relabelled or retainted.
+func (pl *PodTopologySpread) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHint, error) {
+	return []schedcore.ClusterEventWithHint{
+		{Event: schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Add | schedcore.UpdatePodLabel | schedcore.Delete}, QueueingHintFn: pl.isSchedulableAfterAssignedPodChange},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.TargetPod, ActionType: schedcore.UpdatePodToleration | schedcore.UpdatePodLabel}, QueueingHintFn: pl.isSchedulableAfterTargetPodChange},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add | schedcore.Delete | schedcore.UpdateNodeLabel | schedcore.UpdateNodeTaint}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+	}, nil
+}
+
+// asPair converts a hint's old and new objects, as kube's util.As does;
+// either may be nil.
+func asPair[T any](oldObj, newObj any) (oldT, newT T, err error) {
+	if newObj != nil {
+		var ok bool
+		if newT, ok = newObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
+		}
+	}
+	if oldObj != nil {
+		var ok bool
+		if oldT, ok = oldObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
+		}
+	}
+	return oldT, newT, nil
+}
+
+func podRef(p *v1.Pod) string {
+	if p == nil {
+		return ""
+	}
+	return schedcore.PodName(p)
+}
+
+// involvedInTopologySpreading reports whether incoming (a changed pod) can
+// count for podWithSpreading: it is bound or nominated, in the same namespace.
+func involvedInTopologySpreading(incoming, podWithSpreading *v1.Pod) bool {
+	if incoming.Spec.NodeName == "" && incoming.Status.NominatedNodeName == "" {
+		return false
+	}
+	return incoming.Namespace == podWithSpreading.Namespace
+}
+
+func hasConstraintWithNodeTaintsPolicyHonor(constraints []topologySpreadConstraint) bool {
+	for i := range constraints {
+		if constraints[i].NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
+			return true
+		}
+	}
+	return false
+}
+
+// isSchedulableAfterTargetPodChange queues the pod when it got new
+// tolerations and a constraint honours taints, or when its labels changed
+// whether a constraint selects it.
+func (pl *PodTopologySpread) isSchedulableAfterTargetPodChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
+	originalPod, modifiedPod, err := asPair[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if originalPod == nil || modifiedPod == nil {
+		return schedcore.Queue, fmt.Errorf("target pod update without old or new pod")
+	}
+	constraints, err := pl.getConstraints(pod)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if !equality.Semantic.DeepEqual(modifiedPod.Spec.Tolerations, originalPod.Spec.Tolerations) && hasConstraintWithNodeTaintsPolicyHonor(constraints) {
+		logger.V(5).Info("the unschedulable pod has got a new toleration, which could make it schedulable",
+			"pod", podRef(pod), "modifiedPod", podRef(modifiedPod))
+		return schedcore.Queue, nil
+	}
+	return pl.isSchedulableAfterPodLabelChange(logger, originalPod, modifiedPod, constraints)
+}
+
+// isSchedulableAfterAssignedPodChange queues the pod when a bound or
+// nominated pod of its namespace is added or deleted matching a constraint's
+// selector, or relabelled into or out of one.
+func (pl *PodTopologySpread) isSchedulableAfterAssignedPodChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
+	originalPod, modifiedPod, err := asPair[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if (modifiedPod != nil && !involvedInTopologySpreading(modifiedPod, pod)) || (originalPod != nil && !involvedInTopologySpreading(originalPod, pod)) {
+		logger.V(5).Info("the added/updated/deleted pod is unscheduled or has different namespace with target pod, so it doesn't make the target pod schedulable",
+			"pod", podRef(pod), "originalPod", podRef(originalPod))
+		return schedcore.QueueSkip, nil
+	}
+	constraints, err := pl.getConstraints(pod)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	switch {
+	case modifiedPod != nil && originalPod != nil:
+		return pl.isSchedulableAfterPodLabelChange(logger, originalPod, modifiedPod, constraints)
+	case modifiedPod != nil:
+		if podLabelsMatchSpreadConstraints(constraints, modifiedPod.Labels) {
+			logger.V(5).Info("a scheduled pod was created and it matches with the pod's topology spread constraints",
+				"pod", podRef(pod), "createdPod", podRef(modifiedPod))
+			return schedcore.Queue, nil
+		}
+		logger.V(5).Info("a scheduled pod was created, but it doesn't matches with the pod's topology spread constraints",
+			"pod", podRef(pod), "createdPod", podRef(modifiedPod))
+		return schedcore.QueueSkip, nil
+	case originalPod != nil:
+		if podLabelsMatchSpreadConstraints(constraints, originalPod.Labels) {
+			logger.V(5).Info("a scheduled pod which matches with the pod's topology spread constraints was deleted, and the pod may be schedulable now",
+				"pod", podRef(pod), "deletedPod", podRef(originalPod))
+			return schedcore.Queue, nil
+		}
+		logger.V(5).Info("a scheduled pod was deleted, but it's unrelated to the pod's topology spread constraints",
+			"pod", podRef(pod), "deletedPod", podRef(originalPod))
+		return schedcore.QueueSkip, nil
+	}
+	return schedcore.Queue, fmt.Errorf("assigned pod event without old or new pod")
+}
+
+// isSchedulableAfterPodLabelChange queues when the label change flips
+// whether some constraint selects the pod.
+func (pl *PodTopologySpread) isSchedulableAfterPodLabelChange(logger logr.Logger, originalPod, modifiedPod *v1.Pod, constraints []topologySpreadConstraint) (schedcore.QueueingHint, error) {
+	if equality.Semantic.DeepEqual(modifiedPod.Labels, originalPod.Labels) {
+		logger.V(5).Info("the pod's update doesn't include the label update, which doesn't make the target pod schedulable",
+			"pod", podRef(originalPod), "modifiedPod", podRef(modifiedPod))
+		return schedcore.QueueSkip, nil
+	}
+	for i := range constraints {
+		sel := constraints[i].Selector
+		if sel.Matches(labels.Set(originalPod.Labels)) != sel.Matches(labels.Set(modifiedPod.Labels)) {
+			logger.V(5).Info("a scheduled or target pod's label was updated and it makes the updated pod match or unmatch the pod's topology spread constraints",
+				"pod", podRef(originalPod), "modifiedPod", podRef(modifiedPod))
+			return schedcore.Queue, nil
+		}
+	}
+	logger.V(5).Info("a scheduled or target pod's label was updated, but it's a change unrelated to the pod's topology spread constraints",
+		"pod", podRef(originalPod), "modifiedPod", podRef(modifiedPod))
+	return schedcore.QueueSkip, nil
+}
+
+// isSchedulableAfterNodeChange queues the pod when a node with every
+// topology key is added or deleted, when an update makes a node gain or
+// lose one of the keys, or when a node with all keys changes a key's value
+// or its taints.
+func (pl *PodTopologySpread) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
+	originalNode, modifiedNode, err := asPair[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	constraints, err := pl.getConstraints(pod)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	var originalMatching, modifiedMatching bool
+	if originalNode != nil {
+		originalMatching = nodeLabelsMatchSpreadConstraints(originalNode.Labels, constraints)
+	}
+	if modifiedNode != nil {
+		modifiedMatching = nodeLabelsMatchSpreadConstraints(modifiedNode.Labels, constraints)
+	}
+	switch {
+	case originalNode != nil && modifiedNode != nil:
+		if originalMatching != modifiedMatching {
+			logger.V(5).Info("the node is updated and now pod topology spread constraints has changed, and the pod may be schedulable now",
+				"pod", podRef(pod), "node", modifiedNode.Name, "originalMatching", originalMatching, "newMatching", modifiedMatching)
+			return schedcore.Queue, nil
+		}
+		if modifiedMatching && (checkTopologyKeyLabelsChanged(originalNode.Labels, modifiedNode.Labels, constraints) || !equality.Semantic.DeepEqual(originalNode.Spec.Taints, modifiedNode.Spec.Taints)) {
+			logger.V(5).Info("the node is updated and now has different taints or labels, and the pod may be schedulable now",
+				"pod", podRef(pod), "node", modifiedNode.Name)
+			return schedcore.Queue, nil
+		}
+		return schedcore.QueueSkip, nil
+	case modifiedNode != nil:
+		if !modifiedMatching {
+			logger.V(5).Info("the created node doesn't match pod topology spread constraints", "pod", podRef(pod), "node", modifiedNode.Name)
+			return schedcore.QueueSkip, nil
+		}
+		logger.V(5).Info("the created node matches topology spread constraints, and the pod may be schedulable now", "pod", podRef(pod), "node", modifiedNode.Name)
+		return schedcore.Queue, nil
+	default:
+		if !originalMatching {
+			logger.V(5).Info("the deleted node doesn't match pod topology spread constraints", "pod", podRef(pod))
+			return schedcore.QueueSkip, nil
+		}
+		logger.V(5).Info("the deleted node matches topology spread constraints, and the pod may be schedulable now", "pod", podRef(pod), "node", originalNode.Name)
+		return schedcore.Queue, nil
+	}
+}
+
+// checkTopologyKeyLabelsChanged reports whether any topology key's value differs.
+func checkTopologyKeyLabelsChanged(originalLabels, modifiedLabels map[string]string, constraints []topologySpreadConstraint) bool {
+	for i := range constraints {
+		key := constraints[i].TopologyKey
+		if originalLabels[key] != modifiedLabels[key] {
+			return true
+		}
+	}
+	return false
+}
