@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // Cache is the scheduler's view of the cluster: nodes with the pods bound or
@@ -21,12 +22,21 @@ type Cache struct {
 	// dirty nodes changed since the last UpdateSnapshot.
 	dirty map[string]struct{}
 	// listsDirty is set when nodes were added or removed.
-	listsDirty  bool
-	imagesDirty bool
-	namespaces  map[string]*v1.Namespace
-	nsDirty     bool
-	storage     *StorageState
-	selectors   *SelectorSources
+	listsDirty bool
+	// images tracks, per image name, the size first reported for it and the
+	// nodes that have it, kept incrementally as kube-scheduler's cache does.
+	images     map[string]*imageState
+	namespaces map[string]*v1.Namespace
+	nsDirty    bool
+	storage    *StorageState
+	selectors  *SelectorSources
+}
+
+// imageState is one image name across the cluster: the size recorded when
+// the first node reporting it was added, and the nodes that report it.
+type imageState struct {
+	size  int64
+	nodes sets.Set[string]
 }
 
 type podState struct {
@@ -44,6 +54,7 @@ func NewCache(f Features) *Cache {
 		nodeOrder:  newNodeTree(),
 		pods:       map[string]*podState{},
 		dirty:      map[string]struct{}{},
+		images:     map[string]*imageState{},
 		namespaces: map[string]*v1.Namespace{},
 	}
 }
@@ -69,11 +80,12 @@ func (c *Cache) AddNode(node *v1.Node) {
 		c.nodeOrder.add(node)
 		c.listsDirty = true
 	} else {
+		c.removeNodeImages(n.Node())
 		c.nodeOrder.update(n.Node(), node)
 		c.listsDirty = true
 	}
+	c.addNodeImages(node)
 	n.SetNode(node)
-	c.imagesDirty = true
 	c.dirty[node.Name] = struct{}{}
 }
 
@@ -94,8 +106,59 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 	} else {
 		n.RemoveNode()
 	}
-	c.listsDirty, c.imagesDirty = true, true
+	c.removeNodeImages(node)
+	c.listsDirty = true
 	c.dirty[node.Name] = struct{}{}
+}
+
+// addNodeImages records the node's images. An image name seen for the first
+// time keeps the size this node reports for it, as long as any node has it.
+func (c *Cache) addNodeImages(node *v1.Node) {
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			st, ok := c.images[name]
+			if !ok {
+				c.images[name] = &imageState{size: img.SizeBytes, nodes: sets.New(node.Name)}
+				continue
+			}
+			st.nodes.Insert(node.Name)
+		}
+	}
+}
+
+// removeNodeImages forgets the node's images; a name no node has any more is
+// dropped, so a later node brings its own size.
+func (c *Cache) removeNodeImages(node *v1.Node) {
+	if node == nil {
+		return
+	}
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			if st, ok := c.images[name]; ok {
+				st.nodes.Delete(node.Name)
+				if st.nodes.Len() == 0 {
+					delete(c.images, name)
+				}
+			}
+		}
+	}
+}
+
+// nodeImageStates summarizes the node's images as of now: the recorded size
+// and the number of nodes that have each name.
+func (c *Cache) nodeImageStates(node *v1.Node) map[string]*ImageStateSummary {
+	m := make(map[string]*ImageStateSummary, len(node.Status.Images))
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			if _, ok := m[name]; ok {
+				continue
+			}
+			if st, ok := c.images[name]; ok {
+				m[name] = &ImageStateSummary{Size: st.size, NumNodes: st.nodes.Len()}
+			}
+		}
+	}
+	return m
 }
 
 func (c *Cache) addPodLocked(pod *v1.Pod, assumed bool) {
@@ -251,7 +314,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		for name := range c.nodes {
 			c.dirty[name] = struct{}{}
 		}
-		c.listsDirty, c.nsDirty, c.imagesDirty = true, true, true
+		c.listsDirty, c.nsDirty = true, true
 	}
 	for name := range c.dirty {
 		n, ok := c.nodes[name]
@@ -259,16 +322,11 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			delete(s.nodeInfoMap, name)
 			continue
 		}
+		// As in kube-scheduler, a node's image summaries are taken when the
+		// node itself is copied into the snapshot: NumNodes of an unchanged
+		// node is not refreshed when another node gains or loses the image.
+		n.ImageStates = c.nodeImageStates(n.Node())
 		s.nodeInfoMap[name] = n.Clone()
-	}
-	if c.imagesDirty {
-		c.rebuildImages(s)
-	} else {
-		for name := range c.dirty {
-			if sn, ok := s.nodeInfoMap[name]; ok {
-				sn.ImageStates = c.nodes[name].ImageStates
-			}
-		}
 	}
 	if len(c.dirty) > 0 || c.listsDirty {
 		// The list keeps snapshot pointers; rebuilding it is a pass of pointer
@@ -299,52 +357,6 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	s.Storage = c.storage
 	s.Selectors = c.selectors
 	clear(c.dirty)
-	c.listsDirty, c.nsDirty, c.imagesDirty = false, false, false
+	c.listsDirty, c.nsDirty = false, false
 	s.generation = nextGeneration()
-}
-
-// rebuildImages recomputes every node's image summaries (sizes and how many
-// nodes have each image) in the cache and the snapshot. Only node changes
-// trigger it.
-func (c *Cache) rebuildImages(s *Snapshot) {
-	type acc struct {
-		size  int64
-		nodes int
-	}
-	all := map[string]*acc{}
-	for _, n := range c.nodes {
-		node := n.Node()
-		if node == nil {
-			continue
-		}
-		for _, img := range node.Status.Images {
-			for _, name := range img.Names {
-				a, ok := all[name]
-				if !ok {
-					a = &acc{size: img.SizeBytes}
-					all[name] = a
-				}
-				a.nodes++
-			}
-		}
-	}
-	sums := make(map[string]*ImageStateSummary, len(all))
-	for name, a := range all {
-		sums[name] = &ImageStateSummary{Size: a.size, NumNodes: a.nodes}
-	}
-	for name, n := range c.nodes {
-		node := n.Node()
-		m := map[string]*ImageStateSummary{}
-		if node != nil {
-			for _, img := range node.Status.Images {
-				for _, in := range img.Names {
-					m[in] = sums[in]
-				}
-			}
-		}
-		n.ImageStates = m
-		if sn, ok := s.nodeInfoMap[name]; ok {
-			sn.ImageStates = m
-		}
-	}
 }

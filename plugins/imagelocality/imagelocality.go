@@ -1,0 +1,124 @@
+package imagelocality
+
+import (
+	"context"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// The bounds of the image score range: a reasonable size range for
+// compressed container images in registries (kube-scheduler's values).
+const (
+	mb                    int64 = 1024 * 1024
+	minThreshold          int64 = 23 * mb
+	maxContainerThreshold int64 = 1000 * mb
+)
+
+// Name is the plugin's name in the registry and in configurations.
+const Name = names.ImageLocality
+
+// ImageLocality scores nodes by the images of the pod they already hold.
+type ImageLocality struct {
+	handle *schedcore.Handle
+}
+
+var _ schedcore.ScorePlugin = (*ImageLocality)(nil)
+
+// New returns the plugin; it takes no args.
+func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+	return &ImageLocality{handle: h}, nil
+}
+
+// Name returns the plugin's name.
+func (pl *ImageLocality) Name() string { return Name }
+
+// Score sums the spread-scaled sizes of the pod's images present on the
+// node and maps the sum onto [0, 100].
+func (pl *ImageLocality) Score(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	totalNumNodes := pl.handle.Snapshot().NumNodes()
+	sum, count := sumImageScores(nodeInfo, pod, totalNumNodes)
+	return calculatePriority(sum, count), nil
+}
+
+// calculatePriority clamps the summed image scores to
+// [minThreshold, imageCount × maxContainerThreshold] and scales them to
+// [0, MaxNodeScore].
+func calculatePriority(sumScores int64, imageCount int) int64 {
+	maxThreshold := maxContainerThreshold * int64(imageCount)
+	if sumScores < minThreshold {
+		sumScores = minThreshold
+	} else if sumScores > maxThreshold {
+		sumScores = maxThreshold
+	}
+	return schedcore.MaxNodeScore * (sumScores - minThreshold) / (maxThreshold - minThreshold)
+}
+
+// sumImageScores returns the summed scaled scores of the pod's images on the
+// node and the number of image sources: init containers, containers and
+// image volumes.
+func sumImageScores(nodeInfo *schedcore.NodeInfo, pod *v1.Pod, totalNumNodes int) (int64, int) {
+	var sum int64
+	states := nodeInfo.ImageStates
+	for i := range pod.Spec.InitContainers {
+		if s := lookup(states, pod.Spec.InitContainers[i].Image); s != nil {
+			sum += scaledImageScore(s, totalNumNodes)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		if s := lookup(states, pod.Spec.Containers[i].Image); s != nil {
+			sum += scaledImageScore(s, totalNumNodes)
+		}
+	}
+	imageCount := len(pod.Spec.InitContainers) + len(pod.Spec.Containers)
+	for i := range pod.Spec.Volumes {
+		img := pod.Spec.Volumes[i].Image
+		if img == nil {
+			continue
+		}
+		if s := lookup(states, img.Reference); s != nil {
+			sum += scaledImageScore(s, totalNumNodes)
+		}
+		imageCount++
+	}
+	return sum, imageCount
+}
+
+// scaledImageScore is the image's size scaled by the fraction of nodes that
+// have it, with kube's float arithmetic.
+func scaledImageScore(s *schedcore.ImageStateSummary, totalNumNodes int) int64 {
+	spread := float64(s.NumNodes) / float64(totalNumNodes)
+	return int64(float64(s.Size) * spread)
+}
+
+// lookup finds the image's state under its normalized name. The ":latest"
+// key is built in a stack buffer: a map index by string(bytes) does not
+// allocate, so the score loop stays allocation-free.
+func lookup(states map[string]*schedcore.ImageStateSummary, image string) *schedcore.ImageStateSummary {
+	if !needsLatest(image) {
+		return states[image]
+	}
+	var buf [256]byte
+	b := append(buf[:0], image...)
+	b = append(b, ":latest"...)
+	return states[string(b)]
+}
+
+// needsLatest reports whether the image name has no tag after its last "/".
+func needsLatest(name string) bool {
+	return strings.LastIndex(name, ":") <= strings.LastIndex(name, "/")
+}
+
+// normalizedImageName returns the CRI-style name kube-scheduler looks up: a
+// name without a tag gets ":latest". (Digests and implicit registries are
+// not normalized, as in kube.)
+func normalizedImageName(name string) string {
+	if needsLatest(name) {
+		name = name + ":latest"
+	}
+	return name
+}

@@ -1,0 +1,262 @@
+package nodeaffinity
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+const (
+	// Name is the plugin's name in the registry and in configurations.
+	Name = names.NodeAffinity
+
+	preFilterStateKey schedcore.StateKey = "PreFilter" + Name
+	preScoreStateKey  schedcore.StateKey = "PreScore" + Name
+
+	// ErrReasonPod is the Filter reason when the node does not match the
+	// pod's nodeSelector or required node affinity.
+	ErrReasonPod = "node(s) didn't match Pod's node affinity/selector"
+	// ErrReasonEnforced is the Filter reason when the node does not match the
+	// scheduler's args.addedAffinity.
+	ErrReasonEnforced = "node(s) didn't match scheduler-enforced node affinity"
+	// ErrReasonConflict is the PreFilter reason when the pod's required terms
+	// name no node at all through metadata.name.
+	ErrReasonConflict = "pod affinity terms conflict"
+)
+
+// NodeAffinity filters and scores nodes by the pod's node selector and node
+// affinity, plus the scheduler-enforced added affinity.
+type NodeAffinity struct {
+	addedNodeSelector   *nodeaffinity.NodeSelector
+	addedPrefSchedTerms *nodeaffinity.PreferredSchedulingTerms
+}
+
+var (
+	_ schedcore.PreFilterPlugin      = (*NodeAffinity)(nil)
+	_ schedcore.FilterPlugin         = (*NodeAffinity)(nil)
+	_ schedcore.PreScorePlugin       = (*NodeAffinity)(nil)
+	_ schedcore.ScorePlugin          = (*NodeAffinity)(nil)
+	_ schedcore.NormalizeScorePlugin = (*NodeAffinity)(nil)
+	_ schedcore.EnqueueExtensions    = (*NodeAffinity)(nil)
+)
+
+// New builds the plugin from *configv1.NodeAffinityArgs (nil means none).
+func New(_ context.Context, obj runtime.Object, _ *schedcore.Handle) (schedcore.Plugin, error) {
+	args, err := getArgs(obj)
+	if err != nil {
+		return nil, err
+	}
+	pl := &NodeAffinity{}
+	if a := args.AddedAffinity; a != nil {
+		if ns := a.RequiredDuringSchedulingIgnoredDuringExecution; ns != nil {
+			if pl.addedNodeSelector, err = nodeaffinity.NewNodeSelector(ns); err != nil {
+				return nil, fmt.Errorf("parsing addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: %w", err)
+			}
+		}
+		if terms := a.PreferredDuringSchedulingIgnoredDuringExecution; len(terms) != 0 {
+			if pl.addedPrefSchedTerms, err = nodeaffinity.NewPreferredSchedulingTerms(terms); err != nil {
+				return nil, fmt.Errorf("parsing addedAffinity.preferredDuringSchedulingIgnoredDuringExecution: %w", err)
+			}
+		}
+	}
+	return pl, nil
+}
+
+// Name returns the plugin's name.
+func (pl *NodeAffinity) Name() string { return Name }
+
+// EventsToRegister: a node added or relabelled may now match.
+func (pl *NodeAffinity) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHint, error) {
+	return []schedcore.ClusterEventWithHint{
+		{Event: schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add | schedcore.UpdateNodeLabel}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+	}, nil
+}
+
+// isSchedulableAfterNodeChange queues the pod when the new node matches the
+// added affinity and the pod's required affinity, and it is a new node or
+// did not match before the update.
+func (pl *NodeAffinity) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
+	originalNode, modifiedNode, err := as[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if pl.addedNodeSelector != nil && !pl.addedNodeSelector.Match(modifiedNode) {
+		logger.V(4).Info("added or modified node didn't match scheduler-enforced node affinity and this event won't make the Pod schedulable", "pod", schedcore.PodName(pod), "node", modifiedNode.Name)
+		return schedcore.QueueSkip, nil
+	}
+	required := nodeaffinity.GetRequiredNodeAffinity(pod)
+	isMatched, err := required.Match(modifiedNode)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if !isMatched {
+		logger.V(5).Info("node was created or updated, but the pod's NodeAffinity doesn't match", "pod", schedcore.PodName(pod), "node", modifiedNode.Name)
+		return schedcore.QueueSkip, nil
+	}
+	if originalNode == nil {
+		logger.V(5).Info("node was created, and matches with the pod's NodeAffinity", "pod", schedcore.PodName(pod), "node", modifiedNode.Name)
+		return schedcore.Queue, nil
+	}
+	wasMatched, err := required.Match(originalNode)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if wasMatched {
+		logger.V(5).Info("node updated, but the pod's NodeAffinity hasn't changed", "pod", schedcore.PodName(pod), "node", modifiedNode.Name)
+		return schedcore.QueueSkip, nil
+	}
+	logger.V(5).Info("node was updated and the pod's NodeAffinity changed to matched", "pod", schedcore.PodName(pod), "node", modifiedNode.Name)
+	return schedcore.Queue, nil
+}
+
+// preFilterState is the pod's parsed nodeSelector and required affinity.
+type preFilterState struct {
+	requiredNodeSelectorAndAffinity nodeaffinity.RequiredNodeAffinity
+}
+
+// Clone returns the state itself: other pods do not change it.
+func (s *preFilterState) Clone() schedcore.StateData { return s }
+
+// PreFilter parses the pod's required node constraints and, when they pin
+// the pod to named nodes through metadata.name, restricts the nodes.
+func (pl *NodeAffinity) PreFilter(_ context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
+	affinity := pod.Spec.Affinity
+	noNodeAffinity := affinity == nil || affinity.NodeAffinity == nil || affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil
+	if noNodeAffinity && pl.addedNodeSelector == nil && pod.Spec.NodeSelector == nil {
+		return nil, schedcore.NewStatus(schedcore.Skip)
+	}
+	cycleState.Write(preFilterStateKey, &preFilterState{requiredNodeSelectorAndAffinity: nodeaffinity.GetRequiredNodeAffinity(pod)})
+	if noNodeAffinity || len(affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
+		return nil, nil
+	}
+
+	// Terms are ORed, requirements within a term ANDed: the pod is pinned to
+	// named nodes only if every term has a metadata.name In requirement.
+	var nodeNames sets.Set[string]
+	for _, t := range affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		var termNodeNames sets.Set[string]
+		for _, r := range t.MatchFields {
+			if r.Key == metav1.ObjectNameField && r.Operator == v1.NodeSelectorOpIn {
+				s := sets.New(r.Values...)
+				if termNodeNames == nil {
+					termNodeNames = s
+				} else {
+					termNodeNames = termNodeNames.Intersection(s)
+				}
+			}
+		}
+		if termNodeNames == nil {
+			return nil, nil
+		}
+		nodeNames = nodeNames.Union(termNodeNames)
+	}
+	if nodeNames != nil && len(nodeNames) == 0 {
+		return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonConflict)
+	}
+	if len(nodeNames) > 0 {
+		return &schedcore.PreFilterResult{NodeNames: nodeNames}, nil
+	}
+	return nil, nil
+}
+
+// Filter checks the added affinity first, then the pod's own constraints.
+func (pl *NodeAffinity) Filter(_ context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+	node := nodeInfo.Node()
+	if pl.addedNodeSelector != nil && !pl.addedNodeSelector.Match(node) {
+		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonEnforced)
+	}
+	s, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey)
+	if err != nil {
+		// PreFilter is disabled: parse here, as kube falls back to.
+		s = &preFilterState{requiredNodeSelectorAndAffinity: nodeaffinity.GetRequiredNodeAffinity(pod)}
+	}
+	// Parse errors are ignored for backwards compatibility.
+	if match, _ := s.requiredNodeSelectorAndAffinity.Match(node); !match {
+		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonPod)
+	}
+	return nil
+}
+
+// preScoreState is the pod's parsed preferred terms (nil if none).
+type preScoreState struct {
+	preferredNodeAffinity *nodeaffinity.PreferredSchedulingTerms
+}
+
+// Clone returns the state itself: nothing changes it after PreScore.
+func (s *preScoreState) Clone() schedcore.StateData { return s }
+
+// PreScore parses the pod's preferred terms; Skip when there is nothing to score.
+func (pl *NodeAffinity) PreScore(_ context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) *schedcore.Status {
+	pref, err := getPodPreferredNodeAffinity(pod)
+	if err != nil {
+		return schedcore.AsStatus(err)
+	}
+	if pref == nil && pl.addedPrefSchedTerms == nil {
+		return schedcore.NewStatus(schedcore.Skip)
+	}
+	cycleState.Write(preScoreStateKey, &preScoreState{preferredNodeAffinity: pref})
+	return nil
+}
+
+// Score sums the weights of the matching preferred terms.
+func (pl *NodeAffinity) Score(_ context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	node := nodeInfo.Node()
+	var count int64
+	if pl.addedPrefSchedTerms != nil {
+		count += pl.addedPrefSchedTerms.Score(node)
+	}
+	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
+	if err != nil {
+		// PreScore is disabled: parse here, as kube falls back to.
+		pref, err := getPodPreferredNodeAffinity(pod)
+		if err != nil {
+			return 0, schedcore.AsStatus(err)
+		}
+		s = &preScoreState{preferredNodeAffinity: pref}
+	}
+	if s.preferredNodeAffinity != nil {
+		count += s.preferredNodeAffinity.Score(node)
+	}
+	return count, nil
+}
+
+// NormalizeScore scales the sums onto [0, 100] by the highest.
+func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
+	return helper.DefaultNormalizeScore(schedcore.MaxNodeScore, false, scores)
+}
+
+func getPodPreferredNodeAffinity(pod *v1.Pod) (*nodeaffinity.PreferredSchedulingTerms, error) {
+	a := pod.Spec.Affinity
+	if a != nil && a.NodeAffinity != nil && a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution != nil {
+		return nodeaffinity.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+	}
+	return nil, nil
+}
+
+// as asserts the event objects to T; either may be nil. A wrong type is an
+// error, which the queue treats as Queue.
+func as[T any](oldObj, newObj any) (T, T, error) {
+	var oldT, newT T
+	var ok bool
+	if newObj != nil {
+		if newT, ok = newObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
+		}
+	}
+	if oldObj != nil {
+		if oldT, ok = oldObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
+		}
+	}
+	return oldT, newT, nil
+}

@@ -1,0 +1,149 @@
+package nodeports
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+const (
+	// Name is the plugin's name in the registry and in configurations.
+	Name = names.NodePorts
+
+	preFilterStateKey schedcore.StateKey = "PreFilter" + Name
+
+	// ErrReason is the Filter reason when a wanted host port is in use.
+	ErrReason = "node(s) didn't have free ports for the requested pod ports"
+)
+
+// NodePorts checks that the node has the pod's host ports free.
+type NodePorts struct{}
+
+var (
+	_ schedcore.PreFilterPlugin   = (*NodePorts)(nil)
+	_ schedcore.FilterPlugin      = (*NodePorts)(nil)
+	_ schedcore.EnqueueExtensions = (*NodePorts)(nil)
+)
+
+// New returns the plugin; it takes no args.
+func New(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+	return &NodePorts{}, nil
+}
+
+// Name returns the plugin's name.
+func (pl *NodePorts) Name() string { return Name }
+
+// preFilterState is the pod's wanted host ports.
+type preFilterState []v1.ContainerPort
+
+// Clone returns the state itself: other pods do not change it.
+func (s preFilterState) Clone() schedcore.StateData { return s }
+
+// PreFilter collects the wanted host ports; Skip when there are none.
+func (pl *NodePorts) PreFilter(_ context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
+	s := schedcore.HostPorts(pod)
+	if len(s) == 0 {
+		return nil, schedcore.NewStatus(schedcore.Skip)
+	}
+	cycleState.Write(preFilterStateKey, preFilterState(s))
+	return nil, nil
+}
+
+func getPreFilterState(cycleState *schedcore.CycleState) (preFilterState, error) {
+	c, err := cycleState.Read(preFilterStateKey)
+	if err != nil {
+		return nil, fmt.Errorf("reading %q from cycleState: %w", preFilterStateKey, err)
+	}
+	s, ok := c.(preFilterState)
+	if !ok {
+		return nil, fmt.Errorf("%+v  convert to nodeports.preFilterState error", c)
+	}
+	return s, nil
+}
+
+// EventsToRegister: a deleted assigned pod may free a port; a new node has
+// all ports free.
+func (pl *NodePorts) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHint, error) {
+	return []schedcore.ClusterEventWithHint{
+		{Event: schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Delete}, QueueingHintFn: pl.isSchedulableAfterAssignedPodDeleted},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add}},
+	}, nil
+}
+
+// isSchedulableAfterAssignedPodDeleted queues the pod when the deleted pod
+// was assigned (or nominated) and held one of the ports the pod wants.
+func (pl *NodePorts) isSchedulableAfterAssignedPodDeleted(logger logr.Logger, pod *v1.Pod, oldObj, _ any) (schedcore.QueueingHint, error) {
+	deletedPod, _, err := as[*v1.Pod](oldObj, nil)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if deletedPod.Spec.NodeName == "" && deletedPod.Status.NominatedNodeName == "" {
+		logger.V(4).Info("the deleted pod is unscheduled and it doesn't make the target pod schedulable", "pod", schedcore.PodName(pod), "deletedPod", schedcore.PodName(deletedPod))
+		return schedcore.QueueSkip, nil
+	}
+	ports := schedcore.HostPorts(deletedPod)
+	if len(ports) == 0 {
+		return schedcore.QueueSkip, nil
+	}
+	portsInUse := make(schedcore.HostPortInfo, len(ports))
+	for _, p := range ports {
+		portsInUse.Add(p.HostIP, string(p.Protocol), p.HostPort)
+	}
+	if fitsPorts(schedcore.HostPorts(pod), portsInUse) {
+		logger.V(4).Info("the deleted pod and the target pod don't have any common port(s), returning QueueSkip as deleting this Pod won't make the Pod schedulable", "pod", schedcore.PodName(pod), "deletedPod", schedcore.PodName(deletedPod))
+		return schedcore.QueueSkip, nil
+	}
+	logger.V(4).Info("the deleted pod and the target pod have any common port(s), returning Queue as deleting this Pod may make the Pod schedulable", "pod", schedcore.PodName(pod), "deletedPod", schedcore.PodName(deletedPod))
+	return schedcore.Queue, nil
+}
+
+// Filter rejects the node if a wanted port is in use there.
+func (pl *NodePorts) Filter(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+	wantPorts, err := getPreFilterState(cycleState)
+	if err != nil {
+		return schedcore.AsStatus(err)
+	}
+	if !fitsPorts(wantPorts, nodeInfo.UsedPorts) {
+		return schedcore.NewStatus(schedcore.Unschedulable, ErrReason)
+	}
+	return nil
+}
+
+// Fits reports whether none of the pod's host ports is in use on the node.
+func Fits(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) bool {
+	return fitsPorts(schedcore.HostPorts(pod), nodeInfo.UsedPorts)
+}
+
+func fitsPorts(wantPorts []v1.ContainerPort, portsInUse schedcore.HostPortInfo) bool {
+	for i := range wantPorts {
+		cp := &wantPorts[i]
+		if portsInUse.CheckConflict(cp.HostIP, string(cp.Protocol), cp.HostPort) {
+			return false
+		}
+	}
+	return true
+}
+
+// as asserts the event objects to T; either may be nil. A wrong type is an
+// error, which the queue treats as Queue.
+func as[T any](oldObj, newObj any) (T, T, error) {
+	var oldT, newT T
+	var ok bool
+	if newObj != nil {
+		if newT, ok = newObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
+		}
+	}
+	if oldObj != nil {
+		if oldT, ok = oldObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
+		}
+	}
+	return oldT, newT, nil
+}

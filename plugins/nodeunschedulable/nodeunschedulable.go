@@ -1,0 +1,131 @@
+package nodeunschedulable
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+const (
+	// Name is the plugin's name in the registry and in configurations.
+	Name = names.NodeUnschedulable
+
+	// ErrReasonUnknownCondition is kept by kube-scheduler as an exported
+	// constant but not returned by any extension point in v1.37.
+	ErrReasonUnknownCondition = "node(s) had unknown conditions"
+	// ErrReasonUnschedulable is the Filter reason for a cordoned node.
+	ErrReasonUnschedulable = "node(s) were unschedulable"
+)
+
+// enableComparisonOperators mirrors the TaintTolerationComparisonOperators
+// gate, alpha and off in v1.37; schedcore.Features does not carry it.
+const enableComparisonOperators = false
+
+// unschedulableTaint is the taint a pod must tolerate to go to a cordoned node.
+var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+
+// NodeUnschedulable filters out nodes with spec.unschedulable unless the pod
+// tolerates the unschedulable taint.
+type NodeUnschedulable struct {
+	logger logr.Logger
+}
+
+var (
+	_ schedcore.PreFilterPlugin   = (*NodeUnschedulable)(nil)
+	_ schedcore.FilterPlugin      = (*NodeUnschedulable)(nil)
+	_ schedcore.EnqueueExtensions = (*NodeUnschedulable)(nil)
+)
+
+// New returns the plugin; it takes no args.
+func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+	pl := &NodeUnschedulable{logger: logr.Discard()}
+	if h != nil && h.Logger.GetSink() != nil {
+		pl.logger = h.Logger
+	}
+	return pl, nil
+}
+
+// Name returns the plugin's name.
+func (pl *NodeUnschedulable) Name() string { return Name }
+
+// EventsToRegister lists node additions and taint updates (spec.unschedulable
+// changes arrive as UpdateNodeTaint) and the pod gaining tolerations.
+func (pl *NodeUnschedulable) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHint, error) {
+	return []schedcore.ClusterEventWithHint{
+		{Event: schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add | schedcore.UpdateNodeTaint}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.TargetPod, ActionType: schedcore.UpdatePodToleration}, QueueingHintFn: pl.isSchedulableAfterTargetPodTolerationChange},
+	}, nil
+}
+
+// isSchedulableAfterTargetPodTolerationChange queues the pod when it now
+// tolerates the unschedulable taint. The old pod need not be checked: it was
+// rejected by this plugin, so it did not tolerate the taint.
+func (pl *NodeUnschedulable) isSchedulableAfterTargetPodTolerationChange(logger logr.Logger, _ *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
+	_, modifiedPod, err := as[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if v1helper.TolerationsTolerateTaint(logger, modifiedPod.Spec.Tolerations, &unschedulableTaint, enableComparisonOperators) {
+		logger.V(5).Info("a new toleration is added for the unschedulable Pod, and it may make it schedulable", "pod", schedcore.PodName(modifiedPod))
+		return schedcore.Queue, nil
+	}
+	logger.V(5).Info("a new toleration is added for the unschedulable Pod, but it's an unrelated toleration", "pod", schedcore.PodName(modifiedPod))
+	return schedcore.QueueSkip, nil
+}
+
+// isSchedulableAfterNodeChange queues the pod when a schedulable node is
+// added or a node turns from unschedulable to schedulable.
+func (pl *NodeUnschedulable) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
+	originalNode, modifiedNode, err := as[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if (originalNode != nil && originalNode.Spec.Unschedulable && !modifiedNode.Spec.Unschedulable) ||
+		(originalNode == nil && !modifiedNode.Spec.Unschedulable) {
+		logger.V(5).Info("node was created or updated, pod may be schedulable now", "pod", schedcore.PodName(pod), "node", modifiedNode.Name)
+		return schedcore.Queue, nil
+	}
+	logger.V(5).Info("node was created or updated, but it doesn't make this pod schedulable", "pod", schedcore.PodName(pod), "node", modifiedNode.Name)
+	return schedcore.QueueSkip, nil
+}
+
+// PreFilter has nothing to precompute.
+func (pl *NodeUnschedulable) PreFilter(context.Context, *schedcore.CycleState, *v1.Pod, []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
+	return nil, nil
+}
+
+// Filter rejects a cordoned node unless the pod tolerates the unschedulable taint.
+func (pl *NodeUnschedulable) Filter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+	if !nodeInfo.Node().Spec.Unschedulable {
+		return nil
+	}
+	if !v1helper.TolerationsTolerateTaint(pl.logger, pod.Spec.Tolerations, &unschedulableTaint, enableComparisonOperators) {
+		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonUnschedulable)
+	}
+	return nil
+}
+
+// as asserts the event objects to T; either may be nil. A wrong type is an
+// error, which the queue treats as Queue.
+func as[T any](oldObj, newObj any) (T, T, error) {
+	var oldT, newT T
+	var ok bool
+	if newObj != nil {
+		if newT, ok = newObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
+		}
+	}
+	if oldObj != nil {
+		if oldT, ok = oldObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
+		}
+	}
+	return oldT, newT, nil
+}

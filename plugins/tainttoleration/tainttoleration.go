@@ -1,0 +1,205 @@
+package tainttoleration
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+const (
+	// Name is the plugin's name in the registry and in configurations.
+	Name = names.TaintToleration
+	// preScoreStateKey keys the PreScore data in the CycleState.
+	preScoreStateKey schedcore.StateKey = "PreScore" + Name
+
+	// ErrReasonUntoleratedTaint is the Filter reason when the pod does not
+	// tolerate a NoSchedule or NoExecute taint of the node.
+	ErrReasonUntoleratedTaint = "node(s) had untolerated taint(s)"
+	// ErrReasonNotMatch is kept by kube-scheduler as an exported constant but
+	// not returned by any extension point in v1.37.
+	ErrReasonNotMatch = "node(s) had taints that the pod didn't tolerate"
+)
+
+// enableComparisonOperators mirrors the TaintTolerationComparisonOperators
+// gate, alpha and off in v1.37; schedcore.Features does not carry it.
+const enableComparisonOperators = false
+
+// TaintToleration checks that a pod tolerates a node's taints.
+type TaintToleration struct {
+	logger logr.Logger
+}
+
+var (
+	_ schedcore.PreFilterPlugin      = (*TaintToleration)(nil)
+	_ schedcore.FilterPlugin         = (*TaintToleration)(nil)
+	_ schedcore.PreScorePlugin       = (*TaintToleration)(nil)
+	_ schedcore.ScorePlugin          = (*TaintToleration)(nil)
+	_ schedcore.NormalizeScorePlugin = (*TaintToleration)(nil)
+	_ schedcore.EnqueueExtensions    = (*TaintToleration)(nil)
+)
+
+// New returns the plugin; it takes no args.
+func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+	pl := &TaintToleration{logger: logr.Discard()}
+	if h != nil && h.Logger.GetSink() != nil {
+		pl.logger = h.Logger
+	}
+	return pl, nil
+}
+
+// Name returns the plugin's name.
+func (pl *TaintToleration) Name() string { return Name }
+
+// EventsToRegister lists the events that may make a pod this plugin rejected
+// schedulable: a node added or re-tainted, or the pod gaining tolerations.
+func (pl *TaintToleration) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHint, error) {
+	return []schedcore.ClusterEventWithHint{
+		{Event: schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add | schedcore.UpdateNodeTaint}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.TargetPod, ActionType: schedcore.UpdatePodToleration}, QueueingHintFn: pl.isSchedulableAfterTargetPodTolerationChange},
+	}, nil
+}
+
+// isSchedulableAfterNodeChange queues the pod only when the node went from
+// having an untolerated NoSchedule/NoExecute taint (or not existing) to
+// having none.
+func (pl *TaintToleration) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
+	originalNode, modifiedNode, err := as[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	wasUntolerated := true
+	if originalNode != nil {
+		_, wasUntolerated = untoleratedTaint(logger, originalNode.Spec.Taints, pod.Spec.Tolerations)
+	}
+	_, isUntolerated := untoleratedTaint(logger, modifiedNode.Spec.Taints, pod.Spec.Tolerations)
+	if wasUntolerated && !isUntolerated {
+		logger.V(5).Info("node was created or updated, and this may make the Pod rejected by TaintToleration plugin in the previous scheduling cycle schedulable", "pod", schedcore.PodName(pod), "node", modifiedNode.Name)
+		return schedcore.Queue, nil
+	}
+	logger.V(5).Info("node was created or updated, but it doesn't change the TaintToleration plugin's decision", "pod", schedcore.PodName(pod), "node", modifiedNode.Name)
+	return schedcore.QueueSkip, nil
+}
+
+// isSchedulableAfterTargetPodTolerationChange always queues: tolerations can
+// only be added, and a new one may tolerate the taint that rejected the pod.
+func (pl *TaintToleration) isSchedulableAfterTargetPodTolerationChange(logger logr.Logger, pod *v1.Pod, _, _ any) (schedcore.QueueingHint, error) {
+	logger.V(5).Info("a new toleration is added for the unschedulable Pod, and it may make it schedulable", "pod", schedcore.PodName(pod))
+	return schedcore.Queue, nil
+}
+
+// PreFilter has nothing to precompute.
+func (pl *TaintToleration) PreFilter(context.Context, *schedcore.CycleState, *v1.Pod, []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
+	return nil, nil
+}
+
+// Filter rejects the node if the pod does not tolerate one of its NoSchedule
+// or NoExecute taints.
+func (pl *TaintToleration) Filter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+	node := nodeInfo.Node()
+	taint, ok := untoleratedTaint(pl.logger, node.Spec.Taints, pod.Spec.Tolerations)
+	if !ok {
+		return nil
+	}
+	pl.logger.V(4).Info("node had untolerated taints", "node", node.Name, "pod", schedcore.PodName(pod), "untoleratedTaint", taint)
+	return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonUntoleratedTaint)
+}
+
+// untoleratedTaint returns the first NoSchedule or NoExecute taint that no
+// toleration tolerates, as component-helpers' FindMatchingUntoleratedTaint
+// with kube's DoNotScheduleTaintsFilterFunc, without allocating.
+func untoleratedTaint(logger logr.Logger, taints []v1.Taint, tolerations []v1.Toleration) (*v1.Taint, bool) {
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		if !v1helper.TolerationsTolerateTaint(logger, tolerations, t, enableComparisonOperators) {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// preScoreState holds the pod's tolerations that can tolerate a
+// PreferNoSchedule taint.
+type preScoreState struct {
+	tolerationsPreferNoSchedule []v1.Toleration
+}
+
+// Clone returns the state itself: nothing changes it after PreScore.
+func (s *preScoreState) Clone() schedcore.StateData { return s }
+
+// PreScore keeps the tolerations with effect PreferNoSchedule or empty.
+func (pl *TaintToleration) PreScore(_ context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) *schedcore.Status {
+	var tols []v1.Toleration
+	for _, t := range pod.Spec.Tolerations {
+		if len(t.Effect) == 0 || t.Effect == v1.TaintEffectPreferNoSchedule {
+			tols = append(tols, t)
+		}
+	}
+	cycleState.Write(preScoreStateKey, &preScoreState{tolerationsPreferNoSchedule: tols})
+	return nil
+}
+
+// Score counts the node's PreferNoSchedule taints the pod does not tolerate.
+func (pl *TaintToleration) Score(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	s, err := getPreScoreState(cycleState)
+	if err != nil {
+		return 0, schedcore.AsStatus(err)
+	}
+	taints := nodeInfo.Node().Spec.Taints
+	var n int64
+	for i := range taints {
+		if taints[i].Effect != v1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		if !v1helper.TolerationsTolerateTaint(pl.logger, s.tolerationsPreferNoSchedule, &taints[i], enableComparisonOperators) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// NormalizeScore reverses the counts onto [0, 100]: fewer intolerable
+// taints, higher score.
+func (pl *TaintToleration) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
+	return helper.DefaultNormalizeScore(schedcore.MaxNodeScore, true, scores)
+}
+
+func getPreScoreState(cycleState *schedcore.CycleState) (*preScoreState, error) {
+	c, err := cycleState.Read(preScoreStateKey)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %q from cycleState: %w", preScoreStateKey, err)
+	}
+	s, ok := c.(*preScoreState)
+	if !ok {
+		return nil, fmt.Errorf("%+v convert to tainttoleration.preScoreState error", c)
+	}
+	return s, nil
+}
+
+// as asserts the event objects to T; either may be nil. A wrong type is an
+// error, which the queue treats as Queue.
+func as[T any](oldObj, newObj any) (T, T, error) {
+	var oldT, newT T
+	var ok bool
+	if newObj != nil {
+		if newT, ok = newObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
+		}
+	}
+	if oldObj != nil {
+		if oldT, ok = oldObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
+		}
+	}
+	return oldT, newT, nil
+}
