@@ -45,8 +45,8 @@ type resourceAllocationScorer struct {
 	// shape is RequestedToCapacityRatio's, scores already scaled.
 	shape     []shapePoint
 	resources []configv1.ResourceSpec
-	names        []v1.ResourceName
-	scalar       []bool // IsScalarResourceName per resource
+	names     []v1.ResourceName
+	scalar    []bool // IsScalarResourceName per resource
 	// podOpts computes the incoming pod's requests.
 	podOpts resourcehelper.PodResourcesOptions
 }
