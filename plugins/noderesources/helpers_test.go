@@ -2,6 +2,7 @@ package noderesources
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -132,6 +133,11 @@ func newBalanced(t *testing.T, args runtime.Object) *BalancedAllocation {
 // snapshot built from pods and nodes.
 func scoreNodes(t *testing.T, pl schedcore.ScorePlugin, pod *v1.Pod, pods []*v1.Pod, nodes []*v1.Node, preScore bool) (schedcore.NodeScoreList, *schedcore.Status) {
 	t.Helper()
+	for i, p := range pods {
+		if p.Name == "" && p.UID == "" {
+			p.Name = fmt.Sprintf("existing-%d", i)
+		}
+	}
 	snap := schedcore.NewSnapshot(pods, nodes)
 	state := schedcore.NewCycleState()
 	if preScore {
