@@ -303,3 +303,8 @@ func (pl *Fit) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod
 	}
 	return pl.scorer.nodeScore(nodeInfo, reqs)
 }
+
+var (
+	_ schedcore.PluginFactory = NewFit
+	_ schedcore.PluginFactory = NewBalancedAllocation
+)
