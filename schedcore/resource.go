@@ -167,13 +167,43 @@ func ComputePodResource(pod *v1.Pod, f Features) PodResource {
 	return pr
 }
 
-// ComputePodRequests computes the requests of a pod being scheduled: spec
-// only (no status resources), pod-level resources and overhead.
+// ComputePodRequests computes the requests of a pod being scheduled, as
+// NodeResourcesFit's computePodResourceRequest does: component-helpers'
+// PodRequests on the spec only (no status resources: the pod is not running
+// yet), with pod-level resources when the gate is on, init containers and
+// sidecars by the max rule, and overhead. Like kube it folds the list in with
+// SetMaxResource, so a "pods" entry is ignored and nothing goes below zero.
 func ComputePodRequests(pod *v1.Pod, f Features) *Resource {
 	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
 		SkipPodLevelResources: !f.PodLevelResources,
 	})
-	return NewResource(reqs)
+	r := &Resource{}
+	r.SetMaxResource(reqs)
+	return r
+}
+
+// SetMaxResource raises each resource of r to the quantity in rl when that is
+// larger, as kube-scheduler's Resource.SetMaxResource does: cpu, memory,
+// ephemeral storage and scalar resources; other names (such as "pods") are
+// ignored.
+func (r *Resource) SetMaxResource(rl v1.ResourceList) {
+	if r == nil {
+		return
+	}
+	for name, q := range rl {
+		switch name {
+		case v1.ResourceMemory:
+			r.Memory = max(r.Memory, q.Value())
+		case v1.ResourceCPU:
+			r.MilliCPU = max(r.MilliCPU, q.MilliValue())
+		case v1.ResourceEphemeralStorage:
+			r.EphemeralStorage = max(r.EphemeralStorage, q.Value())
+		default:
+			if IsScalarResourceName(name) {
+				r.SetScalar(name, max(r.ScalarResources[name], q.Value()))
+			}
+		}
+	}
 }
 
 func nonMissingContainerRequests(requests v1.ResourceList, podLevelSet bool) v1.ResourceList {

@@ -1,0 +1,310 @@
+package noderesources
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	resourcehelper "k8s.io/component-helpers/resource"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// Reasons of the Filter, word for word kube-scheduler v1.37's. A scalar
+// (extended, hugepages, ...) resource gets ErrReasonInsufficientPrefix
+// followed by its name, as InsufficientReason builds it.
+const (
+	ErrReasonTooManyPods                  = "Too many pods"
+	ErrReasonInsufficientCPU              = "Insufficient cpu"
+	ErrReasonInsufficientMemory           = "Insufficient memory"
+	ErrReasonInsufficientEphemeralStorage = "Insufficient ephemeral-storage"
+	ErrReasonInsufficientPrefix           = "Insufficient "
+)
+
+// InsufficientReason returns the Filter reason for a resource:
+// "Insufficient <name>" ("Too many pods" for pods).
+func InsufficientReason(name v1.ResourceName) string {
+	if name == v1.ResourcePods {
+		return ErrReasonTooManyPods
+	}
+	return ErrReasonInsufficientPrefix + string(name)
+}
+
+const (
+	preFilterStateKey schedcore.StateKey = "PreFilter" + names.NodeResourcesFit
+	preScoreStateKey  schedcore.StateKey = "PreScore" + names.NodeResourcesFit
+)
+
+// Fit checks that a node has room for the pod's requests and scores nodes by
+// the configured strategy.
+type Fit struct {
+	ignoredResources      sets.Set[string]
+	ignoredResourceGroups sets.Set[string]
+	features              schedcore.Features
+	scorer                *resourceAllocationScorer
+}
+
+var (
+	_ schedcore.PreFilterPlugin   = (*Fit)(nil)
+	_ schedcore.FilterPlugin      = (*Fit)(nil)
+	_ schedcore.EnqueueExtensions = (*Fit)(nil)
+	_ schedcore.PreScorePlugin    = (*Fit)(nil)
+	_ schedcore.ScorePlugin       = (*Fit)(nil)
+)
+
+// NewFit builds NodeResourcesFit from NodeResourcesFitArgs (nil means the
+// defaults: LeastAllocated over cpu and memory).
+//
+// The scoring requests deliberately match kube v1.37 exactly: kube builds the
+// strategy's scorer without the plugin's feature flags, so the pod's
+// scoring requests ignore pod-level resources and status resources, and
+// containers without cpu/memory requests count the non-zero defaults
+// (100m, 200Mi); nodes contribute NonZeroRequested for cpu and memory.
+func NewFit(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+	args, err := fitArgs(obj)
+	if err != nil {
+		return nil, err
+	}
+	s := args.ScoringStrategy
+	var st strategy
+	switch s.Type {
+	case configv1.LeastAllocated:
+		st = leastAllocated
+	case configv1.MostAllocated:
+		st = mostAllocated
+	case configv1.RequestedToCapacityRatio:
+		st = requestedToCapacityRatio
+	default:
+		return nil, fmt.Errorf("scoring strategy %s is not supported", s.Type)
+	}
+	scorer := newScorer(st, s.Resources, false, resourcehelper.PodResourcesOptions{SkipPodLevelResources: true})
+	if st == requestedToCapacityRatio {
+		scorer.shape = scaledShape(s.RequestedToCapacityRatio.Shape)
+	}
+	return &Fit{
+		ignoredResources:      sets.New(args.IgnoredResources...),
+		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
+		features:              features(h),
+		scorer:                scorer,
+	}, nil
+}
+
+func features(h *schedcore.Handle) schedcore.Features {
+	if h == nil {
+		return schedcore.DefaultFeatures
+	}
+	return h.Features
+}
+
+// Name returns NodeResourcesFit.
+func (pl *Fit) Name() string { return names.NodeResourcesFit }
+
+// scalarRequest is one scalar resource the Filter checks.
+type scalarRequest struct {
+	name     v1.ResourceName
+	quantity int64
+	reason   string
+}
+
+// preFilterState is the pod's requests, computed once per cycle, with the
+// scalar resources to check listed in name order (kube walks a map, in
+// random order; sorting makes the order of reasons reproducible).
+type preFilterState struct {
+	schedcore.Resource
+	scalars []scalarRequest
+}
+
+// Clone shares the state: it is never modified after PreFilter.
+func (s *preFilterState) Clone() schedcore.StateData { return s }
+
+// newPreFilterState computes the pod's requests and the scalar resources to
+// check: those with a positive request, minus ignored extended resources.
+func newPreFilterState(pod *v1.Pod, f schedcore.Features, ignored, ignoredGroups sets.Set[string]) *preFilterState {
+	s := &preFilterState{Resource: *schedcore.ComputePodRequests(pod, f)}
+	for name, q := range s.ScalarResources {
+		if q <= 0 {
+			continue
+		}
+		if schedcore.IsExtendedResourceName(name) {
+			var prefix string
+			if ignoredGroups.Len() > 0 {
+				prefix, _, _ = strings.Cut(string(name), "/")
+			}
+			if ignored.Has(string(name)) || ignoredGroups.Has(prefix) {
+				continue
+			}
+		}
+		s.scalars = append(s.scalars, scalarRequest{name: name, quantity: q, reason: InsufficientReason(name)})
+	}
+	sort.Slice(s.scalars, func(i, j int) bool { return s.scalars[i].name < s.scalars[j].name })
+	return s
+}
+
+// PreFilter computes the pod's requests (spec only: pod-level resources when
+// the gate is on, init containers and sidecars, overhead).
+func (pl *Fit) PreFilter(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
+	state.Write(preFilterStateKey, newPreFilterState(pod, pl.features, pl.ignoredResources, pl.ignoredResourceGroups))
+	return nil, nil
+}
+
+func getPreFilterState(state *schedcore.CycleState) (*preFilterState, error) {
+	c, err := state.Read(preFilterStateKey)
+	if err != nil {
+		return nil, fmt.Errorf("error reading %q from cycleState: %w", preFilterStateKey, err)
+	}
+	s, ok := c.(*preFilterState)
+	if !ok {
+		return nil, fmt.Errorf("%+v  convert to NodeResourcesFit.preFilterState error", c)
+	}
+	return s, nil
+}
+
+// Filter rejects a node without room for the pod, with one reason per
+// missing resource in kube's order: pods, cpu, memory, ephemeral-storage,
+// then scalar resources (by name). The status is UnschedulableAndUnresolvable
+// when some request exceeds the node's allocatable outright (preemption
+// cannot help), Unschedulable otherwise.
+func (pl *Fit) Filter(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+	s, err := getPreFilterState(state)
+	if err != nil {
+		return schedcore.AsStatus(err)
+	}
+	insufficient := fitsRequest(s, nodeInfo)
+	if len(insufficient) == 0 {
+		return nil
+	}
+	return insufficientStatus(insufficient)
+}
+
+func insufficientStatus(insufficient []InsufficientResource) *schedcore.Status {
+	reasons := make([]string, 0, len(insufficient))
+	code := schedcore.Unschedulable
+	for i := range insufficient {
+		reasons = append(reasons, insufficient[i].Reason)
+		if insufficient[i].Unresolvable {
+			code = schedcore.UnschedulableAndUnresolvable
+		}
+	}
+	return schedcore.NewStatus(code, reasons...)
+}
+
+// InsufficientResource is one resource a node lacks for a pod: what the pod
+// requests, what the node's pods already use and what the node can allocate
+// (milli-units for cpu).
+type InsufficientResource struct {
+	ResourceName v1.ResourceName
+	// Reason is the Filter reason ("Insufficient cpu", "Too many pods").
+	Reason    string
+	Requested int64
+	Used      int64
+	Capacity  int64
+	// Unresolvable is set when the request exceeds Capacity by itself, so
+	// that evicting pods (preemption) cannot make room.
+	Unresolvable bool
+}
+
+// Missing is how much would have to be freed or added for the pod to fit:
+// Requested - (Capacity - Used).
+func (r InsufficientResource) Missing() int64 { return r.Requested - (r.Capacity - r.Used) }
+
+// Fits returns every resource the node lacks for the pod, in the Filter's
+// order; nil when the pod fits. Like kube's Fits it checks every extended
+// resource (no ignoredResources); explain uses it to say how much is
+// missing.
+func Fits(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, f schedcore.Features) []InsufficientResource {
+	return fitsRequest(newPreFilterState(pod, f, nil, nil), nodeInfo)
+}
+
+// InsufficientResources is Fits with this plugin's ignoredResources and
+// ignoredResourceGroups, i.e. exactly what its Filter reports.
+func (pl *Fit) InsufficientResources(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) []InsufficientResource {
+	return fitsRequest(newPreFilterState(pod, pl.features, pl.ignoredResources, pl.ignoredResourceGroups), nodeInfo)
+}
+
+// fitsRequest is kube's fitsRequest. It allocates only when the pod does not
+// fit.
+func fitsRequest(s *preFilterState, nodeInfo *schedcore.NodeInfo) []InsufficientResource {
+	var out []InsufficientResource
+	alloc, used := &nodeInfo.Allocatable, &nodeInfo.Requested
+
+	allowedPodNumber := alloc.AllowedPodNumber
+	if len(nodeInfo.Pods)+1 > allowedPodNumber {
+		out = append(out, InsufficientResource{
+			ResourceName: v1.ResourcePods, Reason: ErrReasonTooManyPods,
+			Requested: 1, Used: int64(len(nodeInfo.Pods)), Capacity: int64(allowedPodNumber),
+		})
+	}
+	if s.MilliCPU == 0 && s.Memory == 0 && s.EphemeralStorage == 0 && len(s.ScalarResources) == 0 {
+		return out
+	}
+	if s.MilliCPU > 0 && s.MilliCPU > alloc.MilliCPU-used.MilliCPU {
+		out = append(out, InsufficientResource{
+			ResourceName: v1.ResourceCPU, Reason: ErrReasonInsufficientCPU,
+			Requested: s.MilliCPU, Used: used.MilliCPU, Capacity: alloc.MilliCPU,
+			Unresolvable: s.MilliCPU > alloc.MilliCPU,
+		})
+	}
+	if s.Memory > 0 && s.Memory > alloc.Memory-used.Memory {
+		out = append(out, InsufficientResource{
+			ResourceName: v1.ResourceMemory, Reason: ErrReasonInsufficientMemory,
+			Requested: s.Memory, Used: used.Memory, Capacity: alloc.Memory,
+			Unresolvable: s.Memory > alloc.Memory,
+		})
+	}
+	if s.EphemeralStorage > 0 && s.EphemeralStorage > alloc.EphemeralStorage-used.EphemeralStorage {
+		out = append(out, InsufficientResource{
+			ResourceName: v1.ResourceEphemeralStorage, Reason: ErrReasonInsufficientEphemeralStorage,
+			Requested: s.EphemeralStorage, Used: used.EphemeralStorage, Capacity: alloc.EphemeralStorage,
+			Unresolvable: s.EphemeralStorage > alloc.EphemeralStorage,
+		})
+	}
+	for i := range s.scalars {
+		r := &s.scalars[i]
+		capacity, inUse := alloc.ScalarResources[r.name], used.ScalarResources[r.name]
+		if r.quantity > capacity-inUse {
+			out = append(out, InsufficientResource{
+				ResourceName: r.name, Reason: r.reason,
+				Requested: r.quantity, Used: inUse, Capacity: capacity,
+				Unresolvable: r.quantity > capacity,
+			})
+		}
+	}
+	return out
+}
+
+type preScoreState struct {
+	// podRequests are in the order of the strategy's resources.
+	podRequests []int64
+}
+
+// Clone shares the state: it is never modified after PreScore.
+func (s *preScoreState) Clone() schedcore.StateData { return s }
+
+// PreScore computes the pod's scoring requests once.
+func (pl *Fit) PreScore(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) *schedcore.Status {
+	state.Write(preScoreStateKey, &preScoreState{podRequests: pl.scorer.podRequests(pod)})
+	return nil
+}
+
+// Score scores the node by the configured strategy; without PreScore state
+// the requests are computed here.
+func (pl *Fit) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	var reqs []int64
+	if s, err := schedcore.ReadAs[*preScoreState](state, preScoreStateKey); err == nil {
+		reqs = s.podRequests
+	} else {
+		reqs = pl.scorer.podRequests(pod)
+	}
+	return pl.scorer.nodeScore(nodeInfo, reqs)
+}
+
+var (
+	_ schedcore.PluginFactory = NewFit
+	_ schedcore.PluginFactory = NewBalancedAllocation
+)
