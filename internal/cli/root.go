@@ -35,7 +35,7 @@ KubeSchedulerConfiguration files you already have.`),
 	root.SetErr(streams.ErrOut)
 	root.SetIn(streams.In)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return UsageErrorf("%v\nSee '%s --help'.", err, c.CommandPath())
+		return UsageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.AddCommand(NewCmdDryRun(streams, settings))
 	root.AddCommand(NewCmdVersion(streams))

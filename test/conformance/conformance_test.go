@@ -281,6 +281,9 @@ func TestPlaceRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The fixtures evaluate every node (percentageOfNodesToScore: 100).
+			all := int32(100)
+			cfg.PercentageOfNodesToScore = &all
 			rep, err := dryrun.Run(context.Background(), f.cluster, dryrun.Options{Config: cfg, Registry: reg, NoPreemption: true})
 			if err != nil {
 				t.Fatal(err)
@@ -302,8 +305,22 @@ func TestPlaceRuns(t *testing.T) {
 			for _, u := range f.place.Unschedulable {
 				want = append(want, unsched{u.Pod, u.Message, u.After})
 			}
+			wantAfter := map[string]int{}
+			for _, u := range f.place.Unschedulable {
+				wantAfter[u.Pod] = u.After
+			}
 			for _, u := range rep.Unschedulable {
-				got = append(got, unsched{u.Pod, u.Message, u.After})
+				after := u.After
+				if u.Attempts > 1 {
+					// The fixture tries each pod once; our queue retries a
+					// pod when a placement's event may help it (queueing
+					// hints), so its last failure comes later.
+					if after < wantAfter[u.Pod] {
+						t.Errorf("%s: last failure after %d placements, before its first (%d)", u.Pod, after, wantAfter[u.Pod])
+					}
+					after = wantAfter[u.Pod]
+				}
+				got = append(got, unsched{u.Pod, u.Message, after})
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("unschedulable (-want +got):\n%s", d)

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+)
+
+// DryRunOptions are the settings of `kubectl sched dryrun`.
+type DryRunOptions struct {
+	genericiooptions.IOStreams
+	Settings Settings
+
+	Files        []string
+	ConfigPath   string
+	Output       string
+	Seed         int64
+	NoPreemption bool
+
+	useSeed bool
+}
+
+// NewCmdDryRun builds `kubectl sched dryrun`.
+func NewCmdDryRun(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
+	o := &DryRunOptions{IOStreams: streams, Settings: settings, Output: "table"}
+	cmd := &cobra.Command{
+		Use:   "dryrun -f CLUSTER.yaml [-f MORE.yaml ...]",
+		Short: "Place pending pods offline against dumped cluster state",
+		Long: strings.TrimSpace(`
+Schedule every pending pod of a cluster dump through the real scheduling
+cycle, in queue order, committing each placement before the next pod, and
+print where each pod lands or why it cannot.
+
+The dump is what 'kubectl get nodes,pods,pdb,pvc,pv,storageclass,csinode -A -o yaml'
+or 'kubectl sched snapshot' prints: a v1 List, several documents separated
+by '---', or a directory of such files ('-' reads standard input). Pods with
+an empty spec.nodeName whose schedulerName is one of the profiles' are
+pending; pods with a node run there. Unknown kinds are skipped with a
+warning on stderr.
+
+Ties between nodes with the same best total go to the lowest node name
+unless --seed is given. Messages of unschedulable pods are kube-scheduler's
+FitError text, word for word.`),
+		Example: `  # Dry-run a dump of a live cluster
+  kubectl get nodes,pods -A -o yaml > cluster.yaml
+  kubectl sched dryrun -f cluster.yaml
+
+  # Try extra pods against it, with your scheduler configuration
+  kubectl sched dryrun -f cluster.yaml -f new-deployment-pods.yaml --config sched-config.yaml
+
+  # Machine-readable output (schema: docs/dryrun.md)
+  kubectl sched dryrun -f cluster.yaml -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.useSeed = cmd.Flags().Changed("seed")
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVarP(&o.Files, "filename", "f", nil, "Cluster dump file or directory (repeatable; '-' for stdin)")
+	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
+	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
+	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)")
+	f.BoolVar(&o.NoPreemption, "no-preemption", false, "Turn PostFilter (preemption) off")
+	return cmd
+}
+
+// Validate checks flags before anything is read.
+func (o *DryRunOptions) Validate() error {
+	if len(o.Files) == 0 {
+		return UsageErrorf("-f/--filename is required: a cluster dump (kubectl get nodes,pods -A -o yaml)")
+	}
+	if !report.ValidFormat(o.Output) {
+		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.Formats, ", "))
+	}
+	return nil
+}
+
+// Run loads, schedules and prints. Output is rendered into a buffer first so
+// that a failure leaves stdout empty.
+func (o *DryRunOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := engine.LoadConfig(o.ConfigPath)
+	if err != nil {
+		return AsUsage(fmt.Errorf("loading config: %w", err))
+	}
+	reg, err := engine.Registry(o.Settings.ExtraPlugins)
+	if err != nil {
+		return err
+	}
+	cl, err := snapshot.LoadPaths(o.Files, o.In)
+	if err != nil {
+		if errors.Is(err, snapshot.ErrInvalid) {
+			return AsUsage(err)
+		}
+		return err
+	}
+	if len(cl.Nodes) == 0 {
+		return UsageErrorf("%s: %v", strings.Join(o.Files, ", "), dryrun.ErrNoNodes)
+	}
+	rep, err := dryrun.Run(ctx, cl, dryrun.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption})
+	if err != nil {
+		if errors.Is(err, engine.ErrConfig) {
+			return AsUsage(withConfigPath(o.ConfigPath, err))
+		}
+		return err
+	}
+	var buf bytes.Buffer
+	if err := report.WriteDryRun(&buf, rep, o.Output); err != nil {
+		return err
+	}
+	for _, w := range cl.Warnings {
+		fmt.Fprintln(o.ErrOut, w)
+	}
+	_, err = o.Out.Write(buf.Bytes())
+	return err
+}
+
+func withConfigPath(path string, err error) error {
+	if path == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}

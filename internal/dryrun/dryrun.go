@@ -1,0 +1,268 @@
+// Package dryrun is the offline driver of the engine: it loads dumped
+// cluster state into the cache, queues the pending pods and runs the real
+// scheduling loop over them with an in-memory binder, committing every
+// placement before the next pod, as a live scheduler's cache would.
+package dryrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+)
+
+// ErrNoNodes is returned for a cluster without nodes.
+var ErrNoNodes = errors.New("the cluster has no nodes")
+
+// Options tune a dry-run.
+type Options struct {
+	// Config is a defaulted, validated KubeSchedulerConfiguration.
+	Config *configv1.KubeSchedulerConfiguration
+	// Registry holds the plugins (in-tree plus extra).
+	Registry schedcore.Registry
+	// Seed, when UseSeed is set, breaks ties between equal best totals
+	// pseudo-randomly; otherwise the lowest node name wins.
+	Seed    int64
+	UseSeed bool
+	// NoPreemption turns PostFilter off.
+	NoPreemption bool
+	// Features are the feature gates (zero value: defaults).
+	Features schedcore.Features
+	// Logger receives debug logs; zero discards.
+	Logger logr.Logger
+}
+
+// epoch is where the dry-run's fake clock starts; only differences matter.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// store is the in-memory API: the latest copy of every pod.
+type store struct {
+	pods map[string]*v1.Pod // by schedcore.PodKey
+}
+
+// binder commits a binding into the store, as the pods/binding subresource
+// would on a real API server.
+type binder struct{ s *store }
+
+func (b binder) Bind(_ context.Context, pod *v1.Pod, node string) error {
+	k := schedcore.PodKey(pod)
+	cur, ok := b.s.pods[k]
+	if !ok {
+		return fmt.Errorf("pod %s not found", schedcore.PodName(pod))
+	}
+	if cur.Spec.NodeName != "" {
+		return fmt.Errorf("pod %s is already assigned to node %q", schedcore.PodName(pod), cur.Spec.NodeName)
+	}
+	bound := cur.DeepCopy()
+	bound.Spec.NodeName = node
+	b.s.pods[k] = bound
+	return nil
+}
+
+type failure struct {
+	msg, reason string
+	plugins     []string
+	after       int
+	attempts    int
+}
+
+// Run schedules every pending pod of the cluster and returns the report.
+// The cluster's pods are not modified.
+func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, error) {
+	if len(cl.Nodes) == 0 {
+		return nil, ErrNoNodes
+	}
+	if o.Features == (schedcore.Features{}) {
+		o.Features = schedcore.DefaultFeatures
+	}
+	cfg := o.Config
+	st := &store{pods: make(map[string]*v1.Pod, len(cl.Pods))}
+	cache := schedcore.NewCache(o.Features)
+	snap := schedcore.NewEmptySnapshot()
+	profiles, err := engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{Binder: binder{st}, Seed: o.Seed, Features: o.Features})
+	if err != nil {
+		return nil, err
+	}
+	if o.NoPreemption {
+		for _, fw := range profiles.ByName {
+			fw.DisablePostFilter()
+		}
+	}
+	work := *cl
+	work.Pods = make([]*v1.Pod, len(cl.Pods))
+	for i, p := range cl.Pods {
+		work.Pods[i] = p.DeepCopy()
+	}
+	pending := engine.FillCache(cache, &work, profiles.ByName)
+	for _, p := range work.Pods {
+		st.pods[schedcore.PodKey(p)] = p
+	}
+	cache.UpdateSnapshot(snap)
+	before := usage(snap)
+
+	clk := clocktesting.NewFakeClock(epoch)
+	first := profiles.ByName[profiles.Order[0]]
+	q := queue.New(first.QueueSortLess(), profiles.ByName,
+		queue.WithClock(clk),
+		queue.WithPodInitialBackoffDuration(time.Duration(*cfg.PodInitialBackoffSeconds)*time.Second),
+		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds)*time.Second),
+		queue.WithLogger(o.Logger))
+	profiles.SetNominator(q)
+
+	var pct int32
+	if cfg.PercentageOfNodesToScore != nil {
+		pct = *cfg.PercentageOfNodesToScore
+	}
+	alg := &schedcore.Algorithm{PercentageOfNodesToScore: pct}
+	if o.UseSeed {
+		alg.TieBreak = engine.SeededTieBreak(o.Seed)
+	}
+	sched := schedcore.NewScheduler(cache, q, profiles.ByName, snap, alg)
+	sched.SyncBinding = true
+	sched.Clock = clk
+	sched.Logger = o.Logger
+
+	rep := &report.DryRun{Placements: []report.Placement{}, Unschedulable: []report.Unschedulable{}, Evictions: []report.Eviction{}}
+	failed := map[string]*failure{}
+	placed := sets.New[string]()
+	sched.Hooks = schedcore.Hooks{
+		CurrentPod: func(p *v1.Pod) *v1.Pod { return st.pods[schedcore.PodKey(p)] },
+		Scheduled: func(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, node string, res schedcore.ScheduleResult) {
+			k := schedcore.PodKey(qpi.Pod)
+			bound := st.pods[k]
+			if err := cache.AddPod(bound); err != nil {
+				o.Logger.Error(err, "confirming binding", "pod", schedcore.PodName(bound))
+			}
+			q.AssignedPodAdded(o.Logger, bound)
+			pl := report.Placement{Pod: schedcore.PodName(bound), Node: node, Feasible: res.FeasibleNodes, Attempts: qpi.Attempts}
+			if len(res.Scores) > 0 {
+				pl.Score = res.Scores[0].TotalScore
+				for _, s := range res.Scores {
+					if s.Name != node {
+						pl.RunnerUp = &report.NodeScore{Node: s.Name, Score: s.TotalScore}
+						break
+					}
+				}
+			}
+			rep.Placements = append(rep.Placements, pl)
+			placed.Insert(k)
+			delete(failed, k)
+		},
+		Failed: func(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, _ *schedcore.NominatingInfo) {
+			f := &failure{msg: status.Message(), reason: reason, after: len(rep.Placements), attempts: qpi.Attempts}
+			f.plugins = sets.List(qpi.UnschedulablePlugins.Union(qpi.PendingPlugins))
+			failed[schedcore.PodKey(qpi.Pod)] = f
+		},
+	}
+
+	start := time.Now()
+	for _, p := range pending {
+		q.Add(o.Logger, p)
+		// Queue timestamps follow the input order, so pods of equal
+		// priority keep their creationTimestamp, namespace/name order.
+		clk.Step(time.Microsecond)
+	}
+	if err := loop(ctx, sched, q, clk); err != nil {
+		return nil, err
+	}
+	elapsed := time.Since(start)
+	q.Close()
+
+	for _, p := range pending {
+		k := schedcore.PodKey(p)
+		if placed.Has(k) {
+			continue
+		}
+		u := report.Unschedulable{Pod: schedcore.PodName(p), Reason: schedcore.ReasonUnschedulable}
+		if f := failed[k]; f != nil {
+			u.Message, u.Reason, u.Plugins, u.After, u.Attempts = f.msg, f.reason, f.plugins, f.after, f.attempts
+		} else {
+			u.Message = "waiting in the scheduling queue (gated or never attempted)"
+		}
+		rep.Unschedulable = append(rep.Unschedulable, u)
+	}
+	cache.UpdateSnapshot(snap)
+	rep.Nodes = mergeUsage(before, usage(snap))
+	rep.Summary = report.Summary{
+		Scheduled:       len(rep.Placements),
+		Unschedulable:   len(rep.Unschedulable),
+		Nodes:           len(cl.Nodes),
+		Pending:         len(pending),
+		DurationSeconds: elapsed.Seconds(),
+		Profiles:        profiles.Order,
+	}
+	if s := elapsed.Seconds(); s > 0 {
+		rep.Summary.PodsPerSecond = float64(len(pending)) / s
+	}
+	return rep, nil
+}
+
+// loop pops until nothing is left in activeQ or backoffQ. Pods in backoff
+// are taken when activeQ is empty (kube's SchedulerPopFromBackoffQ); pods in
+// the unschedulable pool stay there, since only a cluster event could move
+// them and the dry-run's only events are its own placements.
+func loop(ctx context.Context, s *schedcore.Scheduler, q schedcore.SchedulingQueue, clk *clocktesting.FakeClock) error {
+	for ctx.Err() == nil {
+		qpi, ok := q.TryPop(logr.Discard())
+		if !ok {
+			l := q.Lengths()
+			if l.Active == 0 && l.Backoff == 0 {
+				return nil
+			}
+			// Let backoff expire on the fake clock.
+			clk.Step(time.Second)
+			continue
+		}
+		s.ScheduleOnePod(ctx, qpi)
+	}
+	return ctx.Err()
+}
+
+type nodeUse struct {
+	alloc, used map[string]int64
+	pods        int
+}
+
+func usage(s *schedcore.Snapshot) map[string]nodeUse {
+	out := make(map[string]nodeUse, s.NumNodes())
+	for _, ni := range s.List() {
+		u := nodeUse{alloc: resMap(&ni.Allocatable), used: resMap(&ni.Requested), pods: len(ni.Pods)}
+		u.alloc["pods"] = int64(ni.Allocatable.AllowedPodNumber)
+		out[ni.Name()] = u
+	}
+	return out
+}
+
+func resMap(r *schedcore.Resource) map[string]int64 {
+	m := map[string]int64{"cpu": r.MilliCPU, "memory": r.Memory}
+	if r.EphemeralStorage > 0 {
+		m["ephemeral-storage"] = r.EphemeralStorage
+	}
+	for k, v := range r.ScalarResources {
+		m[string(k)] = v
+	}
+	return m
+}
+
+func mergeUsage(before, after map[string]nodeUse) []report.NodeUsage {
+	out := make([]report.NodeUsage, 0, len(after))
+	for name, a := range after {
+		b := before[name]
+		out = append(out, report.NodeUsage{Node: name, Allocatable: a.alloc, Before: b.used, After: a.used, PodsBefore: b.pods, PodsAfter: a.pods})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}

@@ -1,0 +1,73 @@
+// Package plugins holds the in-tree plugins and the one list of them: the
+// registry and kube-scheduler v1.37's default profile.
+package plugins
+
+import (
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/defaultbinder"
+	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
+	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/plugins/nodeaffinity"
+	"github.com/kubectl-sched/kubectl-sched/plugins/nodename"
+	"github.com/kubectl-sched/kubectl-sched/plugins/nodeports"
+	"github.com/kubectl-sched/kubectl-sched/plugins/noderesources"
+	"github.com/kubectl-sched/kubectl-sched/plugins/nodeunschedulable"
+	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
+	"github.com/kubectl-sched/kubectl-sched/plugins/queuesort"
+	"github.com/kubectl-sched/kubectl-sched/plugins/schedulinggates"
+	"github.com/kubectl-sched/kubectl-sched/plugins/tainttoleration"
+	"github.com/kubectl-sched/kubectl-sched/plugins/volumes"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// NewInTreeRegistry returns every in-tree plugin by its kube-scheduler name.
+func NewInTreeRegistry() schedcore.Registry {
+	return schedcore.Registry{
+		names.SchedulingGates:                 {Factory: schedulinggates.New},
+		names.PrioritySort:                    {Factory: queuesort.New},
+		names.NodeName:                        {Factory: nodename.New},
+		names.NodeUnschedulable:               {Factory: nodeunschedulable.New},
+		names.TaintToleration:                 {Factory: tainttoleration.New},
+		names.NodeAffinity:                    {Factory: nodeaffinity.New, NewArgs: nodeaffinity.NewArgs},
+		names.NodePorts:                       {Factory: nodeports.New},
+		names.NodeResourcesFit:                {Factory: noderesources.NewFit, NewArgs: noderesources.NewFitArgs},
+		names.VolumeRestrictions:              {Factory: volumes.NewVolumeRestrictions},
+		names.NodeVolumeLimits:                {Factory: volumes.NewNodeVolumeLimits},
+		names.VolumeBinding:                   {Factory: volumes.NewVolumeBinding, NewArgs: volumes.NewVolumeBindingArgs},
+		names.VolumeZone:                      {Factory: volumes.NewVolumeZone},
+		names.PodTopologySpread:               {Factory: podtopologyspread.New, NewArgs: podtopologyspread.NewArgs},
+		names.InterPodAffinity:                {Factory: interpodaffinity.New, NewArgs: interpodaffinity.NewArgs},
+		names.NodeResourcesBalancedAllocation: {Factory: noderesources.NewBalancedAllocation, NewArgs: noderesources.NewBalancedAllocationArgs},
+		names.ImageLocality:                   {Factory: imagelocality.New},
+		names.DefaultBinder:                   {Factory: defaultbinder.New},
+	}
+}
+
+// DefaultPlugins returns kube-scheduler v1.37.2's default multiPoint list
+// with its score weights, minus the plugins this engine does not have yet
+// (DefaultPreemption, DynamicResources, NodeDeclaredFeatures).
+func DefaultPlugins() *configv1.Plugins {
+	w := func(n string, weight int32) configv1.Plugin { return configv1.Plugin{Name: n, Weight: &weight} }
+	p := func(n string) configv1.Plugin { return configv1.Plugin{Name: n} }
+	return &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
+		p(names.SchedulingGates),
+		p(names.PrioritySort),
+		p(names.NodeName),
+		p(names.NodeUnschedulable),
+		w(names.TaintToleration, 3),
+		w(names.NodeAffinity, 2),
+		p(names.NodePorts),
+		w(names.NodeResourcesFit, 1),
+		p(names.VolumeRestrictions),
+		p(names.NodeVolumeLimits),
+		p(names.VolumeBinding),
+		p(names.VolumeZone),
+		w(names.PodTopologySpread, 2),
+		w(names.InterPodAffinity, 2),
+		w(names.NodeResourcesBalancedAllocation, 1),
+		w(names.ImageLocality, 1),
+		p(names.DefaultBinder),
+	}}}
+}
