@@ -18,9 +18,9 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-// conformanceRoot holds the real kube-scheduler v1.37.2's answers (shared/
-// sits beside the repository, in CI too).
-const conformanceRoot = "../../../shared/conformance"
+// conformanceRoot holds the real kube-scheduler v1.37.2's answers, copied
+// into the repository's testdata so a fresh clone tests the same way.
+const conformanceRoot = "../../testdata/conformance"
 
 type explainCase struct {
 	Pod                 string           `json:"pod"`
