@@ -28,8 +28,9 @@ type ScheduleResult struct {
 	EvaluatedNodes int
 	// FeasibleNodes counts nodes that passed the filters.
 	FeasibleNodes int
-	// Scores are the per-node scores when more than one node was feasible,
-	// best first (ties by the tie-break rule).
+	// Scores are the per-node scores when more than one node was feasible:
+	// Scores[0] is the chosen node, Scores[1] the best other; the rest are
+	// unordered.
 	Scores []NodePluginScores
 	// Tied lists the nodes sharing the best total.
 	Tied []string
@@ -63,6 +64,9 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *Cycle
 	n := a.Snapshot.NumNodes()
 	if n == 0 {
 		return result, nil, ErrNoNodesAvailable
+	}
+	if c, ok := fw.handle.Nominator.(NominatedPodCounter); ok && c.NumNominatedPods() == 0 {
+		state.noNominatedPods = true
 	}
 	feasible, diag, err := a.findNodesThatFitPod(ctx, fw, state, pod)
 	if err != nil {
@@ -104,27 +108,49 @@ func (a *Algorithm) prioritizeNodes(ctx context.Context, fw *Framework, state *C
 	return scores, nil
 }
 
-// selectHost returns the best node and every node tied with it. Scores are
-// sorted best first, ties ordered by name, so runner-ups can be reported.
+// selectHost returns the chosen node and every node tied with it for the
+// best total (in name order). It runs in one pass without sorting: after it,
+// scores[0] is the chosen node and scores[1], if any, the best other node
+// (the lowest name among equals); the rest keep no particular order.
 func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
-	sort.SliceStable(scores, func(i, j int) bool {
-		if scores[i].TotalScore != scores[j].TotalScore {
-			return scores[i].TotalScore > scores[j].TotalScore
+	best := 0
+	for i := 1; i < len(scores); i++ {
+		if scores[i].TotalScore > scores[best].TotalScore ||
+			scores[i].TotalScore == scores[best].TotalScore && scores[i].Name < scores[best].Name {
+			best = i
 		}
-		return scores[i].Name < scores[j].Name
-	})
-	best := scores[0].TotalScore
+	}
+	top := scores[best].TotalScore
 	var tied []string
-	for _, s := range scores {
-		if s.TotalScore != best {
+	for i := range scores {
+		if scores[i].TotalScore == top {
+			tied = append(tied, scores[i].Name)
+		}
+	}
+	if len(tied) > 1 {
+		sort.Strings(tied)
+	}
+	chosen := tied[0]
+	if len(tied) > 1 && a.TieBreak != nil {
+		chosen = a.TieBreak(tied)
+	}
+	for i := range scores {
+		if scores[i].Name == chosen {
+			scores[0], scores[i] = scores[i], scores[0]
 			break
 		}
-		tied = append(tied, s.Name)
 	}
-	if len(tied) == 1 || a.TieBreak == nil {
-		return tied[0], tied
+	if len(scores) > 2 {
+		ru := 1
+		for i := 2; i < len(scores); i++ {
+			if scores[i].TotalScore > scores[ru].TotalScore ||
+				scores[i].TotalScore == scores[ru].TotalScore && scores[i].Name < scores[ru].Name {
+				ru = i
+			}
+		}
+		scores[1], scores[ru] = scores[ru], scores[1]
 	}
-	return a.TieBreak(tied), tied
+	return chosen, tied
 }
 
 func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod) ([]*NodeInfo, Diagnosis, error) {

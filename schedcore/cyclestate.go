@@ -23,7 +23,17 @@ type StateData interface {
 // cycle. Writes happen only in serial phases (PreFilter, PreScore, Reserve);
 // the parallel Filter and Score loops only read, so no lock is needed.
 type CycleState struct {
-	storage map[StateKey]StateData
+	// storage is a short list, not a map: a cycle holds about a dozen
+	// entries, read once per plugin per node, and a linear scan comparing
+	// keys beats hashing them.
+	storage []stateEntry
+	// filters are the profile's filter plugins minus SkipFilterPlugins,
+	// computed once after PreFilter so the per-node loop does no lookups.
+	filters    []FilterPlugin
+	filtersFor *Framework
+	// noNominatedPods is set when no pod is nominated anywhere this cycle,
+	// so the per-node nominated-pods check is skipped.
+	noNominatedPods bool
 	// SkipFilterPlugins are filter plugins whose PreFilter returned Skip.
 	SkipFilterPlugins sets.Set[string]
 	// SkipScorePlugins are score plugins whose PreScore returned Skip.
@@ -36,35 +46,57 @@ type CycleState struct {
 	SkipAllPostFilter bool
 }
 
+type stateEntry struct {
+	key StateKey
+	val StateData
+}
+
 // NewCycleState returns an empty state.
-func NewCycleState() *CycleState { return &CycleState{storage: make(map[StateKey]StateData, 8)} }
+func NewCycleState() *CycleState { return &CycleState{storage: make([]stateEntry, 0, 16)} }
 
 // Read returns the data under key or ErrNotFound.
 func (c *CycleState) Read(key StateKey) (StateData, error) {
-	if v, ok := c.storage[key]; ok {
-		return v, nil
+	for i := range c.storage {
+		if c.storage[i].key == key {
+			return c.storage[i].val, nil
+		}
 	}
 	return nil, ErrNotFound
 }
 
 // Write stores data under key.
-func (c *CycleState) Write(key StateKey, val StateData) { c.storage[key] = val }
+func (c *CycleState) Write(key StateKey, val StateData) {
+	for i := range c.storage {
+		if c.storage[i].key == key {
+			c.storage[i].val = val
+			return
+		}
+	}
+	c.storage = append(c.storage, stateEntry{key, val})
+}
 
 // Delete removes key.
-func (c *CycleState) Delete(key StateKey) { delete(c.storage, key) }
+func (c *CycleState) Delete(key StateKey) {
+	for i := range c.storage {
+		if c.storage[i].key == key {
+			c.storage = append(c.storage[:i], c.storage[i+1:]...)
+			return
+		}
+	}
+}
 
 // Clone deep-copies the state through each value's Clone.
 func (c *CycleState) Clone() *CycleState {
 	if c == nil {
 		return nil
 	}
-	n := &CycleState{storage: make(map[StateKey]StateData, len(c.storage)), RecordPluginMetrics: c.RecordPluginMetrics, SkipAllPostFilter: c.SkipAllPostFilter}
-	for k, v := range c.storage {
-		if v == nil {
-			n.storage[k] = nil
-			continue
+	n := &CycleState{storage: make([]stateEntry, len(c.storage), max(len(c.storage), 16)), RecordPluginMetrics: c.RecordPluginMetrics, SkipAllPostFilter: c.SkipAllPostFilter,
+		filters: c.filters, filtersFor: c.filtersFor, noNominatedPods: c.noNominatedPods}
+	for i, e := range c.storage {
+		n.storage[i].key = e.key
+		if e.val != nil {
+			n.storage[i].val = e.val.Clone()
 		}
-		n.storage[k] = v.Clone()
 	}
 	n.SkipFilterPlugins = c.SkipFilterPlugins.Clone()
 	n.SkipScorePlugins = c.SkipScorePlugins.Clone()

@@ -27,6 +27,13 @@ type PodNominator interface {
 	NominatedPodsForNode(nodeName string) []*PodInfo
 }
 
+// NominatedPodCounter is implemented by nominators that can say cheaply
+// whether any pod is nominated at all; the filter loop then skips the
+// per-node lookups in cycles where none is.
+type NominatedPodCounter interface {
+	NumNominatedPods() int
+}
+
 // Handle is what the framework gives plugins: the cycle's snapshot, a clock,
 // a seeded random source, a logger, the feature gates, a parallelizer, and
 // the binder and event sink of the driver. It is small on purpose.

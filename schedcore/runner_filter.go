@@ -34,7 +34,18 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 	start := time.Now()
 	nodes := f.handle.Snapshot().List()
 	skip := sets.New[string]()
-	defer func() { state.SkipFilterPlugins = skip }()
+	defer func() {
+		state.SkipFilterPlugins = skip
+		state.filters, state.filtersFor = f.filter, f
+		if skip.Len() > 0 {
+			state.filters = make([]FilterPlugin, 0, len(f.filter))
+			for _, pl := range f.filter {
+				if !skip.Has(pl.Name()) {
+					state.filters = append(state.filters, pl)
+				}
+			}
+		}
+	}()
 	var result *PreFilterResult
 	withNodes := sets.New[string]()
 	var ret *Status
@@ -117,11 +128,11 @@ func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *C
 // first that does not succeed, as kube does. A non-rejection code becomes
 // an Error naming the plugin.
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status {
-	skip := state.SkipFilterPlugins
-	for _, pl := range f.filter {
-		if skip.Has(pl.Name()) {
-			continue
-		}
+	filters := state.filters
+	if state.filtersFor != f {
+		filters = f.activeFilters(state)
+	}
+	for _, pl := range filters {
 		var s *Status
 		if state.RecordPluginMetrics && f.recorder != nil {
 			t := time.Now()
@@ -138,6 +149,18 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 		}
 	}
 	return nil
+}
+
+// activeFilters lists the filters not skipped in this cycle (for states
+// whose PreFilter did not run through this framework).
+func (f *Framework) activeFilters(state *CycleState) []FilterPlugin {
+	out := make([]FilterPlugin, 0, len(f.filter))
+	for _, pl := range f.filter {
+		if !state.SkipFilterPlugins.Has(pl.Name()) {
+			out = append(out, pl)
+		}
+	}
+	return out
 }
 
 // FilterVerdict is one filter plugin's answer on one node, for diagnosis.
@@ -171,7 +194,7 @@ func (f *Framework) DiagnoseFilterPlugins(ctx context.Context, state *CycleState
 // priority pods nominated to the node added, and, if that passes and such
 // pods exist, once more without them, as kube does.
 func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, info *NodeInfo) *Status {
-	if f.handle.Nominator == nil {
+	if f.handle.Nominator == nil || state.noNominatedPods {
 		return f.RunFilterPlugins(ctx, state, pod, info)
 	}
 	var status *Status

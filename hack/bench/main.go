@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -35,7 +36,20 @@ func main() {
 	only := flag.String("run", "", "only workloads whose name contains this")
 	pct := flag.Int("percentage", 100, "percentageOfNodesToScore (100 = every node, kube's reference setting; 0 = kube's adaptive default)")
 	repeat := flag.Int("count", 1, "runs per workload (the best is reported)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	var ws []workload
 	dirs, _ := filepath.Glob("testdata/conformance/*/snapshot.json")
@@ -61,13 +75,11 @@ func main() {
 		}
 		cl, err := w.load()
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", w.name, err)
-			os.Exit(1)
+			fatal(w.name, err)
 		}
 		cfg, err := engine.LoadConfig(w.config)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", w.name, err)
-			os.Exit(1)
+			fatal(w.name, err)
 		}
 		p := int32(*pct)
 		cfg.PercentageOfNodesToScore = &p
@@ -99,8 +111,8 @@ func main() {
 			sched, pending = rep.Summary.Scheduled, rep.Summary.Pending
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.0f\t%d\t\n", w.name, len(cl.Nodes), pending, sched, best.Seconds(), float64(pending)/best.Seconds(), heap>>20)
-		_ = tw.Flush()
 	}
+	_ = tw.Flush()
 }
 
 func run(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry) (*report.DryRun, error) {
@@ -109,3 +121,9 @@ func run(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg sch
 
 // generated lists the generated workloads (filled in once the generators land).
 func generated() []workload { return nil }
+
+func fatal(name string, err error) {
+	pprof.StopCPUProfile()
+	fmt.Fprintf(os.Stderr, "bench: %s: %v\n", name, err)
+	os.Exit(1)
+}

@@ -20,6 +20,13 @@ func (p *PriorityQueue) AddNominatedPod(logger logr.Logger, pi *schedcore.PodInf
 // DeleteNominatedPodIfExists forgets a pod's nomination.
 func (p *PriorityQueue) DeleteNominatedPodIfExists(pod *v1.Pod) { p.nominator.delete(pod) }
 
+// NumNominatedPods counts nominated pods (schedcore.NominatedPodCounter).
+func (p *PriorityQueue) NumNominatedPods() int {
+	p.nominator.lock.RLock()
+	defer p.nominator.lock.RUnlock()
+	return len(p.nominator.nominatedPodToNode)
+}
+
 // NominatedPodsForNode returns copies of the pods nominated to the node, in
 // nomination order (as kube). A pod no longer queued (in flight) comes back
 // as a bare pod with only its name, namespace and UID, as in kube. Must not
