@@ -101,3 +101,56 @@ func requirementsAsSelector(nsm []v1.NodeSelectorRequirement) (labels.Selector, 
 	}
 	return sel, true
 }
+
+// PreferredSchedulingTerms is component-helpers' PreferredSchedulingTerms
+// (the weighted preferred node affinity terms) with the same scores and
+// without its per-node allocation; terms using matchFields fall back to it.
+type PreferredSchedulingTerms struct {
+	fallback *nodeaffinity.PreferredSchedulingTerms
+	fast     bool
+	terms    []labels.Selector
+	weights  []int64
+}
+
+// NewPreferredSchedulingTerms parses the terms, returning component-helpers'
+// error when one does not parse. Terms of weight 0 or empty are skipped.
+func NewPreferredSchedulingTerms(terms []v1.PreferredSchedulingTerm) (*PreferredSchedulingTerms, error) {
+	fb, err := nodeaffinity.NewPreferredSchedulingTerms(terms)
+	if err != nil {
+		return nil, err
+	}
+	p := &PreferredSchedulingTerms{fallback: fb, fast: true}
+	for i := range terms {
+		t := &terms[i]
+		if t.Weight == 0 || len(t.Preference.MatchExpressions) == 0 && len(t.Preference.MatchFields) == 0 {
+			continue
+		}
+		if len(t.Preference.MatchFields) > 0 {
+			p.fast = false
+			return p, nil
+		}
+		sel, ok := requirementsAsSelector(t.Preference.MatchExpressions)
+		if !ok {
+			p.fast = false
+			return p, nil
+		}
+		p.terms = append(p.terms, sel)
+		p.weights = append(p.weights, int64(t.Weight))
+	}
+	return p, nil
+}
+
+// Score sums the weights of the terms the node matches.
+func (p *PreferredSchedulingTerms) Score(node *v1.Node) int64 {
+	if !p.fast {
+		return p.fallback.Score(node)
+	}
+	ls := labels.Set(node.Labels)
+	var score int64
+	for i, t := range p.terms {
+		if t.Matches(ls) {
+			score += p.weights[i]
+		}
+	}
+	return score
+}

@@ -49,3 +49,36 @@ func TestRequiredNodeAffinityAgreesWithComponentHelpers(t *testing.T) {
 		})
 	}
 }
+
+func TestPreferredSchedulingTermsAgreeWithComponentHelpers(t *testing.T) {
+	term := func(w int32, key string, op v1.NodeSelectorOperator, vals ...string) v1.PreferredSchedulingTerm {
+		return v1.PreferredSchedulingTerm{Weight: w, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: op, Values: vals}}}}
+	}
+	sets := map[string][]v1.PreferredSchedulingTerm{
+		"weights add up":     {term(5, "zone", v1.NodeSelectorOpIn, "a"), term(3, "gpu", v1.NodeSelectorOpExists), term(0, "zone", v1.NodeSelectorOpIn, "a")},
+		"empty term skipped": {{Weight: 4}},
+		"match fields":       {{Weight: 2, Preference: v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n1"}}}}}},
+	}
+	nodes := []*v1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"zone": "a"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "n2", Labels: map[string]string{"zone": "a", "gpu": "true"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "n3"}},
+	}
+	for name, ts := range sets {
+		t.Run(name, func(t *testing.T) {
+			ours, err := NewPreferredSchedulingTerms(ts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs, _ := nodeaffinity.NewPreferredSchedulingTerms(ts)
+			for _, n := range nodes {
+				if g, w := ours.Score(n), theirs.Score(n); g != w {
+					t.Errorf("node %s: score %d, component-helpers %d", n.Name, g, w)
+				}
+			}
+		})
+	}
+	if _, err := NewPreferredSchedulingTerms([]v1.PreferredSchedulingTerm{term(1, "x", "Near", "a")}); err == nil {
+		t.Errorf("a bad operator parsed")
+	}
+}

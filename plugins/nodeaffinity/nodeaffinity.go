@@ -189,7 +189,7 @@ func (pl *NodeAffinity) Filter(_ context.Context, cycleState *schedcore.CycleSta
 
 // preScoreState is the pod's parsed preferred terms (nil if none).
 type preScoreState struct {
-	preferredNodeAffinity *nodeaffinity.PreferredSchedulingTerms
+	preferredNodeAffinity *helper.PreferredSchedulingTerms
 }
 
 // Clone returns the state itself: nothing changes it after PreScore.
@@ -235,10 +235,10 @@ func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *schedcore.CycleStat
 	return helper.DefaultNormalizeScore(schedcore.MaxNodeScore, false, scores)
 }
 
-func getPodPreferredNodeAffinity(pod *v1.Pod) (*nodeaffinity.PreferredSchedulingTerms, error) {
+func getPodPreferredNodeAffinity(pod *v1.Pod) (*helper.PreferredSchedulingTerms, error) {
 	a := pod.Spec.Affinity
 	if a != nil && a.NodeAffinity != nil && a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution != nil {
-		return nodeaffinity.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+		return helper.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
 	}
 	return nil, nil
 }
