@@ -21,7 +21,7 @@ import (
 // kube-apiserver and client-go accept them for serving, client and
 // service-account tokens.
 type pki struct {
-	CAFile, CertFile, KeyFile string // cluster CA; apiserver serving cert and key
+	CAFile, CertFile, KeyFile   string // cluster CA; apiserver serving cert and key
 	AdminCertFile, AdminKeyFile string // client cert for "admin" in system:masters
 	SAPublicKeyFile, SAKeyFile  string // service-account token verification and signing keys
 

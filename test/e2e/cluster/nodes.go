@@ -36,7 +36,7 @@ type NodeSpec struct {
 // Node builds the Node object, status included.
 func (s NodeSpec) Node() *v1.Node {
 	labels := map[string]string{
-		v1.LabelHostname: s.Name,
+		v1.LabelHostname:   s.Name,
 		v1.LabelOSStable:   "linux",
 		v1.LabelArchStable: "amd64",
 	}
