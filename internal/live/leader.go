@@ -33,7 +33,7 @@ const leaderHealthTimeout = 20 * time.Second
 // LeaderElection says on which Lease and how instances elect a leader. Zero
 // fields take the defaults above.
 type LeaderElection struct {
-	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	LeaseDuration, RenewDeadline, RetryPeriod     time.Duration
 	ResourceLock, ResourceNamespace, ResourceName string
 	// Identity of this instance; default the host name and a UUID.
 	Identity string
