@@ -132,8 +132,10 @@ func TestPodHandlers(t *testing.T) {
 			do:   func(h *handlers) { h.addPod(schedtest.MakePod("p").SchedulerName("default-scheduler").Obj()) },
 		},
 		{
-			name:    "an assigned pod of any scheduler is cached and wakes pods with AssignedPodAdd",
-			do:      func(h *handlers) { h.addPod(schedtest.MakePod("p").UID("p").SchedulerName("default-scheduler").Node("n1").Obj()) },
+			name: "an assigned pod of any scheduler is cached and wakes pods with AssignedPodAdd",
+			do: func(h *handlers) {
+				h.addPod(schedtest.MakePod("p").UID("p").SchedulerName("default-scheduler").Node("n1").Obj())
+			},
 			want:    []call{{Op: "Move", Event: "AssignedPodAdd", New: "p"}},
 			inCache: []string{"p"},
 		},
