@@ -377,4 +377,3 @@ func waitForHolder(ctx context.Context, t *testing.T, c *cluster.Cluster, ns, na
 		t.Fatalf("lease %s/%s held by %q, want %q: %v", ns, name, last, holder, err)
 	}
 }
-
