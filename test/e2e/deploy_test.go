@@ -196,7 +196,9 @@ func applyDeploy(ctx context.Context, t *testing.T, client kubernetes.Interface)
 			_, err = client.AppsV1().Deployments(x.Namespace).Create(ctx, x, opts)
 		case *rbacv1.ClusterRole:
 			_, err = client.RbacV1().ClusterRoles().Create(ctx, x, opts)
-			t.Cleanup(func() { _ = client.RbacV1().ClusterRoles().Delete(context.Background(), x.Name, metav1.DeleteOptions{}) })
+			t.Cleanup(func() {
+				_ = client.RbacV1().ClusterRoles().Delete(context.Background(), x.Name, metav1.DeleteOptions{})
+			})
 		case *rbacv1.ClusterRoleBinding:
 			_, err = client.RbacV1().ClusterRoleBindings().Create(ctx, x, opts)
 			t.Cleanup(func() {
