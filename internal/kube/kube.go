@@ -5,6 +5,7 @@ package kube
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -17,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/version"
 )
 
 // UserAgent is what kubectl-sched tells the API server it is.
@@ -42,7 +45,7 @@ func RESTConfig(flags *genericclioptions.ConfigFlags, qps float32, burst int32) 
 	if burst != 0 {
 		cfg.Burst = int(burst)
 	}
-	rest.AddUserAgent(cfg, UserAgent)
+	cfg.UserAgent = fmt.Sprintf("%s/%s (%s/%s)", UserAgent, version.Version, runtime.GOOS, runtime.GOARCH)
 	return cfg, nil
 }
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/live"
 	"github.com/kubectl-sched/kubectl-sched/test/e2e/cluster"
 )
 
@@ -376,4 +378,38 @@ func waitForHolder(ctx context.Context, t *testing.T, c *cluster.Cluster, ns, na
 	if err != nil {
 		t.Fatalf("lease %s/%s held by %q, want %q: %v", ns, name, last, holder, err)
 	}
+}
+
+// TestRunStopsWhenItLosesTheLease: a leader whose Lease is taken over
+// (here by writing another holder into it) stops scheduling and returns
+// ErrLeaderElectionLost, as kube-scheduler exits on "leaderelection lost".
+func TestRunStopsWhenItLosesTheLease(t *testing.T) {
+	c := requireCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const profile = "kubectl-sched-lost"
+	ns := createNamespace(ctx, t, c.Client, "run-lost")
+	s := startRun(t, c, runOptions{profile: profile, lease: ns + "/" + profile, identity: "instance-a"})
+	waitForHolder(ctx, t, c, ns, profile, "instance-a")
+
+	l, err := c.Client.CoordinationV1().Leases(ns).Get(ctx, profile, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	thief, duration := "thief", int32(600)
+	now := metav1.NewMicroTime(time.Now())
+	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.AcquireTime, l.Spec.RenewTime = &thief, &duration, &now, &now
+	if _, err := c.Client.CoordinationV1().Leases(ns).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.done:
+		s.cancel = nil
+		if !errors.Is(err, live.ErrLeaderElectionLost) {
+			t.Errorf("run returned %v, want ErrLeaderElectionLost", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run still running 30s after its lease was taken")
+	}
+	waitForHolder(ctx, t, c, ns, profile, "thief")
 }
