@@ -155,13 +155,20 @@ func (c *Cluster) AddData(file string, data []byte) error {
 		if len(bytes.TrimSpace(stripComments(d.data))) == 0 {
 			continue
 		}
-		js, err := yaml.YAMLToJSON(d.data)
-		if err != nil {
-			return &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
-		}
 		var obj map[string]any
-		if err := json.Unmarshal(js, &obj); err != nil {
-			return &LoadError{File: file, Line: d.line, Msg: "malformed document: " + err.Error()}
+		if t := bytes.TrimSpace(d.data); t[0] == '{' {
+			// JSON (kubectl -o json) needs no YAML pass.
+			if err := json.Unmarshal(t, &obj); err != nil {
+				return &LoadError{File: file, Line: d.line + jsonErrLine(t, err) - 1, Msg: "malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+			}
+		} else {
+			js, err := yaml.YAMLToJSON(d.data)
+			if err != nil {
+				return &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
+			}
+			if err := json.Unmarshal(js, &obj); err != nil {
+				return &LoadError{File: file, Line: d.line, Msg: "malformed document: " + err.Error()}
+			}
 		}
 		if obj == nil {
 			continue
@@ -403,6 +410,15 @@ func checkList(path string, v any) error {
 		}
 	}
 	return nil
+}
+
+// jsonErrLine returns the 1-based line of a JSON syntax error's offset.
+func jsonErrLine(data []byte, err error) int {
+	var se *json.SyntaxError
+	if errors.As(err, &se) && se.Offset > 0 && int(se.Offset) <= len(data) {
+		return bytes.Count(data[:se.Offset], []byte("\n")) + 1
+	}
+	return 1
 }
 
 func yamlErrLine(err error) int {
