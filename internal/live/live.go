@@ -89,6 +89,8 @@ type driver struct {
 	o      Options
 	logger logr.Logger
 	client kubernetes.Interface
+	// leaderClient renews the lease (its own rate limiter).
+	leaderClient kubernetes.Interface
 
 	factory     informers.SharedInformerFactory
 	broadcaster events.EventBroadcasterAdapter
@@ -132,7 +134,17 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	if d.logger.GetSink() == nil {
 		d.logger = logr.Discard()
 	}
-	d.broadcaster = events.NewEventBroadcasterAdapterWithContext(ctx, client)
+	// As kube-scheduler, events and leader election get clientsets of their
+	// own, so their rate limiters do not compete with bindings and status
+	// updates (nor a lease renewal wait behind a burst of events).
+	eventClient, err := kubernetes.NewForConfig(o.RESTConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating event clientset: %w", err)
+	}
+	if d.leaderClient, err = kubernetes.NewForConfig(o.RESTConfig); err != nil {
+		return nil, fmt.Errorf("creating leader election clientset: %w", err)
+	}
+	d.broadcaster = events.NewEventBroadcasterAdapterWithContext(ctx, eventClient)
 
 	cfg := o.Config
 	d.cache = schedcore.NewCache(o.Features)
@@ -319,7 +331,7 @@ func (d *driver) run(ctx context.Context) error {
 	var le *leaderElector
 	if d.o.LeaderElect {
 		var err error
-		if le, err = newLeaderElector(d.client, d.o.LeaderElection, d.logger); err != nil {
+		if le, err = newLeaderElector(d.leaderClient, d.o.LeaderElection, d.logger); err != nil {
 			return err
 		}
 	}

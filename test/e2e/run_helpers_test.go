@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -38,6 +39,9 @@ type runOptions struct {
 	// lease, when set, turns leader election on, on that Lease
 	// ("namespace/name"), with short durations; identity names the holder.
 	lease, identity string
+	// qps and burst, when set, are the client's limits (clientConnection).
+	qps   float32
+	burst int32
 }
 
 // runningScheduler is one in-process `kubectl sched run` (the live driver).
@@ -65,7 +69,7 @@ func startRun(t *testing.T, c *cluster.Cluster, ro runOptions) *runningScheduler
 	o := live.Options{
 		Config:             cfg,
 		Registry:           reg,
-		RESTConfig:         c.Config,
+		RESTConfig:         restConfig(c, ro),
 		MetricsBindAddress: "127.0.0.1:0",
 		Logger:             klog.NewKlogr().WithValues("instance", ro.identity, "profile", ro.profile),
 	}
@@ -100,6 +104,14 @@ func startRun(t *testing.T, c *cluster.Cluster, ro runOptions) *runningScheduler
 		t.Fatalf("run not ready: %v", err)
 	}
 	return s
+}
+
+func restConfig(c *cluster.Cluster, ro runOptions) *rest.Config {
+	cfg := rest.CopyConfig(c.Config)
+	if ro.qps != 0 {
+		cfg.QPS, cfg.Burst = ro.qps, int(ro.burst)
+	}
+	return cfg
 }
 
 // stop cancels the scheduler (as SIGTERM would) and returns what Run
