@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -38,6 +39,7 @@ KubeSchedulerConfiguration files you already have.`),
 		return UsageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.AddCommand(NewCmdDryRun(streams, settings))
+	root.AddCommand(NewCmdRun(streams, settings))
 	root.AddCommand(NewCmdVersion(streams))
 	return root
 }
@@ -45,9 +47,15 @@ KubeSchedulerConfiguration files you already have.`),
 // Execute runs the root command with args and returns the exit code,
 // printing the error as one line on stderr.
 func Execute(streams genericiooptions.IOStreams, settings Settings, args []string) int {
+	return ExecuteContext(context.Background(), streams, settings, args)
+}
+
+// ExecuteContext is Execute with a context: cancelling it stops a running
+// verb as SIGINT would (`run` shuts down gracefully).
+func ExecuteContext(ctx context.Context, streams genericiooptions.IOStreams, settings Settings, args []string) int {
 	root := NewRootCmd(streams, settings)
 	root.SetArgs(args)
-	if err := root.Execute(); err != nil {
+	if err := root.ExecuteContext(ctx); err != nil {
 		msg := err.Error()
 		if !strings.HasPrefix(msg, "error: ") {
 			msg = "error: " + msg

@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	goflag "flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/kube"
+	"github.com/kubectl-sched/kubectl-sched/internal/live"
+)
+
+// DefaultRunSchedulerName is the profile name `run` schedules for when no
+// --config is given: pods opt in with spec.schedulerName: kubectl-sched, so
+// kubectl-sched runs beside the cluster's kube-scheduler without fighting it.
+const DefaultRunSchedulerName = "kubectl-sched"
+
+// kube-scheduler's clientConnection defaults.
+const (
+	defaultQPS         = 50
+	defaultBurst       = 100
+	defaultContentType = "application/vnd.kubernetes.protobuf"
+)
+
+// RunOptions are the settings of `kubectl sched run`.
+type RunOptions struct {
+	genericiooptions.IOStreams
+	Settings    Settings
+	ConfigFlags *genericclioptions.ConfigFlags
+
+	ConfigPath          string
+	LeaderElect         bool
+	LeaseName           string
+	LeaseNamespace      string
+	MetricsBindAddress  string
+	ShutdownGracePeriod time.Duration
+	Verbosity           int
+
+	leaderElectSet bool
+	config         *configv1.KubeSchedulerConfiguration
+	election       live.LeaderElection
+	leaderElect    bool
+}
+
+// NewCmdRun builds `kubectl sched run`.
+func NewCmdRun(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
+	o := &RunOptions{
+		IOStreams:           streams,
+		Settings:            settings,
+		ConfigFlags:         genericclioptions.NewConfigFlags(true),
+		MetricsBindAddress:  live.DefaultMetricsBindAddress,
+		ShutdownGracePeriod: live.DefaultShutdownGracePeriod,
+	}
+	cmd := &cobra.Command{
+		Use:   "run [--config FILE] [--leader-elect]",
+		Short: "Run the engine as a scheduler on a live cluster",
+		Long: strings.TrimSpace(`
+Schedule the pods of a cluster: pods whose spec.schedulerName is one of the
+profiles are queued by priority, filtered, scored, reserved, permitted and
+bound through the pods/binding subresource, exactly as kube-scheduler v1.37
+does. Failures set the pod's PodScheduled condition (reason Unschedulable,
+the full "0/N nodes are available: ..." message) and record a
+FailedScheduling event; bindings record a Scheduled event, so 'kubectl
+describe pod' reads as with kube-scheduler.
+
+Without --config the one profile is named kubectl-sched, so it runs beside
+the cluster's kube-scheduler and schedules only the pods that ask for it
+(spec.schedulerName: kubectl-sched). With --config the profiles are taken as
+written, with kube-scheduler's defaulting (a single unnamed profile is
+default-scheduler: then stop kube-scheduler first). Client QPS and burst
+come from the config's clientConnection (default 50 and 100).
+
+With --leader-elect, instances elect a leader on a Lease (kube's 15s lease,
+10s renew deadline, 2s retry; from the config's leaderElection, lease
+kube-system/kubectl-sched by default): exactly one schedules, the others
+stand by with warm caches. With --config, leaderElection.leaderElect (default
+true, as in kube) decides unless --leader-elect is given.
+
+/metrics (kube-scheduler's metric names, types, labels and buckets),
+/healthz, /readyz and /livez are served over plain HTTP on
+--metrics-bind-address (loopback by default; "0" turns it off).
+
+SIGINT or SIGTERM stops taking pods, lets in-flight bindings finish (up to
+--shutdown-grace-period) and releases the lease.`),
+		Example: `  # Schedule pods with schedulerName: kubectl-sched, beside kube-scheduler
+  kubectl sched run
+
+  # Your own profiles, two replicas with leader election
+  kubectl sched run --config sched-config.yaml --leader-elect
+
+  # Another cluster, metrics on all interfaces
+  kubectl sched run --context staging --metrics-bind-address 0.0.0.0:10259`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.leaderElectSet = cmd.Flags().Changed("leader-elect")
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return o.Run(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
+	f.BoolVar(&o.LeaderElect, "leader-elect", false, "Elect a leader among instances on a Lease before scheduling (default: off, or the config's leaderElection.leaderElect with --config)")
+	f.StringVar(&o.LeaseName, "leader-elect-resource-name", "", "Name of the Lease (default: the config's, else "+live.DefaultResourceName+")")
+	f.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", "", "Namespace of the Lease (default: the config's, else "+live.DefaultResourceNamespace+")")
+	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "host:port for /metrics, /healthz, /readyz, /livez (plain HTTP); \"0\" disables")
+	f.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", o.ShutdownGracePeriod, "How long a shutdown waits for in-flight bindings")
+	f.IntVarP(&o.Verbosity, "v", "v", 0, "Log verbosity (klog levels: 2 placements, 3 queue events, 4+ debugging)")
+	o.ConfigFlags.AddFlags(f)
+	return cmd
+}
+
+// Complete loads the configuration and works out the leader election.
+func (o *RunOptions) Complete() error {
+	cfg, err := engine.LoadConfig(o.ConfigPath)
+	if err != nil {
+		return AsUsage(fmt.Errorf("loading config: %w", err))
+	}
+	if o.ConfigPath == "" {
+		name := DefaultRunSchedulerName
+		cfg.Profiles[0].SchedulerName = &name
+	}
+	cc := &cfg.ClientConnection
+	if cc.QPS == 0 {
+		cc.QPS = defaultQPS
+	}
+	if cc.Burst == 0 {
+		cc.Burst = defaultBurst
+	}
+	if cc.ContentType == "" {
+		cc.ContentType = defaultContentType
+	}
+	// kube-scheduler reads its kubeconfig from the config; a flag wins.
+	if cc.Kubeconfig != "" && (o.ConfigFlags.KubeConfig == nil || *o.ConfigFlags.KubeConfig == "") {
+		path := cc.Kubeconfig
+		o.ConfigFlags.KubeConfig = &path
+	}
+	o.config = cfg
+	var fromConfig bool
+	o.election, fromConfig = live.LeaderElectionFromConfig(*cfg)
+	switch {
+	case o.leaderElectSet:
+		o.leaderElect = o.LeaderElect
+	case o.ConfigPath != "":
+		o.leaderElect = fromConfig
+	}
+	if o.LeaseName != "" {
+		o.election.ResourceName = o.LeaseName
+	}
+	if o.LeaseNamespace != "" {
+		o.election.ResourceNamespace = o.LeaseNamespace
+	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *RunOptions) Validate() error {
+	if a := o.MetricsBindAddress; a != "" && a != "0" {
+		if _, port, err := net.SplitHostPort(a); err != nil {
+			return UsageErrorf("--metrics-bind-address: %v", err)
+		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return UsageErrorf("--metrics-bind-address: bad port %q", port)
+		}
+	}
+	if o.ShutdownGracePeriod < 0 {
+		return UsageErrorf("--shutdown-grace-period: must not be negative")
+	}
+	if o.Verbosity < 0 {
+		return UsageErrorf("-v: must not be negative")
+	}
+	return nil
+}
+
+// Run connects and schedules until ctx ends.
+func (o *RunOptions) Run(ctx context.Context) error {
+	var fs goflag.FlagSet
+	klog.InitFlags(&fs)
+	_ = fs.Set("v", strconv.Itoa(o.Verbosity))
+	logger := klog.NewKlogr()
+
+	reg, err := engine.Registry(o.Settings.ExtraPlugins)
+	if err != nil {
+		return err
+	}
+	cc := o.config.ClientConnection
+	restCfg, err := kube.RESTConfig(o.ConfigFlags, cc.QPS, cc.Burst)
+	if err != nil {
+		return err
+	}
+	restCfg.ContentType = cc.ContentType
+	restCfg.AcceptContentTypes = cc.AcceptContentTypes
+	err = live.Run(ctx, live.Options{
+		Config:              o.config,
+		Registry:            reg,
+		RESTConfig:          restCfg,
+		LeaderElect:         o.leaderElect,
+		LeaderElection:      o.election,
+		MetricsBindAddress:  o.MetricsBindAddress,
+		ShutdownGracePeriod: o.ShutdownGracePeriod,
+		Logger:              logger,
+	})
+	switch {
+	case errors.Is(err, engine.ErrConfig):
+		return AsUsage(withConfigPath(o.ConfigPath, err))
+	case err != nil:
+		return err
+	}
+	return nil
+}

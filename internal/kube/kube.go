@@ -1,0 +1,93 @@
+// Package kube is the one place where kubectl-sched sets up client-go: the
+// kubeconfig flags (cli-runtime's ConfigFlags, with in-cluster config as the
+// fallback) become a rest.Config, a clientset and a shared informer factory.
+package kube
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/informers/internalinterfaces"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/version"
+)
+
+// UserAgent is what kubectl-sched tells the API server it is.
+const UserAgent = "kubectl-sched"
+
+// RESTConfig resolves the kubeconfig flags (--kubeconfig, --context,
+// --server, ...; in-cluster config when run in a pod without a kubeconfig)
+// into a rest.Config with the given client-side rate limits, as
+// kube-scheduler takes them from clientConnection. qps or burst of zero
+// keep client-go's defaults.
+func RESTConfig(flags *genericclioptions.ConfigFlags, qps float32, burst int32) (*rest.Config, error) {
+	if flags == nil {
+		flags = genericclioptions.NewConfigFlags(true)
+	}
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	if qps != 0 {
+		cfg.QPS = qps
+	}
+	if burst != 0 {
+		cfg.Burst = int(burst)
+	}
+	cfg.UserAgent = fmt.Sprintf("%s/%s (%s/%s)", UserAgent, version.Version, runtime.GOOS, runtime.GOARCH)
+	return cfg, nil
+}
+
+// Clients returns a clientset for cfg and a shared informer factory over it
+// whose pod informer is kube-scheduler's: it leaves out pods that Succeeded
+// or Failed (they hold no resources) and drops managedFields to save memory.
+// resync is the informers' resync period (kube-scheduler uses 0).
+func Clients(cfg *rest.Config, resync time.Duration) (kubernetes.Interface, informers.SharedInformerFactory, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating clientset: %w", err)
+	}
+	return client, NewInformerFactory(client, resync), nil
+}
+
+// NewInformerFactory returns a shared informer factory whose pod informer
+// watches only pods that are neither Succeeded nor Failed, as
+// kube-scheduler's does.
+func NewInformerFactory(client kubernetes.Interface, resync time.Duration) informers.SharedInformerFactory {
+	f := informers.NewSharedInformerFactory(client, resync)
+	f.InformerFor(&v1.Pod{}, func(cs kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return newPodInformer(cs, resync)
+	})
+	return f
+}
+
+// PodFieldSelector is the field selector of the pod informer.
+var PodFieldSelector = fmt.Sprintf("status.phase!=%v,status.phase!=%v", v1.PodSucceeded, v1.PodFailed)
+
+func newPodInformer(cs kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+	inf := coreinformers.NewPodInformerWithOptions(cs, metav1.NamespaceAll, internalinterfaces.InformerOptions{
+		ResyncPeriod:     resync,
+		Indexers:         cache.Indexers{},
+		TweakListOptions: func(o *metav1.ListOptions) { o.FieldSelector = PodFieldSelector },
+	})
+	_ = inf.SetTransform(stripManagedFields)
+	return inf
+}
+
+func stripManagedFields(obj any) (any, error) {
+	if a, err := meta.Accessor(obj); err == nil && a.GetManagedFields() != nil {
+		a.SetManagedFields(nil)
+	}
+	return obj, nil
+}

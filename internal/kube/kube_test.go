@@ -1,0 +1,88 @@
+package kube
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+const kubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: a
+  cluster: {server: "https://a.example:6443"}
+- name: b
+  cluster: {server: "https://b.example:6443"}
+contexts:
+- name: a
+  context: {cluster: a}
+- name: b
+  context: {cluster: b}
+current-context: a
+`
+
+func TestRESTConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := func(context string) *genericclioptions.ConfigFlags {
+		f := genericclioptions.NewConfigFlags(false)
+		f.KubeConfig = &path
+		if context != "" {
+			f.Context = &context
+		}
+		return f
+	}
+	tests := []struct {
+		name      string
+		flags     *genericclioptions.ConfigFlags
+		qps       float32
+		burst     int32
+		wantHost  string
+		wantQPS   float32
+		wantBurst int
+	}{
+		{"the current context with clientConnection's limits", flags(""), 50, 100, "https://a.example:6443", 50, 100},
+		{"--context picks another cluster", flags("b"), 1000, 1000, "https://b.example:6443", 1000, 1000},
+		{"zero limits keep client-go's defaults", flags(""), 0, 0, "https://a.example:6443", 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := RESTConfig(tt.flags, tt.qps, tt.burst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Host != tt.wantHost || cfg.QPS != tt.wantQPS || cfg.Burst != tt.wantBurst {
+				t.Errorf("host %s qps %v burst %d, want %s %v %d", cfg.Host, cfg.QPS, cfg.Burst, tt.wantHost, tt.wantQPS, tt.wantBurst)
+			}
+			if !strings.HasPrefix(cfg.UserAgent, UserAgent+"/") {
+				t.Errorf("user agent %q", cfg.UserAgent)
+			}
+		})
+	}
+}
+
+func TestRESTConfigNamesAMissingKubeconfig(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	f := genericclioptions.NewConfigFlags(false)
+	f.KubeConfig = &missing
+	if _, err := RESTConfig(f, 0, 0); err == nil || !strings.Contains(err.Error(), "loading kubeconfig") {
+		t.Errorf("err = %v, want loading kubeconfig: ...", err)
+	}
+}
+
+// The pod informer is kube-scheduler's: its list leaves out finished pods.
+func TestPodInformerSelectsUnfinishedPods(t *testing.T) {
+	if PodFieldSelector != "status.phase!=Succeeded,status.phase!=Failed" {
+		t.Errorf("PodFieldSelector = %q", PodFieldSelector)
+	}
+	f := NewInformerFactory(fake.NewClientset(), 0)
+	if f.Core().V1().Pods().Informer() == nil {
+		t.Fatal("no pod informer")
+	}
+}

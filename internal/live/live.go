@@ -1,0 +1,438 @@
+// Package live is the engine's live driver, the sibling of internal/dryrun:
+// informers feed the cache and the scheduling queue (with kube-scheduler's
+// event handlers), the real scheduling loop pops and places pods, and the
+// decisions go back to the API server — bindings through pods/binding,
+// PodScheduled conditions and nominated node names through pods/status,
+// Events through events/v1. Around it: leader election on a Lease,
+// kube-scheduler's Prometheus metrics, health endpoints and a graceful
+// shutdown.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/kube"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+)
+
+// ErrLeaderElectionLost is returned when another instance took the lease
+// while this one was leading; kube-scheduler exits 1 then, and so should a
+// caller, since its caches may no longer match what it was doing.
+var ErrLeaderElectionLost = errors.New("leaderelection lost")
+
+// DefaultShutdownGracePeriod bounds the wait for in-flight binding cycles
+// on shutdown; those still running afterwards are cancelled (and unreserve).
+const DefaultShutdownGracePeriod = 30 * time.Second
+
+// Options configure Run.
+type Options struct {
+	// Config is a defaulted, validated KubeSchedulerConfiguration. Its
+	// clientConnection is not applied here (RESTConfig carries it); its
+	// leaderElection is read when LeaderElect is set.
+	Config *configv1.KubeSchedulerConfiguration
+	// Registry holds the plugins (in-tree plus extra).
+	Registry schedcore.Registry
+	// RESTConfig reaches the cluster.
+	RESTConfig *rest.Config
+	// LeaderElect turns leader election on; LeaderElection (defaulted with
+	// DefaultLeaderElection) says on which Lease and how.
+	LeaderElect    bool
+	LeaderElection LeaderElection
+	// MetricsBindAddress is where /metrics, /healthz, /readyz and /livez
+	// are served; empty or "0" serves nothing.
+	MetricsBindAddress string
+	// ShutdownGracePeriod bounds the wait for in-flight bindings on
+	// shutdown (default DefaultShutdownGracePeriod).
+	ShutdownGracePeriod time.Duration
+	// Features are the feature gates (zero value: defaults).
+	Features schedcore.Features
+	// Logger receives the logs; zero discards.
+	Logger logr.Logger
+	// OnServing, if set, is called with the address the HTTP server
+	// listens on, once it does (tests pass port 0).
+	OnServing func(addr string)
+}
+
+// Run schedules the pods of the configuration's profiles until ctx ends
+// (SIGINT/SIGTERM in the CLI), then shuts down gracefully: it stops popping
+// pods, waits for in-flight binding cycles, and releases the lease. It
+// returns ErrLeaderElectionLost if the lease was lost while leading.
+func Run(ctx context.Context, o Options) error {
+	d, err := newDriver(ctx, o)
+	if err != nil {
+		return err
+	}
+	return d.run(ctx)
+}
+
+// driver is one running scheduler.
+type driver struct {
+	o      Options
+	logger logr.Logger
+	client kubernetes.Interface
+	// leaderClient renews the lease (its own rate limiter).
+	leaderClient kubernetes.Interface
+
+	factory     informers.SharedInformerFactory
+	broadcaster events.EventBroadcasterAdapter
+	metrics     *Metrics
+	cache       *schedcore.Cache
+	queue       *queue.PriorityQueue
+	sched       *schedcore.Scheduler
+	profiles    *engine.Profiles
+	handlers    *handlers
+	regs        []cache.ResourceEventHandlerRegistration
+
+	storageMu, selectorsMu sync.Mutex
+	listersReady           bool // guarded by both mutexes
+
+	ready, shuttingDown flag
+}
+
+func newDriver(ctx context.Context, o Options) (*driver, error) {
+	if o.Config == nil || o.RESTConfig == nil || o.Registry == nil {
+		return nil, errors.New("live: Config, RESTConfig and Registry are required")
+	}
+	if o.Features == (schedcore.Features{}) {
+		o.Features = schedcore.DefaultFeatures
+	}
+	if o.ShutdownGracePeriod == 0 {
+		o.ShutdownGracePeriod = DefaultShutdownGracePeriod
+	}
+	if o.LeaderElect {
+		o.LeaderElection = o.LeaderElection.withDefaults()
+		if err := o.LeaderElection.validate(); err != nil {
+			return nil, err
+		}
+	}
+	client, factory, err := kube.Clients(o.RESTConfig, 0)
+	if err != nil {
+		return nil, err
+	}
+	d := &driver{o: o, logger: o.Logger, client: client, factory: factory, metrics: NewMetrics()}
+	d.ready.msg = "informers not synced"
+	d.shuttingDown.msg = "shutting down"
+	if d.logger.GetSink() == nil {
+		d.logger = logr.Discard()
+	}
+	// As kube-scheduler, events and leader election get clientsets of their
+	// own, so their rate limiters do not compete with bindings and status
+	// updates (nor a lease renewal wait behind a burst of events).
+	eventClient, err := kubernetes.NewForConfig(o.RESTConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating event clientset: %w", err)
+	}
+	if d.leaderClient, err = kubernetes.NewForConfig(o.RESTConfig); err != nil {
+		return nil, fmt.Errorf("creating leader election clientset: %w", err)
+	}
+	d.broadcaster = events.NewEventBroadcasterAdapterWithContext(ctx, eventClient)
+
+	cfg := o.Config
+	d.cache = schedcore.NewCache(o.Features)
+	snap := schedcore.NewEmptySnapshot()
+	d.profiles, err = engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{
+		Binder:   apiBinder{client: client},
+		Recorder: d.metrics,
+		Features: o.Features,
+		Seed:     time.Now().UnixNano(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	for name, fw := range d.profiles.ByName {
+		// Events name the profile as their reporting controller, as
+		// kube-scheduler's recorder factory does.
+		fw.Handle().Events = d.broadcaster.NewRecorder(name)
+		fw.Handle().Logger = d.logger
+	}
+
+	pods := factory.Core().V1().Pods().Lister()
+	first := d.profiles.ByName[d.profiles.Order[0]]
+	d.queue = queue.New(first.QueueSortLess(), d.profiles.ByName,
+		queue.WithPodInitialBackoffDuration(time.Duration(*cfg.PodInitialBackoffSeconds)*time.Second),
+		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds)*time.Second),
+		queue.WithMetrics(d.metrics),
+		queue.WithLogger(d.logger),
+		queue.WithFeatures(o.Features),
+		queue.WithPodGetter(func(ns, name string) (*v1.Pod, bool) {
+			p, err := pods.Pods(ns).Get(name)
+			return p, err == nil
+		}))
+	d.profiles.SetNominator(d.queue)
+
+	var pct int32
+	if cfg.PercentageOfNodesToScore != nil {
+		pct = *cfg.PercentageOfNodesToScore
+	}
+	d.sched = schedcore.NewScheduler(d.cache, d.queue, d.profiles.ByName, snap, &schedcore.Algorithm{PercentageOfNodesToScore: pct})
+	d.sched.Recorder = d.metrics
+	d.sched.Logger = d.logger
+	d.sched.Hooks = schedcore.Hooks{
+		CurrentPod: func(p *v1.Pod) *v1.Pod {
+			cur, err := pods.Pods(p.Namespace).Get(p.Name)
+			if err != nil {
+				return nil
+			}
+			return cur
+		},
+		Scheduled: d.scheduled,
+		Failed:    d.failed,
+	}
+
+	d.handlers = &handlers{
+		cache: d.cache, queue: d.queue, profiles: d.profiles.ByName, features: o.Features, logger: d.logger,
+		observe:          d.metrics.EventHandled,
+		refreshStorage:   d.refreshStorage,
+		refreshSelectors: d.refreshSelectors,
+	}
+	if err := d.addEventHandlers(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *driver) addEventHandlers() error {
+	f := d.factory
+	add := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
+		reg, err := inf.AddEventHandler(h)
+		if err != nil {
+			return fmt.Errorf("registering event handler: %w", err)
+		}
+		d.regs = append(d.regs, reg)
+		return nil
+	}
+	h := d.handlers
+	for _, x := range []struct {
+		inf cache.SharedIndexInformer
+		h   cache.ResourceEventHandler
+	}{
+		{f.Core().V1().Pods().Informer(), h.podFuncs()},
+		{f.Core().V1().Nodes().Informer(), h.nodeFuncs()},
+		{f.Core().V1().Namespaces().Informer(), h.namespaceFuncs()},
+		{f.Core().V1().PersistentVolumeClaims().Informer(), h.storageFuncs(schedcore.PersistentVolumeClaim)},
+		{f.Core().V1().PersistentVolumes().Informer(), h.storageFuncs(schedcore.PersistentVolume)},
+		{f.Storage().V1().StorageClasses().Informer(), h.storageFuncs(schedcore.StorageClass)},
+		{f.Storage().V1().CSINodes().Informer(), h.storageFuncs(schedcore.CSINode)},
+		{f.Core().V1().Services().Informer(), h.selectorFuncs()},
+		{f.Core().V1().ReplicationControllers().Informer(), h.selectorFuncs()},
+		{f.Apps().V1().ReplicaSets().Informer(), h.selectorFuncs()},
+		{f.Apps().V1().StatefulSets().Informer(), h.selectorFuncs()},
+	} {
+		if err := add(x.inf, x.h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refreshStorage rebuilds the storage objects the volume plugins read. It
+// runs before the storage event requeues pods, so a requeued pod sees the
+// object that woke it.
+func (d *driver) refreshStorage() {
+	d.storageMu.Lock()
+	defer d.storageMu.Unlock()
+	if !d.listersReady {
+		return
+	}
+	f := d.factory
+	st := &schedcore.StorageState{PVCs: map[string]*v1.PersistentVolumeClaim{}, PVs: map[string]*v1.PersistentVolume{}, StorageClasses: map[string]any{}, CSINodes: map[string]any{}}
+	pvcs, _ := f.Core().V1().PersistentVolumeClaims().Lister().List(labels.Everything())
+	for _, o := range pvcs {
+		st.PVCs[o.Namespace+"/"+o.Name] = o
+	}
+	pvs, _ := f.Core().V1().PersistentVolumes().Lister().List(labels.Everything())
+	for _, o := range pvs {
+		st.PVs[o.Name] = o
+	}
+	scs, _ := f.Storage().V1().StorageClasses().Lister().List(labels.Everything())
+	for _, o := range scs {
+		st.StorageClasses[o.Name] = o
+	}
+	csis, _ := f.Storage().V1().CSINodes().Lister().List(labels.Everything())
+	for _, o := range csis {
+		st.CSINodes[o.Name] = o
+	}
+	d.cache.SetStorage(st)
+}
+
+// refreshSelectors rebuilds the default spreading selector sources.
+func (d *driver) refreshSelectors() {
+	d.selectorsMu.Lock()
+	defer d.selectorsMu.Unlock()
+	if !d.listersReady {
+		return
+	}
+	f := d.factory
+	src := &schedcore.SelectorSources{}
+	src.Services, _ = f.Core().V1().Services().Lister().List(labels.Everything())
+	src.ReplicationControllers, _ = f.Core().V1().ReplicationControllers().Lister().List(labels.Everything())
+	src.ReplicaSets, _ = f.Apps().V1().ReplicaSets().Lister().List(labels.Everything())
+	src.StatefulSets, _ = f.Apps().V1().StatefulSets().Lister().List(labels.Everything())
+	d.cache.SetSelectorSources(src)
+}
+
+// scheduled runs after a pod is bound; the informer's update confirms it
+// in the cache.
+func (d *driver) scheduled(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, node string, res schedcore.ScheduleResult) {
+	if qpi.WasFlushedFromUnschedulable {
+		d.metrics.ScheduledAfterFlush()
+	}
+	d.logger.V(2).Info("Successfully bound pod to node", "pod", schedcore.PodName(qpi.Pod), "node", node, "evaluatedNodes", res.EvaluatedNodes, "feasibleNodes", res.FeasibleNodes)
+}
+
+// failed sets the PodScheduled condition and the nominated node name after
+// a failed attempt, as kube-scheduler's handleSchedulingFailure (the
+// engine has already requeued the pod and recorded the FailedScheduling
+// event). A pod recreated under the same name in the meantime is left alone.
+func (d *driver) failed(ctx context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, st *schedcore.Status, nominating *schedcore.NominatingInfo) {
+	pod := qpi.Pod
+	if cur, err := d.factory.Core().V1().Pods().Lister().Pods(pod.Namespace).Get(pod.Name); err == nil {
+		if cur.UID != pod.UID {
+			d.logger.V(2).Info("Pod was recreated while handling scheduling failure. Skip status updates.", "pod", schedcore.PodName(pod))
+			return
+		}
+		pod = cur
+	}
+	msg := st.Message()
+	d.logger.V(2).Info("Unable to schedule pod; waiting", "pod", schedcore.PodName(pod), "reason", reason, "err", msg)
+	if err := patchPodStatus(ctx, d.client, pod, unschedulableCondition(pod, reason, msg), nominating); err != nil {
+		d.logger.Error(err, "Error updating pod", "pod", schedcore.PodName(pod))
+	}
+}
+
+// run starts the informers and the HTTP server, then schedules (as leader
+// if leader election is on) until ctx ends.
+func (d *driver) run(ctx context.Context) error {
+	// Informers and event recording outlive ctx until the shutdown is done.
+	infCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopInformers()
+	d.broadcaster.StartRecordingToSink(infCtx.Done())
+	defer d.broadcaster.Shutdown()
+
+	var le *leaderElector
+	if d.o.LeaderElect {
+		var err error
+		if le, err = newLeaderElector(d.leaderClient, d.o.LeaderElection, d.logger); err != nil {
+			return err
+		}
+	}
+	if addr := d.o.MetricsBindAddress; addr != "" && addr != "0" {
+		healthy := func(r *http.Request) error {
+			if le != nil {
+				return le.watchdog.Check(r)
+			}
+			return nil
+		}
+		ready := func(r *http.Request) error {
+			if d.shuttingDown.isSet() {
+				return errors.New(d.shuttingDown.msg)
+			}
+			return d.ready.check(r)
+		}
+		srv, err := newServer(addr, d.metrics.Registry, healthy, ready)
+		if err != nil {
+			return err
+		}
+		go func() {
+			if err := srv.serve(); err != nil {
+				d.logger.Error(err, "Serving metrics and health endpoints")
+			}
+		}()
+		defer srv.shutdown()
+		d.logger.Info("Serving metrics and health endpoints", "address", srv.Addr())
+		if d.o.OnServing != nil {
+			d.o.OnServing(srv.Addr())
+		}
+	}
+
+	d.factory.Start(infCtx.Done())
+	for typ, ok := range d.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("informer for %v did not sync", typ)
+		}
+	}
+	for _, r := range d.regs {
+		if !cache.WaitForCacheSync(ctx.Done(), r.HasSynced) {
+			return nil
+		}
+	}
+	d.storageMu.Lock()
+	d.selectorsMu.Lock()
+	d.listersReady = true
+	d.selectorsMu.Unlock()
+	d.storageMu.Unlock()
+	d.refreshStorage()
+	d.refreshSelectors()
+	d.ready.set()
+	d.logger.Info("Informers synced", "profiles", d.profiles.Order)
+
+	if le == nil {
+		d.schedule(ctx, context.Background())
+		return nil
+	}
+	return le.run(ctx, d.schedule)
+}
+
+// schedule runs the scheduling loop until ctx ends (shutdown: in-flight
+// bindings get the grace period) or leading ends (leadership lost: they
+// are cancelled at once, since another instance now schedules).
+func (d *driver) schedule(ctx, leading context.Context) {
+	d.logger.Info("Starting to schedule pods")
+	d.queue.Run(d.logger)
+	bindCtx, cancelBindings := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelBindings()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.sched.Run(bindCtx)
+	}()
+	select {
+	case <-ctx.Done():
+	case <-leading.Done():
+	}
+	d.shuttingDown.set()
+	d.queue.Close()
+	if ctx.Err() == nil {
+		cancelBindings()
+	}
+	select {
+	case <-done:
+	case <-time.After(d.o.ShutdownGracePeriod):
+		d.logger.Info("Shutdown grace period over; cancelling in-flight bindings")
+		cancelBindings()
+		<-done
+	}
+	d.logger.Info("Stopped scheduling")
+}
+
+// hostnameIdentity is kube-scheduler's lease holder identity: the host name
+// and a UUID, so that two instances on one host differ.
+func hostnameIdentity() (string, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("getting hostname: %w", err)
+	}
+	return host + "_" + uuid.NewString(), nil
+}

@@ -1,0 +1,233 @@
+package live
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+)
+
+// Stability levels, as component-base prefixes them to the help text, so
+// that `# HELP` lines read as kube-scheduler's.
+const (
+	stable = "[STABLE] "
+	beta   = "[BETA] "
+	alpha  = "[ALPHA] "
+)
+
+const subsystem = "scheduler"
+
+// Metrics are kube-scheduler v1.37's metrics (pkg/scheduler/metrics): the
+// same names, types, labels and buckets, so that dashboards and alerts
+// written for kube-scheduler work unchanged. It implements the engine's
+// schedcore.MetricsRecorder and the queue's queue.Metrics.
+//
+// Metrics of features the engine does not have yet (preemption) are
+// registered so that they are present, at zero.
+type Metrics struct {
+	// Registry holds every metric below plus the Go and process collectors.
+	Registry *prometheus.Registry
+
+	scheduleAttempts        *prometheus.CounterVec
+	schedulingLatency       *prometheus.HistogramVec
+	algorithmLatency        prometheus.Histogram
+	eventHandlingLatency    *prometheus.HistogramVec
+	preemptionVictims       prometheus.Histogram
+	preemptionAttempts      prometheus.Counter
+	pendingPods             *prometheus.GaugeVec
+	podSchedulingSLI        *prometheus.HistogramVec
+	podSchedulingAttempts   prometheus.Histogram
+	podScheduledAfterFlush  prometheus.Counter
+	extensionPointDuration  *prometheus.HistogramVec
+	pluginExecutionDuration *prometheus.HistogramVec
+	queueingHintDuration    *prometheus.HistogramVec
+	queueIncomingPods       *prometheus.CounterVec
+	inFlightEvents          *prometheus.GaugeVec
+	unschedulableReasons    *prometheus.GaugeVec
+}
+
+var (
+	_ schedcore.MetricsRecorder = (*Metrics)(nil)
+	_ queue.Metrics             = (*Metrics)(nil)
+)
+
+// NewMetrics creates and registers the metrics on a new registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{Registry: prometheus.NewRegistry()}
+	m.scheduleAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: subsystem, Name: "schedule_attempts_total",
+		Help: stable + "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, while 'error' means an internal scheduler problem.",
+	}, []string{"result", "profile"})
+	m.schedulingLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "scheduling_attempt_duration_seconds",
+		Help:    stable + "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+	}, []string{"result", "profile"})
+	m.algorithmLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "scheduling_algorithm_duration_seconds",
+		Help:    beta + "Scheduling algorithm latency in seconds",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+	})
+	m.eventHandlingLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "event_handling_duration_seconds",
+		Help:    alpha + "Event handling latency in seconds.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 12),
+	}, []string{"event"})
+	m.preemptionVictims = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "preemption_victims",
+		Help:    stable + "Number of selected preemption victims for preemption initiated by a single pod",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 7),
+	})
+	m.preemptionAttempts = prometheus.NewCounter(prometheus.CounterOpts{
+		Subsystem: subsystem, Name: "preemption_attempts_total",
+		Help: stable + "Total preemption attempts in the cluster till now",
+	})
+	m.pendingPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: subsystem, Name: "pending_pods",
+		Help: stable + "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated; 'incomplete' means number of pods in incompletePodGroupPods; 'pending' means number of pods in pendingPodGroupPods.",
+	}, []string{"queue"})
+	m.podSchedulingSLI = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "pod_scheduling_sli_duration_seconds",
+		Help:    beta + "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might involve multiple scheduling attempts.",
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 20),
+	}, []string{"attempts"})
+	m.podSchedulingAttempts = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "pod_scheduling_attempts",
+		Help:    stable + "Number of attempts to successfully schedule a pod.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 5),
+	})
+	m.podScheduledAfterFlush = prometheus.NewCounter(prometheus.CounterOpts{
+		Subsystem: subsystem, Name: "pod_scheduled_after_flush_total",
+		Help: alpha + "Number of pods that were successfully scheduled after being flushed from unschedulableEntities due to timeout. This metric helps detect potential queueing hint misconfigurations or event handling issues.",
+	})
+	m.extensionPointDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "framework_extension_point_duration_seconds",
+		Help:    stable + "Latency for running all plugins of a specific extension point.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 12),
+	}, []string{"extension_point", "status", "profile"})
+	m.pluginExecutionDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "plugin_execution_duration_seconds",
+		Help:    beta + "Duration for running a plugin at a specific extension point.",
+		Buckets: prometheus.ExponentialBuckets(0.00001, 1.5, 20),
+	}, []string{"plugin", "extension_point", "status"})
+	m.queueingHintDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "queueing_hint_execution_duration_seconds",
+		Help:    alpha + "Duration for running a queueing hint function of a plugin.",
+		Buckets: prometheus.ExponentialBuckets(0.00001, 1.5, 20),
+	}, []string{"plugin", "event", "hint"})
+	m.queueIncomingPods = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: subsystem, Name: "queue_incoming_pods_total",
+		Help: stable + "Number of pods added to scheduling queues by event and queue type.",
+	}, []string{"queue", "event"})
+	m.inFlightEvents = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: subsystem, Name: "inflight_events",
+		Help: alpha + "Number of events currently tracked in the scheduling queue.",
+	}, []string{"event"})
+	m.unschedulableReasons = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: subsystem, Name: "unschedulable_pods",
+		Help: beta + "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
+	}, []string{"plugin", "profile"})
+
+	m.Registry.MustRegister(
+		m.scheduleAttempts, m.schedulingLatency, m.algorithmLatency, m.eventHandlingLatency,
+		m.preemptionVictims, m.preemptionAttempts, m.pendingPods, m.podSchedulingSLI,
+		m.podSchedulingAttempts, m.podScheduledAfterFlush, m.extensionPointDuration,
+		m.pluginExecutionDuration, m.queueingHintDuration, m.queueIncomingPods,
+		m.inFlightEvents, m.unschedulableReasons,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	// kube-scheduler's queue creates these four children when it starts,
+	// so they are exported at zero before any pod arrives.
+	for _, q := range []string{queue.QueueActive, queue.QueueBackoff, queue.QueueUnschedulable, queue.QueueGated} {
+		m.pendingPods.WithLabelValues(q)
+	}
+	return m
+}
+
+// ExtensionPoint implements schedcore.MetricsRecorder.
+func (m *Metrics) ExtensionPoint(profile, point string, code schedcore.Code, d time.Duration) {
+	m.extensionPointDuration.WithLabelValues(point, code.String(), profile).Observe(d.Seconds())
+}
+
+// Plugin implements schedcore.MetricsRecorder.
+func (m *Metrics) Plugin(plugin, point string, code schedcore.Code, d time.Duration) {
+	m.pluginExecutionDuration.WithLabelValues(plugin, point, code.String()).Observe(d.Seconds())
+}
+
+// ScheduleAttempt implements schedcore.MetricsRecorder.
+func (m *Metrics) ScheduleAttempt(profile, result string, d time.Duration) {
+	m.schedulingLatency.WithLabelValues(result, profile).Observe(d.Seconds())
+	m.scheduleAttempts.WithLabelValues(result, profile).Inc()
+}
+
+// AlgorithmDuration implements schedcore.MetricsRecorder.
+func (m *Metrics) AlgorithmDuration(d time.Duration) { m.algorithmLatency.Observe(d.Seconds()) }
+
+// PodScheduled implements schedcore.MetricsRecorder.
+func (m *Metrics) PodScheduled(_ string, attempts int, sinceFirstPop time.Duration) {
+	m.podSchedulingAttempts.Observe(float64(attempts))
+	m.podSchedulingSLI.WithLabelValues(AttemptsLabel(attempts)).Observe(sinceFirstPop.Seconds())
+}
+
+// Unschedulable implements schedcore.MetricsRecorder. The queue keeps
+// scheduler_unschedulable_pods (UnschedulableReason) as pods enter and leave
+// it, as kube-scheduler's does, so there is nothing to do here.
+func (m *Metrics) Unschedulable(string, []string) {}
+
+// ScheduledAfterFlush counts a pod bound after the unschedulable pool's
+// periodic flush moved it (scheduler_pod_scheduled_after_flush_total).
+func (m *Metrics) ScheduledAfterFlush() { m.podScheduledAfterFlush.Inc() }
+
+// EventHandled observes how long handling an informer event took
+// (scheduler_event_handling_duration_seconds{event}).
+func (m *Metrics) EventHandled(event string, d time.Duration) {
+	m.eventHandlingLatency.WithLabelValues(event).Observe(d.Seconds())
+}
+
+// IncomingPods implements queue.Metrics.
+func (m *Metrics) IncomingPods(q, event string, n int) {
+	m.queueIncomingPods.WithLabelValues(q, event).Add(float64(n))
+}
+
+// PendingPods implements queue.Metrics.
+func (m *Metrics) PendingPods(q string, delta int) {
+	m.pendingPods.WithLabelValues(q).Add(float64(delta))
+}
+
+// UnschedulableReason implements queue.Metrics.
+func (m *Metrics) UnschedulableReason(plugin, profile string, delta int) {
+	m.unschedulableReasons.WithLabelValues(plugin, profile).Add(float64(delta))
+}
+
+// InFlightEvents implements queue.Metrics.
+func (m *Metrics) InFlightEvents(event string, delta int) {
+	m.inFlightEvents.WithLabelValues(event).Add(float64(delta))
+}
+
+// QueueingHint implements queue.Metrics.
+func (m *Metrics) QueueingHint(plugin, event, hint string, d time.Duration) {
+	m.queueingHintDuration.WithLabelValues(plugin, event, hint).Observe(d.Seconds())
+}
+
+// PreEnqueue implements queue.Metrics. kube-scheduler v1.37 labels every
+// PreEnqueue observation status="Success", whatever the plugins returned
+// (its deferred observer reads a status variable that the loop shadows);
+// the label is kept the same here so that queries give the same series.
+func (m *Metrics) PreEnqueue(profile string, _ schedcore.Code, d time.Duration) {
+	m.extensionPointDuration.WithLabelValues("PreEnqueue", schedcore.Success.String(), profile).Observe(d.Seconds())
+}
+
+// AttemptsLabel is the attempts label of
+// scheduler_pod_scheduling_sli_duration_seconds: the count, capped at "15+"
+// to bound the cardinality, as kube-scheduler's getAttemptsLabel.
+func AttemptsLabel(attempts int) string {
+	if attempts >= 15 {
+		return "15+"
+	}
+	return strconv.Itoa(attempts)
+}

@@ -1,0 +1,121 @@
+package live
+
+import (
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+)
+
+// family is what the test checks of one metric family.
+type family struct {
+	Type   string
+	Labels string // sorted label names, comma-separated
+	// Buckets: the first and last upper bounds and their count.
+	FirstBucket, LastBucket float64
+	Buckets                 int
+}
+
+func TestMetricsHaveKubeSchedulersNamesTypesLabelsAndBuckets(t *testing.T) {
+	m := NewMetrics()
+	m.ScheduleAttempt("kubectl-sched", "scheduled", time.Millisecond)
+	m.AlgorithmDuration(time.Millisecond)
+	m.PodScheduled("kubectl-sched", 2, time.Second)
+	m.ExtensionPoint("kubectl-sched", schedcore.ExtFilter, schedcore.Success, time.Millisecond)
+	m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Unschedulable, time.Microsecond)
+	m.IncomingPods(queue.QueueActive, "PodAdd", 1)
+	m.UnschedulableReason("NodeResourcesFit", "kubectl-sched", 1)
+	m.InFlightEvents(queue.EventPodPopped, 1)
+	m.QueueingHint("NodeResourcesFit", "NodeAdd", queue.HintResultQueue, time.Microsecond)
+	m.EventHandled("NodeAdd", time.Microsecond)
+	m.ScheduledAfterFlush()
+
+	mfs, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]family{}
+	for _, mf := range mfs {
+		if !strings.HasPrefix(mf.GetName(), "scheduler_") {
+			continue
+		}
+		f := family{Type: mf.GetType().String()}
+		if ms := mf.GetMetric(); len(ms) > 0 {
+			var names []string
+			for _, l := range ms[0].GetLabel() {
+				names = append(names, l.GetName())
+			}
+			sort.Strings(names)
+			f.Labels = strings.Join(names, ",")
+			if h := ms[0].GetHistogram(); h != nil {
+				b := h.GetBucket()
+				f.Buckets, f.FirstBucket, f.LastBucket = len(b), b[0].GetUpperBound(), b[len(b)-1].GetUpperBound()
+			}
+		}
+		got[mf.GetName()] = f
+		if !strings.HasPrefix(mf.GetHelp(), "[STABLE] ") && !strings.HasPrefix(mf.GetHelp(), "[BETA] ") && !strings.HasPrefix(mf.GetHelp(), "[ALPHA] ") {
+			t.Errorf("%s: help %q lacks the stability level", mf.GetName(), mf.GetHelp())
+		}
+	}
+	h := dto.MetricType_HISTOGRAM.String()
+	c := dto.MetricType_COUNTER.String()
+	g := dto.MetricType_GAUGE.String()
+	// exp(a, f, n) buckets run from a to a*f^(n-1).
+	want := map[string]family{
+		"scheduler_schedule_attempts_total":                    {Type: c, Labels: "profile,result"},
+		"scheduler_scheduling_attempt_duration_seconds":        {Type: h, Labels: "profile,result", FirstBucket: 0.001, LastBucket: 16.384, Buckets: 15},
+		"scheduler_scheduling_algorithm_duration_seconds":      {Type: h, FirstBucket: 0.001, LastBucket: 16.384, Buckets: 15},
+		"scheduler_pod_scheduling_sli_duration_seconds":        {Type: h, Labels: "attempts", FirstBucket: 0.01, LastBucket: 5242.88, Buckets: 20},
+		"scheduler_pod_scheduling_attempts":                    {Type: h, FirstBucket: 1, LastBucket: 16, Buckets: 5},
+		"scheduler_framework_extension_point_duration_seconds": {Type: h, Labels: "extension_point,profile,status", FirstBucket: 0.0001, LastBucket: 0.2048, Buckets: 12},
+		"scheduler_plugin_execution_duration_seconds":          {Type: h, Labels: "extension_point,plugin,status", FirstBucket: 0.00001, LastBucket: 0.022168378200531005, Buckets: 20},
+		"scheduler_queueing_hint_execution_duration_seconds":   {Type: h, Labels: "event,hint,plugin", FirstBucket: 0.00001, LastBucket: 0.022168378200531005, Buckets: 20},
+		"scheduler_event_handling_duration_seconds":            {Type: h, Labels: "event", FirstBucket: 0.0001, LastBucket: 0.2048, Buckets: 12},
+		"scheduler_queue_incoming_pods_total":                  {Type: c, Labels: "event,queue"},
+		"scheduler_pending_pods":                               {Type: g, Labels: "queue"},
+		"scheduler_unschedulable_pods":                         {Type: g, Labels: "plugin,profile"},
+		"scheduler_inflight_events":                            {Type: g, Labels: "event"},
+		"scheduler_preemption_attempts_total":                  {Type: c},
+		"scheduler_preemption_victims":                         {Type: h, FirstBucket: 1, LastBucket: 64, Buckets: 7},
+		"scheduler_pod_scheduled_after_flush_total":            {Type: c},
+	}
+	opt := cmp.Comparer(func(a, b float64) bool { return a == b || (a-b)/b < 1e-9 && (b-a)/b < 1e-9 })
+	if diff := cmp.Diff(want, got, opt); diff != "" {
+		t.Errorf("metric families (-want +got):\n%s", diff)
+	}
+}
+
+func TestPendingPodsAreExportedAtZeroForEveryQueue(t *testing.T) {
+	mfs, err := NewMetrics().Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queues []string
+	for _, mf := range mfs {
+		if mf.GetName() == "scheduler_pending_pods" {
+			for _, m := range mf.GetMetric() {
+				if m.GetGauge().GetValue() != 0 {
+					t.Errorf("pending_pods %v = %v", m.GetLabel(), m.GetGauge().GetValue())
+				}
+				queues = append(queues, m.GetLabel()[0].GetValue())
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"active", "backoff", "gated", "unschedulable"}, queues); diff != "" {
+		t.Errorf("queues (-want +got):\n%s", diff)
+	}
+}
+
+func TestAttemptsLabelIsCappedAt15(t *testing.T) {
+	for attempts, want := range map[int]string{1: "1", 14: "14", 15: "15+", 40: "15+"} {
+		if got := AttemptsLabel(attempts); got != want {
+			t.Errorf("AttemptsLabel(%d) = %q, want %q", attempts, got, want)
+		}
+	}
+}

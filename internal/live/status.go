@@ -1,0 +1,129 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// unschedulableCondition is the PodScheduled condition kube-scheduler sets
+// after a failed attempt: reason Unschedulable or SchedulerError and the full
+// message (only the event is truncated), observed at the pod's generation.
+func unschedulableCondition(pod *v1.Pod, reason, message string) *v1.PodCondition {
+	return &v1.PodCondition{
+		Type:               v1.PodScheduled,
+		ObservedGeneration: pod.Generation,
+		Status:             v1.ConditionFalse,
+		Reason:             reason,
+		Message:            message,
+	}
+}
+
+// podStatusPatch is what kube-scheduler's updatePod sends for a pod: the
+// condition (if any) merged as podutil.UpdatePodCondition does — the
+// transition time is now unless the status is unchanged — and the
+// nominated node name when nominating overrides it with another value. It
+// returns nil when nothing would change.
+func podStatusPatch(pod *v1.Pod, cond *v1.PodCondition, nominating *schedcore.NominatingInfo, now metav1.Time) ([]byte, error) {
+	status := pod.Status.DeepCopy()
+	nnnChanged := nominating != nil && nominating.NominatingMode == schedcore.ModeOverride && pod.Status.NominatedNodeName != nominating.NominatedNodeName
+	condChanged := cond != nil && updatePodCondition(status, cond, now)
+	if !condChanged && !nnnChanged {
+		return nil, nil
+	}
+	if nnnChanged {
+		status.NominatedNodeName = nominating.NominatedNodeName
+	}
+	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
+	if err != nil {
+		return nil, err
+	}
+	newData, err := json.Marshal(v1.Pod{Status: *status})
+	if err != nil {
+		return nil, err
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, &v1.Pod{})
+	if err != nil {
+		return nil, fmt.Errorf("creating merge patch for pod %s: %w", schedcore.PodName(pod), err)
+	}
+	if string(patch) == "{}" {
+		return nil, nil
+	}
+	return patch, nil
+}
+
+// updatePodCondition is podutil.UpdatePodCondition: it adds or replaces the
+// condition and reports whether anything changed. As there, a change of
+// observedGeneration alone does not count.
+func updatePodCondition(status *v1.PodStatus, cond *v1.PodCondition, now metav1.Time) bool {
+	c := *cond
+	c.LastTransitionTime = now
+	for i := range status.Conditions {
+		old := &status.Conditions[i]
+		if old.Type != c.Type {
+			continue
+		}
+		if c.Status == old.Status {
+			c.LastTransitionTime = old.LastTransitionTime
+		}
+		equal := c.Status == old.Status && c.Reason == old.Reason && c.Message == old.Message &&
+			c.LastProbeTime.Equal(&old.LastProbeTime) && c.LastTransitionTime.Equal(&old.LastTransitionTime)
+		status.Conditions[i] = c
+		return !equal
+	}
+	status.Conditions = append(status.Conditions, c)
+	return true
+}
+
+// retriable are the API errors kube-scheduler retries binding on.
+func retriable(err error) bool {
+	return apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || utilnet.IsConnectionRefused(err)
+}
+
+// retriableWithConflict adds conflicts, for status patches.
+func retriableWithConflict(err error) bool { return retriable(err) || apierrors.IsConflict(err) }
+
+// patchPodStatus sends podStatusPatch's patch to the status subresource,
+// retrying as kube-scheduler does.
+func patchPodStatus(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, cond *v1.PodCondition, nominating *schedcore.NominatingInfo) error {
+	patch, err := podStatusPatch(pod, cond, nominating, metav1.Now())
+	if err != nil || patch == nil {
+		return err
+	}
+	return retry.OnError(retry.DefaultBackoff, retriableWithConflict, func() error {
+		_, err := client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		return err
+	})
+}
+
+// apiBinder binds through the pods/binding subresource, as kube-scheduler's
+// DefaultBinder, retrying transient errors. The API server refuses to bind a
+// pod that is already bound or whose UID changed, so a pod is never bound
+// twice, whoever else schedules it.
+type apiBinder struct {
+	client kubernetes.Interface
+}
+
+var _ schedcore.Binder = apiBinder{}
+
+// Bind implements schedcore.Binder.
+func (b apiBinder) Bind(ctx context.Context, pod *v1.Pod, node string) error {
+	binding := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+		Target:     v1.ObjectReference{Kind: "Node", Name: node},
+	}
+	return retry.OnError(retry.DefaultBackoff, retriable, func() error {
+		return b.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
+	})
+}
