@@ -38,6 +38,7 @@ KubeSchedulerConfiguration files you already have.`),
 		return UsageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.AddCommand(NewCmdDryRun(streams, settings))
+	root.AddCommand(NewCmdExplain(streams, settings))
 	root.AddCommand(NewCmdVersion(streams))
 	return root
 }

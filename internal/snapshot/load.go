@@ -45,6 +45,9 @@ type Cluster struct {
 	Others []*unstructured.Unstructured
 	// Warnings are one line each, for stderr.
 	Warnings []string
+	// DefaultNamespace is given to pods without a namespace ("" means
+	// "default"), as kubectl's --namespace does for files without one.
+	DefaultNamespace string
 }
 
 // LoadError is a load failure with its file and position.
@@ -68,20 +71,28 @@ func (e *LoadError) Unwrap() error { return ErrInvalid }
 // name) into one Cluster. "-" reads standard input.
 func LoadPaths(paths []string, stdin io.Reader) (*Cluster, error) {
 	c := &Cluster{}
+	if err := c.AddPaths(paths, stdin); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// AddPaths loads files or directories into c, as LoadPaths does.
+func (c *Cluster) AddPaths(paths []string, stdin io.Reader) error {
 	for _, p := range paths {
 		if p == "-" {
 			data, err := io.ReadAll(stdin)
 			if err != nil {
-				return nil, &LoadError{File: "<stdin>", Msg: err.Error()}
+				return &LoadError{File: "<stdin>", Msg: err.Error()}
 			}
 			if err := c.AddData("<stdin>", data); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, &LoadError{File: p, Msg: strings.TrimPrefix(err.Error(), "stat "+p+": ")}
+			return &LoadError{File: p, Msg: strings.TrimPrefix(err.Error(), "stat "+p+": ")}
 		}
 		files := []string{p}
 		if st.IsDir() {
@@ -99,21 +110,21 @@ func LoadPaths(paths []string, stdin io.Reader) (*Cluster, error) {
 				return nil
 			})
 			if err != nil {
-				return nil, &LoadError{File: p, Msg: err.Error()}
+				return &LoadError{File: p, Msg: err.Error()}
 			}
 			sort.Strings(files)
 		}
 		for _, f := range files {
 			data, err := os.ReadFile(f)
 			if err != nil {
-				return nil, &LoadError{File: f, Msg: err.Error()}
+				return &LoadError{File: f, Msg: err.Error()}
 			}
 			if err := c.AddData(f, data); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return c, nil
+	return nil
 }
 
 type doc struct {
@@ -256,7 +267,10 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 			return err
 		}
 		if p.Namespace == "" {
-			p.Namespace = "default"
+			p.Namespace = c.DefaultNamespace
+			if p.Namespace == "" {
+				p.Namespace = "default"
+			}
 		}
 		if p.Spec.SchedulerName == "" {
 			p.Spec.SchedulerName = v1.DefaultSchedulerName
