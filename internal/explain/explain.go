@@ -89,18 +89,63 @@ type Options struct {
 	Source string
 }
 
-// Run explains one scheduling cycle of pod against the cluster. A pod of
-// the cluster with the same namespace/name (or UID) is taken out of the
-// state first, so a bound pod is explained as if it were pending, and a
-// hypothetical pod from a file replaces the one it names. Neither the
-// cluster nor the pod is modified.
-func Run(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options) (*report.Explanation, error) {
+// State is cluster state loaded into the engine once: the cache, its
+// snapshot and the profiles. Several pods can be explained against it (the
+// per-pod cost is one scheduling cycle with full diagnosis).
+type State struct {
+	o        Options
+	cluster  *snapshot.Cluster
+	cache    *schedcore.Cache
+	snap     *schedcore.Snapshot
+	profiles *engine.Profiles
+}
+
+// NewState loads the cluster into a fresh cache. The cluster's objects are
+// shared, not copied (the engine does not modify them); pods without a UID
+// are copied to get the stable one the dry-run gives them.
+func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, error) {
 	if len(cl.Nodes) == 0 {
 		return nil, ErrNoNodes
 	}
 	if o.Features == (schedcore.Features{}) {
 		o.Features = schedcore.DefaultFeatures
 	}
+	work := *cl
+	work.Pods = make([]*v1.Pod, len(cl.Pods))
+	for i, p := range cl.Pods {
+		if p.UID == "" {
+			cp := *p
+			p = &cp
+		}
+		work.Pods[i] = p
+	}
+	s := &State{o: o, cluster: &work, cache: schedcore.NewCache(o.Features), snap: schedcore.NewEmptySnapshot()}
+	var err error
+	if s.profiles, err = engine.BuildProfiles(ctx, o.Config, o.Registry, s.snap, engine.HandleOptions{Seed: o.Seed, Features: o.Features}); err != nil {
+		return nil, err
+	}
+	engine.FillCache(s.cache, s.cluster, s.profiles.ByName)
+	s.cache.UpdateSnapshot(s.snap)
+	return s, nil
+}
+
+// Run explains one scheduling cycle of pod against the cluster: NewState,
+// then State.Explain.
+func Run(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options) (*report.Explanation, error) {
+	s, err := NewState(ctx, cl, o)
+	if err != nil {
+		return nil, err
+	}
+	return s.Explain(ctx, pod)
+}
+
+// Explain runs one scheduling cycle of pod with full diagnosis. A pod of
+// the state with the same namespace/name (or UID) is taken off its node for
+// the cycle, so a bound pod is explained as if it were pending and a
+// hypothetical pod from a file replaces the one it names; the state is
+// restored afterwards. The pod is not modified.
+func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, error) {
+	o := s.o
 	if o.Source == "" {
 		o.Source = SourceSnapshot
 	}
@@ -111,37 +156,37 @@ func Run(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options) (*re
 	if target.Spec.SchedulerName == "" {
 		target.Spec.SchedulerName = v1.DefaultSchedulerName
 	}
-	if target.UID == "" {
-		target.UID = types.UID("snapshot-" + target.Namespace + "-" + target.Name)
-	}
 	bound, nominated := target.Spec.NodeName, target.Status.NominatedNodeName
 	target.Spec.NodeName = ""
 	// Explain evaluates every node; kube would try the nominated node first
 	// and stop there if it fits.
 	target.Status.NominatedNodeName = ""
 
-	work := *cl
-	work.Pods = make([]*v1.Pod, 0, len(cl.Pods))
-	for _, p := range cl.Pods {
+	for _, p := range s.cluster.Pods {
 		if p.Namespace == target.Namespace && p.Name == target.Name || pod.UID != "" && p.UID == pod.UID {
-			continue
+			if target.UID == "" {
+				target.UID = p.UID
+			}
+			if _, inCache := s.cache.GetPod(p); inCache {
+				s.cache.RemovePod(p)
+				defer func(p *v1.Pod) {
+					_ = s.cache.AddPod(p)
+					s.cache.UpdateSnapshot(s.snap)
+				}(p)
+			}
 		}
-		work.Pods = append(work.Pods, p.DeepCopy())
 	}
+	if target.UID == "" {
+		target.UID = types.UID("snapshot-" + target.Namespace + "-" + target.Name)
+	}
+	s.cache.UpdateSnapshot(s.snap)
 
-	cache := schedcore.NewCache(o.Features)
-	snap := schedcore.NewEmptySnapshot()
-	profiles, err := engine.BuildProfiles(ctx, o.Config, o.Registry, snap, engine.HandleOptions{Seed: o.Seed, Features: o.Features})
-	if err != nil {
-		return nil, err
-	}
-	fw := profiles.ByName[target.Spec.SchedulerName]
+	fw := s.profiles.ByName[target.Spec.SchedulerName]
 	if fw == nil {
 		return nil, fmt.Errorf("pod %s has schedulerName %q, which is not a profile of the configuration (profiles: %s): %w",
-			schedcore.PodName(target), target.Spec.SchedulerName, strings.Join(profiles.Order, ", "), ErrUnknownProfile)
+			schedcore.PodName(target), target.Spec.SchedulerName, strings.Join(s.profiles.Order, ", "), ErrUnknownProfile)
 	}
-	engine.FillCache(cache, &work, profiles.ByName)
-	cache.UpdateSnapshot(snap)
+	snap := s.snap
 	if o.Node != "" {
 		if _, err := snap.Get(o.Node); err != nil {
 			return nil, fmt.Errorf("--node: node %q is not in the cluster: %w", o.Node, ErrUnknownNode)
