@@ -328,13 +328,13 @@ func nonNil(s []string) []string {
 }
 
 // nearestNodes picks the rejected nodes closest to fitting: fewest
-// failures, then most free cpu, then most free memory, then name.
+// failures, then fewest that preemption cannot resolve, then most free
+// cpu, then most free memory, then name.
 func nearestNodes(nodes []report.ExplainNode, snap *schedcore.Snapshot, n int) []string {
 	type cand struct {
-		name      string
-		failures  int
-		cpu, mem  int64
-		hasDetail bool
+		name                 string
+		failures, unresolved int
+		cpu, mem             int64
 	}
 	var cs []cand
 	for _, nd := range nodes {
@@ -345,13 +345,22 @@ func nearestNodes(nodes []report.ExplainNode, snap *schedcore.Snapshot, n int) [
 		if err != nil {
 			continue
 		}
-		cs = append(cs, cand{name: nd.Node, failures: len(nd.Failures),
-			cpu: ni.Allocatable.MilliCPU - ni.Requested.MilliCPU, mem: ni.Allocatable.Memory - ni.Requested.Memory})
+		c := cand{name: nd.Node, failures: len(nd.Failures),
+			cpu: ni.Allocatable.MilliCPU - ni.Requested.MilliCPU, mem: ni.Allocatable.Memory - ni.Requested.Memory}
+		for _, f := range nd.Failures {
+			if f.Code == schedcore.UnschedulableAndUnresolvable.String() {
+				c.unresolved++
+			}
+		}
+		cs = append(cs, c)
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		a, b := cs[i], cs[j]
 		if a.failures != b.failures {
 			return a.failures < b.failures
+		}
+		if a.unresolved != b.unresolved {
+			return a.unresolved < b.unresolved
 		}
 		if a.cpu != b.cpu {
 			return a.cpu > b.cpu

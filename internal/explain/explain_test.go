@@ -262,3 +262,28 @@ func TestFindPodSaysWhichNamespace(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestGapsForNodesLeftOutByAPreFilterResult(t *testing.T) {
+	cl := &snapshot.Cluster{
+		Nodes: []*v1.Node{node("n1").Obj(), node("n2").Obj()},
+		Pods:  []*v1.Pod{st.MakePod("x").Namespace("ns").Req("cpu", "2").Node("n1").Obj()},
+	}
+	pod := st.MakePod("p").Namespace("ns").Obj()
+	pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+		NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n1"}}}}},
+	}}}
+	pod.Spec.Containers[0].Resources.Requests = st.ResourceList("cpu", "3")
+	rep := explainOn(t, cl, pod, "n2")
+	want := report.ExplainNode{
+		Node:     "n2",
+		Failures: []report.Failure{{Plugin: "", Reason: "node(s) didn't satisfy plugin(s) [NodeAffinity]", Code: "UnschedulableAndUnresolvable", First: true}},
+		Gaps:     []report.Gap{{Plugin: "NodeAffinity", Gap: "node affinity term 1: node name n1 wanted, node is n2"}},
+		Free:     map[string]int64{"cpu": 4000, "memory": 8 << 30, "pods": 110},
+	}
+	if d := cmp.Diff(want, rep.Nodes[0]); d != "" {
+		t.Errorf("n2 (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"n1", "n2"}, explainOn(t, cl, pod, "").Nearest); d != "" {
+		t.Errorf("nearest (-want +got): resolvable failures first\n%s", d)
+	}
+}

@@ -46,6 +46,10 @@ func newGapper(pod *v1.Pod, snap *schedcore.Snapshot, fw *schedcore.Framework, f
 func (g *gapper) gaps(ni *schedcore.NodeInfo, failures []report.Failure) []report.Gap {
 	var out []report.Gap
 	for _, f := range failures {
+		if f.Plugin == "" {
+			out = append(out, g.preFilterResultGaps(ni, f)...)
+			continue
+		}
 		var texts []string
 		switch f.Plugin {
 		case names.NodeName:
@@ -70,6 +74,32 @@ func (g *gapper) gaps(ni *schedcore.NodeInfo, failures []report.Failure) []repor
 		}
 		for _, t := range texts {
 			out = append(out, report.Gap{Plugin: f.Plugin, Gap: t})
+		}
+	}
+	return out
+}
+
+// preFilterResultPrefix starts the status of nodes that a PreFilterResult
+// left out (schedcore's findNodesThatFitPod).
+const preFilterResultPrefix = "node(s) didn't satisfy plugin(s) ["
+
+// preFilterResultGaps explains a node that the plugins' PreFilterResults
+// left out: NodeAffinity says which term names other nodes.
+func (g *gapper) preFilterResultGaps(ni *schedcore.NodeInfo, f report.Failure) []report.Gap {
+	if !strings.HasPrefix(f.Reason, preFilterResultPrefix) {
+		return []report.Gap{{Plugin: f.Plugin, Gap: f.Reason}}
+	}
+	var out []report.Gap
+	for _, pl := range strings.Fields(strings.TrimSuffix(strings.TrimPrefix(f.Reason, preFilterResultPrefix), "]")) {
+		texts := []string{}
+		if pl == names.NodeAffinity {
+			texts = g.nodeAffinityGaps(ni.Node(), "")
+		}
+		if len(texts) == 0 {
+			texts = []string{fmt.Sprintf("node is not among the nodes %s's PreFilter allows", pl)}
+		}
+		for _, t := range texts {
+			out = append(out, report.Gap{Plugin: pl, Gap: t})
 		}
 	}
 	return out
@@ -145,12 +175,17 @@ func termGap(t *v1.NodeSelectorTerm, node *v1.Node) string {
 		if r.Key != metav1.ObjectNameField {
 			return fmt.Sprintf("field %s is not supported (only %s)", r.Key, metav1.ObjectNameField)
 		}
+		if len(r.Values) != 1 {
+			// A field selector takes exactly one value; kube-scheduler
+			// treats anything else as matching no node.
+			return fmt.Sprintf("matchFields %s %s must have exactly one value, has %d, and matches no node", r.Key, r.Operator, len(r.Values))
+		}
 		in := contains(r.Values, node.Name)
 		switch {
 		case r.Operator == v1.NodeSelectorOpIn && !in:
-			return fmt.Sprintf("node name in (%s) wanted, node is %s", strings.Join(r.Values, ", "), node.Name)
+			return fmt.Sprintf("node name %s wanted, node is %s", r.Values[0], node.Name)
 		case r.Operator == v1.NodeSelectorOpNotIn && in:
-			return fmt.Sprintf("node name not in (%s) wanted, node is %s", strings.Join(r.Values, ", "), node.Name)
+			return fmt.Sprintf("any node but %s wanted", r.Values[0])
 		}
 	}
 	return ""

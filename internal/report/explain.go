@@ -158,7 +158,7 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 			_ = tw.Flush()
 		} else {
 			groups := groupFailures(e.Nodes)
-			title(fmt.Sprintf("Rejected nodes (%d in %d groups of identical failures; * = the filter kube-scheduler reports; --all-nodes lists each):", rejected, len(groups)))
+			title(fmt.Sprintf("Rejected nodes (%d in %s of identical failures; * = the filter kube-scheduler reports; --all-nodes lists each):", rejected, plural(len(groups), "group")))
 			tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "COUNT\tNODES\tFAILURES")
 			for _, g := range groups {
@@ -287,7 +287,7 @@ func writeNodeDetail(b *bytes.Buffer, e *Explanation, n *ExplainNode, st Styles)
 			if f.First {
 				mark = "*"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", mark, orDash(f.Plugin), f.Code, f.Reason)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", mark, prefilterIfEmpty(f.Plugin), f.Code, f.Reason)
 		}
 		_ = tw.Flush()
 		fmt.Fprintln(b, "  (* = the filter kube-scheduler stops at and reports)")
@@ -362,7 +362,7 @@ func groupFailures(nodes []ExplainNode) []failureGroup {
 func failureSet(fs []Failure) string {
 	parts := make([]string, 0, len(fs))
 	for _, f := range fs {
-		s := orDash(f.Plugin) + ": " + f.Reason
+		s := prefilterIfEmpty(f.Plugin) + ": " + f.Reason
 		if f.First {
 			s = "*" + s
 		}
@@ -429,6 +429,15 @@ func without(list []string, s string) []string {
 		}
 	}
 	return out
+}
+
+// prefilterIfEmpty names the phase of a failure without a plugin: a node
+// rejected by PreFilter or left out by a PreFilterResult.
+func prefilterIfEmpty(plugin string) string {
+	if plugin == "" {
+		return "(PreFilter)"
+	}
+	return plugin
 }
 
 func orDash(s string) string {

@@ -50,7 +50,8 @@ type Explanation struct {
 	// for word, without the PostFilter (preemption) suffix; "" otherwise.
 	Message string `json:"message"`
 	// Nearest are the rejected nodes closest to fitting (fewest failures,
-	// then most free cpu, then memory), whose gaps are filled in.
+	// then fewest unresolvable ones, then most free cpu, then memory), whose
+	// gaps are filled in.
 	Nearest []string `json:"nearest"`
 }
 
