@@ -35,10 +35,9 @@ type ExplainOptions struct {
 	Nearest    int
 	Seed       int64
 
-	useSeed     bool
-	namespace   string
-	nsExplicit  bool
-	listCluster func(ctx context.Context) (*snapshot.Cluster, error)
+	useSeed    bool
+	namespace  string
+	nsExplicit bool
 }
 
 // NewCmdExplain builds `kubectl sched explain`.
@@ -262,10 +261,12 @@ func (o *ExplainOptions) loadPodFile() (*v1.Pod, error) {
 	return pod, nil
 }
 
-// liveCluster lists the state the engine reads from the cluster, once.
+// liveCluster lists the state the engine reads from the cluster, once,
+// through the same code path as kubectl sched snapshot -A.
 func (o *ExplainOptions) liveCluster(ctx context.Context) (*snapshot.Cluster, error) {
-	if o.listCluster != nil {
-		return o.listCluster(ctx)
+	clients, err := o.Settings.clients(o.ConfigFlags)
+	if err != nil {
+		return nil, err
 	}
-	return nil, UsageErrorf("--snapshot is required: reading live cluster state is not available in this build")
+	return kube.ListCluster(ctx, clients, kube.ListOptions{})
 }

@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,6 +41,9 @@ type Cluster struct {
 	ReplicaSets            []*appsv1.ReplicaSet
 	StatefulSets           []*appsv1.StatefulSet
 	ReplicationControllers []*v1.ReplicationController
+	// PriorityClasses are kept for completeness: pods carry their priority
+	// in spec.priority, which is what the engine reads.
+	PriorityClasses []*schedulingv1.PriorityClass
 	// Others are objects of kinds the engine reads through other packages
 	// (PodGroups), kept unstructured.
 	Others []*unstructured.Unstructured
@@ -342,6 +346,12 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 			return err
 		}
 		c.ReplicationControllers = append(c.ReplicationControllers, p)
+	case kind == "PriorityClass" && group == "scheduling.k8s.io":
+		p := &schedulingv1.PriorityClass{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.PriorityClasses = append(c.PriorityClasses, p)
 	case kind == "PodGroup":
 		c.Others = append(c.Others, &unstructured.Unstructured{Object: obj})
 	default:
