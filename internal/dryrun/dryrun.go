@@ -189,8 +189,13 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		u := report.Unschedulable{Pod: schedcore.PodName(p), Reason: schedcore.ReasonUnschedulable}
 		if f := failed[k]; f != nil {
 			u.Message, u.Reason, u.Plugins, u.After, u.Attempts = f.msg, f.reason, f.plugins, f.after, f.attempts
+		} else if len(p.Spec.SchedulingGates) > 0 {
+			// Gated pods never reach a scheduling cycle; the API server
+			// reports them with this condition.
+			u.Reason = v1.PodReasonSchedulingGated
+			u.Message = "Scheduling is blocked due to non-empty scheduling gates"
 		} else {
-			u.Message = "waiting in the scheduling queue (gated or never attempted)"
+			u.Message = "waiting in the scheduling queue (never attempted)"
 		}
 		rep.Unschedulable = append(rep.Unschedulable, u)
 	}

@@ -171,11 +171,12 @@ func (c *Cluster) AddData(file string, data []byte) error {
 			continue
 		}
 		var obj map[string]any
-		// JSON documents (kubectl get -o json, kubectl sched snapshot) decode
-		// directly, many times faster than through the YAML converter; the
-		// converter still reports the line of malformed input.
-		if t := bytes.TrimSpace(d.data); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &obj) != nil {
-			obj = nil
+		if t := bytes.TrimSpace(d.data); t[0] == '{' {
+			// JSON (kubectl -o json) needs no YAML pass.
+			if err := json.Unmarshal(t, &obj); err != nil {
+				return &LoadError{File: file, Line: d.line + jsonErrLine(t, err) - 1, Msg: "malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+			}
+		} else {
 			js, err := yaml.YAMLToJSON(d.data)
 			if err != nil {
 				return &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
@@ -433,6 +434,15 @@ func checkList(path string, v any) error {
 		}
 	}
 	return nil
+}
+
+// jsonErrLine returns the 1-based line of a JSON syntax error's offset.
+func jsonErrLine(data []byte, err error) int {
+	var se *json.SyntaxError
+	if errors.As(err, &se) && se.Offset > 0 && int(se.Offset) <= len(data) {
+		return bytes.Count(data[:se.Offset], []byte("\n")) + 1
+	}
+	return 1
 }
 
 func yamlErrLine(err error) int {

@@ -25,6 +25,7 @@ func TestLoadPathsRejectsBadInput(t *testing.T) {
 		wantErr string
 	}{
 		{"malformed YAML names the line", goodNode + "---\nkind: Pod\nmetadata: [\n", "c.yaml:9: malformed YAML"},
+		{"malformed JSON names the line", "{\"kind\": \"List\",\n\"items\": [\n{\"kind\": \"Node\"},,\n]}", "c.yaml:3: malformed JSON: invalid character ','"},
 		{"a pod without a name", "apiVersion: v1\nkind: Pod\nmetadata: {namespace: a}\n", "c.yaml:1: Pod: metadata.name: required"},
 		{"an unparseable quantity names the field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 4x}}\n",
 			`c.yaml:1: Pod p: spec.containers[0].resources.requests.cpu: invalid quantity "4x"`},

@@ -121,7 +121,7 @@ func (pl *NodeAffinity) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1
 
 // preFilterState is the pod's parsed nodeSelector and required affinity.
 type preFilterState struct {
-	requiredNodeSelectorAndAffinity nodeaffinity.RequiredNodeAffinity
+	requiredNodeSelectorAndAffinity helper.RequiredNodeAffinity
 }
 
 // Clone returns the state itself: other pods do not change it.
@@ -135,7 +135,7 @@ func (pl *NodeAffinity) PreFilter(_ context.Context, cycleState *schedcore.Cycle
 	if noNodeAffinity && pl.addedNodeSelector == nil && pod.Spec.NodeSelector == nil {
 		return nil, schedcore.NewStatus(schedcore.Skip)
 	}
-	cycleState.Write(preFilterStateKey, &preFilterState{requiredNodeSelectorAndAffinity: nodeaffinity.GetRequiredNodeAffinity(pod)})
+	cycleState.Write(preFilterStateKey, &preFilterState{requiredNodeSelectorAndAffinity: helper.GetRequiredNodeAffinity(pod)})
 	if noNodeAffinity || len(affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
 		return nil, nil
 	}
@@ -178,7 +178,7 @@ func (pl *NodeAffinity) Filter(_ context.Context, cycleState *schedcore.CycleSta
 	s, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey)
 	if err != nil {
 		// PreFilter is disabled: parse here, as kube falls back to.
-		s = &preFilterState{requiredNodeSelectorAndAffinity: nodeaffinity.GetRequiredNodeAffinity(pod)}
+		s = &preFilterState{requiredNodeSelectorAndAffinity: helper.GetRequiredNodeAffinity(pod)}
 	}
 	// Parse errors are ignored for backwards compatibility.
 	if match, _ := s.requiredNodeSelectorAndAffinity.Match(node); !match {
@@ -189,7 +189,7 @@ func (pl *NodeAffinity) Filter(_ context.Context, cycleState *schedcore.CycleSta
 
 // preScoreState is the pod's parsed preferred terms (nil if none).
 type preScoreState struct {
-	preferredNodeAffinity *nodeaffinity.PreferredSchedulingTerms
+	preferredNodeAffinity *helper.PreferredSchedulingTerms
 }
 
 // Clone returns the state itself: nothing changes it after PreScore.
@@ -235,10 +235,10 @@ func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *schedcore.CycleStat
 	return helper.DefaultNormalizeScore(schedcore.MaxNodeScore, false, scores)
 }
 
-func getPodPreferredNodeAffinity(pod *v1.Pod) (*nodeaffinity.PreferredSchedulingTerms, error) {
+func getPodPreferredNodeAffinity(pod *v1.Pod) (*helper.PreferredSchedulingTerms, error) {
 	a := pod.Spec.Affinity
 	if a != nil && a.NodeAffinity != nil && a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution != nil {
-		return nodeaffinity.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+		return helper.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
 	}
 	return nil, nil
 }

@@ -6,7 +6,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
@@ -30,7 +29,7 @@ type topologySpreadConstraint struct {
 // affinity and nodeSelector (parse errors count as a match, for kube's
 // backwards compatibility); with nodeTaintsPolicy Honor the pod must
 // tolerate its NoSchedule and NoExecute taints.
-func (tsc *topologySpreadConstraint) matchNodeInclusionPolicies(logger logr.Logger, pod *v1.Pod, node *v1.Node, require nodeaffinity.RequiredNodeAffinity, enableComparisonOperators bool) bool {
+func (tsc *topologySpreadConstraint) matchNodeInclusionPolicies(logger logr.Logger, pod *v1.Pod, node *v1.Node, require *helper.RequiredNodeAffinity, enableComparisonOperators bool) bool {
 	if tsc.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor {
 		if match, _ := require.Match(node); !match {
 			return false

@@ -10,8 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/resource"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -36,7 +36,7 @@ type preFilterState struct {
 	selfMatchNum []int
 	// requiredNodeAffinity is the incoming pod's parsed nodeSelector and
 	// required node affinity, reused by AddPod/RemovePod.
-	requiredNodeAffinity nodeaffinity.RequiredNodeAffinity
+	requiredNodeAffinity helper.RequiredNodeAffinity
 }
 
 // minMatchNum returns the global minimum for the skew: the smallest match
@@ -153,7 +153,7 @@ func (pl *PodTopologySpread) updateWithPod(s *preFilterState, updatedPod, preemp
 		if !c.Selector.Matches(podLabelSet) {
 			continue
 		}
-		if !c.matchNodeInclusionPolicies(pl.handle.Logger, preemptorPod, node, s.requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
+		if !c.matchNodeInclusionPolicies(pl.handle.Logger, preemptorPod, node, &s.requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
 			continue
 		}
 		v := node.Labels[c.TopologyKey]
@@ -193,7 +193,7 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 		CriticalPaths:        make([]*criticalPaths, nc),
 		TpValueToMatchNum:    make([]map[string]int, nc),
 		selfMatchNum:         make([]int, nc),
-		requiredNodeAffinity: nodeaffinity.GetRequiredNodeAffinity(pod),
+		requiredNodeAffinity: helper.GetRequiredNodeAffinity(pod),
 	}
 	podLabelSet := labels.Set(pod.Labels)
 	for i := range constraints {
@@ -218,7 +218,7 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 		}
 		for i := range constraints {
 			c := &constraints[i]
-			if !c.matchNodeInclusionPolicies(logger, pod, node, s.requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
+			if !c.matchNodeInclusionPolicies(logger, pod, node, &s.requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
 				continue
 			}
 			row[i] = countPodsMatchSelector(allNodes[n].Pods, c.Selector, pod.Namespace)

@@ -8,8 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -109,7 +109,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 		return schedcore.NewStatus(schedcore.Skip)
 	}
 
-	requiredNodeAffinity := nodeaffinity.GetRequiredNodeAffinity(pod)
+	requiredNodeAffinity := helper.GetRequiredNodeAffinity(pod)
 	logger := pl.handle.Logger
 	pl.handle.Parallelizer().Until(ctx, len(allNodes), func(n int) {
 		ni := allNodes[n]
@@ -122,7 +122,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 		}
 		for i := range s.Constraints {
 			c := &s.Constraints[i]
-			if !c.matchNodeInclusionPolicies(logger, pod, node, requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
+			if !c.matchNodeInclusionPolicies(logger, pod, node, &requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
 				continue
 			}
 			// Domains without a feasible node, and hostname constraints

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -266,6 +267,54 @@ func compareExplain(t *testing.T, want *explainCase, ex *schedcore.Explanation) 
 	}
 }
 
+// TestKubebenchPlaceRuns compares the dry-run with the real kube-scheduler's
+// placements recorded by hack/kubebench on the shipped example and on the
+// generated 500-node mixed cluster (the 5000-node one runs with
+// KUBECTL_SCHED_LONG=1: it takes minutes).
+func TestKubebenchPlaceRuns(t *testing.T) {
+	cases := []struct {
+		name, place string
+		load        func() (*snapshot.Cluster, error)
+		long        bool
+	}{
+		{"example-cluster", "example-cluster.place.json", func() (*snapshot.Cluster, error) {
+			return snapshot.LoadPaths([]string{"../../examples/cluster.yaml"}, nil)
+		}, false},
+		{"mixed-500nodes", "mixed-500nodes.place.json", func() (*snapshot.Cluster, error) { return generated("Mixed/500Nodes") }, false},
+		{"mixed-5000nodes", "mixed-5000nodes.place.json", func() (*snapshot.Cluster, error) { return generated("Mixed/5000Nodes") }, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.long && os.Getenv("KUBECTL_SCHED_LONG") != "1" {
+				t.Skip("set KUBECTL_SCHED_LONG=1 to run")
+			}
+			cl, err := c.load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want placeFile
+			b, err := os.ReadFile(filepath.Join("../../testdata/kubebench", c.place))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatal(err)
+			}
+			comparePlaceRun(t, &fixture{cluster: cl, place: want}, "")
+		})
+	}
+}
+
+func generated(name string) (*snapshot.Cluster, error) {
+	w, err := workload.Generate(name, workload.Params{Seed: 1})
+	if err != nil {
+		return nil, err
+	}
+	cl := &snapshot.Cluster{Namespaces: w.Namespaces, Nodes: w.Nodes, Services: w.Services}
+	cl.Pods = append(append(cl.Pods, w.Existing...), w.Pending...)
+	return cl, nil
+}
+
 // TestPlaceRuns runs the dry-run (no preemption, lowest-name tie-break) on
 // every fixture and compares the whole placement sequence and the
 // unschedulable pods with kube-scheduler's.
@@ -273,7 +322,16 @@ func TestPlaceRuns(t *testing.T) {
 	for _, dir := range cases(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			f := loadFixture(t, dir)
-			cfg, err := engine.LoadConfig(f.config)
+			comparePlaceRun(t, f, f.config)
+		})
+	}
+}
+
+func comparePlaceRun(t *testing.T, f *fixture, config string) {
+	t.Helper()
+	{
+		{
+			cfg, err := engine.LoadConfig(config)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -325,6 +383,6 @@ func TestPlaceRuns(t *testing.T) {
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("unschedulable (-want +got):\n%s", d)
 			}
-		})
+		}
 	}
 }

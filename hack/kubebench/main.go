@@ -1,0 +1,189 @@
+// Command kubebench is the reference benchmark: the real kube-scheduler
+// v1.37.2 framework, in-process, placing the pending pods of a snapshot
+// one at a time, as the conformance fixtures were made:
+//
+//	go run . -percentage 100 [-config sched.yaml] [-placements out.json] SNAPSHOT
+//
+// Objects are loaded into a fake clientset; kube-scheduler's own informers,
+// cache and profiles (scheduler.New: frameworkruntime.NewFramework over the
+// in-tree registry) are built on it. Pending pods are taken in queue order
+// (priority descending, creationTimestamp, namespace/name); each placement
+// is assumed into the cache before the next pod; no preemption; ties
+// between equal best totals go to the lowest node name. It prints
+//
+//	pods=N scheduled=S duration=D pods/s=X
+//
+// (the scheduling loop only) and the heap after loading.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
+	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	schedscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kubebench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "KubeSchedulerConfiguration file (default: the default profile)")
+	percentage := fs.Int("percentage", 100, "percentageOfNodesToScore (0: kube's adaptive default); a profile's own value wins")
+	placements := fs.String("placements", "", `write {"placements":[{"pod","node"}],"unschedulable":[...]} to this file`)
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scheduling loop")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: kubebench [flags] SNAPSHOT")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 || *percentage < 0 || *percentage > 100 {
+		fs.Usage()
+		return 2
+	}
+	klog.SetOutput(io.Discard)
+	klog.LogToStderr(false)
+
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "kubebench: config: %v\n", err)
+		return 2
+	}
+	loadStart := time.Now()
+	cl, err := loadSnapshot(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "kubebench: %v\n", err)
+		return 2
+	}
+	for _, k := range cl.skipped {
+		fmt.Fprintf(stderr, "kubebench: skipped an object of unknown kind %s\n", k)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset(cl.objects...)
+	b, factory, err := newBench(ctx, client, cfg, int32(*percentage))
+	if err != nil {
+		fmt.Fprintf(stderr, "kubebench: building the scheduler: %v\n", err)
+		return 1
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	bound := cl.bound
+	for b.sched.Cache.NodeCount() < cl.nodes {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for {
+		n, err := b.sched.Cache.PodCount()
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: %v\n", err)
+			return 1
+		}
+		if n >= bound {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	loadTime := time.Since(loadStart)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	heapLoaded := ms.HeapAlloc
+
+	pods := cl.pending
+	queueOrder(pods)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "kubebench: %v\n", err)
+			return 1
+		}
+	}
+	cpu0 := cpuTime()
+	start := time.Now()
+	res, err := b.run(ctx, pods)
+	dur := time.Since(start)
+	cpu := cpuTime() - cpu0
+	if *cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kubebench: %v\n", err)
+		return 1
+	}
+	runtime.ReadMemStats(&ms)
+	n := len(pods) - res.skipped
+	fmt.Fprintf(stdout, "pods=%d scheduled=%d duration=%s pods/s=%.1f\n", n, len(res.Placements), dur.Round(time.Millisecond), float64(n)/dur.Seconds())
+	// CPU time is less sensitive than wall time to other load on the machine.
+	fmt.Fprintf(stdout, "cpu=%s pods/cpu-s=%.1f\n", cpu.Round(time.Millisecond), float64(n)/cpu.Seconds())
+	perNode := 0.0
+	if cl.nodes > 0 {
+		perNode = float64(heapLoaded) / float64(cl.nodes) / 1024
+	}
+	fmt.Fprintf(stdout, "nodes=%d bound=%d load=%s heap_loaded=%.1fMiB heap_per_node=%.1fKiB heap_end=%.1fMiB percentage=%d parallelism=%d\n",
+		cl.nodes, bound, loadTime.Round(time.Millisecond), float64(heapLoaded)/(1<<20), perNode, float64(ms.HeapAlloc)/(1<<20), *percentage, cfg.Parallelism)
+	if *placements != "" {
+		data, err := json.MarshalIndent(res, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*placements, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: writing %s: %v\n", *placements, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// loadConfig decodes a KubeSchedulerConfiguration as kube-scheduler does
+// (defaults applied), or returns the default one.
+func loadConfig(path string) (*schedulerapi.KubeSchedulerConfiguration, error) {
+	if path == "" {
+		return latest.Default()
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	obj, gvk, err := schedscheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	cfg, ok := obj.(*schedulerapi.KubeSchedulerConfiguration)
+	if !ok {
+		return nil, fmt.Errorf("%s: got %s, want a KubeSchedulerConfiguration", path, gvk)
+	}
+	cfg.TypeMeta.APIVersion = gvk.GroupVersion().String()
+	if errs := validation.ValidateKubeSchedulerConfiguration(cfg); errs != nil {
+		return nil, fmt.Errorf("%s: %w", path, errs)
+	}
+	return cfg, nil
+}
+
+// cpuTime is the user+system time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRunWritesTheList(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "openb.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv", "-limit", "400", "-o", out}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		APIVersion, Kind string
+		Items            []struct{ Kind string }
+	}
+	if err := json.Unmarshal(data, &l); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, it := range l.Items {
+		kinds[it.Kind]++
+	}
+	if l.Kind != "List" || kinds["Namespace"] != 1 || kinds["Node"] != 1523 || kinds["Pod"] != 400 {
+		t.Errorf("got %s with %v", l.Kind, kinds)
+	}
+	if got := stderr.String(); got != "openb2k8s: 1523 nodes, 400 pending pods\n" {
+		t.Errorf("stderr %q", got)
+	}
+}
+
+func TestRunRejectsBadUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a missing file", []string{"-nodes", "nope.csv"}, "no such file"},
+		{"a negative limit", []string{"-limit", "-1"}, "-limit must not be negative"},
+		{"an unknown format", []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv", "-limit", "1", "-format", "xml"}, "unsupported output format"},
+		{"a stray argument", []string{"x"}, "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(tt.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tt.want) || stdout.Len() != 0 {
+				t.Errorf("exit %d, stderr %q, stdout %d bytes; want 2 and %q", code, stderr.String(), stdout.Len(), tt.want)
+			}
+		})
+	}
+}

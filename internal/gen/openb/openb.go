@@ -1,0 +1,363 @@
+// Package openb converts the Alibaba GPU cluster trace "openb" (clusterdata
+// cluster-trace-gpu-v2023, USENIX ATC'23 "Beware of Fragmentation") into
+// Kubernetes Nodes and pending Pods, for realistic dry-runs, tests and
+// benchmarks.
+//
+// The mapping is the one the conformance fixture testdata/conformance/openb-400
+// was made with; the test in this package checks it object by object, so
+// keep it stable:
+//
+// Nodes (openb_node_list_all_node.csv: sn,cpu_milli,memory_mib,gpu,model):
+//   - name = sn; label kubernetes.io/hostname = sn, and gpu.model = model
+//     when model is not empty;
+//   - capacity = allocatable = cpu: <cpu_milli>m, memory: <memory_mib>Mi,
+//     pods: 110, and nvidia.com/gpu: <gpu> when gpu > 0;
+//   - condition Ready=True; no taints, no UID, no creationTimestamp.
+//
+// Pods (openb_pod_list_*.csv: name,cpu_milli,memory_mib,num_gpu,gpu_milli,
+// gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time; only
+// name, cpu_milli, memory_mib and num_gpu are required):
+//   - rows with pod_phase Failed are dropped (they never held resources);
+//     Limit counts the rows kept;
+//   - every kept pod is pending, whatever its phase in the trace (Running,
+//     Succeeded, Pending): status.phase Pending, no spec.nodeName, so the
+//     trace replays as one scheduling queue. deletion_time and scheduled_time
+//     are not used;
+//   - namespace openb; labels app=openb and qos=<qos> (when the column
+//     exists); creationTimestamp = Epoch + creation_time seconds (Epoch when
+//     the column is missing); no UID, no schedulerName (the default);
+//   - one container "main", image registry.example/openb:1, with requests =
+//     limits = cpu: <cpu_milli>m, memory: <memory_mib>Mi and, when num_gpu >
+//     0, nvidia.com/gpu: <num_gpu>. gpu_milli is not represented: a
+//     GPU-sharing pod (gpu_milli < 1000) asks for one whole GPU, which is all
+//     plain Kubernetes can express;
+//   - a non-empty gpu_spec ("T4|P100") becomes required node affinity
+//     gpu.model In [T4, P100].
+package openb
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Names used by the mapping. Tests, docs and node affinity quote them.
+const (
+	Namespace     = "openb"
+	GPUResource   = v1.ResourceName("nvidia.com/gpu")
+	LabelGPUModel = "gpu.model"
+	LabelApp      = "app"
+	AppValue      = "openb"
+	LabelQoS      = "qos"
+	ContainerName = "main"
+	Image         = "registry.example/openb:1"
+	PodsPerNode   = 110
+)
+
+// maxValue bounds every number read, far above any real value, so that
+// quantities and timestamps cannot overflow.
+const maxValue = 1 << 40
+
+// Epoch is the instant creation_time 0 maps to.
+var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// ErrInvalid marks a malformed trace file.
+var ErrInvalid = errors.New("invalid openb trace")
+
+// Options tune the pod conversion. The zero value is the fixture's mapping
+// over the whole file.
+type Options struct {
+	// Limit keeps the first Limit non-failed pods; 0 keeps all.
+	Limit int
+	// Namespace overrides "openb".
+	Namespace string
+	// Epoch overrides Epoch.
+	Epoch time.Time
+}
+
+func (o Options) namespace() string {
+	if o.Namespace == "" {
+		return Namespace
+	}
+	return o.Namespace
+}
+
+func (o Options) epoch() time.Time {
+	if o.Epoch.IsZero() {
+		return Epoch
+	}
+	return o.Epoch
+}
+
+// NamespaceObject is the Namespace the pods live in.
+func NamespaceObject(o Options) *v1.Namespace {
+	return &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace()}}
+}
+
+// LoadFiles reads a node list and a pod list from disk.
+func LoadFiles(nodesPath, podsPath string, o Options) ([]*v1.Node, []*v1.Pod, error) {
+	nf, err := os.Open(nodesPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer nf.Close()
+	nodes, err := ReadNodes(nf, nodesPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	pf, err := os.Open(podsPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer pf.Close()
+	pods, err := ReadPods(pf, podsPath, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nodes, pods, nil
+}
+
+// ReadNodes converts a node list; file names the input in errors.
+func ReadNodes(r io.Reader, file string) ([]*v1.Node, error) {
+	t, err := newTable(r, file, "sn", "cpu_milli", "memory_mib", "gpu")
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*v1.Node
+	seen := map[string]bool{}
+	for {
+		ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nodes, nil
+		}
+		name := t.str("sn")
+		if name == "" {
+			return nil, t.errorf("sn: empty node name")
+		}
+		if seen[name] {
+			return nil, t.errorf("sn: duplicate node %q", name)
+		}
+		seen[name] = true
+		cpu, err := t.nonNegative("cpu_milli")
+		if err != nil {
+			return nil, err
+		}
+		mem, err := t.nonNegative("memory_mib")
+		if err != nil {
+			return nil, err
+		}
+		gpu, err := t.nonNegative("gpu")
+		if err != nil {
+			return nil, err
+		}
+		res := v1.ResourceList{
+			v1.ResourceCPU:    *resource.NewMilliQuantity(cpu, resource.DecimalSI),
+			v1.ResourceMemory: *resource.NewQuantity(mem<<20, resource.BinarySI),
+			v1.ResourcePods:   *resource.NewQuantity(PodsPerNode, resource.DecimalSI),
+		}
+		if gpu > 0 {
+			res[GPUResource] = *resource.NewQuantity(gpu, resource.DecimalSI)
+		}
+		labels := map[string]string{v1.LabelHostname: name}
+		if m := t.str("model"); m != "" {
+			labels[LabelGPUModel] = m
+		}
+		nodes = append(nodes, &v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			Status: v1.NodeStatus{
+				Capacity:    res,
+				Allocatable: res.DeepCopy(),
+				Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
+			},
+		})
+	}
+}
+
+// ReadPods converts a pod list; file names the input in errors.
+func ReadPods(r io.Reader, file string, o Options) ([]*v1.Pod, error) {
+	t, err := newTable(r, file, "name", "cpu_milli", "memory_mib", "num_gpu")
+	if err != nil {
+		return nil, err
+	}
+	ns, epoch := o.namespace(), o.epoch()
+	var pods []*v1.Pod
+	seen := map[string]bool{}
+	for o.Limit <= 0 || len(pods) < o.Limit {
+		ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if t.str("pod_phase") == string(v1.PodFailed) {
+			continue
+		}
+		p, err := podFromRow(t, ns, epoch)
+		if err != nil {
+			return nil, err
+		}
+		if seen[p.Name] {
+			return nil, t.errorf("name: duplicate pod %q", p.Name)
+		}
+		seen[p.Name] = true
+		pods = append(pods, p)
+	}
+	return pods, nil
+}
+
+func podFromRow(t *table, ns string, epoch time.Time) (*v1.Pod, error) {
+	name := t.str("name")
+	if name == "" {
+		return nil, t.errorf("name: empty pod name")
+	}
+	cpu, err := t.nonNegative("cpu_milli")
+	if err != nil {
+		return nil, err
+	}
+	mem, err := t.nonNegative("memory_mib")
+	if err != nil {
+		return nil, err
+	}
+	gpu, err := t.nonNegative("num_gpu")
+	if err != nil {
+		return nil, err
+	}
+	created := int64(0)
+	if t.has("creation_time") {
+		if created, err = t.nonNegative("creation_time"); err != nil {
+			return nil, err
+		}
+	}
+	res := v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewMilliQuantity(cpu, resource.DecimalSI),
+		v1.ResourceMemory: *resource.NewQuantity(mem<<20, resource.BinarySI),
+	}
+	if gpu > 0 {
+		res[GPUResource] = *resource.NewQuantity(gpu, resource.DecimalSI)
+	}
+	labels := map[string]string{LabelApp: AppValue}
+	if t.has("qos") {
+		labels[LabelQoS] = t.str("qos")
+	}
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              name,
+			Namespace:         ns,
+			CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(created) * time.Second)),
+			Labels:            labels,
+		},
+		Spec: v1.PodSpec{Containers: []v1.Container{{
+			Name:      ContainerName,
+			Image:     Image,
+			Resources: v1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
+		}}},
+		Status: v1.PodStatus{Phase: v1.PodPending},
+	}
+	if spec := t.str("gpu_spec"); spec != "" {
+		var models []string
+		for _, m := range strings.Split(spec, "|") {
+			if m = strings.TrimSpace(m); m != "" {
+				models = append(models, m)
+			}
+		}
+		if len(models) > 0 {
+			p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+					NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{
+						Key: LabelGPUModel, Operator: v1.NodeSelectorOpIn, Values: models,
+					}}}},
+				},
+			}}
+		}
+	}
+	return p, nil
+}
+
+// table reads a CSV with a header row, addressing fields by column name.
+type table struct {
+	file string
+	r    *csv.Reader
+	col  map[string]int
+	row  []string
+	line int
+}
+
+func newTable(r io.Reader, file string, required ...string) (*table, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	cr.FieldsPerRecord = -1
+	head, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: %w: empty file, want a header row", file, ErrInvalid)
+		}
+		return nil, fmt.Errorf("%s: %w: %v", file, ErrInvalid, err)
+	}
+	t := &table{file: file, r: cr, col: map[string]int{}}
+	for i, h := range head {
+		t.col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+	}
+	var missing []string
+	for _, c := range required {
+		if !t.has(c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s:1: %w: missing column(s) %s", file, ErrInvalid, strings.Join(missing, ", "))
+	}
+	cr.FieldsPerRecord = len(head)
+	return t, nil
+}
+
+func (t *table) next() (bool, error) {
+	row, err := t.r.Read()
+	if errors.Is(err, io.EOF) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w: %v", t.file, ErrInvalid, err)
+	}
+	t.row = row
+	t.line, _ = t.r.FieldPos(0)
+	return true, nil
+}
+
+func (t *table) has(c string) bool { _, ok := t.col[c]; return ok }
+
+func (t *table) str(c string) string {
+	i, ok := t.col[c]
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(t.row[i])
+}
+
+func (t *table) nonNegative(c string) (int64, error) {
+	s := t.str(c)
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 0 {
+		return 0, t.errorf("%s: invalid value %q: want a non-negative integer", c, s)
+	}
+	if v > maxValue {
+		return 0, t.errorf("%s: value %d is too large", c, v)
+	}
+	return v, nil
+}
+
+func (t *table) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s:%d: %w: %s", t.file, t.line, ErrInvalid, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,156 @@
+package helper
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+)
+
+// RequiredNodeAffinity is component-helpers' nodeaffinity.RequiredNodeAffinity
+// (a pod's nodeSelector ANDed with its required node affinity terms, ORed)
+// with the same answers, minus its per-call allocation: component-helpers
+// builds a fields map for every node it matches. When no term uses
+// matchFields and every term parses, terms are matched on labels alone;
+// otherwise matching falls back to component-helpers, errors included.
+type RequiredNodeAffinity struct {
+	fallback    nodeaffinity.RequiredNodeAffinity
+	fast        bool
+	selector    labels.Selector
+	hasRequired bool
+	terms       []labels.Selector
+}
+
+// GetRequiredNodeAffinity parses the pod's nodeSelector and required node
+// affinity, as component-helpers' function of the same name.
+func GetRequiredNodeAffinity(pod *v1.Pod) RequiredNodeAffinity {
+	r := RequiredNodeAffinity{fallback: nodeaffinity.GetRequiredNodeAffinity(pod), fast: true}
+	if len(pod.Spec.NodeSelector) > 0 {
+		r.selector = labels.SelectorFromSet(pod.Spec.NodeSelector)
+	}
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return r
+	}
+	r.hasRequired = true
+	for i := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		t := &a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[i]
+		if len(t.MatchExpressions) == 0 && len(t.MatchFields) == 0 {
+			continue // an empty term selects nothing
+		}
+		if len(t.MatchFields) > 0 {
+			r.fast = false
+			return r
+		}
+		sel, ok := requirementsAsSelector(t.MatchExpressions)
+		if !ok {
+			r.fast = false
+			return r
+		}
+		r.terms = append(r.terms, sel)
+	}
+	return r
+}
+
+// Match reports whether the node satisfies the pod's nodeSelector and
+// required node affinity.
+func (r *RequiredNodeAffinity) Match(node *v1.Node) (bool, error) {
+	if !r.fast {
+		return r.fallback.Match(node)
+	}
+	ls := labels.Set(node.Labels)
+	if r.selector != nil && !r.selector.Matches(ls) {
+		return false, nil
+	}
+	if !r.hasRequired {
+		return true, nil
+	}
+	for _, t := range r.terms {
+		if t.Matches(ls) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func requirementsAsSelector(nsm []v1.NodeSelectorRequirement) (labels.Selector, bool) {
+	sel := labels.NewSelector()
+	for _, expr := range nsm {
+		var op selection.Operator
+		switch expr.Operator {
+		case v1.NodeSelectorOpIn:
+			op = selection.In
+		case v1.NodeSelectorOpNotIn:
+			op = selection.NotIn
+		case v1.NodeSelectorOpExists:
+			op = selection.Exists
+		case v1.NodeSelectorOpDoesNotExist:
+			op = selection.DoesNotExist
+		case v1.NodeSelectorOpGt:
+			op = selection.GreaterThan
+		case v1.NodeSelectorOpLt:
+			op = selection.LessThan
+		default:
+			return nil, false
+		}
+		req, err := labels.NewRequirement(expr.Key, op, expr.Values)
+		if err != nil {
+			return nil, false
+		}
+		sel = sel.Add(*req)
+	}
+	return sel, true
+}
+
+// PreferredSchedulingTerms is component-helpers' PreferredSchedulingTerms
+// (the weighted preferred node affinity terms) with the same scores and
+// without its per-node allocation; terms using matchFields fall back to it.
+type PreferredSchedulingTerms struct {
+	fallback *nodeaffinity.PreferredSchedulingTerms
+	fast     bool
+	terms    []labels.Selector
+	weights  []int64
+}
+
+// NewPreferredSchedulingTerms parses the terms, returning component-helpers'
+// error when one does not parse. Terms of weight 0 or empty are skipped.
+func NewPreferredSchedulingTerms(terms []v1.PreferredSchedulingTerm) (*PreferredSchedulingTerms, error) {
+	fb, err := nodeaffinity.NewPreferredSchedulingTerms(terms)
+	if err != nil {
+		return nil, err
+	}
+	p := &PreferredSchedulingTerms{fallback: fb, fast: true}
+	for i := range terms {
+		t := &terms[i]
+		if t.Weight == 0 || len(t.Preference.MatchExpressions) == 0 && len(t.Preference.MatchFields) == 0 {
+			continue
+		}
+		if len(t.Preference.MatchFields) > 0 {
+			p.fast = false
+			return p, nil
+		}
+		sel, ok := requirementsAsSelector(t.Preference.MatchExpressions)
+		if !ok {
+			p.fast = false
+			return p, nil
+		}
+		p.terms = append(p.terms, sel)
+		p.weights = append(p.weights, int64(t.Weight))
+	}
+	return p, nil
+}
+
+// Score sums the weights of the terms the node matches.
+func (p *PreferredSchedulingTerms) Score(node *v1.Node) int64 {
+	if !p.fast {
+		return p.fallback.Score(node)
+	}
+	ls := labels.Set(node.Labels)
+	var score int64
+	for i, t := range p.terms {
+		if t.Matches(ls) {
+			score += p.weights[i]
+		}
+	}
+	return score
+}
