@@ -2,58 +2,60 @@ package explain
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
-	st "github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
-// bigCluster generates n nodes in three zones (one in ten tainted, one in
-// fifty cordoned) with four running pods each, some spread by app label.
-func bigCluster(n int) *snapshot.Cluster {
-	cl := &snapshot.Cluster{}
-	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("node-%05d", i)
-		nw := node(name).Label(zone, fmt.Sprintf("zone-%d", i%3)).Capacity("cpu", "16", "memory", "64Gi", "pods", "110")
-		if i%10 == 0 {
-			nw = nw.Taint("dedicated", "batch", v1.TaintEffectNoSchedule)
-		}
-		if i%50 == 0 {
-			nw = nw.Unschedulable()
-		}
-		cl.Nodes = append(cl.Nodes, nw.Obj())
-		for j := 0; j < 4; j++ {
-			p := st.MakePod(fmt.Sprintf("p-%05d-%d", i, j)).Namespace("bench").Label("app", fmt.Sprintf("app-%d", (i+j)%20)).
-				Req("cpu", fmt.Sprintf("%dm", 500+250*((i+j)%9)), "memory", fmt.Sprintf("%dMi", 512*(1+(i*j)%7))).Node(name)
-			cl.Pods = append(cl.Pods, p.Obj())
-		}
-	}
-	return cl
+// mixedCluster is internal/gen/workload's mixed cluster: 5000 nodes in three
+// zones (general, compute, memory, spot, tainted arm64 and GPU pools,
+// cordoned nodes), 10000 running pods and 100 pending ones using every
+// feature the default profile filters or scores.
+func mixedCluster() (*snapshot.Cluster, []*v1.Pod) {
+	w := workload.Mixed(workload.MixedParams{Nodes: 5000, Pending: 100, Seed: 1})
+	cl := &snapshot.Cluster{Nodes: w.Nodes, Namespaces: w.Namespaces, Services: w.Services}
+	cl.Pods = append(append(cl.Pods, w.Existing...), w.Pending...)
+	return cl, w.Pending
 }
 
-// BenchmarkExplain5000Nodes explains one pod on a generated 5000-node,
-// 20000-pod cluster already loaded into the engine (the per-pod cost, to
-// compare with the dry-run's): the cycle with every node filtered and
-// scored, the diagnosis of every rejected node, the gaps of the nearest.
+// BenchmarkExplain5000Nodes explains one pod on the mixed 5000-node
+// cluster already loaded into the engine (the per-pod cost, to compare with
+// the dry-run's): the cycle with every node filtered and scored, the
+// diagnosis of every rejected node, the gaps of the nearest ones. "fits" is
+// the first pending pod, "unschedulable" the first that fits nowhere,
+// "bound" a running pod explained as if pending.
 func BenchmarkExplain5000Nodes(b *testing.B) {
-	cl := bigCluster(5000)
-	o := options(b)
-	s, err := NewState(context.Background(), cl, o)
+	cl, pending := mixedCluster()
+	ctx := context.Background()
+	s, err := NewState(ctx, cl, options(b))
 	if err != nil {
 		b.Fatal(err)
 	}
+	pods := map[string]*v1.Pod{"bound": cl.Pods[1234]}
+	for _, p := range pending {
+		rep, err := s.Explain(ctx, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.NumFeasible > 0 && pods["fits"] == nil {
+			pods["fits"] = p
+		}
+		if rep.NumFeasible == 0 && pods["unschedulable"] == nil {
+			pods["unschedulable"] = p
+		}
+	}
 	for _, name := range []string{"fits", "unschedulable", "bound"} {
-		pod := benchPods[name]
-		if name == "bound" {
-			pod = cl.Pods[1234]
+		pod := pods[name]
+		if pod == nil {
+			b.Fatalf("no %s pod in the workload", name)
 		}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, err := s.Explain(context.Background(), pod); err != nil {
+				if _, err := s.Explain(ctx, pod); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -62,19 +64,14 @@ func BenchmarkExplain5000Nodes(b *testing.B) {
 }
 
 // BenchmarkExplainRun5000Nodes is the end-to-end cost from loaded objects:
-// building the cache and snapshot once, then explaining.
+// building the cache and snapshot, then explaining one pod.
 func BenchmarkExplainRun5000Nodes(b *testing.B) {
-	cl := bigCluster(5000)
+	cl, pending := mixedCluster()
 	o := options(b)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := Run(context.Background(), cl, benchPods["fits"], o); err != nil {
+		if _, err := Run(context.Background(), cl, pending[0], o); err != nil {
 			b.Fatal(err)
 		}
 	}
-}
-
-var benchPods = map[string]*v1.Pod{
-	"fits":          st.MakePod("web").Namespace("bench").Label("app", "app-1").Req("cpu", "1", "memory", "1Gi").SpreadConstraint(1, zone, v1.ScheduleAnyway, map[string]string{"app": "app-1"}, nil).Obj(),
-	"unschedulable": st.MakePod("huge").Namespace("bench").Req("cpu", "15", "memory", "60Gi").Obj(),
 }
