@@ -37,7 +37,7 @@ test-unit: ## unit, golden and conformance tests with the race detector
 fuzz: ## run the snapshot loader fuzz target briefly
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=$(FUZZTIME) ./internal/snapshot
 
-test-e2e: ## end-to-end tests against a real kube-apiserver + etcd (built and cached on first use)
+test-e2e: e2e-bins ## end-to-end tests against a real kube-apiserver + etcd (built and cached on first use)
 	@if [ -d test/e2e ]; then $(GO) test -count=1 -timeout 40m ./test/e2e/...; else echo "test-e2e: no e2e tests yet"; fi
 
 vet:

@@ -8,7 +8,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/kube"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -17,6 +20,17 @@ import (
 type Settings struct {
 	// ExtraPlugins are registered beside the in-tree plugins.
 	ExtraPlugins schedcore.Registry
+	// NewClients, when set, replaces how the verbs that talk to a cluster
+	// build their clients from the kubectl flags (tests give fake ones).
+	NewClients func(*genericclioptions.ConfigFlags) (*kube.Clients, error)
+}
+
+// clients builds the clients of a verb from its flags.
+func (s Settings) clients(f *genericclioptions.ConfigFlags) (*kube.Clients, error) {
+	if s.NewClients != nil {
+		return s.NewClients(f)
+	}
+	return kube.NewClients(f)
 }
 
 // NewRootCmd builds the kubectl-sched command tree.
@@ -40,6 +54,8 @@ KubeSchedulerConfiguration files you already have.`),
 	})
 	root.AddCommand(NewCmdDryRun(streams, settings))
 	root.AddCommand(NewCmdRun(streams, settings))
+	root.AddCommand(NewCmdExplain(streams, settings))
+	root.AddCommand(NewCmdSnapshot(streams, settings))
 	root.AddCommand(NewCmdVersion(streams))
 	return root
 }

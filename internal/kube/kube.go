@@ -49,11 +49,11 @@ func RESTConfig(flags *genericclioptions.ConfigFlags, qps float32, burst int32) 
 	return cfg, nil
 }
 
-// Clients returns a clientset for cfg and a shared informer factory over it
+// ClientsForConfig returns a clientset for cfg and a shared informer factory over it
 // whose pod informer is kube-scheduler's: it leaves out pods that Succeeded
 // or Failed (they hold no resources) and drops managedFields to save memory.
 // resync is the informers' resync period (kube-scheduler uses 0).
-func Clients(cfg *rest.Config, resync time.Duration) (kubernetes.Interface, informers.SharedInformerFactory, error) {
+func ClientsForConfig(cfg *rest.Config, resync time.Duration) (kubernetes.Interface, informers.SharedInformerFactory, error) {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating clientset: %w", err)
@@ -90,4 +90,28 @@ func stripManagedFields(obj any) (any, error) {
 		a.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// NewConfigFlags returns kubectl's standard connection flags, with the
+// discovery cache kubectl uses.
+func NewConfigFlags() *genericclioptions.ConfigFlags {
+	return genericclioptions.NewConfigFlags(true)
+}
+
+// Namespace resolves the namespace: -n when given; otherwise, when
+// useKubeconfig is set, the current context's namespace; otherwise
+// "default". It reports whether -n was given explicitly. With useKubeconfig
+// false (offline verbs) the kubeconfig is never read.
+func Namespace(f *genericclioptions.ConfigFlags, useKubeconfig bool) (ns string, explicit bool, err error) {
+	if f.Namespace != nil && *f.Namespace != "" {
+		return *f.Namespace, true, nil
+	}
+	if !useKubeconfig {
+		return "default", false, nil
+	}
+	ns, explicit, err = f.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", false, err
+	}
+	return ns, explicit, nil
 }

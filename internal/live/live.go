@@ -124,7 +124,7 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 			return nil, err
 		}
 	}
-	client, factory, err := kube.Clients(o.RESTConfig, 0)
+	client, factory, err := kube.ClientsForConfig(o.RESTConfig, 0)
 	if err != nil {
 		return nil, err
 	}

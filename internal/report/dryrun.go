@@ -258,5 +258,8 @@ func FormatQuantity(name string, v int64) string {
 	case "memory", "ephemeral-storage":
 		return resource.NewQuantity(v, resource.BinarySI).String()
 	}
+	if strings.HasPrefix(name, "hugepages-") {
+		return resource.NewQuantity(v, resource.BinarySI).String()
+	}
 	return fmt.Sprint(v)
 }

@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,11 +41,17 @@ type Cluster struct {
 	ReplicaSets            []*appsv1.ReplicaSet
 	StatefulSets           []*appsv1.StatefulSet
 	ReplicationControllers []*v1.ReplicationController
+	// PriorityClasses are kept for completeness: pods carry their priority
+	// in spec.priority, which is what the engine reads.
+	PriorityClasses []*schedulingv1.PriorityClass
 	// Others are objects of kinds the engine reads through other packages
 	// (PodGroups), kept unstructured.
 	Others []*unstructured.Unstructured
 	// Warnings are one line each, for stderr.
 	Warnings []string
+	// DefaultNamespace is given to pods without a namespace ("" means
+	// "default"), as kubectl's --namespace does for files without one.
+	DefaultNamespace string
 }
 
 // LoadError is a load failure with its file and position.
@@ -68,20 +75,28 @@ func (e *LoadError) Unwrap() error { return ErrInvalid }
 // name) into one Cluster. "-" reads standard input.
 func LoadPaths(paths []string, stdin io.Reader) (*Cluster, error) {
 	c := &Cluster{}
+	if err := c.AddPaths(paths, stdin); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// AddPaths loads files or directories into c, as LoadPaths does.
+func (c *Cluster) AddPaths(paths []string, stdin io.Reader) error {
 	for _, p := range paths {
 		if p == "-" {
 			data, err := io.ReadAll(stdin)
 			if err != nil {
-				return nil, &LoadError{File: "<stdin>", Msg: err.Error()}
+				return &LoadError{File: "<stdin>", Msg: err.Error()}
 			}
 			if err := c.AddData("<stdin>", data); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, &LoadError{File: p, Msg: strings.TrimPrefix(err.Error(), "stat "+p+": ")}
+			return &LoadError{File: p, Msg: strings.TrimPrefix(err.Error(), "stat "+p+": ")}
 		}
 		files := []string{p}
 		if st.IsDir() {
@@ -99,21 +114,21 @@ func LoadPaths(paths []string, stdin io.Reader) (*Cluster, error) {
 				return nil
 			})
 			if err != nil {
-				return nil, &LoadError{File: p, Msg: err.Error()}
+				return &LoadError{File: p, Msg: err.Error()}
 			}
 			sort.Strings(files)
 		}
 		for _, f := range files {
 			data, err := os.ReadFile(f)
 			if err != nil {
-				return nil, &LoadError{File: f, Msg: err.Error()}
+				return &LoadError{File: f, Msg: err.Error()}
 			}
 			if err := c.AddData(f, data); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return c, nil
+	return nil
 }
 
 type doc struct {
@@ -263,7 +278,10 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 			return err
 		}
 		if p.Namespace == "" {
-			p.Namespace = "default"
+			p.Namespace = c.DefaultNamespace
+			if p.Namespace == "" {
+				p.Namespace = "default"
+			}
 		}
 		if p.Spec.SchedulerName == "" {
 			p.Spec.SchedulerName = v1.DefaultSchedulerName
@@ -329,6 +347,12 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 			return err
 		}
 		c.ReplicationControllers = append(c.ReplicationControllers, p)
+	case kind == "PriorityClass" && group == "scheduling.k8s.io":
+		p := &schedulingv1.PriorityClass{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.PriorityClasses = append(c.PriorityClasses, p)
 	case kind == "PodGroup":
 		c.Others = append(c.Others, &unstructured.Unstructured{Object: obj})
 	default:

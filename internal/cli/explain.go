@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/explain"
+	"github.com/kubectl-sched/kubectl-sched/internal/kube"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+)
+
+// ExplainOptions are the settings of `kubectl sched explain pod`.
+type ExplainOptions struct {
+	genericiooptions.IOStreams
+	Settings    Settings
+	ConfigFlags *genericclioptions.ConfigFlags
+
+	Name       string
+	Snapshots  []string
+	PodFile    string
+	ConfigPath string
+	Node       string
+	Output     string
+	AllNodes   bool
+	Nearest    int
+	Seed       int64
+
+	useSeed    bool
+	namespace  string
+	nsExplicit bool
+}
+
+// NewCmdExplain builds `kubectl sched explain`.
+func NewCmdExplain(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
+	o := &ExplainOptions{IOStreams: streams, Settings: settings, ConfigFlags: kube.NewConfigFlags(), Output: "table", Nearest: explain.DefaultNearest}
+	cmd := &cobra.Command{
+		Use:   "explain pod (NAME | -f POD.yaml) [--snapshot CLUSTER.yaml]",
+		Short: "Explain, node by node, why a pod fits where it does or does not fit at all",
+		Long: strings.TrimSpace(`
+Run one scheduling cycle of a pod through the real framework, with every node
+evaluated, and show what kube-scheduler does not: every filter plugin that
+rejects each node (not only the first, which is all kube-scheduler reports),
+with its reason and whether preemption could help; the per-plugin raw,
+normalized and weighted scores of the feasible nodes and their ranking; the
+node the scheduler would choose; kube-scheduler's exact FitError message; and,
+for the rejected nodes nearest to fitting, what would make the pod fit there
+("needs 250m cpu more (free 750m of 4)", "taint dedicated=gpu:NoSchedule not
+tolerated", ...).
+
+The pod is named (from --snapshot, or from the cluster) or comes from a file
+with -f, a hypothetical pod that does not exist yet. A pod that is already
+bound is explained as if it were pending: taken off its node, so its node's
+rank against the others shows why it landed there. Nothing is changed
+anywhere: explain never binds.
+
+Cluster state comes from --snapshot files (what 'kubectl sched snapshot' or
+'kubectl get nodes,pods,... -A -o yaml' writes; repeatable, '-' for stdin) or,
+without --snapshot, from the cluster of the current kubeconfig context, listed
+once.
+
+Exit code 0 whether or not the pod fits; 2 for bad input (no such pod, bad
+files or configuration).`),
+		Example: `  # Why is this pod pending?
+  kubectl sched explain pod web-7d4f9 -n shop
+
+  # The same against a dump, with your scheduler configuration
+  kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml --config sched-config.yaml
+
+  # Would this new pod fit?
+  kubectl sched explain pod -f new-pod.yaml --snapshot cluster.yaml
+
+  # Every node on its own line, and one node in full detail
+  kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml --all-nodes
+  kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml --node worker-3
+
+  # Machine-readable (schema: docs/explain.md)
+  kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml -o json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.useSeed = cmd.Flags().Changed("seed")
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.Snapshots, "snapshot", nil, "Cluster dump file or directory to read state from instead of the cluster (repeatable; '-' for stdin)")
+	f.StringVarP(&o.PodFile, "filename", "f", "", "A pod manifest to explain instead of a named pod (hypothetical: it need not exist; '-' for stdin)")
+	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
+	f.StringVar(&o.Node, "node", "", "Show this node in full detail (filters, gaps, raw/normalized/weighted scores)")
+	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
+	f.BoolVar(&o.AllNodes, "all-nodes", false, "List every rejected node and every feasible node instead of grouping them")
+	f.IntVar(&o.Nearest, "nearest", o.Nearest, "How many of the rejected nodes nearest to fitting get 'what would make it fit'")
+	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)")
+	o.ConfigFlags.AddFlags(f)
+	return cmd
+}
+
+// Complete reads the positional arguments and resolves the namespace.
+func (o *ExplainOptions) Complete(args []string) error {
+	if len(args) == 0 {
+		return UsageErrorf("a resource type is required: kubectl sched explain pod (NAME | -f POD.yaml)")
+	}
+	kind, name, _ := strings.Cut(args[0], "/")
+	switch strings.ToLower(kind) {
+	case "pod", "pods", "po":
+	default:
+		return UsageErrorf("cannot explain %q: only pods can be explained (kubectl sched explain pod NAME)", kind)
+	}
+	rest := args[1:]
+	if name != "" {
+		rest = append([]string{name}, rest...)
+	}
+	if len(rest) > 1 {
+		return UsageErrorf("one pod at a time: got %s", strings.Join(rest, ", "))
+	}
+	if len(rest) == 1 {
+		o.Name = rest[0]
+	}
+	live := len(o.Snapshots) == 0
+	ns, explicit, err := kube.Namespace(o.ConfigFlags, live)
+	if err != nil {
+		return AsUsage(fmt.Errorf("reading kubeconfig: %w", err))
+	}
+	o.namespace, o.nsExplicit = ns, explicit
+	return nil
+}
+
+// Validate checks flags before anything is read.
+func (o *ExplainOptions) Validate() error {
+	if o.Name == "" && o.PodFile == "" {
+		return UsageErrorf("a pod name or -f POD.yaml is required: kubectl sched explain pod (NAME | -f POD.yaml)")
+	}
+	if o.Name != "" && o.PodFile != "" {
+		return UsageErrorf("give a pod name or -f, not both")
+	}
+	if o.PodFile == "-" {
+		for _, s := range o.Snapshots {
+			if s == "-" {
+				return UsageErrorf("-f and --snapshot cannot both read standard input")
+			}
+		}
+	}
+	if !report.ValidFormat(o.Output) {
+		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.Formats, ", "))
+	}
+	if o.Nearest < 0 {
+		return UsageErrorf("--nearest: must not be negative, got %d", o.Nearest)
+	}
+	return nil
+}
+
+// Run loads the state and the pod, explains and prints. Output is rendered
+// into a buffer first so that a failure leaves stdout empty.
+func (o *ExplainOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := engine.LoadConfig(o.ConfigPath)
+	if err != nil {
+		return AsUsage(fmt.Errorf("loading config: %w", err))
+	}
+	reg, err := engine.Registry(o.Settings.ExtraPlugins)
+	if err != nil {
+		return err
+	}
+	var cl *snapshot.Cluster
+	source := explain.SourceSnapshot
+	if len(o.Snapshots) > 0 {
+		if cl, err = snapshot.LoadPaths(o.Snapshots, o.In); err != nil {
+			if errors.Is(err, snapshot.ErrInvalid) {
+				return AsUsage(err)
+			}
+			return err
+		}
+	} else {
+		source = explain.SourceCluster
+		if cl, err = o.liveCluster(ctx); err != nil {
+			return err
+		}
+	}
+	if len(cl.Nodes) == 0 {
+		where := "the cluster"
+		if len(o.Snapshots) > 0 {
+			where = strings.Join(o.Snapshots, ", ")
+		}
+		return UsageErrorf("%s: %v", where, explain.ErrNoNodes)
+	}
+
+	var pod *v1.Pod
+	if o.PodFile != "" {
+		source = explain.SourceFile
+		if pod, err = o.loadPodFile(); err != nil {
+			return err
+		}
+	} else if pod, err = explain.FindPod(cl, o.namespace, o.Name); err != nil {
+		return AsUsage(err)
+	}
+
+	nearest := o.Nearest
+	if nearest == 0 {
+		nearest = -1
+	}
+	rep, err := explain.Run(ctx, cl, pod, explain.Options{
+		Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed,
+		Nearest: nearest, Node: o.Node, Source: source,
+	})
+	if err != nil {
+		switch {
+		case errors.Is(err, engine.ErrConfig):
+			return AsUsage(withConfigPath(o.ConfigPath, err))
+		case errors.Is(err, explain.ErrUnknownProfile), errors.Is(err, explain.ErrUnknownNode):
+			return AsUsage(err)
+		}
+		return err
+	}
+	var buf bytes.Buffer
+	view := report.ExplainView{AllNodes: o.AllNodes, Node: o.Node}
+	if isTerminal(o.Out) {
+		view.Styles = terminalStyles()
+	}
+	if err := report.WriteExplain(&buf, rep, o.Output, view); err != nil {
+		return err
+	}
+	for _, w := range cl.Warnings {
+		fmt.Fprintln(o.ErrOut, w)
+	}
+	_, err = o.Out.Write(buf.Bytes())
+	return err
+}
+
+// loadPodFile reads the one Pod of -f. A pod without a namespace gets the
+// -n one; a pod whose namespace contradicts an explicit -n is an error, as
+// with kubectl.
+func (o *ExplainOptions) loadPodFile() (*v1.Pod, error) {
+	pc := &snapshot.Cluster{DefaultNamespace: o.namespace}
+	if err := pc.AddPaths([]string{o.PodFile}, o.In); err != nil {
+		return nil, AsUsage(err)
+	}
+	if len(pc.Pods) != 1 || len(pc.Nodes)+len(pc.Others) > 0 {
+		return nil, UsageErrorf("%s: want exactly one Pod, found %d pods and %d other objects (to try several pods, use kubectl sched dryrun)",
+			o.PodFile, len(pc.Pods), len(pc.Nodes)+len(pc.Others)+len(pc.Warnings))
+	}
+	pod := pc.Pods[0]
+	if o.nsExplicit && pod.Namespace != o.namespace {
+		return nil, UsageErrorf("%s: the namespace from the provided object %q does not match the namespace %q", o.PodFile, pod.Namespace, o.namespace)
+	}
+	return pod, nil
+}
+
+// liveCluster lists the state the engine reads from the cluster, once,
+// through the same code path as kubectl sched snapshot -A.
+func (o *ExplainOptions) liveCluster(ctx context.Context) (*snapshot.Cluster, error) {
+	clients, err := o.Settings.clients(o.ConfigFlags)
+	if err != nil {
+		return nil, err
+	}
+	return kube.ListCluster(ctx, clients, kube.ListOptions{})
+}

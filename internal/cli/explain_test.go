@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const mixedSmall = "../../testdata/conformance/mixed-small/snapshot.json"
+
+func TestExplainGoldenOutputs(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"explain-help", []string{"explain", "--help"}},
+		{"explain-small-unschedulable-table", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small}},
+		{"explain-small-unschedulable-all-nodes", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small, "--all-nodes"}},
+		{"explain-small-fits-table", []string{"explain", "pod", "web-1", "-n", "shop", "--snapshot", small}},
+		{"explain-small-fits-wide", []string{"explain", "pod", "web-1", "-n", "shop", "--snapshot", small, "-o", "wide"}},
+		{"explain-small-bound-table", []string{"explain", "pod/db-0", "-n", "shop", "--snapshot", small}},
+		{"explain-small-node-rejected", []string{"explain", "pod", "train-big", "-n", "ml", "--snapshot", small, "--node", "gpu-a"}},
+		{"explain-small-node-feasible", []string{"explain", "pod", "web-1", "-n", "shop", "--snapshot", small, "--node", "worker-a"}},
+		{"explain-small-file-table", []string{"explain", "pod", "-f", "testdata/new-pod.yaml", "--snapshot", small}},
+		{"explain-small-unschedulable-json", []string{"explain", "pod", "train-big", "-n", "ml", "--snapshot", small, "-o", "json"}},
+		{"explain-small-fits-yaml", []string{"explain", "pod", "web-1", "-n", "shop", "--snapshot", small, "-o", "yaml"}},
+		{"explain-mixed-small-spread-table", []string{"explain", "pod", "app-000-53847391-fscp8", "-n", "web", "--snapshot", mixedSmall}},
+		{"explain-mixed-small-ports-table", []string{"explain", "pod", "app-007-53844baf-ql8tz", "-n", "team-b", "--snapshot", mixedSmall}},
+		{"explain-mixed-small-json", []string{"explain", "pod", "app-007-53844baf-ql8tz", "-n", "team-b", "--snapshot", mixedSmall, "-o", "json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := run(t, "", tt.args...)
+			if code != 0 {
+				t.Fatalf("exit code %d: %s", code, stderr)
+			}
+			golden(t, tt.name, out)
+		})
+	}
+}
+
+func TestExplainBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	twoPods := write("two.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec: {containers: [{name: c}]}\n")
+	otherNS := write("otherns.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: other}\nspec: {containers: [{name: c}]}\n")
+	otherSched := write("sched.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {schedulerName: mine, containers: [{name: c}]}\n")
+	malformed := write("malformed.yaml", "apiVersion: v1\nkind: Node\nmetadata: [\n")
+	noNodes := write("nonodes.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n")
+	badArgs := write("args.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Foo}}\n")
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"a pod that is not in the snapshot", []string{"explain", "pod", "nope", "-n", "shop", "--snapshot", small}, `pods "nope" not found in namespace "shop"`},
+		{"the default namespace when -n is not given", []string{"explain", "pod", "batch", "--snapshot", small}, `pods "batch" not found in namespace "default"`},
+		{"no resource type", []string{"explain"}, "a resource type is required"},
+		{"a resource type other than pods", []string{"explain", "node", "n1", "--snapshot", small}, `cannot explain "node": only pods can be explained`},
+		{"no pod name and no file", []string{"explain", "pod", "--snapshot", small}, "a pod name or -f POD.yaml is required"},
+		{"a name and a file", []string{"explain", "pod", "x", "-f", otherNS, "--snapshot", small}, "give a pod name or -f, not both"},
+		{"two pods", []string{"explain", "pod", "a", "b", "--snapshot", small}, "one pod at a time"},
+		{"a file with two pods", []string{"explain", "pod", "-f", twoPods, "--snapshot", small}, "want exactly one Pod, found 2 pods"},
+		{"a file whose namespace contradicts -n", []string{"explain", "pod", "-f", otherNS, "-n", "shop", "--snapshot", small}, `the namespace from the provided object "other" does not match the namespace "shop"`},
+		{"a pod of another scheduler", []string{"explain", "pod", "-f", otherSched, "--snapshot", small}, `has schedulerName "mine", which is not a profile`},
+		{"a node that is not in the cluster", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small, "--node", "nope"}, `--node: node "nope" is not in the cluster`},
+		{"a malformed snapshot", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", malformed}, malformed + ":3: malformed YAML"},
+		{"a missing snapshot", []string{"explain", "pod", "batch", "--snapshot", filepath.Join(dir, "nope.yaml")}, "nope.yaml: no such file or directory"},
+		{"a snapshot without nodes", []string{"explain", "pod", "p", "--snapshot", noNodes}, "the cluster has no nodes"},
+		{"invalid plugin args", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small, "--config", badArgs}, "scoringStrategy.type"},
+		{"an unknown output format", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small, "-o", "xml"}, `--output: unknown format "xml"`},
+		{"a negative --nearest", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small, "--nearest", "-1"}, "--nearest: must not be negative"},
+		{"stdin twice", []string{"explain", "pod", "-f", "-", "--snapshot", "-"}, "cannot both read standard input"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := run(t, "", tt.args...)
+			if code != 2 {
+				t.Errorf("exit code = %d, want 2 (stderr %q)", code, stderr)
+			}
+			if out != "" {
+				t.Errorf("stdout not empty: %q", out)
+			}
+			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+			last := lines[len(lines)-1]
+			if !strings.HasPrefix(last, "error: ") || !strings.Contains(last, tt.wantErr) {
+				t.Errorf("stderr = %q, want a last line containing %q", stderr, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestExplainExitsZeroWhetherOrNotThePodFits(t *testing.T) {
+	for _, pod := range []string{"batch", "web-1"} {
+		code, out, _ := run(t, "", "explain", "pod", pod, "-n", "shop", "--snapshot", small)
+		if code != 0 || out == "" {
+			t.Errorf("explain %s: exit code %d, output %d bytes", pod, code, len(out))
+		}
+	}
+}

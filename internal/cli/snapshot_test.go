@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/kube"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+)
+
+// fakeCluster serves the objects of a cluster file through a fake
+// clientset, as a live API server would.
+func fakeCluster(t *testing.T, file string) Settings {
+	t.Helper()
+	cl, err := snapshot.LoadPaths([]string{file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []runtime.Object
+	for _, n := range cl.Nodes {
+		objs = append(objs, n)
+	}
+	for _, p := range cl.Pods {
+		objs = append(objs, p)
+	}
+	for _, n := range cl.Namespaces {
+		objs = append(objs, n)
+	}
+	kc := fake.NewClientset(objs...)
+	return Settings{NewClients: func(*genericclioptions.ConfigFlags) (*kube.Clients, error) {
+		return &kube.Clients{Kube: kc, Discovery: kc.Discovery()}, nil
+	}}
+}
+
+func runWith(t *testing.T, s Settings, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Execute(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, s, args)
+	return code, out.String(), errOut.String()
+}
+
+func TestSnapshotThenDryRunGivesTheSamePlacements(t *testing.T) {
+	live := fakeCluster(t, small)
+	dump := filepath.Join(t.TempDir(), "cluster.yaml")
+	code, out, stderr := runWith(t, live, "snapshot", "-A", "-o", dump)
+	if code != 0 || out != "" {
+		t.Fatalf("snapshot: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if !strings.HasPrefix(stderr, "wrote "+dump+": 4 nodes, 6 pods, ") {
+		t.Errorf("stderr = %q", stderr)
+	}
+	_, want, _ := run(t, "", "dryrun", "-f", small, "-o", "json")
+	code, got, stderr := run(t, "", "dryrun", "-f", dump, "-o", "json")
+	if code != 0 || stderr != "" {
+		t.Fatalf("dryrun of the dump: exit %d, stderr %q", code, stderr)
+	}
+	var w, g report.DryRun
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(w.Placements, g.Placements); d != "" {
+		t.Errorf("placements (-file +dump):\n%s", d)
+	}
+	if d := cmp.Diff(w.Unschedulable, g.Unschedulable); d != "" {
+		t.Errorf("unschedulable (-file +dump):\n%s", d)
+	}
+}
+
+func TestSnapshotFormatsAndScope(t *testing.T) {
+	live := fakeCluster(t, small)
+	code, out, _ := runWith(t, live, "snapshot", "-A")
+	if code != 0 || !strings.HasPrefix(out, "apiVersion: v1\nitems:\n") || !strings.HasSuffix(out, "kind: List\n") {
+		t.Errorf("stdout is not a YAML v1 List (exit %d):\n%.200s", code, out)
+	}
+	code, out, _ = runWith(t, live, "snapshot", "-A", "--format", "json")
+	var list struct {
+		Kind  string
+		Items []struct{ Kind string }
+	}
+	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil || list.Kind != "List" || len(list.Items) != 10 {
+		t.Errorf("json: exit %d, err %v, kind %q, %d items", code, err, list.Kind, len(list.Items))
+	}
+	dump := filepath.Join(t.TempDir(), "shop.json")
+	code, _, stderr := runWith(t, live, "snapshot", "-n", "shop", "-o", dump)
+	if code != 0 || !strings.Contains(stderr, "4 nodes, 4 pods") || !strings.Contains(stderr, "namespace shop (pods of other namespaces are left out: -A for all)") {
+		t.Errorf("snapshot -n shop: exit %d, stderr %q", code, stderr)
+	}
+	if b, _ := os.ReadFile(dump); !bytes.HasPrefix(b, []byte("{")) {
+		t.Errorf("%s is not JSON", dump)
+	}
+}
+
+func TestSnapshotBadInput(t *testing.T) {
+	live := fakeCluster(t, small)
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"-n and -A", []string{"snapshot", "-n", "a", "-A"}, "cannot be used together"},
+		{"an unknown format", []string{"snapshot", "-A", "--format", "xml"}, `--format: unknown format "xml"`},
+		{"an argument", []string{"snapshot", "pods"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := runWith(t, live, tt.args...)
+			if code != 2 || out != "" || !strings.Contains(stderr, tt.wantErr) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing, one line with %q", code, out, stderr, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestLiveExplainReadsTheClusterOnce(t *testing.T) {
+	live := fakeCluster(t, small)
+	_, want, _ := run(t, "", "explain", "pod", "batch", "-n", "shop", "--snapshot", small, "-o", "json")
+	code, got, stderr := runWith(t, live, "explain", "pod", "batch", "-n", "shop", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want = strings.Replace(want, `"source": "snapshot"`, `"source": "cluster"`, 1)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("live vs snapshot (-snapshot +live):\n%s", d)
+	}
+	code, _, stderr = runWith(t, live, "explain", "pod", "nope", "-n", "shop")
+	if code != 2 || stderr != "error: pods \"nope\" not found in namespace \"shop\"\n" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}

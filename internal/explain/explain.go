@@ -1,0 +1,397 @@
+// Package explain is the diagnosis driver of the engine: it loads cluster
+// state (a snapshot file or a live listing, both as a snapshot.Cluster) into
+// the cache, runs one scheduling cycle of one pod through the real framework
+// with schedcore.Explain (no Binder: nothing is assumed or bound), and turns
+// the result into report.Explanation, adding what kube-scheduler does not
+// say: every rejecting filter per node, every plugin's raw, normalized and
+// weighted score, and, for the nodes nearest to fitting, the concrete gap.
+package explain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// Where the explained pod came from (report.Explanation.Source).
+const (
+	SourceSnapshot = "snapshot"
+	SourceCluster  = "cluster"
+	SourceFile     = "file"
+)
+
+// DefaultNearest is how many rejected nodes get their gaps computed.
+const DefaultNearest = 3
+
+var (
+	// ErrPodNotFound is returned when the named pod is not in the state.
+	ErrPodNotFound = errors.New("pod not found")
+	// ErrUnknownProfile is returned when the pod's schedulerName is not one
+	// of the configuration's profiles.
+	ErrUnknownProfile = errors.New("no such scheduler profile")
+	// ErrNoNodes is returned for a cluster without nodes.
+	ErrNoNodes = errors.New("the cluster has no nodes")
+	// ErrUnknownNode is returned when --node names no node of the cluster.
+	ErrUnknownNode = errors.New("no such node")
+)
+
+// NotFoundError is kube's NotFound wording with the namespace:
+// `pods "x" not found in namespace "y"`.
+type NotFoundError struct{ Namespace, Name string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("pods %q not found in namespace %q", e.Name, e.Namespace)
+}
+
+// Unwrap makes errors.Is(err, ErrPodNotFound) true.
+func (e *NotFoundError) Unwrap() error { return ErrPodNotFound }
+
+// FindPod returns the cluster's pod namespace/name.
+func FindPod(cl *snapshot.Cluster, namespace, name string) (*v1.Pod, error) {
+	for _, p := range cl.Pods {
+		if p.Namespace == namespace && p.Name == name {
+			return p, nil
+		}
+	}
+	return nil, &NotFoundError{Namespace: namespace, Name: name}
+}
+
+// Options tune an explanation.
+type Options struct {
+	// Config is a defaulted, validated KubeSchedulerConfiguration.
+	Config *configv1.KubeSchedulerConfiguration
+	// Registry holds the plugins (in-tree plus extra).
+	Registry schedcore.Registry
+	// Features are the feature gates (zero value: defaults).
+	Features schedcore.Features
+	// Seed, when UseSeed is set, breaks ties between equal best totals
+	// pseudo-randomly, as the dry-run's --seed; otherwise the lowest name.
+	Seed    int64
+	UseSeed bool
+	// Nearest is how many rejected nodes get gaps (0 = DefaultNearest,
+	// negative = none).
+	Nearest int
+	// Node, when set, restricts the report's nodes to this one, with its
+	// gaps and free resources.
+	Node string
+	// Source is recorded in the report (SourceSnapshot when empty).
+	Source string
+}
+
+// State is cluster state loaded into the engine once: the cache, its
+// snapshot and the profiles. Several pods can be explained against it (the
+// per-pod cost is one scheduling cycle with full diagnosis).
+type State struct {
+	o        Options
+	cluster  *snapshot.Cluster
+	cache    *schedcore.Cache
+	snap     *schedcore.Snapshot
+	profiles *engine.Profiles
+}
+
+// NewState loads the cluster into a fresh cache. The cluster's objects are
+// shared, not copied (the engine does not modify them); pods without a UID
+// are copied to get the stable one the dry-run gives them.
+func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, error) {
+	if len(cl.Nodes) == 0 {
+		return nil, ErrNoNodes
+	}
+	if o.Features == (schedcore.Features{}) {
+		o.Features = schedcore.DefaultFeatures
+	}
+	work := *cl
+	work.Pods = make([]*v1.Pod, len(cl.Pods))
+	for i, p := range cl.Pods {
+		if p.UID == "" {
+			cp := *p
+			p = &cp
+		}
+		work.Pods[i] = p
+	}
+	s := &State{o: o, cluster: &work, cache: schedcore.NewCache(o.Features), snap: schedcore.NewEmptySnapshot()}
+	var err error
+	if s.profiles, err = engine.BuildProfiles(ctx, o.Config, o.Registry, s.snap, engine.HandleOptions{Seed: o.Seed, Features: o.Features}); err != nil {
+		return nil, err
+	}
+	engine.FillCache(s.cache, s.cluster, s.profiles.ByName)
+	s.cache.UpdateSnapshot(s.snap)
+	return s, nil
+}
+
+// Run explains one scheduling cycle of pod against the cluster: NewState,
+// then State.Explain.
+func Run(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options) (*report.Explanation, error) {
+	s, err := NewState(ctx, cl, o)
+	if err != nil {
+		return nil, err
+	}
+	return s.Explain(ctx, pod)
+}
+
+// Explain runs one scheduling cycle of pod with full diagnosis. A pod of
+// the state with the same namespace/name (or UID) is taken off its node for
+// the cycle, so a bound pod is explained as if it were pending and a
+// hypothetical pod from a file replaces the one it names; the state is
+// restored afterwards. The pod is not modified.
+func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, error) {
+	o := s.o
+	if o.Source == "" {
+		o.Source = SourceSnapshot
+	}
+	target := pod.DeepCopy()
+	if target.Namespace == "" {
+		target.Namespace = v1.NamespaceDefault
+	}
+	if target.Spec.SchedulerName == "" {
+		target.Spec.SchedulerName = v1.DefaultSchedulerName
+	}
+	bound, nominated := target.Spec.NodeName, target.Status.NominatedNodeName
+	target.Spec.NodeName = ""
+	// Explain evaluates every node; kube would try the nominated node first
+	// and stop there if it fits.
+	target.Status.NominatedNodeName = ""
+
+	for _, p := range s.cluster.Pods {
+		if p.Namespace == target.Namespace && p.Name == target.Name || pod.UID != "" && p.UID == pod.UID {
+			if target.UID == "" {
+				target.UID = p.UID
+			}
+			if _, inCache := s.cache.GetPod(p); inCache {
+				s.cache.RemovePod(p)
+				defer func(p *v1.Pod) {
+					_ = s.cache.AddPod(p)
+					s.cache.UpdateSnapshot(s.snap)
+				}(p)
+			}
+		}
+	}
+	if target.UID == "" {
+		target.UID = types.UID("snapshot-" + target.Namespace + "-" + target.Name)
+	}
+	s.cache.UpdateSnapshot(s.snap)
+
+	fw := s.profiles.ByName[target.Spec.SchedulerName]
+	if fw == nil {
+		return nil, fmt.Errorf("pod %s has schedulerName %q, which is not a profile of the configuration (profiles: %s): %w",
+			schedcore.PodName(target), target.Spec.SchedulerName, strings.Join(s.profiles.Order, ", "), ErrUnknownProfile)
+	}
+	snap := s.snap
+	if o.Node != "" {
+		if _, err := snap.Get(o.Node); err != nil {
+			return nil, fmt.Errorf("--node: node %q is not in the cluster: %w", o.Node, ErrUnknownNode)
+		}
+	}
+
+	tie := schedcore.TieBreak(engine.LowestName)
+	if o.UseSeed {
+		tie = engine.SeededTieBreak(o.Seed)
+	}
+	ex := schedcore.Explain(ctx, fw, snap, target, tie)
+	if ex.Err != nil {
+		return nil, fmt.Errorf("explaining pod %s: %w", schedcore.PodName(target), ex.Err)
+	}
+	rep := convert(ex)
+	rep.Source, rep.BoundNode, rep.NominatedNode = o.Source, bound, nominated
+	if bound != "" {
+		for _, n := range rep.Nodes {
+			if n.Node == bound {
+				rep.BoundNodeRank, rep.BoundNodeTotal = n.Rank, n.Total
+			}
+		}
+	}
+
+	g := newGapper(target, snap, fw, o.Features)
+	nearest := o.Nearest
+	if nearest == 0 {
+		nearest = DefaultNearest
+	}
+	rep.Nearest = []string{}
+	if nearest > 0 {
+		rep.Nearest = nearestNodes(rep.Nodes, snap, nearest)
+	}
+	want := map[string]bool{o.Node: o.Node != ""}
+	for _, n := range rep.Nearest {
+		want[n] = true
+	}
+	for i := range rep.Nodes {
+		n := &rep.Nodes[i]
+		if !want[n.Node] {
+			continue
+		}
+		ni, _ := snap.Get(n.Node)
+		n.Free = free(ni, target, o.Features)
+		if !n.Feasible {
+			n.Gaps = g.gaps(ni, n.Failures)
+		}
+	}
+	if o.Node != "" {
+		for _, n := range rep.Nodes {
+			if n.Node == o.Node {
+				rep.Nodes = []report.ExplainNode{n}
+				break
+			}
+		}
+	}
+	return rep, nil
+}
+
+// convert renders schedcore's Explanation as the report's schema: nodes in
+// name order, scores per plugin by name (raw, normalized = weighted /
+// weight, weighted), ranks.
+func convert(ex *schedcore.Explanation) *report.Explanation {
+	rep := &report.Explanation{
+		Pod:                  schedcore.PodName(ex.Pod),
+		Profile:              ex.Profile,
+		PreFilter:            report.PreFilterOutcome{Code: ex.PreFilter.Code().String(), Plugin: ex.PreFilter.Plugin(), Reason: ex.PreFilter.Message()},
+		SkippedFilterPlugins: nonNil(ex.SkippedFilterPlugins),
+		SkippedScorePlugins:  nonNil(ex.SkippedScorePlugins),
+		FilterPlugins:        nonNil(ex.FilterPlugins),
+		ScorePluginWeights:   ex.ScoreWeights,
+		NumNodes:             len(ex.Nodes),
+		Selected:             ex.Selected,
+		TiedBest:             nonNil(ex.Tied),
+		Ranking:              make([]string, 0, len(ex.Scores)),
+	}
+	if ex.FitError != nil {
+		rep.Message = ex.FitError.Error()
+	}
+	type scored struct {
+		s    *schedcore.NodePluginScores
+		rank int
+	}
+	scores := make(map[string]scored, len(ex.Scores))
+	for i := range ex.Scores {
+		s := &ex.Scores[i]
+		scores[s.Name] = scored{s, i + 1}
+		rep.Ranking = append(rep.Ranking, s.Name)
+	}
+	if len(ex.Scores) > 0 {
+		rep.BestTotal = ex.Scores[0].TotalScore
+	}
+	rep.Nodes = make([]report.ExplainNode, 0, len(ex.Nodes))
+	for _, ne := range ex.Nodes {
+		n := report.ExplainNode{Node: ne.Name, Feasible: ne.Feasible}
+		if ne.Feasible {
+			rep.NumFeasible++
+			if sc, ok := scores[ne.Name]; ok {
+				total := sc.s.TotalScore
+				n.Total, n.Rank = &total, sc.rank
+				n.Scores = make(map[string]int64, len(sc.s.Scores))
+				n.NormalizedScores = make(map[string]int64, len(sc.s.Scores))
+				n.RawScores = make(map[string]int64, len(sc.s.RawScores))
+				for _, p := range sc.s.Scores {
+					n.Scores[p.Name] = p.Score
+					if w := ex.ScoreWeights[p.Name]; w != 0 {
+						n.NormalizedScores[p.Name] = p.Score / w
+					}
+				}
+				for _, p := range sc.s.RawScores {
+					n.RawScores[p.Name] = p.Score
+				}
+			}
+		} else {
+			for i, f := range ne.Failures {
+				n.Failures = append(n.Failures, failure(f.Plugin, f.Status, i == 0))
+			}
+			if len(n.Failures) == 0 && ne.Status != nil {
+				// Rejected before any filter ran on it: by PreFilter, or left
+				// out by a PreFilterResult.
+				n.Failures = []report.Failure{failure(ne.Status.Plugin(), ne.Status, true)}
+			}
+		}
+		rep.Nodes = append(rep.Nodes, n)
+	}
+	sort.Slice(rep.Nodes, func(i, j int) bool { return rep.Nodes[i].Node < rep.Nodes[j].Node })
+	return rep
+}
+
+func failure(plugin string, s *schedcore.Status, first bool) report.Failure {
+	return report.Failure{Plugin: plugin, Reason: strings.Join(s.Reasons(), "; "), Code: s.Code().String(), First: first}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// nearestNodes picks the rejected nodes closest to fitting: fewest
+// failures, then fewest that preemption cannot resolve, then most free
+// cpu, then most free memory, then name.
+func nearestNodes(nodes []report.ExplainNode, snap *schedcore.Snapshot, n int) []string {
+	type cand struct {
+		name                 string
+		failures, unresolved int
+		cpu, mem             int64
+	}
+	var cs []cand
+	for _, nd := range nodes {
+		if nd.Feasible {
+			continue
+		}
+		ni, err := snap.Get(nd.Node)
+		if err != nil {
+			continue
+		}
+		c := cand{name: nd.Node, failures: len(nd.Failures),
+			cpu: ni.Allocatable.MilliCPU - ni.Requested.MilliCPU, mem: ni.Allocatable.Memory - ni.Requested.Memory}
+		for _, f := range nd.Failures {
+			if f.Code == schedcore.UnschedulableAndUnresolvable.String() {
+				c.unresolved++
+			}
+		}
+		cs = append(cs, c)
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if a.failures != b.failures {
+			return a.failures < b.failures
+		}
+		if a.unresolved != b.unresolved {
+			return a.unresolved < b.unresolved
+		}
+		if a.cpu != b.cpu {
+			return a.cpu > b.cpu
+		}
+		if a.mem != b.mem {
+			return a.mem > b.mem
+		}
+		return a.name < b.name
+	})
+	out := []string{}
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+// free is what the node has left of cpu, memory, pods and of every other
+// resource the pod requests.
+func free(ni *schedcore.NodeInfo, pod *v1.Pod, f schedcore.Features) map[string]int64 {
+	a, r := &ni.Allocatable, &ni.Requested
+	out := map[string]int64{
+		"cpu":    a.MilliCPU - r.MilliCPU,
+		"memory": a.Memory - r.Memory,
+		"pods":   int64(a.AllowedPodNumber - len(ni.Pods)),
+	}
+	req := schedcore.ComputePodResource(pod, f)
+	if req.Resource.EphemeralStorage > 0 {
+		out["ephemeral-storage"] = a.EphemeralStorage - r.EphemeralStorage
+	}
+	for name := range req.Resource.ScalarResources {
+		out[string(name)] = a.ScalarResources[name] - r.ScalarResources[name]
+	}
+	return out
+}

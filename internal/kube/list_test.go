@@ -1,0 +1,141 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+)
+
+var podGroupGVR = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+
+func podGroup(ns, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+	}}
+}
+
+func fakeClients(withPodGroups bool) (*Clients, *fake.Clientset) {
+	kc := fake.NewClientset(
+		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
+		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"team": "x"}}},
+		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "b"}},
+		&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1", Namespace: "a"}},
+		&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p2", Namespace: "b"}},
+		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "pdb", Namespace: "a"}},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}},
+		&v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: "b"}},
+		&v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: "a"}},
+		&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "conf", Namespace: "a"}},
+	)
+	scheme := runtime.NewScheme()
+	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{podGroupGVR: "PodGroupList"},
+		podGroup("a", "g1"), podGroup("b", "g2"))
+	disc := kc.Discovery().(*fakediscovery.FakeDiscovery)
+	if withPodGroups {
+		disc.Resources = []*metav1.APIResourceList{{GroupVersion: "scheduling.x-k8s.io/v1alpha1", APIResources: []metav1.APIResource{{Name: "podgroups", Namespaced: true, Kind: "PodGroup"}}}}
+	}
+	return &Clients{Kube: kc, Dynamic: dc, Discovery: disc}, kc
+}
+
+func names(cl *snapshot.Cluster) []string {
+	var out []string
+	for _, n := range cl.Nodes {
+		out = append(out, "node/"+n.Name)
+	}
+	for _, n := range cl.Namespaces {
+		out = append(out, "namespace/"+n.Name)
+	}
+	for _, p := range cl.Pods {
+		out = append(out, "pod/"+p.Namespace+"/"+p.Name)
+	}
+	for _, p := range cl.PDBs {
+		out = append(out, "pdb/"+p.Namespace+"/"+p.Name)
+	}
+	for _, s := range cl.StorageClasses {
+		out = append(out, "storageclass/"+s.Name)
+	}
+	for _, s := range cl.Services {
+		out = append(out, "service/"+s.Namespace+"/"+s.Name)
+	}
+	for _, u := range cl.Others {
+		out = append(out, "podgroup/"+u.GetNamespace()+"/"+u.GetName())
+	}
+	return out
+}
+
+func TestListClusterListsWhatTheEngineReads(t *testing.T) {
+	tests := []struct {
+		name      string
+		ns        string
+		podGroups bool
+		want      []string
+	}{
+		{"every namespace, with the PodGroup API", "", true, []string{
+			"node/n1", "namespace/a", "namespace/b", "pod/a/p1", "pod/b/p2", "pdb/a/pdb", "storageclass/fast", "service/b/svc", "podgroup/a/g1", "podgroup/b/g2"}},
+		{"one namespace: its objects, its namespace, every cluster-scoped object", "a", true, []string{
+			"node/n1", "namespace/a", "pod/a/p1", "pdb/a/pdb", "storageclass/fast", "podgroup/a/g1"}},
+		{"no PodGroup API is fine", "", false, []string{
+			"node/n1", "namespace/a", "namespace/b", "pod/a/p1", "pod/b/p2", "pdb/a/pdb", "storageclass/fast", "service/b/svc"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, kc := fakeClients(tt.podGroups)
+			cl, err := ListCluster(context.Background(), c, ListOptions{Namespace: tt.ns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, names(cl)); d != "" {
+				t.Errorf("listed (-want +got):\n%s", d)
+			}
+			if len(cl.Warnings) != 0 {
+				t.Errorf("warnings: %v", cl.Warnings)
+			}
+			for _, a := range kc.Actions() {
+				if r := a.GetResource().Resource; r == "secrets" || r == "configmaps" {
+					t.Errorf("read %s", r)
+				}
+				if a.GetVerb() != "list" && a.GetResource().Resource != "group" && a.GetResource().Resource != "resource" {
+					t.Errorf("action %s %s: only lists (and discovery) are allowed", a.GetVerb(), a.GetResource().Resource)
+				}
+			}
+		})
+	}
+}
+
+func TestListClusterWarnsAboutForbiddenOptionalKinds(t *testing.T) {
+	c, kc := fakeClients(false)
+	kc.PrependReactor("list", "persistentvolumes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "persistentvolumes"}, "", errors.New("no RBAC"))
+	})
+	cl, err := ListCluster(context.Background(), c, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cl.Warnings) != 1 || !strings.HasPrefix(cl.Warnings[0], "warning: cannot list persistentvolumes (") {
+		t.Errorf("warnings = %q", cl.Warnings)
+	}
+	kc.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no RBAC"))
+	})
+	if _, err := ListCluster(context.Background(), c, ListOptions{}); err == nil || !strings.HasPrefix(err.Error(), "listing pods: ") {
+		t.Errorf("err = %v, want listing pods: forbidden", err)
+	}
+}

@@ -1,0 +1,455 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"sigs.k8s.io/yaml"
+)
+
+// ExplainView tunes the table rendering of an Explanation.
+type ExplainView struct {
+	// Wide (-o wide) and AllNodes (--all-nodes) list every rejected node
+	// on its own line and every feasible node in the ranking.
+	Wide, AllNodes bool
+	// Node (--node) shows that one node in full detail.
+	Node string
+	// Top is how many feasible nodes the ranking shows (0 = 10).
+	Top int
+	// Styles colour the output (the zero value is plain text).
+	Styles Styles
+}
+
+// Styles colour parts of the table output; nil functions leave text as it
+// is. The CLI sets them (lipgloss) only when stdout is a terminal.
+type Styles struct {
+	Title, Good, Bad, Mark, Dim func(string) string
+}
+
+func apply(f func(string) string, s string) string {
+	if f == nil {
+		return s
+	}
+	return f(s)
+}
+
+// WriteExplain renders an explanation in the given format.
+func WriteExplain(w io.Writer, e *Explanation, format string, v ExplainView) error {
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(e, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(e)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	case "table", "wide", "":
+		if format == "wide" {
+			v.Wide = true
+		}
+		return writeExplainTable(w, e, v)
+	}
+	return fmt.Errorf("unknown output format %q", format)
+}
+
+// shortPlugin are column headers for score plugins.
+var shortPlugin = map[string]string{
+	"NodeResourcesFit":                "FIT",
+	"NodeResourcesBalancedAllocation": "BALANCED",
+	"TaintToleration":                 "TAINTS",
+	"NodeAffinity":                    "NODE-AFFINITY",
+	"InterPodAffinity":                "POD-AFFINITY",
+	"PodTopologySpread":               "SPREAD",
+	"ImageLocality":                   "IMAGES",
+	"VolumeBinding":                   "VOLUMES",
+}
+
+func pluginColumn(p string) string {
+	if s, ok := shortPlugin[p]; ok {
+		return s
+	}
+	return strings.ToUpper(p)
+}
+
+func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
+	st := v.Styles
+	var b bytes.Buffer
+	title := func(s string) { fmt.Fprintln(&b, apply(st.Title, s)) }
+
+	state := "pending"
+	switch {
+	case e.Source == "file":
+		state = "hypothetical, from file"
+	case e.BoundNode != "":
+		state = "bound to " + e.BoundNode + ", explained as if pending"
+	}
+	kv := tabwriter.NewWriter(&b, 0, 4, 1, ' ', 0)
+	fmt.Fprintf(kv, "Pod:\t%s (%s)\n", e.Pod, state)
+	fmt.Fprintf(kv, "Profile:\t%s\n", e.Profile)
+	switch {
+	case e.PreFilter.Code != "Success" && e.PreFilter.Code != "":
+		fmt.Fprintf(kv, "Verdict:\t%s\n", apply(st.Bad, fmt.Sprintf("unschedulable: rejected at PreFilter by %s (%s)", orDash(e.PreFilter.Plugin), e.PreFilter.Code)))
+	case e.NumFeasible == 0:
+		fmt.Fprintf(kv, "Verdict:\t%s\n", apply(st.Bad, "unschedulable: no node passes the filters"))
+	default:
+		fmt.Fprintf(kv, "Verdict:\t%s\n", apply(st.Good, fmt.Sprintf("schedulable: %d of %d nodes feasible", e.NumFeasible, e.NumNodes)))
+		sel := fmt.Sprintf("%s (score %d)", e.Selected, e.BestTotal)
+		if len(e.TiedBest) > 1 {
+			sel += fmt.Sprintf(", tied with %s", strings.Join(without(e.TiedBest, e.Selected), ", "))
+		}
+		fmt.Fprintf(kv, "Would be placed on:\t%s\n", sel)
+	}
+	if e.BoundNode != "" {
+		fmt.Fprintf(kv, "Bound node:\t%s\n", boundLine(e))
+	}
+	if e.NominatedNode != "" {
+		fmt.Fprintf(kv, "Nominated node:\t%s\n", e.NominatedNode)
+	}
+	if e.Message != "" {
+		fmt.Fprintf(kv, "Message:\t%s\n", e.Message)
+	}
+	if e.PreFilter.Reason != "" {
+		fmt.Fprintf(kv, "PreFilter:\t%s: %s\n", orDash(e.PreFilter.Plugin), e.PreFilter.Reason)
+	}
+	if err := kv.Flush(); err != nil {
+		return err
+	}
+
+	if v.Node != "" {
+		for i := range e.Nodes {
+			if e.Nodes[i].Node == v.Node {
+				fmt.Fprintln(&b)
+				writeNodeDetail(&b, e, &e.Nodes[i], st)
+			}
+		}
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+
+	rejected := 0
+	for i := range e.Nodes {
+		if !e.Nodes[i].Feasible {
+			rejected++
+		}
+	}
+	if rejected > 0 {
+		fmt.Fprintln(&b)
+		if v.Wide || v.AllNodes {
+			title(fmt.Sprintf("Rejected nodes (%d; * = the filter kube-scheduler reports):", rejected))
+			tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NODE\tFAILURES")
+			for _, n := range e.Nodes {
+				if !n.Feasible {
+					fmt.Fprintf(tw, "%s\t%s\n", n.Node, failureSet(n.Failures))
+				}
+			}
+			_ = tw.Flush()
+		} else {
+			groups := groupFailures(e.Nodes)
+			title(fmt.Sprintf("Rejected nodes (%d in %s of identical failures; * = the filter kube-scheduler reports; --all-nodes lists each):", rejected, plural(len(groups), "group")))
+			tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "COUNT\tNODES\tFAILURES")
+			for _, g := range groups {
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", len(g.nodes), examples(g.nodes, 3), g.key)
+			}
+			_ = tw.Flush()
+		}
+	}
+
+	if len(e.Ranking) > 0 {
+		fmt.Fprintln(&b)
+		writeRanking(&b, e, v)
+	}
+
+	if len(e.Nearest) > 0 {
+		fmt.Fprintln(&b)
+		if e.NumFeasible == 0 {
+			title("What would make it fit (nearest nodes):")
+		} else {
+			title("Nearest rejected nodes:")
+		}
+		byName := nodeIndex(e)
+		for _, name := range e.Nearest {
+			n := byName[name]
+			if n == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "  %s (%s; free %s):\n", n.Node, plural(len(n.Failures), "failure"), freeString(n.Free))
+			for _, g := range n.Gaps {
+				fmt.Fprintf(&b, "    %s: %s\n", g.Plugin, g.Gap)
+			}
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func boundLine(e *Explanation) string {
+	if e.BoundNodeRank == 0 {
+		if n := nodeIndex(e)[e.BoundNode]; n != nil && !n.Feasible {
+			return fmt.Sprintf("%s, which no longer passes the filters (%s)", e.BoundNode, failureSet(n.Failures))
+		}
+		return fmt.Sprintf("%s, which no longer passes the filters (--node %s shows why)", e.BoundNode, e.BoundNode)
+	}
+	s := fmt.Sprintf("%s, ranked %d of %d (score %d", e.BoundNode, e.BoundNodeRank, e.NumFeasible, deref(e.BoundNodeTotal))
+	if e.BoundNodeRank > 1 && len(e.Ranking) > 0 {
+		s += fmt.Sprintf(" vs %d on %s", e.BestTotal, e.Ranking[0])
+	}
+	return s + ")"
+}
+
+func writeRanking(b *bytes.Buffer, e *Explanation, v ExplainView) {
+	top := v.Top
+	if top <= 0 {
+		top = 10
+	}
+	if v.Wide || v.AllNodes {
+		top = len(e.Ranking)
+	}
+	top = min(top, len(e.Ranking))
+	byName := nodeIndex(e)
+	plugins := scoredPlugins(e)
+	what := "weighted scores"
+	if v.Wide {
+		what = "weighted (raw) scores"
+	}
+	fmt.Fprintln(b, apply(v.Styles.Title, fmt.Sprintf("Score ranking (top %d of %d feasible; %s; --node N for one node's detail):", top, len(e.Ranking), what)))
+	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+	hdr := []string{"RANK", "NODE", "TOTAL"}
+	for _, p := range plugins {
+		hdr = append(hdr, pluginColumn(p))
+	}
+	fmt.Fprintln(tw, strings.Join(hdr, "\t"))
+	for i := 0; i < top; i++ {
+		n := byName[e.Ranking[i]]
+		row := []string{fmt.Sprint(n.Rank), n.Node, fmt.Sprint(deref(n.Total))}
+		for _, p := range plugins {
+			cell := fmt.Sprint(n.Scores[p])
+			if v.Wide {
+				cell += fmt.Sprintf(" (%d)", n.RawScores[p])
+			}
+			row = append(row, cell)
+		}
+		line := strings.Join(row, "\t")
+		if n.Node == e.BoundNode {
+			line += "\t<- bound here"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	_ = tw.Flush()
+	if bn := byName[e.BoundNode]; bn != nil && bn.Rank > top {
+		fmt.Fprintf(b, "... %s (bound) ranks %d with %d\n", bn.Node, bn.Rank, deref(bn.Total))
+	}
+}
+
+// scoredPlugins are the score plugins that ran, heaviest weight first, then
+// by name.
+func scoredPlugins(e *Explanation) []string {
+	set := map[string]bool{}
+	for _, n := range e.Nodes {
+		for p := range n.Scores {
+			set[p] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		wi, wj := e.ScorePluginWeights[out[i]], e.ScorePluginWeights[out[j]]
+		if wi != wj {
+			return wi > wj
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+func writeNodeDetail(b *bytes.Buffer, e *Explanation, n *ExplainNode, st Styles) {
+	if !n.Feasible {
+		fmt.Fprintln(b, apply(st.Title, fmt.Sprintf("Node %s: %s", n.Node, apply(st.Bad, "rejected"))))
+		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  \tFILTER\tCODE\tREASON")
+		for _, f := range n.Failures {
+			mark := ""
+			if f.First {
+				mark = "*"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", mark, prefilterIfEmpty(f.Plugin), f.Code, f.Reason)
+		}
+		_ = tw.Flush()
+		fmt.Fprintln(b, "  (* = the filter kube-scheduler stops at and reports)")
+		if len(n.Gaps) > 0 {
+			fmt.Fprintln(b, "What would make it fit here:")
+			for _, g := range n.Gaps {
+				fmt.Fprintf(b, "  %s: %s\n", g.Plugin, g.Gap)
+			}
+		}
+	} else {
+		head := fmt.Sprintf("Node %s: %s", n.Node, apply(st.Good, "feasible"))
+		if n.Total != nil {
+			head += fmt.Sprintf(", rank %d of %d, total %d", n.Rank, e.NumFeasible, *n.Total)
+			if n.Rank > 1 {
+				head += fmt.Sprintf(" (best: %s with %d)", e.Ranking[0], e.BestTotal)
+			}
+		}
+		fmt.Fprintln(b, apply(st.Title, head))
+		if len(n.Scores) > 0 {
+			tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "  PLUGIN\tRAW\tNORMALIZED\tWEIGHT\tWEIGHTED")
+			ps := make([]string, 0, len(n.Scores))
+			for p := range n.Scores {
+				ps = append(ps, p)
+			}
+			sort.Strings(ps)
+			for _, p := range ps {
+				fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\n", p, n.RawScores[p], n.NormalizedScores[p], e.ScorePluginWeights[p], n.Scores[p])
+			}
+			fmt.Fprintf(tw, "  total\t\t\t\t%d\n", deref(n.Total))
+			_ = tw.Flush()
+		}
+	}
+	if len(n.Free) > 0 {
+		fmt.Fprintf(b, "Free on the node: %s\n", freeString(n.Free))
+	}
+}
+
+type failureGroup struct {
+	key   string
+	nodes []string
+}
+
+// groupFailures groups rejected nodes by identical failure sets, biggest
+// group first (then by failures text).
+func groupFailures(nodes []ExplainNode) []failureGroup {
+	idx := map[string]int{}
+	var gs []failureGroup
+	for _, n := range nodes {
+		if n.Feasible {
+			continue
+		}
+		k := failureSet(n.Failures)
+		i, ok := idx[k]
+		if !ok {
+			i = len(gs)
+			idx[k] = i
+			gs = append(gs, failureGroup{key: k})
+		}
+		gs[i].nodes = append(gs[i].nodes, n.Node)
+	}
+	sort.SliceStable(gs, func(i, j int) bool {
+		if len(gs[i].nodes) != len(gs[j].nodes) {
+			return len(gs[i].nodes) > len(gs[j].nodes)
+		}
+		return gs[i].key < gs[j].key
+	})
+	return gs
+}
+
+// failureSet renders failures as "*Plugin: reason (unresolvable); Plugin2: ...".
+func failureSet(fs []Failure) string {
+	parts := make([]string, 0, len(fs))
+	for _, f := range fs {
+		s := prefilterIfEmpty(f.Plugin) + ": " + f.Reason
+		if f.First {
+			s = "*" + s
+		}
+		if f.Code == "UnschedulableAndUnresolvable" {
+			s += " (unresolvable)"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func examples(nodes []string, n int) string {
+	if len(nodes) <= n {
+		return strings.Join(nodes, ", ")
+	}
+	return fmt.Sprintf("%s, +%d more", strings.Join(nodes[:n], ", "), len(nodes)-n)
+}
+
+func nodeIndex(e *Explanation) map[string]*ExplainNode {
+	m := make(map[string]*ExplainNode, len(e.Nodes))
+	for i := range e.Nodes {
+		m[e.Nodes[i].Node] = &e.Nodes[i]
+	}
+	return m
+}
+
+// freeString renders free resources: cpu, memory, pods, then the rest by name.
+func freeString(free map[string]int64) string {
+	if len(free) == 0 {
+		return "-"
+	}
+	keys := []string{}
+	for _, k := range []string{"cpu", "memory", "pods"} {
+		if _, ok := free[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	var rest []string
+	for k := range free {
+		if k != "cpu" && k != "memory" && k != "pods" {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	parts := make([]string, 0, len(free))
+	for _, k := range append(keys, rest...) {
+		parts = append(parts, fmt.Sprintf("%s %s", k, FormatQuantity(k, free[k])))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func without(list []string, s string) []string {
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// prefilterIfEmpty names the phase of a failure without a plugin: a node
+// rejected by PreFilter or left out by a PreFilterResult.
+func prefilterIfEmpty(plugin string) string {
+	if plugin == "" {
+		return "(PreFilter)"
+	}
+	return plugin
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

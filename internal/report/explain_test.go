@@ -1,0 +1,71 @@
+package report
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func sample() *Explanation {
+	total := int64(412)
+	return &Explanation{
+		Pod: "shop/web", Profile: "default-scheduler", Source: "snapshot",
+		PreFilter: PreFilterOutcome{Code: "Success"}, NumNodes: 3, NumFeasible: 1,
+		ScorePluginWeights: map[string]int64{"NodeResourcesFit": 1, "TaintToleration": 3},
+		Nodes: []ExplainNode{
+			{Node: "a", Failures: []Failure{{Plugin: "NodeResourcesFit", Reason: "Insufficient cpu", Code: "Unschedulable", First: true}}},
+			{Node: "b", Failures: []Failure{{Plugin: "NodeResourcesFit", Reason: "Insufficient cpu", Code: "Unschedulable", First: true}}},
+			{Node: "c", Feasible: true, Total: &total, Rank: 1, Scores: map[string]int64{"NodeResourcesFit": 112, "TaintToleration": 300}},
+		},
+		Ranking: []string{"c"}, Selected: "c", TiedBest: []string{"c"}, BestTotal: 412, Nearest: []string{},
+	}
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func TestExplainTableColoursOnlyWithStyles(t *testing.T) {
+	var plain, coloured bytes.Buffer
+	if err := WriteExplain(&plain, sample(), "table", ExplainView{}); err != nil {
+		t.Fatal(err)
+	}
+	bold := func(s string) string { return "\x1b[1m" + s + "\x1b[0m" }
+	st := Styles{Title: bold, Good: bold, Bad: bold, Mark: bold, Dim: bold}
+	if err := WriteExplain(&coloured, sample(), "table", ExplainView{Styles: st}); err != nil {
+		t.Fatal(err)
+	}
+	if ansi.MatchString(plain.String()) {
+		t.Error("plain output has escape codes")
+	}
+	if !ansi.MatchString(coloured.String()) {
+		t.Error("styled output has no escape codes")
+	}
+	if d := cmp.Diff(plain.String(), ansi.ReplaceAllString(coloured.String(), "")); d != "" {
+		t.Errorf("styles change more than colours (-plain +stripped):\n%s", d)
+	}
+}
+
+func TestExplainTableGroupsIdenticalFailures(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteExplain(&b, sample(), "table", ExplainView{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "2      a, b   *NodeResourcesFit: Insufficient cpu\n") {
+		t.Errorf("no group of a and b:\n%s", b.String())
+	}
+	b.Reset()
+	if err := WriteExplain(&b, sample(), "table", ExplainView{AllNodes: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "a     *NodeResourcesFit: Insufficient cpu\nb     *NodeResourcesFit") {
+		t.Errorf("--all-nodes does not list a and b:\n%s", b.String())
+	}
+}
+
+func TestExplainUnknownFormat(t *testing.T) {
+	if err := WriteExplain(&bytes.Buffer{}, sample(), "xml", ExplainView{}); err == nil {
+		t.Error("no error for xml")
+	}
+}

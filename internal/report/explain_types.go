@@ -1,0 +1,106 @@
+package report
+
+// Explanation is `kubectl sched explain pod`'s machine-readable result: one
+// scheduling cycle of one pod with every filter verdict per node and every
+// score per plugin. Its JSON form is the documented schema (docs/explain.md);
+// fields are only ever added.
+type Explanation struct {
+	// Pod is "namespace/name".
+	Pod string `json:"pod"`
+	// Profile is the schedulerName whose profile ran the cycle.
+	Profile string `json:"profile"`
+	// Source says where the pod came from: "snapshot", "cluster" or
+	// "file" (a hypothetical pod from -f).
+	Source string `json:"source"`
+	// BoundNode is the node a pod already bound runs on; the pod is
+	// explained as if it were pending (taken off its node).
+	BoundNode string `json:"boundNode,omitempty"`
+	// BoundNodeRank is BoundNode's rank among the feasible nodes (1 =
+	// best), 0 when it is no longer feasible.
+	BoundNodeRank int `json:"boundNodeRank,omitempty"`
+	// BoundNodeTotal is BoundNode's total score when it is feasible.
+	BoundNodeTotal *int64 `json:"boundNodeTotal,omitempty"`
+	// NominatedNode is the pod's status.nominatedNodeName; explain evaluates
+	// every node rather than trying it first.
+	NominatedNode string `json:"nominatedNode,omitempty"`
+	// PreFilter is the PreFilter phase's outcome.
+	PreFilter PreFilterOutcome `json:"preFilter"`
+	// SkippedFilterPlugins / SkippedScorePlugins were skipped by PreFilter /
+	// PreScore for this pod.
+	SkippedFilterPlugins []string `json:"skippedFilterPlugins"`
+	SkippedScorePlugins  []string `json:"skippedScorePlugins"`
+	// FilterPlugins are the profile's filters in order.
+	FilterPlugins []string `json:"filterPlugins"`
+	// ScorePluginWeights are the profile's score plugins and their weights.
+	ScorePluginWeights map[string]int64 `json:"scorePluginWeights"`
+	NumNodes           int              `json:"numNodes"`
+	NumFeasible        int              `json:"numFeasible"`
+	// Nodes are every node (or the one of --node), in name order.
+	Nodes []ExplainNode `json:"nodes"`
+	// Ranking lists the feasible nodes best first (ties by name).
+	Ranking []string `json:"ranking"`
+	// Selected is the node the scheduler would choose, "" when none fits.
+	Selected string `json:"selected"`
+	// TiedBest are the nodes sharing the best total; the lowest name wins
+	// unless --seed is given.
+	TiedBest []string `json:"tiedBest"`
+	// BestTotal is the best total score (0 when none fits).
+	BestTotal int64 `json:"bestTotal"`
+	// Message is kube-scheduler's FitError text when no node fits, word
+	// for word, without the PostFilter (preemption) suffix; "" otherwise.
+	Message string `json:"message"`
+	// Nearest are the rejected nodes closest to fitting (fewest failures,
+	// then fewest unresolvable ones, then most free cpu, then memory), whose
+	// gaps are filled in.
+	Nearest []string `json:"nearest"`
+}
+
+// PreFilterOutcome is the PreFilter phase's status.
+type PreFilterOutcome struct {
+	// Code is "Success", "Unschedulable", "UnschedulableAndUnresolvable".
+	Code   string `json:"code"`
+	Plugin string `json:"plugin"`
+	Reason string `json:"reason"`
+}
+
+// ExplainNode is one node's verdict.
+type ExplainNode struct {
+	Node     string `json:"node"`
+	Feasible bool   `json:"feasible"`
+	// Failures are every filter that rejects the node, in filter order.
+	Failures []Failure `json:"failures,omitempty"`
+	// Scores are per plugin, normalized and weighted; they add up to Total.
+	Scores map[string]int64 `json:"scores,omitempty"`
+	// RawScores are what each plugin's Score returned.
+	RawScores map[string]int64 `json:"rawScores,omitempty"`
+	// NormalizedScores are after NormalizeScore, before the weight.
+	NormalizedScores map[string]int64 `json:"normalizedScores,omitempty"`
+	// Total is the node's total score (feasible nodes only).
+	Total *int64 `json:"total,omitempty"`
+	// Rank is the node's place in Ranking (1 = best; feasible nodes only).
+	Rank int `json:"rank,omitempty"`
+	// Gaps say what would make the pod fit, per failing plugin (for the
+	// nearest nodes and for --node).
+	Gaps []Gap `json:"gaps,omitempty"`
+	// Free is what the node has left (cpu in millicores, memory in bytes,
+	// pods as a count), for the nearest nodes and --node.
+	Free map[string]int64 `json:"free,omitempty"`
+}
+
+// Failure is one filter plugin's rejection of a node.
+type Failure struct {
+	Plugin string `json:"plugin"`
+	Reason string `json:"reason"`
+	// Code is "Unschedulable" (preemption may help) or
+	// "UnschedulableAndUnresolvable" (it cannot).
+	Code string `json:"code"`
+	// First marks the failure kube-scheduler reports (the filter it stops at).
+	First bool `json:"first"`
+}
+
+// Gap is a concrete reason a node rejects the pod, and so what would have to
+// change: "needs 250m cpu more (free 750m of 4)".
+type Gap struct {
+	Plugin string `json:"plugin"`
+	Gap    string `json:"gap"`
+}

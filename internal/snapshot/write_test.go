@@ -1,0 +1,153 @@
+package snapshot
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func sensitivePod() *v1.Pod {
+	c := v1.Container{
+		Name: "app", Image: "app:1",
+		Command: []string{"/bin/app", "--password=hunter2"}, Args: []string{"--token=abc"},
+		Env:           []v1.EnvVar{{Name: "DB_PASSWORD", Value: "hunter2"}, {Name: "FROM_SECRET", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}},
+		EnvFrom:       []v1.EnvFromSource{{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "s"}}}},
+		LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"check", "--secret"}}}},
+		Ports:         []v1.ContainerPort{{ContainerPort: 80, HostPort: 8080}},
+		Resources:     v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}},
+	}
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Labels: map[string]string{"app": "web"},
+			Annotations: map[string]string{
+				"kubectl.kubernetes.io/last-applied-configuration": `{"spec":{"env":"hunter2"}}`,
+				"volume.kubernetes.io/selected-node":               "n1",
+			},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		},
+		Spec: v1.PodSpec{Containers: []v1.Container{c}, InitContainers: []v1.Container{c}, NodeName: "n1",
+			Tolerations: []v1.Toleration{{Key: "k", Operator: v1.TolerationOpExists}}},
+	}
+}
+
+func TestStripKeepsWhatTheSchedulerReadsAndDropsSecrets(t *testing.T) {
+	cl := &Cluster{Pods: []*v1.Pod{sensitivePod()}, Others: []*unstructured.Unstructured{{Object: map[string]any{
+		"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+		"metadata": map[string]any{"name": "g", "namespace": "ns", "annotations": map[string]any{"note": "x"}, "managedFields": []any{map[string]any{"manager": "m"}}},
+	}}}}
+	cl.Strip()
+	p := cl.Pods[0]
+	if p.ManagedFields != nil {
+		t.Error("managedFields kept")
+	}
+	if d := cmp.Diff(map[string]string{"volume.kubernetes.io/selected-node": "n1"}, p.Annotations); d != "" {
+		t.Errorf("annotations (-want +got):\n%s", d)
+	}
+	for _, c := range append(p.Spec.Containers, p.Spec.InitContainers...) {
+		if c.Command != nil || c.Args != nil || c.EnvFrom != nil || c.LivenessProbe != nil {
+			t.Errorf("container %s keeps command/args/envFrom/probes: %+v", c.Name, c)
+		}
+		if d := cmp.Diff([]v1.EnvVar{{Name: "DB_PASSWORD"}, {Name: "FROM_SECRET"}}, c.Env); d != "" {
+			t.Errorf("env (-want +got):\n%s", d)
+		}
+		if c.Image != "app:1" || len(c.Ports) != 1 || c.Resources.Requests.Cpu().MilliValue() != 500 {
+			t.Errorf("container %s lost what the scheduler reads: %+v", c.Name, c)
+		}
+	}
+	if p.Spec.NodeName != "n1" || len(p.Spec.Tolerations) != 1 || p.Labels["app"] != "web" {
+		t.Errorf("pod lost what the scheduler reads: %+v", p)
+	}
+	if u := cl.Others[0]; u.GetManagedFields() != nil || u.GetAnnotations() != nil {
+		t.Errorf("PodGroup keeps managedFields or annotations: %v", u.Object)
+	}
+	b, _ := cl.Marshal("yaml")
+	for _, secret := range []string{"hunter2", "--token", "--secret", "last-applied"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("dump contains %q", secret)
+		}
+	}
+}
+
+func TestMarshalRoundTripsThroughTheLoader(t *testing.T) {
+	in, err := LoadPaths([]string{"../../testdata/clusters/small.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.PriorityClasses = nil
+	in.Others = []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": map[string]any{"name": "g", "namespace": "ns"}}}}
+	in.Warnings = nil
+	for _, format := range []string{"yaml", "json"} {
+		t.Run(format, func(t *testing.T) {
+			b, err := in.Marshal(format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := &Cluster{}
+			if err := out.AddData("dump."+format, b); err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Warnings) != 0 {
+				t.Errorf("warnings reading the dump back: %v", out.Warnings)
+			}
+			byName := func(c *Cluster) map[string]any {
+				m := map[string]any{}
+				for _, n := range c.Nodes {
+					m["node/"+n.Name] = n
+				}
+				for _, p := range c.Pods {
+					m["pod/"+p.Namespace+"/"+p.Name] = p
+				}
+				for _, u := range c.Others {
+					m["other/"+u.GetName()] = u.Object
+				}
+				return m
+			}
+			if d := cmp.Diff(byName(in), byName(out)); d != "" {
+				t.Errorf("round trip (-in +out):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestWriteFileIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(path, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Errorf("content = %q, want new", b)
+	}
+	if err := WriteFile(filepath.Join(dir, "missing", "x.yaml"), []byte("x"), 0o600); err == nil {
+		t.Error("writing into a missing directory succeeded")
+	}
+	// A failed rename (the target is a non-empty directory) leaves no
+	// temporary file behind.
+	target := filepath.Join(dir, "adir")
+	if err := os.MkdirAll(filepath.Join(target, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(target, []byte("x"), 0o600); err == nil {
+		t.Error("renaming over a directory succeeded")
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if d := cmp.Diff([]string{"adir", "cluster.yaml"}, names); d != "" {
+		t.Errorf("files left (-want +got):\n%s", d)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v, want 0600", st.Mode().Perm())
+	}
+}
