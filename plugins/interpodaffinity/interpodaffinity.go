@@ -13,6 +13,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -186,40 +187,6 @@ func newAffinityTerm(pod *v1.Pod, term *v1.PodAffinityTerm) (schedcore.AffinityT
 	return schedcore.AffinityTerm{Namespaces: ns, Selector: sel, TopologyKey: term.TopologyKey, NamespaceSelector: nsSel}, nil
 }
 
-// asPods converts a hint's old and new objects, as kube's util.As does.
-func asPods(oldObj, newObj any) (oldPod, newPod *v1.Pod, err error) {
-	if newObj != nil {
-		var ok bool
-		if newPod, ok = newObj.(*v1.Pod); !ok {
-			return nil, nil, fmt.Errorf("expected *v1.Pod, but got %T", newObj)
-		}
-	}
-	if oldObj != nil {
-		var ok bool
-		if oldPod, ok = oldObj.(*v1.Pod); !ok {
-			return nil, nil, fmt.Errorf("expected *v1.Pod, but got %T", oldObj)
-		}
-	}
-	return oldPod, newPod, nil
-}
-
-// asNodes converts a hint's old and new objects to nodes.
-func asNodes(oldObj, newObj any) (oldNode, newNode *v1.Node, err error) {
-	if newObj != nil {
-		var ok bool
-		if newNode, ok = newObj.(*v1.Node); !ok {
-			return nil, nil, fmt.Errorf("expected *v1.Node, but got %T", newObj)
-		}
-	}
-	if oldObj != nil {
-		var ok bool
-		if oldNode, ok = oldObj.(*v1.Node); !ok {
-			return nil, nil, fmt.Errorf("expected *v1.Node, but got %T", oldObj)
-		}
-	}
-	return oldNode, newNode, nil
-}
-
 func podRef(p *v1.Pod) string {
 	if p == nil {
 		return ""
@@ -232,7 +199,7 @@ func podRef(p *v1.Pod) string {
 // start matching them or to stop matching its anti-affinity, or deleted while
 // matching its anti-affinity or having anti-affinity the pod matches.
 func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	originalPod, modifiedPod, err := asPods(oldObj, newObj)
+	originalPod, modifiedPod, err := helper.As[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -314,7 +281,7 @@ func (pl *InterPodAffinity) isSchedulableAfterTargetPodUpdateLabel(logger logr.L
 // and the pod has anti-affinity; or when a node loses, or changes the value
 // of, one of its anti-affinity topology keys.
 func (pl *InterPodAffinity) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	originalNode, modifiedNode, err := asNodes(oldObj, newObj)
+	originalNode, modifiedNode, err := helper.As[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}

@@ -86,7 +86,7 @@ func (pl *NodeAffinity) EventsToRegister(context.Context) ([]schedcore.ClusterEv
 // added affinity and the pod's required affinity, and it is a new node or
 // did not match before the update.
 func (pl *NodeAffinity) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	originalNode, modifiedNode, err := as[*v1.Node](oldObj, newObj)
+	originalNode, modifiedNode, err := helper.As[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -241,22 +241,4 @@ func getPodPreferredNodeAffinity(pod *v1.Pod) (*helper.PreferredSchedulingTerms,
 		return helper.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
 	}
 	return nil, nil
-}
-
-// as asserts the event objects to T; either may be nil. A wrong type is an
-// error, which the queue treats as Queue.
-func as[T any](oldObj, newObj any) (T, T, error) {
-	var oldT, newT T
-	var ok bool
-	if newObj != nil {
-		if newT, ok = newObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
-		}
-	}
-	if oldObj != nil {
-		if oldT, ok = oldObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
-		}
-	}
-	return oldT, newT, nil
 }

@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -79,7 +80,7 @@ func (pl *NodePorts) EventsToRegister(context.Context) ([]schedcore.ClusterEvent
 // isSchedulableAfterAssignedPodDeleted queues the pod when the deleted pod
 // was assigned (or nominated) and held one of the ports the pod wants.
 func (pl *NodePorts) isSchedulableAfterAssignedPodDeleted(logger logr.Logger, pod *v1.Pod, oldObj, _ any) (schedcore.QueueingHint, error) {
-	deletedPod, _, err := as[*v1.Pod](oldObj, nil)
+	deletedPod, _, err := helper.As[*v1.Pod](oldObj, nil)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -128,22 +129,4 @@ func fitsPorts(wantPorts []v1.ContainerPort, portsInUse schedcore.HostPortInfo) 
 		}
 	}
 	return true
-}
-
-// as asserts the event objects to T; either may be nil. A wrong type is an
-// error, which the queue treats as Queue.
-func as[T any](oldObj, newObj any) (T, T, error) {
-	var oldT, newT T
-	var ok bool
-	if newObj != nil {
-		if newT, ok = newObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
-		}
-	}
-	if oldObj != nil {
-		if oldT, ok = oldObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
-		}
-	}
-	return oldT, newT, nil
 }

@@ -2,12 +2,12 @@ package noderesources
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -29,27 +29,10 @@ func (pl *Fit) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHi
 	return events, nil
 }
 
-// as converts the event's objects; either may be nil.
-func as[T any](oldObj, newObj any) (T, T, error) {
-	var oldT, newT T
-	var ok bool
-	if newObj != nil {
-		if newT, ok = newObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
-		}
-	}
-	if oldObj != nil {
-		if oldT, ok = oldObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
-		}
-	}
-	return oldT, newT, nil
-}
-
 // isSchedulableAfterAssignedPodDelete queues the pod unless the deleted pod
 // was neither bound nor nominated anywhere (then it held no resources).
 func (pl *Fit) isSchedulableAfterAssignedPodDelete(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	deleted, _, err := as[*v1.Pod](oldObj, newObj)
+	deleted, _, err := helper.As[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -74,7 +57,7 @@ func (pl *Fit) isSchedulableAfterTargetPodScaleDown(logger logr.Logger, pod *v1.
 // isSchedulableAfterAssignedPodScaleDown queues the pod when an assigned pod
 // freed some of a resource the pod requests.
 func (pl *Fit) isSchedulableAfterAssignedPodScaleDown(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	original, modified, err := as[*v1.Pod](oldObj, newObj)
+	original, modified, err := helper.As[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -133,7 +116,7 @@ func (pl *Fit) haveEnoughRelevantResourcesDecreased(target, original, modified *
 // isSchedulableAfterNodeChange queues the pod when a node it fits was added,
 // or a node it fits gained allocatable of something it requests (or pods).
 func (pl *Fit) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	original, modified, err := as[*v1.Node](oldObj, newObj)
+	original, modified, err := helper.As[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}

@@ -2,13 +2,13 @@ package nodeunschedulable
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -68,7 +68,7 @@ func (pl *NodeUnschedulable) EventsToRegister(context.Context) ([]schedcore.Clus
 // tolerates the unschedulable taint. The old pod need not be checked: it was
 // rejected by this plugin, so it did not tolerate the taint.
 func (pl *NodeUnschedulable) isSchedulableAfterTargetPodTolerationChange(logger logr.Logger, _ *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	_, modifiedPod, err := as[*v1.Pod](oldObj, newObj)
+	_, modifiedPod, err := helper.As[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -83,7 +83,7 @@ func (pl *NodeUnschedulable) isSchedulableAfterTargetPodTolerationChange(logger 
 // isSchedulableAfterNodeChange queues the pod when a schedulable node is
 // added or a node turns from unschedulable to schedulable.
 func (pl *NodeUnschedulable) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	originalNode, modifiedNode, err := as[*v1.Node](oldObj, newObj)
+	originalNode, modifiedNode, err := helper.As[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -110,22 +110,4 @@ func (pl *NodeUnschedulable) Filter(_ context.Context, _ *schedcore.CycleState, 
 		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonUnschedulable)
 	}
 	return nil
-}
-
-// as asserts the event objects to T; either may be nil. A wrong type is an
-// error, which the queue treats as Queue.
-func as[T any](oldObj, newObj any) (T, T, error) {
-	var oldT, newT T
-	var ok bool
-	if newObj != nil {
-		if newT, ok = newObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
-		}
-	}
-	if oldObj != nil {
-		if oldT, ok = oldObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
-		}
-	}
-	return oldT, newT, nil
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -94,24 +95,6 @@ func (pl *PodTopologySpread) EventsToRegister(context.Context) ([]schedcore.Clus
 	}, nil
 }
 
-// asPair converts a hint's old and new objects, as kube's util.As does;
-// either may be nil.
-func asPair[T any](oldObj, newObj any) (oldT, newT T, err error) {
-	if newObj != nil {
-		var ok bool
-		if newT, ok = newObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
-		}
-	}
-	if oldObj != nil {
-		var ok bool
-		if oldT, ok = oldObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
-		}
-	}
-	return oldT, newT, nil
-}
-
 func podRef(p *v1.Pod) string {
 	if p == nil {
 		return ""
@@ -141,7 +124,7 @@ func hasConstraintWithNodeTaintsPolicyHonor(constraints []topologySpreadConstrai
 // tolerations and a constraint honours taints, or when its labels changed
 // whether a constraint selects it.
 func (pl *PodTopologySpread) isSchedulableAfterTargetPodChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	originalPod, modifiedPod, err := asPair[*v1.Pod](oldObj, newObj)
+	originalPod, modifiedPod, err := helper.As[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -164,7 +147,7 @@ func (pl *PodTopologySpread) isSchedulableAfterTargetPodChange(logger logr.Logge
 // nominated pod of its namespace is added or deleted matching a constraint's
 // selector, or relabelled into or out of one.
 func (pl *PodTopologySpread) isSchedulableAfterAssignedPodChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	originalPod, modifiedPod, err := asPair[*v1.Pod](oldObj, newObj)
+	originalPod, modifiedPod, err := helper.As[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -228,7 +211,7 @@ func (pl *PodTopologySpread) isSchedulableAfterPodLabelChange(logger logr.Logger
 // lose one of the keys, or when a node with all keys changes a key's value
 // or its taints.
 func (pl *PodTopologySpread) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	originalNode, modifiedNode, err := asPair[*v1.Node](oldObj, newObj)
+	originalNode, modifiedNode, err := helper.As[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}

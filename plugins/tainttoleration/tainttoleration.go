@@ -71,7 +71,7 @@ func (pl *TaintToleration) EventsToRegister(context.Context) ([]schedcore.Cluste
 // having an untolerated NoSchedule/NoExecute taint (or not existing) to
 // having none.
 func (pl *TaintToleration) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	originalNode, modifiedNode, err := as[*v1.Node](oldObj, newObj)
+	originalNode, modifiedNode, err := helper.As[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -184,22 +184,4 @@ func getPreScoreState(cycleState *schedcore.CycleState) (*preScoreState, error) 
 		return nil, fmt.Errorf("%+v convert to tainttoleration.preScoreState error", c)
 	}
 	return s, nil
-}
-
-// as asserts the event objects to T; either may be nil. A wrong type is an
-// error, which the queue treats as Queue.
-func as[T any](oldObj, newObj any) (T, T, error) {
-	var oldT, newT T
-	var ok bool
-	if newObj != nil {
-		if newT, ok = newObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
-		}
-	}
-	if oldObj != nil {
-		if oldT, ok = oldObj.(T); !ok {
-			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
-		}
-	}
-	return oldT, newT, nil
 }
