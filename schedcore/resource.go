@@ -132,6 +132,10 @@ type Features struct {
 	InPlacePodVerticalScaling               bool
 	InPlacePodLevelResourcesVerticalScaling bool
 	InterPodAffinityHostnameFastPath        bool
+	// TaintTolerationComparisonOperators lets tolerations use Lt and Gt
+	// (alpha and off in v1.37); TaintToleration, NodeUnschedulable and
+	// PodTopologySpread's nodeTaintsPolicy all read it.
+	TaintTolerationComparisonOperators bool
 }
 
 // DefaultFeatures are kube-scheduler v1.37.2's defaults for the gates above.

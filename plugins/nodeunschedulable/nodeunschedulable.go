@@ -24,10 +24,6 @@ const (
 	ErrReasonUnschedulable = "node(s) were unschedulable"
 )
 
-// enableComparisonOperators mirrors the TaintTolerationComparisonOperators
-// gate, alpha and off in v1.37; schedcore.Features does not carry it.
-const enableComparisonOperators = false
-
 // unschedulableTaint is the taint a pod must tolerate to go to a cordoned node.
 var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
 
@@ -35,6 +31,8 @@ var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.Tai
 // tolerates the unschedulable taint.
 type NodeUnschedulable struct {
 	logger logr.Logger
+	// comparisonOps is Features.TaintTolerationComparisonOperators.
+	comparisonOps bool
 }
 
 var (
@@ -46,8 +44,11 @@ var (
 // New returns the plugin; it takes no args.
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
 	pl := &NodeUnschedulable{logger: logr.Discard()}
-	if h != nil && h.Logger.GetSink() != nil {
-		pl.logger = h.Logger
+	if h != nil {
+		pl.comparisonOps = h.Features.TaintTolerationComparisonOperators
+		if h.Logger.GetSink() != nil {
+			pl.logger = h.Logger
+		}
 	}
 	return pl, nil
 }
@@ -72,7 +73,7 @@ func (pl *NodeUnschedulable) isSchedulableAfterTargetPodTolerationChange(logger 
 	if err != nil {
 		return schedcore.Queue, err
 	}
-	if v1helper.TolerationsTolerateTaint(logger, modifiedPod.Spec.Tolerations, &unschedulableTaint, enableComparisonOperators) {
+	if v1helper.TolerationsTolerateTaint(logger, modifiedPod.Spec.Tolerations, &unschedulableTaint, pl.comparisonOps) {
 		logger.V(5).Info("a new toleration is added for the unschedulable Pod, and it may make it schedulable", "pod", schedcore.PodName(modifiedPod))
 		return schedcore.Queue, nil
 	}
@@ -106,7 +107,7 @@ func (pl *NodeUnschedulable) Filter(_ context.Context, _ *schedcore.CycleState, 
 	if !nodeInfo.Node().Spec.Unschedulable {
 		return nil
 	}
-	if !v1helper.TolerationsTolerateTaint(pl.logger, pod.Spec.Tolerations, &unschedulableTaint, enableComparisonOperators) {
+	if !v1helper.TolerationsTolerateTaint(pl.logger, pod.Spec.Tolerations, &unschedulableTaint, pl.comparisonOps) {
 		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonUnschedulable)
 	}
 	return nil

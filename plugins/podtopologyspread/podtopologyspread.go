@@ -53,7 +53,7 @@ type PodTopologySpread struct {
 	// enableMatchLabelKeys is MatchLabelKeysInPodTopologySpread (beta, on).
 	enableMatchLabelKeys bool
 	// enableTaintTolerationComparisonOperators is
-	// TaintTolerationComparisonOperators (alpha, off).
+	// Features.TaintTolerationComparisonOperators (alpha, off in v1.37).
 	enableTaintTolerationComparisonOperators bool
 	// enableSkipDeferredResize is InPlacePodVerticalScalingSchedulerPreemption
 	// (alpha, off): a pod whose resize is Deferred skips the plugin.
@@ -75,6 +75,8 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		defaultConstraints:   a.defaultConstraints,
 		systemDefaulted:      a.systemDefaulted,
 		enableMatchLabelKeys: true,
+
+		enableTaintTolerationComparisonOperators: h.Features.TaintTolerationComparisonOperators,
 	}, nil
 }
 

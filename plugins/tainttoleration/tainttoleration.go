@@ -28,13 +28,11 @@ const (
 	ErrReasonNotMatch = "node(s) had taints that the pod didn't tolerate"
 )
 
-// enableComparisonOperators mirrors the TaintTolerationComparisonOperators
-// gate, alpha and off in v1.37; schedcore.Features does not carry it.
-const enableComparisonOperators = false
-
 // TaintToleration checks that a pod tolerates a node's taints.
 type TaintToleration struct {
 	logger logr.Logger
+	// comparisonOps is Features.TaintTolerationComparisonOperators.
+	comparisonOps bool
 }
 
 var (
@@ -49,8 +47,11 @@ var (
 // New returns the plugin; it takes no args.
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
 	pl := &TaintToleration{logger: logr.Discard()}
-	if h != nil && h.Logger.GetSink() != nil {
-		pl.logger = h.Logger
+	if h != nil {
+		pl.comparisonOps = h.Features.TaintTolerationComparisonOperators
+		if h.Logger.GetSink() != nil {
+			pl.logger = h.Logger
+		}
 	}
 	return pl, nil
 }
@@ -77,9 +78,9 @@ func (pl *TaintToleration) isSchedulableAfterNodeChange(logger logr.Logger, pod 
 	}
 	wasUntolerated := true
 	if originalNode != nil {
-		_, wasUntolerated = untoleratedTaint(logger, originalNode.Spec.Taints, pod.Spec.Tolerations)
+		_, wasUntolerated = pl.untoleratedTaint(logger, originalNode.Spec.Taints, pod.Spec.Tolerations)
 	}
-	_, isUntolerated := untoleratedTaint(logger, modifiedNode.Spec.Taints, pod.Spec.Tolerations)
+	_, isUntolerated := pl.untoleratedTaint(logger, modifiedNode.Spec.Taints, pod.Spec.Tolerations)
 	if wasUntolerated && !isUntolerated {
 		logger.V(5).Info("node was created or updated, and this may make the Pod rejected by TaintToleration plugin in the previous scheduling cycle schedulable", "pod", schedcore.PodName(pod), "node", modifiedNode.Name)
 		return schedcore.Queue, nil
@@ -104,7 +105,7 @@ func (pl *TaintToleration) PreFilter(context.Context, *schedcore.CycleState, *v1
 // or NoExecute taints.
 func (pl *TaintToleration) Filter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
 	node := nodeInfo.Node()
-	taint, ok := untoleratedTaint(pl.logger, node.Spec.Taints, pod.Spec.Tolerations)
+	taint, ok := pl.untoleratedTaint(pl.logger, node.Spec.Taints, pod.Spec.Tolerations)
 	if !ok {
 		return nil
 	}
@@ -115,13 +116,13 @@ func (pl *TaintToleration) Filter(_ context.Context, _ *schedcore.CycleState, po
 // untoleratedTaint returns the first NoSchedule or NoExecute taint that no
 // toleration tolerates, as component-helpers' FindMatchingUntoleratedTaint
 // with kube's DoNotScheduleTaintsFilterFunc, without allocating.
-func untoleratedTaint(logger logr.Logger, taints []v1.Taint, tolerations []v1.Toleration) (*v1.Taint, bool) {
+func (pl *TaintToleration) untoleratedTaint(logger logr.Logger, taints []v1.Taint, tolerations []v1.Toleration) (*v1.Taint, bool) {
 	for i := range taints {
 		t := &taints[i]
 		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
 			continue
 		}
-		if !v1helper.TolerationsTolerateTaint(logger, tolerations, t, enableComparisonOperators) {
+		if !v1helper.TolerationsTolerateTaint(logger, tolerations, t, pl.comparisonOps) {
 			return t, true
 		}
 	}
@@ -161,7 +162,7 @@ func (pl *TaintToleration) Score(_ context.Context, cycleState *schedcore.CycleS
 		if taints[i].Effect != v1.TaintEffectPreferNoSchedule {
 			continue
 		}
-		if !v1helper.TolerationsTolerateTaint(pl.logger, s.tolerationsPreferNoSchedule, &taints[i], enableComparisonOperators) {
+		if !v1helper.TolerationsTolerateTaint(pl.logger, s.tolerationsPreferNoSchedule, &taints[i], pl.comparisonOps) {
 			n++
 		}
 	}

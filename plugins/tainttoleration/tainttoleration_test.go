@@ -7,6 +7,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
@@ -373,5 +374,25 @@ func TestIsSchedulableAfterTargetPodTolerationChange(t *testing.T) {
 	got, err := newPlugin(t).isSchedulableAfterTargetPodTolerationChange(logr.Discard(), updated, old, updated)
 	if err != nil || got != schedcore.Queue {
 		t.Errorf("hint = %v, %v; want Queue, nil", got, err)
+	}
+}
+
+func TestComparisonOperatorsFollowTheFeatureGate(t *testing.T) {
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: v1.NodeSpec{Taints: []v1.Taint{{Key: "tier", Value: "5", Effect: v1.TaintEffectNoSchedule}}}}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Tolerations: []v1.Toleration{{Key: "tier", Operator: "Gt", Value: "3", Effect: v1.TaintEffectNoSchedule}}}}
+	for _, on := range []bool{false, true} {
+		h := schedcore.NewHandle(nil, 0)
+		h.Features.TaintTolerationComparisonOperators = on
+		p, err := New(context.Background(), nil, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ni := schedcore.NewNodeInfo()
+		ni.SetNode(node)
+		st := p.(*TaintToleration).Filter(context.Background(), schedcore.NewCycleState(), pod, ni)
+		// kube v1.37 has the gate off: a Gt toleration tolerates nothing.
+		if st.IsSuccess() != on {
+			t.Errorf("gate %v: Filter = %v", on, st)
+		}
 	}
 }
