@@ -583,3 +583,25 @@ func TestIsFit(t *testing.T) {
 		})
 	}
 }
+
+// TestFilterListsScalarReasonsInNameOrder pins a deliberate difference from
+// kube: kube walks the pod's scalar resources in map order, so with several
+// missing extended resources its reason order varies from run to run; ours
+// is the resource names' order, so messages are reproducible.
+func TestFilterListsScalarReasonsInNameOrder(t *testing.T) {
+	n := &v1.Node{}
+	n.Name = "node"
+	n.Status.Allocatable = v1.ResourceList{v1.ResourcePods: *resource.NewQuantity(10, resource.DecimalSI)}
+	pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+		"example.com/zeta": *resource.NewQuantity(1, resource.DecimalSI),
+		"example.com/alfa": *resource.NewQuantity(1, resource.DecimalSI),
+		"example.com/mike": *resource.NewQuantity(1, resource.DecimalSI),
+	}}}}}}
+	want := []string{"Insufficient example.com/alfa", "Insufficient example.com/mike", "Insufficient example.com/zeta"}
+	for i := 0; i < 20; i++ {
+		st := runFilter(t, newFit(t, nil), pod, nodeInfoWith(n))
+		if d := cmp.Diff(want, st.Reasons()); d != "" {
+			t.Fatalf("run %d: reasons (-want +got):\n%s", i, d)
+		}
+	}
+}
