@@ -56,6 +56,9 @@ type Handle struct {
 	Events EventRecorder
 	// Nominator answers nominated pods per node; nil means none.
 	Nominator PodNominator
+	// VolumeBinder makes VolumeBinding's PreBind writes; nil means the
+	// driver binds no volumes.
+	VolumeBinder VolumeBinder
 }
 
 // NewHandle returns a handle over snapshot with the given parallelism.

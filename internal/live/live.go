@@ -232,6 +232,8 @@ func (d *driver) addEventHandlers() error {
 		{f.Core().V1().PersistentVolumes().Informer(), h.storageFuncs(schedcore.PersistentVolume)},
 		{f.Storage().V1().StorageClasses().Informer(), h.storageFuncs(schedcore.StorageClass)},
 		{f.Storage().V1().CSINodes().Informer(), h.storageFuncs(schedcore.CSINode)},
+		{f.Storage().V1().CSIDrivers().Informer(), h.storageFuncs(schedcore.CSIDriver)},
+		{f.Storage().V1().CSIStorageCapacities().Informer(), h.storageFuncs(schedcore.CSIStorageCapacity)},
 		{f.Core().V1().Services().Informer(), h.selectorFuncs()},
 		{f.Core().V1().ReplicationControllers().Informer(), h.selectorFuncs()},
 		{f.Apps().V1().ReplicaSets().Informer(), h.selectorFuncs()},
@@ -254,23 +256,13 @@ func (d *driver) refreshStorage() {
 		return
 	}
 	f := d.factory
-	st := &schedcore.StorageState{PVCs: map[string]*v1.PersistentVolumeClaim{}, PVs: map[string]*v1.PersistentVolume{}, StorageClasses: map[string]any{}, CSINodes: map[string]any{}}
 	pvcs, _ := f.Core().V1().PersistentVolumeClaims().Lister().List(labels.Everything())
-	for _, o := range pvcs {
-		st.PVCs[o.Namespace+"/"+o.Name] = o
-	}
 	pvs, _ := f.Core().V1().PersistentVolumes().Lister().List(labels.Everything())
-	for _, o := range pvs {
-		st.PVs[o.Name] = o
-	}
 	scs, _ := f.Storage().V1().StorageClasses().Lister().List(labels.Everything())
-	for _, o := range scs {
-		st.StorageClasses[o.Name] = o
-	}
 	csis, _ := f.Storage().V1().CSINodes().Lister().List(labels.Everything())
-	for _, o := range csis {
-		st.CSINodes[o.Name] = o
-	}
+	drivers, _ := f.Storage().V1().CSIDrivers().Lister().List(labels.Everything())
+	caps, _ := f.Storage().V1().CSIStorageCapacities().Lister().List(labels.Everything())
+	st := schedcore.NewStorageState(pvcs, pvs, scs, csis, drivers, caps)
 	d.cache.SetStorage(st)
 }
 
