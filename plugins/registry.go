@@ -14,11 +14,14 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodeports"
 	"github.com/kubectl-sched/kubectl-sched/plugins/noderesources"
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodeunschedulable"
+	"github.com/kubectl-sched/kubectl-sched/plugins/nodevolumelimits"
 	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
 	"github.com/kubectl-sched/kubectl-sched/plugins/queuesort"
 	"github.com/kubectl-sched/kubectl-sched/plugins/schedulinggates"
 	"github.com/kubectl-sched/kubectl-sched/plugins/tainttoleration"
-	"github.com/kubectl-sched/kubectl-sched/plugins/volumes"
+	"github.com/kubectl-sched/kubectl-sched/plugins/volumebinding"
+	"github.com/kubectl-sched/kubectl-sched/plugins/volumerestrictions"
+	"github.com/kubectl-sched/kubectl-sched/plugins/volumezone"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -33,10 +36,10 @@ func NewInTreeRegistry() schedcore.Registry {
 		names.NodeAffinity:                    {Factory: nodeaffinity.New, NewArgs: nodeaffinity.NewArgs},
 		names.NodePorts:                       {Factory: nodeports.New},
 		names.NodeResourcesFit:                {Factory: noderesources.NewFit, NewArgs: noderesources.NewFitArgs},
-		names.VolumeRestrictions:              {Factory: volumes.NewVolumeRestrictions},
-		names.NodeVolumeLimits:                {Factory: volumes.NewNodeVolumeLimits},
-		names.VolumeBinding:                   {Factory: volumes.NewVolumeBinding, NewArgs: volumes.NewVolumeBindingArgs},
-		names.VolumeZone:                      {Factory: volumes.NewVolumeZone},
+		names.VolumeRestrictions:              {Factory: volumerestrictions.New},
+		names.NodeVolumeLimits:                {Factory: nodevolumelimits.New},
+		names.VolumeBinding:                   {Factory: volumebinding.New, NewArgs: volumebinding.NewArgs},
+		names.VolumeZone:                      {Factory: volumezone.New},
 		names.PodTopologySpread:               {Factory: podtopologyspread.New, NewArgs: podtopologyspread.NewArgs},
 		names.InterPodAffinity:                {Factory: interpodaffinity.New, NewArgs: interpodaffinity.NewArgs},
 		names.NodeResourcesBalancedAllocation: {Factory: noderesources.NewBalancedAllocation, NewArgs: noderesources.NewBalancedAllocationArgs},
