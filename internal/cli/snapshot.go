@@ -38,9 +38,9 @@ func NewCmdSnapshot(streams genericiooptions.IOStreams, settings Settings) *cobr
 		Long: strings.TrimSpace(`
 List, once, everything the scheduling engine reads — nodes, pods, namespaces,
 PodDisruptionBudgets, PersistentVolumeClaims, PersistentVolumes,
-StorageClasses, CSINodes, PriorityClasses, the Services, ReplicaSets,
-StatefulSets and ReplicationControllers that give pods their default
-topology-spread selector, and PodGroups where the cluster serves them — and
+StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, PriorityClasses,
+the Services, ReplicaSets, StatefulSets and ReplicationControllers that give
+pods their default topology-spread selector, and PodGroups where the cluster serves them — and
 write it as one v1 List that 'kubectl sched dryrun -f' and
 'kubectl sched explain --snapshot' read.
 
@@ -153,5 +153,6 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 
 func countOthers(cl *snapshot.Cluster) int {
 	return len(cl.Namespaces) + len(cl.PDBs) + len(cl.PVCs) + len(cl.PVs) + len(cl.StorageClasses) + len(cl.CSINodes) +
+		len(cl.CSIDrivers) + len(cl.CSIStorageCapacities) +
 		len(cl.PriorityClasses) + len(cl.Services) + len(cl.ReplicaSets) + len(cl.StatefulSets) + len(cl.ReplicationControllers) + len(cl.Others)
 }

@@ -72,6 +72,26 @@ func (b binder) Bind(_ context.Context, pod *v1.Pod, node string) error {
 	return nil
 }
 
+// volumeBinder commits VolumeBinding's PreBind writes into the storage
+// state, as the API server would store them: the PVs bound to their claims
+// and the claims annotated with the selected node. No PV controller runs,
+// so claims stay unbound, as in kube-scheduler's assume cache right after
+// Reserve; later pods see the bound PVs and the selected nodes.
+type volumeBinder struct{ state *schedcore.StorageState }
+
+func (b *volumeBinder) BindPodVolumes(_ context.Context, _ *v1.Pod, pvs []*v1.PersistentVolume, pvcs []*v1.PersistentVolumeClaim) error {
+	if b.state == nil {
+		return errors.New("no storage state")
+	}
+	for _, pv := range pvs {
+		b.state.PutPV(pv)
+	}
+	for _, pvc := range pvcs {
+		b.state.PutPVC(pvc)
+	}
+	return nil
+}
+
 type failure struct {
 	msg, reason string
 	plugins     []string
@@ -92,7 +112,8 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	st := &store{pods: make(map[string]*v1.Pod, len(cl.Pods))}
 	cache := schedcore.NewCache(o.Features)
 	snap := schedcore.NewEmptySnapshot()
-	profiles, err := engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{Binder: binder{st}, Seed: o.Seed, Features: o.Features})
+	vb := &volumeBinder{}
+	profiles, err := engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{Binder: binder{st}, VolumeBinder: vb, Seed: o.Seed, Features: o.Features})
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +132,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		st.pods[schedcore.PodKey(p)] = p
 	}
 	cache.UpdateSnapshot(snap)
+	vb.state = snap.Storage
 	before := usage(snap)
 
 	clk := clocktesting.NewFakeClock(epoch)

@@ -70,6 +70,8 @@ type HandleOptions struct {
 	Events    schedcore.EventRecorder
 	Nominator schedcore.PodNominator
 	Recorder  schedcore.MetricsRecorder
+	// VolumeBinder receives VolumeBinding's PreBind writes; nil: none.
+	VolumeBinder schedcore.VolumeBinder
 	Seed      int64
 	Features  schedcore.Features
 }
@@ -95,6 +97,7 @@ func BuildProfiles(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration
 		p := &cfg.Profiles[i]
 		h := schedcore.NewHandle(snap, par)
 		h.Binder, h.Events, h.Nominator, h.Features = o.Binder, o.Events, o.Nominator, o.Features
+		h.VolumeBinder = o.VolumeBinder
 		h.Rand = rand.New(rand.NewSource(o.Seed + int64(i)))
 		fw, err := schedcore.NewFramework(ctx, r, p, h, schedcore.FrameworkOptions{Recorder: o.Recorder})
 		if err != nil {
@@ -113,9 +116,9 @@ func (p *Profiles) SetNominator(n schedcore.PodNominator) {
 	}
 }
 
-// FillCache adds a cluster's nodes, namespaces, selector sources and bound
-// pods to the cache, and returns the pending pods of the given profiles in
-// queue order (priority, creation time, namespace/name). Pods that
+// FillCache adds a cluster's nodes, namespaces, storage objects, selector
+// sources and bound pods to the cache, and returns the pending pods of the
+// given profiles in queue order (priority, creation time, namespace/name). Pods that
 // Succeeded or Failed hold no resources and are left out. Pods without a
 // UID get a stable one derived from namespace/name.
 func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*schedcore.Framework) []*v1.Pod {
@@ -125,6 +128,7 @@ func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*sc
 	for _, ns := range cl.Namespaces {
 		c.AddNamespace(ns)
 	}
+	c.SetStorage(schedcore.NewStorageState(cl.PVCs, cl.PVs, cl.StorageClasses, cl.CSINodes, cl.CSIDrivers, cl.CSIStorageCapacities))
 	c.SetSelectorSources(&schedcore.SelectorSources{Services: cl.Services, ReplicationControllers: cl.ReplicationControllers, ReplicaSets: cl.ReplicaSets, StatefulSets: cl.StatefulSets})
 	var pending []*v1.Pod
 	for _, p := range cl.Pods {

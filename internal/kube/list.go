@@ -64,6 +64,7 @@ var PodGroupGroups = []string{"scheduling.k8s.io", "scheduling.x-k8s.io"}
 
 // ListCluster lists, once and page by page, everything the engine reads:
 // nodes, pods, namespaces, PDBs, PVCs, PVs, StorageClasses, CSINodes,
+// CSIDrivers, CSIStorageCapacities,
 // PriorityClasses, the Services, ReplicaSets, StatefulSets and
 // ReplicationControllers that give pods their default spread selector, and
 // PodGroups where the API exists. Nodes and pods must be listable; a kind
@@ -122,6 +123,14 @@ func ListCluster(ctx context.Context, c *Clients, o ListOptions) (*snapshot.Clus
 		}},
 		{"csinodes", func() (e error) {
 			cl.CSINodes, e = listAll(ctx, c.Kube.StorageV1().CSINodes().List, func(l *storagev1.CSINodeList) []storagev1.CSINode { return l.Items })
+			return
+		}},
+		{"csidrivers", func() (e error) {
+			cl.CSIDrivers, e = listAll(ctx, c.Kube.StorageV1().CSIDrivers().List, func(l *storagev1.CSIDriverList) []storagev1.CSIDriver { return l.Items })
+			return
+		}},
+		{"csistoragecapacities", func() (e error) {
+			cl.CSIStorageCapacities, e = listAll(ctx, c.Kube.StorageV1().CSIStorageCapacities(ns).List, func(l *storagev1.CSIStorageCapacityList) []storagev1.CSIStorageCapacity { return l.Items })
 			return
 		}},
 		{"priorityclasses", func() (e error) {
