@@ -72,8 +72,8 @@ type HandleOptions struct {
 	Recorder  schedcore.MetricsRecorder
 	// VolumeBinder receives VolumeBinding's PreBind writes; nil: none.
 	VolumeBinder schedcore.VolumeBinder
-	Seed      int64
-	Features  schedcore.Features
+	Seed         int64
+	Features     schedcore.Features
 }
 
 // Profiles are the built frameworks by schedulerName, with their order.
