@@ -106,7 +106,11 @@ func TestPreFilter(t *testing.T) {
 		{"an unbound claim without class counts as immediate", schedtest.MakePod("p").PVC("c").Obj(),
 			[]*v1.PersistentVolumeClaim{pvc("c", "1Gi", "").Obj()}, schedcore.UnschedulableAndUnresolvable, ErrReasonUnboundImmediate},
 		{"a claim with volumeName but no bind-completed annotation is pre-bound, hence immediate", schedtest.MakePod("p").PVC("c").Obj(),
-			[]*v1.PersistentVolumeClaim{func() *v1.PersistentVolumeClaim { c := pvc("c", "1Gi", "wait").Obj(); c.Spec.VolumeName = "pv"; return c }()},
+			[]*v1.PersistentVolumeClaim{func() *v1.PersistentVolumeClaim {
+				c := pvc("c", "1Gi", "wait").Obj()
+				c.Spec.VolumeName = "pv"
+				return c
+			}()},
 			schedcore.UnschedulableAndUnresolvable, ErrReasonUnboundImmediate},
 		{"an unbound WaitForFirstConsumer claim passes", schedtest.MakePod("p").PVC("c").Obj(),
 			[]*v1.PersistentVolumeClaim{pvc("c", "1Gi", "wait").Obj()}, schedcore.Success, ""},
