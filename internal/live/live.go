@@ -150,7 +150,9 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	d.cache = schedcore.NewCache(o.Features)
 	snap := schedcore.NewEmptySnapshot()
 	d.profiles, err = engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{
-		Binder:   apiBinder{client: client},
+		Binder: apiBinder{client: client},
+		VolumeBinder: apiVolumeBinder{client: client, pvs: factory.Core().V1().PersistentVolumes().Lister(),
+			pvcs: factory.Core().V1().PersistentVolumeClaims().Lister()},
 		Recorder: d.metrics,
 		Features: o.Features,
 		Seed:     time.Now().UnixNano(),
