@@ -23,7 +23,12 @@ type WaitingPod struct {
 	done    chan *Status
 	sent    bool
 	result  *Status
+	longest time.Duration
 }
+
+// Timeout is the longest of the plugins' Permit timeouts: how long the pod
+// may wait at most.
+func (w *WaitingPod) Timeout() time.Duration { return w.longest }
 
 // Pod returns the waiting pod.
 func (w *WaitingPod) Pod() *v1.Pod { return w.pod }
@@ -137,6 +142,7 @@ func (f *Framework) AddWaitingPod(pod *v1.Pod, timeouts map[string]time.Duration
 	sort.Strings(plugins)
 	for _, plugin := range plugins {
 		d := timeouts[plugin]
+		w.longest = max(w.longest, d)
 		w.pending[plugin] = f.afterFunc(d, func() { w.timeout(plugin, d) })
 	}
 	w.mu.Unlock()

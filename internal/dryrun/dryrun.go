@@ -77,6 +77,8 @@ type failure struct {
 	plugins     []string
 	after       int
 	attempts    int
+	// seq orders failures in time.
+	seq int
 }
 
 // Run schedules every pending pod of the cluster and returns the report.
@@ -92,7 +94,10 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	st := &store{pods: make(map[string]*v1.Pod, len(cl.Pods))}
 	cache := schedcore.NewCache(o.Features)
 	snap := schedcore.NewEmptySnapshot()
-	profiles, err := engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{Binder: binder{st}, Seed: o.Seed, Features: o.Features})
+	clk := clocktesting.NewFakeClock(epoch)
+	var podsOf func(namespace string) []*v1.Pod
+	objects := engine.NewObjects(func(ns string) []*v1.Pod { return podsOf(ns) }, cl.Others)
+	profiles, err := engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{Binder: binder{st}, Seed: o.Seed, Features: o.Features, Clock: clk, Objects: objects})
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +115,10 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	for _, p := range work.Pods {
 		st.pods[schedcore.PodKey(p)] = p
 	}
+	podsOf = engine.PodsByNamespace(work.Pods, func(p *v1.Pod) *v1.Pod { return st.pods[schedcore.PodKey(p)] })
 	cache.UpdateSnapshot(snap)
 	before := usage(snap)
 
-	clk := clocktesting.NewFakeClock(epoch)
 	first := profiles.ByName[profiles.Order[0]]
 	q := queue.New(first.QueueSortLess(), profiles.ByName,
 		queue.WithClock(clk),
@@ -137,6 +142,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 
 	rep := &report.DryRun{Placements: []report.Placement{}, Unschedulable: []report.Unschedulable{}, Evictions: []report.Eviction{}}
 	failed := map[string]*failure{}
+	seq := 0
 	placed := sets.New[string]()
 	sched.Hooks = schedcore.Hooks{
 		CurrentPod: func(p *v1.Pod) *v1.Pod { return st.pods[schedcore.PodKey(p)] },
@@ -162,7 +168,8 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 			delete(failed, k)
 		},
 		Failed: func(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, _ *schedcore.NominatingInfo) {
-			f := &failure{msg: status.Message(), reason: reason, after: len(rep.Placements), attempts: qpi.Attempts}
+			seq++
+			f := &failure{msg: status.Message(), reason: reason, after: len(rep.Placements), attempts: qpi.Attempts, seq: seq}
 			f.plugins = sets.List(qpi.UnschedulablePlugins.Union(qpi.PendingPlugins))
 			failed[schedcore.PodKey(qpi.Pod)] = f
 		},
@@ -175,7 +182,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		// priority keep their creationTimestamp, namespace/name order.
 		clk.Step(time.Microsecond)
 	}
-	if err := loop(ctx, sched, q, clk); err != nil {
+	if err := loop(ctx, sched, q, clk, profiles, func() int { return len(rep.Placements) }); err != nil {
 		return nil, err
 	}
 	elapsed := time.Since(start)
@@ -199,6 +206,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		}
 		rep.Unschedulable = append(rep.Unschedulable, u)
 	}
+	rep.Groups = gangReport(pending, profiles, placed, failed, rep.Unschedulable)
 	cache.UpdateSnapshot(snap)
 	rep.Nodes = mergeUsage(before, usage(snap))
 	rep.Summary = report.Summary{
@@ -215,26 +223,53 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	return rep, nil
 }
 
-// loop pops until nothing is left in activeQ or backoffQ. Pods in backoff
-// are taken when activeQ is empty (kube's SchedulerPopFromBackoffQ); pods in
-// the unschedulable pool stay there, since only a cluster event could move
-// them and the dry-run's only events are its own placements.
-func loop(ctx context.Context, s *schedcore.Scheduler, q schedcore.SchedulingQueue, clk *clocktesting.FakeClock) error {
+// loop pops until nothing is left in activeQ or backoffQ and no pod waits
+// at Permit. Pods in backoff are taken when activeQ is empty (kube's
+// SchedulerPopFromBackoffQ); pods in the unschedulable pool stay there,
+// since only a cluster event could move them and the dry-run's only events
+// are its own placements. While pods wait at Permit the fake clock moves a
+// second at a time, so their timeouts fire as they would in a live
+// scheduler. A gang that keeps timing out and retrying would loop forever;
+// the loop stops once no pod has been placed for twice the longest Permit
+// timeout plus the longest backoff (the state then only repeats).
+func loop(ctx context.Context, s *schedcore.Scheduler, q schedcore.SchedulingQueue, clk *clocktesting.FakeClock, profiles *engine.Profiles, placements func() int) error {
+	lastPlaced, lastProgress := placements(), clk.Now()
+	var longest time.Duration
 	for ctx.Err() == nil {
+		if n := placements(); n != lastPlaced {
+			lastPlaced, lastProgress = n, clk.Now()
+		}
 		qpi, ok := q.TryPop(logr.Discard())
 		if !ok {
 			l := q.Lengths()
-			if l.Active == 0 && l.Backoff == 0 {
+			if l.Active == 0 && l.Backoff == 0 && s.NumParked() == 0 {
 				return nil
 			}
-			// Let backoff expire on the fake clock.
+			for _, fw := range profiles.ByName {
+				fw.IterateOverWaitingPods(func(w *schedcore.WaitingPod) { longest = max(longest, w.Timeout()) })
+			}
+			if longest > 0 && clk.Since(lastProgress) > 2*longest+maxBackoff {
+				// Let the last waits time out so that no partial gang
+				// keeps its reservations.
+				for s.NumParked() > 0 && ctx.Err() == nil {
+					clk.Step(time.Second)
+					s.ResolveWaiting(ctx)
+				}
+				return ctx.Err()
+			}
+			// Let backoff and Permit timeouts expire on the fake clock.
 			clk.Step(time.Second)
+			s.ResolveWaiting(ctx)
 			continue
 		}
 		s.ScheduleOnePod(ctx, qpi)
 	}
 	return ctx.Err()
 }
+
+// maxBackoff bounds a pod's backoff (kube's podMaxBackoffSeconds ceiling
+// in practice) for the loop's stop rule.
+const maxBackoff = 10 * time.Second
 
 type nodeUse struct {
 	alloc, used map[string]int64

@@ -561,3 +561,22 @@ func (pl *Coscheduling) isSchedulableAfterPodGroupChange(_ logr.Logger, pod *v1.
 	}
 	return schedcore.QueueSkip, nil
 }
+
+// GroupOf returns the pod's gang as "namespace/name" with its minMember,
+// for reports; ok is false for a pod in no gang (no group, no PodGroup, or
+// a native PodGroup with the basic policy).
+func (pl *Coscheduling) GroupOf(p *v1.Pod) (key string, minMember int32, ok bool) {
+	r, g, member := pl.lookup(p)
+	if !member || g == nil || !g.gang {
+		return "", 0, false
+	}
+	return r.key(), g.minMember, true
+}
+
+// IsGangRejection reports whether a failure message is one the plugin
+// gives a member because of its group rather than its own fit: a waiting
+// member rejected when a sibling failed, or a Permit timeout.
+func IsGangRejection(msg string) bool {
+	return strings.Contains(msg, RejectionInPostFilter) || strings.Contains(msg, RejectionInUnreserve) ||
+		strings.Contains(msg, "rejected due to timeout after waiting")
+}
