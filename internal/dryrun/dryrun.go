@@ -20,6 +20,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
 )
@@ -79,6 +80,10 @@ type failure struct {
 	attempts    int
 	// seq orders failures in time.
 	seq int
+	// own is the pod's last failure of its own (not a rejection for its
+	// gang's sake), with its seq; "" if none.
+	own    string
+	ownSeq int
 }
 
 // Run schedules every pending pod of the cluster and returns the report.
@@ -170,6 +175,12 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		Failed: func(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, _ *schedcore.NominatingInfo) {
 			seq++
 			f := &failure{msg: status.Message(), reason: reason, after: len(rep.Placements), attempts: qpi.Attempts, seq: seq}
+			if prev := failed[schedcore.PodKey(qpi.Pod)]; prev != nil {
+				f.own, f.ownSeq = prev.own, prev.ownSeq
+			}
+			if !coscheduling.IsGangRejection(f.msg) {
+				f.own, f.ownSeq = f.msg, seq
+			}
 			f.plugins = sets.List(qpi.UnschedulablePlugins.Union(qpi.PendingPlugins))
 			failed[schedcore.PodKey(qpi.Pod)] = f
 		},
@@ -201,6 +212,10 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 			// reports them with this condition.
 			u.Reason = v1.PodReasonSchedulingGated
 			u.Message = "Scheduling is blocked due to non-empty scheduling gates"
+		} else if msg, plugin := gatedBy(ctx, q, profiles, p); plugin != "" {
+			// Held by another PreEnqueue plugin (a gang waiting for its
+			// members): its status is the pod's reason.
+			u.Message, u.Plugins = msg, []string{plugin}
 		} else {
 			u.Message = "waiting in the scheduling queue (never attempted)"
 		}
@@ -235,6 +250,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 func loop(ctx context.Context, s *schedcore.Scheduler, q schedcore.SchedulingQueue, clk *clocktesting.FakeClock, profiles *engine.Profiles, placements func() int) error {
 	lastPlaced, lastProgress := placements(), clk.Now()
 	var longest time.Duration
+	idle := 0
 	for ctx.Err() == nil {
 		if n := placements(); n != lastPlaced {
 			lastPlaced, lastProgress = n, clk.Now()
@@ -263,9 +279,26 @@ func loop(ctx context.Context, s *schedcore.Scheduler, q schedcore.SchedulingQue
 			continue
 		}
 		s.ScheduleOnePod(ctx, qpi)
+		if placements() == lastPlaced {
+			idle++
+		} else {
+			idle = 0
+		}
+		if idle > maxIdleCycles {
+			// Safety net: pods that keep failing and requeueing one
+			// another without anything being placed.
+			for s.NumParked() > 0 && ctx.Err() == nil {
+				clk.Step(time.Second)
+				s.ResolveWaiting(ctx)
+			}
+			return ctx.Err()
+		}
 	}
 	return ctx.Err()
 }
+
+// maxIdleCycles bounds the scheduling cycles in a row without a placement.
+const maxIdleCycles = 100000
 
 // maxBackoff bounds a pod's backoff (kube's podMaxBackoffSeconds ceiling
 // in practice) for the loop's stop rule.
@@ -305,4 +338,23 @@ func mergeUsage(before, after map[string]nodeUse) []report.NodeUsage {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out
+}
+
+// gatedBy returns the message and name of the PreEnqueue plugin that holds
+// a pod out of activeQ, if one does.
+func gatedBy(ctx context.Context, q *queue.PriorityQueue, profiles *engine.Profiles, p *v1.Pod) (string, string) {
+	qpi, ok := q.GetPod(p.Name, p.Namespace)
+	if !ok || !qpi.Gated() {
+		return "", ""
+	}
+	fw := profiles.ByName[p.Spec.SchedulerName]
+	if fw == nil {
+		return "", ""
+	}
+	for _, pl := range fw.PreEnqueuePlugins() {
+		if pl.Name() == qpi.GatingPlugin {
+			return pl.PreEnqueue(ctx, p).Message(), pl.Name()
+		}
+	}
+	return "", ""
 }

@@ -83,24 +83,22 @@ func gangReport(pending []*v1.Pod, profiles *engine.Profiles, placed sets.Set[st
 				continue
 			}
 			f := failed[k]
-			switch {
-			case f == nil:
+			if f == nil {
 				if gatedPod == "" {
 					gatedPod = schedcore.PodName(p)
 				}
-			case !coscheduling.IsGangRejection(f.msg):
-				if own == nil || f.seq > own.seq {
-					own, ownPod = f, schedcore.PodName(p)
-				}
-			default:
-				if rejected == nil || f.seq < rejected.seq {
-					rejected, rejectedPod = f, schedcore.PodName(p)
-				}
+				continue
+			}
+			if f.own != "" && (own == nil || f.ownSeq > own.ownSeq) {
+				own, ownPod = f, schedcore.PodName(p)
+			}
+			if coscheduling.IsGangRejection(f.msg) && (rejected == nil || f.seq < rejected.seq) {
+				rejected, rejectedPod = f, schedcore.PodName(p)
 			}
 		}
 		switch {
 		case own != nil:
-			g.Pod, g.Message = ownPod, own.msg
+			g.Pod, g.Message = ownPod, own.own
 		case gatedPod != "":
 			g.Pod = gatedPod
 			for _, u := range unsched {

@@ -38,8 +38,8 @@ type DryRun struct {
 	Evictions []Eviction `json:"evictions"`
 	// Groups are the gangs (Coscheduling pod groups) of the pending pods,
 	// by name; absent when there are none.
-	Groups []Group `json:"groups,omitempty"`
-	Summary   Summary    `json:"summary"`
+	Groups  []Group `json:"groups,omitempty"`
+	Summary Summary `json:"summary"`
 	// Nodes is per-node utilisation before and after.
 	Nodes []NodeUsage `json:"nodes"`
 }

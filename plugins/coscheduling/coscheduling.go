@@ -79,6 +79,17 @@ type Coscheduling struct {
 	backedOff map[string]time.Time
 	// permitted holds groups whose minResources check passed, until when.
 	permitted map[string]time.Time
+	// failedIn holds, for groups rejected in PostFilter, what the rest of
+	// the cluster looked like then: until it changes, trying the group
+	// again could only fail again (and, since its own release frees
+	// resources, would retry forever).
+	failedIn map[string]clusterState
+}
+
+// clusterState sums up the nodes and the pods outside a group.
+type clusterState struct {
+	nodes, pods int
+	cpu, memory int64
 }
 
 var (
@@ -113,6 +124,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		reserved:       map[string]sets.Set[types.UID]{},
 		backedOff:      map[string]time.Time{},
 		permitted:      map[string]time.Time{},
+		failedIn:       map[string]clusterState{},
 	}, nil
 }
 
@@ -279,6 +291,17 @@ func (pl *Coscheduling) PreFilter(_ context.Context, _ *schedcore.CycleState, p 
 	if off && now.Before(until) {
 		return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonFailedRecentlyFormat, r.key()))
 	}
+	pl.mu.Lock()
+	was, failed := pl.failedIn[k]
+	pl.mu.Unlock()
+	if failed {
+		if was == pl.stateOutside(r, nodes) {
+			return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonFailedRecentlyFormat, r.key()))
+		}
+		pl.mu.Lock()
+		delete(pl.failedIn, k)
+		pl.mu.Unlock()
+	}
 	if pl.h.Objects != nil {
 		if n := len(pl.siblings(r)); n < int(g.minMember) {
 			return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonNotEnoughSiblingsFormat, p.Name, n, g.minMember))
@@ -300,6 +323,27 @@ func (pl *Coscheduling) PreFilter(_ context.Context, _ *schedcore.CycleState, p 
 	pl.permitted[k] = now.Add(pl.timeout(g))
 	pl.mu.Unlock()
 	return nil, nil
+}
+
+// stateOutside sums up the nodes and the pods on them that are not the
+// group's.
+func (pl *Coscheduling) stateOutside(r ref, nodes []*schedcore.NodeInfo) clusterState {
+	st := clusterState{nodes: len(nodes)}
+	f := pl.h.Features
+	for _, ni := range nodes {
+		st.cpu += ni.Requested.MilliCPU
+		st.memory += ni.Requested.Memory
+		st.pods += len(ni.Pods)
+		for _, pi := range ni.Pods {
+			if inGroup(pi.Pod, r) {
+				res := pi.Resource(f).Resource
+				st.cpu -= res.MilliCPU
+				st.memory -= res.Memory
+				st.pods--
+			}
+		}
+	}
+	return st
 }
 
 // resourceGap checks, as scheduler-plugins' CheckClusterResource, whether
@@ -405,7 +449,9 @@ func (pl *Coscheduling) PostFilter(_ context.Context, _ *schedcore.CycleState, p
 	}
 	pl.rejectWaiting(r, RejectionInPostFilter)
 	k := id(r)
+	state := pl.stateOutside(r, pl.h.Snapshot().List())
 	pl.mu.Lock()
+	pl.failedIn[k] = state
 	if pl.backoff > 0 && len(pl.siblings(r)) >= int(g.minMember) {
 		pl.backedOff[k] = pl.h.Clock.Now().Add(pl.backoff)
 	}
@@ -519,6 +565,10 @@ func (pl *Coscheduling) EventsToRegister(context.Context) ([]schedcore.ClusterEv
 	return []schedcore.ClusterEventWithHint{
 		{Event: schedcore.ClusterEvent{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Add}, QueueingHintFn: pl.isSchedulableAfterPodAdded},
 		{Event: schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Add}, QueueingHintFn: pl.isSchedulableAfterPodAdded},
+		// A group rejected as a whole may fit once other pods leave or
+		// nodes come; its own members leaving cannot help it.
+		{Event: schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Delete}, QueueingHintFn: pl.isSchedulableAfterPodDeleted},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add | schedcore.UpdateNodeAllocatable}},
 		{Event: schedcore.ClusterEvent{Resource: schedcore.PodGroup, ActionType: schedcore.Add | schedcore.Update}, QueueingHintFn: pl.isSchedulableAfterPodGroupChange},
 		{Event: schedcore.ClusterEvent{Resource: podGroupCRDEvent, ActionType: schedcore.Add | schedcore.Update}, QueueingHintFn: pl.isSchedulableAfterPodGroupChange},
 	}, nil
@@ -530,6 +580,17 @@ func (pl *Coscheduling) isSchedulableAfterPodAdded(_ logr.Logger, pod *v1.Pod, o
 		return schedcore.Queue, err
 	}
 	if r, ok := groupOf(pod); ok && added != nil && added.UID != pod.UID && inGroup(added, r) {
+		return schedcore.Queue, nil
+	}
+	return schedcore.QueueSkip, nil
+}
+
+func (pl *Coscheduling) isSchedulableAfterPodDeleted(_ logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
+	deleted, _, err := helper.As[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if r, ok := groupOf(pod); ok && deleted != nil && !inGroup(deleted, r) {
 		return schedcore.Queue, nil
 	}
 	return schedcore.QueueSkip, nil
@@ -578,5 +639,5 @@ func (pl *Coscheduling) GroupOf(p *v1.Pod) (key string, minMember int32, ok bool
 // member rejected when a sibling failed, or a Permit timeout.
 func IsGangRejection(msg string) bool {
 	return strings.Contains(msg, RejectionInPostFilter) || strings.Contains(msg, RejectionInUnreserve) ||
-		strings.Contains(msg, "rejected due to timeout after waiting")
+		strings.Contains(msg, "rejected due to timeout after waiting") || strings.Contains(msg, "failed recently")
 }
