@@ -507,8 +507,14 @@ func (pl *Coscheduling) Unreserve(_ context.Context, _ *schedcore.CycleState, p 
 		return
 	}
 	pl.rejectWaiting(r, RejectionInUnreserve)
+	// The group failed as it stands (a member rejected or timed out): like
+	// a rejection in PostFilter, it is not retried until the rest of the
+	// cluster changes, so a gang that keeps timing out within the 10%
+	// margin cannot starve the groups queued after it.
+	state := pl.stateOutside(r, pl.h.Snapshot().List())
 	pl.mu.Lock()
 	delete(pl.permitted, k)
+	pl.failedIn[k] = state
 	pl.mu.Unlock()
 }
 
