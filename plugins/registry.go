@@ -5,6 +5,7 @@ package plugins
 import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultbinder"
 	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
@@ -45,6 +46,8 @@ func NewInTreeRegistry() schedcore.Registry {
 		names.NodeResourcesBalancedAllocation: {Factory: noderesources.NewBalancedAllocation, NewArgs: noderesources.NewBalancedAllocationArgs},
 		names.ImageLocality:                   {Factory: imagelocality.New},
 		names.DefaultBinder:                   {Factory: defaultbinder.New},
+		// Out of tree in kube (scheduler-plugins); off by default.
+		names.Coscheduling: {Factory: coscheduling.New, NewArgs: coscheduling.NewArgs},
 	}
 }
 

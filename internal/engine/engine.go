@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/plugins"
@@ -74,6 +75,11 @@ type HandleOptions struct {
 	VolumeBinder schedcore.VolumeBinder
 	Seed         int64
 	Features     schedcore.Features
+	// Clock, when set, replaces the handles' real clock (Permit timeouts
+	// and plugin time follow it).
+	Clock clock.WithTicker
+	// Objects lists pods and other objects for plugins that need them.
+	Objects schedcore.ObjectLister
 }
 
 // Profiles are the built frameworks by schedulerName, with their order.
@@ -98,6 +104,10 @@ func BuildProfiles(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration
 		h := schedcore.NewHandle(snap, par)
 		h.Binder, h.Events, h.Nominator, h.Features = o.Binder, o.Events, o.Nominator, o.Features
 		h.VolumeBinder = o.VolumeBinder
+		h.Objects = o.Objects
+		if o.Clock != nil {
+			h.Clock = o.Clock
+		}
 		h.Rand = rand.New(rand.NewSource(o.Seed + int64(i)))
 		fw, err := schedcore.NewFramework(ctx, r, p, h, schedcore.FrameworkOptions{Recorder: o.Recorder})
 		if err != nil {
@@ -109,10 +119,13 @@ func BuildProfiles(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration
 	return ps, nil
 }
 
-// SetNominator points every profile's handle at the nominator.
+// SetNominator points every profile's handle at the nominator, and at it
+// as the activator when it is one (the scheduling queue is both).
 func (p *Profiles) SetNominator(n schedcore.PodNominator) {
+	a, _ := n.(schedcore.PodActivator)
 	for _, fw := range p.ByName {
 		fw.Handle().Nominator = n
+		fw.Handle().Activator = a
 	}
 }
 

@@ -192,16 +192,30 @@ func listPodGroups(ctx context.Context, c *Clients, ns string, cl *snapshot.Clus
 			if g.Name != want {
 				continue
 			}
-			gv := g.PreferredVersion.GroupVersion
-			res, err := c.Discovery.ServerResourcesForGroupVersion(gv)
-			if err != nil {
+			// The preferred version may lack podgroups (scheduling.k8s.io
+			// prefers v1, which has PriorityClasses only): take the first
+			// version, preferred first, that serves them.
+			gv, version := "", ""
+			var res *metav1.APIResourceList
+			versions := append([]metav1.GroupVersionForDiscovery{g.PreferredVersion}, g.Versions...)
+			for _, v := range versions {
+				rl, err := c.Discovery.ServerResourcesForGroupVersion(v.GroupVersion)
+				if err != nil {
+					continue
+				}
+				if hasResource(rl, "podgroups") {
+					gv, version, res = v.GroupVersion, v.Version, rl
+					break
+				}
+			}
+			if res == nil {
 				continue
 			}
 			for _, r := range res.APIResources {
 				if r.Name != "podgroups" {
 					continue
 				}
-				gvr := schema.GroupVersionResource{Group: g.Name, Version: g.PreferredVersion.Version, Resource: "podgroups"}
+				gvr := schema.GroupVersionResource{Group: g.Name, Version: version, Resource: "podgroups"}
 				opts := metav1.ListOptions{Limit: pageSize}
 				for {
 					list, err := c.Dynamic.Resource(gvr).Namespace(ns).List(ctx, opts)
@@ -252,4 +266,13 @@ func listAll[L interface{ GetContinue() string }, T any](ctx context.Context, li
 			return out, nil
 		}
 	}
+}
+
+func hasResource(rl *metav1.APIResourceList, name string) bool {
+	for _, r := range rl.APIResources {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -92,7 +93,9 @@ type driver struct {
 	// leaderClient renews the lease (its own rate limiter).
 	leaderClient kubernetes.Interface
 
-	factory     informers.SharedInformerFactory
+	factory informers.SharedInformerFactory
+	// dynFactory serves scheduler-plugins' PodGroups; nil unless needed.
+	dynFactory  dynamicinformer.DynamicSharedInformerFactory
 	broadcaster events.EventBroadcasterAdapter
 	metrics     *Metrics
 	cache       *schedcore.Cache
@@ -207,6 +210,9 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 		refreshSelectors: d.refreshSelectors,
 	}
 	if err := d.addEventHandlers(); err != nil {
+		return nil, err
+	}
+	if err := d.setUpPodGroups(ctx); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -359,6 +365,17 @@ func (d *driver) run(ctx context.Context) error {
 	}
 
 	d.factory.Start(infCtx.Done())
+	if d.dynFactory != nil {
+		d.dynFactory.Start(infCtx.Done())
+		for gvr, ok := range d.dynFactory.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("informer for %v did not sync", gvr)
+			}
+		}
+	}
 	for typ, ok := range d.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			if ctx.Err() != nil {
