@@ -52,7 +52,7 @@ check-imports: ## enforce the dependency direction (STYLE.md)
 bench: ## dry-run throughput (pods/s) on shipped and generated snapshots
 	$(GO) run ./hack/bench
 
-golden: ## rewrite golden files (help texts, outputs, the docs' examples)
+golden: completions ## rewrite golden files (help texts, outputs, the docs' examples) and completions/
 	$(GO) test ./... -run 'Golden' -update
 
 docs: ## rewrite the example outputs in docs/ (run in-process on examples/)
