@@ -6,6 +6,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultbinder"
+	"github.com/kubectl-sched/kubectl-sched/plugins/defaultpreemption"
 	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
@@ -39,6 +40,7 @@ func NewInTreeRegistry() schedcore.Registry {
 		names.VolumeZone:                      {Factory: volumes.NewVolumeZone},
 		names.PodTopologySpread:               {Factory: podtopologyspread.New, NewArgs: podtopologyspread.NewArgs},
 		names.InterPodAffinity:                {Factory: interpodaffinity.New, NewArgs: interpodaffinity.NewArgs},
+		names.DefaultPreemption:               {Factory: defaultpreemption.New, NewArgs: defaultpreemption.NewArgs},
 		names.NodeResourcesBalancedAllocation: {Factory: noderesources.NewBalancedAllocation, NewArgs: noderesources.NewBalancedAllocationArgs},
 		names.ImageLocality:                   {Factory: imagelocality.New},
 		names.DefaultBinder:                   {Factory: defaultbinder.New},
@@ -47,7 +49,7 @@ func NewInTreeRegistry() schedcore.Registry {
 
 // DefaultPlugins returns kube-scheduler v1.37.2's default multiPoint list
 // with its score weights, minus the plugins this engine does not have yet
-// (DefaultPreemption, DynamicResources, NodeDeclaredFeatures).
+// (DynamicResources, NodeDeclaredFeatures).
 func DefaultPlugins() *configv1.Plugins {
 	w := func(n string, weight int32) configv1.Plugin { return configv1.Plugin{Name: n, Weight: &weight} }
 	p := func(n string) configv1.Plugin { return configv1.Plugin{Name: n} }
@@ -66,6 +68,7 @@ func DefaultPlugins() *configv1.Plugins {
 		p(names.VolumeZone),
 		w(names.PodTopologySpread, 2),
 		w(names.InterPodAffinity, 2),
+		p(names.DefaultPreemption),
 		w(names.NodeResourcesBalancedAllocation, 1),
 		w(names.ImageLocality, 1),
 		p(names.DefaultBinder),
