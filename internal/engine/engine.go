@@ -72,6 +72,8 @@ type HandleOptions struct {
 	Recorder  schedcore.MetricsRecorder
 	Seed      int64
 	Features  schedcore.Features
+	// Preemption is the driver's side of preemption (PDBs, evictions).
+	Preemption schedcore.PreemptionHooks
 }
 
 // Profiles are the built frameworks by schedulerName, with their order.
@@ -95,6 +97,7 @@ func BuildProfiles(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration
 		p := &cfg.Profiles[i]
 		h := schedcore.NewHandle(snap, par)
 		h.Binder, h.Events, h.Nominator, h.Features = o.Binder, o.Events, o.Nominator, o.Features
+		h.Preemption = o.Preemption
 		h.Rand = rand.New(rand.NewSource(o.Seed + int64(i)))
 		fw, err := schedcore.NewFramework(ctx, r, p, h, schedcore.FrameworkOptions{Recorder: o.Recorder})
 		if err != nil {

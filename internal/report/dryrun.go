@@ -36,6 +36,8 @@ type DryRun struct {
 	Unschedulable []Unschedulable `json:"unschedulable"`
 	// Evictions are preemption victims, in order.
 	Evictions []Eviction `json:"evictions"`
+	// Nominations are the nominated nodes preemption set, in order.
+	Nominations []Nomination `json:"nominations,omitempty"`
 	Summary   Summary    `json:"summary"`
 	// Nodes is per-node utilisation before and after.
 	Nodes []NodeUsage `json:"nodes"`
@@ -80,6 +82,13 @@ type Eviction struct {
 	Pod       string `json:"pod"`
 	Node      string `json:"node"`
 	Preemptor string `json:"preemptor"`
+}
+
+// Nomination is a pod's status.nominatedNodeName set by preemption: the
+// node it waits for while its victims go.
+type Nomination struct {
+	Pod  string `json:"pod"`
+	Node string `json:"node"`
 }
 
 // Summary totals the run.
