@@ -80,8 +80,12 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *schedcore.Cycle
 	if st := pl.actuate(ctx, c, pod); !st.IsSuccess() {
 		return nil, st
 	}
-	return nominate(c.Node), schedcore.NewStatus(schedcore.Success, fmt.Sprintf(msgFound, c.Node, len(c.Victims)))
+	return nominate(c.Node), schedcore.NewStatus(schedcore.Success, FoundMessage(c))
 }
+
+// FoundMessage is kube's success message for a candidate, without the
+// "preemption: " prefix.
+func FoundMessage(c *Candidate) string { return fmt.Sprintf(msgFound, c.Node, len(c.Victims)) }
 
 func nominate(node string) *schedcore.PostFilterResult {
 	return &schedcore.PostFilterResult{NominatingInfo: &schedcore.NominatingInfo{NominatedNodeName: node, NominatingMode: schedcore.ModeOverride}}
