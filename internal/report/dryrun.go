@@ -38,7 +38,7 @@ type DryRun struct {
 	Evictions []Eviction `json:"evictions"`
 	// Nominations are the nominated nodes preemption set, in order.
 	Nominations []Nomination `json:"nominations,omitempty"`
-	Summary   Summary    `json:"summary"`
+	Summary     Summary      `json:"summary"`
 	// Nodes is per-node utilisation before and after.
 	Nodes []NodeUsage `json:"nodes"`
 }
