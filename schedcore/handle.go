@@ -58,6 +58,11 @@ type PreemptionHooks struct {
 	// scan starts. kube-scheduler picks at random; nil means 0, which is
 	// what the dry-run uses unless seeded.
 	Offset func(n int32) int32
+	// Attempted and Victims, when set, observe each PostFilter run and the
+	// number of victims of each preemption carried out (the
+	// preemption_attempts_total and preemption_victims metrics).
+	Attempted func()
+	Victims   func(n int)
 }
 
 // Handle is what the framework gives plugins: the cycle's snapshot, a clock,

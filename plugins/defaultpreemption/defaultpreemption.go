@@ -65,6 +65,9 @@ func (pl *DefaultPreemption) Name() string { return Name }
 // PreEnqueue gate ("waiting for the preemption for this pod to be
 // finished") never has anything to wait for here.
 func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, m *schedcore.NodeToStatus) (*schedcore.PostFilterResult, *schedcore.Status) {
+	if f := pl.h.Preemption.Attempted; f != nil {
+		defer f()
+	}
 	res, st := pl.preempt(ctx, state, pod, m)
 	if msg := st.Message(); msg != "" {
 		return res, schedcore.NewStatus(st.Code(), MsgPrefix+msg)
@@ -96,6 +99,9 @@ func nominate(node string) *schedcore.PostFilterResult {
 // clear the nominations of lower-priority pods nominated to the node.
 func (pl *DefaultPreemption) actuate(ctx context.Context, c *Candidate, preemptor *v1.Pod) *schedcore.Status {
 	ev := pl.h.Preemption.Evictor
+	if f := pl.h.Preemption.Victims; f != nil {
+		f(len(c.Victims))
+	}
 	fw := pl.h.Framework()
 	for _, victim := range c.Victims {
 		if victim.DeletionTimestamp != nil {
