@@ -25,7 +25,6 @@ const subsystem = "scheduler"
 // same names, types, labels and buckets, so that dashboards and alerts
 // written for kube-scheduler work unchanged. It implements the engine's
 // schedcore.MetricsRecorder and the queue's queue.Metrics.
-//
 type Metrics struct {
 	// Registry holds every metric below plus the Go and process collectors.
 	Registry *prometheus.Registry
