@@ -218,7 +218,8 @@ func TestClusterRoleIsWhatTheSchedulerUses(t *testing.T) {
 		want = append(want, perm{"storage.k8s.io", res, "list"}, perm{"storage.k8s.io", res, "watch"})
 	}
 	want = append(want, perm{"", "persistentvolumes", "update"}, perm{"", "persistentvolumeclaims", "update"})
-	want = append(want, perm{"", "pods/binding", "create"}, perm{"", "pods/status", "patch"})
+	want = append(want, perm{"policy", "poddisruptionbudgets", "list"}, perm{"policy", "poddisruptionbudgets", "watch"})
+	want = append(want, perm{"", "pods/binding", "create"}, perm{"", "pods/status", "patch"}, perm{"", "pods", "delete"})
 	for _, g := range []string{"events.k8s.io", ""} {
 		for _, v := range []string{"create", "patch", "update"} {
 			want = append(want, perm{g, "events", v})

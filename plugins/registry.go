@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultbinder"
+	"github.com/kubectl-sched/kubectl-sched/plugins/defaultpreemption"
 	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
@@ -43,6 +44,7 @@ func NewInTreeRegistry() schedcore.Registry {
 		names.VolumeZone:                      {Factory: volumezone.New},
 		names.PodTopologySpread:               {Factory: podtopologyspread.New, NewArgs: podtopologyspread.NewArgs},
 		names.InterPodAffinity:                {Factory: interpodaffinity.New, NewArgs: interpodaffinity.NewArgs},
+		names.DefaultPreemption:               {Factory: defaultpreemption.New, NewArgs: defaultpreemption.NewArgs},
 		names.NodeResourcesBalancedAllocation: {Factory: noderesources.NewBalancedAllocation, NewArgs: noderesources.NewBalancedAllocationArgs},
 		names.ImageLocality:                   {Factory: imagelocality.New},
 		names.DefaultBinder:                   {Factory: defaultbinder.New},
@@ -53,7 +55,7 @@ func NewInTreeRegistry() schedcore.Registry {
 
 // DefaultPlugins returns kube-scheduler v1.37.2's default multiPoint list
 // with its score weights, minus the plugins this engine does not have yet
-// (DefaultPreemption, DynamicResources, NodeDeclaredFeatures).
+// (DynamicResources, NodeDeclaredFeatures).
 func DefaultPlugins() *configv1.Plugins {
 	w := func(n string, weight int32) configv1.Plugin { return configv1.Plugin{Name: n, Weight: &weight} }
 	p := func(n string) configv1.Plugin { return configv1.Plugin{Name: n} }
@@ -72,6 +74,7 @@ func DefaultPlugins() *configv1.Plugins {
 		p(names.VolumeZone),
 		w(names.PodTopologySpread, 2),
 		w(names.InterPodAffinity, 2),
+		p(names.DefaultPreemption),
 		w(names.NodeResourcesBalancedAllocation, 1),
 		w(names.ImageLocality, 1),
 		p(names.DefaultBinder),

@@ -36,6 +36,9 @@ type Explanation struct {
 	Tied     []string
 	// FitError is set when no node fits; its Error() is kube's message.
 	FitError *FitError
+	// State is the cycle state after the filters (PreFilter data), for a
+	// PostFilter evaluation such as explain's preemption dry run.
+	State *CycleState
 	// Err is set when the cycle failed with an internal error.
 	Err error
 }
@@ -64,6 +67,7 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 
 	ex := &Explanation{Pod: pod, Profile: fw.profileName, FilterPlugins: fw.FilterPluginNames(), ScoreWeights: fw.ScorePluginWeights()}
 	state := NewCycleState()
+	ex.State = state
 	result, diag, err := alg.SchedulePod(ctx, fw, state, pod)
 	ex.SkippedFilterPlugins = sets.List(state.SkipFilterPlugins)
 	ex.SkippedScorePlugins = sets.List(state.SkipScorePlugins)

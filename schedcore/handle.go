@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -33,6 +34,36 @@ type PodNominator interface {
 // per-node lookups in cycles where none is.
 type NominatedPodCounter interface {
 	NumNominatedPods() int
+}
+
+// Evictor carries out a preemption decision in the driver's cluster: run
+// sets the victim's DisruptionTarget condition and deletes it through the
+// API, dryrun removes it from the in-memory state.
+type Evictor interface {
+	// PreemptPod evicts victim to make room for preemptor on node. A victim
+	// that is already gone is not an error.
+	PreemptPod(ctx context.Context, preemptor, victim *v1.Pod, node string) error
+	// ClearNominatedNodeName clears status.nominatedNodeName of pods (the
+	// lower-priority pods nominated to the node a preemptor now claims).
+	ClearNominatedNodeName(ctx context.Context, pods []*v1.Pod) error
+}
+
+// PreemptionHooks are what a preemption PostFilter needs from the driver.
+// The zero value computes preemption without acting on it (explain).
+type PreemptionHooks struct {
+	// PDBs lists the cluster's PodDisruptionBudgets; nil means none.
+	PDBs func() []*policyv1.PodDisruptionBudget
+	// Evictor deletes victims; nil means victims are only computed.
+	Evictor Evictor
+	// Offset picks where among n candidate nodes the dry-run preemption
+	// scan starts. kube-scheduler picks at random; nil means 0, which is
+	// what the dry-run uses unless seeded.
+	Offset func(n int32) int32
+	// Attempted and Victims, when set, observe each PostFilter run and the
+	// number of victims of each preemption carried out (the
+	// preemption_attempts_total and preemption_victims metrics).
+	Attempted func()
+	Victims   func(n int)
 }
 
 // Handle is what the framework gives plugins: the cycle's snapshot, a clock,
@@ -67,6 +98,8 @@ type Handle struct {
 	// knows (pending ones too) and objects of other kinds such as
 	// PodGroups; nil means none.
 	Objects ObjectLister
+	// Preemption is the driver's side of preemption (PDBs, evictions).
+	Preemption PreemptionHooks
 }
 
 // PodActivator is the part of the scheduling queue plugins may use: move

@@ -45,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	percentage := fs.Int("percentage", 100, "percentageOfNodesToScore (0: kube's adaptive default); a profile's own value wins")
 	placements := fs.String("placements", "", `write {"placements":[{"pod","node"}],"unschedulable":[...]} to this file`)
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scheduling loop")
+	preemption := fs.String("preemption", "", `run kube-scheduler's own loop with preemption and write {"placements","evictions","nominations","unschedulable"} to this file`)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kubebench [flags] SNAPSHOT")
 		fs.PrintDefaults()
@@ -75,6 +76,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if *preemption != "" {
+		res, err := runPreemption(ctx, cl, cfg, int32(*percentage))
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: %v\n", err)
+			return 1
+		}
+		data, err := json.MarshalIndent(res, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*preemption, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: writing %s: %v\n", *preemption, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "placements=%d evictions=%d nominations=%d unschedulable=%d\n", len(res.Placements), len(res.Evictions), len(res.Nominations), len(res.Unschedulable))
+		return 0
+	}
 	client := fake.NewClientset(cl.objects...)
 	b, factory, err := newBench(ctx, client, cfg, int32(*percentage))
 	if err != nil {

@@ -154,6 +154,16 @@ func (b *bench) schedulePod(ctx context.Context, f framework.Framework, state fw
 		diagnosis.AddPluginStatus(s)
 		return "", fitError(), nil
 	}
+	// The nominated node (set by preemption) is tried first, as kube's
+	// evaluateNominatedNode; a failure there is recorded and the full pass
+	// follows.
+	if nnn := pod.Status.NominatedNodeName; nnn != "" {
+		if ni, err := b.snapshot.GetNodeInPlacement(nnn); err == nil {
+			if feasible, err := b.passFilters(ctx, f, state, pod, &diagnosis, []fwk.NodeInfo{ni}); err == nil && len(feasible) == 1 {
+				return feasible[0].Node().Name, nil, nil
+			}
+		}
+	}
 	nodes := allNodes
 	if !preRes.AllNodes() {
 		nodes = make([]fwk.NodeInfo, 0, len(preRes.NodeNames))

@@ -50,7 +50,14 @@ warning on stderr.
 
 Ties between nodes with the same best total go to the lowest node name
 unless --seed is given. Messages of unschedulable pods are kube-scheduler's
-FitError text, word for word.`),
+FitError text, word for word.
+
+A pod that fits nowhere may preempt, as kube-scheduler's DefaultPreemption:
+lower-priority victims are removed from the in-memory state and listed under
+evictions (PodDisruptionBudgets from the dump are respected), and the pod is
+nominated to that node and placed there on its next attempt. The preemption
+scan starts at the first candidate node, or at a seeded one with --seed.
+--no-preemption turns preemption off.`),
 		Example: `  # Dry-run a dump of a live cluster
   kubectl get nodes,pods -A -o yaml > cluster.yaml
   kubectl sched dryrun -f cluster.yaml
@@ -80,7 +87,7 @@ FitError text, word for word.`),
 	f.StringArrayVarP(&o.Files, "filename", "f", nil, "Cluster dump file or directory (repeatable; '-' for stdin)")
 	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
-	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)")
+	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed, and seed where the preemption scan starts (default: lowest node name, first node)")
 	f.BoolVar(&o.NoPreemption, "no-preemption", false, "Turn PostFilter (preemption) off")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")

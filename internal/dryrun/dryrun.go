@@ -8,11 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand"
 	"sort"
 	"time"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -69,6 +71,9 @@ func (b binder) Bind(_ context.Context, pod *v1.Pod, node string) error {
 	}
 	bound := cur.DeepCopy()
 	bound.Spec.NodeName = node
+	// The API server clears the nomination on binding
+	// (ClearingNominatedNodeNameAfterBinding, on by default).
+	bound.Status.NominatedNodeName = ""
 	b.s.pods[k] = bound
 	return nil
 }
@@ -91,6 +96,54 @@ func (b *volumeBinder) BindPodVolumes(_ context.Context, _ *v1.Pod, pvs []*v1.Pe
 		b.state.PutPVC(pvc)
 	}
 	return nil
+}
+
+// evictor carries out preemption in the in-memory state, as the API
+// server and the informers would: the victim is deleted from the store
+// and the cache, and the deletion is an AssignedPod/Delete event for the
+// queue (it requeues the preemptor, among others).
+type evictor struct {
+	s      *store
+	cache  *schedcore.Cache
+	q      schedcore.SchedulingQueue
+	rep    *report.DryRun
+	logger logr.Logger
+}
+
+func (e *evictor) PreemptPod(_ context.Context, preemptor, victim *v1.Pod, node string) error {
+	k := schedcore.PodKey(victim)
+	cur, ok := e.s.pods[k]
+	if !ok {
+		return nil
+	}
+	delete(e.s.pods, k)
+	e.cache.RemovePod(cur)
+	e.rep.Evictions = append(e.rep.Evictions, report.Eviction{Pod: schedcore.PodName(cur), Node: node, Preemptor: schedcore.PodName(preemptor)})
+	e.q.MoveAllToActiveOrBackoffQueue(e.logger, schedcore.EventAssignedPodDelete, cur, nil, nil)
+	return nil
+}
+
+func (e *evictor) ClearNominatedNodeName(_ context.Context, pods []*v1.Pod) error {
+	for _, p := range pods {
+		e.setNominatedNode(p, "")
+	}
+	return nil
+}
+
+// setNominatedNode patches status.nominatedNodeName of a pending pod and
+// delivers the update to the queue, as the informer would; it reports
+// whether the pod changed.
+func (e *evictor) setNominatedNode(p *v1.Pod, node string) bool {
+	k := schedcore.PodKey(p)
+	cur, ok := e.s.pods[k]
+	if !ok || cur.Spec.NodeName != "" || cur.Status.NominatedNodeName == node {
+		return false
+	}
+	upd := cur.DeepCopy()
+	upd.Status.NominatedNodeName = node
+	e.s.pods[k] = upd
+	e.q.Update(e.logger, cur, upd)
+	return true
 }
 
 type failure struct {
@@ -123,7 +176,19 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	clk := clocktesting.NewFakeClock(epoch)
 	var podsOf func(namespace string) []*v1.Pod
 	objects := engine.NewObjects(func(ns string) []*v1.Pod { return podsOf(ns) }, cl.Others)
-	profiles, err := engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{Binder: binder{st}, VolumeBinder: vb, Seed: o.Seed, Features: o.Features, Clock: clk, Objects: objects})
+	rep := &report.DryRun{Placements: []report.Placement{}, Unschedulable: []report.Unschedulable{}, Evictions: []report.Eviction{}}
+	ev := &evictor{s: st, cache: cache, rep: rep, logger: o.Logger}
+	hooks := schedcore.PreemptionHooks{
+		PDBs:    func() []*policyv1.PodDisruptionBudget { return cl.PDBs },
+		Evictor: ev,
+	}
+	if o.UseSeed {
+		// kube starts the preemption scan at a random node; seeded, the
+		// dry-run does too, reproducibly. Unseeded it starts at 0.
+		r := rand.New(rand.NewSource(o.Seed))
+		hooks.Offset = func(n int32) int32 { return r.Int31n(n) }
+	}
+	profiles, err := engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{Binder: binder{st}, VolumeBinder: vb, Seed: o.Seed, Features: o.Features, Clock: clk, Objects: objects, Preemption: hooks})
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +218,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds)*time.Second),
 		queue.WithLogger(o.Logger))
 	profiles.SetNominator(q)
+	ev.q = q
 
 	var pct int32
 	if cfg.PercentageOfNodesToScore != nil {
@@ -167,7 +233,6 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	sched.Clock = clk
 	sched.Logger = o.Logger
 
-	rep := &report.DryRun{Placements: []report.Placement{}, Unschedulable: []report.Unschedulable{}, Evictions: []report.Eviction{}}
 	failed := map[string]*failure{}
 	seq := 0
 	placed := sets.New[string]()
@@ -194,7 +259,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 			placed.Insert(k)
 			delete(failed, k)
 		},
-		Failed: func(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, _ *schedcore.NominatingInfo) {
+		Failed: func(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, nominating *schedcore.NominatingInfo) {
 			seq++
 			f := &failure{msg: status.Message(), reason: reason, after: len(rep.Placements), attempts: qpi.Attempts, seq: seq}
 			if prev := failed[schedcore.PodKey(qpi.Pod)]; prev != nil {
@@ -205,6 +270,14 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 			}
 			f.plugins = sets.List(qpi.UnschedulablePlugins.Union(qpi.PendingPlugins))
 			failed[schedcore.PodKey(qpi.Pod)] = f
+			// kube patches the nomination into the pod's status (updatePod)
+			// when it changes; the update reaches the queue like an
+			// informer event, so the next attempt tries that node first.
+			if nominating != nil && nominating.NominatingMode == schedcore.ModeOverride {
+				if ev.setNominatedNode(qpi.Pod, nominating.NominatedNodeName) && nominating.NominatedNodeName != "" {
+					rep.Nominations = append(rep.Nominations, report.Nomination{Pod: schedcore.PodName(qpi.Pod), Node: nominating.NominatedNodeName})
+				}
+			}
 		},
 	}
 

@@ -134,7 +134,7 @@ func TestUnschedulableAndGatedPodsAreReported(t *testing.T) {
 	// Queue order: same priority and creation time, so namespace/name.
 	want := []report.Unschedulable{
 		{Pod: "ns/gated", Message: "Scheduling is blocked due to non-empty scheduling gates", Reason: "SchedulingGated"},
-		{Pod: "ns/huge", Message: "0/1 nodes are available: 1 Insufficient cpu.", Reason: "Unschedulable", Plugins: []string{"NodeResourcesFit"}, Attempts: 1},
+		{Pod: "ns/huge", Message: "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.", Reason: "Unschedulable", Plugins: []string{"NodeResourcesFit"}, Attempts: 1},
 	}
 	if d := cmp.Diff(want, rep.Unschedulable); d != "" {
 		t.Errorf("unschedulable (-want +got):\n%s", d)

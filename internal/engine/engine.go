@@ -80,6 +80,8 @@ type HandleOptions struct {
 	Clock clock.WithTicker
 	// Objects lists pods and other objects for plugins that need them.
 	Objects schedcore.ObjectLister
+	// Preemption is the driver's side of preemption (PDBs, evictions).
+	Preemption schedcore.PreemptionHooks
 }
 
 // Profiles are the built frameworks by schedulerName, with their order.
@@ -108,6 +110,7 @@ func BuildProfiles(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration
 		if o.Clock != nil {
 			h.Clock = o.Clock
 		}
+		h.Preemption = o.Preemption
 		h.Rand = rand.New(rand.NewSource(o.Seed + int64(i)))
 		fw, err := schedcore.NewFramework(ctx, r, p, h, schedcore.FrameworkOptions{Recorder: o.Recorder})
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/types"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
@@ -121,7 +122,9 @@ func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, err
 	}
 	s := &State{o: o, cluster: &work, cache: schedcore.NewCache(o.Features), snap: schedcore.NewEmptySnapshot()}
 	var err error
-	if s.profiles, err = engine.BuildProfiles(ctx, o.Config, o.Registry, s.snap, engine.HandleOptions{Seed: o.Seed, Features: o.Features}); err != nil {
+	// Preemption is evaluated, never carried out: no Evictor.
+	hooks := schedcore.PreemptionHooks{PDBs: func() []*policyv1.PodDisruptionBudget { return cl.PDBs }}
+	if s.profiles, err = engine.BuildProfiles(ctx, o.Config, o.Registry, s.snap, engine.HandleOptions{Seed: o.Seed, Features: o.Features, Preemption: hooks}); err != nil {
 		return nil, err
 	}
 	engine.FillCache(s.cache, s.cluster, s.profiles.ByName)
@@ -203,6 +206,9 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	}
 	rep := convert(ex)
 	rep.Source, rep.BoundNode, rep.NominatedNode = o.Source, bound, nominated
+	if ex.FitError != nil {
+		rep.Preemption = preemption(ctx, fw, ex, target)
+	}
 	if bound != "" {
 		for _, n := range rep.Nodes {
 			if n.Node == bound {

@@ -152,13 +152,19 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	cfg := o.Config
 	d.cache = schedcore.NewCache(o.Features)
 	snap := schedcore.NewEmptySnapshot()
+	// The PDB informer is requested here so that factory.Start starts it.
+	pdbs := factory.Policy().V1().PodDisruptionBudgets()
+	pdbs.Informer()
+	hooks := preemptionHooks(client, pdbs.Lister())
+	hooks.Attempted, hooks.Victims = d.metrics.PreemptionAttempt, d.metrics.PreemptionVictims
 	d.profiles, err = engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{
 		Binder: apiBinder{client: client},
 		VolumeBinder: apiVolumeBinder{client: client, pvs: factory.Core().V1().PersistentVolumes().Lister(),
 			pvcs: factory.Core().V1().PersistentVolumeClaims().Lister()},
-		Recorder: d.metrics,
-		Features: o.Features,
-		Seed:     time.Now().UnixNano(),
+		Recorder:   d.metrics,
+		Features:   o.Features,
+		Seed:       time.Now().UnixNano(),
+		Preemption: hooks,
 	})
 	if err != nil {
 		return nil, err

@@ -25,9 +25,6 @@ const subsystem = "scheduler"
 // same names, types, labels and buckets, so that dashboards and alerts
 // written for kube-scheduler work unchanged. It implements the engine's
 // schedcore.MetricsRecorder and the queue's queue.Metrics.
-//
-// Metrics of features the engine does not have yet (preemption) are
-// registered so that they are present, at zero.
 type Metrics struct {
 	// Registry holds every metric below plus the Go and process collectors.
 	Registry *prometheus.Registry
@@ -164,6 +161,12 @@ func (m *Metrics) ScheduleAttempt(profile, result string, d time.Duration) {
 	m.schedulingLatency.WithLabelValues(result, profile).Observe(d.Seconds())
 	m.scheduleAttempts.WithLabelValues(result, profile).Inc()
 }
+
+// PreemptionAttempt counts a DefaultPreemption PostFilter run.
+func (m *Metrics) PreemptionAttempt() { m.preemptionAttempts.Inc() }
+
+// PreemptionVictims observes the victims of one preemption.
+func (m *Metrics) PreemptionVictims(n int) { m.preemptionVictims.Observe(float64(n)) }
 
 // AlgorithmDuration implements schedcore.MetricsRecorder.
 func (m *Metrics) AlgorithmDuration(d time.Duration) { m.algorithmLatency.Observe(d.Seconds()) }

@@ -38,8 +38,10 @@ type DryRun struct {
 	Evictions []Eviction `json:"evictions"`
 	// Groups are the gangs (Coscheduling pod groups) of the pending pods,
 	// by name; absent when there are none.
-	Groups  []Group `json:"groups,omitempty"`
-	Summary Summary `json:"summary"`
+	Groups []Group `json:"groups,omitempty"`
+	// Nominations are the nominated nodes preemption set, in order.
+	Nominations []Nomination `json:"nominations,omitempty"`
+	Summary     Summary      `json:"summary"`
 	// Nodes is per-node utilisation before and after.
 	Nodes []NodeUsage `json:"nodes"`
 }
@@ -109,6 +111,13 @@ type Eviction struct {
 	Pod       string `json:"pod"`
 	Node      string `json:"node"`
 	Preemptor string `json:"preemptor"`
+}
+
+// Nomination is a pod's status.nominatedNodeName set by preemption: the
+// node it waits for while its victims go.
+type Nomination struct {
+	Pod  string `json:"pod"`
+	Node string `json:"node"`
 }
 
 // Summary totals the run.

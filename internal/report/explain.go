@@ -123,6 +123,9 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 	if e.PreFilter.Reason != "" {
 		fmt.Fprintf(kv, "PreFilter:\t%s: %s\n", orDash(e.PreFilter.Plugin), e.PreFilter.Reason)
 	}
+	if p := e.Preemption; p != nil {
+		fmt.Fprintf(kv, "Preemption:\t%s\n", preemptionLine(p))
+	}
 	if err := kv.Flush(); err != nil {
 		return err
 	}
@@ -194,6 +197,19 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// preemptionLine says what DefaultPreemption would do: the node and its
+// victims, or kube's message when it cannot help.
+func preemptionLine(p *PreemptionOutcome) string {
+	if p.Node == "" {
+		return strings.TrimPrefix(p.Message, "preemption: ")
+	}
+	line := fmt.Sprintf("would nominate %s, evicting %s: %s", p.Node, plural(len(p.Victims), "pod"), strings.Join(p.Victims, ", "))
+	if p.PDBViolations > 0 {
+		line += fmt.Sprintf(" (%d of them violating a PodDisruptionBudget)", p.PDBViolations)
+	}
+	return line
 }
 
 func boundLine(e *Explanation) string {

@@ -49,6 +49,9 @@ type Explanation struct {
 	// Message is kube-scheduler's FitError text when no node fits, word
 	// for word, without the PostFilter (preemption) suffix; "" otherwise.
 	Message string `json:"message"`
+	// Preemption is what DefaultPreemption would do for the pod when no
+	// node fits; nil when the pod fits or the profile has no preemption.
+	Preemption *PreemptionOutcome `json:"preemption,omitempty"`
 	// Nearest are the rejected nodes closest to fitting (fewest failures,
 	// then fewest unresolvable ones, then most free cpu, then memory), whose
 	// gaps are filled in.
@@ -103,4 +106,21 @@ type Failure struct {
 type Gap struct {
 	Plugin string `json:"plugin"`
 	Gap    string `json:"gap"`
+}
+
+// PreemptionOutcome is explain's preemption dry run: the node preemption
+// would nominate and the pods it would evict, nothing evicted.
+type PreemptionOutcome struct {
+	// Node is the candidate node, "" when preemption cannot help.
+	Node string `json:"node"`
+	// Victims are the pods it would evict ("namespace/name"), most
+	// important first.
+	Victims []string `json:"victims"`
+	// PDBViolations counts victims whose eviction violates a
+	// PodDisruptionBudget.
+	PDBViolations int `json:"pdbViolations"`
+	// Message is kube-scheduler's PostFilter text, word for word
+	// ("preemption: ..."); the pod's full FitError message is Message, a
+	// space, and this.
+	Message string `json:"message"`
 }

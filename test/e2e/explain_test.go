@@ -96,10 +96,10 @@ func TestExplainLive(t *testing.T) {
 			t.Errorf("source %s, %d nodes, %d feasible, selected %q; want cluster, 4, 0, none", e.Source, e.NumNodes, e.NumFeasible, e.Selected)
 		}
 		// kube-scheduler adds the PostFilter (preemption) outcome to the
-		// FitError; explain reports the FitError without it.
+		// FitError; explain reports it apart, in preemption.message.
 		kubeMsg := podCondition(pending, v1.PodScheduled).Message
-		if e.Message == "" || !strings.HasPrefix(kubeMsg, e.Message) {
-			t.Errorf("message:\n explain %q\n    kube %q", e.Message, kubeMsg)
+		if e.Message == "" || e.Preemption == nil || kubeMsg != e.Message+" "+e.Preemption.Message {
+			t.Errorf("message:\n explain %q + %+v\n    kube %q", e.Message, e.Preemption, kubeMsg)
 		}
 		want := map[string][]string{
 			"small":    {"NodeResourcesFit"},
