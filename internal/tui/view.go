@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/table"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -71,6 +72,9 @@ func (m *Model) filterShown() bool { return m.filtering || m.filter.Value() != "
 func (m *Model) helpHeight() int { return strings.Count(m.helpView(), "\n") + 1 }
 
 func (m *Model) helpView() string {
+	if m.explaining {
+		return m.help.ShortHelpView([]key.Binding{m.keys.Back, m.keys.Up, m.keys.Down, m.keys.Quit})
+	}
 	if m.showHelp {
 		return m.help.FullHelpView(m.keys.FullHelp())
 	}
@@ -325,7 +329,7 @@ func (m *Model) statusLine() string {
 	}
 	switch {
 	case m.lastErr != nil:
-		parts = append(parts, s.Bad.Render(fmt.Sprintf("✗ scrape failed (%d×): %v", m.failures, m.lastErr))+fmt.Sprintf(" · retry in %s", shortDuration(m.retryIn)))
+		parts = append(parts, s.Bad.Render(fmt.Sprintf("✗ scrape failed %d×, retry in %s: %v", m.failures, shortDuration(m.retryIn), m.lastErr)))
 	case m.stats == nil:
 		parts = append(parts, m.spinner.View()+" scraping "+m.o.Source.String()+"...")
 	default:
