@@ -57,6 +57,7 @@ func TestGoldenOutputs(t *testing.T) {
 		{"root-help", []string{"--help"}},
 		{"dryrun-help", []string{"dryrun", "--help"}},
 		{"snapshot-help", []string{"snapshot", "--help"}},
+		{"top-help", []string{"top", "--help"}},
 		{"dryrun-small-table", []string{"dryrun", "-f", small}},
 		{"dryrun-small-wide", []string{"dryrun", "-f", small, "-o", "wide"}},
 	}

@@ -87,7 +87,7 @@ is required.`),
   kubectl sched top
 
   # Any endpoint, every second
-  kubectl sched top --metrics-url http://10.0.0.5:10259/metrics --interval 1s
+  kubectl sched top --metrics-url http://sched.example:10259/metrics --interval 1s
 
   # A stock kube-scheduler, through the API server
   kubectl sched top --scheduler-pod kube-system/kube-scheduler-node1
