@@ -163,7 +163,7 @@ func TestComputeSurvivesMissingAndOddMetrics(t *testing.T) {
 		"no scheduler metrics at all": {"go_goroutines 12\n", "go_goroutines 13\n"},
 		"a histogram without buckets": {"# TYPE scheduler_pod_scheduling_sli_duration_seconds histogram\nscheduler_pod_scheduling_sli_duration_seconds_count 3\nscheduler_pod_scheduling_sli_duration_seconds_sum 1\n",
 			"# TYPE scheduler_pod_scheduling_sli_duration_seconds histogram\nscheduler_pod_scheduling_sli_duration_seconds_count 1\nscheduler_pod_scheduling_sli_duration_seconds_sum 1\n"},
-		"untyped and NaN values": {"scheduler_pending_pods{queue=\"active\"} NaN\n", "scheduler_pending_pods{queue=\"active\"} +Inf\nscheduler_schedule_attempts_total{result=\"scheduled\"} 3\n"},
+		"untyped and NaN values":            {"scheduler_pending_pods{queue=\"active\"} NaN\n", "scheduler_pending_pods{queue=\"active\"} +Inf\nscheduler_schedule_attempts_total{result=\"scheduled\"} 3\n"},
 		"a histogram whose buckets changed": {sliHist("1", "2", "3"), strings.ReplaceAll(sliHist("1", "2", "3"), `le="0.1"`, `le="0.2"`)},
 		"one sample":                        {queue("1", "2", "3", "4", "5")},
 	} {

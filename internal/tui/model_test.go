@@ -24,8 +24,10 @@ var t0 = time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 // fakeSource is never scraped: the tests feed scrapeMsgs themselves.
 type fakeSource struct{ name string }
 
-func (f fakeSource) Scrape(context.Context) (*top.Sample, error) { return nil, errors.New("not in tests") }
-func (f fakeSource) String() string                                { return f.name }
+func (f fakeSource) Scrape(context.Context) (*top.Sample, error) {
+	return nil, errors.New("not in tests")
+}
+func (f fakeSource) String() string { return f.name }
 
 func recorded(t *testing.T, name string, at time.Duration) *top.Sample {
 	t.Helper()
