@@ -56,6 +56,7 @@ KubeSchedulerConfiguration files you already have.`),
 	root.AddCommand(NewCmdRun(streams, settings))
 	root.AddCommand(NewCmdExplain(streams, settings))
 	root.AddCommand(NewCmdSnapshot(streams, settings))
+	root.AddCommand(NewCmdTop(streams, settings))
 	root.AddCommand(NewCmdVersion(streams))
 	addCompletionCmd(root)
 	return root

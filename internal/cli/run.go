@@ -5,6 +5,7 @@ import (
 	"errors"
 	goflag "flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -13,6 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -22,6 +26,8 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/kube"
 	"github.com/kubectl-sched/kubectl-sched/internal/live"
+	"github.com/kubectl-sched/kubectl-sched/internal/top"
+	"github.com/kubectl-sched/kubectl-sched/internal/tui"
 )
 
 // DefaultRunSchedulerName is the profile name `run` schedules for when no
@@ -49,6 +55,8 @@ type RunOptions struct {
 	MetricsBindAddress  string
 	ShutdownGracePeriod time.Duration
 	Verbosity           int
+	// TUI shows `top` on the terminal, fed in-process, while scheduling.
+	TUI bool
 
 	leaderElectSet bool
 	config         *configv1.KubeSchedulerConfiguration
@@ -94,6 +102,10 @@ true, as in kube) decides unless --leader-elect is given.
 /healthz, /readyz and /livez are served over plain HTTP on
 --metrics-bind-address (loopback by default; "0" turns it off).
 
+--tui shows 'kubectl sched top' of this scheduler in the terminal, read
+from its metrics registry in-process (logs are then discarded); quitting
+the UI stops the scheduler.
+
 SIGINT or SIGTERM stops taking pods, lets in-flight bindings finish (up to
 --shutdown-grace-period) and releases the lease.`),
 		Example: `  # Schedule pods with schedulerName: kubectl-sched, beside kube-scheduler
@@ -101,6 +113,9 @@ SIGINT or SIGTERM stops taking pods, lets in-flight bindings finish (up to
 
   # Your own profiles, two replicas with leader election
   kubectl sched run --config sched-config.yaml --leader-elect
+
+  # Schedule and watch the queue in one process
+  kubectl sched run --tui
 
   # Another cluster, metrics on all interfaces
   kubectl sched run --context staging --metrics-bind-address 0.0.0.0:10259`,
@@ -130,6 +145,7 @@ SIGINT or SIGTERM stops taking pods, lets in-flight bindings finish (up to
 	f.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", "", "Namespace of the Lease (default: the config's, else "+live.DefaultResourceNamespace+")")
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "host:port for /metrics, /healthz, /readyz, /livez (plain HTTP); \"0\" disables")
 	f.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", o.ShutdownGracePeriod, "How long a shutdown waits for in-flight bindings")
+	f.BoolVar(&o.TUI, "tui", false, "Show the top UI (queue, attempts, latency, pending pods) of this scheduler while it runs")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "Log verbosity (klog levels: 2 placements, 3 queue events, 4+ debugging)")
 	o.ConfigFlags.AddFlags(f)
 	markConfigFile(cmd)
@@ -195,6 +211,9 @@ func (o *RunOptions) Validate() error {
 	if o.Verbosity < 0 {
 		return UsageErrorf("-v: must not be negative")
 	}
+	if o.TUI && !isTTY(o.Out) {
+		return UsageErrorf("--tui: standard output is not a terminal")
+	}
 	return nil
 }
 
@@ -216,7 +235,7 @@ func (o *RunOptions) Run(ctx context.Context) error {
 	}
 	restCfg.ContentType = cc.ContentType
 	restCfg.AcceptContentTypes = cc.AcceptContentTypes
-	err = live.Run(ctx, live.Options{
+	lo := live.Options{
 		Config:              o.config,
 		Registry:            reg,
 		RESTConfig:          restCfg,
@@ -225,7 +244,12 @@ func (o *RunOptions) Run(ctx context.Context) error {
 		MetricsBindAddress:  o.MetricsBindAddress,
 		ShutdownGracePeriod: o.ShutdownGracePeriod,
 		Logger:              logger,
-	})
+	}
+	if o.TUI {
+		err = o.runWithTUI(ctx, lo)
+	} else {
+		err = live.Run(ctx, lo)
+	}
 	switch {
 	case errors.Is(err, engine.ErrConfig):
 		return AsUsage(withConfigPath(o.ConfigPath, err))
@@ -233,4 +257,49 @@ func (o *RunOptions) Run(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// runWithTUI runs the scheduler in the background and the top UI in the
+// foreground, fed from the scheduler's registry; quitting the UI stops the
+// scheduler, and a scheduler that stops ends the UI.
+func (o *RunOptions) runWithTUI(ctx context.Context, lo live.Options) error {
+	// Logs would scribble over the UI.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	lo.Logger = logr.Discard()
+	gatherers := make(chan prometheus.Gatherer, 1)
+	lo.OnMetrics = func(g prometheus.Gatherer) { gatherers <- g }
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- live.Run(runCtx, lo) }()
+	var g prometheus.Gatherer
+	select {
+	case g = <-gatherers:
+	case err := <-done:
+		return err
+	}
+	t := &TopOptions{IOStreams: o.IOStreams, Settings: o.Settings, ConfigFlags: o.ConfigFlags,
+		Interval: tui.DefaultInterval, Window: top.DefaultWindow, source: &top.GathererSource{Gatherer: g}}
+	t.restConfig, t.restErr = o.ConfigFlags.ToRESTConfig()
+	p := tea.NewProgram(tui.New(t.tuiOptions(runCtx, o.config)), tea.WithContext(runCtx), tea.WithInput(o.In), tea.WithOutput(o.Out))
+	var runErr error
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		select {
+		case runErr = <-done:
+			done <- runErr
+			p.Quit()
+		case <-runCtx.Done():
+		}
+	}()
+	_, uiErr := p.Run()
+	stop()
+	<-ended
+	err := <-done
+	if uiErr != nil && !errors.Is(uiErr, tea.ErrProgramKilled) {
+		return uiErr
+	}
+	return err
 }

@@ -20,6 +20,12 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// isTTY reports whether w is a terminal, whatever NO_COLOR says.
+func isTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
 // terminalStyles are the colours of table output on a terminal.
 func terminalStyles() report.Styles {
 	render := func(s lipgloss.Style) func(string) string { return func(x string) string { return s.Render(x) } }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -71,6 +72,9 @@ type Options struct {
 	// OnServing, if set, is called with the address the HTTP server
 	// listens on, once it does (tests pass port 0).
 	OnServing func(addr string)
+	// OnMetrics, if set, is given the metrics registry once it exists
+	// (`run --tui` reads it in-process).
+	OnMetrics func(prometheus.Gatherer)
 }
 
 // Run schedules the pods of the configuration's profiles until ctx ends
@@ -132,6 +136,9 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 		return nil, err
 	}
 	d := &driver{o: o, logger: o.Logger, client: client, factory: factory, metrics: NewMetrics()}
+	if o.OnMetrics != nil {
+		o.OnMetrics(d.metrics.Registry)
+	}
 	d.ready.msg = "informers not synced"
 	d.shuttingDown.msg = "shutting down"
 	if d.logger.GetSink() == nil {

@@ -21,6 +21,9 @@ type Process struct {
 	Name string
 	// LogFile holds the program's stdout and stderr.
 	LogFile string
+	// Port is the port it serves on, where the harness chose one
+	// (kube-scheduler: its secure port, with /metrics).
+	Port int
 
 	cmd      *exec.Cmd
 	log      *os.File

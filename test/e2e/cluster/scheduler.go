@@ -92,6 +92,7 @@ func (c *Cluster) StartScheduler(ctx context.Context, configPath string) (*Proce
 		cancel()
 		httpc.CloseIdleConnections()
 		if lastErr == nil {
+			p.Port = ports[0]
 			return p, nil
 		}
 		p.Stop(5 * time.Second)

@@ -1,0 +1,450 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/table"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/internal/top"
+)
+
+// Minimum usable size; smaller terminals get a one-line notice.
+const (
+	minWidth  = 40
+	minHeight = 12
+)
+
+// View implements tea.Model.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.WindowTitle = "kubectl sched top"
+	return v
+}
+
+// Render is the screen as text (with ANSI styles), exactly width x height.
+func (m *Model) Render() string {
+	if m.width < minWidth || m.height < minHeight {
+		return fit([]string{fmt.Sprintf("kubectl sched top needs %dx%d (have %dx%d)", minWidth, minHeight, m.width, m.height)}, m.width, m.height)
+	}
+	var lines []string
+	lines = append(lines, m.titleLine())
+	if m.explaining {
+		lines = append(lines, strings.Split(m.viewport.View(), "\n")...)
+		lines = fitHeight(lines, m.height-1-m.helpHeight())
+	} else {
+		lines = append(lines, m.queueLines()...)
+		lines = append(lines, m.tabLine())
+		body := m.bodyLines(m.bodyHeight())
+		lines = append(lines, fitHeight(body, m.bodyHeight())...)
+	}
+	lines = append(lines, m.statusLine())
+	lines = append(lines, strings.Split(m.helpView(), "\n")...)
+	return fit(lines, m.width, m.height)
+}
+
+// layout sizes the table, viewport and help to the window.
+func (m *Model) layout() {
+	m.help.SetWidth(m.width)
+	h := m.bodyHeight()
+	if m.filterShown() {
+		h--
+	}
+	m.table.SetWidth(m.width)
+	m.table.SetHeight(max(h, 2))
+	m.table.SetColumns(podColumns(m.width))
+	m.viewport.SetWidth(m.width)
+	m.viewport.SetHeight(max(m.height-2-m.helpHeight(), 1))
+	m.filter.SetWidth(max(m.width-4, 10))
+}
+
+func (m *Model) filterShown() bool { return m.filtering || m.filter.Value() != "" }
+
+func (m *Model) helpHeight() int { return strings.Count(m.helpView(), "\n") + 1 }
+
+func (m *Model) helpView() string {
+	if m.explaining {
+		return m.help.ShortHelpView([]key.Binding{m.keys.Back, m.keys.Up, m.keys.Down, m.keys.Quit})
+	}
+	if m.showHelp {
+		return m.help.FullHelpView(m.keys.FullHelp())
+	}
+	return m.help.ShortHelpView(m.keys.ShortHelp())
+}
+
+func (m *Model) queueCount() int {
+	if m.stats == nil || len(m.stats.Queues) == 0 {
+		return len(top.Queues)
+	}
+	return len(m.stats.Queues)
+}
+
+// bodyHeight is what is left for the active panel: the title, the queue
+// panel (a header, the queues, the flow and attempts lines), the tab line,
+// the status line and the help.
+func (m *Model) bodyHeight() int {
+	return max(m.height-1-(m.queueCount()+3)-1-1-m.helpHeight(), 1)
+}
+
+func (m *Model) titleLine() string {
+	s := m.styles
+	left := s.Title.Render("kubectl sched top") + " " + s.Dim.Render(m.o.Source.String())
+	if m.stats != nil && len(m.stats.Profiles) > 0 {
+		left += s.Dim.Render(" · " + strings.Join(m.stats.Profiles, ","))
+	}
+	var right string
+	switch {
+	case m.explaining:
+		right = "explain pod " + m.explainKey
+	case m.paused:
+		right = s.Warn.Render("PAUSED")
+	}
+	return spread(left, right, m.width)
+}
+
+func (m *Model) windowLabel() string {
+	return "last " + shortDuration(m.o.Window)
+}
+
+func (m *Model) queueLines() []string {
+	s := m.styles
+	w := m.width
+	const nameW, numW = 14, 8
+	sparkW := max(w-nameW-numW-2, 0)
+	lines := []string{s.Header.Render(pad("QUEUE", nameW)+lpad("PENDING", numW)) + "  " + s.Dim.Render(m.windowLabel())}
+	st := m.stats
+	if st == nil {
+		for _, q := range top.Queues {
+			lines = append(lines, pad(q, nameW)+lpad("-", numW))
+		}
+		return append(lines, "in -  out -", "attempts/s -")
+	}
+	for _, q := range st.Queues {
+		lines = append(lines, pad(q.Name, nameW)+lpad(num(q.Pending), numW)+"  "+s.Spark.Render(sparkline(q.History, sparkW)))
+	}
+	haveRates := st.IntervalSeconds > 0
+	f := st.Flow
+	flow := fmt.Sprintf("in %s  out %s  scheduled %s", rate(f.InPerSecond, haveRates), rate(f.OutPerSecond, haveRates), rate(f.BoundPerSecond, haveRates))
+	if st.WindowSeconds > 0 {
+		trend := fmt.Sprintf("  pending %+.1f/s", f.PendingChangePerSecond)
+		if f.PendingChangePerSecond < 0 && f.Pending > 0 {
+			trend += fmt.Sprintf(" (empty in ~%s)", shortDuration(time.Duration(f.Pending/-f.PendingChangePerSecond*float64(time.Second))))
+		}
+		flow += trend
+	}
+	lines = append(lines, flow)
+	att := "attempts/s"
+	for _, a := range st.Attempts {
+		v := "-"
+		if haveRates {
+			v = fmt.Sprintf("%.1f", a.PerSecond)
+		}
+		label := a.Result + " " + v
+		switch {
+		case a.Result == "scheduled" && a.PerSecond > 0:
+			label = s.Good.Render(label)
+		case a.Result != "scheduled" && a.PerSecond > 0:
+			label = s.Bad.Render(label)
+		}
+		att += "  " + label
+	}
+	if rest := w - lipgloss.Width(att) - 2; rest >= 8 {
+		att += "  " + s.Spark.Render(sparkline(f.OutHistory, rest))
+	}
+	return append(lines, att)
+}
+
+func (m *Model) tabLine() string {
+	var parts []string
+	for i, name := range panelNames {
+		if i == m.panel {
+			parts = append(parts, m.styles.TabActive.Render(name))
+		} else {
+			parts = append(parts, m.styles.TabInactive.Render(name))
+		}
+	}
+	return strings.Join(parts, m.styles.Dim.Render("│"))
+}
+
+func (m *Model) bodyLines(h int) []string {
+	switch m.panel {
+	case panelLatency:
+		return m.latencyLines(h)
+	case panelWaiting:
+		return m.waitingLines()
+	default:
+		return m.podLines()
+	}
+}
+
+func (m *Model) latencyLines(h int) []string {
+	s := m.styles
+	st := m.stats
+	const colW = 9
+	nameW := max(m.width-4*colW, 10)
+	header := s.Header.Render(pad("LATENCY ("+m.windowLabel()+")", nameW) + lpad("p50", colW) + lpad("p90", colW) + lpad("p99", colW) + lpad("n", colW))
+	lines := []string{header}
+	if st == nil {
+		return lines
+	}
+	row := func(indent string, l top.Latency) string {
+		return pad(indent+l.Name, nameW) + lpad(seconds(l.P50), colW) + lpad(seconds(l.P90), colW) + lpad(seconds(l.P99), colW) + lpad(num(l.Count), colW)
+	}
+	for _, l := range st.Latency {
+		lines = append(lines, row("", l))
+	}
+	if len(st.Latency) == 0 {
+		lines = append(lines, s.Dim.Render("no scheduling latency metrics yet"))
+	}
+	// Extension points and plugins share what is left, busiest first.
+	left := h - len(lines)
+	if len(st.ExtensionPoints) > 0 && left > 1 {
+		lines = append(lines, s.Dim.Render("extension point"))
+		n := min(len(st.ExtensionPoints), left-1)
+		if len(st.Plugins) > 0 {
+			n = min(n, max((left-2)/2, 1))
+		}
+		for _, l := range st.ExtensionPoints[:n] {
+			lines = append(lines, row("  ", l))
+		}
+	}
+	left = h - len(lines)
+	if len(st.Plugins) > 0 && left > 1 {
+		lines = append(lines, s.Dim.Render("plugin"))
+		for _, l := range st.Plugins[:min(len(st.Plugins), left-1)] {
+			lines = append(lines, row("  ", l))
+		}
+	}
+	return lines
+}
+
+func (m *Model) waitingLines() []string {
+	s := m.styles
+	st := m.stats
+	lines := []string{s.Header.Render("UNSCHEDULABLE PODS BY PLUGIN")}
+	if st == nil {
+		return lines
+	}
+	if len(st.Unschedulable) == 0 {
+		lines = append(lines, s.Dim.Render("  none"))
+	}
+	const nameW, numW = 26, 7
+	barW := max(m.width-nameW-numW-1, 1)
+	var most float64
+	for _, u := range st.Unschedulable {
+		most = math.Max(most, u.Pods)
+	}
+	for _, u := range st.Unschedulable {
+		n := int(math.Round(u.Pods / most * float64(barW)))
+		lines = append(lines, pad("  "+u.Plugin, nameW)+lpad(num(u.Pods), numW)+" "+s.Bar.Render(strings.Repeat("█", max(n, 1))))
+	}
+	p := st.Preemption
+	lines = append(lines, "", s.Header.Render("PREEMPTION")+fmt.Sprintf("  %s  %s attempts in window (%s total)  %s victims of %s preemptors",
+		rate(p.AttemptsPerSecond, st.IntervalSeconds > 0), num(p.AttemptsInWindow), num(p.AttemptsTotal), num(p.VictimsInWindow), num(p.PreemptorsInWindow)))
+	lines = append(lines, "", s.Header.Render(pad("INCOMING PODS BY QUEUE/EVENT", 44)+lpad("now", 9)+lpad("window", 9)))
+	if len(st.Incoming) == 0 {
+		lines = append(lines, s.Dim.Render("  none in the window"))
+	}
+	for _, in := range st.Incoming {
+		lines = append(lines, pad("  "+in.Queue+" "+in.Event, 44)+lpad(rate(in.PerSecond, st.IntervalSeconds > 0), 9)+lpad(num(in.InWindow), 9))
+	}
+	return lines
+}
+
+func (m *Model) podLines() []string {
+	s := m.styles
+	var lines []string
+	if m.filterShown() {
+		if m.filtering {
+			lines = append(lines, m.filter.View())
+		} else {
+			lines = append(lines, s.Dim.Render("filter: "+m.filter.Value()+" (esc clears)"))
+		}
+	}
+	if m.o.Pods == nil {
+		msg := m.o.NoPods
+		if msg == "" {
+			msg = "no cluster access: pending pods need a kubeconfig"
+		}
+		return append(lines, s.Dim.Render(msg))
+	}
+	if m.podsErr != nil {
+		lines = append(lines, s.Bad.Render(m.podsErr.Error()))
+	}
+	if len(m.pods) == 0 {
+		return append(lines, s.Dim.Render("no pending pods"))
+	}
+	return append(lines, strings.Split(m.table.View(), "\n")...)
+}
+
+func podColumns(width int) []table.Column {
+	// Each cell has one column of padding on either side.
+	avail := max(width-6, 30)
+	podW := avail * 2 / 5
+	ageW := 6
+	return []table.Column{{Title: "POD", Width: podW}, {Title: "AGE", Width: ageW}, {Title: "LAST FAILEDSCHEDULING", Width: avail - podW - ageW}}
+}
+
+// refreshTable puts the visible pods into the table.
+func (m *Model) refreshTable() {
+	pods := m.visiblePods()
+	rows := make([]table.Row, len(pods))
+	for i, p := range pods {
+		reason := "-"
+		switch {
+		case p.Message != "":
+			reason = report.ShortReason(p.Message)
+		case p.Reason != "":
+			reason = p.Reason
+		}
+		rows[i] = table.Row{p.Key(), duration.HumanDuration(p.Age), reason}
+	}
+	m.layout()
+	m.table.SetRows(rows)
+	if c := m.table.Cursor(); c >= len(rows) {
+		m.table.SetCursor(max(len(rows)-1, 0))
+	}
+}
+
+func (m *Model) statusLine() string {
+	s := m.styles
+	var parts []string
+	if m.paused {
+		parts = append(parts, s.Warn.Render("paused (p resumes)"))
+	}
+	switch {
+	case m.explaining && m.explainBusy:
+		parts = append(parts, m.spinner.View()+" explaining "+m.explainKey+"...")
+	case m.explaining && m.explainErr != nil:
+		parts = append(parts, s.Bad.Render("explain: "+m.explainErr.Error()))
+	}
+	switch {
+	case m.lastErr != nil:
+		parts = append(parts, s.Bad.Render(fmt.Sprintf("✗ scrape failed %d×, retry in %s: %v", m.failures, shortDuration(m.retryIn), m.lastErr)))
+	case m.stats == nil:
+		parts = append(parts, m.spinner.View()+" scraping "+m.o.Source.String()+"...")
+	default:
+		st := m.stats
+		ok := s.Good.Render("●") + " " + st.Time.Format("15:04:05") + fmt.Sprintf(" · every %s · %d samples", shortDuration(m.o.Interval), st.Samples)
+		if !st.Scheduler {
+			ok += " · " + s.Warn.Render("no scheduler_* metrics here")
+		}
+		if n := len(st.Warnings); n > 0 {
+			ok += " · " + s.Warn.Render(fmt.Sprintf("%d malformed line(s) skipped", n))
+		}
+		parts = append(parts, ok)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// sparkline draws the last width values scaled to their maximum.
+func sparkline(vals []float64, width int) string {
+	if width <= 0 || len(vals) == 0 {
+		return ""
+	}
+	if len(vals) > width {
+		vals = vals[len(vals)-width:]
+	}
+	const ticks = "▁▂▃▄▅▆▇█"
+	glyphs := []rune(ticks)
+	var most float64
+	for _, v := range vals {
+		most = math.Max(most, v)
+	}
+	var b strings.Builder
+	for _, v := range vals {
+		i := 0
+		if most > 0 && v > 0 {
+			i = int(math.Round(v / most * float64(len(glyphs)-1)))
+		}
+		b.WriteRune(glyphs[max(min(i, len(glyphs)-1), 0)])
+	}
+	return b.String()
+}
+
+func rate(v float64, have bool) string {
+	if !have {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f/s", v)
+}
+
+func num(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// seconds formats a latency; nil (no observations) is "-".
+func seconds(v *float64) string {
+	switch {
+	case v == nil:
+		return "-"
+	case *v < 1e-3:
+		return fmt.Sprintf("%.0fµs", *v*1e6)
+	case *v < 1:
+		return fmt.Sprintf("%.1fms", *v*1e3)
+	default:
+		return fmt.Sprintf("%.2fs", *v)
+	}
+}
+
+func shortDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	}
+	return strings.TrimSuffix(d.Round(time.Second).String(), "0s")
+}
+
+// pad and lpad pad plain text to a width, truncating with an ellipsis.
+func pad(s string, w int) string {
+	s = ansi.Truncate(s, w, "…")
+	return s + strings.Repeat(" ", max(w-lipgloss.Width(s), 0))
+}
+
+func lpad(s string, w int) string {
+	s = ansi.Truncate(s, w, "…")
+	return strings.Repeat(" ", max(w-lipgloss.Width(s), 0)) + s
+}
+
+// spread puts left and right on one line of width w.
+func spread(left, right string, w int) string {
+	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
+	if right == "" || gap < 1 {
+		return left
+	}
+	return left + strings.Repeat(" ", gap) + right
+}
+
+func fitHeight(lines []string, h int) []string {
+	if len(lines) > h {
+		return lines[:h]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return lines
+}
+
+// fit cuts or pads the lines to exactly w x h.
+func fit(lines []string, w, h int) string {
+	lines = fitHeight(lines, h)
+	for i, l := range lines {
+		l = ansi.Truncate(l, w, "")
+		lines[i] = l + strings.Repeat(" ", max(w-lipgloss.Width(l), 0))
+	}
+	return strings.Join(lines, "\n")
+}
