@@ -340,6 +340,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 				continue
 			}
 			s.nodeInfoList = append(s.nodeInfoList, n)
+			n.listPos = len(s.nodeInfoList)
 			if len(n.PodsWithAffinity) > 0 {
 				s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, n)
 			}
@@ -349,6 +350,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		}
 	}
 	if c.nsDirty {
+		s.nsGeneration = nextGeneration()
 		s.namespaces = make(map[string]*v1.Namespace, len(c.namespaces))
 		for k, v := range c.namespaces {
 			s.namespaces[k] = v

@@ -188,6 +188,60 @@ func countPodsMatchSelector(podInfos []*schedcore.PodInfo, selector labels.Selec
 	return count
 }
 
+// matchCounter counts a node's pods of one namespace that a selector
+// matches, remembered per node in the plugin's memo while the node is
+// unchanged: a cycle recounts only the nodes that changed since the
+// selector was last counted.
+type matchCounter struct {
+	t   *schedcore.MemoTable[int]
+	sel labels.Selector
+	ns  string
+}
+
+// counters returns a counter per constraint for namespace ns and a snapshot
+// of n nodes (constraints with the same selector share one table); call
+// release when the cycle's counting is done.
+func (pl *PodTopologySpread) counters(constraints []topologySpreadConstraint, ns string, n int) (cs []matchCounter, release func()) {
+	cs = make([]matchCounter, len(constraints))
+	keys := make([]string, len(constraints))
+	var held []*schedcore.MemoTable[int]
+	for i := range constraints {
+		sel := constraints[i].Selector
+		cs[i] = matchCounter{sel: sel, ns: ns}
+		if sel.Empty() {
+			continue
+		}
+		keys[i] = ns + "\x00" + sel.String()
+		for j := 0; j < i; j++ {
+			if keys[j] == keys[i] {
+				cs[i].t = cs[j].t
+				break
+			}
+		}
+		if cs[i].t == nil {
+			cs[i].t = pl.counts.Acquire(keys[i], n)
+			held = append(held, cs[i].t)
+		}
+	}
+	return cs, func() {
+		for _, t := range held {
+			t.Release()
+		}
+	}
+}
+
+func (c matchCounter) count(ni *schedcore.NodeInfo) int {
+	if c.t == nil {
+		return 0
+	}
+	if v, ok := c.t.Get(ni); ok {
+		return v
+	}
+	v := countPodsMatchSelector(ni.Pods, c.sel, c.ns)
+	c.t.Put(ni, v)
+	return v
+}
+
 // podLabelsMatchSpreadConstraints reports whether any constraint selects
 // the labels.
 func podLabelsMatchSpreadConstraints(constraints []topologySpreadConstraint, set labels.Set) bool {
