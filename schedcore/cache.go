@@ -326,7 +326,12 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		// node itself is copied into the snapshot: NumNodes of an unchanged
 		// node is not refreshed when another node gains or loses the image.
 		n.ImageStates = c.nodeImageStates(n.Node())
-		s.nodeInfoMap[name] = n.Clone()
+		// A fresh generation: the copy's image summaries may differ from
+		// what an earlier copy of the same cache generation held, and
+		// NodeMemo entries must not outlive them.
+		ni := n.Clone()
+		ni.Generation = nextGeneration()
+		s.nodeInfoMap[name] = ni
 	}
 	if len(c.dirty) > 0 || c.listsDirty {
 		// The list keeps snapshot pointers; rebuilding it is a pass of pointer

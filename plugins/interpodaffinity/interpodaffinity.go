@@ -36,7 +36,12 @@ type InterPodAffinity struct {
 	handle   *schedcore.Handle
 	args     args
 	fastPath bool
+	// scores remembers PreScore's per-node contributions across cycles.
+	scores *scoreMemo
 }
+
+// memoSignatures bounds the incoming-pod signatures PreScore remembers.
+const memoSignatures = 32
 
 // New builds the plugin. args is nil (defaults) or a
 // *configv1.InterPodAffinityArgs.
@@ -48,7 +53,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 	if err != nil {
 		return nil, err
 	}
-	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features.InterPodAffinityHostnameFastPath}, nil
+	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features.InterPodAffinityHostnameFastPath, scores: newScoreMemo(memoSignatures)}, nil
 }
 
 // Name returns the plugin's name.

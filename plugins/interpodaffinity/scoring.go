@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -27,40 +26,24 @@ type preScoreState struct {
 // Clone returns the state itself: Score only reads it.
 func (s *preScoreState) Clone() schedcore.StateData { return s }
 
-func (m scoreMap) processTerm(term *schedcore.AffinityTerm, weight int32, pod *v1.Pod, nsLabels labels.Set, node *v1.Node, multiplier int32) {
+func (cs *contribs) processTerm(term *schedcore.AffinityTerm, weight int32, pod *v1.Pod, nsLabels labels.Set, node *v1.Node, multiplier int32) {
 	if term.Matches(pod, nsLabels) {
 		if tv, ok := node.Labels[term.TopologyKey]; ok {
-			if m[term.TopologyKey] == nil {
-				m[term.TopologyKey] = make(map[string]int64)
-			}
 			// int32 product, as kube computes it.
-			m[term.TopologyKey][tv] += int64(weight * multiplier)
+			cs.add(term.TopologyKey, tv, int64(weight*multiplier))
 		}
 	}
 }
 
-func (m scoreMap) processTerms(terms []schedcore.WeightedAffinityTerm, pod *v1.Pod, nsLabels labels.Set, node *v1.Node, multiplier int32) {
+func (cs *contribs) processTerms(terms []schedcore.WeightedAffinityTerm, pod *v1.Pod, nsLabels labels.Set, node *v1.Node, multiplier int32) {
 	for i := range terms {
-		m.processTerm(&terms[i].AffinityTerm, terms[i].Weight, pod, nsLabels, node, multiplier)
-	}
-}
-
-func (m scoreMap) append(other scoreMap) {
-	for topology, oScores := range other {
-		scores := m[topology]
-		if scores == nil {
-			m[topology] = oScores
-			continue
-		}
-		for k, v := range oScores {
-			scores[k] += v
-		}
+		cs.processTerm(&terms[i].AffinityTerm, terms[i].Weight, pod, nsLabels, node, multiplier)
 	}
 }
 
 // processExistingPod adds what one existing pod contributes to its node's
 // topology domains.
-func (pl *InterPodAffinity) processExistingPod(s *preScoreState, existing *schedcore.PodInfo, existingNode *v1.Node, incoming *v1.Pod, topoScore scoreMap) {
+func (pl *InterPodAffinity) processExistingPod(s *preScoreState, existing *schedcore.PodInfo, existingNode *v1.Node, incoming *v1.Pod, topoScore *contribs) {
 	if len(existingNode.Labels) == 0 {
 		return
 	}
@@ -92,12 +75,6 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 	}
 
 	snap := pl.handle.Snapshot()
-	var allNodes []*schedcore.NodeInfo
-	if hasConstraints {
-		allNodes = snap.List()
-	} else {
-		allNodes = snap.HavePodsWithAffinityList()
-	}
 
 	pi, err := newIncomingPodInfo(pod)
 	if err != nil {
@@ -109,30 +86,35 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 	for i := range pi.PreferredAntiAffinityTerms {
 		mergeNamespaces(&pi.PreferredAntiAffinityTerms[i].AffinityTerm, snap)
 	}
-	s := &preScoreState{topologyScore: make(scoreMap), podInfo: pi, namespaceLabels: snap.NamespaceLabels(pod.Namespace)}
+	s := &preScoreState{podInfo: pi, namespaceLabels: snap.NamespaceLabels(pod.Namespace)}
 
-	topoScores := make([]scoreMap, len(allNodes))
-	index := int32(-1)
-	pl.handle.Parallelizer().Until(ctx, len(allNodes), func(i int) {
-		n := allNodes[i]
+	key, err := preScoreSignature(pod, hasConstraints, snap.NamespaceGeneration())
+	if err != nil {
+		return schedcore.AsStatus(fmt.Errorf("failed to encode pod: %w", err))
+	}
+	sig := pl.scores.acquire(key)
+	defer sig.release()
+	// All nodes are walked (a node without pods with affinity contributes
+	// nothing when only those are scanned), so that a node keeps its place.
+	allNodes := snap.List()
+	sig.update(allNodes, func(n int, f func(int)) { pl.handle.Parallelizer().Until(ctx, n, f) }, func(n *schedcore.NodeInfo) []contrib {
 		pods := n.PodsWithAffinity
 		if hasConstraints {
 			pods = n.Pods
 		}
-		topoScore := make(scoreMap)
+		var cs contribs
 		for _, existing := range pods {
-			pl.processExistingPod(s, existing, n.Node(), pod, topoScore)
+			pl.processExistingPod(s, existing, n.Node(), pod, &cs)
 		}
-		if len(topoScore) > 0 {
-			topoScores[atomic.AddInt32(&index, 1)] = topoScore
-		}
+		return cs
 	})
-	if index == -1 {
+	if err := ctx.Err(); err != nil {
+		return schedcore.AsStatus(err)
+	}
+	if sig.pairs == 0 {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	for i := 0; i <= int(index); i++ {
-		s.topologyScore.append(topoScores[i])
-	}
+	s.topologyScore = sig.scores()
 	cycleState.Write(preScoreStateKey, s)
 	return nil
 }
