@@ -36,12 +36,15 @@ type InterPodAffinity struct {
 	handle   *schedcore.Handle
 	args     args
 	fastPath bool
-	// scores remembers PreScore's per-node contributions across cycles.
-	scores *scoreMemo
+	// terms groups the existing pods' scoring terms across cycles.
+	terms *termIndex
+	// incoming remembers per-node match counts of incoming pods' preferred
+	// terms while a node is unchanged.
+	incoming *schedcore.NodeMemo[int32]
 }
 
-// memoSignatures bounds the incoming-pod signatures PreScore remembers.
-const memoSignatures = 32
+// memoTerms bounds the incoming terms whose per-node counts are remembered.
+const memoTerms = 64
 
 // New builds the plugin. args is nil (defaults) or a
 // *configv1.InterPodAffinityArgs.
@@ -53,7 +56,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 	if err != nil {
 		return nil, err
 	}
-	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features.InterPodAffinityHostnameFastPath, scores: newScoreMemo(memoSignatures)}, nil
+	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features.InterPodAffinityHostnameFastPath, terms: newTermIndex(a.hardPodAffinityWeight), incoming: schedcore.NewNodeMemo[int32](memoTerms)}, nil
 }
 
 // Name returns the plugin's name.

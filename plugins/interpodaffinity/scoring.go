@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -25,41 +26,6 @@ type preScoreState struct {
 
 // Clone returns the state itself: Score only reads it.
 func (s *preScoreState) Clone() schedcore.StateData { return s }
-
-func (cs *contribs) processTerm(term *schedcore.AffinityTerm, weight int32, pod *v1.Pod, nsLabels labels.Set, node *v1.Node, multiplier int32) {
-	if term.Matches(pod, nsLabels) {
-		if tv, ok := node.Labels[term.TopologyKey]; ok {
-			// int32 product, as kube computes it.
-			cs.add(term.TopologyKey, tv, int64(weight*multiplier))
-		}
-	}
-}
-
-func (cs *contribs) processTerms(terms []schedcore.WeightedAffinityTerm, pod *v1.Pod, nsLabels labels.Set, node *v1.Node, multiplier int32) {
-	for i := range terms {
-		cs.processTerm(&terms[i].AffinityTerm, terms[i].Weight, pod, nsLabels, node, multiplier)
-	}
-}
-
-// processExistingPod adds what one existing pod contributes to its node's
-// topology domains.
-func (pl *InterPodAffinity) processExistingPod(s *preScoreState, existing *schedcore.PodInfo, existingNode *v1.Node, incoming *v1.Pod, topoScore *contribs) {
-	if len(existingNode.Labels) == 0 {
-		return
-	}
-	// The incoming pod's preferred terms (namespace selectors merged).
-	topoScore.processTerms(s.podInfo.PreferredAffinityTerms, existing.Pod, nil, existingNode, 1)
-	topoScore.processTerms(s.podInfo.PreferredAntiAffinityTerms, existing.Pod, nil, existingNode, -1)
-	// The existing pod's required affinity, weighted by hardPodAffinityWeight.
-	if pl.args.hardPodAffinityWeight > 0 {
-		for i := range existing.RequiredAffinityTerms {
-			topoScore.processTerm(&existing.RequiredAffinityTerms[i], pl.args.hardPodAffinityWeight, incoming, s.namespaceLabels, existingNode, 1)
-		}
-	}
-	// The existing pod's preferred terms.
-	topoScore.processTerms(existing.PreferredAffinityTerms, incoming, s.namespaceLabels, existingNode, 1)
-	topoScore.processTerms(existing.PreferredAntiAffinityTerms, incoming, s.namespaceLabels, existingNode, -1)
-}
 
 // PreScore sums the affinity weights per topology pair. It scans every node
 // when the pod has preferred terms, else only nodes with pods that have
@@ -87,34 +53,79 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 		mergeNamespaces(&pi.PreferredAntiAffinityTerms[i].AffinityTerm, snap)
 	}
 	s := &preScoreState{podInfo: pi, namespaceLabels: snap.NamespaceLabels(pod.Namespace)}
-
-	key, err := preScoreSignature(pod, hasConstraints, snap.NamespaceGeneration())
-	if err != nil {
-		return schedcore.AsStatus(fmt.Errorf("failed to encode pod: %w", err))
-	}
-	sig := pl.scores.acquire(key)
-	defer sig.release()
-	// All nodes are walked (a node without pods with affinity contributes
-	// nothing when only those are scanned), so that a node keeps its place.
 	allNodes := snap.List()
-	sig.update(allNodes, func(n int, f func(int)) { pl.handle.Parallelizer().Until(ctx, n, f) }, func(n *schedcore.NodeInfo) []contrib {
-		pods := n.PodsWithAffinity
-		if hasConstraints {
-			pods = n.Pods
+	topo := make(scoreMap)
+
+	// (b) the existing pods' terms, one match per distinct term.
+	pl.terms.mu.Lock()
+	pl.terms.sync(allNodes)
+	for _, g := range pl.terms.groups {
+		if len(g.counts) == 0 || !g.term.Matches(pod, s.namespaceLabels) {
+			continue
 		}
-		var cs contribs
-		for _, existing := range pods {
-			pl.processExistingPod(s, existing, n.Node(), pod, &cs)
+		m := topo[g.term.TopologyKey]
+		if m == nil {
+			m = make(map[string]int64, len(g.counts))
+			topo[g.term.TopologyKey] = m
 		}
-		return cs
-	})
+		for v, c := range g.counts {
+			m[v] += int64(c) * g.weight
+		}
+	}
+	pl.terms.mu.Unlock()
+
+	// (a) the incoming pod's preferred terms against every existing pod.
+	if hasConstraints {
+		counts := make([]int32, len(allNodes))
+		var b strings.Builder
+		incoming := func(terms []schedcore.WeightedAffinityTerm, multiplier int32) {
+			for i := range terms {
+				term := &terms[i].AffinityTerm
+				w := int64(terms[i].Weight * multiplier)
+				t := pl.incoming.Acquire(termKey(&b, term, 0), len(allNodes))
+				pl.handle.Parallelizer().Until(ctx, len(allNodes), func(n int) {
+					ni := allNodes[n]
+					c, ok := t.Get(ni)
+					if !ok {
+						for _, existing := range ni.Pods {
+							if term.Matches(existing.Pod, nil) {
+								c++
+							}
+						}
+						t.Put(ni, c)
+					}
+					counts[n] = c
+				})
+				t.Release()
+				var m map[string]int64
+				for n, c := range counts {
+					if c == 0 {
+						continue
+					}
+					v, ok := allNodes[n].Node().Labels[term.TopologyKey]
+					if !ok {
+						continue
+					}
+					if m == nil {
+						if m = topo[term.TopologyKey]; m == nil {
+							m = make(map[string]int64)
+							topo[term.TopologyKey] = m
+						}
+					}
+					m[v] += int64(c) * w
+				}
+			}
+		}
+		incoming(pi.PreferredAffinityTerms, 1)
+		incoming(pi.PreferredAntiAffinityTerms, -1)
+	}
 	if err := ctx.Err(); err != nil {
 		return schedcore.AsStatus(err)
 	}
-	if sig.pairs == 0 {
+	if len(topo) == 0 {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	s.topologyScore = sig.scores()
+	s.topologyScore = topo
 	cycleState.Write(preScoreStateKey, s)
 	return nil
 }
