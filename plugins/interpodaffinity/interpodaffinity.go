@@ -41,6 +41,9 @@ type InterPodAffinity struct {
 	// incoming remembers per-node match counts of incoming pods' preferred
 	// terms while a node is unchanged.
 	incoming *schedcore.NodeMemo[int32]
+	// required remembers per-node match counts of incoming pods' required
+	// terms (PreFilter) while a node is unchanged.
+	required *schedcore.NodeMemo[[]int32]
 }
 
 // memoTerms bounds the incoming terms whose per-node counts are remembered.
@@ -56,7 +59,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 	if err != nil {
 		return nil, err
 	}
-	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features.InterPodAffinityHostnameFastPath, terms: newTermIndex(a.hardPodAffinityWeight), incoming: schedcore.NewNodeMemo[int32](memoTerms)}, nil
+	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features.InterPodAffinityHostnameFastPath, terms: newTermIndex(a.hardPodAffinityWeight), incoming: schedcore.NewNodeMemo[int32](memoTerms), required: schedcore.NewNodeMemo[[]int32](memoTerms)}, nil
 }
 
 // Name returns the plugin's name.
