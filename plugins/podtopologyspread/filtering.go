@@ -206,7 +206,7 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 	// counts[n*nc+i] is node n's count for constraint i, -1 when the node
 	// does not count for it: one allocation instead of one per node.
 	counts := make([]int, len(allNodes)*nc)
-	counters, release := pl.counters(constraints, pod.Namespace, len(allNodes))
+	counters, release := pl.counters(constraints, pod.Namespace, allNodes)
 	defer release()
 	logger := pl.handle.Logger
 	pl.handle.Parallelizer().Until(ctx, len(allNodes), func(n int) {

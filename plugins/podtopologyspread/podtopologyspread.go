@@ -61,6 +61,8 @@ type PodTopologySpread struct {
 
 	// counts remembers per-node selector match counts across cycles.
 	counts *schedcore.NodeMemo[int]
+	// postings indexes pods by label pair across cycles.
+	postings *postings
 }
 
 // memoKeys bounds the selectors whose per-node counts are remembered.
@@ -82,6 +84,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		systemDefaulted:      a.systemDefaulted,
 		enableMatchLabelKeys: true,
 		counts:               schedcore.NewNodeMemo[int](memoKeys),
+		postings:             newPostings(),
 
 		enableTaintTolerationComparisonOperators: h.Features.TaintTolerationComparisonOperators,
 	}, nil

@@ -113,7 +113,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 		return schedcore.NewStatus(schedcore.Skip)
 	}
 
-	counters, release := pl.counters(s.Constraints, pod.Namespace, len(allNodes))
+	counters, release := pl.counters(s.Constraints, pod.Namespace, allNodes)
 	defer release()
 	hasHostname := false
 	s.hostCounts = make([][]int32, len(s.Constraints))
