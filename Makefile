@@ -13,7 +13,7 @@ LDFLAGS   := -X github.com/kubectl-sched/kubectl-sched/internal/version.Version=
 UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/test/e2e')
 FUZZTIME  ?= 15s
 
-.PHONY: all build install demo test test-unit test-e2e fuzz vet fmt-check check-imports bench golden clean help
+.PHONY: all build install demo test test-unit test-e2e fuzz vet fmt-check check-imports bench golden docs completions krew-manifest clean help
 
 all: build
 
@@ -52,8 +52,18 @@ check-imports: ## enforce the dependency direction (STYLE.md)
 bench: ## dry-run throughput (pods/s) on shipped and generated snapshots
 	$(GO) run ./hack/bench
 
-golden: ## rewrite golden files
+golden: completions ## rewrite golden files (help texts, outputs, the docs' examples) and completions/
 	$(GO) test ./... -run 'Golden' -update
+
+docs: ## rewrite the example outputs in docs/ (run in-process on examples/)
+	$(GO) test ./docs -run 'Golden' -update
+
+completions: ## regenerate completions/ from the command tree
+	$(GO) run ./hack/completions
+
+krew-manifest: ## render plugins/sched.yaml for TAG from goreleaser's dist/checksums.txt into dist/krew/sched.yaml
+	@if [ -z "$(TAG)" ]; then echo "usage: make krew-manifest TAG=vX.Y.Z (after goreleaser release)"; exit 2; fi
+	$(GO) run ./hack/krew -tag $(TAG) -checksums dist/checksums.txt -o dist/krew/sched.yaml
 
 clean:
 	rm -rf bin

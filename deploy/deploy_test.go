@@ -214,9 +214,10 @@ func TestClusterRoleIsWhatTheSchedulerUses(t *testing.T) {
 	for _, res := range []string{"replicasets", "statefulsets"} {
 		want = append(want, perm{"apps", res, "list"}, perm{"apps", res, "watch"})
 	}
-	for _, res := range []string{"storageclasses", "csinodes"} {
+	for _, res := range []string{"storageclasses", "csinodes", "csidrivers", "csistoragecapacities"} {
 		want = append(want, perm{"storage.k8s.io", res, "list"}, perm{"storage.k8s.io", res, "watch"})
 	}
+	want = append(want, perm{"", "persistentvolumes", "update"}, perm{"", "persistentvolumeclaims", "update"})
 	want = append(want, perm{"", "pods/binding", "create"}, perm{"", "pods/status", "patch"})
 	for _, g := range []string{"events.k8s.io", ""} {
 		for _, v := range []string{"create", "patch", "update"} {

@@ -5,6 +5,7 @@ package plugins
 import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultbinder"
 	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
@@ -14,11 +15,14 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodeports"
 	"github.com/kubectl-sched/kubectl-sched/plugins/noderesources"
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodeunschedulable"
+	"github.com/kubectl-sched/kubectl-sched/plugins/nodevolumelimits"
 	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
 	"github.com/kubectl-sched/kubectl-sched/plugins/queuesort"
 	"github.com/kubectl-sched/kubectl-sched/plugins/schedulinggates"
 	"github.com/kubectl-sched/kubectl-sched/plugins/tainttoleration"
-	"github.com/kubectl-sched/kubectl-sched/plugins/volumes"
+	"github.com/kubectl-sched/kubectl-sched/plugins/volumebinding"
+	"github.com/kubectl-sched/kubectl-sched/plugins/volumerestrictions"
+	"github.com/kubectl-sched/kubectl-sched/plugins/volumezone"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -33,15 +37,17 @@ func NewInTreeRegistry() schedcore.Registry {
 		names.NodeAffinity:                    {Factory: nodeaffinity.New, NewArgs: nodeaffinity.NewArgs},
 		names.NodePorts:                       {Factory: nodeports.New},
 		names.NodeResourcesFit:                {Factory: noderesources.NewFit, NewArgs: noderesources.NewFitArgs},
-		names.VolumeRestrictions:              {Factory: volumes.NewVolumeRestrictions},
-		names.NodeVolumeLimits:                {Factory: volumes.NewNodeVolumeLimits},
-		names.VolumeBinding:                   {Factory: volumes.NewVolumeBinding, NewArgs: volumes.NewVolumeBindingArgs},
-		names.VolumeZone:                      {Factory: volumes.NewVolumeZone},
+		names.VolumeRestrictions:              {Factory: volumerestrictions.New},
+		names.NodeVolumeLimits:                {Factory: nodevolumelimits.New},
+		names.VolumeBinding:                   {Factory: volumebinding.New, NewArgs: volumebinding.NewArgs},
+		names.VolumeZone:                      {Factory: volumezone.New},
 		names.PodTopologySpread:               {Factory: podtopologyspread.New, NewArgs: podtopologyspread.NewArgs},
 		names.InterPodAffinity:                {Factory: interpodaffinity.New, NewArgs: interpodaffinity.NewArgs},
 		names.NodeResourcesBalancedAllocation: {Factory: noderesources.NewBalancedAllocation, NewArgs: noderesources.NewBalancedAllocationArgs},
 		names.ImageLocality:                   {Factory: imagelocality.New},
 		names.DefaultBinder:                   {Factory: defaultbinder.New},
+		// Out of tree in kube (scheduler-plugins); off by default.
+		names.Coscheduling: {Factory: coscheduling.New, NewArgs: coscheduling.NewArgs},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
 
@@ -56,6 +57,64 @@ type Handle struct {
 	Events EventRecorder
 	// Nominator answers nominated pods per node; nil means none.
 	Nominator PodNominator
+	// VolumeBinder makes VolumeBinding's PreBind writes; nil means the
+	// driver binds no volumes.
+	VolumeBinder VolumeBinder
+	// Activator moves pending pods to activeQ (the scheduling queue); nil
+	// means Activate does nothing.
+	Activator PodActivator
+	// Objects lists what the cache does not hold: every pod the driver
+	// knows (pending ones too) and objects of other kinds such as
+	// PodGroups; nil means none.
+	Objects ObjectLister
+}
+
+// PodActivator is the part of the scheduling queue plugins may use: move
+// pods waiting in backoffQ or the unschedulable pool to activeQ.
+type PodActivator interface {
+	Activate(logger logr.Logger, pods map[string]*v1.Pod)
+}
+
+// ObjectLister gives plugins read access to cluster objects beyond nodes
+// and the pods assigned to them. The dry-run serves it from the snapshot,
+// run from informers. Returned objects must not be modified.
+type ObjectLister interface {
+	// Pods lists the pods of a namespace, pending and assigned, in a
+	// stable order.
+	Pods(namespace string) []*v1.Pod
+	// Get returns an object by apiVersion ("group/version"), kind,
+	// namespace and name: a typed object for kinds of k8s.io/api (a
+	// scheduling.k8s.io/v1beta1 PodGroup is a *schedulingv1beta1.PodGroup)
+	// or an *unstructured.Unstructured for custom resources. ok is false
+	// when there is no such object.
+	Get(apiVersion, kind, namespace, name string) (obj runtime.Object, ok bool)
+}
+
+// Activate moves pods to activeQ, as kube's Handle.Activate.
+func (h *Handle) Activate(pods map[string]*v1.Pod) {
+	if h.Activator != nil && len(pods) > 0 {
+		h.Activator.Activate(h.Logger, pods)
+	}
+}
+
+// GetWaitingPod returns a pod waiting at Permit in this profile, or nil.
+func (h *Handle) GetWaitingPod(uid types.UID) *WaitingPod {
+	if h.framework == nil {
+		return nil
+	}
+	return h.framework.GetWaitingPod(uid)
+}
+
+// IterateOverWaitingPods calls fn for each pod waiting at Permit.
+func (h *Handle) IterateOverWaitingPods(fn func(*WaitingPod)) {
+	if h.framework != nil {
+		h.framework.IterateOverWaitingPods(fn)
+	}
+}
+
+// RejectWaitingPod rejects a waiting pod; it reports whether it was waiting.
+func (h *Handle) RejectWaitingPod(uid types.UID) bool {
+	return h.framework != nil && h.framework.RejectWaitingPod(uid)
 }
 
 // NewHandle returns a handle over snapshot with the given parallelism.

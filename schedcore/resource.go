@@ -136,6 +136,10 @@ type Features struct {
 	// (alpha and off in v1.37); TaintToleration, NodeUnschedulable and
 	// PodTopologySpread's nodeTaintsPolicy all read it.
 	TaintTolerationComparisonOperators bool
+	// StorageCapacityScoring gives VolumeBinding its Score (beta and on in
+	// v1.37): the args' shape applies, and static bindings or provisioning
+	// capacities score nodes.
+	StorageCapacityScoring bool
 }
 
 // DefaultFeatures are kube-scheduler v1.37.2's defaults for the gates above.
@@ -143,6 +147,7 @@ var DefaultFeatures = Features{
 	PodLevelResources:                       true,
 	InPlacePodVerticalScaling:               true,
 	InPlacePodLevelResourcesVerticalScaling: true,
+	StorageCapacityScoring:                  true,
 }
 
 // ComputePodResource computes what an assigned pod occupies on a node, as

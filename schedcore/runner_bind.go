@@ -3,13 +3,10 @@ package schedcore
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // RunReservePluginsReserve runs Reserve plugins; a failure stops the chain.
@@ -127,131 +124,6 @@ func (f *Framework) RunPostBindPlugins(ctx context.Context, state *CycleState, p
 		pl.PostBind(ctx, state, pod, nodeName)
 	}
 	f.observe(ExtPostBind, nil, start)
-}
-
-// WaitingPod is a pod held at Permit. Plugins Allow or Reject it by name.
-type WaitingPod struct {
-	pod     *v1.Pod
-	mu      sync.Mutex
-	pending map[string]*time.Timer
-	done    chan *Status
-	sent    bool
-}
-
-// Pod returns the waiting pod.
-func (w *WaitingPod) Pod() *v1.Pod { return w.pod }
-
-// PendingPlugins lists plugins that have not allowed the pod yet.
-func (w *WaitingPod) PendingPlugins() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make([]string, 0, len(w.pending))
-	for p := range w.pending {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Allow records the plugin's approval; the last approval releases the pod.
-func (w *WaitingPod) Allow(plugin string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if t, ok := w.pending[plugin]; ok {
-		t.Stop()
-		delete(w.pending, plugin)
-	}
-	if len(w.pending) == 0 {
-		w.send(nil)
-	}
-}
-
-// Reject releases the pod with an Unschedulable status.
-func (w *WaitingPod) Reject(plugin, msg string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, t := range w.pending {
-		t.Stop()
-	}
-	w.send(NewStatus(Unschedulable, msg).WithPlugin(plugin))
-}
-
-func (w *WaitingPod) send(s *Status) {
-	if !w.sent {
-		w.sent = true
-		w.done <- s
-	}
-}
-
-type waitingPodsMap struct {
-	mu   sync.RWMutex
-	pods map[types.UID]*WaitingPod
-}
-
-func newWaitingPodsMap() *waitingPodsMap { return &waitingPodsMap{pods: map[types.UID]*WaitingPod{}} }
-
-// AddWaitingPod holds a pod after Permit returned Wait; each plugin's
-// timeout rejects it with kube's message.
-func (f *Framework) AddWaitingPod(pod *v1.Pod, timeouts map[string]time.Duration) *WaitingPod {
-	w := &WaitingPod{pod: pod, pending: map[string]*time.Timer{}, done: make(chan *Status, 1)}
-	w.mu.Lock()
-	for plugin, d := range timeouts {
-		plugin, d := plugin, d
-		w.pending[plugin] = time.AfterFunc(d, func() {
-			w.Reject(plugin, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", d, plugin))
-		})
-	}
-	w.mu.Unlock()
-	f.waitingPods.mu.Lock()
-	f.waitingPods.pods[pod.UID] = w
-	f.waitingPods.mu.Unlock()
-	return w
-}
-
-// GetWaitingPod returns a waiting pod by UID.
-func (f *Framework) GetWaitingPod(uid types.UID) *WaitingPod {
-	f.waitingPods.mu.RLock()
-	defer f.waitingPods.mu.RUnlock()
-	return f.waitingPods.pods[uid]
-}
-
-// IterateOverWaitingPods calls fn for each waiting pod.
-func (f *Framework) IterateOverWaitingPods(fn func(*WaitingPod)) {
-	f.waitingPods.mu.RLock()
-	ws := make([]*WaitingPod, 0, len(f.waitingPods.pods))
-	for _, w := range f.waitingPods.pods {
-		ws = append(ws, w)
-	}
-	f.waitingPods.mu.RUnlock()
-	for _, w := range ws {
-		fn(w)
-	}
-}
-
-// WaitOnPermit blocks until a waiting pod is allowed or rejected (or ctx
-// ends). Pods not waiting return at once.
-func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *Status {
-	w := f.GetWaitingPod(pod.UID)
-	if w == nil {
-		return nil
-	}
-	defer func() {
-		f.waitingPods.mu.Lock()
-		delete(f.waitingPods.pods, pod.UID)
-		f.waitingPods.mu.Unlock()
-	}()
-	select {
-	case s := <-w.done:
-		if s.IsSuccess() {
-			return nil
-		}
-		if s.IsRejected() {
-			return s
-		}
-		return AsStatus(fmt.Errorf("error while waiting on permit for pod %v: %w", PodName(pod), s.AsError())).WithPlugin(s.Plugin())
-	case <-ctx.Done():
-		return AsStatus(fmt.Errorf("waiting on permit for pod %v: %w", PodName(pod), ctx.Err()))
-	}
 }
 
 // JoinReasons joins reasons for messages.

@@ -57,6 +57,19 @@ type Scheduler struct {
 	snapshot *Snapshot
 	bindWG   sync.WaitGroup
 	randMu   sync.Mutex
+	// parked are the binding cycles of pods waiting at Permit when
+	// SyncBinding is set, in the order they were parked.
+	parked []parkedBinding
+}
+
+// parkedBinding is a binding cycle put off until its pod's Permit wait is
+// decided (SyncBinding only: the one goroutine must not block on it).
+type parkedBinding struct {
+	state   *CycleState
+	fw      *Framework
+	result  ScheduleResult
+	assumed *QueuedPodInfo
+	start   time.Time
 }
 
 // NewScheduler wires a scheduler; every profile's handle must share snapshot.
@@ -105,10 +118,23 @@ func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *QueuedPodInfo) {
 	result, assumed, status := s.schedulingCycle(ctx, state, fw, qpi)
 	if !status.IsSuccess() {
 		s.handleFailure(ctx, fw, assumed, status, result.NominatingInfo, start)
+		if s.SyncBinding {
+			// A PostFilter may have rejected waiting pods.
+			s.ResolveWaiting(ctx)
+		}
 		return
 	}
 	if s.SyncBinding {
+		if w := fw.GetWaitingPod(assumed.Pod.UID); w != nil && !w.Decided() {
+			s.parked = append(s.parked, parkedBinding{state: state, fw: fw, result: result, assumed: assumed, start: start})
+			s.ResolveWaiting(ctx)
+			return
+		}
+		// Siblings this pod's Permit allowed bind first, in the order they
+		// were parked, then the pod itself.
+		s.ResolveWaiting(ctx)
 		s.runBindingCycle(ctx, state, fw, result, assumed, start)
+		s.ResolveWaiting(ctx)
 		return
 	}
 	s.bindWG.Add(1)
@@ -185,10 +211,41 @@ func singleNodeFitError(pod *v1.Pod, node string, st *Status) *FitError {
 	return fe
 }
 
+// unreserveAndForget undoes Reserve in reverse plugin order and forgets the
+// assumed pod, so nothing of it stays counted; a pod rejected while waiting
+// at Permit leaves the waiting map only then.
 func (s *Scheduler) unreserveAndForget(ctx context.Context, state *CycleState, fw *Framework, assumed *QueuedPodInfo, node string) {
 	fw.RunReservePluginsUnreserve(ctx, state, assumed.Pod, node)
 	s.Cache.ForgetPod(assumed.Pod)
+	fw.forgetWaitingPod(assumed.Pod.UID)
 }
+
+// ResolveWaiting runs, with SyncBinding, the parked binding cycles whose
+// Permit wait has been decided (allowed, rejected or timed out), in the
+// order they were parked, until none is left that can run. It returns how
+// many ran. Drivers call it after moving a fake clock.
+func (s *Scheduler) ResolveWaiting(ctx context.Context) int {
+	ran := 0
+	for {
+		i := -1
+		for j, p := range s.parked {
+			if w := p.fw.GetWaitingPod(p.assumed.Pod.UID); w == nil || w.Decided() {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			return ran
+		}
+		p := s.parked[i]
+		s.parked = append(s.parked[:i:i], s.parked[i+1:]...)
+		s.runBindingCycle(ctx, p.state, p.fw, p.result, p.assumed, p.start)
+		ran++
+	}
+}
+
+// NumParked counts binding cycles waiting at Permit (SyncBinding only).
+func (s *Scheduler) NumParked() int { return len(s.parked) }
 
 func (s *Scheduler) runBindingCycle(ctx context.Context, state *CycleState, fw *Framework, result ScheduleResult, assumed *QueuedPodInfo, start time.Time) {
 	st := s.bindingCycle(ctx, state, fw, result, assumed)

@@ -36,15 +36,6 @@ type SelectorSources struct {
 	StatefulSets           []*appsv1.StatefulSet
 }
 
-// StorageState holds PVCs, PVs, StorageClasses and CSINodes by name
-// (PVCs by "namespace/name").
-type StorageState struct {
-	PVCs           map[string]*v1.PersistentVolumeClaim
-	PVs            map[string]*v1.PersistentVolume
-	StorageClasses map[string]any
-	CSINodes       map[string]any
-}
-
 // NewEmptySnapshot returns a snapshot without nodes.
 func NewEmptySnapshot() *Snapshot {
 	return &Snapshot{nodeInfoMap: map[string]*NodeInfo{}, namespaces: map[string]*v1.Namespace{}}

@@ -54,9 +54,6 @@ func TestGoldenOutputs(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"root-help", []string{"--help"}},
-		{"dryrun-help", []string{"dryrun", "--help"}},
-		{"snapshot-help", []string{"snapshot", "--help"}},
 		{"dryrun-small-table", []string{"dryrun", "-f", small}},
 		{"dryrun-small-wide", []string{"dryrun", "-f", small, "-o", "wide"}},
 	}

@@ -58,9 +58,16 @@ FitError text, word for word.`),
   # Try extra pods against it, with your scheduler configuration
   kubectl sched dryrun -f cluster.yaml -f new-deployment-pods.yaml --config sched-config.yaml
 
+  # Straight from the live cluster, without a file
+  kubectl sched snapshot -A | kubectl sched dryrun -f -
+
+  # Score, runner-up and full message per pod; pseudo-random tie-breaks with a seed
+  kubectl sched dryrun -f cluster.yaml -o wide --seed 42
+
   # Machine-readable output (schema: docs/dryrun.md)
   kubectl sched dryrun -f cluster.yaml -o json`,
-		Args: cobra.NoArgs,
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.useSeed = cmd.Flags().Changed("seed")
 			if err := o.Validate(); err != nil {
@@ -75,6 +82,9 @@ FitError text, word for word.`),
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
 	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)")
 	f.BoolVar(&o.NoPreemption, "no-preemption", false, "Turn PostFilter (preemption) off")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	markConfigFile(cmd)
 	return cmd
 }
 

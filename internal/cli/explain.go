@@ -106,6 +106,15 @@ files or configuration).`),
 	f.IntVar(&o.Nearest, "nearest", o.Nearest, "How many of the rejected nodes nearest to fitting get 'what would make it fit'")
 	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)")
 	o.ConfigFlags.AddFlags(f)
+
+	src := completionSource{settings: settings, flags: o.ConfigFlags, snapshots: &o.Snapshots}
+	cmd.ValidArgsFunction = src.explainArgs
+	_ = cmd.RegisterFlagCompletionFunc("node", src.names("nodes"))
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
+	_ = cmd.MarkFlagFilename("snapshot", "yaml", "yml", "json")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	markConfigFile(cmd)
+	registerKubeFlagCompletion(cmd, src)
 	return cmd
 }
 

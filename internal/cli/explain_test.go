@@ -14,7 +14,6 @@ func TestExplainGoldenOutputs(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"explain-help", []string{"explain", "--help"}},
 		{"explain-small-unschedulable-table", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small}},
 		{"explain-small-unschedulable-all-nodes", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small, "--all-nodes"}},
 		{"explain-small-fits-table", []string{"explain", "pod", "web-1", "-n", "shop", "--snapshot", small}},

@@ -57,6 +57,7 @@ KubeSchedulerConfiguration files you already have.`),
 	root.AddCommand(NewCmdExplain(streams, settings))
 	root.AddCommand(NewCmdSnapshot(streams, settings))
 	root.AddCommand(NewCmdVersion(streams))
+	addCompletionCmd(root)
 	return root
 }
 

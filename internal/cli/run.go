@@ -104,7 +104,8 @@ SIGINT or SIGTERM stops taking pods, lets in-flight bindings finish (up to
 
   # Another cluster, metrics on all interfaces
   kubectl sched run --context staging --metrics-bind-address 0.0.0.0:10259`,
-		Args: cobra.NoArgs,
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.leaderElectSet = cmd.Flags().Changed("leader-elect")
 			if err := o.Complete(); err != nil {
@@ -131,6 +132,8 @@ SIGINT or SIGTERM stops taking pods, lets in-flight bindings finish (up to
 	f.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", o.ShutdownGracePeriod, "How long a shutdown waits for in-flight bindings")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "Log verbosity (klog levels: 2 placements, 3 queue events, 4+ debugging)")
 	o.ConfigFlags.AddFlags(f)
+	markConfigFile(cmd)
+	registerKubeFlagCompletion(cmd, completionSource{settings: settings, flags: o.ConfigFlags})
 	return cmd
 }
 

@@ -7,18 +7,6 @@ import (
 	"testing"
 )
 
-func TestRunHelpGolden(t *testing.T) {
-	code, out, _ := run(t, "", "run", "--help")
-	if code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
-	// --cache-dir's default is under the home directory.
-	if home, err := os.UserHomeDir(); err == nil {
-		out = strings.ReplaceAll(out, home, "$HOME")
-	}
-	golden(t, "run-help", out)
-}
-
 func TestRunBadInput(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {

@@ -38,9 +38,9 @@ func NewCmdSnapshot(streams genericiooptions.IOStreams, settings Settings) *cobr
 		Long: strings.TrimSpace(`
 List, once, everything the scheduling engine reads — nodes, pods, namespaces,
 PodDisruptionBudgets, PersistentVolumeClaims, PersistentVolumes,
-StorageClasses, CSINodes, PriorityClasses, the Services, ReplicaSets,
-StatefulSets and ReplicationControllers that give pods their default
-topology-spread selector, and PodGroups where the cluster serves them — and
+StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, PriorityClasses,
+the Services, ReplicaSets, StatefulSets and ReplicationControllers that give
+pods their default topology-spread selector, and PodGroups where the cluster serves them — and
 write it as one v1 List that 'kubectl sched dryrun -f' and
 'kubectl sched explain --snapshot' read.
 
@@ -60,9 +60,16 @@ failure leaves no half-written file. Without -o the dump goes to stdout.`),
   kubectl sched snapshot -A -o cluster.yaml
   kubectl sched dryrun -f cluster.yaml
 
+  # One namespace, as JSON on standard output
+  kubectl sched snapshot -n shop --format json
+
+  # Keep everything the API server returned (managedFields, annotations, env, commands)
+  kubectl sched snapshot -A --full -o cluster-full.yaml
+
   # Why is a pod pending, from a dump taken earlier?
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml`,
-		Args: cobra.NoArgs,
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(); err != nil {
 				return err
@@ -79,6 +86,9 @@ failure leaves no half-written file. Without -o the dump goes to stdout.`),
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Namespaced kinds from every namespace")
 	f.BoolVar(&o.Full, "full", false, "Keep everything (managedFields, annotations, env, command, args, probes)")
 	o.ConfigFlags.AddFlags(f)
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("yaml", "json"))
+	_ = cmd.MarkFlagFilename("output", "yaml", "yml", "json")
+	registerKubeFlagCompletion(cmd, completionSource{settings: settings, flags: o.ConfigFlags})
 	return cmd
 }
 
@@ -153,5 +163,6 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 
 func countOthers(cl *snapshot.Cluster) int {
 	return len(cl.Namespaces) + len(cl.PDBs) + len(cl.PVCs) + len(cl.PVs) + len(cl.StorageClasses) + len(cl.CSINodes) +
+		len(cl.CSIDrivers) + len(cl.CSIStorageCapacities) +
 		len(cl.PriorityClasses) + len(cl.Services) + len(cl.ReplicaSets) + len(cl.StatefulSets) + len(cl.ReplicationControllers) + len(cl.Others)
 }

@@ -26,9 +26,13 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 		Example: `  # Print the version
   kubectl sched version
 
-  # As JSON
-  kubectl sched version -o json`,
-		Args: cobra.NoArgs,
+  # As JSON: version, commit, date, kubernetes, go, platform
+  kubectl sched version -o json
+
+  # Only the Kubernetes release whose scheduling it follows
+  kubectl sched version -o json | jq -r .kubernetes`,
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(); err != nil {
 				return err
@@ -37,6 +41,7 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: '' or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion("json"))
 	return cmd
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
 )
@@ -72,11 +73,37 @@ func (b binder) Bind(_ context.Context, pod *v1.Pod, node string) error {
 	return nil
 }
 
+// volumeBinder commits VolumeBinding's PreBind writes into the storage
+// state, as the API server would store them: the PVs bound to their claims
+// and the claims annotated with the selected node. No PV controller runs,
+// so claims stay unbound, as in kube-scheduler's assume cache right after
+// Reserve; later pods see the bound PVs and the selected nodes.
+type volumeBinder struct{ state *schedcore.StorageState }
+
+func (b *volumeBinder) BindPodVolumes(_ context.Context, _ *v1.Pod, pvs []*v1.PersistentVolume, pvcs []*v1.PersistentVolumeClaim) error {
+	if b.state == nil {
+		return errors.New("no storage state")
+	}
+	for _, pv := range pvs {
+		b.state.PutPV(pv)
+	}
+	for _, pvc := range pvcs {
+		b.state.PutPVC(pvc)
+	}
+	return nil
+}
+
 type failure struct {
 	msg, reason string
 	plugins     []string
 	after       int
 	attempts    int
+	// seq orders failures in time.
+	seq int
+	// own is the pod's last failure of its own (not a rejection for its
+	// gang's sake), with its seq; "" if none.
+	own    string
+	ownSeq int
 }
 
 // Run schedules every pending pod of the cluster and returns the report.
@@ -92,7 +119,11 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	st := &store{pods: make(map[string]*v1.Pod, len(cl.Pods))}
 	cache := schedcore.NewCache(o.Features)
 	snap := schedcore.NewEmptySnapshot()
-	profiles, err := engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{Binder: binder{st}, Seed: o.Seed, Features: o.Features})
+	vb := &volumeBinder{}
+	clk := clocktesting.NewFakeClock(epoch)
+	var podsOf func(namespace string) []*v1.Pod
+	objects := engine.NewObjects(func(ns string) []*v1.Pod { return podsOf(ns) }, cl.Others)
+	profiles, err := engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{Binder: binder{st}, VolumeBinder: vb, Seed: o.Seed, Features: o.Features, Clock: clk, Objects: objects})
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +141,11 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	for _, p := range work.Pods {
 		st.pods[schedcore.PodKey(p)] = p
 	}
+	podsOf = engine.PodsByNamespace(work.Pods, func(p *v1.Pod) *v1.Pod { return st.pods[schedcore.PodKey(p)] })
 	cache.UpdateSnapshot(snap)
+	vb.state = snap.Storage
 	before := usage(snap)
 
-	clk := clocktesting.NewFakeClock(epoch)
 	first := profiles.ByName[profiles.Order[0]]
 	q := queue.New(first.QueueSortLess(), profiles.ByName,
 		queue.WithClock(clk),
@@ -137,6 +169,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 
 	rep := &report.DryRun{Placements: []report.Placement{}, Unschedulable: []report.Unschedulable{}, Evictions: []report.Eviction{}}
 	failed := map[string]*failure{}
+	seq := 0
 	placed := sets.New[string]()
 	sched.Hooks = schedcore.Hooks{
 		CurrentPod: func(p *v1.Pod) *v1.Pod { return st.pods[schedcore.PodKey(p)] },
@@ -162,7 +195,14 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 			delete(failed, k)
 		},
 		Failed: func(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, _ *schedcore.NominatingInfo) {
-			f := &failure{msg: status.Message(), reason: reason, after: len(rep.Placements), attempts: qpi.Attempts}
+			seq++
+			f := &failure{msg: status.Message(), reason: reason, after: len(rep.Placements), attempts: qpi.Attempts, seq: seq}
+			if prev := failed[schedcore.PodKey(qpi.Pod)]; prev != nil {
+				f.own, f.ownSeq = prev.own, prev.ownSeq
+			}
+			if !coscheduling.IsGangRejection(f.msg) {
+				f.own, f.ownSeq = f.msg, seq
+			}
 			f.plugins = sets.List(qpi.UnschedulablePlugins.Union(qpi.PendingPlugins))
 			failed[schedcore.PodKey(qpi.Pod)] = f
 		},
@@ -175,7 +215,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		// priority keep their creationTimestamp, namespace/name order.
 		clk.Step(time.Microsecond)
 	}
-	if err := loop(ctx, sched, q, clk); err != nil {
+	if err := loop(ctx, sched, q, clk, profiles, func() int { return len(rep.Placements) }); err != nil {
 		return nil, err
 	}
 	elapsed := time.Since(start)
@@ -194,11 +234,16 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 			// reports them with this condition.
 			u.Reason = v1.PodReasonSchedulingGated
 			u.Message = "Scheduling is blocked due to non-empty scheduling gates"
+		} else if msg, plugin := gatedBy(ctx, q, profiles, p); plugin != "" {
+			// Held by another PreEnqueue plugin (a gang waiting for its
+			// members): its status is the pod's reason.
+			u.Message, u.Plugins = msg, []string{plugin}
 		} else {
 			u.Message = "waiting in the scheduling queue (never attempted)"
 		}
 		rep.Unschedulable = append(rep.Unschedulable, u)
 	}
+	rep.Groups = gangReport(pending, profiles, placed, failed, rep.Unschedulable)
 	cache.UpdateSnapshot(snap)
 	rep.Nodes = mergeUsage(before, usage(snap))
 	rep.Summary = report.Summary{
@@ -215,26 +260,71 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	return rep, nil
 }
 
-// loop pops until nothing is left in activeQ or backoffQ. Pods in backoff
-// are taken when activeQ is empty (kube's SchedulerPopFromBackoffQ); pods in
-// the unschedulable pool stay there, since only a cluster event could move
-// them and the dry-run's only events are its own placements.
-func loop(ctx context.Context, s *schedcore.Scheduler, q schedcore.SchedulingQueue, clk *clocktesting.FakeClock) error {
+// loop pops until nothing is left in activeQ or backoffQ and no pod waits
+// at Permit. Pods in backoff are taken when activeQ is empty (kube's
+// SchedulerPopFromBackoffQ); pods in the unschedulable pool stay there,
+// since only a cluster event could move them and the dry-run's only events
+// are its own placements. While pods wait at Permit the fake clock moves a
+// second at a time, so their timeouts fire as they would in a live
+// scheduler. A gang that keeps timing out and retrying would loop forever;
+// the loop stops once no pod has been placed for twice the longest Permit
+// timeout plus the longest backoff (the state then only repeats).
+func loop(ctx context.Context, s *schedcore.Scheduler, q schedcore.SchedulingQueue, clk *clocktesting.FakeClock, profiles *engine.Profiles, placements func() int) error {
+	lastPlaced, lastProgress := placements(), clk.Now()
+	var longest time.Duration
+	idle := 0
 	for ctx.Err() == nil {
+		if n := placements(); n != lastPlaced {
+			lastPlaced, lastProgress = n, clk.Now()
+		}
 		qpi, ok := q.TryPop(logr.Discard())
 		if !ok {
 			l := q.Lengths()
-			if l.Active == 0 && l.Backoff == 0 {
+			if l.Active == 0 && l.Backoff == 0 && s.NumParked() == 0 {
 				return nil
 			}
-			// Let backoff expire on the fake clock.
+			for _, fw := range profiles.ByName {
+				fw.IterateOverWaitingPods(func(w *schedcore.WaitingPod) { longest = max(longest, w.Timeout()) })
+			}
+			if longest > 0 && clk.Since(lastProgress) > 2*longest+maxBackoff {
+				// Let the last waits time out so that no partial gang
+				// keeps its reservations.
+				for s.NumParked() > 0 && ctx.Err() == nil {
+					clk.Step(time.Second)
+					s.ResolveWaiting(ctx)
+				}
+				return ctx.Err()
+			}
+			// Let backoff and Permit timeouts expire on the fake clock.
 			clk.Step(time.Second)
+			s.ResolveWaiting(ctx)
 			continue
 		}
 		s.ScheduleOnePod(ctx, qpi)
+		if placements() == lastPlaced {
+			idle++
+		} else {
+			idle = 0
+		}
+		if idle > maxIdleCycles {
+			// Safety net: pods that keep failing and requeueing one
+			// another without anything being placed.
+			for s.NumParked() > 0 && ctx.Err() == nil {
+				clk.Step(time.Second)
+				s.ResolveWaiting(ctx)
+			}
+			return ctx.Err()
+		}
 	}
 	return ctx.Err()
 }
+
+// maxIdleCycles bounds the scheduling cycles in a row without a placement.
+const maxIdleCycles = 100000
+
+// maxBackoff bounds a pod's backoff (kube's podMaxBackoffSeconds ceiling
+// in practice) for the loop's stop rule.
+const maxBackoff = 10 * time.Second
 
 type nodeUse struct {
 	alloc, used map[string]int64
@@ -270,4 +360,23 @@ func mergeUsage(before, after map[string]nodeUse) []report.NodeUsage {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out
+}
+
+// gatedBy returns the message and name of the PreEnqueue plugin that holds
+// a pod out of activeQ, if one does.
+func gatedBy(ctx context.Context, q *queue.PriorityQueue, profiles *engine.Profiles, p *v1.Pod) (string, string) {
+	qpi, ok := q.GetPod(p.Name, p.Namespace)
+	if !ok || !qpi.Gated() {
+		return "", ""
+	}
+	fw := profiles.ByName[p.Spec.SchedulerName]
+	if fw == nil {
+		return "", ""
+	}
+	for _, pl := range fw.PreEnqueuePlugins() {
+		if pl.Name() == qpi.GatingPlugin {
+			return pl.PreEnqueue(ctx, p).Message(), pl.Name()
+		}
+	}
+	return "", ""
 }

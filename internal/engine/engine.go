@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/plugins"
@@ -70,8 +71,15 @@ type HandleOptions struct {
 	Events    schedcore.EventRecorder
 	Nominator schedcore.PodNominator
 	Recorder  schedcore.MetricsRecorder
-	Seed      int64
-	Features  schedcore.Features
+	// VolumeBinder receives VolumeBinding's PreBind writes; nil: none.
+	VolumeBinder schedcore.VolumeBinder
+	Seed         int64
+	Features     schedcore.Features
+	// Clock, when set, replaces the handles' real clock (Permit timeouts
+	// and plugin time follow it).
+	Clock clock.WithTicker
+	// Objects lists pods and other objects for plugins that need them.
+	Objects schedcore.ObjectLister
 }
 
 // Profiles are the built frameworks by schedulerName, with their order.
@@ -95,6 +103,11 @@ func BuildProfiles(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration
 		p := &cfg.Profiles[i]
 		h := schedcore.NewHandle(snap, par)
 		h.Binder, h.Events, h.Nominator, h.Features = o.Binder, o.Events, o.Nominator, o.Features
+		h.VolumeBinder = o.VolumeBinder
+		h.Objects = o.Objects
+		if o.Clock != nil {
+			h.Clock = o.Clock
+		}
 		h.Rand = rand.New(rand.NewSource(o.Seed + int64(i)))
 		fw, err := schedcore.NewFramework(ctx, r, p, h, schedcore.FrameworkOptions{Recorder: o.Recorder})
 		if err != nil {
@@ -106,16 +119,19 @@ func BuildProfiles(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration
 	return ps, nil
 }
 
-// SetNominator points every profile's handle at the nominator.
+// SetNominator points every profile's handle at the nominator, and at it
+// as the activator when it is one (the scheduling queue is both).
 func (p *Profiles) SetNominator(n schedcore.PodNominator) {
+	a, _ := n.(schedcore.PodActivator)
 	for _, fw := range p.ByName {
 		fw.Handle().Nominator = n
+		fw.Handle().Activator = a
 	}
 }
 
-// FillCache adds a cluster's nodes, namespaces, selector sources and bound
-// pods to the cache, and returns the pending pods of the given profiles in
-// queue order (priority, creation time, namespace/name). Pods that
+// FillCache adds a cluster's nodes, namespaces, storage objects, selector
+// sources and bound pods to the cache, and returns the pending pods of the
+// given profiles in queue order (priority, creation time, namespace/name). Pods that
 // Succeeded or Failed hold no resources and are left out. Pods without a
 // UID get a stable one derived from namespace/name.
 func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*schedcore.Framework) []*v1.Pod {
@@ -125,6 +141,7 @@ func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*sc
 	for _, ns := range cl.Namespaces {
 		c.AddNamespace(ns)
 	}
+	c.SetStorage(schedcore.NewStorageState(cl.PVCs, cl.PVs, cl.StorageClasses, cl.CSINodes, cl.CSIDrivers, cl.CSIStorageCapacities))
 	c.SetSelectorSources(&schedcore.SelectorSources{Services: cl.Services, ReplicationControllers: cl.ReplicationControllers, ReplicaSets: cl.ReplicaSets, StatefulSets: cl.StatefulSets})
 	var pending []*v1.Pod
 	for _, p := range cl.Pods {

@@ -64,6 +64,7 @@ var PodGroupGroups = []string{"scheduling.k8s.io", "scheduling.x-k8s.io"}
 
 // ListCluster lists, once and page by page, everything the engine reads:
 // nodes, pods, namespaces, PDBs, PVCs, PVs, StorageClasses, CSINodes,
+// CSIDrivers, CSIStorageCapacities,
 // PriorityClasses, the Services, ReplicaSets, StatefulSets and
 // ReplicationControllers that give pods their default spread selector, and
 // PodGroups where the API exists. Nodes and pods must be listable; a kind
@@ -122,6 +123,14 @@ func ListCluster(ctx context.Context, c *Clients, o ListOptions) (*snapshot.Clus
 		}},
 		{"csinodes", func() (e error) {
 			cl.CSINodes, e = listAll(ctx, c.Kube.StorageV1().CSINodes().List, func(l *storagev1.CSINodeList) []storagev1.CSINode { return l.Items })
+			return
+		}},
+		{"csidrivers", func() (e error) {
+			cl.CSIDrivers, e = listAll(ctx, c.Kube.StorageV1().CSIDrivers().List, func(l *storagev1.CSIDriverList) []storagev1.CSIDriver { return l.Items })
+			return
+		}},
+		{"csistoragecapacities", func() (e error) {
+			cl.CSIStorageCapacities, e = listAll(ctx, c.Kube.StorageV1().CSIStorageCapacities(ns).List, func(l *storagev1.CSIStorageCapacityList) []storagev1.CSIStorageCapacity { return l.Items })
 			return
 		}},
 		{"priorityclasses", func() (e error) {
@@ -183,16 +192,30 @@ func listPodGroups(ctx context.Context, c *Clients, ns string, cl *snapshot.Clus
 			if g.Name != want {
 				continue
 			}
-			gv := g.PreferredVersion.GroupVersion
-			res, err := c.Discovery.ServerResourcesForGroupVersion(gv)
-			if err != nil {
+			// The preferred version may lack podgroups (scheduling.k8s.io
+			// prefers v1, which has PriorityClasses only): take the first
+			// version, preferred first, that serves them.
+			gv, version := "", ""
+			var res *metav1.APIResourceList
+			versions := append([]metav1.GroupVersionForDiscovery{g.PreferredVersion}, g.Versions...)
+			for _, v := range versions {
+				rl, err := c.Discovery.ServerResourcesForGroupVersion(v.GroupVersion)
+				if err != nil {
+					continue
+				}
+				if hasResource(rl, "podgroups") {
+					gv, version, res = v.GroupVersion, v.Version, rl
+					break
+				}
+			}
+			if res == nil {
 				continue
 			}
 			for _, r := range res.APIResources {
 				if r.Name != "podgroups" {
 					continue
 				}
-				gvr := schema.GroupVersionResource{Group: g.Name, Version: g.PreferredVersion.Version, Resource: "podgroups"}
+				gvr := schema.GroupVersionResource{Group: g.Name, Version: version, Resource: "podgroups"}
 				opts := metav1.ListOptions{Limit: pageSize}
 				for {
 					list, err := c.Dynamic.Resource(gvr).Namespace(ns).List(ctx, opts)
@@ -243,4 +266,13 @@ func listAll[L interface{ GetContinue() string }, T any](ctx context.Context, li
 			return out, nil
 		}
 	}
+}
+
+func hasResource(rl *metav1.APIResourceList, name string) bool {
+	for _, r := range rl.APIResources {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -43,6 +43,10 @@ type handlers struct {
 	// sources from the listers; nil does nothing.
 	refreshStorage   func()
 	refreshSelectors func()
+	// gangs is set when a profile runs Coscheduling: a new pod may then
+	// complete a gang held in PreEnqueue, so its Add is also replayed to
+	// the unschedulable pool (kube does so with GenericWorkload).
+	gangs bool
 }
 
 func (h *handlers) since(event schedcore.ClusterEvent, start time.Time) {
@@ -135,6 +139,9 @@ func (h *handlers) addPodToSchedulingQueue(pod *v1.Pod) {
 	defer h.since(eventUnscheduledPodAdd, time.Now())
 	h.logger.V(3).Info("Add event for unscheduled pod", "pod", schedcore.PodName(pod))
 	h.queue.Add(h.logger, pod)
+	if h.gangs {
+		h.queue.MoveAllToActiveOrBackoffQueue(h.logger, eventUnscheduledPodAdd, nil, pod, nil)
+	}
 }
 
 func (h *handlers) updatePodInSchedulingQueue(oldPod, newPod *v1.Pod) {

@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -92,7 +93,9 @@ type driver struct {
 	// leaderClient renews the lease (its own rate limiter).
 	leaderClient kubernetes.Interface
 
-	factory     informers.SharedInformerFactory
+	factory informers.SharedInformerFactory
+	// dynFactory serves scheduler-plugins' PodGroups; nil unless needed.
+	dynFactory  dynamicinformer.DynamicSharedInformerFactory
 	broadcaster events.EventBroadcasterAdapter
 	metrics     *Metrics
 	cache       *schedcore.Cache
@@ -150,7 +153,9 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	d.cache = schedcore.NewCache(o.Features)
 	snap := schedcore.NewEmptySnapshot()
 	d.profiles, err = engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{
-		Binder:   apiBinder{client: client},
+		Binder: apiBinder{client: client},
+		VolumeBinder: apiVolumeBinder{client: client, pvs: factory.Core().V1().PersistentVolumes().Lister(),
+			pvcs: factory.Core().V1().PersistentVolumeClaims().Lister()},
 		Recorder: d.metrics,
 		Features: o.Features,
 		Seed:     time.Now().UnixNano(),
@@ -207,6 +212,9 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	if err := d.addEventHandlers(); err != nil {
 		return nil, err
 	}
+	if err := d.setUpPodGroups(ctx); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -232,6 +240,8 @@ func (d *driver) addEventHandlers() error {
 		{f.Core().V1().PersistentVolumes().Informer(), h.storageFuncs(schedcore.PersistentVolume)},
 		{f.Storage().V1().StorageClasses().Informer(), h.storageFuncs(schedcore.StorageClass)},
 		{f.Storage().V1().CSINodes().Informer(), h.storageFuncs(schedcore.CSINode)},
+		{f.Storage().V1().CSIDrivers().Informer(), h.storageFuncs(schedcore.CSIDriver)},
+		{f.Storage().V1().CSIStorageCapacities().Informer(), h.storageFuncs(schedcore.CSIStorageCapacity)},
 		{f.Core().V1().Services().Informer(), h.selectorFuncs()},
 		{f.Core().V1().ReplicationControllers().Informer(), h.selectorFuncs()},
 		{f.Apps().V1().ReplicaSets().Informer(), h.selectorFuncs()},
@@ -254,23 +264,13 @@ func (d *driver) refreshStorage() {
 		return
 	}
 	f := d.factory
-	st := &schedcore.StorageState{PVCs: map[string]*v1.PersistentVolumeClaim{}, PVs: map[string]*v1.PersistentVolume{}, StorageClasses: map[string]any{}, CSINodes: map[string]any{}}
 	pvcs, _ := f.Core().V1().PersistentVolumeClaims().Lister().List(labels.Everything())
-	for _, o := range pvcs {
-		st.PVCs[o.Namespace+"/"+o.Name] = o
-	}
 	pvs, _ := f.Core().V1().PersistentVolumes().Lister().List(labels.Everything())
-	for _, o := range pvs {
-		st.PVs[o.Name] = o
-	}
 	scs, _ := f.Storage().V1().StorageClasses().Lister().List(labels.Everything())
-	for _, o := range scs {
-		st.StorageClasses[o.Name] = o
-	}
 	csis, _ := f.Storage().V1().CSINodes().Lister().List(labels.Everything())
-	for _, o := range csis {
-		st.CSINodes[o.Name] = o
-	}
+	drivers, _ := f.Storage().V1().CSIDrivers().Lister().List(labels.Everything())
+	caps, _ := f.Storage().V1().CSIStorageCapacities().Lister().List(labels.Everything())
+	st := schedcore.NewStorageState(pvcs, pvs, scs, csis, drivers, caps)
 	d.cache.SetStorage(st)
 }
 
@@ -365,6 +365,17 @@ func (d *driver) run(ctx context.Context) error {
 	}
 
 	d.factory.Start(infCtx.Done())
+	if d.dynFactory != nil {
+		d.dynFactory.Start(infCtx.Done())
+		for gvr, ok := range d.dynFactory.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("informer for %v did not sync", gvr)
+			}
+		}
+	}
 	for typ, ok := range d.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			if ctx.Err() != nil {

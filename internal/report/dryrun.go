@@ -36,7 +36,10 @@ type DryRun struct {
 	Unschedulable []Unschedulable `json:"unschedulable"`
 	// Evictions are preemption victims, in order.
 	Evictions []Eviction `json:"evictions"`
-	Summary   Summary    `json:"summary"`
+	// Groups are the gangs (Coscheduling pod groups) of the pending pods,
+	// by name; absent when there are none.
+	Groups  []Group `json:"groups,omitempty"`
+	Summary Summary `json:"summary"`
 	// Nodes is per-node utilisation before and after.
 	Nodes []NodeUsage `json:"nodes"`
 }
@@ -70,9 +73,35 @@ type Unschedulable struct {
 	Reason string `json:"reason"`
 	// Plugins are the plugins that rejected the pod.
 	Plugins []string `json:"plugins,omitempty"`
+	// Group is the pod's gang ("namespace/name"), if it is in one.
+	Group string `json:"group,omitempty"`
 	// After counts placements committed when the pod last failed.
 	After    int `json:"after"`
 	Attempts int `json:"attempts"`
+}
+
+// Group statuses.
+const (
+	GroupScheduled     = "Scheduled"
+	GroupUnschedulable = "Unschedulable"
+)
+
+// Group is one gang: placed all together (at least minMember pods) or not
+// at all.
+type Group struct {
+	// Group is "namespace/name" of the PodGroup.
+	Group     string `json:"group"`
+	MinMember int    `json:"minMember"`
+	// Pods counts the group's pending pods; Scheduled those placed.
+	Pods      int `json:"pods"`
+	Scheduled int `json:"scheduled"`
+	// Status is Scheduled or Unschedulable.
+	Status string `json:"status"`
+	// Pod and Message give, for an unschedulable group, the member whose
+	// failure is the group's: the last to fail on its own (not rejected
+	// for its siblings' sake or timed out), else a member never tried.
+	Pod     string `json:"pod,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // Eviction is a preemption victim.
@@ -170,7 +199,31 @@ func writeTable(w io.Writer, r *DryRun, wide bool) error {
 		}
 		_ = tw.Flush()
 	}
+	writeGroups(w, r.Groups, wide)
 	return writeUsage(w, r.Nodes)
+}
+
+// writeGroups lists the gangs: each is placed whole or reported as one
+// unschedulable group with the reason of the member that failed.
+func writeGroups(w io.Writer, groups []Group, wide bool) {
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nGroups:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "GROUP\tSTATUS\tPLACED\tMIN\tREASON")
+	for _, g := range groups {
+		reason := "-"
+		if g.Status != GroupScheduled {
+			msg := g.Message
+			if !wide {
+				msg = ShortReason(msg)
+			}
+			reason = g.Pod + ": " + msg
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s\n", g.Group, g.Status, g.Scheduled, g.Pods, g.MinMember, reason)
+	}
+	_ = tw.Flush()
 }
 
 // ShortReason trims the FitError message to its reasons, without the

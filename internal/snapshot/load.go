@@ -37,6 +37,8 @@ type Cluster struct {
 	PVs                    []*v1.PersistentVolume
 	StorageClasses         []*storagev1.StorageClass
 	CSINodes               []*storagev1.CSINode
+	CSIDrivers             []*storagev1.CSIDriver
+	CSIStorageCapacities   []*storagev1.CSIStorageCapacity
 	Services               []*v1.Service
 	ReplicaSets            []*appsv1.ReplicaSet
 	StatefulSets           []*appsv1.StatefulSet
@@ -304,6 +306,12 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 		if err := decode(p); err != nil {
 			return err
 		}
+		if p.Namespace == "" {
+			p.Namespace = c.DefaultNamespace
+			if p.Namespace == "" {
+				p.Namespace = "default"
+			}
+		}
 		c.PVCs = append(c.PVCs, p)
 	case kind == "PersistentVolume":
 		p := &v1.PersistentVolume{}
@@ -316,6 +324,11 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 		if err := decode(p); err != nil {
 			return err
 		}
+		if p.VolumeBindingMode == nil {
+			// The API server's default.
+			m := storagev1.VolumeBindingImmediate
+			p.VolumeBindingMode = &m
+		}
 		c.StorageClasses = append(c.StorageClasses, p)
 	case kind == "CSINode":
 		p := &storagev1.CSINode{}
@@ -323,6 +336,18 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 			return err
 		}
 		c.CSINodes = append(c.CSINodes, p)
+	case kind == "CSIDriver":
+		p := &storagev1.CSIDriver{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.CSIDrivers = append(c.CSIDrivers, p)
+	case kind == "CSIStorageCapacity":
+		p := &storagev1.CSIStorageCapacity{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.CSIStorageCapacities = append(c.CSIStorageCapacities, p)
 	case kind == "Service" && group == "":
 		p := &v1.Service{}
 		if err := decode(p); err != nil {

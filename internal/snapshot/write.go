@@ -26,6 +26,8 @@ var keptAnnotationPrefixes = []string{
 	"volume.beta.kubernetes.io/",
 	"pv.kubernetes.io/",
 	"scheduler.alpha.kubernetes.io/",
+	// CSINodes' migrated in-tree plugins (VolumeBinding translates PVs).
+	"storage.alpha.kubernetes.io/migrated-plugins",
 	"storageclass.kubernetes.io/is-default-class",
 	"storageclass.beta.kubernetes.io/is-default-class",
 }
@@ -153,6 +155,10 @@ func (c *Cluster) objects() []object {
 		return &c.StorageClasses[i].ObjectMeta, c.StorageClasses[i]
 	})
 	add("storage.k8s.io/v1", "CSINode", len(c.CSINodes), func(i int) (*metav1.ObjectMeta, runtime.Object) { return &c.CSINodes[i].ObjectMeta, c.CSINodes[i] })
+	add("storage.k8s.io/v1", "CSIDriver", len(c.CSIDrivers), func(i int) (*metav1.ObjectMeta, runtime.Object) { return &c.CSIDrivers[i].ObjectMeta, c.CSIDrivers[i] })
+	add("storage.k8s.io/v1", "CSIStorageCapacity", len(c.CSIStorageCapacities), func(i int) (*metav1.ObjectMeta, runtime.Object) {
+		return &c.CSIStorageCapacities[i].ObjectMeta, c.CSIStorageCapacities[i]
+	})
 	add("v1", "PersistentVolume", len(c.PVs), func(i int) (*metav1.ObjectMeta, runtime.Object) { return &c.PVs[i].ObjectMeta, c.PVs[i] })
 	add("v1", "PersistentVolumeClaim", len(c.PVCs), func(i int) (*metav1.ObjectMeta, runtime.Object) { return &c.PVCs[i].ObjectMeta, c.PVCs[i] })
 	add("policy/v1", "PodDisruptionBudget", len(c.PDBs), func(i int) (*metav1.ObjectMeta, runtime.Object) { return &c.PDBs[i].ObjectMeta, c.PDBs[i] })

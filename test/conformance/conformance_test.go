@@ -268,7 +268,8 @@ func compareExplain(t *testing.T, want *explainCase, ex *schedcore.Explanation) 
 }
 
 // TestKubebenchPlaceRuns compares the dry-run with the real kube-scheduler's
-// placements recorded by hack/kubebench on the shipped example and on the
+// placements recorded by hack/kubebench on the shipped example, on the
+// volume cases of testdata/kubebench/volumes-cluster.yaml and on the
 // generated 500-node mixed cluster (the 5000-node one runs with
 // KUBECTL_SCHED_LONG=1: it takes minutes).
 func TestKubebenchPlaceRuns(t *testing.T) {
@@ -279,6 +280,9 @@ func TestKubebenchPlaceRuns(t *testing.T) {
 	}{
 		{"example-cluster", "example-cluster.place.json", func() (*snapshot.Cluster, error) {
 			return snapshot.LoadPaths([]string{"../../examples/cluster.yaml"}, nil)
+		}, false},
+		{"volumes-cluster", "volumes-cluster.place.json", func() (*snapshot.Cluster, error) {
+			return snapshot.LoadPaths([]string{"../../testdata/kubebench/volumes-cluster.yaml"}, nil)
 		}, false},
 		{"mixed-500nodes", "mixed-500nodes.place.json", func() (*snapshot.Cluster, error) { return generated("Mixed/500Nodes") }, false},
 		{"mixed-5000nodes", "mixed-5000nodes.place.json", func() (*snapshot.Cluster, error) { return generated("Mixed/5000Nodes") }, true},

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Writes testdata/kubebench/volumes-cluster.yaml: a small cluster exercising
+the volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
+VolumeZone). Run: python3 hack/volsnap/gen.py > testdata/kubebench/volumes-cluster.yaml"""
+import json
+
+docs = []
+def add(o): docs.append(o)
+
+ZONES = {"n-a1": "zone-a", "n-a2": "zone-a", "n-b1": "zone-b", "n-b2": "zone-b", "n-c1": "zone-c", "n-c2": "zone-c"}
+for n, z in ZONES.items():
+    add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": {
+        "kubernetes.io/hostname": n, "topology.kubernetes.io/zone": z, "topology.kubernetes.io/region": "region-1"}},
+        "status": {"capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                   "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}})
+
+# CSINodes: csi.example.com everywhere but n-c2 (which has no driver at all);
+# n-a1 attaches at most 1 volume of it; n-a2 has the EBS plugin migrated.
+for n in ZONES:
+    drivers = []
+    if n != "n-c2":
+        drivers.append({"name": "csi.example.com", "nodeID": n, "allocatable": {"count": 1 if n == "n-a1" else 8}})
+        drivers.append({"name": "cap.csi.example.com", "nodeID": n})
+    meta = {"name": n}
+    if n == "n-a2":
+        meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"}
+    add({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": meta, "spec": {"drivers": drivers}})
+
+add({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "csi.example.com"},
+     "spec": {"preventPodSchedulingIfMissing": True}})
+add({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "cap.csi.example.com"},
+     "spec": {"storageCapacity": True}})
+
+def sc(name, prov, mode, topo=None):
+    o = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+         "provisioner": prov, "volumeBindingMode": mode, "reclaimPolicy": "Delete"}
+    if topo:
+        o["allowedTopologies"] = [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": topo}]}]
+    add(o)
+sc("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer")
+sc("csi-wffc", "csi.example.com", "WaitForFirstConsumer", ["zone-a", "zone-b"])
+sc("cap-wffc", "cap.csi.example.com", "WaitForFirstConsumer")
+sc("immediate", "csi.example.com", "Immediate")
+
+# Capacities of cap.csi.example.com: one per node, disjoint.
+for n, size in [("n-a1", "20Gi"), ("n-a2", "10Gi"), ("n-b1", "1Gi")]:
+    add({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+         "metadata": {"name": "cap-" + n, "namespace": "kube-system"}, "storageClassName": "cap-wffc",
+         "capacity": size, "nodeTopology": {"matchLabels": {"kubernetes.io/hostname": n}}})
+
+def pv(name, size, cls, *, node=None, zone=None, labels=None, claim=None, csi=True, ebs=None, modes=("ReadWriteOnce",), phase="Available"):
+    spec = {"capacity": {"storage": size}, "accessModes": list(modes), "storageClassName": cls,
+            "persistentVolumeReclaimPolicy": "Retain", "volumeMode": "Filesystem"}
+    if ebs:
+        spec["awsElasticBlockStore"] = {"volumeID": ebs, "fsType": "ext4"}
+    elif node:
+        spec["local"] = {"path": "/mnt/" + name}
+    elif csi:
+        spec["csi"] = {"driver": "csi.example.com", "volumeHandle": "h-" + name}
+    key, vals = None, None
+    if node:
+        key, vals = "kubernetes.io/hostname", [node]
+    elif zone:
+        key, vals = "topology.kubernetes.io/zone", [zone]
+    if key:
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": vals}]}]}}
+    if claim:
+        spec["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": "default", "name": claim}
+        phase = "Bound"
+    meta = {"name": name}
+    if labels:
+        meta["labels"] = labels
+    add({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta, "spec": spec, "status": {"phase": phase}})
+
+def pvc(name, size, cls, *, volume=None, modes=("ReadWriteOnce",), phase=None, selector=None):
+    spec = {"accessModes": list(modes), "resources": {"requests": {"storage": size}}, "volumeMode": "Filesystem"}
+    if cls is not None:
+        spec["storageClassName"] = cls
+    meta = {"name": name, "namespace": "default"}
+    if volume:
+        spec["volumeName"] = volume
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"}
+    if selector:
+        spec["selector"] = {"matchLabels": selector}
+    st = {"phase": phase or ("Bound" if volume else "Pending")}
+    add({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec, "status": st})
+
+# Local PVs (WaitForFirstConsumer, no provisioner): static binding only.
+pv("local-a1", "10Gi", "local", node="n-a1")
+pv("local-b1", "20Gi", "local", node="n-b1")
+pv("local-b2", "5Gi", "local", node="n-b2")
+pv("local-c1", "50Gi", "local", node="n-c1", labels={"tier": "slow"})
+pv("local-c2", "6Gi", "local", node="n-c2", modes=("ReadOnlyMany",))
+pvc("local-claim-1", "8Gi", "local")
+pvc("local-claim-2", "5Gi", "local")
+pvc("local-claim-3", "4Gi", "local")
+pvc("local-claim-big", "100Gi", "local")
+pvc("local-slow", "1Gi", "local", selector={"tier": "slow"})
+pvc("local-rox", "1Gi", "local", modes=("ReadOnlyMany",))
+# Dynamic provisioning.
+pvc("dyn-1", "1Gi", "csi-wffc")
+pvc("dyn-2", "1Gi", "csi-wffc")
+pvc("dyn-pinned", "1Gi", "csi-wffc")
+pvc("cap-5", "5Gi", "cap-wffc")
+pvc("cap-15", "15Gi", "cap-wffc")
+pvc("cap-50", "50Gi", "cap-wffc")
+# Bound claims.
+pv("pv-zone-c", "10Gi", "immediate", claim="zonal-c", labels={"topology.kubernetes.io/zone": "zone-c"})
+pvc("zonal-c", "10Gi", "immediate", volume="pv-zone-c")
+pv("pv-affine-b", "10Gi", "immediate", zone="zone-b", claim="affine-b")
+pvc("affine-b", "10Gi", "immediate", volume="pv-affine-b")
+pv("pv-ebs", "10Gi", "immediate", zone="zone-a", claim="ebs-a", ebs="vol-0abc")
+pvc("ebs-a", "10Gi", "immediate", volume="pv-ebs")
+pv("pv-used-a1", "1Gi", "immediate", claim="used-a1")
+pvc("used-a1", "1Gi", "immediate", volume="pv-used-a1")
+pvc("ghost", "1Gi", "immediate", volume="pv-ghost")
+pvc("lost", "1Gi", "immediate", volume="pv-lost", phase="Lost")
+pv("pv-rwop", "1Gi", "immediate", claim="rwop-used", modes=("ReadWriteOncePod",))
+pvc("rwop-used", "1Gi", "immediate", volume="pv-rwop", modes=("ReadWriteOncePod",))
+pv("pv-rwop2", "1Gi", "immediate", claim="rwop-free", modes=("ReadWriteOncePod",))
+pvc("rwop-free", "1Gi", "immediate", volume="pv-rwop2", modes=("ReadWriteOncePod",))
+# Unbound immediate, unknown class, no class.
+pvc("imm-unbound", "1Gi", "immediate")
+pvc("no-such-class", "1Gi", "nope")
+
+t = [0]
+def pod(name, *claims, node=None, cpu="500m", selector=None, gce=None, ephemeral=None, prio=None):
+    t[0] += 1
+    vols = [{"name": "v%d" % i, "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)]
+    if gce:
+        vols.append({"name": "pd", "gcePersistentDisk": {"pdName": gce}})
+    if ephemeral:
+        vols.append({"name": ephemeral, "ephemeral": {"volumeClaimTemplate": {"spec": {
+            "accessModes": ["ReadWriteOnce"], "storageClassName": "csi-wffc", "resources": {"requests": {"storage": "1Gi"}}}}}})
+    spec = {"schedulerName": "default-scheduler", "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+            "resources": {"requests": {"cpu": cpu, "memory": "256Mi"}}}], "volumes": vols}
+    if node:
+        spec["nodeName"] = node
+    if selector:
+        spec["nodeSelector"] = {"kubernetes.io/hostname": selector}
+    if prio is not None:
+        spec["priority"] = prio
+    st = {"phase": "Running" if node else "Pending"}
+    add({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
+         "creationTimestamp": "2026-01-01T00:%02d:%02dZ" % (t[0] // 60, t[0] % 60)}, "spec": spec, "status": st})
+
+# Running pods.
+pod("run-csi-a1", "used-a1", node="n-a1", cpu="1")
+pod("run-rwop", "rwop-used", node="n-b2")
+pod("run-pd", node="n-c1", gce="disk-1")
+pod("run-busy-b1", node="n-b1", cpu="3")
+# Pending pods, in queue order.
+pod("p01-local-1", "local-claim-1")
+pod("p02-local-2", "local-claim-2")
+pod("p03-local-1-again", "local-claim-1")
+pod("p04-local-3", "local-claim-3")
+pod("p05-local-big", "local-claim-big")
+pod("p06-local-slow", "local-slow")
+pod("p07-local-rox", "local-rox")
+pod("p08-dyn-1", "dyn-1")
+pod("p09-dyn-1-again", "dyn-1")
+pod("p10-dyn-pinned-a1", "dyn-pinned", selector="n-a1")
+pod("p11-dyn-2-c2", "dyn-2", selector="n-c2")
+pod("p12-cap-5", "cap-5")
+pod("p13-cap-15", "cap-15")
+pod("p14-cap-50", "cap-50")
+pod("p15-zonal-c", "zonal-c")
+pod("p16-affine-b", "affine-b")
+pod("p17-ebs", "ebs-a")
+pod("p18-ghost", "ghost")
+pod("p19-lost", "lost")
+pod("p20-rwop-used", "rwop-used")
+pod("p21-rwop-free", "rwop-free")
+pod("p22-rwop-free-again", "rwop-free")
+pod("p23-imm-unbound", "imm-unbound")
+pod("p24-no-such-class", "no-such-class")
+pod("p25-missing", "does-not-exist")
+pod("p26-ephemeral", ephemeral="scratch")
+pod("p27-pd-c1", selector="n-c1", gce="disk-1")
+pod("p28-pd", gce="disk-1")
+pod("p29-two-claims", "local-claim-3", "dyn-2")
+pod("p30-plain")
+
+out = []
+for d in docs:
+    out.append(json.dumps(d, sort_keys=False))
+print("# Generated by hack/volsnap/gen.py: volume scheduling cases for the kubebench comparison.")
+print("\n---\n".join(out))

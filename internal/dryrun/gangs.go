@@ -1,0 +1,115 @@
+package dryrun
+
+import (
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// gangReport sums up the gangs of pending pods whose profile runs
+// Coscheduling: a gang is Scheduled when at least minMember of its pods
+// were placed, else Unschedulable with the reason of the member that
+// failed on its own (the last one whose failure was not a rejection for
+// the group's sake), or, when none did, a member that never got a cycle
+// (gated), or else the first group rejection (a timeout). It also stamps
+// each unschedulable member with its group.
+func gangReport(pending []*v1.Pod, profiles *engine.Profiles, placed sets.Set[string], failed map[string]*failure, unsched []report.Unschedulable) []report.Group {
+	type gang struct {
+		g       report.Group
+		members []*v1.Pod
+	}
+	gangs := map[string]*gang{}
+	var order []string
+	memberOf := map[string]string{}
+	for _, p := range pending {
+		fw := profiles.ByName[p.Spec.SchedulerName]
+		if fw == nil {
+			continue
+		}
+		pl, ok := fw.Plugin(names.Coscheduling)
+		if !ok {
+			continue
+		}
+		cs, ok := pl.(*coscheduling.Coscheduling)
+		if !ok {
+			continue
+		}
+		key, minMember, ok := cs.GroupOf(p)
+		if !ok {
+			continue
+		}
+		gg := gangs[key]
+		if gg == nil {
+			gg = &gang{g: report.Group{Group: key, MinMember: int(minMember)}}
+			gangs[key] = gg
+			order = append(order, key)
+		}
+		gg.members = append(gg.members, p)
+		gg.g.Pods++
+		if placed.Has(schedcore.PodKey(p)) {
+			gg.g.Scheduled++
+		}
+		memberOf[schedcore.PodName(p)] = key
+	}
+	for i := range unsched {
+		unsched[i].Group = memberOf[unsched[i].Pod]
+	}
+	if len(gangs) == 0 {
+		return nil
+	}
+	sort.Strings(order)
+	out := make([]report.Group, 0, len(order))
+	for _, key := range order {
+		gg := gangs[key]
+		g := gg.g
+		if g.Scheduled >= g.MinMember {
+			g.Status = report.GroupScheduled
+			out = append(out, g)
+			continue
+		}
+		g.Status = report.GroupUnschedulable
+		var own, rejected *failure
+		var ownPod, rejectedPod, gatedPod string
+		for _, p := range gg.members {
+			k := schedcore.PodKey(p)
+			if placed.Has(k) {
+				continue
+			}
+			f := failed[k]
+			if f == nil {
+				if gatedPod == "" {
+					gatedPod = schedcore.PodName(p)
+				}
+				continue
+			}
+			if f.own != "" && (own == nil || f.ownSeq > own.ownSeq) {
+				own, ownPod = f, schedcore.PodName(p)
+			}
+			if coscheduling.IsGangRejection(f.msg) && (rejected == nil || f.seq < rejected.seq) {
+				rejected, rejectedPod = f, schedcore.PodName(p)
+			}
+		}
+		switch {
+		case own != nil:
+			g.Pod, g.Message = ownPod, own.own
+		case gatedPod != "":
+			g.Pod = gatedPod
+			for _, u := range unsched {
+				if u.Pod == gatedPod {
+					g.Message = u.Message
+				}
+			}
+		case rejected != nil:
+			g.Pod, g.Message = rejectedPod, rejected.msg
+		}
+		out = append(out, g)
+	}
+	return out
+}

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"encoding/json"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// Objects serves schedcore.ObjectLister from a snapshot: the pods of a pod
+// source (the dry-run's store, so plugins see bindings as they happen)
+// and the snapshot's other objects (PodGroups), typed for the kinds of
+// k8s.io/api and unstructured for custom resources.
+type Objects struct {
+	pods   func(namespace string) []*v1.Pod
+	others map[string]runtime.Object
+}
+
+var _ schedcore.ObjectLister = (*Objects)(nil)
+
+// NewObjects indexes others; pods lists a namespace's pods.
+func NewObjects(pods func(namespace string) []*v1.Pod, others []*unstructured.Unstructured) *Objects {
+	o := &Objects{pods: pods, others: make(map[string]runtime.Object, len(others))}
+	for _, u := range others {
+		var obj runtime.Object = u
+		if u.GetAPIVersion() == schedulingv1beta1.SchemeGroupVersion.String() && u.GetKind() == "PodGroup" {
+			pg := &schedulingv1beta1.PodGroup{}
+			if data, err := json.Marshal(u.Object); err == nil && json.Unmarshal(data, pg) == nil {
+				obj = pg
+			}
+		}
+		o.others[objectKey(u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), u.GetName())] = obj
+	}
+	return o
+}
+
+func objectKey(apiVersion, kind, namespace, name string) string {
+	return apiVersion + "/" + kind + "/" + namespace + "/" + name
+}
+
+// Pods lists the namespace's pods.
+func (o *Objects) Pods(namespace string) []*v1.Pod {
+	if o.pods == nil {
+		return nil
+	}
+	return o.pods(namespace)
+}
+
+// Get returns an object by apiVersion, kind, namespace and name.
+func (o *Objects) Get(apiVersion, kind, namespace, name string) (runtime.Object, bool) {
+	obj, ok := o.others[objectKey(apiVersion, kind, namespace, name)]
+	return obj, ok
+}
+
+// PodsByNamespace returns a Pods function over pods, indexed once by
+// namespace in name order; current maps a pod to its latest copy (nil
+// keeps the pod as given).
+func PodsByNamespace(pods []*v1.Pod, current func(*v1.Pod) *v1.Pod) func(string) []*v1.Pod {
+	byNS := map[string][]*v1.Pod{}
+	for _, p := range pods {
+		byNS[p.Namespace] = append(byNS[p.Namespace], p)
+	}
+	for _, ps := range byNS {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
+	}
+	return func(ns string) []*v1.Pod {
+		ps := byNS[ns]
+		if current == nil {
+			return ps
+		}
+		out := make([]*v1.Pod, 0, len(ps))
+		for _, p := range ps {
+			if c := current(p); c != nil {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+}

@@ -1,0 +1,143 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	schedulinglisters "k8s.io/client-go/listers/scheduling/v1beta1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// crdPodGroups is scheduler-plugins' PodGroup resource.
+var crdPodGroups = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+
+// podGroupEventCRD is the queue event of the CRD, as Coscheduling registers it.
+const podGroupEventCRD schedcore.EventResource = "podgroups.v1alpha1.scheduling.x-k8s.io"
+
+// liveObjects serves schedcore.ObjectLister from informers: pods from the
+// pod informer, native PodGroups from a typed informer and the CRD from a
+// dynamic one, each only when the API serves it.
+type liveObjects struct {
+	pods   corelisters.PodLister
+	native schedulinglisters.PodGroupLister
+	crd    cache.GenericLister
+}
+
+func (o *liveObjects) Pods(namespace string) []*v1.Pod {
+	ps, _ := o.pods.Pods(namespace).List(labels.Everything())
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
+	return ps
+}
+
+func (o *liveObjects) Get(apiVersion, kind, namespace, name string) (runtime.Object, bool) {
+	if kind != coscheduling.PodGroupKind {
+		return nil, false
+	}
+	switch {
+	case apiVersion == coscheduling.NativePodGroupAPIVersion && o.native != nil:
+		pg, err := o.native.PodGroups(namespace).Get(name)
+		return pg, err == nil
+	case apiVersion == coscheduling.PodGroupAPIVersion && o.crd != nil:
+		obj, err := o.crd.ByNamespace(namespace).Get(name)
+		return obj, err == nil
+	}
+	return nil, false
+}
+
+// gangsEnabled reports whether a profile runs Coscheduling.
+func gangsEnabled(profiles map[string]*schedcore.Framework) bool {
+	for _, fw := range profiles {
+		if _, ok := fw.Plugin(names.Coscheduling); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// serves reports whether the API server has the resource.
+func serves(dc discovery.DiscoveryInterface, gvr schema.GroupVersionResource) (bool, error) {
+	res, err := dc.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	for _, r := range res.APIResources {
+		if r.Name == gvr.Resource {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// setUpPodGroups gives the profiles' handles an object lister and, for the
+// PodGroup APIs the server has, informers whose changes requeue pods
+// (Coscheduling's PodGroup events). It does nothing unless a profile runs
+// Coscheduling. Absent APIs are tolerated: their groups are then unknown.
+func (d *driver) setUpPodGroups(ctx context.Context) error {
+	if !gangsEnabled(d.profiles.ByName) {
+		return nil
+	}
+	d.handlers.gangs = true
+	objs := &liveObjects{pods: d.factory.Core().V1().Pods().Lister()}
+	requeue := func(res schedcore.EventResource) cache.ResourceEventHandler {
+		return cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) {
+				d.queue.MoveAllToActiveOrBackoffQueue(d.logger, schedcore.ClusterEvent{Resource: res, ActionType: schedcore.Add}, nil, obj, nil)
+			},
+			UpdateFunc: func(oldObj, newObj any) {
+				d.queue.MoveAllToActiveOrBackoffQueue(d.logger, schedcore.ClusterEvent{Resource: res, ActionType: schedcore.Update}, oldObj, newObj, nil)
+			},
+		}
+	}
+	dc := d.client.Discovery()
+	native := schedulingv1beta1.SchemeGroupVersion.WithResource("podgroups")
+	if ok, err := serves(dc, native); err != nil {
+		d.logger.Error(err, "Discovering PodGroups; native gangs are not scheduled as such", "resource", native)
+	} else if ok {
+		inf := d.factory.Scheduling().V1beta1().PodGroups()
+		objs.native = inf.Lister()
+		reg, err := inf.Informer().AddEventHandler(requeue(schedcore.PodGroup))
+		if err != nil {
+			return fmt.Errorf("registering PodGroup handler: %w", err)
+		}
+		d.regs = append(d.regs, reg)
+	}
+	if ok, err := serves(dc, crdPodGroups); err != nil {
+		d.logger.Error(err, "Discovering PodGroups; scheduler-plugins gangs are not scheduled as such", "resource", crdPodGroups)
+	} else if ok {
+		dyn, err := dynamic.NewForConfig(d.o.RESTConfig)
+		if err != nil {
+			return fmt.Errorf("creating dynamic client: %w", err)
+		}
+		d.dynFactory = dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+		inf := d.dynFactory.ForResource(crdPodGroups)
+		objs.crd = inf.Lister()
+		reg, err := inf.Informer().AddEventHandler(requeue(podGroupEventCRD))
+		if err != nil {
+			return fmt.Errorf("registering PodGroup handler: %w", err)
+		}
+		d.regs = append(d.regs, reg)
+	}
+	for _, fw := range d.profiles.ByName {
+		fw.Handle().Objects = objs
+	}
+	_ = ctx
+	return nil
+}

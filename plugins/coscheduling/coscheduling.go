@@ -1,0 +1,649 @@
+package coscheduling
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// Name is the plugin's name in the registry and in configurations.
+const Name = names.Coscheduling
+
+// Reasons. Those of scheduler-plugins' Coscheduling and of kube's in-tree
+// GangScheduling, word for word.
+const (
+	// ErrReasonWaitingForMinCount gates a gang's pods in PreEnqueue until
+	// minMember (minCount) of them exist (kube's GangScheduling).
+	ErrReasonWaitingForMinCount = "waiting for minCount pods from a gang to appear in scheduling queue"
+	// ErrReasonWaitingForPodGroupFormat gates a pod whose native PodGroup
+	// does not exist yet (kube's GangScheduling).
+	ErrReasonWaitingForPodGroupFormat = "waiting for pods's pod group %q to appear in scheduling queue"
+	// ErrReasonFailedRecentlyFormat rejects a group in its backoff.
+	ErrReasonFailedRecentlyFormat = "podGroup %v failed recently"
+	// ErrReasonNotEnoughSiblingsFormat rejects a pod whose group has fewer
+	// pods than minMember.
+	ErrReasonNotEnoughSiblingsFormat = "pre-filter pod %v cannot find enough sibling pods, current pods number: %v, minMember of group: %v"
+	// ErrReasonResourceGapFormat rejects a group whose minResources the
+	// cluster cannot hold.
+	ErrReasonResourceGapFormat = "resource gap: %v"
+	// ErrReasonPodGroupNotFound rejects, at Permit, a labelled pod without
+	// its PodGroup.
+	ErrReasonPodGroupNotFound = "PodGroup not found"
+	// ErrReasonGroupRejectedFormat is PostFilter's message when it rejects
+	// the whole group.
+	ErrReasonGroupRejectedFormat = "PodGroup %v gets rejected due to Pod %v is unschedulable even after PostFilter"
+	// ReasonWaitingForGang is the Wait message for native gangs (kube's).
+	ReasonWaitingForGang = "waiting for minCount pods from a gang to be scheduled"
+	// RejectionInPostFilter is why waiting siblings are rejected when a
+	// member fails its filters.
+	RejectionInPostFilter = "optimistic rejection in PostFilter"
+	// RejectionInUnreserve is why waiting siblings are rejected when a
+	// member is unreserved (rejected, timed out, or failed to bind).
+	RejectionInUnreserve = "rejection in Unreserve"
+)
+
+// podGroupCRDEvent is the event resource of scheduler-plugins' PodGroup,
+// named as kube names custom resources (<resource>.<version>.<group>).
+const podGroupCRDEvent schedcore.EventResource = "podgroups.v1alpha1.scheduling.x-k8s.io"
+
+// Coscheduling places a group of pods all together or not at all.
+type Coscheduling struct {
+	h              *schedcore.Handle
+	defaultTimeout time.Duration
+	backoff        time.Duration
+	groups         groupCache
+
+	mu sync.Mutex
+	// firstSeen is when PreEnqueue first saw a member of a group, the
+	// group's queue time when its PodGroup has no creationTimestamp.
+	firstSeen map[string]time.Time
+	// reserved holds the members reserved (assumed) in this scheduler, by
+	// group: the runtime state Reserve and Unreserve keep.
+	reserved map[string]sets.Set[types.UID]
+	// backedOff holds groups in backoff until the given time.
+	backedOff map[string]time.Time
+	// permitted holds groups whose minResources check passed, until when.
+	permitted map[string]time.Time
+	// failedIn holds, for groups rejected in PostFilter, what the rest of
+	// the cluster looked like then: until it changes, trying the group
+	// again could only fail again (and, since its own release frees
+	// resources, would retry forever).
+	failedIn map[string]clusterState
+}
+
+// clusterState sums up the nodes and the pods outside a group.
+type clusterState struct {
+	nodes, pods int
+	cpu, memory int64
+}
+
+var (
+	_ schedcore.PreEnqueuePlugin  = (*Coscheduling)(nil)
+	_ schedcore.QueueSortPlugin   = (*Coscheduling)(nil)
+	_ schedcore.PreFilterPlugin   = (*Coscheduling)(nil)
+	_ schedcore.PostFilterPlugin  = (*Coscheduling)(nil)
+	_ schedcore.ReservePlugin     = (*Coscheduling)(nil)
+	_ schedcore.PermitPlugin      = (*Coscheduling)(nil)
+	_ schedcore.EnqueueExtensions = (*Coscheduling)(nil)
+)
+
+// New builds the plugin from *CoschedulingArgs (nil means defaults).
+func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+	args := &CoschedulingArgs{}
+	if obj != nil {
+		a, ok := obj.(*CoschedulingArgs)
+		if !ok {
+			return nil, fmt.Errorf("want args to be of type CoschedulingArgs, got %T", obj)
+		}
+		args = a.DeepCopyObject().(*CoschedulingArgs)
+	}
+	SetDefaults(args)
+	if err := Validate(args); err != nil {
+		return nil, err
+	}
+	return &Coscheduling{
+		h:              h,
+		defaultTimeout: time.Duration(*args.PermitWaitingTimeSeconds) * time.Second,
+		backoff:        time.Duration(*args.PodGroupBackoffSeconds) * time.Second,
+		firstSeen:      map[string]time.Time{},
+		reserved:       map[string]sets.Set[types.UID]{},
+		backedOff:      map[string]time.Time{},
+		permitted:      map[string]time.Time{},
+		failedIn:       map[string]clusterState{},
+	}, nil
+}
+
+// Name returns the plugin's name.
+func (pl *Coscheduling) Name() string { return Name }
+
+// id tells the two forms apart in the plugin's maps.
+func id(r ref) string {
+	if r.native {
+		return "native:" + r.key()
+	}
+	return r.key()
+}
+
+// lookup returns the pod's group reference and its parsed PodGroup (nil
+// when the PodGroup does not exist); member is false for pods in no group.
+func (pl *Coscheduling) lookup(p *v1.Pod) (r ref, g *group, member bool) {
+	r, member = groupOf(p)
+	if !member || pl.h.Objects == nil {
+		return r, nil, member
+	}
+	apiVersion := PodGroupAPIVersion
+	if r.native {
+		apiVersion = NativePodGroupAPIVersion
+	}
+	obj, ok := pl.h.Objects.Get(apiVersion, PodGroupKind, r.namespace, r.name)
+	if !ok {
+		return r, nil, true
+	}
+	g, err := pl.groups.parse(r, obj)
+	if err != nil {
+		pl.h.Logger.Error(err, "Ignoring PodGroup", "podGroup", r.key())
+		return r, nil, true
+	}
+	return r, g, true
+}
+
+// siblings lists the group's pods that can still run (the pod itself
+// included), in the driver's order.
+func (pl *Coscheduling) siblings(r ref) []*v1.Pod {
+	if pl.h.Objects == nil {
+		return nil
+	}
+	var out []*v1.Pod
+	for _, p := range pl.h.Objects.Pods(r.namespace) {
+		if p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed && inGroup(p, r) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// assigned counts the group's members that are bound or reserved here,
+// leaving out except and members rejected while waiting at Permit (their
+// reservation is on its way out).
+func (pl *Coscheduling) assigned(r ref, except types.UID) int {
+	pl.mu.Lock()
+	res := pl.reserved[id(r)].Clone()
+	pl.mu.Unlock()
+	n := 0
+	for _, p := range pl.siblings(r) {
+		if p.UID == except {
+			continue
+		}
+		if p.Spec.NodeName == "" && !res.Has(p.UID) {
+			continue
+		}
+		if w := pl.h.GetWaitingPod(p.UID); w != nil && w.Rejected() {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+func (pl *Coscheduling) timeout(g *group) time.Duration {
+	if g.timeout > 0 {
+		return g.timeout
+	}
+	return pl.defaultTimeout
+}
+
+// PreEnqueue holds a gang's pods until minMember of them exist, and a
+// native group's pods until their PodGroup exists.
+func (pl *Coscheduling) PreEnqueue(_ context.Context, p *v1.Pod) *schedcore.Status {
+	r, g, member := pl.lookup(p)
+	if !member {
+		return nil
+	}
+	pl.mu.Lock()
+	if _, ok := pl.firstSeen[id(r)]; !ok {
+		pl.firstSeen[id(r)] = pl.h.Clock.Now()
+	}
+	pl.mu.Unlock()
+	if g == nil {
+		if r.native && pl.h.Objects != nil {
+			return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonWaitingForPodGroupFormat, r.name))
+		}
+		return nil
+	}
+	if !g.gang || pl.h.Objects == nil {
+		return nil
+	}
+	if len(pl.siblings(r)) < int(g.minMember) {
+		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonWaitingForMinCount)
+	}
+	return nil
+}
+
+// Less orders the queue by priority, then by the group's creation time
+// (a pod's own queue time outside groups), then by group, then by pod, so
+// a group's pods of equal priority stay together and two groups never
+// interleave.
+func (pl *Coscheduling) Less(a, b *schedcore.QueuedPodInfo) bool {
+	pa, pb := a.Priority(), b.Priority()
+	if pa != pb {
+		return pa > pb
+	}
+	ta, ka := pl.sortKey(a)
+	tb, kb := pl.sortKey(b)
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	if ka != kb {
+		return ka < kb
+	}
+	return schedcore.PodName(a.Pod) < schedcore.PodName(b.Pod)
+}
+
+func (pl *Coscheduling) sortKey(q *schedcore.QueuedPodInfo) (time.Time, string) {
+	t := q.Timestamp
+	if q.InitialAttemptTimestamp != nil {
+		t = *q.InitialAttemptTimestamp
+	}
+	r, g, member := pl.lookup(q.Pod)
+	if !member {
+		return t, schedcore.PodName(q.Pod)
+	}
+	if g != nil && !g.created.IsZero() {
+		return g.created, r.key()
+	}
+	pl.mu.Lock()
+	seen, ok := pl.firstSeen[id(r)]
+	pl.mu.Unlock()
+	if ok {
+		return seen, r.key()
+	}
+	return t, r.key()
+}
+
+// PreFilter rejects, before any node is tried, a pod whose group is in
+// backoff, has fewer than minMember pods, or whose minResources the
+// cluster cannot hold.
+func (pl *Coscheduling) PreFilter(_ context.Context, _ *schedcore.CycleState, p *v1.Pod, nodes []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
+	r, g, member := pl.lookup(p)
+	if !member || g == nil || !g.gang {
+		return nil, nil
+	}
+	now := pl.h.Clock.Now()
+	k := id(r)
+	pl.mu.Lock()
+	until, off := pl.backedOff[k]
+	pl.mu.Unlock()
+	if off && now.Before(until) {
+		return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonFailedRecentlyFormat, r.key()))
+	}
+	pl.mu.Lock()
+	was, failed := pl.failedIn[k]
+	pl.mu.Unlock()
+	if failed {
+		if was == pl.stateOutside(r, nodes) {
+			return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonFailedRecentlyFormat, r.key()))
+		}
+		pl.mu.Lock()
+		delete(pl.failedIn, k)
+		pl.mu.Unlock()
+	}
+	if pl.h.Objects != nil {
+		if n := len(pl.siblings(r)); n < int(g.minMember) {
+			return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonNotEnoughSiblingsFormat, p.Name, n, g.minMember))
+		}
+	}
+	if len(g.minResources) == 0 {
+		return nil, nil
+	}
+	pl.mu.Lock()
+	ok, valid := pl.permitted[k]
+	pl.mu.Unlock()
+	if valid && now.Before(ok) {
+		return nil, nil
+	}
+	if gap := pl.resourceGap(r, g, nodes); gap != "" {
+		return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonResourceGapFormat, gap))
+	}
+	pl.mu.Lock()
+	pl.permitted[k] = now.Add(pl.timeout(g))
+	pl.mu.Unlock()
+	return nil, nil
+}
+
+// stateOutside sums up the nodes and the pods on them that are not the
+// group's.
+func (pl *Coscheduling) stateOutside(r ref, nodes []*schedcore.NodeInfo) clusterState {
+	st := clusterState{nodes: len(nodes)}
+	f := pl.h.Features
+	for _, ni := range nodes {
+		st.cpu += ni.Requested.MilliCPU
+		st.memory += ni.Requested.Memory
+		st.pods += len(ni.Pods)
+		for _, pi := range ni.Pods {
+			if inGroup(pi.Pod, r) {
+				res := pi.Resource(f).Resource
+				st.cpu -= res.MilliCPU
+				st.memory -= res.Memory
+				st.pods--
+			}
+		}
+	}
+	return st
+}
+
+// resourceGap checks, as scheduler-plugins' CheckClusterResource, whether
+// the free resources of the nodes (the group's own pods counted as free)
+// add up to minResources plus minMember pods; it returns what is missing,
+// "" when nothing is.
+func (pl *Coscheduling) resourceGap(r ref, g *group, nodes []*schedcore.NodeInfo) string {
+	need := schedcore.NewResource(g.minResources)
+	need.AllowedPodNumber = int(g.minMember)
+	f := pl.h.Features
+	for _, ni := range nodes {
+		if ni.Node() == nil {
+			continue
+		}
+		a, used := &ni.Allocatable, &ni.Requested
+		cpu, mem, eph := a.MilliCPU-used.MilliCPU, a.Memory-used.Memory, a.EphemeralStorage-used.EphemeralStorage
+		pods := a.AllowedPodNumber - len(ni.Pods)
+		scalar := map[v1.ResourceName]int64{}
+		for k := range need.ScalarResources {
+			scalar[k] = a.ScalarResources[k] - used.ScalarResources[k]
+		}
+		for _, pi := range ni.Pods {
+			if !inGroup(pi.Pod, r) {
+				continue
+			}
+			res := pi.Resource(f).Resource
+			pods++
+			cpu, mem, eph = cpu+res.MilliCPU, mem+res.Memory, eph+res.EphemeralStorage
+			for k := range scalar {
+				scalar[k] += res.ScalarResources[k]
+			}
+		}
+		need.MilliCPU -= max(cpu, 0)
+		need.Memory -= max(mem, 0)
+		need.EphemeralStorage -= max(eph, 0)
+		need.AllowedPodNumber -= max(pods, 0)
+		for k := range need.ScalarResources {
+			need.ScalarResources[k] -= max(scalar[k], 0)
+		}
+		if satisfied(need) {
+			return ""
+		}
+	}
+	return formatGap(need)
+}
+
+func satisfied(r *schedcore.Resource) bool {
+	if r.MilliCPU > 0 || r.Memory > 0 || r.EphemeralStorage > 0 || r.AllowedPodNumber > 0 {
+		return false
+	}
+	for _, v := range r.ScalarResources {
+		if v > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// formatGap lists the missing resources as "cpu: 2, pods: 1", sorted by
+// name. (scheduler-plugins prints the raw ResourceList map, whose
+// quantities render as Go structs.)
+func formatGap(r *schedcore.Resource) string {
+	var parts []string
+	add := func(name string, q *resource.Quantity) { parts = append(parts, name+": "+q.String()) }
+	if r.MilliCPU > 0 {
+		add(string(v1.ResourceCPU), resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI))
+	}
+	if r.Memory > 0 {
+		add(string(v1.ResourceMemory), resource.NewQuantity(r.Memory, resource.BinarySI))
+	}
+	if r.EphemeralStorage > 0 {
+		add(string(v1.ResourceEphemeralStorage), resource.NewQuantity(r.EphemeralStorage, resource.BinarySI))
+	}
+	if r.AllowedPodNumber > 0 {
+		add(string(v1.ResourcePods), resource.NewQuantity(int64(r.AllowedPodNumber), resource.DecimalSI))
+	}
+	for k, v := range r.ScalarResources {
+		if v > 0 {
+			add(string(k), resource.NewQuantity(v, resource.DecimalSI))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// PostFilter rejects the waiting siblings of a gang member no node fits,
+// releasing their reservations at once, unless the group already has
+// minMember pods placed or lacks no more than a tenth of them (then a
+// later member may still complete it, as in scheduler-plugins).
+func (pl *Coscheduling) PostFilter(_ context.Context, _ *schedcore.CycleState, p *v1.Pod, _ *schedcore.NodeToStatus) (*schedcore.PostFilterResult, *schedcore.Status) {
+	r, g, member := pl.lookup(p)
+	if !member || g == nil || !g.gang {
+		// scheduler-plugins adds "can not find pod group" here; leaving the
+		// message empty keeps other pods' FitError messages kube's.
+		return &schedcore.PostFilterResult{}, schedcore.NewStatus(schedcore.Unschedulable)
+	}
+	assigned := pl.assigned(r, p.UID)
+	if assigned >= int(g.minMember) {
+		return &schedcore.PostFilterResult{}, schedcore.NewStatus(schedcore.Unschedulable)
+	}
+	if notAssigned := float32(int(g.minMember)-assigned) / float32(g.minMember); notAssigned <= 0.1 {
+		return &schedcore.PostFilterResult{}, schedcore.NewStatus(schedcore.Unschedulable)
+	}
+	pl.rejectWaiting(r, RejectionInPostFilter)
+	k := id(r)
+	state := pl.stateOutside(r, pl.h.Snapshot().List())
+	pl.mu.Lock()
+	pl.failedIn[k] = state
+	if pl.backoff > 0 && len(pl.siblings(r)) >= int(g.minMember) {
+		pl.backedOff[k] = pl.h.Clock.Now().Add(pl.backoff)
+	}
+	delete(pl.permitted, k)
+	pl.mu.Unlock()
+	return &schedcore.PostFilterResult{}, schedcore.NewStatus(schedcore.Unschedulable, fmt.Sprintf(ErrReasonGroupRejectedFormat, r.key(), p.Name))
+}
+
+// rejectWaiting rejects every waiting member of the group.
+func (pl *Coscheduling) rejectWaiting(r ref, msg string) {
+	pl.h.IterateOverWaitingPods(func(w *schedcore.WaitingPod) {
+		if inGroup(w.Pod(), r) {
+			w.Reject(Name, msg)
+		}
+	})
+}
+
+// Reserve records the member as reserved.
+func (pl *Coscheduling) Reserve(_ context.Context, _ *schedcore.CycleState, p *v1.Pod, _ string) *schedcore.Status {
+	r, member := groupOf(p)
+	if !member {
+		return nil
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	s := pl.reserved[id(r)]
+	if s == nil {
+		s = sets.New[types.UID]()
+		pl.reserved[id(r)] = s
+	}
+	s.Insert(p.UID)
+	return nil
+}
+
+// Unreserve forgets the member's reservation and rejects its waiting
+// siblings: one member failing after Reserve (rejected, timed out, failed
+// to bind) releases the whole group.
+func (pl *Coscheduling) Unreserve(_ context.Context, _ *schedcore.CycleState, p *v1.Pod, _ string) {
+	r, g, member := pl.lookup(p)
+	if !member {
+		return
+	}
+	k := id(r)
+	pl.mu.Lock()
+	if s := pl.reserved[k]; s != nil {
+		s.Delete(p.UID)
+		if s.Len() == 0 {
+			delete(pl.reserved, k)
+		}
+	}
+	pl.mu.Unlock()
+	if g == nil || !g.gang {
+		return
+	}
+	pl.rejectWaiting(r, RejectionInUnreserve)
+	// The group failed as it stands (a member rejected or timed out): like
+	// a rejection in PostFilter, it is not retried until the rest of the
+	// cluster changes, so a gang that keeps timing out within the 10%
+	// margin cannot starve the groups queued after it.
+	state := pl.stateOutside(r, pl.h.Snapshot().List())
+	pl.mu.Lock()
+	delete(pl.permitted, k)
+	pl.failedIn[k] = state
+	pl.mu.Unlock()
+}
+
+// Permit makes a gang member wait until minMember members are bound or
+// reserved, then allows them all. The first member to wait activates its
+// pending siblings so the group is tried together.
+func (pl *Coscheduling) Permit(_ context.Context, _ *schedcore.CycleState, p *v1.Pod, _ string) (*schedcore.Status, time.Duration) {
+	r, g, member := pl.lookup(p)
+	if !member {
+		return nil, 0
+	}
+	if g == nil {
+		return schedcore.NewStatus(schedcore.Unschedulable, ErrReasonPodGroupNotFound), 0
+	}
+	if !g.gang {
+		return nil, 0
+	}
+	assigned := pl.assigned(r, p.UID)
+	if int32(assigned)+1 >= g.minMember {
+		pl.h.IterateOverWaitingPods(func(w *schedcore.WaitingPod) {
+			if inGroup(w.Pod(), r) {
+				w.Allow(Name)
+			}
+		})
+		return nil, 0
+	}
+	if assigned == 0 {
+		pl.activateSiblings(r, p)
+	}
+	var st *schedcore.Status
+	if r.native {
+		st = schedcore.NewStatus(schedcore.Wait, ReasonWaitingForGang)
+	} else {
+		st = schedcore.NewStatus(schedcore.Wait)
+	}
+	return st, pl.timeout(g)
+}
+
+// activateSiblings moves the group's other pending pods to activeQ.
+func (pl *Coscheduling) activateSiblings(r ref, p *v1.Pod) {
+	pods := map[string]*v1.Pod{}
+	for _, s := range pl.siblings(r) {
+		if s.UID != p.UID && s.Spec.NodeName == "" {
+			pods[schedcore.PodName(s)] = s
+		}
+	}
+	pl.h.Activate(pods)
+}
+
+// EventsToRegister: a new member may complete a group (kube's
+// GangScheduling registers the same pod events), and a PodGroup added or
+// changed may ungate its pods.
+func (pl *Coscheduling) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHint, error) {
+	return []schedcore.ClusterEventWithHint{
+		{Event: schedcore.ClusterEvent{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Add}, QueueingHintFn: pl.isSchedulableAfterPodAdded},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Add}, QueueingHintFn: pl.isSchedulableAfterPodAdded},
+		// A group rejected as a whole may fit once other pods leave or
+		// nodes come; its own members leaving cannot help it.
+		{Event: schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Delete}, QueueingHintFn: pl.isSchedulableAfterPodDeleted},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add | schedcore.UpdateNodeAllocatable}},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.PodGroup, ActionType: schedcore.Add | schedcore.Update}, QueueingHintFn: pl.isSchedulableAfterPodGroupChange},
+		{Event: schedcore.ClusterEvent{Resource: podGroupCRDEvent, ActionType: schedcore.Add | schedcore.Update}, QueueingHintFn: pl.isSchedulableAfterPodGroupChange},
+	}, nil
+}
+
+func (pl *Coscheduling) isSchedulableAfterPodAdded(_ logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
+	_, added, err := helper.As[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if r, ok := groupOf(pod); ok && added != nil && added.UID != pod.UID && inGroup(added, r) {
+		return schedcore.Queue, nil
+	}
+	return schedcore.QueueSkip, nil
+}
+
+func (pl *Coscheduling) isSchedulableAfterPodDeleted(_ logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
+	deleted, _, err := helper.As[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	if r, ok := groupOf(pod); ok && deleted != nil && !inGroup(deleted, r) {
+		return schedcore.Queue, nil
+	}
+	return schedcore.QueueSkip, nil
+}
+
+func (pl *Coscheduling) isSchedulableAfterPodGroupChange(_ logr.Logger, pod *v1.Pod, _, newObj any) (schedcore.QueueingHint, error) {
+	r, ok := groupOf(pod)
+	if !ok {
+		return schedcore.QueueSkip, nil
+	}
+	var ns, name string
+	native := false
+	switch o := newObj.(type) {
+	case *schedulingv1beta1.PodGroup:
+		ns, name, native = o.Namespace, o.Name, true
+	case *PodGroup:
+		ns, name = o.Namespace, o.Name
+	case interface {
+		GetNamespace() string
+		GetName() string
+	}:
+		ns, name = o.GetNamespace(), o.GetName()
+		native = r.native
+	default:
+		return schedcore.Queue, fmt.Errorf("unexpected PodGroup object %T", newObj)
+	}
+	if ns == r.namespace && name == r.name && native == r.native {
+		return schedcore.Queue, nil
+	}
+	return schedcore.QueueSkip, nil
+}
+
+// GroupOf returns the pod's gang as "namespace/name" with its minMember,
+// for reports; ok is false for a pod in no gang (no group, no PodGroup, or
+// a native PodGroup with the basic policy).
+func (pl *Coscheduling) GroupOf(p *v1.Pod) (key string, minMember int32, ok bool) {
+	r, g, member := pl.lookup(p)
+	if !member || g == nil || !g.gang {
+		return "", 0, false
+	}
+	return r.key(), g.minMember, true
+}
+
+// IsGangRejection reports whether a failure message is one the plugin
+// gives a member because of its group rather than its own fit: a waiting
+// member rejected when a sibling failed, or a Permit timeout.
+func IsGangRejection(msg string) bool {
+	return strings.Contains(msg, RejectionInPostFilter) || strings.Contains(msg, RejectionInUnreserve) ||
+		strings.Contains(msg, "rejected due to timeout after waiting") || strings.Contains(msg, "failed recently")
+}
