@@ -78,12 +78,18 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *Cycle
 	if len(feasible) == 1 {
 		return ScheduleResult{SuggestedHost: feasible[0].Name(), EvaluatedNodes: 1 + diag.NodeToStatus.Len(), FeasibleNodes: 1, Tied: []string{feasible[0].Name()}}, &diag, nil
 	}
+	defer releaseScoreBuffers(state)
 	scores, err := a.prioritizeNodes(ctx, fw, state, pod, feasible)
 	if err != nil {
 		return result, &diag, err
 	}
 	result = ScheduleResult{EvaluatedNodes: len(feasible) + diag.NodeToStatus.Len(), FeasibleNodes: len(feasible)}
 	result.SuggestedHost, result.Tied = a.selectHost(scores)
+	if state.scoreBufs != nil {
+		// The buffers are reused by the next cycle: keep the chosen and
+		// the runner-up nodes' scores only, copied.
+		scores = detachScores(scores, 2)
+	}
 	result.Scores = scores
 	return result, &diag, nil
 }

@@ -326,7 +326,12 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		// node itself is copied into the snapshot: NumNodes of an unchanged
 		// node is not refreshed when another node gains or loses the image.
 		n.ImageStates = c.nodeImageStates(n.Node())
-		s.nodeInfoMap[name] = n.Clone()
+		// A fresh generation: the copy's image summaries may differ from
+		// what an earlier copy of the same cache generation held, and
+		// NodeMemo entries must not outlive them.
+		ni := n.Clone()
+		ni.Generation = nextGeneration()
+		s.nodeInfoMap[name] = ni
 	}
 	if len(c.dirty) > 0 || c.listsDirty {
 		// The list keeps snapshot pointers; rebuilding it is a pass of pointer
@@ -340,6 +345,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 				continue
 			}
 			s.nodeInfoList = append(s.nodeInfoList, n)
+			n.listPos = len(s.nodeInfoList)
 			if len(n.PodsWithAffinity) > 0 {
 				s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, n)
 			}
@@ -349,6 +355,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		}
 	}
 	if c.nsDirty {
+		s.nsGeneration = nextGeneration()
 		s.namespaces = make(map[string]*v1.Namespace, len(c.namespaces))
 		for k, v := range c.namespaces {
 			s.namespaces[k] = v

@@ -44,6 +44,14 @@ type CycleState struct {
 	RecordPluginMetrics bool
 	// SkipAllPostFilter disables PostFilter for this cycle.
 	SkipAllPostFilter bool
+	// ReuseScoreBuffers lets RunScorePlugins score into the framework's
+	// buffers of the previous cycle instead of allocating; SchedulePod
+	// then keeps only the chosen and runner-up nodes' scores (copied) in
+	// its result. The scheduler loop sets it; Explain, which keeps every
+	// node's scores, does not.
+	ReuseScoreBuffers bool
+	// scoreBufs is the framework whose buffers this cycle holds.
+	scoreBufs *Framework
 }
 
 type stateEntry struct {

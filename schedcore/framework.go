@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -15,6 +16,11 @@ import (
 // once from the profile; each extension point is a plain slice, asserted
 // once, so the hot path does no reflection or map lookups.
 type Framework struct {
+	// scoreBuf is RunScorePlugins' scratch, reused by cycles that allow it
+	// (CycleState.ReuseScoreBuffers), one at a time.
+	scoreBufMu sync.Mutex
+	scoreBuf   scoreBuffers
+
 	profileName              string
 	percentageOfNodesToScore *int32
 	handle                   *Handle

@@ -44,6 +44,9 @@ type NodeInfo struct {
 	PVCRefCounts map[string]int
 	// Generation changes whenever the NodeInfo changes.
 	Generation int64
+	// listPos is 1 + the node's position in the snapshot list it belongs to
+	// (0: none), the index of NodeMemo tables.
+	listPos int
 }
 
 // NewNodeInfo returns an empty NodeInfo holding the given pods.
@@ -178,6 +181,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		ImageStates:      n.ImageStates,
 		PVCRefCounts:     make(map[string]int, len(n.PVCRefCounts)),
 		Generation:       n.Generation,
+		listPos:          n.listPos,
 	}
 	for k, v := range n.PVCRefCounts {
 		c.PVCRefCounts[k] = v
@@ -198,3 +202,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 func (n *NodeInfo) String() string {
 	return fmt.Sprintf("NodeInfo{%s pods:%d requested:%+v allocatable:%+v}", n.Name(), len(n.Pods), n.Requested, n.Allocatable)
 }
+
+// ListIndex is the node's position in its snapshot's List(), or -1 for a
+// NodeInfo outside a snapshot list. Clones keep the index of the original.
+func (n *NodeInfo) ListIndex() int { return n.listPos - 1 }

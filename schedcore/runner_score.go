@@ -43,21 +43,29 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			idx = append(idx, i)
 		}
 	}
-	out := make([]NodePluginScores, len(nodes))
 	np := len(idx)
+	var out []NodePluginScores
+	var raw, weighted []PluginScore
+	var lists []NodeScoreList
+	if state.ReuseScoreBuffers && state.scoreBufs == nil && f.scoreBufMu.TryLock() {
+		state.scoreBufs = f
+		out, raw, weighted, lists = f.scoreBuf.get(len(nodes), np)
+	} else {
+		// One backing array for every node's score slices: two allocations
+		// per cycle rather than two per node.
+		out = make([]NodePluginScores, len(nodes))
+		raw = make([]PluginScore, len(nodes)*np)
+		weighted = make([]PluginScore, len(nodes)*np)
+		lists = make([]NodeScoreList, np)
+		for j := range lists {
+			lists[j] = make(NodeScoreList, len(nodes))
+		}
+	}
 	if np == 0 {
 		for i, n := range nodes {
 			out[i] = NodePluginScores{Name: n.Name(), RawScores: []PluginScore{}, Scores: []PluginScore{}}
 		}
 		return out, nil
-	}
-	// One backing array for every node's score slices: two allocations
-	// per cycle rather than two per node.
-	raw := make([]PluginScore, len(nodes)*np)
-	weighted := make([]PluginScore, len(nodes)*np)
-	lists := make([]NodeScoreList, np)
-	for j := range lists {
-		lists[j] = make(NodeScoreList, len(nodes))
 	}
 	var errOnce sync.Once
 	var firstErr error
@@ -126,4 +134,59 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	}
 	f.observe(ExtScore, nil, start)
 	return out, nil
+}
+
+// scoreBuffers are RunScorePlugins' slices, kept between cycles.
+type scoreBuffers struct {
+	out           []NodePluginScores
+	raw, weighted []PluginScore
+	lists         []NodeScoreList
+}
+
+// get returns the buffers sized for nodes × plugins, growing them when
+// needed; their contents are stale and overwritten by the caller.
+func (b *scoreBuffers) get(nodes, plugins int) ([]NodePluginScores, []PluginScore, []PluginScore, []NodeScoreList) {
+	if cap(b.out) < nodes {
+		b.out = make([]NodePluginScores, nodes)
+	}
+	if cap(b.raw) < nodes*plugins {
+		b.raw = make([]PluginScore, nodes*plugins)
+		b.weighted = make([]PluginScore, nodes*plugins)
+	}
+	for len(b.lists) < plugins {
+		b.lists = append(b.lists, nil)
+	}
+	for j := 0; j < plugins; j++ {
+		if cap(b.lists[j]) < nodes {
+			b.lists[j] = make(NodeScoreList, nodes)
+		}
+		b.lists[j] = b.lists[j][:nodes]
+	}
+	out := b.out[:nodes]
+	for i := range out {
+		out[i] = NodePluginScores{}
+	}
+	return out, b.raw[:nodes*plugins], b.weighted[:nodes*plugins], b.lists[:plugins]
+}
+
+// releaseScoreBuffers gives the framework's score buffers back, if state
+// holds them.
+func releaseScoreBuffers(state *CycleState) {
+	if f := state.scoreBufs; f != nil {
+		state.scoreBufs = nil
+		f.scoreBufMu.Unlock()
+	}
+}
+
+// detachScores copies the first n entries of scores (and their per-plugin
+// slices) out of reused buffers.
+func detachScores(scores []NodePluginScores, n int) []NodePluginScores {
+	n = min(n, len(scores))
+	out := make([]NodePluginScores, n)
+	for i := 0; i < n; i++ {
+		out[i] = scores[i]
+		out[i].RawScores = append([]PluginScore(nil), scores[i].RawScores...)
+		out[i].Scores = append([]PluginScore(nil), scores[i].Scores...)
+	}
+	return out
 }

@@ -110,6 +110,7 @@ func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *QueuedPodInfo) {
 	}
 	start := s.Clock.Now()
 	state := NewCycleState()
+	state.ReuseScoreBuffers = true
 	s.randMu.Lock()
 	state.RecordPluginMetrics = s.Rand.Intn(100) < pluginMetricsSamplePercent
 	s.randMu.Unlock()

@@ -18,6 +18,7 @@ type Snapshot struct {
 	havePodsWithRequiredAntiAffinityNodeInfoList []*NodeInfo
 	namespaces                                   map[string]*v1.Namespace
 	generation                                   int64
+	nsGeneration                                 int64
 	// Storage holds the volume-related objects; nil means none.
 	Storage *StorageState
 	// Selectors holds the objects whose selectors define a pod's default
@@ -76,6 +77,10 @@ func (s *Snapshot) Get(name string) (*NodeInfo, error) {
 	}
 	return nil, fmt.Errorf("nodeinfo not found for node name %q", name)
 }
+
+// NamespaceGeneration changes whenever the namespaces (or their labels)
+// change, for caches of namespace-selector results.
+func (s *Snapshot) NamespaceGeneration() int64 { return s.nsGeneration }
 
 // NumNodes counts nodes.
 func (s *Snapshot) NumNodes() int { return len(s.nodeInfoList) }

@@ -2,6 +2,7 @@ package imagelocality
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -25,13 +26,32 @@ const Name = names.ImageLocality
 // ImageLocality scores nodes by the images of the pod they already hold.
 type ImageLocality struct {
 	handle *schedcore.Handle
+	// scores remembers each node's score per image list while the node is
+	// unchanged (a node's image summaries are taken when it is copied into
+	// the snapshot, so its generation covers them).
+	scores *schedcore.NodeMemo[int64]
 }
 
-var _ schedcore.ScorePlugin = (*ImageLocality)(nil)
+// memoKeys bounds the image lists whose per-node scores are remembered.
+const memoKeys = 64
+
+const preScoreStateKey schedcore.StateKey = "PreScore" + Name
+
+// preScoreState holds the feasible nodes' scores by snapshot list index
+// (-1: not computed).
+type preScoreState struct{ scores []int64 }
+
+// Clone returns the state itself: nothing changes it after PreScore.
+func (s *preScoreState) Clone() schedcore.StateData { return s }
+
+var (
+	_ schedcore.PreScorePlugin = (*ImageLocality)(nil)
+	_ schedcore.ScorePlugin    = (*ImageLocality)(nil)
+)
 
 // New returns the plugin; it takes no args.
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
-	return &ImageLocality{handle: h}, nil
+	return &ImageLocality{handle: h, scores: schedcore.NewNodeMemo[int64](memoKeys)}, nil
 }
 
 // Name returns the plugin's name.
@@ -39,10 +59,74 @@ func (pl *ImageLocality) Name() string { return Name }
 
 // Score sums the spread-scaled sizes of the pod's images present on the
 // node and maps the sum onto [0, 100].
-func (pl *ImageLocality) Score(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	totalNumNodes := pl.handle.Snapshot().NumNodes()
+func (pl *ImageLocality) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	if v, err := state.Read(preScoreStateKey); err == nil {
+		if s, ok := v.(*preScoreState); ok {
+			if i := nodeInfo.ListIndex(); i >= 0 && i < len(s.scores) && s.scores[i] >= 0 {
+				return s.scores[i], nil
+			}
+		}
+	}
+	return pl.score(pod, nodeInfo, pl.handle.Snapshot().NumNodes()), nil
+}
+
+func (pl *ImageLocality) score(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, totalNumNodes int) int64 {
 	sum, count := sumImageScores(nodeInfo, pod, totalNumNodes)
-	return calculatePriority(sum, count), nil
+	return calculatePriority(sum, count)
+}
+
+// PreScore computes the feasible nodes' scores, taking each from the memo
+// when the node is unchanged since the pod's image list was last scored.
+// It never skips: Score is the same with or without it.
+func (pl *ImageLocality) PreScore(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) *schedcore.Status {
+	snap := pl.handle.Snapshot()
+	total := snap.NumNodes()
+	key := imagesKey(pod, total)
+	t := pl.scores.Acquire(key, total)
+	defer t.Release()
+	s := &preScoreState{scores: make([]int64, total)}
+	for i := range s.scores {
+		s.scores[i] = -1
+	}
+	pl.handle.Parallelizer().Until(ctx, len(nodes), func(n int) {
+		ni := nodes[n]
+		i := ni.ListIndex()
+		if i < 0 || i >= total {
+			return
+		}
+		v, ok := t.Get(ni)
+		if !ok {
+			v = pl.score(pod, ni, total)
+			t.Put(ni, v)
+		}
+		s.scores[i] = v
+	})
+	state.Write(preScoreStateKey, s)
+	return nil
+}
+
+// imagesKey is the pod's image references in Score's order, and the node
+// count the spread is scaled by.
+func imagesKey(pod *v1.Pod, totalNumNodes int) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(totalNumNodes))
+	for i := range pod.Spec.InitContainers {
+		b.WriteByte(0)
+		b.WriteString(pod.Spec.InitContainers[i].Image)
+	}
+	b.WriteByte(1)
+	for i := range pod.Spec.Containers {
+		b.WriteByte(0)
+		b.WriteString(pod.Spec.Containers[i].Image)
+	}
+	b.WriteByte(1)
+	for i := range pod.Spec.Volumes {
+		if img := pod.Spec.Volumes[i].Image; img != nil {
+			b.WriteByte(0)
+			b.WriteString(img.Reference)
+		}
+	}
+	return b.String()
 }
 
 // calculatePriority clamps the summed image scores to

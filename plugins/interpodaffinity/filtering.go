@@ -3,6 +3,7 @@ package interpodaffinity
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -251,35 +252,64 @@ func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, a
 	if len(affinityTerms) == 0 && len(antiAffinityTerms) == 0 {
 		return affinity, antiAffinity
 	}
-	affLists := make([]pairCounts, len(nodes))
-	antiLists := make([]pairCounts, len(nodes))
-	index := int32(-1)
+	// Per node: [pods matching all affinity terms, pods matching each
+	// anti-affinity term...], remembered while the node is unchanged.
+	var b strings.Builder
+	var key strings.Builder
+	for i := range affinityTerms {
+		key.WriteString("A")
+		key.WriteString(termKey(&b, &affinityTerms[i], 0))
+	}
+	for i := range antiAffinityTerms {
+		key.WriteString("N")
+		key.WriteString(termKey(&b, &antiAffinityTerms[i], 0))
+	}
+	t := pl.required.Acquire(key.String(), len(nodes))
+	defer t.Release()
+	rows := make([][]int32, len(nodes))
 	pl.handle.Parallelizer().Until(ctx, len(nodes), func(i int) {
 		n := nodes[i]
-		node := n.Node()
-		var aff, anti pairCounts
-		for _, existing := range n.Pods {
-			if podMatchesAllAffinityTerms(affinityTerms, existing.Pod) {
-				for j := range affinityTerms {
-					aff.record(node, affinityTerms[j].TopologyKey, 1)
+		row, ok := t.Get(n)
+		if !ok {
+			row = make([]int32, 1+len(antiAffinityTerms))
+			for _, existing := range n.Pods {
+				if podMatchesAllAffinityTerms(affinityTerms, existing.Pod) {
+					row[0]++
+				}
+				for j := range antiAffinityTerms {
+					if antiAffinityTerms[j].Matches(existing.Pod, nil) {
+						row[1+j]++
+					}
 				}
 			}
-			for j := range antiAffinityTerms {
-				if antiAffinityTerms[j].Matches(existing.Pod, nil) {
-					anti.record(node, antiAffinityTerms[j].TopologyKey, 1)
-				}
-			}
+			t.Put(n, row)
 		}
-		if len(aff) > 0 || len(anti) > 0 {
-			k := atomic.AddInt32(&index, 1)
-			affLists[k], antiLists[k] = aff, anti
-		}
+		rows[i] = row
 	})
-	for i := 0; i <= int(index); i++ {
-		affinity.mergeList(affLists[i])
-		antiAffinity.mergeList(antiLists[i])
+	if ctx.Err() != nil {
+		return affinity, antiAffinity
+	}
+	for i, row := range rows {
+		node := nodes[i].Node()
+		if c := int64(row[0]); c > 0 {
+			for j := range affinityTerms {
+				affinity.add(node, affinityTerms[j].TopologyKey, c)
+			}
+		}
+		for j := range antiAffinityTerms {
+			if c := int64(row[1+j]); c > 0 {
+				antiAffinity.add(node, antiAffinityTerms[j].TopologyKey, c)
+			}
+		}
 	}
 	return affinity, antiAffinity
+}
+
+// add adds count to the node's pair for key, if the node has the label.
+func (m topologyToMatchedTermCount) add(node *v1.Node, key string, count int64) {
+	if tv, ok := node.Labels[key]; ok {
+		m[topologyPair{key: key, value: tv}] += count
+	}
 }
 
 // countMatchingHostScopedAffinityPods counts the pods anywhere that match all

@@ -36,7 +36,18 @@ type InterPodAffinity struct {
 	handle   *schedcore.Handle
 	args     args
 	fastPath bool
+	// terms groups the existing pods' scoring terms across cycles.
+	terms *termIndex
+	// incoming remembers per-node match counts of incoming pods' preferred
+	// terms while a node is unchanged.
+	incoming *schedcore.NodeMemo[int32]
+	// required remembers per-node match counts of incoming pods' required
+	// terms (PreFilter) while a node is unchanged.
+	required *schedcore.NodeMemo[[]int32]
 }
+
+// memoTerms bounds the incoming terms whose per-node counts are remembered.
+const memoTerms = 64
 
 // New builds the plugin. args is nil (defaults) or a
 // *configv1.InterPodAffinityArgs.
@@ -48,7 +59,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 	if err != nil {
 		return nil, err
 	}
-	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features.InterPodAffinityHostnameFastPath}, nil
+	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features.InterPodAffinityHostnameFastPath, terms: newTermIndex(a.hardPodAffinityWeight), incoming: schedcore.NewNodeMemo[int32](memoTerms), required: schedcore.NewNodeMemo[[]int32](memoTerms)}, nil
 }
 
 // Name returns the plugin's name.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync/atomic"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -27,57 +27,6 @@ type preScoreState struct {
 // Clone returns the state itself: Score only reads it.
 func (s *preScoreState) Clone() schedcore.StateData { return s }
 
-func (m scoreMap) processTerm(term *schedcore.AffinityTerm, weight int32, pod *v1.Pod, nsLabels labels.Set, node *v1.Node, multiplier int32) {
-	if term.Matches(pod, nsLabels) {
-		if tv, ok := node.Labels[term.TopologyKey]; ok {
-			if m[term.TopologyKey] == nil {
-				m[term.TopologyKey] = make(map[string]int64)
-			}
-			// int32 product, as kube computes it.
-			m[term.TopologyKey][tv] += int64(weight * multiplier)
-		}
-	}
-}
-
-func (m scoreMap) processTerms(terms []schedcore.WeightedAffinityTerm, pod *v1.Pod, nsLabels labels.Set, node *v1.Node, multiplier int32) {
-	for i := range terms {
-		m.processTerm(&terms[i].AffinityTerm, terms[i].Weight, pod, nsLabels, node, multiplier)
-	}
-}
-
-func (m scoreMap) append(other scoreMap) {
-	for topology, oScores := range other {
-		scores := m[topology]
-		if scores == nil {
-			m[topology] = oScores
-			continue
-		}
-		for k, v := range oScores {
-			scores[k] += v
-		}
-	}
-}
-
-// processExistingPod adds what one existing pod contributes to its node's
-// topology domains.
-func (pl *InterPodAffinity) processExistingPod(s *preScoreState, existing *schedcore.PodInfo, existingNode *v1.Node, incoming *v1.Pod, topoScore scoreMap) {
-	if len(existingNode.Labels) == 0 {
-		return
-	}
-	// The incoming pod's preferred terms (namespace selectors merged).
-	topoScore.processTerms(s.podInfo.PreferredAffinityTerms, existing.Pod, nil, existingNode, 1)
-	topoScore.processTerms(s.podInfo.PreferredAntiAffinityTerms, existing.Pod, nil, existingNode, -1)
-	// The existing pod's required affinity, weighted by hardPodAffinityWeight.
-	if pl.args.hardPodAffinityWeight > 0 {
-		for i := range existing.RequiredAffinityTerms {
-			topoScore.processTerm(&existing.RequiredAffinityTerms[i], pl.args.hardPodAffinityWeight, incoming, s.namespaceLabels, existingNode, 1)
-		}
-	}
-	// The existing pod's preferred terms.
-	topoScore.processTerms(existing.PreferredAffinityTerms, incoming, s.namespaceLabels, existingNode, 1)
-	topoScore.processTerms(existing.PreferredAntiAffinityTerms, incoming, s.namespaceLabels, existingNode, -1)
-}
-
 // PreScore sums the affinity weights per topology pair. It scans every node
 // when the pod has preferred terms, else only nodes with pods that have
 // affinity. The nodes argument is not used, as in kube.
@@ -92,12 +41,6 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 	}
 
 	snap := pl.handle.Snapshot()
-	var allNodes []*schedcore.NodeInfo
-	if hasConstraints {
-		allNodes = snap.List()
-	} else {
-		allNodes = snap.HavePodsWithAffinityList()
-	}
 
 	pi, err := newIncomingPodInfo(pod)
 	if err != nil {
@@ -109,30 +52,80 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 	for i := range pi.PreferredAntiAffinityTerms {
 		mergeNamespaces(&pi.PreferredAntiAffinityTerms[i].AffinityTerm, snap)
 	}
-	s := &preScoreState{topologyScore: make(scoreMap), podInfo: pi, namespaceLabels: snap.NamespaceLabels(pod.Namespace)}
+	s := &preScoreState{podInfo: pi, namespaceLabels: snap.NamespaceLabels(pod.Namespace)}
+	allNodes := snap.List()
+	topo := make(scoreMap)
 
-	topoScores := make([]scoreMap, len(allNodes))
-	index := int32(-1)
-	pl.handle.Parallelizer().Until(ctx, len(allNodes), func(i int) {
-		n := allNodes[i]
-		pods := n.PodsWithAffinity
-		if hasConstraints {
-			pods = n.Pods
+	// (b) the existing pods' terms, one match per distinct term.
+	pl.terms.mu.Lock()
+	pl.terms.sync(allNodes)
+	for _, g := range pl.terms.groups {
+		if len(g.counts) == 0 || !g.term.Matches(pod, s.namespaceLabels) {
+			continue
 		}
-		topoScore := make(scoreMap)
-		for _, existing := range pods {
-			pl.processExistingPod(s, existing, n.Node(), pod, topoScore)
+		m := topo[g.term.TopologyKey]
+		if m == nil {
+			m = make(map[string]int64, len(g.counts))
+			topo[g.term.TopologyKey] = m
 		}
-		if len(topoScore) > 0 {
-			topoScores[atomic.AddInt32(&index, 1)] = topoScore
+		for v, c := range g.counts {
+			m[v] += int64(c) * g.weight
 		}
-	})
-	if index == -1 {
+	}
+	pl.terms.mu.Unlock()
+
+	// (a) the incoming pod's preferred terms against every existing pod.
+	if hasConstraints {
+		counts := make([]int32, len(allNodes))
+		var b strings.Builder
+		incoming := func(terms []schedcore.WeightedAffinityTerm, multiplier int32) {
+			for i := range terms {
+				term := &terms[i].AffinityTerm
+				w := int64(terms[i].Weight * multiplier)
+				t := pl.incoming.Acquire(termKey(&b, term, 0), len(allNodes))
+				pl.handle.Parallelizer().Until(ctx, len(allNodes), func(n int) {
+					ni := allNodes[n]
+					c, ok := t.Get(ni)
+					if !ok {
+						for _, existing := range ni.Pods {
+							if term.Matches(existing.Pod, nil) {
+								c++
+							}
+						}
+						t.Put(ni, c)
+					}
+					counts[n] = c
+				})
+				t.Release()
+				var m map[string]int64
+				for n, c := range counts {
+					if c == 0 {
+						continue
+					}
+					v, ok := allNodes[n].Node().Labels[term.TopologyKey]
+					if !ok {
+						continue
+					}
+					if m == nil {
+						if m = topo[term.TopologyKey]; m == nil {
+							m = make(map[string]int64)
+							topo[term.TopologyKey] = m
+						}
+					}
+					m[v] += int64(c) * w
+				}
+			}
+		}
+		incoming(pi.PreferredAffinityTerms, 1)
+		incoming(pi.PreferredAntiAffinityTerms, -1)
+	}
+	if err := ctx.Err(); err != nil {
+		return schedcore.AsStatus(err)
+	}
+	if len(topo) == 0 {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	for i := 0; i <= int(index); i++ {
-		s.topologyScore.append(topoScores[i])
-	}
+	s.topologyScore = topo
 	cycleState.Write(preScoreStateKey, s)
 	return nil
 }

@@ -188,6 +188,95 @@ func countPodsMatchSelector(podInfos []*schedcore.PodInfo, selector labels.Selec
 	return count
 }
 
+// matchCounter counts a node's pods of one namespace that a selector
+// matches, remembered per node in the plugin's memo while the node is
+// unchanged: a cycle recounts only the nodes that changed since the
+// selector was last counted.
+type matchCounter struct {
+	t   *schedcore.MemoTable[int]
+	sel labels.Selector
+	ns  string
+	// byNode, when set, holds the counts of every node with a match, by
+	// snapshot list index (from the postings index); nodes absent count 0.
+	byNode  map[int32]int
+	indexed bool
+}
+
+// counters returns a counter per constraint for namespace ns over the
+// snapshot's nodes (constraints with the same selector share one table);
+// call release when the cycle's counting is done. Selectors with an
+// equality requirement are counted from the postings index, the others
+// node by node through the memo.
+func (pl *PodTopologySpread) counters(constraints []topologySpreadConstraint, ns string, nodes []*schedcore.NodeInfo) (cs []matchCounter, release func()) {
+	cs = make([]matchCounter, len(constraints))
+	keys := make([]string, len(constraints))
+	var held []*schedcore.MemoTable[int]
+	synced := false
+	pl.postings.mu.Lock()
+	defer pl.postings.mu.Unlock()
+	for i := range constraints {
+		sel := constraints[i].Selector
+		cs[i] = matchCounter{sel: sel, ns: ns}
+		if sel.Empty() {
+			continue
+		}
+		if !synced {
+			pl.postings.sync(nodes)
+			synced = true
+		}
+		if cands, ok := pl.postings.candidates(sel, ns); ok {
+			byNode := make(map[int32]int, len(cands))
+			for idx, pods := range cands {
+				n := 0
+				for _, pi := range pods {
+					if sel.Matches(labels.Set(pi.Pod.Labels)) {
+						n++
+					}
+				}
+				if n > 0 {
+					byNode[idx] = n
+				}
+			}
+			cs[i].byNode, cs[i].indexed = byNode, true
+			continue
+		}
+		keys[i] = ns + "\x00" + sel.String()
+		for j := 0; j < i; j++ {
+			if keys[j] == keys[i] {
+				cs[i].t = cs[j].t
+				break
+			}
+		}
+		if cs[i].t == nil {
+			cs[i].t = pl.counts.Acquire(keys[i], len(nodes))
+			held = append(held, cs[i].t)
+		}
+	}
+	return cs, func() {
+		for _, t := range held {
+			t.Release()
+		}
+	}
+}
+
+func (c matchCounter) count(ni *schedcore.NodeInfo) int {
+	if c.indexed {
+		if i := ni.ListIndex(); i >= 0 {
+			return c.byNode[int32(i)]
+		}
+		return countPodsMatchSelector(ni.Pods, c.sel, c.ns)
+	}
+	if c.t == nil {
+		return 0
+	}
+	if v, ok := c.t.Get(ni); ok {
+		return v
+	}
+	v := countPodsMatchSelector(ni.Pods, c.sel, c.ns)
+	c.t.Put(ni, v)
+	return v
+}
+
 // podLabelsMatchSpreadConstraints reports whether any constraint selects
 // the labels.
 func podLabelsMatchSpreadConstraints(constraints []topologySpreadConstraint, set labels.Set) bool {

@@ -206,6 +206,8 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 	// counts[n*nc+i] is node n's count for constraint i, -1 when the node
 	// does not count for it: one allocation instead of one per node.
 	counts := make([]int, len(allNodes)*nc)
+	counters, release := pl.counters(constraints, pod.Namespace, allNodes)
+	defer release()
 	logger := pl.handle.Logger
 	pl.handle.Parallelizer().Until(ctx, len(allNodes), func(n int) {
 		row := counts[n*nc : (n+1)*nc]
@@ -221,7 +223,7 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 			if !c.matchNodeInclusionPolicies(logger, pod, node, &s.requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
 				continue
 			}
-			row[i] = countPodsMatchSelector(allNodes[n].Pods, c.Selector, pod.Namespace)
+			row[i] = counters[i].count(allNodes[n])
 		}
 	})
 	if err := ctx.Err(); err != nil {

@@ -221,7 +221,7 @@ var stateCmpOpts = []cmp.Option{
 		p2.sort()
 		return p1[0] == p2[0] && p1[1] == p2[1]
 	}),
-	cmpopts.IgnoreUnexported(preFilterState{}),
+	cmpopts.IgnoreUnexported(preFilterState{}, preScoreState{}),
 	cmpopts.EquateEmpty(),
 }
 

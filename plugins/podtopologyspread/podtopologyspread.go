@@ -58,7 +58,15 @@ type PodTopologySpread struct {
 	// enableSkipDeferredResize is InPlacePodVerticalScalingSchedulerPreemption
 	// (alpha, off): a pod whose resize is Deferred skips the plugin.
 	enableSkipDeferredResize bool
+
+	// counts remembers per-node selector match counts across cycles.
+	counts *schedcore.NodeMemo[int]
+	// postings indexes pods by label pair across cycles.
+	postings *postings
 }
+
+// memoKeys bounds the selectors whose per-node counts are remembered.
+const memoKeys = 64
 
 // New builds the plugin. args is nil (defaults: defaultingType System) or a
 // *configv1.PodTopologySpreadArgs.
@@ -75,6 +83,8 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		defaultConstraints:   a.defaultConstraints,
 		systemDefaulted:      a.systemDefaulted,
 		enableMatchLabelKeys: true,
+		counts:               schedcore.NewNodeMemo[int](memoKeys),
+		postings:             newPostings(),
 
 		enableTaintTolerationComparisonOperators: h.Features.TaintTolerationComparisonOperators,
 	}, nil

@@ -32,6 +32,10 @@ type preScoreState struct {
 	// TopologyNormalizingWeight is log(domains+2) per constraint, so that
 	// the counts of small topologies are not watered down by large ones.
 	TopologyNormalizingWeight []float64
+	// hostCounts is indexed by constraint, then by the node's snapshot list
+	// index: the matching pods on each feasible node, for the hostname
+	// constraints (nil for the others); -1 where not counted.
+	hostCounts [][]int32
 }
 
 // Clone returns the state itself: nothing changes it after PreScore.
@@ -109,6 +113,34 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 		return schedcore.NewStatus(schedcore.Skip)
 	}
 
+	counters, release := pl.counters(s.Constraints, pod.Namespace, allNodes)
+	defer release()
+	hasHostname := false
+	s.hostCounts = make([][]int32, len(s.Constraints))
+	for i := range s.Constraints {
+		if s.Constraints[i].TopologyKey == v1.LabelHostname {
+			s.hostCounts[i] = make([]int32, len(allNodes))
+			for j := range s.hostCounts[i] {
+				s.hostCounts[i][j] = -1
+			}
+			hasHostname = true
+		}
+	}
+	if hasHostname {
+		pl.handle.Parallelizer().Until(ctx, len(filteredNodes), func(n int) {
+			ni := filteredNodes[n]
+			idx := ni.ListIndex()
+			if idx < 0 || idx >= len(allNodes) {
+				return
+			}
+			for i := range s.Constraints {
+				if s.hostCounts[i] != nil {
+					s.hostCounts[i][idx] = int32(counters[i].count(ni))
+				}
+			}
+		})
+	}
+
 	requiredNodeAffinity := helper.GetRequiredNodeAffinity(pod)
 	logger := pl.handle.Logger
 	pl.handle.Parallelizer().Until(ctx, len(allNodes), func(n int) {
@@ -131,7 +163,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 			if tpCount == nil {
 				continue
 			}
-			atomic.AddInt64(tpCount, int64(countPodsMatchSelector(ni.Pods, c.Selector, pod.Namespace)))
+			atomic.AddInt64(tpCount, int64(counters[i].count(ni)))
 		}
 	})
 	if err := ctx.Err(); err != nil {
@@ -163,7 +195,11 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleStat
 		}
 		var cnt int64
 		if c.TopologyKey == v1.LabelHostname {
-			cnt = int64(countPodsMatchSelector(nodeInfo.Pods, c.Selector, pod.Namespace))
+			if idx := nodeInfo.ListIndex(); idx >= 0 && idx < len(s.hostCounts[i]) && s.hostCounts[i][idx] >= 0 {
+				cnt = int64(s.hostCounts[i][idx])
+			} else {
+				cnt = int64(countPodsMatchSelector(nodeInfo.Pods, c.Selector, pod.Namespace))
+			}
 		} else if p := s.TopologyValueToPodCounts[i][tpVal]; p != nil {
 			cnt = *p
 		}

@@ -255,6 +255,12 @@ func TestRunFlushesOnTheClock(t *testing.T) {
 			}
 			start := clk.Now()
 			q.Run(logger)
+			// Both flush goroutines must wait on the clock (the backoff
+			// flush's first timer, the leftover flush's ticker) before it
+			// moves: a step taken before one of them starts is lost to it.
+			for clk.Waiters() < 2 {
+				runtime.Gosched()
+			}
 			popped := make(chan *schedcore.QueuedPodInfo, 1)
 			go func() {
 				got, _ := q.Pop(logger)
@@ -281,7 +287,12 @@ func TestRunFlushesOnTheClock(t *testing.T) {
 				}
 				waitForWaiters(clk)
 				clk.Step(step)
-				runtime.Gosched()
+				// Give the flush goroutines real time to take the tick: a
+				// tick they have not taken when the next one comes is lost,
+				// and on a loaded machine Gosched alone may not run them.
+				for deadline := time.Now().Add(20 * time.Millisecond); time.Now().Before(deadline) && len(q.InFlightPods()) == 0; {
+					time.Sleep(200 * time.Microsecond)
+				}
 			}
 		})
 	}

@@ -1,0 +1,192 @@
+package interpodaffinity
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// PreScore sums, per topology pair, two things (kube's processExistingPod):
+//
+//  (a) the incoming pod's preferred terms matched against every existing
+//      pod: a term's per-node count of matching pods, remembered per node
+//      in a NodeMemo while the node is unchanged;
+//  (b) every existing pod's terms (required affinity at
+//      hardPodAffinityWeight, preferred affinity and anti-affinity) matched
+//      against the incoming pod: existing terms are grouped by their content
+//      in termIndex, each group counting its pods per topology value, kept
+//      up to date node by node as nodes change. A cycle matches the
+//      incoming pod once per distinct term instead of once per pod.
+//
+// Both give exactly kube's sums (integer addition, per-term int32 products)
+// and the same set of pairs (a pair exists when some term matched on a node
+// with the topology label).
+
+// termGroup is the existing terms of one content: the pods carrying it
+// counted per value of its topology key.
+type termGroup struct {
+	key    string
+	term   schedcore.AffinityTerm
+	weight int64 // int64(int32(weight) * multiplier), as kube computes it
+	counts map[string]int
+	refs   int
+}
+
+type termEntry struct {
+	g     *termGroup
+	value string
+	n     int
+}
+
+type nodeTerms struct {
+	gen     int64
+	entries []termEntry
+}
+
+// termIndex holds the groups of all nodes' existing terms.
+type termIndex struct {
+	mu     sync.Mutex
+	nodes  []nodeTerms
+	groups map[string]*termGroup
+	hard   int32
+}
+
+func newTermIndex(hardPodAffinityWeight int32) *termIndex {
+	return &termIndex{groups: map[string]*termGroup{}, hard: hardPodAffinityWeight}
+}
+
+// termKey identifies a term's content for grouping.
+func termKey(b *strings.Builder, t *schedcore.AffinityTerm, weight int64) string {
+	b.Reset()
+	b.WriteString(strconv.FormatInt(weight, 10))
+	b.WriteByte(0)
+	b.WriteString(t.TopologyKey)
+	b.WriteByte(0)
+	writeSelector(b, t.Selector)
+	writeSelector(b, t.NamespaceSelector)
+	ns := make([]string, 0, len(t.Namespaces))
+	for n := range t.Namespaces {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	for _, n := range ns {
+		b.WriteString(n)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// writeSelector writes a selector unambiguously: Everything and Nothing
+// both print as "".
+func writeSelector(b *strings.Builder, s labels.Selector) {
+	switch {
+	case s == nil:
+		b.WriteString("nil")
+	case s.Empty():
+		b.WriteString("all")
+	default:
+		if _, ok := s.Requirements(); !ok {
+			b.WriteString("none")
+		} else {
+			b.WriteString("sel:")
+			b.WriteString(s.String())
+		}
+	}
+	b.WriteByte(0)
+}
+
+func (x *termIndex) add(b *strings.Builder, es []termEntry, t *schedcore.AffinityTerm, weight int64, value string) []termEntry {
+	key := termKey(b, t, weight)
+	g := x.groups[key]
+	if g == nil {
+		g = &termGroup{key: key, term: *t, weight: weight, counts: map[string]int{}}
+		x.groups[key] = g
+	}
+	for i := range es {
+		if es[i].g == g && es[i].value == value {
+			es[i].n++
+			return es
+		}
+	}
+	return append(es, termEntry{g: g, value: value, n: 1})
+}
+
+// nodeEntries lists what ni's pods' terms add, grouped.
+func (x *termIndex) nodeEntries(b *strings.Builder, ni *schedcore.NodeInfo) []termEntry {
+	node := ni.Node()
+	if node == nil || len(node.Labels) == 0 {
+		return nil
+	}
+	var es []termEntry
+	for _, p := range ni.PodsWithAffinity {
+		if x.hard > 0 {
+			for i := range p.RequiredAffinityTerms {
+				t := &p.RequiredAffinityTerms[i]
+				if v, ok := node.Labels[t.TopologyKey]; ok {
+					es = x.add(b, es, t, int64(x.hard), v)
+				}
+			}
+		}
+		for i := range p.PreferredAffinityTerms {
+			t := &p.PreferredAffinityTerms[i]
+			if v, ok := node.Labels[t.TopologyKey]; ok {
+				es = x.add(b, es, &t.AffinityTerm, int64(t.Weight), v)
+			}
+		}
+		for i := range p.PreferredAntiAffinityTerms {
+			t := &p.PreferredAntiAffinityTerms[i]
+			if v, ok := node.Labels[t.TopologyKey]; ok {
+				es = x.add(b, es, &t.AffinityTerm, int64(t.Weight*-1), v)
+			}
+		}
+	}
+	return es
+}
+
+func (x *termIndex) apply(es []termEntry, sign int) {
+	for _, e := range es {
+		g := e.g
+		c := g.counts[e.value] + sign*e.n
+		if c == 0 {
+			delete(g.counts, e.value)
+		} else {
+			g.counts[e.value] = c
+		}
+		g.refs += sign * e.n
+		if g.refs == 0 {
+			delete(x.groups, g.key)
+		}
+	}
+}
+
+// sync brings the groups up to date with the snapshot's nodes. Call with
+// x.mu held.
+func (x *termIndex) sync(nodes []*schedcore.NodeInfo) {
+	var b strings.Builder
+	for i := len(nodes); i < len(x.nodes); i++ {
+		x.apply(x.nodes[i].entries, -1)
+	}
+	if len(x.nodes) > len(nodes) {
+		x.nodes = x.nodes[:len(nodes)]
+	}
+	for len(x.nodes) < len(nodes) {
+		x.nodes = append(x.nodes, nodeTerms{})
+	}
+	for i, ni := range nodes {
+		nt := &x.nodes[i]
+		if nt.gen != 0 && nt.gen == ni.Generation {
+			continue
+		}
+		// Add before removing, so that groups shared by the old and new
+		// entries are not dropped and re-created.
+		es := x.nodeEntries(&b, ni)
+		x.apply(es, 1)
+		x.apply(nt.entries, -1)
+		*nt = nodeTerms{gen: ni.Generation, entries: es}
+	}
+}

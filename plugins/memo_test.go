@@ -1,0 +1,178 @@
+package plugins_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
+	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
+	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	st "github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
+)
+
+// The plugins that remember per-node results across cycles (NodeMemo and
+// InterPodAffinity's term index) must decide exactly as a fresh instance
+// that remembers nothing, whatever happened to the cluster in between: pods
+// added and removed, nodes relabelled, added and removed.
+func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
+	factories := []struct {
+		name string
+		new  func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error)
+	}{
+		{"InterPodAffinity", interpodaffinity.New},
+		{"PodTopologySpread", podtopologyspread.New},
+		{"ImageLocality", imagelocality.New},
+	}
+	for _, f := range factories {
+		t.Run(f.name, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(7))
+			cache := schedcore.NewCache(schedcore.DefaultFeatures)
+			snap := schedcore.NewEmptySnapshot()
+			for i := 0; i < 12; i++ {
+				cache.AddNode(randomNode(rng, i))
+			}
+			h := schedcore.NewHandle(snap, 2)
+			ctx := context.Background()
+			long, err := f.new(ctx, nil, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var placed []*v1.Pod
+			nodeCount := 12
+			for step := 0; step < 300; step++ {
+				switch r := rng.Intn(10); {
+				case r < 6 || len(placed) == 0:
+					p := randomPod(rng, fmt.Sprintf("p%d", step))
+					p.Spec.NodeName = fmt.Sprintf("node-%d", rng.Intn(nodeCount))
+					if err := cache.AddPod(p); err == nil {
+						placed = append(placed, p)
+					}
+				case r < 8:
+					i := rng.Intn(len(placed))
+					cache.RemovePod(placed[i])
+					placed = append(placed[:i], placed[i+1:]...)
+				case r < 9:
+					cache.AddNode(randomNode(rng, rng.Intn(nodeCount)))
+				default:
+					if rng.Intn(2) == 0 {
+						cache.AddNode(randomNode(rng, nodeCount))
+						nodeCount++
+					} else {
+						cache.RemoveNode(randomNode(rng, rng.Intn(nodeCount)))
+					}
+				}
+				cache.UpdateSnapshot(snap)
+				pod := randomPod(rng, "incoming")
+				fresh, err := f.new(ctx, nil, h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := runPlugin(ctx, fresh, pod, snap)
+				got := runPlugin(ctx, long, pod, snap)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("step %d: remembering instance differs from a fresh one (-fresh +remembering):\n%s", step, diff)
+				}
+			}
+		})
+	}
+}
+
+// runPlugin runs the plugin's PreFilter, Filter, PreScore, Score and
+// NormalizeScore over every node and reports what each said.
+func runPlugin(ctx context.Context, p schedcore.Plugin, pod *v1.Pod, snap *schedcore.Snapshot) []string {
+	var out []string
+	nodes := snap.List()
+	state := schedcore.NewCycleState()
+	feasible := nodes
+	if pf, ok := p.(schedcore.PreFilterPlugin); ok {
+		_, s := pf.PreFilter(ctx, state, pod, nodes)
+		out = append(out, "prefilter "+s.Code().String()+" "+fmt.Sprint(s.Reasons()))
+		if !s.IsSuccess() {
+			return out
+		}
+		feasible = nil
+		for _, ni := range nodes {
+			s := p.(schedcore.FilterPlugin).Filter(ctx, state, pod, ni)
+			out = append(out, ni.Name()+" filter "+s.Code().String()+" "+fmt.Sprint(s.Reasons()))
+			if s.IsSuccess() {
+				feasible = append(feasible, ni)
+			}
+		}
+	}
+	if ps, ok := p.(schedcore.PreScorePlugin); ok {
+		s := ps.PreScore(ctx, state, pod, feasible)
+		out = append(out, "prescore "+s.Code().String())
+		if !s.IsSuccess() {
+			return out
+		}
+	}
+	sp := p.(schedcore.ScorePlugin)
+	scores := make(schedcore.NodeScoreList, len(feasible))
+	for i, ni := range feasible {
+		sc, s := sp.Score(ctx, state, pod, ni)
+		if !s.IsSuccess() {
+			out = append(out, ni.Name()+" score error "+s.AsError().Error())
+		}
+		scores[i] = schedcore.NodeScore{Name: ni.Name(), Score: sc}
+	}
+	if n, ok := p.(schedcore.NormalizeScorePlugin); ok {
+		_ = n.NormalizeScore(ctx, state, pod, scores)
+	}
+	for _, s := range scores {
+		out = append(out, fmt.Sprintf("%s score %d", s.Name, s.Score))
+	}
+	return out
+}
+
+var (
+	apps   = []string{"a", "b", "c"}
+	zones  = []string{"z1", "z2", "z3"}
+	images = []string{"img/one:v1", "img/two", "img/three:v3"}
+)
+
+func randomNode(rng *rand.Rand, i int) *v1.Node {
+	n := st.MakeNode(fmt.Sprintf("node-%d", i)).Capacity("cpu", "8", "memory", "16Gi", "pods", "110")
+	if rng.Intn(5) > 0 {
+		n.Label(v1.LabelTopologyZone, zones[rng.Intn(len(zones))])
+	}
+	if rng.Intn(4) > 0 {
+		n.Label("rack", fmt.Sprintf("r%d", rng.Intn(4)))
+	}
+	for _, img := range images {
+		if rng.Intn(2) == 0 {
+			n.Image(img, int64(100+rng.Intn(900))*1024*1024)
+		}
+	}
+	return n.Obj()
+}
+
+func randomPod(rng *rand.Rand, name string) *v1.Pod {
+	p := st.MakePod(name).Namespace([]string{"default", "team"}[rng.Intn(2)]).Req("cpu", "100m").Label("app", apps[rng.Intn(len(apps))])
+	p.Image(images[rng.Intn(len(images))])
+	sel := func() map[string]string { return map[string]string{"app": apps[rng.Intn(len(apps))]} }
+	key := func() string { return []string{v1.LabelHostname, v1.LabelTopologyZone, "rack"}[rng.Intn(3)] }
+	switch rng.Intn(8) {
+	case 0:
+		p.PreferredPodAffinity(int32(1+rng.Intn(100)), key(), sel())
+	case 1:
+		p.PreferredPodAntiAffinity(int32(1+rng.Intn(100)), key(), sel())
+	case 2:
+		p.PodAffinity(key(), sel())
+	case 3:
+		p.PodAntiAffinity(key(), sel())
+	case 4:
+		p.SpreadConstraint(1, key(), v1.ScheduleAnyway, sel(), nil)
+	case 5:
+		p.SpreadConstraint(int32(1+rng.Intn(2)), key(), v1.DoNotSchedule, sel(), nil)
+	case 6:
+		p.PreferredPodAffinity(int32(1+rng.Intn(100)), key(), sel()).PreferredPodAntiAffinity(int32(1+rng.Intn(100)), key(), sel())
+	}
+	return p.Obj()
+}

@@ -1,0 +1,110 @@
+package schedcore
+
+import "sync"
+
+// NodeMemo remembers, per key and per node, a value a plugin computed from
+// one node's pods (how many match a selector, what an incoming pod's terms
+// add to the node's domains), for as long as the node is unchanged. Most
+// cycles change one node (the last placement), so a plugin that would scan
+// every pod of every node each cycle scans one node's pods instead.
+//
+// Validity is the node's Generation: generations are process-wide unique and
+// every change of a NodeInfo takes a new one, so an entry is reused only for
+// the very same node contents. Entries hold no NodeInfo pointers, so stale
+// snapshot copies are not kept alive. At most maxKeys keys are kept; the
+// least recently used one is dropped first.
+type NodeMemo[V any] struct {
+	mu      sync.Mutex
+	tables  map[string]*MemoTable[V]
+	maxKeys int
+	clock   uint64
+}
+
+// MemoTable is one key's entries, indexed by the node's position in the
+// snapshot list. Hold it between Acquire and Release.
+type MemoTable[V any] struct {
+	mu      sync.Mutex
+	entries []memoEntry[V]
+	used    uint64
+}
+
+type memoEntry[V any] struct {
+	gen int64
+	v   V
+}
+
+// NewNodeMemo returns a memo keeping at most maxKeys keys.
+func NewNodeMemo[V any](maxKeys int) *NodeMemo[V] {
+	if maxKeys < 1 {
+		maxKeys = 1
+	}
+	return &NodeMemo[V]{tables: map[string]*MemoTable[V]{}, maxKeys: maxKeys}
+}
+
+// Acquire returns key's table, sized for n nodes and locked for the caller,
+// who calls Release when done. Get and Put on distinct nodes may run in
+// parallel between the two.
+func (m *NodeMemo[V]) Acquire(key string, n int) *MemoTable[V] {
+	m.mu.Lock()
+	t := m.tables[key]
+	if t == nil {
+		if len(m.tables) >= m.maxKeys {
+			m.evictLocked()
+		}
+		t = &MemoTable[V]{}
+		m.tables[key] = t
+	}
+	m.clock++
+	t.used = m.clock
+	m.mu.Unlock()
+	t.mu.Lock()
+	if len(t.entries) < n {
+		grown := make([]memoEntry[V], n)
+		copy(grown, t.entries)
+		t.entries = grown
+	}
+	return t
+}
+
+func (m *NodeMemo[V]) evictLocked() {
+	var oldest string
+	var at uint64
+	first := true
+	for k, t := range m.tables {
+		if first || t.used < at {
+			oldest, at, first = k, t.used, false
+		}
+	}
+	delete(m.tables, oldest)
+}
+
+// Len is the number of keys held.
+func (m *NodeMemo[V]) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.tables)
+}
+
+// Release unlocks the table.
+func (t *MemoTable[V]) Release() { t.mu.Unlock() }
+
+// Get returns the value remembered for ni, if ni is unchanged since Put.
+func (t *MemoTable[V]) Get(ni *NodeInfo) (V, bool) {
+	i := ni.listPos - 1
+	if i >= 0 && i < len(t.entries) {
+		if e := &t.entries[i]; e.gen == ni.Generation && e.gen != 0 {
+			return e.v, true
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+// Put remembers v for ni. A node outside the snapshot list is not
+// remembered.
+func (t *MemoTable[V]) Put(ni *NodeInfo, v V) {
+	i := ni.listPos - 1
+	if i >= 0 && i < len(t.entries) {
+		t.entries[i] = memoEntry[V]{gen: ni.Generation, v: v}
+	}
+}
