@@ -97,9 +97,13 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n, ok := c.nodes[node.Name]
-	if !ok {
+	if !ok || n.Node() == nil {
 		return
 	}
+	// The stored object, not the argument: a caller's copy may carry other
+	// labels (another zone), and the zone list must lose this very entry,
+	// or the name would stay listed and come back twice when re-added.
+	node = n.Node()
 	c.nodeOrder.remove(node)
 	if len(n.Pods) == 0 {
 		delete(c.nodes, node.Name)
