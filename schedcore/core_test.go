@@ -1,10 +1,12 @@
 package schedcore_test
 
 import (
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -198,5 +200,31 @@ func TestCacheSnapshotIsIncremental(t *testing.T) {
 	a2, _ := snap.Get("a")
 	if a2.Requested.MilliCPU != 0 || len(a2.Pods) != 0 {
 		t.Errorf("node a after forget: %v", a2)
+	}
+}
+
+// RemoveNode finds the node's zone from the stored node, not from the
+// caller's copy: a copy with another zone label must still remove it, so
+// that adding it again lists it once.
+func TestCacheRemoveNodeWithARelabelledCopy(t *testing.T) {
+	c := schedcore.NewCache(schedcore.DefaultFeatures)
+	mk := func(name, zone string) *v1.Node {
+		return schedtest.MakeNode(name).Label(v1.LabelTopologyZone, zone).Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()
+	}
+	c.AddNode(mk("a", "z1"))
+	c.AddNode(mk("b", "z2"))
+	snap := schedcore.NewEmptySnapshot()
+	c.UpdateSnapshot(snap)
+	c.RemoveNode(mk("a", "z2"))
+	c.UpdateSnapshot(snap)
+	c.AddNode(mk("a", "z3"))
+	c.UpdateSnapshot(snap)
+	var got []string
+	for _, ni := range snap.List() {
+		got = append(got, ni.Name())
+	}
+	sort.Strings(got)
+	if diff := cmp.Diff([]string{"a", "b"}, got); diff != "" {
+		t.Errorf("snapshot nodes (-want +got):\n%s", diff)
 	}
 }
