@@ -108,3 +108,36 @@ func (t *MemoTable[V]) Put(ni *NodeInfo, v V) {
 		t.entries[i] = memoEntry[V]{gen: ni.Generation, v: v}
 	}
 }
+
+// NodeSlots keeps one value per snapshot list position, with the generation
+// of the node it was computed from, for indexes that a plugin maintains
+// node by node across cycles instead of rebuilding them every cycle.
+type NodeSlots[S any] struct {
+	gens []int64
+	vals []S
+}
+
+// Sync brings the slots in line with nodes (the snapshot list): drop is
+// called for each slot beyond the list before it is cut, refresh for each
+// node whose generation differs from the one its slot was computed from
+// (the slot holds the old value; refresh replaces it).
+func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(i int, s *S), refresh func(i int, ni *NodeInfo, s *S)) {
+	for i := len(nodes); i < len(n.vals); i++ {
+		drop(i, &n.vals[i])
+	}
+	if len(n.vals) > len(nodes) {
+		clear(n.vals[len(nodes):])
+		n.vals, n.gens = n.vals[:len(nodes)], n.gens[:len(nodes)]
+	}
+	for len(n.vals) < len(nodes) {
+		var zero S
+		n.vals, n.gens = append(n.vals, zero), append(n.gens, 0)
+	}
+	for i, ni := range nodes {
+		if g := n.gens[i]; g != 0 && g == ni.Generation {
+			continue
+		}
+		refresh(i, ni, &n.vals[i])
+		n.gens[i] = ni.Generation
+	}
+}

@@ -43,15 +43,10 @@ type termEntry struct {
 	n     int
 }
 
-type nodeTerms struct {
-	gen     int64
-	entries []termEntry
-}
-
 // termIndex holds the groups of all nodes' existing terms.
 type termIndex struct {
 	mu     sync.Mutex
-	nodes  []nodeTerms
+	nodes  schedcore.NodeSlots[[]termEntry]
 	groups map[string]*termGroup
 	hard   int32
 }
@@ -168,25 +163,12 @@ func (x *termIndex) apply(es []termEntry, sign int) {
 // x.mu held.
 func (x *termIndex) sync(nodes []*schedcore.NodeInfo) {
 	var b strings.Builder
-	for i := len(nodes); i < len(x.nodes); i++ {
-		x.apply(x.nodes[i].entries, -1)
-	}
-	if len(x.nodes) > len(nodes) {
-		x.nodes = x.nodes[:len(nodes)]
-	}
-	for len(x.nodes) < len(nodes) {
-		x.nodes = append(x.nodes, nodeTerms{})
-	}
-	for i, ni := range nodes {
-		nt := &x.nodes[i]
-		if nt.gen != 0 && nt.gen == ni.Generation {
-			continue
-		}
+	x.nodes.Sync(nodes, func(_ int, es *[]termEntry) { x.apply(*es, -1) }, func(_ int, ni *schedcore.NodeInfo, es *[]termEntry) {
 		// Add before removing, so that groups shared by the old and new
 		// entries are not dropped and re-created.
-		es := x.nodeEntries(&b, ni)
-		x.apply(es, 1)
-		x.apply(nt.entries, -1)
-		*nt = nodeTerms{gen: ni.Generation, entries: es}
-	}
+		fresh := x.nodeEntries(&b, ni)
+		x.apply(fresh, 1)
+		x.apply(*es, -1)
+		*es = fresh
+	})
 }

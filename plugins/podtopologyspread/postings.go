@@ -16,13 +16,8 @@ import (
 // unchanged keeps its entries.
 type postings struct {
 	mu    sync.Mutex
-	nodes []postingNode
+	nodes schedcore.NodeSlots[[]string]
 	byKey map[string]map[int32][]*schedcore.PodInfo
-}
-
-type postingNode struct {
-	gen  int64
-	keys []string
 }
 
 func newPostings() *postings {
@@ -33,22 +28,9 @@ func postingKey(ns, k, v string) string { return ns + "\x00" + k + "\x00" + v }
 
 // sync brings the index up to date with nodes; call with mu held.
 func (x *postings) sync(nodes []*schedcore.NodeInfo) {
-	for i := len(nodes); i < len(x.nodes); i++ {
-		x.drop(int32(i), x.nodes[i].keys)
-	}
-	if len(x.nodes) > len(nodes) {
-		x.nodes = x.nodes[:len(nodes)]
-	}
-	for len(x.nodes) < len(nodes) {
-		x.nodes = append(x.nodes, postingNode{})
-	}
-	for i, ni := range nodes {
-		pn := &x.nodes[i]
-		if pn.gen != 0 && pn.gen == ni.Generation {
-			continue
-		}
-		x.drop(int32(i), pn.keys)
-		pn.keys = pn.keys[:0]
+	x.nodes.Sync(nodes, func(i int, keys *[]string) { x.drop(int32(i), *keys) }, func(i int, ni *schedcore.NodeInfo, keys *[]string) {
+		x.drop(int32(i), *keys)
+		*keys = (*keys)[:0]
 		for _, pi := range ni.Pods {
 			p := pi.Pod
 			if p.DeletionTimestamp != nil {
@@ -62,13 +44,12 @@ func (x *postings) sync(nodes []*schedcore.NodeInfo) {
 					x.byKey[key] = m
 				}
 				if len(m[int32(i)]) == 0 {
-					pn.keys = append(pn.keys, key)
+					*keys = append(*keys, key)
 				}
 				m[int32(i)] = append(m[int32(i)], pi)
 			}
 		}
-		pn.gen = ni.Generation
-	}
+	})
 }
 
 func (x *postings) drop(i int32, keys []string) {
