@@ -81,8 +81,12 @@ func (c *Cache) AddNode(node *v1.Node) {
 		c.listsDirty = true
 	} else {
 		c.removeNodeImages(n.Node())
-		c.nodeOrder.update(n.Node(), node)
-		c.listsDirty = true
+		// Only a zone change moves the node in the list; otherwise the
+		// snapshot replaces it in place.
+		if ZoneKey(n.Node()) != ZoneKey(node) {
+			c.nodeOrder.update(n.Node(), node)
+			c.listsDirty = true
+		}
 	}
 	c.addNodeImages(node)
 	n.SetNode(node)
@@ -169,11 +173,9 @@ func (c *Cache) addPodLocked(pod *v1.Pod, assumed bool) {
 	pi := NewPodInfo(pod)
 	pi.Resource(c.features)
 	n := c.nodeInfo(pod.Spec.NodeName)
-	hadAff, hadAnti := len(n.PodsWithAffinity) > 0, len(n.PodsWithRequiredAntiAffinity) > 0
+	// A change of the node's affinity-list membership needs no list
+	// rebuild: UpdateSnapshot redoes those lists whenever a node changed.
 	n.AddPodInfo(pi, c.features)
-	if hadAff != (len(n.PodsWithAffinity) > 0) || hadAnti != (len(n.PodsWithRequiredAntiAffinity) > 0) {
-		c.listsDirty = true
-	}
 	c.pods[PodKey(pod)] = &podState{pod: pod, info: pi, assumed: assumed}
 	c.dirty[pod.Spec.NodeName] = struct{}{}
 }
@@ -181,11 +183,7 @@ func (c *Cache) addPodLocked(pod *v1.Pod, assumed bool) {
 func (c *Cache) removePodLocked(ps *podState) {
 	name := ps.pod.Spec.NodeName
 	if n, ok := c.nodes[name]; ok {
-		hadAff, hadAnti := len(n.PodsWithAffinity) > 0, len(n.PodsWithRequiredAntiAffinity) > 0
 		_ = n.RemovePod(ps.pod, c.features)
-		if hadAff != (len(n.PodsWithAffinity) > 0) || hadAnti != (len(n.PodsWithRequiredAntiAffinity) > 0) {
-			c.listsDirty = true
-		}
 		if len(n.Pods) == 0 && n.Node() == nil {
 			delete(c.nodes, name)
 		}
@@ -308,6 +306,23 @@ func (c *Cache) NodeCount() int {
 	return c.nodeOrder.numNodes
 }
 
+const (
+	flagHasAffinity uint8 = 1 << iota
+	flagHasRequiredAntiAffinity
+)
+
+// listFlags says which of the snapshot's affinity lists n belongs in.
+func listFlagsOf(n *NodeInfo) uint8 {
+	var f uint8
+	if len(n.PodsWithAffinity) > 0 {
+		f |= flagHasAffinity
+	}
+	if len(n.PodsWithRequiredAntiAffinity) > 0 {
+		f |= flagHasRequiredAntiAffinity
+	}
+	return f
+}
+
 // UpdateSnapshot brings s up to date, cloning only nodes that changed since
 // the last call. The first call on an empty snapshot copies everything.
 func (c *Cache) UpdateSnapshot(s *Snapshot) {
@@ -320,12 +335,18 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		}
 		c.listsDirty, c.nsDirty = true, true
 	}
+	// Without nodes added or removed, the changed nodes' copies take their
+	// predecessors' places in the list; inPlace turns false when one has
+	// none (a node the snapshot did not list).
+	inPlace := !c.listsDirty && len(s.nodeInfoList) == len(s.nodeInfoMap)
 	for name := range c.dirty {
 		n, ok := c.nodes[name]
 		if !ok || n.Node() == nil {
 			delete(s.nodeInfoMap, name)
+			inPlace = false
 			continue
 		}
+		old := s.nodeInfoMap[name]
 		// As in kube-scheduler, a node's image summaries are taken when the
 		// node itself is copied into the snapshot: NumNodes of an unchanged
 		// node is not refreshed when another node gains or loses the image.
@@ -336,19 +357,47 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		ni := n.Clone()
 		ni.Generation = nextGeneration()
 		s.nodeInfoMap[name] = ni
+		if inPlace {
+			if old == nil || old.listPos < 1 || old.listPos > len(s.nodeInfoList) || s.nodeInfoList[old.listPos-1] != old {
+				inPlace = false
+				continue
+			}
+			ni.listPos = old.listPos
+			s.nodeInfoList[old.listPos-1] = ni
+			if ni.node != old.node {
+				s.nodesVersion = nextGeneration()
+			}
+			s.listFlags[old.listPos-1] = listFlagsOf(ni)
+		}
 	}
-	if len(c.dirty) > 0 || c.listsDirty {
+	if inPlace && len(c.dirty) > 0 {
+		// Only the affinity lists need rebuilding, from the flags: no
+		// NodeInfo is read.
+		s.havePodsWithAffinityNodeInfoList = s.havePodsWithAffinityNodeInfoList[:0]
+		s.havePodsWithRequiredAntiAffinityNodeInfoList = s.havePodsWithRequiredAntiAffinityNodeInfoList[:0]
+		for i, f := range s.listFlags {
+			if f&flagHasAffinity != 0 {
+				s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, s.nodeInfoList[i])
+			}
+			if f&flagHasRequiredAntiAffinity != 0 {
+				s.havePodsWithRequiredAntiAffinityNodeInfoList = append(s.havePodsWithRequiredAntiAffinityNodeInfoList, s.nodeInfoList[i])
+			}
+		}
+	} else if len(c.dirty) > 0 || c.listsDirty {
 		// The list keeps snapshot pointers; rebuilding it is a pass of pointer
 		// copies, far cheaper than any cycle's filters.
 		s.nodeInfoList = s.nodeInfoList[:0]
 		s.havePodsWithAffinityNodeInfoList = s.havePodsWithAffinityNodeInfoList[:0]
 		s.havePodsWithRequiredAntiAffinityNodeInfoList = s.havePodsWithRequiredAntiAffinityNodeInfoList[:0]
+		s.listFlags = s.listFlags[:0]
+		s.nodesVersion = nextGeneration()
 		for _, name := range c.nodeOrder.list() {
 			n, ok := s.nodeInfoMap[name]
 			if !ok {
 				continue
 			}
 			s.nodeInfoList = append(s.nodeInfoList, n)
+			s.listFlags = append(s.listFlags, listFlagsOf(n))
 			n.listPos = len(s.nodeInfoList)
 			if len(n.PodsWithAffinity) > 0 {
 				s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, n)

@@ -1,6 +1,8 @@
 package schedcore_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
@@ -227,4 +229,108 @@ func TestCacheRemoveNodeWithARelabelledCopy(t *testing.T) {
 	if diff := cmp.Diff([]string{"a", "b"}, got); diff != "" {
 		t.Errorf("snapshot nodes (-want +got):\n%s", diff)
 	}
+}
+
+// A snapshot kept up to date across random cache changes (the in-place
+// path when no node is added or removed, the rebuild otherwise) lists the
+// same nodes, in the same order, with the same contents and affinity lists,
+// as a snapshot built afresh from the cache.
+func TestCacheIncrementalSnapshotEqualsAFreshOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	c := schedcore.NewCache(schedcore.DefaultFeatures)
+	mkNode := func(i int, taint bool) *v1.Node {
+		n := schedtest.MakeNode(fmt.Sprintf("n%d", i)).Capacity("cpu", "8", "memory", "16Gi", "pods", "110")
+		n = n.Label(v1.LabelTopologyZone, fmt.Sprintf("z%d", (i+rng.IntN(4)/3)%3)) // sometimes moves
+		if r := rng.IntN(4); r > 0 {
+			n = n.Label("rack", fmt.Sprintf("r%d", r))
+		}
+		if taint {
+			n = n.Taint("k", "v", v1.TaintEffectNoSchedule)
+		}
+		return n.Obj()
+	}
+	live := map[int]bool{}
+	var pods []*v1.Pod
+	inc := schedcore.NewEmptySnapshot()
+	for step := 0; step < 2000; step++ {
+		switch op := rng.IntN(10); {
+		case op == 0: // add or re-add a node
+			i := rng.IntN(12)
+			c.AddNode(mkNode(i, rng.IntN(2) == 0))
+			live[i] = true
+		case op == 1 && len(live) > 0: // remove a node (its pods stay)
+			i := rng.IntN(12)
+			if live[i] {
+				c.RemoveNode(mkNode(i, false))
+				delete(live, i)
+			}
+		case op == 2: // update a node (new taints, another zone)
+			i := rng.IntN(12)
+			if live[i] {
+				c.UpdateNode(nil, mkNode(i, rng.IntN(2) == 0))
+			}
+		case op < 7 && len(live) > 0: // add a pod, with affinity or not
+			var node int
+			for i := range live {
+				node = i
+				break
+			}
+			w := schedtest.MakePod(fmt.Sprintf("p%d", step)).UID(fmt.Sprintf("p%d", step)).Req("cpu", "100m").Node(fmt.Sprintf("n%d", node))
+			switch rng.IntN(3) {
+			case 0:
+				w = w.PodAffinity(v1.LabelTopologyZone, map[string]string{"app": "a"})
+			case 1:
+				w = w.PodAntiAffinity(v1.LabelHostname, map[string]string{"app": "b"})
+			}
+			p := w.Obj()
+			if err := c.AddPod(p); err == nil {
+				pods = append(pods, p)
+			}
+		case len(pods) > 0: // remove a pod
+			k := rng.IntN(len(pods))
+			c.RemovePod(pods[k])
+			pods = append(pods[:k], pods[k+1:]...)
+		}
+		c.UpdateSnapshot(inc)
+		if rng.IntN(2) == 0 {
+			inc.LabelColumn("rack") // a column kept across changes
+		}
+		fresh := schedcore.NewEmptySnapshot()
+		c.UpdateSnapshot(fresh)
+		if diff := cmp.Diff(describeSnapshot(fresh), describeSnapshot(inc)); diff != "" {
+			t.Fatalf("step %d: incremental snapshot differs from a fresh one (-fresh +incremental):\n%s", step, diff)
+		}
+	}
+}
+
+// describeSnapshot lists a snapshot's nodes in order with what the plugins
+// read of them (a label through the label column), and the names in its
+// affinity lists.
+func describeSnapshot(s *schedcore.Snapshot) []string {
+	var out []string
+	racks := s.LabelColumn("rack")
+	for i, ni := range s.List() {
+		rack := "<none>"
+		if id := racks.At(i); id >= 0 {
+			rack = racks.Values[id]
+		}
+		if want, ok := ni.Node().Labels["rack"]; ok != (rack != "<none>") || ok && want != rack {
+			rack += " (node says " + want + ")"
+		}
+		var pods []string
+		for _, p := range ni.Pods {
+			pods = append(pods, p.Pod.Name)
+		}
+		sort.Strings(pods)
+		got, err := s.Get(ni.Name())
+		out = append(out, fmt.Sprintf("%d %s idx=%d rack=%s taints=%d cpu=%d pods=%v aff=%d anti=%d get=%v,%v",
+			i, ni.Name(), ni.ListIndex(), rack, len(ni.Taints()), ni.Requested.MilliCPU, pods, len(ni.PodsWithAffinity), len(ni.PodsWithRequiredAntiAffinity), got == ni, err))
+	}
+	for _, ni := range s.HavePodsWithAffinityList() {
+		out = append(out, "affinity "+ni.Name())
+	}
+	for _, ni := range s.HavePodsWithRequiredAntiAffinityList() {
+		out = append(out, "anti-affinity "+ni.Name())
+	}
+	return out
 }

@@ -22,7 +22,25 @@ type ImageStateSummary struct {
 // NodeInfo is everything the scheduler aggregates for one node. It is a
 // concrete struct so the filter and score loops read fields, not interfaces.
 type NodeInfo struct {
+	// The fields every filter and scorer reads come first, so that the
+	// per-node loops touch few cache lines: the node object itself (a
+	// separate allocation, often not in cache) is read only by plugins that
+	// need more than these.
 	node *v1.Node
+	// name, taints and unschedulable are copies of the node's, taken by
+	// SetNode.
+	name          string
+	taints        []v1.Taint
+	unschedulable bool
+	// listPos is 1 + the node's position in the snapshot list it belongs to
+	// (0: none), the index of NodeMemo tables.
+	listPos int
+	// Generation changes whenever the NodeInfo changes.
+	Generation int64
+	// Requested is the sum of the pods' requests.
+	Requested Resource
+	// Allocatable is node.status.allocatable.
+	Allocatable Resource
 
 	// Pods on the node, assumed ones included.
 	Pods []*PodInfo
@@ -32,21 +50,12 @@ type NodeInfo struct {
 	PodsWithRequiredAntiAffinity []*PodInfo
 	// UsedPorts are the host ports in use.
 	UsedPorts HostPortInfo
-	// Requested is the sum of the pods' requests.
-	Requested Resource
 	// NonZeroRequested is the sum with non-zero cpu/memory defaults.
 	NonZeroRequested Resource
-	// Allocatable is node.status.allocatable.
-	Allocatable Resource
 	// ImageStates has an entry per image present on the node.
 	ImageStates map[string]*ImageStateSummary
 	// PVCRefCounts counts pods per "namespace/claim".
 	PVCRefCounts map[string]int
-	// Generation changes whenever the NodeInfo changes.
-	Generation int64
-	// listPos is 1 + the node's position in the snapshot list it belongs to
-	// (0: none), the index of NodeMemo tables.
-	listPos int
 }
 
 // NewNodeInfo returns an empty NodeInfo holding the given pods.
@@ -68,15 +77,23 @@ func (n *NodeInfo) Node() *v1.Node {
 
 // Name returns the node's name, "" if unset.
 func (n *NodeInfo) Name() string {
-	if n == nil || n.node == nil {
+	if n == nil {
 		return ""
 	}
-	return n.node.Name
+	return n.name
 }
+
+// Taints returns the node's taints (nil without a node).
+func (n *NodeInfo) Taints() []v1.Taint { return n.taints }
+
+// Unschedulable returns the node's spec.unschedulable (false without a
+// node).
+func (n *NodeInfo) Unschedulable() bool { return n.unschedulable }
 
 // SetNode sets the node object and its allocatable resources.
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node
+	n.name, n.taints, n.unschedulable = node.Name, node.Spec.Taints, node.Spec.Unschedulable
 	n.Allocatable = Resource{}
 	n.Allocatable.Add(node.Status.Allocatable)
 	n.Generation = nextGeneration()
@@ -85,6 +102,7 @@ func (n *NodeInfo) SetNode(node *v1.Node) {
 // RemoveNode forgets the node object and keeps the pods.
 func (n *NodeInfo) RemoveNode() {
 	n.node = nil
+	n.name, n.taints, n.unschedulable = "", nil, false
 	n.Generation = nextGeneration()
 }
 
@@ -174,6 +192,9 @@ func (n *NodeInfo) update(pi *PodInfo, sign int64, f Features) {
 func (n *NodeInfo) Clone() *NodeInfo {
 	c := &NodeInfo{
 		node:             n.node,
+		name:             n.name,
+		taints:           n.taints,
+		unschedulable:    n.unschedulable,
 		Requested:        *n.Requested.Clone(),
 		NonZeroRequested: *n.NonZeroRequested.Clone(),
 		Allocatable:      *n.Allocatable.Clone(),

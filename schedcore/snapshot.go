@@ -16,9 +16,16 @@ type Snapshot struct {
 	nodeInfoList                                 []*NodeInfo
 	havePodsWithAffinityNodeInfoList             []*NodeInfo
 	havePodsWithRequiredAntiAffinityNodeInfoList []*NodeInfo
-	namespaces                                   map[string]*v1.Namespace
-	generation                                   int64
-	nsGeneration                                 int64
+	// listFlags holds, per list position, which affinity lists the node
+	// is in, so that they can be rebuilt without reading every NodeInfo.
+	listFlags    []uint8
+	namespaces   map[string]*v1.Namespace
+	generation   int64
+	nsGeneration int64
+	// nodesVersion changes whenever a node object in the list changes or
+	// the list is rebuilt (the validity of label columns).
+	nodesVersion int64
+	columns      labelColumns
 	// Storage holds the volume-related objects; nil means none.
 	Storage *StorageState
 	// Selectors holds the objects whose selectors define a pod's default

@@ -61,5 +61,5 @@ func (pl *NodeName) Filter(_ context.Context, _ *schedcore.CycleState, pod *v1.P
 
 // Fits reports whether the pod names no node or names this one.
 func Fits(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) bool {
-	return len(pod.Spec.NodeName) == 0 || pod.Spec.NodeName == nodeInfo.Node().Name
+	return len(pod.Spec.NodeName) == 0 || pod.Spec.NodeName == nodeInfo.Name()
 }

@@ -104,7 +104,7 @@ func (pl *NodeUnschedulable) PreFilter(context.Context, *schedcore.CycleState, *
 
 // Filter rejects a cordoned node unless the pod tolerates the unschedulable taint.
 func (pl *NodeUnschedulable) Filter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	if !nodeInfo.Node().Spec.Unschedulable {
+	if !nodeInfo.Unschedulable() {
 		return nil
 	}
 	if !v1helper.TolerationsTolerateTaint(pl.logger, pod.Spec.Tolerations, &unschedulableTaint, pl.comparisonOps) {

@@ -104,12 +104,11 @@ func (pl *TaintToleration) PreFilter(context.Context, *schedcore.CycleState, *v1
 // Filter rejects the node if the pod does not tolerate one of its NoSchedule
 // or NoExecute taints.
 func (pl *TaintToleration) Filter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	node := nodeInfo.Node()
-	taint, ok := pl.untoleratedTaint(pl.logger, node.Spec.Taints, pod.Spec.Tolerations)
+	taint, ok := pl.untoleratedTaint(pl.logger, nodeInfo.Taints(), pod.Spec.Tolerations)
 	if !ok {
 		return nil
 	}
-	pl.logger.V(4).Info("node had untolerated taints", "node", node.Name, "pod", schedcore.PodName(pod), "untoleratedTaint", taint)
+	pl.logger.V(4).Info("node had untolerated taints", "node", nodeInfo.Name(), "pod", schedcore.PodName(pod), "untoleratedTaint", taint)
 	return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonUntoleratedTaint)
 }
 
@@ -156,7 +155,7 @@ func (pl *TaintToleration) Score(_ context.Context, cycleState *schedcore.CycleS
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
-	taints := nodeInfo.Node().Spec.Taints
+	taints := nodeInfo.Taints()
 	var n int64
 	for i := range taints {
 		if taints[i].Effect != v1.TaintEffectPreferNoSchedule {

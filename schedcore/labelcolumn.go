@@ -1,0 +1,97 @@
+package schedcore
+
+import (
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// LabelColumn holds one label's values for the nodes of a snapshot list, as
+// small integer ids indexed by NodeInfo.ListIndex(), so that plugins that
+// look up a topology key on every node of every cycle read a dense slice
+// instead of each node's label map. Ids index Values and are stable for the
+// snapshot's lifetime: the same value keeps its id across cycles.
+//
+// A column is immutable once returned: when nodes change, the snapshot
+// builds a new one.
+type LabelColumn struct {
+	ids []int32
+	// Values are the label values by id.
+	Values []string
+}
+
+// At returns the id of node i's value, -1 when node i lacks the label or i
+// is outside the list the column was built for.
+func (c *LabelColumn) At(i int) int32 {
+	if c == nil || i < 0 || i >= len(c.ids) {
+		return -1
+	}
+	return c.ids[i]
+}
+
+// NumValues is the number of distinct ids handed out so far (every id is
+// below it).
+func (c *LabelColumn) NumValues() int { return len(c.Values) }
+
+// labelColumns is a snapshot's columns, rebuilt lazily for the nodes whose
+// objects changed.
+type labelColumns struct {
+	mu   sync.Mutex
+	cols map[string]*columnState
+}
+
+type columnState struct {
+	col     *LabelColumn
+	version int64
+	// nodes are the node objects the ids were read from, by list index.
+	nodes []*v1.Node
+	index map[string]int32
+}
+
+// LabelColumn returns the column of label key for the snapshot's list. Safe
+// for concurrent use; the first call after the nodes changed reads the
+// label of the nodes whose objects changed.
+func (s *Snapshot) LabelColumn(key string) *LabelColumn {
+	s.columns.mu.Lock()
+	defer s.columns.mu.Unlock()
+	if s.columns.cols == nil {
+		s.columns.cols = map[string]*columnState{}
+	}
+	st := s.columns.cols[key]
+	if st == nil {
+		st = &columnState{index: map[string]int32{}, col: &LabelColumn{}}
+		s.columns.cols[key] = st
+	} else if st.version == s.nodesVersion && st.version != 0 {
+		return st.col
+	}
+	list := s.nodeInfoList
+	ids := make([]int32, len(list))
+	nodes := make([]*v1.Node, len(list))
+	values := st.col.Values
+	for i, ni := range list {
+		n := ni.node
+		nodes[i] = n
+		if i < len(st.nodes) && st.nodes[i] == n && n != nil {
+			ids[i] = st.col.ids[i]
+			continue
+		}
+		ids[i] = -1
+		if n == nil {
+			continue
+		}
+		v, ok := n.Labels[key]
+		if !ok {
+			continue
+		}
+		id, seen := st.index[v]
+		if !seen {
+			id = int32(len(values))
+			values = append(values, v)
+			st.index[v] = id
+		}
+		ids[i] = id
+	}
+	st.col = &LabelColumn{ids: ids, Values: values}
+	st.nodes, st.version = nodes, s.nodesVersion
+	return st.col
+}
