@@ -124,6 +124,23 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			want: schedcore.NodeScoreList{{Name: "node-a", Score: 44}, {Name: "node-b", Score: 66}, {Name: "node-c", Score: 77}, {Name: "node-d", Score: 100}},
 		},
 		{
+			// Nodes without the zone label read as zone "" when not every key
+			// is required, the same domain as nodes labelled with "".
+			name: "system defaulting counts nodes without a zone in the domain of an empty zone",
+			pod:  mkPod("p", "foo", "").obj(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-c1", "node-c", "foo", ""),
+			},
+			nodes: []*v1.Node{
+				mkNode("node-a", v1.LabelHostname, "node-a", v1.LabelTopologyZone, "z1"), mkNode("node-b", v1.LabelHostname, "node-b", v1.LabelTopologyZone, ""),
+				mkNode("node-c", v1.LabelHostname, "node-c"), mkNode("node-d", v1.LabelHostname, "node-d", v1.LabelTopologyZone, "z1"),
+			},
+			sel: &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "")}},
+			// hostname: cnt×log(6)+2; zone: cnt×log(4)+4 with z1 = 1 and "" = 3
+			// (node-c has no zone: hostname only): 9, 14, 4, 7.
+			want: schedcore.NodeScoreList{{Name: "node-a", Score: 64}, {Name: "node-b", Score: 28}, {Name: "node-c", Score: 100}, {Name: "node-d", Score: 78}},
+		},
+		{
 			name:         "system defaulting spreads by hostname and zone",
 			pod:          mkPod("p", "foo", "").obj(),
 			existingPods: pods4213(),
@@ -328,38 +345,51 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 60}, {Name: "node-b", Score: 20}, {Name: "node-c", Score: 60}, {Name: "node-d", Score: 100}},
 		},
 	}
+	// Each case runs twice: with the snapshot's nodes (PreScore and Score
+	// read the label columns) and with copies of them (the label maps).
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			all := append(append([]*v1.Node{}, tt.nodes...), tt.failedNodes...)
-			// kube's test runs with defaultingType System.
-			p, snap := newPlugin(t, &configv1.PodTopologySpreadArgs{DefaultingType: configv1.SystemDefaulting}, tt.existingPods, all, tt.sel)
-			p.enableMatchLabelKeys = !tt.disableMatchLabels
-			state := schedcore.NewCycleState()
-			filtered := nodeInfos(t, snap, tt.nodes)
-			s := p.PreScore(context.Background(), state, tt.pod, filtered)
-			if tt.want == nil {
-				if !s.IsSkip() {
-					t.Fatalf("PreScore = %v, want Skip", s)
+		for _, copies := range []bool{false, true} {
+			name := tt.name
+			if copies {
+				name += " (label maps)"
+			}
+			t.Run(name, func(t *testing.T) {
+				all := append(append([]*v1.Node{}, tt.nodes...), tt.failedNodes...)
+				// kube's test runs with defaultingType System.
+				p, snap := newPlugin(t, &configv1.PodTopologySpreadArgs{DefaultingType: configv1.SystemDefaulting}, tt.existingPods, all, tt.sel)
+				p.enableMatchLabelKeys = !tt.disableMatchLabels
+				state := schedcore.NewCycleState()
+				filtered := nodeInfos(t, snap, tt.nodes)
+				if copies {
+					for i := range filtered {
+						filtered[i] = filtered[i].Clone()
+					}
 				}
-				return
-			}
-			if !s.IsSuccess() {
-				t.Fatalf("PreScore: %v", s)
-			}
-			var got schedcore.NodeScoreList
-			for _, ni := range filtered {
-				score, s := p.Score(context.Background(), state, tt.pod, ni)
+				s := p.PreScore(context.Background(), state, tt.pod, filtered)
+				if tt.want == nil {
+					if !s.IsSkip() {
+						t.Fatalf("PreScore = %v, want Skip", s)
+					}
+					return
+				}
 				if !s.IsSuccess() {
-					t.Fatalf("Score(%s): %v", ni.Name(), s)
+					t.Fatalf("PreScore: %v", s)
 				}
-				got = append(got, schedcore.NodeScore{Name: ni.Name(), Score: score})
-			}
-			if s := p.NormalizeScore(context.Background(), state, tt.pod, got); !s.IsSuccess() {
-				t.Fatalf("NormalizeScore: %v", s)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("scores (-want +got):\n%s", diff)
-			}
-		})
+				var got schedcore.NodeScoreList
+				for _, ni := range filtered {
+					score, s := p.Score(context.Background(), state, tt.pod, ni)
+					if !s.IsSuccess() {
+						t.Fatalf("Score(%s): %v", ni.Name(), s)
+					}
+					got = append(got, schedcore.NodeScore{Name: ni.Name(), Score: score})
+				}
+				if s := p.NormalizeScore(context.Background(), state, tt.pod, got); !s.IsSuccess() {
+					t.Fatalf("NormalizeScore: %v", s)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("scores (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }

@@ -36,6 +36,28 @@ type preScoreState struct {
 	// index: the matching pods on each feasible node, for the hostname
 	// constraints (nil for the others); -1 where not counted.
 	hostCounts [][]int32
+
+	// The dense form, when every node comes from the snapshot list: cols
+	// holds each constraint's label column, present and counts are indexed
+	// by constraint then by the column's value id (nil for hostname
+	// constraints), and ignored by list index. The maps above point into
+	// counts, so both forms read the same numbers.
+	cols    []*schedcore.LabelColumn
+	present [][]bool
+	counts  [][]int64
+	empty   []int32
+	ignored []bool
+}
+
+// nodeHasAllKeys reports whether node idx has every constraint's topology
+// key, from the columns.
+func (s *preScoreState) nodeHasAllKeys(idx int) bool {
+	for i := range s.cols {
+		if s.cols[i].At(idx) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Clone returns the state itself: nothing changes it after PreScore.
@@ -64,6 +86,100 @@ func (pl *PodTopologySpread) initPreScoreState(s *preScoreState, pod *v1.Pod, fi
 		s.TopologyValueToPodCounts[i] = make(map[string]*int64)
 	}
 	topoSize := make([]int, len(s.Constraints))
+	if pl.initDense(s, filteredNodes) {
+		for _, ni := range filteredNodes {
+			idx := ni.ListIndex()
+			if requireAllTopologies && !s.nodeHasAllKeys(idx) {
+				s.IgnoredNodes.Insert(ni.Name())
+				s.ignored[idx] = true
+				continue
+			}
+			for i := range s.Constraints {
+				if s.counts[i] == nil {
+					continue
+				}
+				id := s.cols[i].At(idx)
+				if id < 0 {
+					id = s.noLabelID(i)
+				}
+				if !s.present[i][id] {
+					s.present[i][id] = true
+					s.TopologyValueToPodCounts[i][s.valueOf(i, id)] = &s.counts[i][id]
+					topoSize[i]++
+				}
+			}
+		}
+	} else {
+		pl.initMaps(s, filteredNodes, requireAllTopologies, topoSize)
+	}
+	s.TopologyNormalizingWeight = make([]float64, len(s.Constraints))
+	for i := range s.Constraints {
+		sz := topoSize[i]
+		if s.Constraints[i].TopologyKey == v1.LabelHostname {
+			sz = len(filteredNodes) - len(s.IgnoredNodes)
+		}
+		s.TopologyNormalizingWeight[i] = topologyNormalizingWeight(sz)
+	}
+	return nil
+}
+
+// initDense sets up the dense form when every feasible node is from the
+// snapshot list, and reports whether it did.
+func (pl *PodTopologySpread) initDense(s *preScoreState, filteredNodes []*schedcore.NodeInfo) bool {
+	snap := pl.handle.Snapshot()
+	if snap == nil {
+		return false
+	}
+	all := snap.List()
+	for _, ni := range filteredNodes {
+		if idx := ni.ListIndex(); idx < 0 || idx >= len(all) || all[idx] != ni {
+			return false
+		}
+	}
+	s.cols = make([]*schedcore.LabelColumn, len(s.Constraints))
+	s.present = make([][]bool, len(s.Constraints))
+	s.counts = make([][]int64, len(s.Constraints))
+	s.empty = make([]int32, len(s.Constraints))
+	for i := range s.Constraints {
+		key := s.Constraints[i].TopologyKey
+		s.cols[i] = snap.LabelColumn(key)
+		if key == v1.LabelHostname {
+			continue
+		}
+		// Nodes without the label (counted only when not every key is
+		// required) are in the domain "", with the nodes whose value is "":
+		// that value's slot, or one more than the values.
+		n := s.cols[i].NumValues()
+		s.empty[i] = int32(n)
+		for id, v := range s.cols[i].Values {
+			if v == "" {
+				s.empty[i] = int32(id)
+			}
+		}
+		if int(s.empty[i]) == n {
+			n++
+		}
+		s.present[i], s.counts[i] = make([]bool, n), make([]int64, n)
+	}
+	s.ignored = make([]bool, len(all))
+	return true
+}
+
+// noLabelID is the slot of nodes without constraint i's label: the domain
+// "", the value a missing label reads as.
+func (s *preScoreState) noLabelID(i int) int32 { return s.empty[i] }
+
+// valueOf is the topology value of slot id of constraint i.
+func (s *preScoreState) valueOf(i int, id int32) string {
+	if int(id) >= len(s.cols[i].Values) {
+		return ""
+	}
+	return s.cols[i].Values[id]
+}
+
+// initMaps is initPreScoreState's node loop over the label maps, for nodes
+// that are not all from the snapshot list.
+func (pl *PodTopologySpread) initMaps(s *preScoreState, filteredNodes []*schedcore.NodeInfo, requireAllTopologies bool, topoSize []int) {
 	for _, ni := range filteredNodes {
 		node := ni.Node()
 		if requireAllTopologies && !nodeLabelsMatchSpreadConstraints(node.Labels, s.Constraints) {
@@ -82,15 +198,6 @@ func (pl *PodTopologySpread) initPreScoreState(s *preScoreState, pod *v1.Pod, fi
 			}
 		}
 	}
-	s.TopologyNormalizingWeight = make([]float64, len(s.Constraints))
-	for i := range s.Constraints {
-		sz := topoSize[i]
-		if s.Constraints[i].TopologyKey == v1.LabelHostname {
-			sz = len(filteredNodes) - len(s.IgnoredNodes)
-		}
-		s.TopologyNormalizingWeight[i] = topologyNormalizingWeight(sz)
-	}
-	return nil
 }
 
 // PreScore counts, over all nodes, the pods matching each soft constraint
@@ -149,18 +256,35 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 		if node == nil {
 			return
 		}
-		if requireAllTopologies && !nodeLabelsMatchSpreadConstraints(node.Labels, s.Constraints) {
+		if s.cols != nil {
+			// allNodes is the list the columns were built for.
+			if requireAllTopologies && !s.nodeHasAllKeys(n) {
+				return
+			}
+		} else if requireAllTopologies && !nodeLabelsMatchSpreadConstraints(node.Labels, s.Constraints) {
 			return
 		}
 		for i := range s.Constraints {
 			c := &s.Constraints[i]
-			if !c.matchNodeInclusionPolicies(logger, pod, node, &requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
-				continue
-			}
 			// Domains without a feasible node, and hostname constraints
 			// (counted in Score), are skipped.
-			tpCount := s.TopologyValueToPodCounts[i][node.Labels[c.TopologyKey]]
-			if tpCount == nil {
+			var tpCount *int64
+			if s.cols != nil {
+				if s.counts[i] == nil {
+					continue
+				}
+				id := s.cols[i].At(n)
+				if id < 0 {
+					id = s.noLabelID(i)
+				}
+				if !s.present[i][id] {
+					continue
+				}
+				tpCount = &s.counts[i][id]
+			} else if tpCount = s.TopologyValueToPodCounts[i][node.Labels[c.TopologyKey]]; tpCount == nil {
+				continue
+			}
+			if !c.matchNodeInclusionPolicies(logger, pod, node, &requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
 				continue
 			}
 			atomic.AddInt64(tpCount, int64(counters[i].count(ni)))
@@ -181,6 +305,9 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleStat
 	s, err := getPreScoreState(state)
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
+	}
+	if idx := nodeInfo.ListIndex(); s.cols != nil && idx >= 0 && idx < len(s.ignored) {
+		return s.denseScore(pod, nodeInfo, idx), nil
 	}
 	node := nodeInfo.Node()
 	if s.IgnoredNodes.Has(node.Name) {
@@ -208,6 +335,33 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleStat
 	return int64(math.Round(score)), nil
 }
 
+// denseScore is Score from the columns for node idx of the snapshot list.
+func (s *preScoreState) denseScore(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, idx int) int64 {
+	if s.ignored[idx] {
+		return 0
+	}
+	var score float64
+	for i := range s.Constraints {
+		c := &s.Constraints[i]
+		id := s.cols[i].At(idx)
+		if id < 0 {
+			continue
+		}
+		var cnt int64
+		if s.counts[i] == nil { // hostname
+			if idx < len(s.hostCounts[i]) && s.hostCounts[i][idx] >= 0 {
+				cnt = int64(s.hostCounts[i][idx])
+			} else {
+				cnt = int64(countPodsMatchSelector(nodeInfo.Pods, c.Selector, pod.Namespace))
+			}
+		} else if s.present[i][id] {
+			cnt = s.counts[i][id]
+		}
+		score += scoreForCount(cnt, c.MaxSkew, s.TopologyNormalizingWeight[i])
+	}
+	return int64(math.Round(score))
+}
+
 // NormalizeScore maps scores onto [0, 100] with the fewest matching pods
 // best: 100 × (max + min − score) / max, 100 everywhere when max is 0, and 0
 // for ignored nodes.
@@ -222,7 +376,7 @@ func (pl *PodTopologySpread) NormalizeScore(_ context.Context, state *schedcore.
 	var minScore int64 = math.MaxInt64
 	var maxScore int64
 	for i := range scores {
-		if s.IgnoredNodes.Has(scores[i].Name) {
+		if len(s.IgnoredNodes) > 0 && s.IgnoredNodes.Has(scores[i].Name) {
 			scores[i].Score = invalidScore
 			continue
 		}
