@@ -12,13 +12,15 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
+	"github.com/kubectl-sched/kubectl-sched/plugins/nodeaffinity"
 	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
+	"github.com/kubectl-sched/kubectl-sched/plugins/tainttoleration"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	st "github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
-// The plugins that remember per-node results across cycles (NodeMemo and
-// InterPodAffinity's term index) must decide exactly as a fresh instance
+// The plugins that remember per-node results across cycles (NodeMemo,
+// VerdictMemo and InterPodAffinity's term index) must decide exactly as a fresh instance
 // that remembers nothing, whatever happened to the cluster in between: pods
 // added and removed, nodes relabelled, added and removed.
 func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
@@ -29,6 +31,8 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 		{"InterPodAffinity", interpodaffinity.New},
 		{"PodTopologySpread", podtopologyspread.New},
 		{"ImageLocality", imagelocality.New},
+		{"NodeAffinity", nodeaffinity.New},
+		{"TaintToleration", tainttoleration.New},
 	}
 	for _, f := range factories {
 		t.Run(f.name, func(t *testing.T) {
@@ -150,6 +154,12 @@ func randomNode(rng *rand.Rand, i int) *v1.Node {
 			n.Image(img, int64(100+rng.Intn(900))*1024*1024)
 		}
 	}
+	switch rng.Intn(6) {
+	case 0:
+		n.Taint("dedicated", apps[rng.Intn(len(apps))], v1.TaintEffectNoSchedule)
+	case 1:
+		n.Taint("spot", "", v1.TaintEffectPreferNoSchedule)
+	}
 	return n.Obj()
 }
 
@@ -174,5 +184,29 @@ func randomPod(rng *rand.Rand, name string) *v1.Pod {
 	case 6:
 		p.PreferredPodAffinity(int32(1+rng.Intn(100)), key(), sel()).PreferredPodAntiAffinity(int32(1+rng.Intn(100)), key(), sel())
 	}
-	return p.Obj()
+	// Node constraints and tolerations, drawn from few values so that
+	// pods share them (and the memo keys).
+	if rng.Intn(4) == 0 {
+		p.NodeSelector("rack", fmt.Sprintf("r%d", rng.Intn(4)))
+	}
+	if rng.Intn(4) == 0 {
+		p.NodeAffinityIn(v1.LabelTopologyZone, zones[rng.Intn(len(zones))], zones[rng.Intn(len(zones))])
+	}
+	if rng.Intn(3) == 0 {
+		p.PreferredNodeAffinityIn(int32(1+rng.Intn(3)), "rack", fmt.Sprintf("r%d", rng.Intn(4)))
+	}
+	switch rng.Intn(4) {
+	case 0:
+		p.Toleration("dedicated", v1.TolerationOpEqual, apps[rng.Intn(len(apps))], v1.TaintEffectNoSchedule)
+	case 1:
+		p.Toleration("spot", v1.TolerationOpExists, "", "")
+	}
+	pod := p.Obj()
+	for i := range pod.Spec.TopologySpreadConstraints {
+		if rng.Intn(2) == 0 {
+			honor := v1.NodeInclusionPolicyHonor
+			pod.Spec.TopologySpreadConstraints[i].NodeTaintsPolicy = &honor
+		}
+	}
+	return pod
 }

@@ -1,6 +1,9 @@
 package schedcore
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // NodeMemo remembers, per key and per node, a value a plugin computed from
 // one node's pods (how many match a selector, what an incoming pod's terms
@@ -140,4 +143,101 @@ func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(i int, s *S), refresh f
 		refresh(i, ni, &n.vals[i])
 		n.gens[i] = ni.Generation
 	}
+}
+
+// VerdictMemo remembers, per key and per node, a small value (a verdict or
+// a score below 1<<16) that a plugin computed from one node, for as long as
+// the node is unchanged (its Generation). Unlike NodeMemo it needs no lock
+// around a cycle: entries are single words read and written atomically, so
+// Filter and Score may consult it from parallel goroutines, and from
+// several cycles at once. At most maxKeys keys are kept; the least recently
+// used one is dropped first.
+type VerdictMemo struct {
+	mu      sync.Mutex
+	tables  map[string]*verdictTable
+	maxKeys int
+	clock   uint64
+}
+
+type verdictTable struct {
+	entries []atomic.Uint64
+	used    uint64
+}
+
+// VerdictView is one key's entries, from View.
+type VerdictView struct{ entries []atomic.Uint64 }
+
+// maxVerdictGeneration bounds the generations an entry can hold (48 bits).
+const maxVerdictGeneration = 1<<48 - 1
+
+// NewVerdictMemo returns a memo keeping at most maxKeys keys.
+func NewVerdictMemo(maxKeys int) *VerdictMemo {
+	if maxKeys < 1 {
+		maxKeys = 1
+	}
+	return &VerdictMemo{tables: map[string]*verdictTable{}, maxKeys: maxKeys}
+}
+
+// View returns key's entries for a snapshot of n nodes.
+func (m *VerdictMemo) View(key string, n int) VerdictView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.tables[key]
+	if t == nil {
+		if len(m.tables) >= m.maxKeys {
+			var oldest string
+			first := true
+			var at uint64
+			for k, t := range m.tables {
+				if first || t.used < at {
+					oldest, at, first = k, t.used, false
+				}
+			}
+			delete(m.tables, oldest)
+		}
+		t = &verdictTable{}
+		m.tables[key] = t
+	}
+	m.clock++
+	t.used = m.clock
+	if len(t.entries) < n {
+		// A new slice: views handed out before keep the old one, whose
+		// entries stay valid words (they are just no longer shared).
+		grown := make([]atomic.Uint64, n)
+		for i := range t.entries {
+			grown[i].Store(t.entries[i].Load())
+		}
+		t.entries = grown
+	}
+	return VerdictView{entries: t.entries}
+}
+
+// Len is the number of keys held.
+func (m *VerdictMemo) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.tables)
+}
+
+// Get returns the value remembered for ni, if ni is unchanged since Put.
+func (v VerdictView) Get(ni *NodeInfo) (uint16, bool) {
+	i := ni.listPos - 1
+	if i < 0 || i >= len(v.entries) {
+		return 0, false
+	}
+	e := v.entries[i].Load()
+	if e == 0 || e>>16 != uint64(ni.Generation) {
+		return 0, false
+	}
+	return uint16(e), true
+}
+
+// Put remembers val for ni. A node outside the snapshot list, or with a
+// generation beyond 48 bits, is not remembered.
+func (v VerdictView) Put(ni *NodeInfo, val uint16) {
+	i := ni.listPos - 1
+	if i < 0 || i >= len(v.entries) || ni.Generation <= 0 || ni.Generation > maxVerdictGeneration {
+		return
+	}
+	v.entries[i].Store(uint64(ni.Generation)<<16 | uint64(val))
 }

@@ -73,3 +73,60 @@ func TestNodeMemo(t *testing.T) {
 		t.Error("k1, used more recently than k2, was evicted")
 	}
 }
+
+// VerdictMemo entries hold while a node is unchanged, miss once it changes,
+// never apply outside the snapshot list, survive a view growing, and the
+// least recently used key is dropped first.
+func TestVerdictMemo(t *testing.T) {
+	c := schedcore.NewCache(schedcore.DefaultFeatures)
+	for _, n := range []string{"a", "b", "c"} {
+		c.AddNode(schedtest.MakeNode(n).Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj())
+	}
+	s := schedcore.NewEmptySnapshot()
+	c.UpdateSnapshot(s)
+	m := schedcore.NewVerdictMemo(2)
+	v := m.View("k1", s.NumNodes())
+	for i, ni := range s.List() {
+		if _, ok := v.Get(ni); ok {
+			t.Fatalf("empty view has an entry for %s", ni.Name())
+		}
+		v.Put(ni, uint16(i+1000))
+	}
+	check := func(what string, v schedcore.VerdictView, hit func(string) bool) {
+		t.Helper()
+		for i, ni := range s.List() {
+			got, ok := v.Get(ni)
+			if want := hit(ni.Name()); ok != want || ok && got != uint16(i+1000) {
+				t.Errorf("%s: node %s: got %d, %v; want %d, %v", what, ni.Name(), got, ok, i+1000, want)
+			}
+		}
+	}
+	all := func(string) bool { return true }
+	check("unchanged nodes", m.View("k1", s.NumNodes()), all)
+	check("after the view grew", m.View("k1", s.NumNodes()+5), all)
+
+	p := schedtest.MakePod("p1").UID("p1").Req("cpu", "1").Node("b").Obj()
+	if err := c.AddPod(p); err != nil {
+		t.Fatal(err)
+	}
+	c.UpdateSnapshot(s)
+	check("after a pod was added to b", m.View("k1", s.NumNodes()), func(n string) bool { return n != "b" })
+
+	free := schedcore.NewNodeInfo()
+	v = m.View("k1", s.NumNodes())
+	v.Put(free, 7)
+	if _, ok := v.Get(free); ok {
+		t.Error("a NodeInfo outside a snapshot list was remembered")
+	}
+
+	m.View("k2", s.NumNodes())
+	m.View("k1", s.NumNodes()) // k1 used last: k2 goes
+	m.View("k3", s.NumNodes())
+	if m.Len() != 2 {
+		t.Errorf("Len = %d, want 2", m.Len())
+	}
+	check("k1 kept over the older k2", m.View("k1", s.NumNodes()), func(n string) bool { return n != "b" })
+	if _, ok := m.View("k2", s.NumNodes()).Get(s.List()[0]); ok {
+		t.Error("k2 was not dropped")
+	}
+}

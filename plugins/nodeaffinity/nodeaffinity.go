@@ -3,6 +3,7 @@ package nodeaffinity
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -39,7 +40,24 @@ const (
 type NodeAffinity struct {
 	addedNodeSelector   *nodeaffinity.NodeSelector
 	addedPrefSchedTerms *nodeaffinity.PreferredSchedulingTerms
+
+	handle *schedcore.Handle
+	// filterMemo and scoreMemo remember Filter verdicts and Score sums per
+	// node, keyed by what the pod's constraints are (pods of one workload
+	// share them), while the node is unchanged.
+	filterMemo *schedcore.VerdictMemo
+	scoreMemo  *schedcore.VerdictMemo
 }
+
+// memoKeys bounds the distinct pod constraints remembered.
+const memoKeys = 64
+
+// Filter verdict bits in filterMemo.
+const (
+	verdictAddedFails uint16 = 1 << iota
+	verdictPodFails
+	verdictKnown
+)
 
 var (
 	_ schedcore.PreFilterPlugin      = (*NodeAffinity)(nil)
@@ -51,12 +69,12 @@ var (
 )
 
 // New builds the plugin from *configv1.NodeAffinityArgs (nil means none).
-func New(_ context.Context, obj runtime.Object, _ *schedcore.Handle) (schedcore.Plugin, error) {
+func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
 	args, err := getArgs(obj)
 	if err != nil {
 		return nil, err
 	}
-	pl := &NodeAffinity{}
+	pl := &NodeAffinity{handle: h, filterMemo: schedcore.NewVerdictMemo(memoKeys), scoreMemo: schedcore.NewVerdictMemo(memoKeys)}
 	if a := args.AddedAffinity; a != nil {
 		if ns := a.RequiredDuringSchedulingIgnoredDuringExecution; ns != nil {
 			if pl.addedNodeSelector, err = nodeaffinity.NewNodeSelector(ns); err != nil {
@@ -122,6 +140,9 @@ func (pl *NodeAffinity) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1
 // preFilterState is the pod's parsed nodeSelector and required affinity.
 type preFilterState struct {
 	requiredNodeSelectorAndAffinity helper.RequiredNodeAffinity
+	// verdicts holds this pod's constraints' verdicts (memo false: none).
+	verdicts schedcore.VerdictView
+	memo     bool
 }
 
 // Clone returns the state itself: other pods do not change it.
@@ -135,7 +156,13 @@ func (pl *NodeAffinity) PreFilter(_ context.Context, cycleState *schedcore.Cycle
 	if noNodeAffinity && pl.addedNodeSelector == nil && pod.Spec.NodeSelector == nil {
 		return nil, schedcore.NewStatus(schedcore.Skip)
 	}
-	cycleState.Write(preFilterStateKey, &preFilterState{requiredNodeSelectorAndAffinity: helper.GetRequiredNodeAffinity(pod)})
+	st := &preFilterState{requiredNodeSelectorAndAffinity: helper.GetRequiredNodeAffinity(pod)}
+	if pl.filterMemo != nil {
+		if snap := pl.snapshotSize(); snap > 0 {
+			st.verdicts, st.memo = pl.filterMemo.View(helper.RequiredAffinityKey(pod), snap), true
+		}
+	}
+	cycleState.Write(preFilterStateKey, st)
 	if noNodeAffinity || len(affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
 		return nil, nil
 	}
@@ -171,25 +198,57 @@ func (pl *NodeAffinity) PreFilter(_ context.Context, cycleState *schedcore.Cycle
 
 // Filter checks the added affinity first, then the pod's own constraints.
 func (pl *NodeAffinity) Filter(_ context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	node := nodeInfo.Node()
-	if pl.addedNodeSelector != nil && !pl.addedNodeSelector.Match(node) {
-		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonEnforced)
-	}
 	s, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey)
 	if err != nil {
 		// PreFilter is disabled: parse here, as kube falls back to.
 		s = &preFilterState{requiredNodeSelectorAndAffinity: helper.GetRequiredNodeAffinity(pod)}
 	}
-	// Parse errors are ignored for backwards compatibility.
-	if match, _ := s.requiredNodeSelectorAndAffinity.Match(node); !match {
+	var v uint16
+	ok := false
+	if s.memo {
+		v, ok = s.verdicts.Get(nodeInfo)
+	}
+	if !ok {
+		node := nodeInfo.Node()
+		v = verdictKnown
+		if pl.addedNodeSelector != nil && !pl.addedNodeSelector.Match(node) {
+			v |= verdictAddedFails
+		}
+		// Parse errors are ignored for backwards compatibility.
+		if match, _ := s.requiredNodeSelectorAndAffinity.Match(node); !match {
+			v |= verdictPodFails
+		}
+		if s.memo {
+			s.verdicts.Put(nodeInfo, v)
+		}
+	}
+	switch {
+	case v&verdictAddedFails != 0:
+		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonEnforced)
+	case v&verdictPodFails != 0:
 		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonPod)
 	}
 	return nil
 }
 
+// snapshotSize is the number of nodes of the handle's snapshot (0 without
+// one).
+func (pl *NodeAffinity) snapshotSize() int {
+	if pl.handle == nil {
+		return 0
+	}
+	if snap := pl.handle.Snapshot(); snap != nil {
+		return snap.NumNodes()
+	}
+	return 0
+}
+
 // preScoreState is the pod's parsed preferred terms (nil if none).
 type preScoreState struct {
 	preferredNodeAffinity *helper.PreferredSchedulingTerms
+	// sums holds this pod's terms' sums (memo false: none).
+	sums schedcore.VerdictView
+	memo bool
 }
 
 // Clone returns the state itself: nothing changes it after PreScore.
@@ -204,18 +263,29 @@ func (pl *NodeAffinity) PreScore(_ context.Context, cycleState *schedcore.CycleS
 	if pref == nil && pl.addedPrefSchedTerms == nil {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	cycleState.Write(preScoreStateKey, &preScoreState{preferredNodeAffinity: pref})
+	st := &preScoreState{preferredNodeAffinity: pref}
+	if pl.scoreMemo != nil {
+		if n := pl.snapshotSize(); n > 0 {
+			st.sums, st.memo = pl.scoreMemo.View(helper.PreferredAffinityKey(pod), n), true
+		}
+	}
+	cycleState.Write(preScoreStateKey, st)
 	return nil
 }
 
 // Score sums the weights of the matching preferred terms.
 func (pl *NodeAffinity) Score(_ context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
+	if err == nil && s.memo {
+		if v, ok := s.sums.Get(nodeInfo); ok {
+			return int64(v), nil
+		}
+	}
 	node := nodeInfo.Node()
 	var count int64
 	if pl.addedPrefSchedTerms != nil {
 		count += pl.addedPrefSchedTerms.Score(node)
 	}
-	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
 	if err != nil {
 		// PreScore is disabled: parse here, as kube falls back to.
 		pref, err := getPodPreferredNodeAffinity(pod)
@@ -226,6 +296,9 @@ func (pl *NodeAffinity) Score(_ context.Context, cycleState *schedcore.CycleStat
 	}
 	if s.preferredNodeAffinity != nil {
 		count += s.preferredNodeAffinity.Score(node)
+	}
+	if s.memo && count >= 0 && count <= math.MaxUint16 {
+		s.sums.Put(nodeInfo, uint16(count))
 	}
 	return count, nil
 }

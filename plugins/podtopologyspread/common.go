@@ -24,6 +24,77 @@ type topologySpreadConstraint struct {
 	NodeTaintsPolicy   v1.NodeInclusionPolicy
 }
 
+// Inclusion verdict bits: a node's match of the pod's required node
+// affinity and its taints' toleration, as remembered in inclusionMemo.
+const (
+	inclAffinityFails uint16 = 1 << iota
+	inclTaintsFail
+	inclKnown
+)
+
+// inclusion evaluates the node inclusion policies of one pod's constraints
+// node by node, remembering per node whether the pod's required node
+// affinity matches it and whether the pod tolerates its taints, keyed by
+// the pod's node constraints and tolerations (pods of a workload share
+// them), while the node is unchanged.
+type inclusion struct {
+	pl      *PodTopologySpread
+	pod     *v1.Pod
+	require *helper.RequiredNodeAffinity
+	view    schedcore.VerdictView
+	memo    bool
+	// needed is false when no constraint honours a policy: every node is
+	// included and nothing is evaluated.
+	needed bool
+}
+
+func (pl *PodTopologySpread) newInclusion(pod *v1.Pod, require *helper.RequiredNodeAffinity, constraints []topologySpreadConstraint, numNodes int) inclusion {
+	in := inclusion{pl: pl, pod: pod, require: require}
+	for i := range constraints {
+		if constraints[i].NodeAffinityPolicy == v1.NodeInclusionPolicyHonor || constraints[i].NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
+			in.needed = true
+		}
+	}
+	if in.needed && pl.inclusionMemo != nil && numNodes > 0 {
+		in.view = pl.inclusionMemo.View(helper.RequiredAffinityKey(pod)+"\x00"+helper.TolerationsKey(pod), numNodes)
+		in.memo = true
+	}
+	return in
+}
+
+// verdict returns the inclusion bits of node ni.
+func (in *inclusion) verdict(ni *schedcore.NodeInfo) uint16 {
+	if !in.needed {
+		return inclKnown
+	}
+	if in.memo {
+		if v, ok := in.view.Get(ni); ok {
+			return v
+		}
+	}
+	v := inclKnown
+	node := ni.Node()
+	if match, _ := in.require.Match(node); !match {
+		v |= inclAffinityFails
+	}
+	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(in.pl.handle.Logger, node.Spec.Taints, in.pod.Spec.Tolerations, doNotScheduleTaints, in.pl.enableTaintTolerationComparisonOperators); untolerated {
+		v |= inclTaintsFail
+	}
+	if in.memo {
+		in.view.Put(ni, v)
+	}
+	return v
+}
+
+// includes reports whether a node with inclusion bits v counts for the
+// constraint (matchNodeInclusionPolicies from the bits).
+func (tsc *topologySpreadConstraint) includes(v uint16) bool {
+	if tsc.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor && v&inclAffinityFails != 0 {
+		return false
+	}
+	return tsc.NodeTaintsPolicy != v1.NodeInclusionPolicyHonor || v&inclTaintsFail == 0
+}
+
 // matchNodeInclusionPolicies reports whether node counts for the constraint:
 // with nodeAffinityPolicy Honor it must match the pod's required node
 // affinity and nodeSelector (parse errors count as a match, for kube's

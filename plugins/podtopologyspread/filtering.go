@@ -208,7 +208,7 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 	counts := make([]int, len(allNodes)*nc)
 	counters, release := pl.counters(constraints, pod.Namespace, allNodes)
 	defer release()
-	logger := pl.handle.Logger
+	incl := pl.newInclusion(pod, &s.requiredNodeAffinity, constraints, len(allNodes))
 	pl.handle.Parallelizer().Until(ctx, len(allNodes), func(n int) {
 		row := counts[n*nc : (n+1)*nc]
 		for i := range row {
@@ -218,9 +218,9 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 		if node == nil || !nodeLabelsMatchSpreadConstraints(node.Labels, constraints) {
 			return
 		}
+		v := incl.verdict(allNodes[n])
 		for i := range constraints {
-			c := &constraints[i]
-			if !c.matchNodeInclusionPolicies(logger, pod, node, &s.requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
+			if !constraints[i].includes(v) {
 				continue
 			}
 			row[i] = counters[i].count(allNodes[n])

@@ -63,6 +63,9 @@ type PodTopologySpread struct {
 	counts *schedcore.NodeMemo[int]
 	// postings indexes pods by label pair across cycles.
 	postings *postings
+	// inclusionMemo remembers per node the node inclusion verdicts of
+	// pods' node affinity and tolerations (see inclusion).
+	inclusionMemo *schedcore.VerdictMemo
 }
 
 // memoKeys bounds the selectors whose per-node counts are remembered.
@@ -85,6 +88,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		enableMatchLabelKeys: true,
 		counts:               schedcore.NewNodeMemo[int](memoKeys),
 		postings:             newPostings(),
+		inclusionMemo:        schedcore.NewVerdictMemo(memoKeys),
 
 		enableTaintTolerationComparisonOperators: h.Features.TaintTolerationComparisonOperators,
 	}, nil

@@ -249,7 +249,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 	}
 
 	requiredNodeAffinity := helper.GetRequiredNodeAffinity(pod)
-	logger := pl.handle.Logger
+	incl := pl.newInclusion(pod, &requiredNodeAffinity, s.Constraints, len(allNodes))
 	pl.handle.Parallelizer().Until(ctx, len(allNodes), func(n int) {
 		ni := allNodes[n]
 		node := ni.Node()
@@ -264,6 +264,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 		} else if requireAllTopologies && !nodeLabelsMatchSpreadConstraints(node.Labels, s.Constraints) {
 			return
 		}
+		var v uint16
 		for i := range s.Constraints {
 			c := &s.Constraints[i]
 			// Domains without a feasible node, and hostname constraints
@@ -284,7 +285,10 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 			} else if tpCount = s.TopologyValueToPodCounts[i][node.Labels[c.TopologyKey]]; tpCount == nil {
 				continue
 			}
-			if !c.matchNodeInclusionPolicies(logger, pod, node, &requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
+			if v == 0 {
+				v = incl.verdict(ni)
+			}
+			if !c.includes(v) {
 				continue
 			}
 			atomic.AddInt64(tpCount, int64(counters[i].count(ni)))
