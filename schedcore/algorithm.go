@@ -271,6 +271,13 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 				statuses[i] = s
 			}
 		})
+		rejected := 0
+		for i := base; i < base+window; i++ {
+			if statuses[i] != nil {
+				rejected++
+			}
+		}
+		diag.NodeToStatus.grow(rejected)
 		for i := base; i < base+window; i++ {
 			if len(feasible) >= toFind {
 				break

@@ -33,6 +33,14 @@ func (n *NodeToStatus) Get(node string) *Status {
 	return n.absent
 }
 
+// grow makes room for k more explicit statuses (a map sized once rather
+// than grown step by step over thousands of rejected nodes).
+func (n *NodeToStatus) grow(k int) {
+	if len(n.m) == 0 && k > 8 {
+		n.m = make(map[string]*Status, k)
+	}
+}
+
 // Set records a node's status.
 func (n *NodeToStatus) Set(node string, s *Status) { n.m[node] = s }
 

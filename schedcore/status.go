@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 )
 
 // Code is the outcome class of a plugin call. The values and their meaning
@@ -60,6 +61,20 @@ type Status struct {
 	reasons []string
 	err     error
 	plugin  string
+	// shared marks a status from NewSharedStatus; stamped is its copy
+	// carrying the plugin name.
+	shared  bool
+	stamped atomic.Pointer[Status]
+}
+
+// NewSharedStatus makes a rejection a plugin may return from any number of
+// calls, concurrently, instead of allocating one per node: WithPlugin
+// returns a copy carrying the plugin's name (made once) and never changes
+// the shared status itself. Only for statuses no one appends to.
+func NewSharedStatus(code Code, reasons ...string) *Status {
+	s := NewStatus(code, reasons...)
+	s.shared = true
+	return s
 }
 
 // NewStatus makes a Status with the given code and reasons.
@@ -122,9 +137,18 @@ func (s *Status) Plugin() string {
 
 // WithPlugin stamps the plugin name and returns the status for chaining.
 func (s *Status) WithPlugin(name string) *Status {
-	if s != nil {
-		s.plugin = name
+	if s == nil {
+		return nil
 	}
+	if s.shared {
+		if c := s.stamped.Load(); c != nil && c.plugin == name {
+			return c
+		}
+		c := &Status{code: s.code, reasons: s.reasons, err: s.err, plugin: name}
+		s.stamped.Store(c)
+		return c
+	}
+	s.plugin = name
 	return s
 }
 

@@ -17,6 +17,12 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
+// The Filter rejections, shared by every call (see schedcore.NewSharedStatus).
+var (
+	statusPod      = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonPod)
+	statusEnforced = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonEnforced)
+)
+
 const (
 	// Name is the plugin's name in the registry and in configurations.
 	Name = names.NodeAffinity
@@ -224,9 +230,9 @@ func (pl *NodeAffinity) Filter(_ context.Context, cycleState *schedcore.CycleSta
 	}
 	switch {
 	case v&verdictAddedFails != 0:
-		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonEnforced)
+		return statusEnforced
 	case v&verdictPodFails != 0:
-		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonPod)
+		return statusPod
 	}
 	return nil
 }

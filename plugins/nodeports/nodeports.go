@@ -13,6 +13,9 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
+// statusConflict is Filter's rejection, shared by every call.
+var statusConflict = schedcore.NewSharedStatus(schedcore.Unschedulable, ErrReason)
+
 const (
 	// Name is the plugin's name in the registry and in configurations.
 	Name = names.NodePorts
@@ -111,7 +114,7 @@ func (pl *NodePorts) Filter(_ context.Context, cycleState *schedcore.CycleState,
 		return schedcore.AsStatus(err)
 	}
 	if !fitsPorts(wantPorts, nodeInfo.UsedPorts) {
-		return schedcore.NewStatus(schedcore.Unschedulable, ErrReason)
+		return statusConflict
 	}
 	return nil
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
+// statusUnschedulable is Filter's rejection, shared by every call.
+var statusUnschedulable = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonUnschedulable)
+
 const (
 	// Name is the plugin's name in the registry and in configurations.
 	Name = names.NodeUnschedulable
@@ -108,7 +111,7 @@ func (pl *NodeUnschedulable) Filter(_ context.Context, _ *schedcore.CycleState, 
 		return nil
 	}
 	if !v1helper.TolerationsTolerateTaint(pl.logger, pod.Spec.Tolerations, &unschedulableTaint, pl.comparisonOps) {
-		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonUnschedulable)
+		return statusUnschedulable
 	}
 	return nil
 }

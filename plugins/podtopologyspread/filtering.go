@@ -15,6 +15,12 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
+// The Filter rejections, shared by every call (see schedcore.NewSharedStatus).
+var (
+	statusNodeLabelNotMatch   = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch)
+	statusConstraintsNotMatch = schedcore.NewSharedStatus(schedcore.Unschedulable, ErrReasonConstraintsNotMatch)
+)
+
 const preFilterStateKey schedcore.StateKey = "PreFilter" + Name
 
 // preFilterState is computed in PreFilter and read by Filter: per hard
@@ -267,13 +273,13 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleSta
 		tpVal, ok := node.Labels[c.TopologyKey]
 		if !ok {
 			pl.logFilter(node, c, "Node doesn't have required topology label for spread constraint", 0, 0, 0)
-			return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch)
+			return statusNodeLabelNotMatch
 		}
 		minMatchNum := s.minMatchNum(i, c.MinDomains)
 		matchNum := s.TpValueToMatchNum[i][tpVal]
 		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
 			pl.logFilter(node, c, "Node failed spreadConstraint: matchNum + selfMatchNum - minMatchNum > maxSkew", matchNum, s.selfMatchNum[i], minMatchNum)
-			return schedcore.NewStatus(schedcore.Unschedulable, ErrReasonConstraintsNotMatch)
+			return statusConstraintsNotMatch
 		}
 	}
 	return nil

@@ -14,6 +14,9 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
+// statusUntolerated is Filter's rejection, shared by every call.
+var statusUntolerated = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonUntoleratedTaint)
+
 const (
 	// Name is the plugin's name in the registry and in configurations.
 	Name = names.TaintToleration
@@ -108,8 +111,10 @@ func (pl *TaintToleration) Filter(_ context.Context, _ *schedcore.CycleState, po
 	if !ok {
 		return nil
 	}
-	pl.logger.V(4).Info("node had untolerated taints", "node", nodeInfo.Name(), "pod", schedcore.PodName(pod), "untoleratedTaint", taint)
-	return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonUntoleratedTaint)
+	if l := pl.logger.V(4); l.Enabled() {
+		l.Info("node had untolerated taints", "node", nodeInfo.Name(), "pod", schedcore.PodName(pod), "untoleratedTaint", taint)
+	}
+	return statusUntolerated
 }
 
 // untoleratedTaint returns the first NoSchedule or NoExecute taint that no
