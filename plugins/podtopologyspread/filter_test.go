@@ -30,21 +30,30 @@ func wantStatus(c schedcore.Code) *schedcore.Status {
 }
 
 // runFilter runs PreFilter over all nodes then Filter on each node, and
-// returns the statuses by node name.
+// returns the statuses by node name. It runs twice, over the snapshot's
+// list (PreFilter and Filter read the label columns) and over a copy of
+// the list (the label maps), and fails if the two differ.
 func runFilter(t *testing.T, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod) map[string]string {
 	t.Helper()
 	p, snap := newPlugin(t, listArgs(), pods, nodes, nil)
-	state := schedcore.NewCycleState()
-	if _, s := p.PreFilter(context.Background(), state, pod, snap.List()); !s.IsSuccess() {
-		t.Fatalf("PreFilter: %v", s)
-	}
-	got := map[string]string{}
-	for _, n := range nodes {
-		ni, err := snap.Get(n.Name)
-		if err != nil {
-			t.Fatal(err)
+	run := func(all []*schedcore.NodeInfo) map[string]string {
+		state := schedcore.NewCycleState()
+		if _, s := p.PreFilter(context.Background(), state, pod, all); !s.IsSuccess() {
+			t.Fatalf("PreFilter: %v", s)
 		}
-		got[n.Name] = p.Filter(context.Background(), state, pod, ni).String()
+		got := map[string]string{}
+		for _, n := range nodes {
+			ni, err := snap.Get(n.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[n.Name] = p.Filter(context.Background(), state, pod, ni).String()
+		}
+		return got
+	}
+	got := run(snap.List())
+	if diff := cmp.Diff(got, run(append([]*schedcore.NodeInfo(nil), snap.List()...))); diff != "" {
+		t.Errorf("Filter over the label maps differs from the columns (-columns +maps):\n%s", diff)
 	}
 	return got
 }

@@ -43,6 +43,28 @@ type preFilterState struct {
 	// requiredNodeAffinity is the incoming pod's parsed nodeSelector and
 	// required node affinity, reused by AddPod/RemovePod.
 	requiredNodeAffinity helper.RequiredNodeAffinity
+
+	// The dense form for Filter, when PreFilter counted the snapshot list:
+	// list is that list, cols each constraint's label column and matchNum
+	// the match numbers by the column's value ids. Read-only; AddPod and
+	// RemovePod drop it from the copy they change (Filter then reads the
+	// maps).
+	list     []*schedcore.NodeInfo
+	cols     []*schedcore.LabelColumn
+	matchNum [][]int
+}
+
+// denseIndex is node's index in the dense form, -1 when it has none (no
+// dense form, or a node that is not from the list PreFilter counted).
+func (s *preFilterState) denseIndex(ni *schedcore.NodeInfo) int {
+	if s.cols == nil {
+		return -1
+	}
+	idx := ni.ListIndex()
+	if idx < 0 || idx >= len(s.list) || s.list[idx].Node() != ni.Node() {
+		return -1
+	}
+	return idx
 }
 
 // minMatchNum returns the global minimum for the skew: the smallest match
@@ -147,7 +169,11 @@ func (pl *PodTopologySpread) RemovePod(_ context.Context, state *schedcore.Cycle
 }
 
 func (pl *PodTopologySpread) updateWithPod(s *preFilterState, updatedPod, preemptorPod *v1.Pod, node *v1.Node, delta int) {
-	if s == nil || updatedPod.Namespace != preemptorPod.Namespace || node == nil {
+	if s == nil {
+		return
+	}
+	s.list, s.cols, s.matchNum = nil, nil, nil
+	if updatedPod.Namespace != preemptorPod.Namespace || node == nil {
 		return
 	}
 	if !nodeLabelsMatchSpreadConstraints(node.Labels, s.Constraints) {
@@ -215,13 +241,23 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 	counters, release := pl.counters(constraints, pod.Namespace, allNodes)
 	defer release()
 	incl := pl.newInclusion(pod, &s.requiredNodeAffinity, constraints, len(allNodes))
+	pl.initDenseFilter(&s, allNodes)
 	pl.handle.Parallelizer().Until(ctx, len(allNodes), func(n int) {
 		row := counts[n*nc : (n+1)*nc]
 		for i := range row {
 			row[i] = -1
 		}
 		node := allNodes[n].Node()
-		if node == nil || !nodeLabelsMatchSpreadConstraints(node.Labels, constraints) {
+		if node == nil {
+			return
+		}
+		if s.cols != nil {
+			for i := range s.cols {
+				if s.cols[i].At(n) < 0 {
+					return
+				}
+			}
+		} else if !nodeLabelsMatchSpreadConstraints(node.Labels, constraints) {
 			return
 		}
 		v := incl.verdict(allNodes[n])
@@ -235,11 +271,36 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for n, ni := range allNodes {
-		row := counts[n*nc : (n+1)*nc]
-		for i, cnt := range row {
-			if cnt >= 0 {
-				s.TpValueToMatchNum[i][ni.Node().Labels[constraints[i].TopologyKey]] += cnt
+	if s.cols != nil {
+		// Sum by value id, then give the domains that count their names.
+		counted := make([][]bool, nc)
+		for i := range constraints {
+			counted[i] = make([]bool, len(s.matchNum[i]))
+		}
+		for n := range allNodes {
+			row := counts[n*nc : (n+1)*nc]
+			for i, cnt := range row {
+				if cnt >= 0 {
+					id := s.cols[i].At(n)
+					s.matchNum[i][id] += cnt
+					counted[i][id] = true
+				}
+			}
+		}
+		for i := range constraints {
+			for id, ok := range counted[i] {
+				if ok {
+					s.TpValueToMatchNum[i][s.cols[i].Values[id]] = s.matchNum[i][id]
+				}
+			}
+		}
+	} else {
+		for n, ni := range allNodes {
+			row := counts[n*nc : (n+1)*nc]
+			for i, cnt := range row {
+				if cnt >= 0 {
+					s.TpValueToMatchNum[i][ni.Node().Labels[constraints[i].TopologyKey]] += cnt
+				}
 			}
 		}
 	}
@@ -250,6 +311,26 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 		}
 	}
 	return &s, nil
+}
+
+// initDenseFilter sets up the dense form when allNodes is the snapshot's
+// list (the label columns' list).
+func (pl *PodTopologySpread) initDenseFilter(s *preFilterState, allNodes []*schedcore.NodeInfo) {
+	snap := pl.handle.Snapshot()
+	if snap == nil {
+		return
+	}
+	list := snap.List()
+	if len(list) == 0 || len(list) != len(allNodes) || &list[0] != &allNodes[0] {
+		return
+	}
+	s.list = list
+	s.cols = make([]*schedcore.LabelColumn, len(s.Constraints))
+	s.matchNum = make([][]int, len(s.Constraints))
+	for i := range s.Constraints {
+		s.cols[i] = snap.LabelColumn(s.Constraints[i].TopologyKey)
+		s.matchNum[i] = make([]int, s.cols[i].NumValues())
+	}
 }
 
 // Filter checks every hard constraint on the node: the node must have the
@@ -265,6 +346,23 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleSta
 		return schedcore.AsStatus(err)
 	}
 	if len(s.Constraints) == 0 {
+		return nil
+	}
+	if idx := s.denseIndex(nodeInfo); idx >= 0 {
+		for i := range s.Constraints {
+			c := &s.Constraints[i]
+			id := s.cols[i].At(idx)
+			if id < 0 {
+				pl.logFilter(nodeInfo.Node(), c, "Node doesn't have required topology label for spread constraint", 0, 0, 0)
+				return statusNodeLabelNotMatch
+			}
+			minMatchNum := s.minMatchNum(i, c.MinDomains)
+			matchNum := s.matchNum[i][id]
+			if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
+				pl.logFilter(nodeInfo.Node(), c, "Node failed spreadConstraint: matchNum + selfMatchNum - minMatchNum > maxSkew", matchNum, s.selfMatchNum[i], minMatchNum)
+				return statusConstraintsNotMatch
+			}
+		}
 		return nil
 	}
 	node := nodeInfo.Node()

@@ -47,6 +47,7 @@ type preScoreState struct {
 	counts  [][]int64
 	empty   []int32
 	ignored []bool
+	list    []*schedcore.NodeInfo
 }
 
 // nodeHasAllKeys reports whether node idx has every constraint's topology
@@ -162,6 +163,7 @@ func (pl *PodTopologySpread) initDense(s *preScoreState, filteredNodes []*schedc
 		s.present[i], s.counts[i] = make([]bool, n), make([]int64, n)
 	}
 	s.ignored = make([]bool, len(all))
+	s.list = all
 	return true
 }
 
@@ -310,7 +312,7 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleStat
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
-	if idx := nodeInfo.ListIndex(); s.cols != nil && idx >= 0 && idx < len(s.ignored) {
+	if idx := nodeInfo.ListIndex(); s.cols != nil && idx >= 0 && idx < len(s.ignored) && s.list[idx].Node() == nodeInfo.Node() {
 		return s.denseScore(pod, nodeInfo, idx), nil
 	}
 	node := nodeInfo.Node()
