@@ -313,6 +313,9 @@ func describeSnapshot(s *schedcore.Snapshot) []string {
 		rack := "<none>"
 		if id := racks.At(i); id >= 0 {
 			rack = racks.Values[id]
+			if back, ok := racks.ID(rack); !ok || back != id {
+				rack += fmt.Sprintf(" (ID says %d, %v)", back, ok)
+			}
 		}
 		if want, ok := ni.Node().Labels["rack"]; ok != (rack != "<none>") || ok && want != rack {
 			rack += " (node says " + want + ")"

@@ -18,6 +18,19 @@ type LabelColumn struct {
 	ids []int32
 	// Values are the label values by id.
 	Values []string
+	// index maps values to ids; never changed once the column is returned
+	// (a sync that finds new values copies it).
+	index map[string]int32
+}
+
+// ID returns the id of a label value, false if no node of the list (or of
+// an earlier list of the snapshot) had it.
+func (c *LabelColumn) ID(value string) (int32, bool) {
+	if c == nil {
+		return -1, false
+	}
+	id, ok := c.index[value]
+	return id, ok
 }
 
 // At returns the id of node i's value, -1 when node i lacks the label or i
@@ -68,6 +81,7 @@ func (s *Snapshot) LabelColumn(key string) *LabelColumn {
 	ids := make([]int32, len(list))
 	nodes := make([]*v1.Node, len(list))
 	values := st.col.Values
+	copied := false
 	for i, ni := range list {
 		n := ni.node
 		nodes[i] = n
@@ -85,13 +99,21 @@ func (s *Snapshot) LabelColumn(key string) *LabelColumn {
 		}
 		id, seen := st.index[v]
 		if !seen {
+			if !copied {
+				// Columns handed out earlier share the old index.
+				next := make(map[string]int32, len(st.index)+1)
+				for k, v := range st.index {
+					next[k] = v
+				}
+				st.index, copied = next, true
+			}
 			id = int32(len(values))
 			values = append(values, v)
 			st.index[v] = id
 		}
 		ids[i] = id
 	}
-	st.col = &LabelColumn{ids: ids, Values: values}
+	st.col = &LabelColumn{ids: ids, Values: values, index: st.index}
 	st.nodes, st.version = nodes, s.nodesVersion
 	return st.col
 }

@@ -3,6 +3,9 @@ package interpodaffinity
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -143,6 +146,98 @@ type preFilterState struct {
 	// hostScopedAffinityTerms (gate on, host-scoped affinity only).
 	matchingHostScopedAffinityPods int64
 	fastPath                       bool
+
+	// The dense form of the three counts for Filter, when PreFilter counted
+	// the snapshot list (dense nil otherwise). updateWithPod drops it from
+	// the copy it changes; Filter then reads the maps.
+	dense *denseCounts
+}
+
+// denseCounts holds the counts by label value id of the snapshot's label
+// columns: per topology key of the clusterWideAffinityTerms, of the
+// clusterWideAntiAffinityTerms (in term order) and of the keys in
+// existingAntiAffinityCounts.
+type denseCounts struct {
+	list                     []*schedcore.NodeInfo
+	affinity, anti, existing denseKeys
+}
+
+type denseKeys struct {
+	cols   []*schedcore.LabelColumn
+	counts [][]int64
+}
+
+// newDenseKeys spreads m's counts for keys over slices indexed by the keys'
+// value ids (nil when m is empty: the checks then need nothing).
+func newDenseKeys(snap *schedcore.Snapshot, keys []string, m topologyToMatchedTermCount) denseKeys {
+	if len(m) == 0 {
+		return denseKeys{}
+	}
+	d := denseKeys{cols: make([]*schedcore.LabelColumn, len(keys)), counts: make([][]int64, len(keys))}
+	for i, k := range keys {
+		d.cols[i] = snap.LabelColumn(k)
+		d.counts[i] = make([]int64, d.cols[i].NumValues())
+	}
+	for pair, n := range m {
+		for i, k := range keys {
+			if pair.key != k {
+				continue
+			}
+			if id, ok := d.cols[i].ID(pair.value); ok {
+				d.counts[i][id] = n
+			}
+		}
+	}
+	return d
+}
+
+// at returns the count of key i's pair on node idx, and whether the node
+// has the key.
+func (d *denseKeys) at(i, idx int) (int64, bool) {
+	id := d.cols[i].At(idx)
+	if id < 0 {
+		return 0, false
+	}
+	return d.counts[i][id], true
+}
+
+// initDense builds the dense form when allNodes is the snapshot list.
+func (s *preFilterState) initDense(snap *schedcore.Snapshot, allNodes []*schedcore.NodeInfo) {
+	list := snap.List()
+	if len(list) == 0 || len(list) != len(allNodes) || &list[0] != &allNodes[0] {
+		return
+	}
+	keysOf := func(terms []schedcore.AffinityTerm) []string {
+		keys := make([]string, len(terms))
+		for i := range terms {
+			keys[i] = terms[i].TopologyKey
+		}
+		return keys
+	}
+	var existing []string
+	for pair := range s.existingAntiAffinityCounts {
+		if !slices.Contains(existing, pair.key) {
+			existing = append(existing, pair.key)
+		}
+	}
+	s.dense = &denseCounts{
+		list:     list,
+		affinity: newDenseKeys(snap, keysOf(s.clusterWideAffinityTerms), s.affinityCounts),
+		anti:     newDenseKeys(snap, keysOf(s.clusterWideAntiAffinityTerms), s.antiAffinityCounts),
+		existing: newDenseKeys(snap, existing, s.existingAntiAffinityCounts),
+	}
+}
+
+// denseIndex is the node's index in the dense form, -1 without one.
+func (s *preFilterState) denseIndex(ni *schedcore.NodeInfo) int {
+	if s.dense == nil {
+		return -1
+	}
+	idx := ni.ListIndex()
+	if idx < 0 || idx >= len(s.dense.list) || s.dense.list[idx].Node() != ni.Node() {
+		return -1
+	}
+	return idx
 }
 
 // Clone copies the counts, which AddPod/RemovePod change; the rest is shared.
@@ -162,6 +257,7 @@ func (s *preFilterState) updateWithPod(pi *schedcore.PodInfo, node *v1.Node, mul
 	if s == nil {
 		return
 	}
+	s.dense = nil
 	for i := range pi.RequiredAntiAffinityTerms {
 		t := &pi.RequiredAntiAffinityTerms[i]
 		if s.fastPath && t.TopologyKey == v1.LabelHostname {
@@ -215,26 +311,29 @@ func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, pod 
 	lists := make([]pairCounts, len(nodes))
 	index := int32(-1)
 	var hostScoped atomic.Bool
+	var memo *schedcore.MemoTable[existingRow]
+	if pl.existing != nil && pl.handle.Snapshot() != nil {
+		memo = pl.existing.Acquire(pl.existingKey(pod), pl.handle.Snapshot().NumNodes())
+		defer memo.Release()
+	}
 	pl.handle.Parallelizer().Until(ctx, len(nodes), func(i int) {
 		n := nodes[i]
-		node := n.Node()
-		var l pairCounts
-		host := false
-		for _, existing := range n.PodsWithRequiredAntiAffinity {
-			for j := range existing.RequiredAntiAffinityTerms {
-				t := &existing.RequiredAntiAffinityTerms[j]
-				if pl.fastPath && t.TopologyKey == v1.LabelHostname {
-					host = true
-				} else if t.Matches(pod, nsLabels) {
-					l.record(node, t.TopologyKey, 1)
-				}
+		var row existingRow
+		ok := false
+		if memo != nil {
+			row, ok = memo.Get(n)
+		}
+		if !ok {
+			row = pl.existingRowOf(n, pod, nsLabels)
+			if memo != nil {
+				memo.Put(n, row)
 			}
 		}
-		if host {
+		if row.host {
 			hostScoped.Store(true)
 		}
-		if len(l) != 0 {
-			lists[atomic.AddInt32(&index, 1)] = l
+		if len(row.pairs) != 0 {
+			lists[atomic.AddInt32(&index, 1)] = row.pairs
 		}
 	})
 	result := make(topologyToMatchedTermCount)
@@ -242,6 +341,55 @@ func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, pod 
 		result.mergeList(lists[i])
 	}
 	return result, hostScoped.Load()
+}
+
+// existingRow is what one node's pods' required anti-affinity terms say of
+// an incoming pod: the pairs of the terms it matches, and whether a
+// hostname term was left to Filter (fast path).
+type existingRow struct {
+	pairs pairCounts
+	host  bool
+}
+
+func (pl *InterPodAffinity) existingRowOf(n *schedcore.NodeInfo, pod *v1.Pod, nsLabels labels.Set) existingRow {
+	node := n.Node()
+	var row existingRow
+	for _, existing := range n.PodsWithRequiredAntiAffinity {
+		for j := range existing.RequiredAntiAffinityTerms {
+			t := &existing.RequiredAntiAffinityTerms[j]
+			if pl.fastPath && t.TopologyKey == v1.LabelHostname {
+				row.host = true
+			} else if t.Matches(pod, nsLabels) {
+				row.pairs.record(node, t.TopologyKey, 1)
+			}
+		}
+	}
+	return row
+}
+
+// existingKey is what AffinityTerm.Matches reads of the incoming pod: its
+// namespace and labels, and the namespaces' labels (by their generation).
+func (pl *InterPodAffinity) existingKey(pod *v1.Pod) string {
+	keys := make([]string, 0, len(pod.Labels))
+	for k := range pod.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(pl.handle.Snapshot().NamespaceGeneration(), 10))
+	b.WriteByte(0)
+	b.WriteString(pod.Namespace)
+	for _, k := range keys {
+		b.WriteByte(0)
+		v := pod.Labels[k]
+		b.WriteString(strconv.Itoa(len(k)))
+		b.WriteByte(':')
+		b.WriteString(k)
+		b.WriteString(strconv.Itoa(len(v)))
+		b.WriteByte(':')
+		b.WriteString(v)
+	}
+	return b.String()
 }
 
 // incomingCounts counts, over all pods of nodes, those matching all the
@@ -395,6 +543,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *schedcore
 	if len(s.existingAntiAffinityCounts) == 0 && noTerms && !mustEvaluateHostScoped {
 		return nil, schedcore.NewStatus(schedcore.Skip)
 	}
+	s.initDense(snap, allNodes)
 	cycleState.Write(preFilterStateKey, s)
 	return nil, nil
 }
@@ -433,9 +582,17 @@ func getPreFilterState(cycleState *schedcore.CycleState) (*preFilterState, error
 
 // satisfyExistingPodsAntiAffinity reports whether no existing pod's required
 // anti-affinity rejects the pod on this node.
-func satisfyExistingPodsAntiAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
+func satisfyExistingPodsAntiAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo, idx int) bool {
 	node := nodeInfo.Node()
-	if len(s.existingAntiAffinityCounts) > 0 {
+	if len(s.existingAntiAffinityCounts) > 0 && idx >= 0 {
+		// Only the keys with counts can match a node label.
+		d := &s.dense.existing
+		for i := range d.cols {
+			if n, ok := d.at(i, idx); ok && n > 0 {
+				return false
+			}
+		}
+	} else if len(s.existingAntiAffinityCounts) > 0 {
 		for k, v := range node.Labels {
 			if s.existingAntiAffinityCounts[topologyPair{key: k, value: v}] > 0 {
 				return false
@@ -459,7 +616,16 @@ func satisfyExistingPodsAntiAffinity(s *preFilterState, nodeInfo *schedcore.Node
 
 // nodeTopologyConflictsWithAntiAffinity reports whether the node's domain of
 // a cluster-wide anti-affinity term holds a pod the term matches.
-func nodeTopologyConflictsWithAntiAffinity(s *preFilterState, node *v1.Node) bool {
+func nodeTopologyConflictsWithAntiAffinity(s *preFilterState, node *v1.Node, idx int) bool {
+	if len(s.antiAffinityCounts) > 0 && idx >= 0 {
+		d := &s.dense.anti
+		for i := range d.cols {
+			if n, ok := d.at(i, idx); ok && n > 0 {
+				return true
+			}
+		}
+		return false
+	}
 	if len(s.antiAffinityCounts) > 0 {
 		for i := range s.clusterWideAntiAffinityTerms {
 			key := s.clusterWideAntiAffinityTerms[i].TopologyKey
@@ -511,11 +677,27 @@ func nodePodsSatisfyAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bo
 // on the node and each of its domains holds a pod matching all the terms; or,
 // when no pod matches anywhere, whether the pod matches its own terms (the
 // first pod of a group with affinity to itself).
-func nodeTopologyMatchesAffinity(s *preFilterState, node *v1.Node) bool {
+func nodeTopologyMatchesAffinity(s *preFilterState, node *v1.Node, idx int) bool {
 	if len(s.clusterWideAffinityTerms) == 0 {
 		return true
 	}
 	podsExist := true
+	if idx >= 0 && len(s.dense.affinity.cols) > 0 {
+		aff := &s.dense.affinity
+		for i := range aff.cols {
+			n, ok := aff.at(i, idx)
+			if !ok {
+				return false
+			}
+			if n <= 0 {
+				podsExist = false
+			}
+		}
+		if !podsExist {
+			return len(s.affinityCounts) == 0 && satisfiesSelfAffinity(s, node)
+		}
+		return true
+	}
 	for i := range s.clusterWideAffinityTerms {
 		key := s.clusterWideAffinityTerms[i].TopologyKey
 		tv, ok := node.Labels[key]
@@ -558,18 +740,26 @@ func (pl *InterPodAffinity) Filter(_ context.Context, cycleState *schedcore.Cycl
 		return schedcore.AsStatus(err)
 	}
 	node := nodeInfo.Node()
+	idx := s.denseIndex(nodeInfo)
 	if len(s.hostScopedAffinityTerms) > 0 {
 		if !nodePodsSatisfyAffinity(s, nodeInfo) {
-			return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
+			return statusAffinityRulesNotMatch
 		}
-	} else if !nodeTopologyMatchesAffinity(s, node) {
-		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
+	} else if !nodeTopologyMatchesAffinity(s, node, idx) {
+		return statusAffinityRulesNotMatch
 	}
-	if nodeTopologyConflictsWithAntiAffinity(s, node) || nodePodsConflictWithAntiAffinity(s, nodeInfo) {
-		return schedcore.NewStatus(schedcore.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
+	if nodeTopologyConflictsWithAntiAffinity(s, node, idx) || nodePodsConflictWithAntiAffinity(s, nodeInfo) {
+		return statusAntiAffinityRulesNotMatch
 	}
-	if !satisfyExistingPodsAntiAffinity(s, nodeInfo) {
-		return schedcore.NewStatus(schedcore.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
+	if !satisfyExistingPodsAntiAffinity(s, nodeInfo, idx) {
+		return statusExistingAntiAffinityRulesNotMatch
 	}
 	return nil
 }
+
+// The Filter rejections, shared by every call (see schedcore.NewSharedStatus).
+var (
+	statusAffinityRulesNotMatch             = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
+	statusAntiAffinityRulesNotMatch         = schedcore.NewSharedStatus(schedcore.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
+	statusExistingAntiAffinityRulesNotMatch = schedcore.NewSharedStatus(schedcore.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
+)

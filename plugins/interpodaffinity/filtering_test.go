@@ -241,25 +241,27 @@ func TestRequiredAffinitySingleNode(t *testing.T) {
 
 	for _, fp := range fastPathOpt {
 		for _, tt := range tests {
-			t.Run(fastPathName(tt.name, fp), func(t *testing.T) {
-				snap := newSnapshot(tt.pods, []*v1.Node{node1}, testNamespaces)
-				p := newPlugin(t, nil, snap, fp)
-				state := schedcore.NewCycleState()
-				_, s := p.PreFilter(context.Background(), state, tt.pod, snap.List())
-				if diff := cmp.Diff(tt.wantPreFilter, res(s)); diff != "" {
-					t.Fatalf("PreFilter status (-want +got):\n%s", diff)
-				}
-				if !s.IsSuccess() {
-					return
-				}
-				ni, err := snap.Get("node1")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(tt.wantFilter, res(p.Filter(context.Background(), state, tt.pod, ni))); diff != "" {
-					t.Errorf("Filter status (-want +got):\n%s", diff)
-				}
-			})
+			for _, maps := range []bool{false, true} {
+				t.Run(fastPathName(tt.name, fp)+mapsName(maps), func(t *testing.T) {
+					snap := newSnapshot(tt.pods, []*v1.Node{node1}, testNamespaces)
+					p := newPlugin(t, nil, snap, fp)
+					state := schedcore.NewCycleState()
+					_, s := p.PreFilter(context.Background(), state, tt.pod, nodeList(snap, maps))
+					if diff := cmp.Diff(tt.wantPreFilter, res(s)); diff != "" {
+						t.Fatalf("PreFilter status (-want +got):\n%s", diff)
+					}
+					if !s.IsSuccess() {
+						return
+					}
+					ni, err := snap.Get("node1")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(tt.wantFilter, res(p.Filter(context.Background(), state, tt.pod, ni))); diff != "" {
+						t.Errorf("Filter status (-want +got):\n%s", diff)
+					}
+				})
+			}
 		}
 	}
 }
@@ -456,27 +458,29 @@ func TestRequiredAffinityMultipleNodes(t *testing.T) {
 
 	for _, fp := range fastPathOpt {
 		for _, tt := range tests {
-			t.Run(fastPathName(tt.name, fp), func(t *testing.T) {
-				snap := newSnapshot(tt.pods, tt.nodes, []*v1.Namespace{namespace("NS1", nil)})
-				p := newPlugin(t, nil, snap, fp)
-				state := schedcore.NewCycleState()
-				_, s := p.PreFilter(context.Background(), state, tt.pod, snap.List())
-				if diff := cmp.Diff(tt.wantPreFilter, res(s)); diff != "" {
-					t.Fatalf("PreFilter status (-want +got):\n%s", diff)
-				}
-				if s.IsSkip() {
-					return
-				}
-				for i, n := range tt.nodes {
-					ni, err := snap.Get(n.Name)
-					if err != nil {
-						t.Fatal(err)
+			for _, maps := range []bool{false, true} {
+				t.Run(fastPathName(tt.name, fp)+mapsName(maps), func(t *testing.T) {
+					snap := newSnapshot(tt.pods, tt.nodes, []*v1.Namespace{namespace("NS1", nil)})
+					p := newPlugin(t, nil, snap, fp)
+					state := schedcore.NewCycleState()
+					_, s := p.PreFilter(context.Background(), state, tt.pod, nodeList(snap, maps))
+					if diff := cmp.Diff(tt.wantPreFilter, res(s)); diff != "" {
+						t.Fatalf("PreFilter status (-want +got):\n%s", diff)
 					}
-					if diff := cmp.Diff(tt.wantFilter[i], res(p.Filter(context.Background(), state, tt.pod, ni))); diff != "" {
-						t.Errorf("Filter on %s (-want +got):\n%s", n.Name, diff)
+					if s.IsSkip() {
+						return
 					}
-				}
-			})
+					for i, n := range tt.nodes {
+						ni, err := snap.Get(n.Name)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if diff := cmp.Diff(tt.wantFilter[i], res(p.Filter(context.Background(), state, tt.pod, ni))); diff != "" {
+							t.Errorf("Filter on %s (-want +got):\n%s", n.Name, diff)
+						}
+					}
+				})
+			}
 		}
 	}
 }
@@ -528,4 +532,21 @@ func TestFilterAndScoreDoNotAllocate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nodeList is the snapshot's list, or with maps a copy of it: PreFilter
+// then counts nodes that are not the list, and Filter reads the count maps
+// instead of the label columns (both must decide alike).
+func nodeList(snap *schedcore.Snapshot, maps bool) []*schedcore.NodeInfo {
+	if maps {
+		return append([]*schedcore.NodeInfo(nil), snap.List()...)
+	}
+	return snap.List()
+}
+
+func mapsName(maps bool) string {
+	if maps {
+		return " (count maps)"
+	}
+	return ""
 }
