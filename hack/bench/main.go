@@ -41,6 +41,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to this file")
 	limit := flag.Int("limit", 0, "place only the first N pending pods of each workload (for profiling)")
 	memprofile := flag.String("memprofile", "", "write an allocation profile to this file at the end")
+	flag.BoolVar(&withPreemption, "preemption", false, "run DefaultPreemption for pods that do not fit (off by default, as in the kube-scheduler reference runs)")
 	flag.Parse()
 	if *memprofile != "" {
 		runtime.MemProfileRate = 64 << 10
@@ -136,8 +137,11 @@ func main() {
 	_ = tw.Flush()
 }
 
+// withPreemption is the -preemption flag.
+var withPreemption bool
+
 func run(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry) (*report.DryRun, error) {
-	return dryrun.Run(context.Background(), cl, dryrun.Options{Config: cfg, Registry: reg, NoPreemption: true})
+	return dryrun.Run(context.Background(), cl, dryrun.Options{Config: cfg, Registry: reg, NoPreemption: !withPreemption})
 }
 
 // generatedNames are the generated workloads: scheduler_perf's, at 5000

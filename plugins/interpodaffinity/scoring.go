@@ -22,6 +22,31 @@ type preScoreState struct {
 	topologyScore   scoreMap
 	podInfo         *schedcore.PodInfo
 	namespaceLabels labels.Set
+
+	// The dense form of topologyScore for the snapshot list: per topology
+	// key, its label column and the scores by value id (list nil: none).
+	list   []*schedcore.NodeInfo
+	cols   []*schedcore.LabelColumn
+	scores [][]int64
+}
+
+// initDense spreads topologyScore over the snapshot's label columns.
+func (s *preScoreState) initDense(snap *schedcore.Snapshot) {
+	list := snap.List()
+	if len(list) == 0 {
+		return
+	}
+	for key, values := range s.topologyScore {
+		col := snap.LabelColumn(key)
+		scores := make([]int64, col.NumValues())
+		for v, n := range values {
+			if id, ok := col.ID(v); ok {
+				scores[id] = n
+			}
+		}
+		s.cols, s.scores = append(s.cols, col), append(s.scores, scores)
+	}
+	s.list = list
 }
 
 // Clone returns the state itself: Score only reads it.
@@ -126,6 +151,7 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 		return schedcore.NewStatus(schedcore.Skip)
 	}
 	s.topologyScore = topo
+	s.initDense(snap)
 	cycleState.Write(preScoreStateKey, s)
 	return nil
 }
@@ -151,6 +177,14 @@ func (pl *InterPodAffinity) Score(_ context.Context, cycleState *schedcore.Cycle
 	}
 	node := nodeInfo.Node()
 	var score int64
+	if idx := nodeInfo.ListIndex(); s.list != nil && idx >= 0 && idx < len(s.list) && s.list[idx].Node() == node {
+		for k, col := range s.cols {
+			if id := col.At(idx); id >= 0 {
+				score += s.scores[k][id]
+			}
+		}
+		return score, nil
+	}
 	for key, values := range s.topologyScore {
 		if v, ok := node.Labels[key]; ok {
 			score += values[v]

@@ -77,6 +77,13 @@ func runScoreCase(t *testing.T, tt scoreCase) {
 		if !s.IsSuccess() {
 			t.Fatalf("Score: %v", s.Message())
 		}
+		// A NodeInfo outside the snapshot list takes the score maps
+		// instead of the label columns: the same raw score.
+		outside := schedcore.NewNodeInfo()
+		outside.SetNode(ni.Node())
+		if again, _ := p.Score(ctx, cs, tt.pod, outside); again != score {
+			t.Errorf("Score(%s) = %d from the label columns, %d from the maps", n.Name, score, again)
+		}
 		got = append(got, schedcore.NodeScore{Name: n.Name, Score: score})
 	}
 	if s := p.NormalizeScore(ctx, cs, tt.pod, got); !s.IsSuccess() {
