@@ -45,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	percentage := fs.Int("percentage", 100, "percentageOfNodesToScore (0: kube's adaptive default); a profile's own value wins")
 	placements := fs.String("placements", "", `write {"placements":[{"pod","node"}],"unschedulable":[...]} to this file`)
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scheduling loop")
+	explainOut := fs.String("explain", "", `explain every pending pod against the snapshot as loaded (nothing placed) and write {"cases":[...]} in the conformance explain format to this file`)
+	explainUnsched := fs.Bool("explain-unschedulable", false, "with -explain: only the pods that fit on no node")
 	preemption := fs.String("preemption", "", `run kube-scheduler's own loop with preemption and write {"placements","evictions","nominations","unschedulable"} to this file`)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kubebench [flags] SNAPSHOT")
@@ -124,6 +126,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	pods := cl.pending
 	queueOrder(pods)
+	if *explainOut != "" {
+		res, err := b.explainAll(ctx, pods, *explainUnsched)
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: %v\n", err)
+			return 1
+		}
+		data, err := json.MarshalIndent(res, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*explainOut, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: writing %s: %v\n", *explainOut, err)
+			return 1
+		}
+		unsched := 0
+		for _, c := range res.Cases {
+			if c.NumFeasible == 0 {
+				unsched++
+			}
+		}
+		fmt.Fprintf(stdout, "explained=%d unschedulable=%d\n", len(res.Cases), unsched)
+		return 0
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {

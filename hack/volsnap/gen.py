@@ -41,6 +41,7 @@ sc("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer")
 sc("csi-wffc", "csi.example.com", "WaitForFirstConsumer", ["zone-a", "zone-b"])
 sc("cap-wffc", "cap.csi.example.com", "WaitForFirstConsumer")
 sc("immediate", "csi.example.com", "Immediate")
+sc("csi-wffc-d", "csi.example.com", "WaitForFirstConsumer", ["zone-d"])
 
 # Capacities of cap.csi.example.com: one per node, disjoint.
 for n, size in [("n-a1", "20Gi"), ("n-a2", "10Gi"), ("n-b1", "1Gi")]:
@@ -119,6 +120,21 @@ pv("pv-rwop", "1Gi", "immediate", claim="rwop-used", modes=("ReadWriteOncePod",)
 pvc("rwop-used", "1Gi", "immediate", volume="pv-rwop", modes=("ReadWriteOncePod",))
 pv("pv-rwop2", "1Gi", "immediate", claim="rwop-free", modes=("ReadWriteOncePod",))
 pvc("rwop-free", "1Gi", "immediate", volume="pv-rwop2", modes=("ReadWriteOncePod",))
+# Bound PVs that fit nowhere or only elsewhere: node affinity to a zone
+# without nodes, a zone label without nodes, a local PV on n-c2 (VolumeBinding's
+# PreFilterResult names that node only), two CSI volumes (n-a1 attaches 1).
+pv("pv-affine-d", "1Gi", "immediate", zone="zone-d", claim="affine-d")
+pvc("affine-d", "1Gi", "immediate", volume="pv-affine-d")
+pv("pv-zone-d", "1Gi", "immediate", claim="zonal-d", labels={"topology.kubernetes.io/zone": "zone-d"})
+pvc("zonal-d", "1Gi", "immediate", volume="pv-zone-d")
+pv("pv-local-bound", "1Gi", "local", node="n-c2", claim="local-bound")
+pvc("local-bound", "1Gi", "local", volume="pv-local-bound")
+pv("pv-csi-x", "1Gi", "immediate", claim="csi-x")
+pvc("csi-x", "1Gi", "immediate", volume="pv-csi-x")
+pv("pv-csi-y", "1Gi", "immediate", claim="csi-y")
+pvc("csi-y", "1Gi", "immediate", volume="pv-csi-y")
+pvc("dyn-d", "1Gi", "csi-wffc-d")
+pvc("dyn-3", "1Gi", "csi-wffc")
 # Unbound immediate, unknown class, no class.
 pvc("imm-unbound", "1Gi", "immediate")
 pvc("no-such-class", "1Gi", "nope")
@@ -180,6 +196,17 @@ pod("p27-pd-c1", selector="n-c1", gce="disk-1")
 pod("p28-pd", gce="disk-1")
 pod("p29-two-claims", "local-claim-3", "dyn-2")
 pod("p30-plain")
+# Unschedulable volume cases checked filter by filter (explain).
+pod("p31-affine-d", "affine-d")                      # PV node affinity: zone-d, no such node
+pod("p32-affine-b-on-a1", "affine-b", selector="n-a1")  # PV node affinity zone-b, pod pinned to zone-a
+pod("p33-zonal-d", "zonal-d")                        # VolumeZone: PV in zone-d
+pod("p34-zonal-c-on-a1", "zonal-c", selector="n-a1")  # VolumeZone and NodeAffinity on n-a1
+pod("p35-dyn-d", "dyn-d")                            # WaitForFirstConsumer, class topology zone-d only
+pod("p36-dyn-on-c1", "dyn-3", selector="n-c1")        # WaitForFirstConsumer, class zones a/b, pinned to c
+pod("p37-local-bound-on-a1", "local-bound", selector="n-a1")  # PreFilterResult {n-c2}, pinned elsewhere
+pod("p38-two-csi", "csi-x", "csi-y")                 # 2 CSI volumes: n-a1 exceeds its limit, n-c2 has no driver
+pod("p39-rwop-and-limit", "rwop-used", selector="n-a1")  # ReadWriteOncePod in use; pinned
+pod("p40-missing-and-pinned", "does-not-exist-2", selector="n-b1")  # PreFilter: claim not found
 
 out = []
 for d in docs:

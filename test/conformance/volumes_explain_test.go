@@ -1,0 +1,180 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/explain"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+)
+
+// kubebenchExplain is hack/kubebench -explain's output: one explain case
+// per pending pod, each against the snapshot as loaded (afterPlacements 0).
+type kubebenchExplain struct {
+	Cases []struct {
+		explainCase
+		FilterPlugins []string `json:"filterPlugins"`
+	} `json:"cases"`
+}
+
+// TestKubebenchExplainVolumes runs our explain (internal/explain, the code
+// behind `kubectl sched explain pod -o json`) on every pending pod of
+// testdata/kubebench/volumes-cluster.yaml and compares it with the real
+// kube-scheduler v1.37.2 framework's per-node verdicts recorded by
+// hack/kubebench -explain: the PreFilter outcome, which filter plugins are
+// skipped, every filter plugin that rejects each node (plugin, code,
+// reasons, the first one), the feasible set, the scores and totals, the
+// selected and tied nodes and the FitError message.
+func TestKubebenchExplainVolumes(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/kubebench/volumes-cluster.explain.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want kubebenchExplain
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := snapshot.LoadPaths([]string{"../../testdata/kubebench/volumes-cluster.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := engine.LoadConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := engine.Registry(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := explain.NewState(context.Background(), cl, explain.Options{Config: cfg, Registry: reg, Nearest: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Cases) < 40 {
+		t.Fatalf("%d cases recorded, want the 40 pending pods", len(want.Cases))
+	}
+	unschedulable, nodeStatuses := 0, 0
+	for _, w := range want.Cases {
+		t.Run(w.Pod, func(t *testing.T) {
+			ns, name := splitPodKey(w.Pod)
+			pod, err := explain.FindPod(cl, ns, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := state.Explain(context.Background(), pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareReport(t, &w.explainCase, w.FilterPlugins, got)
+		})
+		if w.NumFeasible == 0 {
+			unschedulable++
+		}
+		nodeStatuses += len(w.Nodes)
+	}
+	t.Logf("compared %d pods (%d unschedulable), %d node verdicts", len(want.Cases), unschedulable, nodeStatuses)
+}
+
+func splitPodKey(k string) (string, string) {
+	for i := 0; i < len(k); i++ {
+		if k[i] == '/' {
+			return k[:i], k[i+1:]
+		}
+	}
+	return "default", k
+}
+
+// compareReport compares an explain report with a recorded kube cycle.
+// Plugins kube's profile has and ours does not (DynamicResources,
+// NodeDeclaredFeatures) are left out of the skipped-filter comparison.
+func compareReport(t *testing.T, want *explainCase, wantFilters []string, got *report.Explanation) {
+	t.Helper()
+	if got.PreFilter.Code != want.PreFilter.Code || got.PreFilter.Plugin != want.PreFilter.Plugin || got.PreFilter.Reason != want.PreFilter.Reason {
+		t.Errorf("preFilter = %+v, want %+v", got.PreFilter, want.PreFilter)
+	}
+	ours := sets.New(got.FilterPlugins...)
+	var wantSkipped []string
+	for _, p := range want.SkippedFilterPlugins {
+		if ours.Has(p) {
+			wantSkipped = append(wantSkipped, p)
+		}
+	}
+	if want.PreFilter.Code == "Success" {
+		if d := cmp.Diff(wantSkipped, got.SkippedFilterPlugins, cmpEmpty); d != "" {
+			t.Errorf("skipped filter plugins (-want +got):\n%s", d)
+		}
+	}
+	for _, p := range wantFilters {
+		if !ours.Has(p) && p != "DynamicResources" && p != "NodeDeclaredFeatures" {
+			t.Errorf("kube's profile filters with %s, ours does not", p)
+		}
+	}
+	if got.NumNodes != want.NumNodes || got.NumFeasible != want.NumFeasible {
+		t.Errorf("nodes/feasible = %d/%d, want %d/%d", got.NumNodes, got.NumFeasible, want.NumNodes, want.NumFeasible)
+	}
+	byName := map[string]report.ExplainNode{}
+	for _, n := range got.Nodes {
+		byName[n.Node] = n
+	}
+	for _, wn := range want.Nodes {
+		gn, ok := byName[wn.Node]
+		if !ok {
+			t.Errorf("node %s missing", wn.Node)
+			continue
+		}
+		if gn.Feasible != wn.Feasible {
+			t.Errorf("node %s: feasible = %v, want %v (failures %+v)", wn.Node, gn.Feasible, wn.Feasible, gn.Failures)
+			continue
+		}
+		if !wn.Feasible {
+			var wf []report.Failure
+			for _, f := range wn.Failures {
+				wf = append(wf, report.Failure{Plugin: f.Plugin, Reason: f.Reason, Code: f.Code, First: f.First})
+			}
+			if d := cmp.Diff(wf, gn.Failures); d != "" {
+				t.Errorf("node %s failures (-want +got):\n%s", wn.Node, d)
+			}
+			continue
+		}
+		wantScores := map[string]int64{}
+		for k, v := range wn.Scores {
+			if _, has := gn.Scores[k]; ignorableScore[k] && v == 0 && !has {
+				continue
+			}
+			wantScores[k] = v
+		}
+		if d := cmp.Diff(wantScores, gn.Scores); d != "" {
+			t.Errorf("node %s scores (-want +got):\n%s", wn.Node, d)
+		}
+		if gn.Total == nil || *gn.Total != wn.Total {
+			t.Errorf("node %s total = %v, want %d", wn.Node, gn.Total, wn.Total)
+		}
+	}
+	if got.Message != want.Message {
+		t.Errorf("message:\n got %q\nwant %q", got.Message, want.Message)
+	}
+	if got.Selected != want.Selected {
+		t.Errorf("selected = %q, want %q", got.Selected, want.Selected)
+	}
+	if d := cmp.Diff(want.TiedBest, got.TiedBest, cmpEmpty); d != "" {
+		t.Errorf("tied best (-want +got):\n%s", d)
+	}
+	if got.BestTotal != want.BestTotal {
+		t.Errorf("best total = %d, want %d", got.BestTotal, want.BestTotal)
+	}
+}
+
+// cmpEmpty treats nil and empty slices alike.
+var cmpEmpty = cmp.Transformer("nonNil", func(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+})
