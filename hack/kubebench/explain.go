@@ -15,7 +15,10 @@ import (
 
 // The -explain mode records, for each pending pod of the snapshot, one
 // scheduling cycle against the snapshot as loaded (nothing placed before
-// it, afterPlacements 0), in the format of the shared conformance explain
+// it, afterPlacements 0); -explain-run records each pod's cycle in the
+// placement run instead, against the state the earlier placements left
+// (afterPlacements = their number, the assumed volumes included); both in
+// the format of the shared conformance explain
 // fixtures: the PreFilter outcome, per node every filter plugin that
 // rejects it (each run on its own) with the one the framework stops at
 // marked first, the feasible nodes' weighted scores and totals, and the
@@ -47,15 +50,15 @@ type explainCase struct {
 	Profile              string           `json:"profile"`
 	PreFilter            explainStatus    `json:"preFilter"`
 	SkippedFilterPlugins []string         `json:"skippedFilterPlugins"`
-	SkippedScorePlugins  []string         `json:"skippedScorePlugins"`
+	SkippedScorePlugins  *[]string        `json:"skippedScorePlugins,omitempty"`
 	FilterPlugins        []string         `json:"filterPlugins"`
 	ScorePluginWeights   map[string]int32 `json:"scorePluginWeights"`
 	NumNodes             int              `json:"numNodes"`
 	NumFeasible          int              `json:"numFeasible"`
 	Nodes                []explainNode    `json:"nodes"`
-	BestTotal            int64            `json:"bestTotal"`
-	Selected             string           `json:"selected"`
-	TiedBest             []string         `json:"tiedBest"`
+	BestTotal            *int64           `json:"bestTotal,omitempty"`
+	Selected             string           `json:"selected,omitempty"`
+	TiedBest             *[]string        `json:"tiedBest,omitempty"`
 	Message              string           `json:"message,omitempty"`
 	AfterPlacements      int              `json:"afterPlacements"`
 }
@@ -99,15 +102,17 @@ func reasons(s *fwk.Status) string { return strings.Join(s.Reasons(), "; ") }
 // filter plugin in the cycle state's skip set).
 func (b *bench) explain(ctx context.Context, f framework.Framework, pod *v1.Pod) (*explainCase, error) {
 	key := pod.Namespace + "/" + pod.Name
+	saved := b.nextStart
 	b.nextStart = 0
 	node, fitErr, err := b.schedulePod(ctx, f, framework.NewCycleState(), pod)
+	b.nextStart = saved
 	if err != nil {
 		return nil, err
 	}
 
 	plugins := f.ListPlugins()
 	c := &explainCase{Pod: key, Profile: f.ProfileName(), FilterPlugins: []string{}, ScorePluginWeights: map[string]int32{},
-		Nodes: []explainNode{}, TiedBest: []string{}}
+		Nodes: []explainNode{}}
 	for _, p := range plugins.Filter.Enabled {
 		c.FilterPlugins = append(c.FilterPlugins, p.Name)
 	}
@@ -136,7 +141,6 @@ func (b *bench) explain(ctx context.Context, f framework.Framework, pod *v1.Pod)
 			c.Nodes = append(c.Nodes, explainNode{Node: ni.Node().Name, Failures: []explainFailure{
 				{Plugin: s.Plugin(), Code: s.Code().String(), Reason: reasons(s), First: true}}})
 		}
-		c.SkippedScorePlugins = []string{}
 		sort.Slice(c.Nodes, func(i, j int) bool { return c.Nodes[i].Node < c.Nodes[j].Node })
 		return c, b.check(c, node)
 	}
@@ -179,28 +183,32 @@ func (b *bench) explain(ctx context.Context, f framework.Framework, pod *v1.Pod)
 		c.Nodes = append(c.Nodes, n)
 	}
 	c.NumFeasible = len(feasible)
-	c.SkippedScorePlugins = []string{}
+	// As in the shared fixtures, a pod that fits nowhere has no
+	// skippedScorePlugins, bestTotal, tiedBest or selected.
 	if len(feasible) > 0 {
 		if st := f.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
 			return nil, st.AsError()
 		}
-		c.SkippedScorePlugins = sets.List(state.GetSkipScorePlugins())
+		skipped := sets.List(state.GetSkipScorePlugins())
+		c.SkippedScorePlugins = &skipped
 		scores, st := f.RunScorePlugins(ctx, state, pod, feasible)
 		if !st.IsSuccess() {
 			return nil, st.AsError()
 		}
 		byName := map[string]fwk.NodePluginScores{}
+		var best int64
+		var tied []string
 		for _, sc := range scores {
 			byName[sc.Name] = sc
-			if sc.TotalScore > c.BestTotal || len(c.TiedBest) == 0 {
-				c.BestTotal, c.TiedBest = sc.TotalScore, nil
+			if sc.TotalScore > best || len(tied) == 0 {
+				best, tied = sc.TotalScore, nil
 			}
-			if sc.TotalScore == c.BestTotal {
-				c.TiedBest = append(c.TiedBest, sc.Name)
+			if sc.TotalScore == best {
+				tied = append(tied, sc.Name)
 			}
 		}
-		sort.Strings(c.TiedBest)
-		c.Selected = c.TiedBest[0]
+		sort.Strings(tied)
+		c.BestTotal, c.TiedBest, c.Selected = &best, &tied, tied[0]
 		for _, ni := range feasible {
 			sc := byName[ni.Node().Name]
 			total := sc.TotalScore

@@ -7,12 +7,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/explain"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // kubebenchExplain is hack/kubebench -explain's output: one explain case
@@ -178,3 +180,121 @@ var cmpEmpty = cmp.Transformer("nonNil", func(s []string) []string {
 	}
 	return s
 })
+
+// storageBinder commits VolumeBinding's PreBind writes into the storage
+// state, as the dry-run does (the PVs with their claimRef, the claims to
+// provision with the selected node).
+type storageBinder struct{ state *schedcore.StorageState }
+
+func (b *storageBinder) BindPodVolumes(_ context.Context, _ *v1.Pod, pvs []*v1.PersistentVolume, pvcs []*v1.PersistentVolumeClaim) error {
+	for _, pv := range pvs {
+		b.state.PutPV(pv)
+	}
+	for _, pvc := range pvcs {
+		b.state.PutPVC(pvc)
+	}
+	return nil
+}
+
+// TestKubebenchExplainVolumesInRun compares, for every pending pod of the
+// volumes snapshot, the cycle kube-scheduler ran for it in the placement
+// run (hack/kubebench -explain-run: after the earlier placements, with
+// their assumed volumes) with ours on the same state: the earlier pods
+// committed on kube's nodes through our Reserve and PreBind (the chosen
+// PVs bound to their claims, the provisioned claims given their node), as
+// the dry-run commits them.
+func TestKubebenchExplainVolumesInRun(t *testing.T) {
+	var want kubebenchExplain
+	readJSONFile(t, "../../testdata/kubebench/volumes-cluster.explain-run.json", &want)
+	var place placeFile
+	readJSONFile(t, "../../testdata/kubebench/volumes-cluster.place.json", &place)
+	cl, err := snapshot.LoadPaths([]string{"../../testdata/kubebench/volumes-cluster.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := engine.LoadConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := engine.Registry(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	snap := schedcore.NewEmptySnapshot()
+	vb := &storageBinder{}
+	ps, err := engine.BuildProfiles(ctx, cfg, reg, snap, engine.HandleOptions{VolumeBinder: vb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := *cl
+	work.Pods = nil
+	for _, p := range cl.Pods {
+		work.Pods = append(work.Pods, p.DeepCopy())
+	}
+	pending := engine.FillCache(cache, &work, ps.ByName)
+	cache.UpdateSnapshot(snap)
+	vb.state = snap.Storage
+
+	placedOn := map[string]string{}
+	for _, p := range place.Placements {
+		placedOn[p.Pod] = p.Node
+	}
+	cases := map[string]*explainCase{}
+	for i := range want.Cases {
+		cases[want.Cases[i].Pod] = &want.Cases[i].explainCase
+	}
+	placed, compared, unschedulable := 0, 0, 0
+	for _, pod := range pending {
+		key := pod.Namespace + "/" + pod.Name
+		cache.UpdateSnapshot(snap)
+		fw := ps.ByName[pod.Spec.SchedulerName]
+		ex := schedcore.Explain(ctx, fw, snap, pod, engine.LowestName)
+		w := cases[key]
+		t.Run(key, func(t *testing.T) {
+			if w == nil {
+				t.Fatal("kube recorded no cycle for the pod")
+			}
+			if w.AfterPlacements != placed {
+				t.Fatalf("recorded after %d placements, ours runs after %d", w.AfterPlacements, placed)
+			}
+			compareExplain(t, w, ex)
+		})
+		compared++
+		if w != nil && w.NumFeasible == 0 {
+			unschedulable++
+		}
+		node, ok := placedOn[key]
+		if !ok {
+			continue
+		}
+		assumed := pod.DeepCopy()
+		assumed.Spec.NodeName = node
+		if err := cache.AssumePod(assumed); err != nil {
+			t.Fatalf("%s: assume on %s: %v", key, node, err)
+		}
+		if st := fw.RunReservePluginsReserve(ctx, ex.State, assumed, node); !st.IsSuccess() {
+			t.Fatalf("%s: reserve on %s: %v", key, node, st)
+		}
+		if st := fw.RunPreBindPlugins(ctx, ex.State, assumed, node); !st.IsSuccess() {
+			t.Fatalf("%s: prebind on %s: %v", key, node, st)
+		}
+		placed++
+	}
+	if compared != len(want.Cases) || placed != len(place.Placements) {
+		t.Errorf("compared %d of %d recorded cycles, committed %d of %d placements", compared, len(want.Cases), placed, len(place.Placements))
+	}
+	t.Logf("compared %d cycles in the run (%d unschedulable)", compared, unschedulable)
+}
+
+func readJSONFile(t *testing.T, path string, into any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
