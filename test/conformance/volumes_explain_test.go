@@ -59,8 +59,8 @@ func TestKubebenchExplainVolumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want.Cases) < 40 {
-		t.Fatalf("%d cases recorded, want the 40 pending pods", len(want.Cases))
+	if len(want.Cases) < 53 {
+		t.Fatalf("%d cases recorded, want the 53 pending pods", len(want.Cases))
 	}
 	unschedulable, nodeStatuses := 0, 0
 	for _, w := range want.Cases {
