@@ -223,7 +223,9 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		nearest = DefaultNearest
 	}
 	rep.Nearest = []string{}
-	if nearest > 0 {
+	if nearest > 0 && ex.PreFilter.IsSuccess() {
+		// A pod rejected at PreFilter fails every node alike, for the
+		// PreFilter reason the summary gives: no node is nearer.
 		rep.Nearest = nearestNodes(rep.Nodes, snap, nearest)
 	}
 	want := map[string]bool{o.Node: o.Node != ""}

@@ -287,3 +287,28 @@ func TestGapsForNodesLeftOutByAPreFilterResult(t *testing.T) {
 		t.Errorf("nearest (-want +got): resolvable failures first\n%s", d)
 	}
 }
+
+func TestRunSaysWhichPreFilterPluginRejectsThePod(t *testing.T) {
+	cl := &snapshot.Cluster{Nodes: []*v1.Node{node("n1").Obj(), node("n2").Obj()}}
+	rep := explainOn(t, cl, st.MakePod("p").Namespace("ns").PVC("gone").Obj(), "")
+	want := report.PreFilterOutcome{Code: "UnschedulableAndUnresolvable", Plugin: "VolumeRestrictions", Reason: `persistentvolumeclaim "gone" not found`}
+	if d := cmp.Diff(want, rep.PreFilter); d != "" {
+		t.Errorf("preFilter (-want +got):\n%s", d)
+	}
+	if rep.Message != `0/2 nodes are available: persistentvolumeclaim "gone" not found.` {
+		t.Errorf("message = %q", rep.Message)
+	}
+	for _, n := range rep.Nodes {
+		if d := cmp.Diff([]report.Failure{{Plugin: "VolumeRestrictions", Reason: want.Reason, Code: want.Code, First: true}}, n.Failures); d != "" {
+			t.Errorf("node %s failures (-want +got):\n%s", n.Node, d)
+		}
+	}
+	if len(rep.Nearest) != 0 {
+		t.Errorf("nearest = %v: every node fails alike at PreFilter", rep.Nearest)
+	}
+	// --node still says it for that node.
+	rep = explainOn(t, cl, st.MakePod("p").Namespace("ns").PVC("gone").Obj(), "n2")
+	if d := cmp.Diff([]report.Gap{{Plugin: "VolumeRestrictions", Gap: want.Reason}}, rep.Nodes[0].Gaps); d != "" {
+		t.Errorf("--node gaps (-want +got):\n%s", d)
+	}
+}
