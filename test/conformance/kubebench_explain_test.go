@@ -26,24 +26,35 @@ type kubebenchExplain struct {
 	} `json:"cases"`
 }
 
-// TestKubebenchExplainVolumes runs our explain (internal/explain, the code
+// explainRefs are the snapshots with kubebench -explain / -explain-run
+// references: NAME.explain.json and NAME.explain-run.json in
+// testdata/kubebench, with the number of pending pods.
+var explainRefs = []struct {
+	name, snapshot string
+	pods           int
+}{
+	{"volumes-cluster", "../../testdata/kubebench/volumes-cluster.yaml", 53},
+	{"example-cluster", "../../examples/cluster.yaml", 40},
+}
+
+// TestKubebenchExplain runs our explain (internal/explain, the code
 // behind `kubectl sched explain pod -o json`) on every pending pod of
-// testdata/kubebench/volumes-cluster.yaml and compares it with the real
-// kube-scheduler v1.37.2 framework's per-node verdicts recorded by
-// hack/kubebench -explain: the PreFilter outcome, which filter plugins are
-// skipped, every filter plugin that rejects each node (plugin, code,
-// reasons, the first one), the feasible set, the scores and totals, the
-// selected and tied nodes and the FitError message.
-func TestKubebenchExplainVolumes(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/kubebench/volumes-cluster.explain.json")
-	if err != nil {
-		t.Fatal(err)
+// testdata/kubebench/volumes-cluster.yaml (and of the shipped example) and
+// compares it with the real kube-scheduler v1.37.2 framework's per-node
+// verdicts recorded by hack/kubebench -explain: the PreFilter outcome,
+// which filter plugins are skipped, every filter plugin that rejects each
+// node (plugin, code, reasons, the first one), the feasible set, the scores
+// and totals, the selected and tied nodes and the FitError message.
+func TestKubebenchExplain(t *testing.T) {
+	for _, ref := range explainRefs {
+		t.Run(ref.name, func(t *testing.T) { testKubebenchExplain(t, ref.snapshot, ref.name, ref.pods) })
 	}
+}
+
+func testKubebenchExplain(t *testing.T, snapshotFile, name string, pods int) {
 	var want kubebenchExplain
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := snapshot.LoadPaths([]string{"../../testdata/kubebench/volumes-cluster.yaml"}, nil)
+	readJSONFile(t, "../../testdata/kubebench/"+name+".explain.json", &want)
+	cl, err := snapshot.LoadPaths([]string{snapshotFile}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +70,8 @@ func TestKubebenchExplainVolumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want.Cases) < 53 {
-		t.Fatalf("%d cases recorded, want the 53 pending pods", len(want.Cases))
+	if len(want.Cases) != pods {
+		t.Fatalf("%d cases recorded, want the %d pending pods", len(want.Cases), pods)
 	}
 	unschedulable, nodeStatuses := 0, 0
 	for _, w := range want.Cases {
@@ -196,19 +207,28 @@ func (b *storageBinder) BindPodVolumes(_ context.Context, _ *v1.Pod, pvs []*v1.P
 	return nil
 }
 
-// TestKubebenchExplainVolumesInRun compares, for every pending pod of the
+// TestKubebenchExplainInRun compares, for every pending pod of the
 // volumes snapshot, the cycle kube-scheduler ran for it in the placement
 // run (hack/kubebench -explain-run: after the earlier placements, with
 // their assumed volumes) with ours on the same state: the earlier pods
 // committed on kube's nodes through our Reserve and PreBind (the chosen
 // PVs bound to their claims, the provisioned claims given their node), as
 // the dry-run commits them.
-func TestKubebenchExplainVolumesInRun(t *testing.T) {
+func TestKubebenchExplainInRun(t *testing.T) {
+	for _, ref := range explainRefs {
+		t.Run(ref.name, func(t *testing.T) { testKubebenchExplainInRun(t, ref.snapshot, ref.name, ref.pods) })
+	}
+}
+
+func testKubebenchExplainInRun(t *testing.T, snapshotFile, name string, pods int) {
 	var want kubebenchExplain
-	readJSONFile(t, "../../testdata/kubebench/volumes-cluster.explain-run.json", &want)
+	readJSONFile(t, "../../testdata/kubebench/"+name+".explain-run.json", &want)
+	if len(want.Cases) != pods {
+		t.Fatalf("%d cases recorded, want the %d pending pods", len(want.Cases), pods)
+	}
 	var place placeFile
-	readJSONFile(t, "../../testdata/kubebench/volumes-cluster.place.json", &place)
-	cl, err := snapshot.LoadPaths([]string{"../../testdata/kubebench/volumes-cluster.yaml"}, nil)
+	readJSONFile(t, "../../testdata/kubebench/"+name+".place.json", &place)
+	cl, err := snapshot.LoadPaths([]string{snapshotFile}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
