@@ -102,6 +102,13 @@ func reasons(s *fwk.Status) string { return strings.Join(s.Reasons(), "; ") }
 // filter plugin in the cycle state's skip set).
 func (b *bench) explain(ctx context.Context, f framework.Framework, pod *v1.Pod) (*explainCase, error) {
 	key := pod.Namespace + "/" + pod.Name
+	// Every node is evaluated: the pod's own nominated node is not tried
+	// first (other pods' nominations still count, through the queue's
+	// nominator, in RunFilterPluginsWithNominatedPods).
+	if pod.Status.NominatedNodeName != "" {
+		pod = pod.DeepCopy()
+		pod.Status.NominatedNodeName = ""
+	}
 	saved := b.nextStart
 	b.nextStart = 0
 	node, fitErr, err := b.schedulePod(ctx, f, framework.NewCycleState(), pod)
@@ -171,7 +178,7 @@ func (b *bench) explain(ctx context.Context, f framework.Framework, pod *v1.Pod)
 			others := sets.New(c.FilterPlugins...).Union(skip)
 			others.Delete(pl)
 			alone.SetSkipFilterPlugins(others)
-			st := f.RunFilterPlugins(ctx, alone, pod, ni)
+			st := f.RunFilterPluginsWithNominatedPods(ctx, alone, pod, ni)
 			if st.IsSuccess() {
 				continue
 			}

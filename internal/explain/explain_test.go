@@ -312,3 +312,46 @@ func TestRunSaysWhichPreFilterPluginRejectsThePod(t *testing.T) {
 		t.Errorf("--node gaps (-want +got):\n%s", d)
 	}
 }
+
+func TestRunCountsThePodsPreemptionNominatedToANode(t *testing.T) {
+	nominated := func(name string, prio int32, on string) *v1.Pod {
+		p := st.MakePod(name).Namespace("ns").Priority(prio).Req("cpu", "2").Obj()
+		p.Status.NominatedNodeName = on
+		return p
+	}
+	cl := &snapshot.Cluster{
+		Nodes: []*v1.Node{node("n1").Obj()},
+		Pods: []*v1.Pod{
+			st.MakePod("running").Namespace("ns").Req("cpu", "1").Node("n1").Obj(),
+			nominated("high", 1000, "n1"),
+		},
+	}
+	tests := []struct {
+		name     string
+		pod      *v1.Pod
+		feasible bool
+		gaps     []report.Gap
+	}{
+		{"a lower-priority pod finds the nominated pod's room taken", st.MakePod("p").Namespace("ns").Priority(10).Req("cpu", "1500m").Obj(), false, []report.Gap{
+			{Gap: "preemption nominated this node for ns/high (priority 1000): the filters count them as running here"},
+			{Plugin: "NodeResourcesFit", Gap: "needs 500m cpu more (free 1 of 4)"},
+		}},
+		{"a higher-priority pod does not count it", st.MakePod("p").Namespace("ns").Priority(2000).Req("cpu", "1500m").Obj(), true, nil},
+		{"the nominated pod itself does not count itself", cl.Pods[1], true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := explainOn(t, cl, tt.pod, "n1")
+			n := rep.Nodes[0]
+			if n.Feasible != tt.feasible {
+				t.Fatalf("feasible = %v, want %v (failures %+v)", n.Feasible, tt.feasible, n.Failures)
+			}
+			if d := cmp.Diff(tt.gaps, n.Gaps); d != "" {
+				t.Errorf("gaps (-want +got):\n%s", d)
+			}
+			if !tt.feasible && rep.Message != "0/1 nodes are available: 1 Insufficient cpu." {
+				t.Errorf("message = %q", rep.Message)
+			}
+		})
+	}
+}

@@ -32,9 +32,14 @@ type kubebenchExplain struct {
 var explainRefs = []struct {
 	name, snapshot string
 	pods           int
+	// inRun: there is an -explain-run reference too. (Not for pods
+	// nominated in the snapshot: kubebench places pods without its queue,
+	// which would keep counting a placed pod's nomination.)
+	inRun bool
 }{
-	{"volumes-cluster", "../../testdata/kubebench/volumes-cluster.yaml", 53},
-	{"example-cluster", "../../examples/cluster.yaml", 40},
+	{"volumes-cluster", "../../testdata/kubebench/volumes-cluster.yaml", 53, true},
+	{"example-cluster", "../../examples/cluster.yaml", 40, true},
+	{"nominated", "../../testdata/kubebench/nominated.yaml", 6, false},
 }
 
 // TestKubebenchExplain runs our explain (internal/explain, the code
@@ -216,7 +221,9 @@ func (b *storageBinder) BindPodVolumes(_ context.Context, _ *v1.Pod, pvs []*v1.P
 // the dry-run commits them.
 func TestKubebenchExplainInRun(t *testing.T) {
 	for _, ref := range explainRefs {
-		t.Run(ref.name, func(t *testing.T) { testKubebenchExplainInRun(t, ref.snapshot, ref.name, ref.pods) })
+		if ref.inRun {
+			t.Run(ref.name, func(t *testing.T) { testKubebenchExplainInRun(t, ref.snapshot, ref.name, ref.pods) })
+		}
 	}
 }
 
