@@ -276,6 +276,15 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 			}
 		}
 	}
+	if nominated != "" {
+		// kube-scheduler tries the nominated node first and takes it,
+		// without scoring, when it passes the filters.
+		for _, n := range rep.Nodes {
+			if n.Node == nominated && n.Feasible {
+				rep.Selected = nominated
+			}
+		}
+	}
 
 	g := newGapper(target, snap, fw, o.Features)
 	nearest := o.Nearest

@@ -355,3 +355,27 @@ func TestRunCountsThePodsPreemptionNominatedToANode(t *testing.T) {
 		})
 	}
 }
+
+func TestRunSelectsTheNominatedNodeWhenItFits(t *testing.T) {
+	cl := &snapshot.Cluster{
+		Nodes: []*v1.Node{node("busy").Obj(), node("idle").Obj()},
+		Pods:  []*v1.Pod{st.MakePod("x").Namespace("ns").Req("cpu", "2").Node("busy").Obj()},
+	}
+	tests := []struct {
+		name, nominated, want string
+	}{
+		{"a nominated node that fits is taken, though another scores better", "busy", "busy"},
+		{"a nominated node that no longer fits: the best total", "gone", "idle"},
+		{"no nomination: the best total", "", "idle"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := st.MakePod("p").Namespace("ns").Req("cpu", "1").Obj()
+			pod.Status.NominatedNodeName = tt.nominated
+			rep := explainOn(t, cl, pod, "")
+			if rep.Selected != tt.want || rep.NominatedNode != tt.nominated || rep.Ranking[0] != "idle" {
+				t.Errorf("selected %q (nominated %q, best %q), want %q", rep.Selected, rep.NominatedNode, rep.Ranking[0], tt.want)
+			}
+		})
+	}
+}

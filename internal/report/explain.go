@@ -109,6 +109,9 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 		if len(e.TiedBest) > 1 {
 			sel += fmt.Sprintf(", tied with %s", strings.Join(without(e.TiedBest, e.Selected), ", "))
 		}
+		if e.NominatedNode != "" && e.Selected == e.NominatedNode {
+			sel = fmt.Sprintf("%s (its nominated node: kube-scheduler tries it first and takes it, unscored, when it fits)", e.Selected)
+		}
 		fmt.Fprintf(kv, "Would be placed on:\t%s\n", sel)
 	}
 	if e.BoundNode != "" {
