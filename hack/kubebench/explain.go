@@ -102,19 +102,21 @@ func reasons(s *fwk.Status) string { return strings.Join(s.Reasons(), "; ") }
 // filter plugin in the cycle state's skip set).
 func (b *bench) explain(ctx context.Context, f framework.Framework, pod *v1.Pod) (*explainCase, error) {
 	key := pod.Namespace + "/" + pod.Name
-	// Every node is evaluated: the pod's own nominated node is not tried
-	// first (other pods' nominations still count, through the queue's
-	// nominator, in RunFilterPluginsWithNominatedPods).
-	if pod.Status.NominatedNodeName != "" {
-		pod = pod.DeepCopy()
-		pod.Status.NominatedNodeName = ""
-	}
+	// kube's own choice: the nominated node first, when the pod has one.
 	saved := b.nextStart
 	b.nextStart = 0
 	node, fitErr, err := b.schedulePod(ctx, f, framework.NewCycleState(), pod)
 	b.nextStart = saved
 	if err != nil {
 		return nil, err
+	}
+	// The diagnosis evaluates every node: the pod's own nominated node is
+	// not tried first (other pods' nominations still count, through the
+	// queue's nominator, in RunFilterPluginsWithNominatedPods).
+	nominated := pod.Status.NominatedNodeName
+	if nominated != "" {
+		pod = pod.DeepCopy()
+		pod.Status.NominatedNodeName = ""
 	}
 
 	plugins := f.ListPlugins()
@@ -216,6 +218,9 @@ func (b *bench) explain(ctx context.Context, f framework.Framework, pod *v1.Pod)
 		}
 		sort.Strings(tied)
 		c.BestTotal, c.TiedBest, c.Selected = &best, &tied, tied[0]
+		if nominated != "" && node == nominated {
+			c.Selected = node // taken before any scoring
+		}
 		for _, ni := range feasible {
 			sc := byName[ni.Node().Name]
 			total := sc.TotalScore
