@@ -98,7 +98,7 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 			ne.Status = diag.NodeToStatus.Get(ni.Name())
 			if ex.PreFilter == nil && diag.NodeToStatus.Len() > 0 {
 				if _, explicit := diag.NodeToStatus.m[ni.Name()]; explicit {
-					ne.Failures = fw.DiagnoseFilterPlugins(ctx, state, pod, ni)
+					ne.Failures = fw.DiagnoseFilterPluginsWithNominatedPods(ctx, state, pod, ni)
 				}
 			}
 		}

@@ -190,6 +190,42 @@ func (f *Framework) DiagnoseFilterPlugins(ctx context.Context, state *CycleState
 	return out
 }
 
+// DiagnoseFilterPluginsWithNominatedPods is DiagnoseFilterPlugins with
+// RunFilterPluginsWithNominatedPods's two passes, plugin by plugin: each
+// filter runs with the equal-or-higher priority pods nominated to the node
+// added and, if it passes and such pods exist, once more without them; a
+// failure in either pass is the plugin's verdict, as kube would report it
+// if that plugin ran alone.
+func (f *Framework) DiagnoseFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) []FilterVerdict {
+	if f.handle.Nominator == nil || state.noNominatedPods {
+		return f.DiagnoseFilterPlugins(ctx, state, pod, nodeInfo)
+	}
+	added, withState, withInfo, err := f.addGENominatedPods(ctx, pod, state, nodeInfo)
+	if err != nil {
+		return []FilterVerdict{{Status: AsStatus(err)}}
+	}
+	if !added {
+		return f.DiagnoseFilterPlugins(ctx, state, pod, nodeInfo)
+	}
+	var out []FilterVerdict
+	for _, pl := range f.filter {
+		if state.SkipFilterPlugins.Has(pl.Name()) {
+			continue
+		}
+		s := pl.Filter(ctx, withState, pod, withInfo)
+		if s.IsSuccess() {
+			s = pl.Filter(ctx, state, pod, nodeInfo)
+		}
+		if !s.IsSuccess() {
+			if !s.IsRejected() {
+				s = AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
+			}
+			out = append(out, FilterVerdict{Plugin: pl.Name(), Status: s.WithPlugin(pl.Name())})
+		}
+	}
+	return out
+}
+
 // RunFilterPluginsWithNominatedPods runs the filters with the equal-or-higher
 // priority pods nominated to the node added, and, if that passes and such
 // pods exist, once more without them, as kube does.

@@ -45,6 +45,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	percentage := fs.Int("percentage", 100, "percentageOfNodesToScore (0: kube's adaptive default); a profile's own value wins")
 	placements := fs.String("placements", "", `write {"placements":[{"pod","node"}],"unschedulable":[...]} to this file`)
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scheduling loop")
+	explainOut := fs.String("explain", "", `explain every pending pod against the snapshot as loaded (nothing placed) and write {"cases":[...]} in the conformance explain format to this file`)
+	explainRun := fs.String("explain-run", "", `place the pending pods as without it, explaining each one before its cycle against the state the earlier placements left; write {"cases":[...]} (with afterPlacements) to this file`)
+	explainUnsched := fs.Bool("explain-unschedulable", false, "with -explain: only the pods that fit on no node")
 	preemption := fs.String("preemption", "", `run kube-scheduler's own loop with preemption and write {"placements","evictions","nominations","unschedulable"} to this file`)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kubebench [flags] SNAPSHOT")
@@ -124,6 +127,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	pods := cl.pending
 	queueOrder(pods)
+	if *explainOut != "" {
+		res, err := b.explainAll(ctx, pods, *explainUnsched)
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: %v\n", err)
+			return 1
+		}
+		data, err := json.MarshalIndent(res, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*explainOut, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: writing %s: %v\n", *explainOut, err)
+			return 1
+		}
+		unsched := 0
+		for _, c := range res.Cases {
+			if c.NumFeasible == 0 {
+				unsched++
+			}
+		}
+		fmt.Fprintf(stdout, "explained=%d unschedulable=%d\n", len(res.Cases), unsched)
+		return 0
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -136,6 +162,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	b.explainRun = *explainRun != ""
 	cpu0 := cpuTime()
 	start := time.Now()
 	res, err := b.run(ctx, pods)
@@ -159,6 +186,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "nodes=%d bound=%d load=%s heap_loaded=%.1fMiB heap_per_node=%.1fKiB heap_end=%.1fMiB percentage=%d parallelism=%d\n",
 		cl.nodes, bound, loadTime.Round(time.Millisecond), float64(heapLoaded)/(1<<20), perNode, float64(ms.HeapAlloc)/(1<<20), *percentage, cfg.Parallelism)
+	if *explainRun != "" {
+		out := explainResult{Cases: []explainCase{}}
+		for _, c := range b.explained {
+			if !*explainUnsched || c.NumFeasible == 0 {
+				out.Cases = append(out.Cases, c)
+			}
+		}
+		data, err := json.MarshalIndent(out, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*explainRun, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: writing %s: %v\n", *explainRun, err)
+			return 1
+		}
+	}
 	if *placements != "" {
 		data, err := json.MarshalIndent(res, "", "  ")
 		if err == nil {

@@ -38,6 +38,10 @@ type bench struct {
 	snapshot   *internalcache.Snapshot
 	percentage int32
 	nextStart  int
+	// explainRun, when set, explains each pod (explain.go) before its
+	// cycle of run, against the state the earlier placements left.
+	explainRun bool
+	explained  []explainCase
 }
 
 func newBench(ctx context.Context, client clientset.Interface, cfg *schedulerapi.KubeSchedulerConfiguration, percentage int32) (*bench, informers.SharedInformerFactory, error) {
@@ -103,6 +107,14 @@ func (b *bench) run(ctx context.Context, pods []*v1.Pod) (*result, error) {
 		}
 		if err := b.sched.Cache.UpdateSnapshot(logger, b.snapshot); err != nil {
 			return nil, err
+		}
+		if b.explainRun {
+			c, err := b.explain(ctx, f, pod)
+			if err != nil {
+				return nil, fmt.Errorf("pod %s/%s: explain: %w", pod.Namespace, pod.Name, err)
+			}
+			c.AfterPlacements = len(res.Placements)
+			b.explained = append(b.explained, *c)
 		}
 		state := framework.NewCycleState()
 		node, fitErr, err := b.schedulePod(ctx, f, state, pod)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -139,5 +141,52 @@ func TestLiveExplainReadsTheClusterOnce(t *testing.T) {
 	code, _, stderr = runWith(t, live, "explain", "pod", "nope", "-n", "shop")
 	if code != 2 || stderr != "error: pods \"nope\" not found in namespace \"shop\"\n" {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestSnapshotStripsSensitiveFieldsUnlessFull(t *testing.T) {
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "a",
+			Annotations:   map[string]string{"note": "password=hunter2", "volume.kubernetes.io/selected-node": "n1"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl-client-side-apply"}}},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "app:1",
+			Command: []string{"/app", "--token=t0ken"}, Args: []string{"--key=s3cret"},
+			Env: []v1.EnvVar{{Name: "DB_PASSWORD", Value: "hunter2"}}}}},
+	}
+	kc := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, pod,
+		&v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "a"}, StringData: map[string]string{"pw": "sekrit"}})
+	live := Settings{NewClients: func(*genericclioptions.ConfigFlags) (*kube.Clients, error) {
+		return &kube.Clients{Kube: kc, Discovery: kc.Discovery()}, nil
+	}}
+	secrets := []string{"hunter2", "t0ken", "s3cret", "kubectl-client-side-apply", "note", "sekrit"}
+	tests := []struct {
+		name string
+		args []string
+		kept []string // of secrets, what the dump holds
+	}{
+		{"by default, what the scheduler does not read is stripped", []string{"snapshot", "-A"}, nil},
+		{"--full keeps everything but Secrets, which are never read", []string{"snapshot", "-A", "--full"}, []string{"hunter2", "t0ken", "s3cret", "kubectl-client-side-apply", "note"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := runWith(t, live, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var kept []string
+			for _, s := range secrets {
+				if strings.Contains(out, s) {
+					kept = append(kept, s)
+				}
+			}
+			if d := cmp.Diff(tt.kept, kept); d != "" {
+				t.Errorf("sensitive strings in the dump (-want +got):\n%s", d)
+			}
+			for _, must := range []string{"volume.kubernetes.io/selected-node", "DB_PASSWORD", "app:1"} {
+				if !strings.Contains(out, must) {
+					t.Errorf("dump lost %q, which the scheduler reads", must)
+				}
+			}
+		})
 	}
 }

@@ -99,6 +99,8 @@ type State struct {
 	cache    *schedcore.Cache
 	snap     *schedcore.Snapshot
 	profiles *engine.Profiles
+	// nominated are the pods preemption nominated to nodes.
+	nominated *nominator
 }
 
 // NewState loads the cluster into a fresh cache. The cluster's objects are
@@ -124,13 +126,71 @@ func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, err
 	var err error
 	// Preemption is evaluated, never carried out: no Evictor.
 	hooks := schedcore.PreemptionHooks{PDBs: func() []*policyv1.PodDisruptionBudget { return cl.PDBs }}
-	if s.profiles, err = engine.BuildProfiles(ctx, o.Config, o.Registry, s.snap, engine.HandleOptions{Seed: o.Seed, Features: o.Features, Preemption: hooks}); err != nil {
+	nom := &nominator{byNode: map[string][]*schedcore.PodInfo{}}
+	s.nominated = nom
+	if s.profiles, err = engine.BuildProfiles(ctx, o.Config, o.Registry, s.snap, engine.HandleOptions{Seed: o.Seed, Features: o.Features, Preemption: hooks, Nominator: nom}); err != nil {
 		return nil, err
 	}
+	nom.fill(work.Pods, s.profiles)
 	engine.FillCache(s.cache, s.cluster, s.profiles.ByName)
 	s.cache.UpdateSnapshot(s.snap)
 	return s, nil
 }
+
+// nominator holds the cluster's pending pods that preemption nominated to a
+// node (status.nominatedNodeName), as kube-scheduler's queue does: the
+// filters of other pods count them on that node when their priority is
+// equal or higher (the explained pod itself is left out by its UID).
+type nominator struct {
+	byNode map[string][]*schedcore.PodInfo
+	n      int
+}
+
+func (n *nominator) fill(pods []*v1.Pod, profiles *engine.Profiles) {
+	for _, p := range pods {
+		if p.Spec.NodeName != "" || p.Status.NominatedNodeName == "" || p.DeletionTimestamp != nil ||
+			p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		name := p.Spec.SchedulerName
+		if name == "" {
+			name = v1.DefaultSchedulerName
+		}
+		if profiles.ByName[name] == nil {
+			continue // not in our queue
+		}
+		n.byNode[p.Status.NominatedNodeName] = append(n.byNode[p.Status.NominatedNodeName], schedcore.NewPodInfo(p))
+		n.n++
+	}
+}
+
+// NominatedPodsForNode returns the pods nominated to the node.
+func (n *nominator) NominatedPodsForNode(node string) []*schedcore.PodInfo { return n.byNode[node] }
+
+// withNominated returns the node with the pods nominated to it that the
+// filters count for pod (equal or higher priority, not the pod itself)
+// added, and a gap naming them; ni itself when there are none.
+func (n *nominator) withNominated(ni *schedcore.NodeInfo, pod *v1.Pod, f schedcore.Features) (*schedcore.NodeInfo, []report.Gap) {
+	var names []string
+	out := ni
+	for _, pi := range n.byNode[ni.Name()] {
+		if schedcore.PodPriority(pi.Pod) < schedcore.PodPriority(pod) || pi.Pod.UID == pod.UID {
+			continue
+		}
+		if out == ni {
+			out = ni.Clone()
+		}
+		out.AddPodInfo(pi, f)
+		names = append(names, fmt.Sprintf("%s (priority %d)", schedcore.PodName(pi.Pod), schedcore.PodPriority(pi.Pod)))
+	}
+	if len(names) == 0 {
+		return ni, nil
+	}
+	return out, []report.Gap{{Gap: "preemption nominated this node for " + strings.Join(names, ", ") + ": the filters count them as running here"}}
+}
+
+// NumNominatedPods says how many pods are nominated at all.
+func (n *nominator) NumNominatedPods() int { return n.n }
 
 // Run explains one scheduling cycle of pod against the cluster: NewState,
 // then State.Explain.
@@ -216,6 +276,15 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 			}
 		}
 	}
+	if nominated != "" {
+		// kube-scheduler tries the nominated node first and takes it,
+		// without scoring, when it passes the filters.
+		for _, n := range rep.Nodes {
+			if n.Node == nominated && n.Feasible {
+				rep.Selected = nominated
+			}
+		}
+	}
 
 	g := newGapper(target, snap, fw, o.Features)
 	nearest := o.Nearest
@@ -223,7 +292,9 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		nearest = DefaultNearest
 	}
 	rep.Nearest = []string{}
-	if nearest > 0 {
+	if nearest > 0 && ex.PreFilter.IsSuccess() {
+		// A pod rejected at PreFilter fails every node alike, for the
+		// PreFilter reason the summary gives: no node is nearer.
 		rep.Nearest = nearestNodes(rep.Nodes, snap, nearest)
 	}
 	want := map[string]bool{o.Node: o.Node != ""}
@@ -238,7 +309,10 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		ni, _ := snap.Get(n.Node)
 		n.Free = free(ni, target, o.Features)
 		if !n.Feasible {
-			n.Gaps = g.gaps(ni, n.Failures)
+			// The filters counted the pods nominated to the node; so do
+			// the gaps, and they name them.
+			withNominated, held := s.nominated.withNominated(ni, target, o.Features)
+			n.Gaps = append(held, g.gaps(withNominated, n.Failures)...)
 		}
 	}
 	if o.Node != "" {

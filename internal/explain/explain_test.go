@@ -287,3 +287,95 @@ func TestGapsForNodesLeftOutByAPreFilterResult(t *testing.T) {
 		t.Errorf("nearest (-want +got): resolvable failures first\n%s", d)
 	}
 }
+
+func TestRunSaysWhichPreFilterPluginRejectsThePod(t *testing.T) {
+	cl := &snapshot.Cluster{Nodes: []*v1.Node{node("n1").Obj(), node("n2").Obj()}}
+	rep := explainOn(t, cl, st.MakePod("p").Namespace("ns").PVC("gone").Obj(), "")
+	want := report.PreFilterOutcome{Code: "UnschedulableAndUnresolvable", Plugin: "VolumeRestrictions", Reason: `persistentvolumeclaim "gone" not found`}
+	if d := cmp.Diff(want, rep.PreFilter); d != "" {
+		t.Errorf("preFilter (-want +got):\n%s", d)
+	}
+	if rep.Message != `0/2 nodes are available: persistentvolumeclaim "gone" not found.` {
+		t.Errorf("message = %q", rep.Message)
+	}
+	for _, n := range rep.Nodes {
+		if d := cmp.Diff([]report.Failure{{Plugin: "VolumeRestrictions", Reason: want.Reason, Code: want.Code, First: true}}, n.Failures); d != "" {
+			t.Errorf("node %s failures (-want +got):\n%s", n.Node, d)
+		}
+	}
+	if len(rep.Nearest) != 0 {
+		t.Errorf("nearest = %v: every node fails alike at PreFilter", rep.Nearest)
+	}
+	// --node still says it for that node.
+	rep = explainOn(t, cl, st.MakePod("p").Namespace("ns").PVC("gone").Obj(), "n2")
+	if d := cmp.Diff([]report.Gap{{Plugin: "VolumeRestrictions", Gap: want.Reason}}, rep.Nodes[0].Gaps); d != "" {
+		t.Errorf("--node gaps (-want +got):\n%s", d)
+	}
+}
+
+func TestRunCountsThePodsPreemptionNominatedToANode(t *testing.T) {
+	nominated := func(name string, prio int32, on string) *v1.Pod {
+		p := st.MakePod(name).Namespace("ns").Priority(prio).Req("cpu", "2").Obj()
+		p.Status.NominatedNodeName = on
+		return p
+	}
+	cl := &snapshot.Cluster{
+		Nodes: []*v1.Node{node("n1").Obj()},
+		Pods: []*v1.Pod{
+			st.MakePod("running").Namespace("ns").Req("cpu", "1").Node("n1").Obj(),
+			nominated("high", 1000, "n1"),
+		},
+	}
+	tests := []struct {
+		name     string
+		pod      *v1.Pod
+		feasible bool
+		gaps     []report.Gap
+	}{
+		{"a lower-priority pod finds the nominated pod's room taken", st.MakePod("p").Namespace("ns").Priority(10).Req("cpu", "1500m").Obj(), false, []report.Gap{
+			{Gap: "preemption nominated this node for ns/high (priority 1000): the filters count them as running here"},
+			{Plugin: "NodeResourcesFit", Gap: "needs 500m cpu more (free 1 of 4)"},
+		}},
+		{"a higher-priority pod does not count it", st.MakePod("p").Namespace("ns").Priority(2000).Req("cpu", "1500m").Obj(), true, nil},
+		{"the nominated pod itself does not count itself", cl.Pods[1], true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := explainOn(t, cl, tt.pod, "n1")
+			n := rep.Nodes[0]
+			if n.Feasible != tt.feasible {
+				t.Fatalf("feasible = %v, want %v (failures %+v)", n.Feasible, tt.feasible, n.Failures)
+			}
+			if d := cmp.Diff(tt.gaps, n.Gaps); d != "" {
+				t.Errorf("gaps (-want +got):\n%s", d)
+			}
+			if !tt.feasible && rep.Message != "0/1 nodes are available: 1 Insufficient cpu." {
+				t.Errorf("message = %q", rep.Message)
+			}
+		})
+	}
+}
+
+func TestRunSelectsTheNominatedNodeWhenItFits(t *testing.T) {
+	cl := &snapshot.Cluster{
+		Nodes: []*v1.Node{node("busy").Obj(), node("idle").Obj()},
+		Pods:  []*v1.Pod{st.MakePod("x").Namespace("ns").Req("cpu", "2").Node("busy").Obj()},
+	}
+	tests := []struct {
+		name, nominated, want string
+	}{
+		{"a nominated node that fits is taken, though another scores better", "busy", "busy"},
+		{"a nominated node that no longer fits: the best total", "gone", "idle"},
+		{"no nomination: the best total", "", "idle"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := st.MakePod("p").Namespace("ns").Req("cpu", "1").Obj()
+			pod.Status.NominatedNodeName = tt.nominated
+			rep := explainOn(t, cl, pod, "")
+			if rep.Selected != tt.want || rep.NominatedNode != tt.nominated || rep.Ranking[0] != "idle" {
+				t.Errorf("selected %q (nominated %q, best %q), want %q", rep.Selected, rep.NominatedNode, rep.Ranking[0], tt.want)
+			}
+		})
+	}
+}

@@ -20,6 +20,7 @@ import (
 	nodeaffinityplugin "github.com/kubectl-sched/kubectl-sched/plugins/nodeaffinity"
 	"github.com/kubectl-sched/kubectl-sched/plugins/noderesources"
 	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
+	"github.com/kubectl-sched/kubectl-sched/plugins/volumezone"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -68,6 +69,16 @@ func (g *gapper) gaps(ni *schedcore.NodeInfo, failures []report.Failure) []repor
 			texts = g.spreadGaps(ni.Node())
 		case names.InterPodAffinity:
 			texts = g.interPodGaps(ni.Node(), f.Reason)
+		case names.VolumeBinding:
+			texts = g.volumeBindingGaps(ni)
+		case names.VolumeZone:
+			if f.Reason == volumezone.ErrReasonConflict {
+				texts = g.volumeZoneGaps(ni.Node())
+			}
+		case names.NodeVolumeLimits:
+			texts = g.volumeLimitGaps(ni)
+		case names.VolumeRestrictions:
+			texts = g.volumeRestrictionGaps(ni, f.Reason)
 		}
 		if len(texts) == 0 {
 			texts = []string{f.Reason}

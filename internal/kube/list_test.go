@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,11 +24,23 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
-var podGroupGVR = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+var (
+	podGroupGVR     = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+	kubePodGroupGVR = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "podgroups"}
+)
 
 func podGroup(ns, name string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+	}}
+}
+
+// kubePodGroup is a PodGroup of kube's own API (scheduling.k8s.io), whose
+// preferred version (v1) has PriorityClasses only.
+func kubePodGroup(ns, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
 		"metadata": map[string]any{"name": name, "namespace": ns},
 	}}
 }
@@ -41,16 +54,27 @@ func fakeClients(withPodGroups bool) (*Clients, *fake.Clientset) {
 		&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p2", Namespace: "b"}},
 		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "pdb", Namespace: "a"}},
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}},
+		&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv1"}},
+		&v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "claim", Namespace: "a"}},
+		&storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
+		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "csi.example.com"}},
+		&storagev1.CSIStorageCapacity{ObjectMeta: metav1.ObjectMeta{Name: "cap", Namespace: "a"}},
+		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000},
 		&v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: "b"}},
 		&v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: "a"}},
 		&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "conf", Namespace: "a"}},
 	)
 	scheme := runtime.NewScheme()
-	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{podGroupGVR: "PodGroupList"},
-		podGroup("a", "g1"), podGroup("b", "g2"))
+	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
+		map[schema.GroupVersionResource]string{podGroupGVR: "PodGroupList", kubePodGroupGVR: "PodGroupList"},
+		podGroup("a", "g1"), podGroup("b", "g2"), kubePodGroup("a", "k1"))
 	disc := kc.Discovery().(*fakediscovery.FakeDiscovery)
 	if withPodGroups {
-		disc.Resources = []*metav1.APIResourceList{{GroupVersion: "scheduling.x-k8s.io/v1alpha1", APIResources: []metav1.APIResource{{Name: "podgroups", Namespaced: true, Kind: "PodGroup"}}}}
+		disc.Resources = []*metav1.APIResourceList{
+			{GroupVersion: "scheduling.x-k8s.io/v1alpha1", APIResources: []metav1.APIResource{{Name: "podgroups", Namespaced: true, Kind: "PodGroup"}}},
+			{GroupVersion: "scheduling.k8s.io/v1", APIResources: []metav1.APIResource{{Name: "priorityclasses", Kind: "PriorityClass"}}},
+			{GroupVersion: "scheduling.k8s.io/v1beta1", APIResources: []metav1.APIResource{{Name: "podgroups", Namespaced: true, Kind: "PodGroup"}}},
+		}
 	}
 	return &Clients{Kube: kc, Dynamic: dc, Discovery: disc}, kc
 }
@@ -69,14 +93,32 @@ func names(cl *snapshot.Cluster) []string {
 	for _, p := range cl.PDBs {
 		out = append(out, "pdb/"+p.Namespace+"/"+p.Name)
 	}
+	for _, p := range cl.PVCs {
+		out = append(out, "pvc/"+p.Namespace+"/"+p.Name)
+	}
+	for _, p := range cl.PVs {
+		out = append(out, "pv/"+p.Name)
+	}
 	for _, s := range cl.StorageClasses {
 		out = append(out, "storageclass/"+s.Name)
+	}
+	for _, c := range cl.CSINodes {
+		out = append(out, "csinode/"+c.Name)
+	}
+	for _, c := range cl.CSIDrivers {
+		out = append(out, "csidriver/"+c.Name)
+	}
+	for _, c := range cl.CSIStorageCapacities {
+		out = append(out, "csistoragecapacity/"+c.Namespace+"/"+c.Name)
+	}
+	for _, p := range cl.PriorityClasses {
+		out = append(out, "priorityclass/"+p.Name)
 	}
 	for _, s := range cl.Services {
 		out = append(out, "service/"+s.Namespace+"/"+s.Name)
 	}
 	for _, u := range cl.Others {
-		out = append(out, "podgroup/"+u.GetNamespace()+"/"+u.GetName())
+		out = append(out, u.GetAPIVersion()+" podgroup/"+u.GetNamespace()+"/"+u.GetName())
 	}
 	return out
 }
@@ -88,12 +130,17 @@ func TestListClusterListsWhatTheEngineReads(t *testing.T) {
 		podGroups bool
 		want      []string
 	}{
-		{"every namespace, with the PodGroup API", "", true, []string{
-			"node/n1", "namespace/a", "namespace/b", "pod/a/p1", "pod/b/p2", "pdb/a/pdb", "storageclass/fast", "service/b/svc", "podgroup/a/g1", "podgroup/b/g2"}},
+		{"every namespace, with both PodGroup APIs", "", true, []string{
+			"node/n1", "namespace/a", "namespace/b", "pod/a/p1", "pod/b/p2", "pdb/a/pdb", "pvc/a/claim", "pv/pv1", "storageclass/fast",
+			"csinode/n1", "csidriver/csi.example.com", "csistoragecapacity/a/cap", "priorityclass/high", "service/b/svc",
+			"scheduling.x-k8s.io/v1alpha1 podgroup/a/g1", "scheduling.k8s.io/v1beta1 podgroup/a/k1", "scheduling.x-k8s.io/v1alpha1 podgroup/b/g2"}},
 		{"one namespace: its objects, its namespace, every cluster-scoped object", "a", true, []string{
-			"node/n1", "namespace/a", "pod/a/p1", "pdb/a/pdb", "storageclass/fast", "podgroup/a/g1"}},
+			"node/n1", "namespace/a", "pod/a/p1", "pdb/a/pdb", "pvc/a/claim", "pv/pv1", "storageclass/fast",
+			"csinode/n1", "csidriver/csi.example.com", "csistoragecapacity/a/cap", "priorityclass/high",
+			"scheduling.x-k8s.io/v1alpha1 podgroup/a/g1", "scheduling.k8s.io/v1beta1 podgroup/a/k1"}},
 		{"no PodGroup API is fine", "", false, []string{
-			"node/n1", "namespace/a", "namespace/b", "pod/a/p1", "pod/b/p2", "pdb/a/pdb", "storageclass/fast", "service/b/svc"}},
+			"node/n1", "namespace/a", "namespace/b", "pod/a/p1", "pod/b/p2", "pdb/a/pdb", "pvc/a/claim", "pv/pv1", "storageclass/fast",
+			"csinode/n1", "csidriver/csi.example.com", "csistoragecapacity/a/cap", "priorityclass/high", "service/b/svc"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

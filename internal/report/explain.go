@@ -109,6 +109,9 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 		if len(e.TiedBest) > 1 {
 			sel += fmt.Sprintf(", tied with %s", strings.Join(without(e.TiedBest, e.Selected), ", "))
 		}
+		if e.NominatedNode != "" && e.Selected == e.NominatedNode {
+			sel = fmt.Sprintf("%s (its nominated node: kube-scheduler tries it first and takes it, unscored, when it fits)", e.Selected)
+		}
 		fmt.Fprintf(kv, "Would be placed on:\t%s\n", sel)
 	}
 	if e.BoundNode != "" {
@@ -191,7 +194,7 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 			}
 			fmt.Fprintf(&b, "  %s (%s; free %s):\n", n.Node, plural(len(n.Failures), "failure"), freeString(n.Free))
 			for _, g := range n.Gaps {
-				fmt.Fprintf(&b, "    %s: %s\n", g.Plugin, g.Gap)
+				fmt.Fprintf(&b, "    %s\n", gapLine(g))
 			}
 		}
 	}
@@ -310,7 +313,7 @@ func writeNodeDetail(b *bytes.Buffer, e *Explanation, n *ExplainNode, st Styles)
 		if len(n.Gaps) > 0 {
 			fmt.Fprintln(b, "What would make it fit here:")
 			for _, g := range n.Gaps {
-				fmt.Fprintf(b, "  %s: %s\n", g.Plugin, g.Gap)
+				fmt.Fprintf(b, "  %s\n", gapLine(g))
 			}
 		}
 	} else {
@@ -468,4 +471,13 @@ func deref(p *int64) int64 {
 		return 0
 	}
 	return *p
+}
+
+// gapLine is "Plugin: gap", or the gap alone when it is about no one
+// plugin (the pods nominated to the node, which every filter counts).
+func gapLine(g Gap) string {
+	if g.Plugin == "" {
+		return g.Gap
+	}
+	return g.Plugin + ": " + g.Gap
 }

@@ -69,3 +69,32 @@ func TestExplainUnknownFormat(t *testing.T) {
 		t.Error("no error for xml")
 	}
 }
+
+func TestExplainTableSummaryLines(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Explanation)
+		want string
+	}{
+		{"the best node", func(*Explanation) {}, "Would be placed on: c (score 412)\n"},
+		{"the nominated node kube tries first", func(e *Explanation) { e.NominatedNode = "c" },
+			"Would be placed on: c (its nominated node: kube-scheduler tries it first and takes it, unscored, when it fits)\nNominated node:     c\n"},
+		{"a gap about no one plugin has no plugin prefix", func(e *Explanation) {
+			e.Nearest = []string{"a"}
+			e.Nodes[0].Gaps = []Gap{{Gap: "preemption nominated this node for ns/x (priority 9): the filters count them as running here"}, {Plugin: "NodeResourcesFit", Gap: "needs 1 cpu more"}}
+		}, "    preemption nominated this node for ns/x (priority 9): the filters count them as running here\n    NodeResourcesFit: needs 1 cpu more\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := sample()
+			tt.edit(e)
+			var b bytes.Buffer
+			if err := WriteExplain(&b, e, "table", ExplainView{}); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), tt.want) {
+				t.Errorf("table lacks %q:\n%s", tt.want, b.String())
+			}
+		})
+	}
+}

@@ -39,7 +39,9 @@ type Explanation struct {
 	Nodes []ExplainNode `json:"nodes"`
 	// Ranking lists the feasible nodes best first (ties by name).
 	Ranking []string `json:"ranking"`
-	// Selected is the node the scheduler would choose, "" when none fits.
+	// Selected is the node the scheduler would choose, "" when none fits:
+	// the pod's nominated node when it passes the filters (kube tries it
+	// first), else the best total.
 	Selected string `json:"selected"`
 	// TiedBest are the nodes sharing the best total; the lowest name wins
 	// unless --seed is given.

@@ -3,11 +3,13 @@ package snapshot
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -149,5 +151,91 @@ func TestWriteFileIsAtomic(t *testing.T) {
 	}
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
 		t.Errorf("mode = %v, want 0600", st.Mode().Perm())
+	}
+}
+
+// TestMarshalKeepsEveryKindTheEngineReads writes the volumes cluster (every
+// storage kind), with namespaces, PriorityClasses and PodGroups of both API
+// groups, and reads it back: every object of every kind survives.
+func TestMarshalKeepsEveryKindTheEngineReads(t *testing.T) {
+	in, err := LoadPaths([]string{"../../testdata/kubebench/volumes-cluster.yaml", "../../examples/cluster.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.PriorityClasses = append(in.PriorityClasses, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000})
+	in.Others = append(in.Others,
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": map[string]any{"name": "g", "namespace": "ns"}}},
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": map[string]any{"name": "g", "namespace": "ns"}}})
+	in.Warnings = nil
+	kinds := func(c *Cluster) map[string][]string {
+		m := map[string][]string{}
+		add := func(kind string, meta metav1.Object) {
+			m[kind] = append(m[kind], meta.GetNamespace()+"/"+meta.GetName())
+		}
+		for _, o := range c.Namespaces {
+			add("Namespace", o)
+		}
+		for _, o := range c.Nodes {
+			add("Node", o)
+		}
+		for _, o := range c.Pods {
+			add("Pod", o)
+		}
+		for _, o := range c.PDBs {
+			add("PodDisruptionBudget", o)
+		}
+		for _, o := range c.PVCs {
+			add("PersistentVolumeClaim", o)
+		}
+		for _, o := range c.PVs {
+			add("PersistentVolume", o)
+		}
+		for _, o := range c.StorageClasses {
+			add("StorageClass", o)
+		}
+		for _, o := range c.CSINodes {
+			add("CSINode", o)
+		}
+		for _, o := range c.CSIDrivers {
+			add("CSIDriver", o)
+		}
+		for _, o := range c.CSIStorageCapacities {
+			add("CSIStorageCapacity", o)
+		}
+		for _, o := range c.PriorityClasses {
+			add("PriorityClass", o)
+		}
+		for _, o := range c.Others {
+			add(o.GetAPIVersion()+" "+o.GetKind(), o)
+		}
+		for _, v := range m {
+			sort.Strings(v) // the dump is sorted
+		}
+		return m
+	}
+	want := kinds(in)
+	for _, k := range []string{"Namespace", "Node", "Pod", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
+		"CSIStorageCapacity", "PriorityClass", "scheduling.k8s.io/v1beta1 PodGroup", "scheduling.x-k8s.io/v1alpha1 PodGroup"} {
+		if len(want[k]) == 0 {
+			t.Fatalf("the input has no %s: the test would prove nothing", k)
+		}
+	}
+	for _, format := range []string{"yaml", "json"} {
+		t.Run(format, func(t *testing.T) {
+			b, err := in.Marshal(format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := &Cluster{}
+			if err := out.AddData("dump."+format, b); err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Warnings) != 0 {
+				t.Errorf("warnings reading the dump back: %v", out.Warnings)
+			}
+			if d := cmp.Diff(want, kinds(out)); d != "" {
+				t.Errorf("objects (-in +out):\n%s", d)
+			}
+		})
 	}
 }

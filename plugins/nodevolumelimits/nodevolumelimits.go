@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -405,4 +406,70 @@ func (pl *CSILimits) isSchedulableAfterCSINodeUpdated(_ logr.Logger, _ *v1.Pod, 
 		}
 	}
 	return schedcore.QueueSkip, nil
+}
+
+// DriverVolumes is what Filter counts for one CSI driver of the pod on a
+// node: for explain, which says how far the node is from fitting.
+type DriverVolumes struct {
+	Driver string
+	// Installed is false when the driver's CSIDriver sets
+	// preventPodSchedulingIfMissing and the node's CSINode lacks it.
+	Installed bool
+	// Limit is the CSINode's allocatable count; -1 when it sets none.
+	Limit int
+	// Attached are the distinct volumes of the driver the node's pods use;
+	// New the pod's volumes of the driver not among them.
+	Attached, New int
+}
+
+// Exceeded says whether the pod's new volumes go over the limit.
+func (d DriverVolumes) Exceeded() bool { return d.Limit >= 0 && d.Attached+d.New > d.Limit }
+
+// VolumeCounts returns, per driver of the pod's volumes (by name), what
+// Filter counts on the node; nil when the pod has none or a claim is
+// missing. It allocates; use it for diagnosis, not in a scheduling cycle.
+func (pl *CSILimits) VolumeCounts(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) []DriverVolumes {
+	storage := pl.h.Snapshot().StorageLister()
+	csiNode := storage.CSINode(nodeInfo.Node().Name)
+	newVolumes := map[string]string{}
+	if err := pl.filterAttachableVolumes(pl.h.Logger, storage, pod, csiNode, true, newVolumes); err != nil || len(newVolumes) == 0 {
+		return nil
+	}
+	attached := map[string]string{}
+	for _, ep := range nodeInfo.Pods {
+		if err := pl.filterAttachableVolumes(pl.h.Logger, storage, ep.Pod, csiNode, false, attached); err != nil {
+			return nil
+		}
+	}
+	limits := getVolumeLimits(csiNode)
+	byDriver := map[string]*DriverVolumes{}
+	get := func(driver string) *DriverVolumes {
+		d, ok := byDriver[driver]
+		if !ok {
+			d = &DriverVolumes{Driver: driver, Installed: checkCSIDriverOnNode(storage, driver, csiNode), Limit: -1}
+			if l, ok := limits[driver]; ok {
+				d.Limit = int(l)
+			}
+			byDriver[driver] = d
+		}
+		return d
+	}
+	for unique, driver := range newVolumes {
+		if _, ok := attached[unique]; !ok {
+			get(driver).New++
+		} else {
+			get(driver)
+		}
+	}
+	for _, driver := range attached {
+		if d, ok := byDriver[driver]; ok {
+			d.Attached++
+		}
+	}
+	out := make([]DriverVolumes, 0, len(byDriver))
+	for _, d := range byDriver {
+		out = append(out, *d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Driver < out[j].Driver })
+	return out
 }

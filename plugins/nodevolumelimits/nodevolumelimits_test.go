@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
@@ -130,6 +131,79 @@ func TestQueueingHints(t *testing.T) {
 			got, err := tt.fn(pl.h.Logger, pod, tt.old, tt.new)
 			if err != nil || got != tt.want {
 				t.Errorf("hint = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestVolumeCountsSayWhatFilterCounts(t *testing.T) {
+	yes := true
+	optIn := &storagev1.CSIDriver{}
+	optIn.Name, optIn.Spec.PreventPodSchedulingIfMissing = "strict.example.com", &yes
+	pvs := []*v1.PersistentVolume{
+		schedtest.MakePV("pv1", "1Gi", "csi").CSI(driver, "h1").ClaimRef("c1").Obj(),
+		schedtest.MakePV("pv2", "1Gi", "csi").CSI(driver, "h2").ClaimRef("c2").Obj(),
+		schedtest.MakePV("pv3", "1Gi", "csi").CSI(driver, "h3").ClaimRef("c3").Obj(),
+	}
+	pvcs := []*v1.PersistentVolumeClaim{
+		schedtest.MakePVC("c1", "1Gi", "csi").Bound("pv1").Obj(),
+		schedtest.MakePVC("c2", "1Gi", "csi").Bound("pv2").Obj(),
+		schedtest.MakePVC("c3", "1Gi", "csi").Bound("pv3").Obj(),
+		schedtest.MakePVC("strict", "1Gi", "strict").Obj(),
+	}
+	classes := []*storagev1.StorageClass{
+		schedtest.MakeStorageClass("csi", driver, storagev1.VolumeBindingWaitForFirstConsumer),
+		schedtest.MakeStorageClass("strict", "strict.example.com", storagev1.VolumeBindingWaitForFirstConsumer),
+	}
+	tests := []struct {
+		name     string
+		csiNode  *storagev1.CSINode
+		existing []string
+		claims   []string
+		want     []DriverVolumes
+		exceeded bool
+	}{
+		{"a volume over the limit counts what is attached and what is new", schedtest.MakeCSINode("n", map[string]int32{driver: 2}), []string{"c1", "c2"}, []string{"c3"},
+			[]DriverVolumes{{Driver: driver, Installed: true, Limit: 2, Attached: 2, New: 1}}, true},
+		{"a volume already attached is not new", schedtest.MakeCSINode("n", map[string]int32{driver: 2}), []string{"c1", "c2"}, []string{"c2"},
+			[]DriverVolumes{{Driver: driver, Installed: true, Limit: 2, Attached: 2, New: 0}}, false},
+		{"a driver without a count has no limit", schedtest.MakeCSINode("n", map[string]int32{driver: -1}), []string{"c1"}, []string{"c2", "c3"},
+			[]DriverVolumes{{Driver: driver, Installed: true, Limit: -1, Attached: 1, New: 2}}, false},
+		{"an opted-in driver missing from the CSINode is not installed", schedtest.MakeCSINode("n", map[string]int32{driver: 5}), nil, []string{"strict"},
+			[]DriverVolumes{{Driver: "strict.example.com", Installed: false, Limit: -1, New: 1}}, false},
+		{"a missing claim gives nothing", schedtest.MakeCSINode("n", map[string]int32{driver: 5}), nil, []string{"gone"}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var pods []*v1.Pod
+			if len(tt.existing) > 0 {
+				w := schedtest.MakePod("old").Node("n")
+				for _, c := range tt.existing {
+					w.PVC(c)
+				}
+				pods = append(pods, w.Obj())
+			}
+			snap := schedcore.NewSnapshot(pods, []*v1.Node{schedtest.MakeNode("n").Obj()})
+			snap.Storage = schedcore.NewStorageState(pvcs, pvs, classes, []*storagev1.CSINode{tt.csiNode}, []*storagev1.CSIDriver{optIn}, nil)
+			p, err := New(context.Background(), nil, schedcore.NewHandle(snap, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := schedtest.MakePod("new")
+			for _, c := range tt.claims {
+				w.PVC(c)
+			}
+			ni, _ := snap.Get("n")
+			got := p.(*CSILimits).VolumeCounts(w.Obj(), ni)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("VolumeCounts (-want +got):\n%s", d)
+			}
+			exceeded := false
+			for _, d := range got {
+				exceeded = exceeded || d.Exceeded()
+			}
+			if exceeded != tt.exceeded {
+				t.Errorf("exceeded = %v, want %v", exceeded, tt.exceeded)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -192,7 +193,89 @@ func TestFilter(t *testing.T) {
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("Filter (-want +got):\n%s", d)
 			}
+			// The diagnosis hook gives the same reasons, claim by claim.
+			for _, n := range nodes() {
+				if d := cmp.Diff(tt.want[n.Name], problemReasons(pl.ClaimProblems(tt.pod, n))); d != "" {
+					t.Errorf("ClaimProblems on %s (-Filter +ClaimProblems):\n%s", n.Name, d)
+				}
+			}
 		})
+	}
+}
+
+// problemReasons are the problems' reasons in Filter's order and format.
+func problemReasons(ps []ClaimProblem) string {
+	var out []string
+	for _, r := range []string{ErrReasonNodeConflict, ErrReasonBindConflict, ErrReasonNotEnoughSpace, ErrReasonPVNotExist} {
+		for _, p := range ps {
+			if p.Reason == r {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return strings.Join(out, " | ")
+}
+
+func TestClaimProblemsSayWhatEachClaimLacks(t *testing.T) {
+	local := schedtest.MakeStorageClass("local", "kubernetes.io/no-provisioner", wffc)
+	csiA := schedtest.MakeStorageClass("csi-a", "csi.example.com", wffc, "a")
+	capClass := schedtest.MakeStorageClass("cap", "cap.example.com", wffc)
+	imm := schedtest.MakeStorageClass("imm", "csi.example.com", immediate)
+	yes := true
+	capDriver := &storagev1.CSIDriver{}
+	capDriver.Name, capDriver.Spec.StorageCapacity = "cap.example.com", &yes
+	capA := &storagev1.CSIStorageCapacity{StorageClassName: "cap", Capacity: resourcePtr("10Gi")}
+	capA.Name, capA.Namespace = "cap-a", "kube-system"
+	capA.NodeTopology = labelSelector(v1.LabelHostname, "n-a")
+	zonalB := pv("pv-b", "1Gi", "imm").NodeAffinityIn(v1.LabelTopologyZone, "b").ClaimRef("bound").Obj()
+	localA := pv("local-a", "10Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-a").Obj()
+	c := cluster{
+		classes: []*storagev1.StorageClass{local, csiA, capClass, imm}, drivers: []*storagev1.CSIDriver{capDriver}, caps: []*storagev1.CSIStorageCapacity{capA},
+		pvcs: []*v1.PersistentVolumeClaim{
+			pvc("bound", "1Gi", "imm").Bound("pv-b").Obj(),
+			pvc("ghost", "1Gi", "imm").Bound("gone").Obj(),
+			pvc("local", "5Gi", "local").Obj(),
+			pvc("dyn", "1Gi", "csi-a").Obj(),
+			pvc("big", "50Gi", "cap").Obj(),
+			pvc("elsewhere", "1Gi", "csi-a").Annotation("volume.kubernetes.io/selected-node", "n-a").Obj(),
+		},
+		pvs: []*v1.PersistentVolume{zonalB, localA},
+	}
+	pl, _ := newPlugin(t, c, nil)
+	nodeA, nodeB := nodes()[0], nodes()[1]
+	tests := []struct {
+		name  string
+		claim string
+		node  *v1.Node
+		want  ClaimProblem
+	}{
+		{"a bound PV's node affinity", "bound", nodeA, ClaimProblem{Reason: ErrReasonNodeConflict, PV: zonalB}},
+		{"a bound claim's missing PV", "ghost", nodeA, ClaimProblem{Reason: ErrReasonPVNotExist, VolumeName: "gone"}},
+		{"a class that cannot provision and PVs that do not fit here", "local", nodeB, ClaimProblem{Reason: ErrReasonBindConflict, ClassName: "local", Class: local, CannotProvision: true, Candidates: []*v1.PersistentVolume{localA}}},
+		{"a class whose topologies exclude the node", "dyn", nodeB, ClaimProblem{Reason: ErrReasonBindConflict, ClassName: "csi-a", Class: csiA, TopologyMismatch: true, Candidates: []*v1.PersistentVolume{}}},
+		{"capacities too small", "big", nodeA, ClaimProblem{Reason: ErrReasonNotEnoughSpace, ClassName: "cap", Class: capClass, Capacities: []*storagev1.CSIStorageCapacity{capA}}},
+		{"no capacity reaching the node", "big", nodeB, ClaimProblem{Reason: ErrReasonNotEnoughSpace, ClassName: "cap", Class: capClass}},
+		{"a claim being provisioned for another node", "elsewhere", nodeB, ClaimProblem{Reason: ErrReasonBindConflict, ClassName: "csi-a", Class: csiA, SelectedNode: "n-a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := pl.ClaimProblems(schedtest.MakePod("p").PVC(tt.claim).Obj(), tt.node)
+			if len(got) != 1 {
+				t.Fatalf("ClaimProblems = %+v, want one", got)
+			}
+			want := tt.want
+			want.Claim, want.PVC = "default/"+tt.claim, got[0].PVC
+			if got[0].PVC == nil || got[0].PVC.Name != tt.claim {
+				t.Errorf("PVC = %v, want %s", got[0].PVC, tt.claim)
+			}
+			if d := cmp.Diff(want, got[0], cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("ClaimProblems (-want +got):\n%s", d)
+			}
+		})
+	}
+	if got := pl.ClaimProblems(schedtest.MakePod("p").PVC("local").Obj(), nodeA); got != nil {
+		t.Errorf("a claim that binds on the node has problems: %+v", got)
 	}
 }
 

@@ -305,3 +305,45 @@ func (pl *VolumeRestrictions) isSchedulableAfterAssignedPodDeleted(logger logr.L
 	}
 	return schedcore.QueueSkip, nil
 }
+
+// DiskConflict is a volume of the pod that one of the node's pods also
+// mounts, as Filter's disk check sees it.
+type DiskConflict struct {
+	// Volume names the disk: "GCE PD disk-1", "EBS vol-1", "iSCSI iqn...",
+	// "RBD pool/image".
+	Volume string
+	// Pod is the node's pod using it.
+	Pod *v1.Pod
+}
+
+// DiskConflicts lists, for diagnosis, the pods of the node whose inline
+// disks conflict with the pod's (ErrReasonDiskConflict).
+func DiskConflicts(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) []DiskConflict {
+	var out []DiskConflict
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		if !needsRestrictionsCheck(v) {
+			continue
+		}
+		for _, ev := range nodeInfo.Pods {
+			if isVolumeConflict(v, ev.Pod) {
+				out = append(out, DiskConflict{Volume: diskName(v), Pod: ev.Pod})
+			}
+		}
+	}
+	return out
+}
+
+func diskName(v *v1.Volume) string {
+	switch {
+	case v.GCEPersistentDisk != nil:
+		return "GCE PD " + v.GCEPersistentDisk.PDName
+	case v.AWSElasticBlockStore != nil:
+		return "EBS " + v.AWSElasticBlockStore.VolumeID
+	case v.ISCSI != nil:
+		return "iSCSI " + v.ISCSI.IQN
+	case v.RBD != nil:
+		return "RBD " + v.RBD.RBDPool + "/" + v.RBD.RBDImage
+	}
+	return v.Name
+}

@@ -154,3 +154,33 @@ func TestQueueingHints(t *testing.T) {
 		})
 	}
 }
+
+func TestDiskConflictsNameTheDiskAndThePod(t *testing.T) {
+	tests := []struct {
+		name     string
+		pod      v1.VolumeSource
+		existing v1.VolumeSource
+		want     string // the disk; "" for no conflict
+	}{
+		{"a GCE PD", gce("foo", false), gce("foo", false), "GCE PD foo"},
+		{"an EBS volume", ebs("vol-1"), ebs("vol-1"), "EBS vol-1"},
+		{"an ISCSI IQN", iscsi("iqn.2016-12.server:storage.target01", false), iscsi("iqn.2016-12.server:storage.target01", false), "iSCSI iqn.2016-12.server:storage.target01"},
+		{"an RBD image", rbd([]string{"a"}, "pool", "img", false), rbd([]string{"a"}, "pool", "img", false), "RBD pool/img"},
+		{"a GCE PD read-only by both is no conflict", gce("foo", true), gce("foo", true), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			existing := withVolume(schedtest.MakePod("old").Node("n1"), tt.existing).Obj()
+			_, h := newPlugin(t, []*v1.Pod{existing})
+			ni, _ := h.Snapshot().Get("n1")
+			got := DiskConflicts(withVolume(schedtest.MakePod("new"), tt.pod).Obj(), ni)
+			var want []DiskConflict
+			if tt.want != "" {
+				want = []DiskConflict{{Volume: tt.want, Pod: existing}}
+			}
+			if len(got) != len(want) || len(got) == 1 && (got[0].Volume != want[0].Volume || got[0].Pod.Name != "old") {
+				t.Errorf("DiskConflicts = %+v, want %+v", got, want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -263,4 +264,53 @@ func (pl *VolumeZone) isSchedulableAfterPersistentVolumeChange(logger logr.Logge
 		return schedcore.Queue, nil
 	}
 	return schedcore.QueueSkip, nil
+}
+
+// ZoneConflict is one topology label of a bound PV of the pod that the
+// node does not satisfy.
+type ZoneConflict struct {
+	PV, Key string
+	// Values are the PV's zones (or regions) for Key, sorted.
+	Values []string
+	// NodeValue is the node's value for Key (or its GA equivalent); empty
+	// with NodeHas false when the node has neither label.
+	NodeValue string
+	NodeHas   bool
+}
+
+// ZoneConflicts lists, for diagnosis, what Filter rejects the node for:
+// the PV labels the node does not match (none for a node without any
+// topology label, which Filter passes). It allocates; not for a cycle.
+func (pl *VolumeZone) ZoneConflicts(pod *v1.Pod, node *v1.Node) []ZoneConflict {
+	tops, st := pl.getPVbyPod(pl.h.Logger, pod)
+	if !st.IsSuccess() {
+		return nil
+	}
+	hasAny := false
+	for _, l := range topologyLabels {
+		if _, ok := node.Labels[l]; ok {
+			hasAny = true
+			break
+		}
+	}
+	if !hasAny {
+		return nil
+	}
+	var out []ZoneConflict
+	for _, t := range tops {
+		v, ok := node.Labels[t.key]
+		if !ok {
+			v, ok = node.Labels[translateToGALabel(t.key)]
+		}
+		if _, has := t.values[v]; ok && has {
+			continue
+		}
+		c := ZoneConflict{PV: t.pvName, Key: t.key, NodeValue: v, NodeHas: ok}
+		for z := range t.values {
+			c.Values = append(c.Values, z)
+		}
+		sort.Strings(c.Values)
+		out = append(out, c)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
@@ -89,6 +90,52 @@ func TestVolumeZone(t *testing.T) {
 				if !fs.IsSuccess() && fs.Code() != schedcore.UnschedulableAndUnresolvable {
 					t.Errorf("Filter on %s code = %v", ni.Name(), fs.Code())
 				}
+				if got := pl.ZoneConflicts(pod, ni.Node()); (len(got) > 0) != !fs.IsSuccess() {
+					t.Errorf("ZoneConflicts on %s = %+v, but Filter = %v", ni.Name(), got, fs)
+				}
+			}
+		})
+	}
+}
+
+func TestZoneConflictsNameThePVLabelAndTheNodeValue(t *testing.T) {
+	pvs := []*v1.PersistentVolume{
+		schedtest.MakePV("pv-ab", "1Gi", "imm").Label(v1.LabelTopologyZone, "zone-b__zone-a").Obj(),
+		schedtest.MakePV("pv-beta-a", "1Gi", "imm").Label(v1.LabelFailureDomainBetaZone, "zone-a").Obj(),
+		schedtest.MakePV("pv-region", "1Gi", "imm").Label(v1.LabelTopologyRegion, "r1").Obj(),
+	}
+	pvcs := []*v1.PersistentVolumeClaim{
+		schedtest.MakePVC("c-ab", "1Gi", "imm").Bound("pv-ab").Obj(),
+		schedtest.MakePVC("c-beta-a", "1Gi", "imm").Bound("pv-beta-a").Obj(),
+		schedtest.MakePVC("c-region", "1Gi", "imm").Bound("pv-region").Obj(),
+	}
+	snap := schedcore.NewSnapshot(nil, nil)
+	snap.Storage = schedcore.NewStorageState(pvcs, pvs, nil, nil, nil, nil)
+	p, err := New(context.Background(), nil, schedcore.NewHandle(snap, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := p.(*VolumeZone)
+	tests := []struct {
+		name  string
+		claim string
+		node  *v1.Node
+		want  []ZoneConflict
+	}{
+		{"a node in another zone", "c-ab", schedtest.MakeNode("n").Label(v1.LabelTopologyZone, "zone-c").Obj(),
+			[]ZoneConflict{{PV: "pv-ab", Key: v1.LabelTopologyZone, Values: []string{"zone-a", "zone-b"}, NodeValue: "zone-c", NodeHas: true}}},
+		{"a node in one of the zones", "c-ab", schedtest.MakeNode("n").Label(v1.LabelTopologyZone, "zone-a").Obj(), nil},
+		{"a beta label compared with the node's GA one", "c-beta-a", schedtest.MakeNode("n").Label(v1.LabelTopologyZone, "zone-b").Obj(),
+			[]ZoneConflict{{PV: "pv-beta-a", Key: v1.LabelFailureDomainBetaZone, Values: []string{"zone-a"}, NodeValue: "zone-b", NodeHas: true}}},
+		{"a node without the region label", "c-region", schedtest.MakeNode("n").Label(v1.LabelTopologyZone, "zone-a").Obj(),
+			[]ZoneConflict{{PV: "pv-region", Key: v1.LabelTopologyRegion, Values: []string{"r1"}}}},
+		{"a node without any topology label passes", "c-region", schedtest.MakeNode("n").Obj(), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := pl.ZoneConflicts(schedtest.MakePod("p").PVC(tt.claim).Obj(), tt.node)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("ZoneConflicts (-want +got):\n%s", d)
 			}
 		})
 	}
