@@ -267,9 +267,9 @@ type matchCounter struct {
 	t   *schedcore.MemoTable[int]
 	sel labels.Selector
 	ns  string
-	// byNode, when set, holds the counts of every node with a match, by
-	// snapshot list index (from the postings index); nodes absent count 0.
-	byNode  map[int32]int
+	// byNode, when indexed, holds every node's count by snapshot list index
+	// (from the postings index; nodes without a candidate pod count 0).
+	byNode  []int32
 	indexed bool
 }
 
@@ -295,23 +295,33 @@ func (pl *PodTopologySpread) counters(constraints []topologySpreadConstraint, ns
 			pl.postings.sync(nodes)
 			synced = true
 		}
+		keys[i] = ns + "\x00" + sel.String()
 		if cands, ok := pl.postings.candidates(sel, ns); ok {
-			byNode := make(map[int32]int, len(cands))
+			// Only the nodes with candidate pods can count; those unchanged
+			// since their count was remembered are not recounted.
+			t := pl.counts.Acquire(keys[i], len(nodes))
+			byNode := make([]int32, len(nodes))
 			for idx, pods := range cands {
-				n := 0
-				for _, pi := range pods {
-					if sel.Matches(labels.Set(pi.Pod.Labels)) {
-						n++
+				if int(idx) >= len(nodes) {
+					continue
+				}
+				ni := nodes[idx]
+				n, ok := t.Get(ni)
+				if !ok {
+					n = 0
+					for _, pi := range pods {
+						if sel.Matches(labels.Set(pi.Pod.Labels)) {
+							n++
+						}
 					}
+					t.Put(ni, n)
 				}
-				if n > 0 {
-					byNode[idx] = n
-				}
+				byNode[idx] = int32(n)
 			}
+			t.Release()
 			cs[i].byNode, cs[i].indexed = byNode, true
 			continue
 		}
-		keys[i] = ns + "\x00" + sel.String()
 		for j := 0; j < i; j++ {
 			if keys[j] == keys[i] {
 				cs[i].t = cs[j].t
@@ -332,8 +342,8 @@ func (pl *PodTopologySpread) counters(constraints []topologySpreadConstraint, ns
 
 func (c matchCounter) count(ni *schedcore.NodeInfo) int {
 	if c.indexed {
-		if i := ni.ListIndex(); i >= 0 {
-			return c.byNode[int32(i)]
+		if i := ni.ListIndex(); i >= 0 && i < len(c.byNode) {
+			return int(c.byNode[i])
 		}
 		return countPodsMatchSelector(ni.Pods, c.sel, c.ns)
 	}
