@@ -201,19 +201,9 @@ func (d *denseKeys) at(i, idx int) (int64, bool) {
 	return d.counts[i][id], true
 }
 
-// initDense builds the dense form when allNodes is the snapshot list.
-func (s *preFilterState) initDense(snap *schedcore.Snapshot, allNodes []*schedcore.NodeInfo) {
-	list := snap.List()
-	if len(list) == 0 || len(list) != len(allNodes) || &list[0] != &allNodes[0] {
-		return
-	}
-	keysOf := func(terms []schedcore.AffinityTerm) []string {
-		keys := make([]string, len(terms))
-		for i := range terms {
-			keys[i] = terms[i].TopologyKey
-		}
-		return keys
-	}
+// initDense builds the dense form (PreFilter counted the snapshot list),
+// with the incoming terms' counts incomingCountsDense summed.
+func (s *preFilterState) initDense(snap *schedcore.Snapshot, affinity, anti denseKeys) {
 	var existing []string
 	for pair := range s.existingAntiAffinityCounts {
 		if !slices.Contains(existing, pair.key) {
@@ -221,9 +211,9 @@ func (s *preFilterState) initDense(snap *schedcore.Snapshot, allNodes []*schedco
 		}
 	}
 	s.dense = &denseCounts{
-		list:     list,
-		affinity: newDenseKeys(snap, keysOf(s.clusterWideAffinityTerms), s.affinityCounts),
-		anti:     newDenseKeys(snap, keysOf(s.clusterWideAntiAffinityTerms), s.antiAffinityCounts),
+		list:     snap.List(),
+		affinity: affinity,
+		anti:     anti,
 		existing: newDenseKeys(snap, existing, s.existingAntiAffinityCounts),
 	}
 }
@@ -395,10 +385,19 @@ func (pl *InterPodAffinity) existingKey(pod *v1.Pod) string {
 // incomingCounts counts, over all pods of nodes, those matching all the
 // affinity terms and each anti-affinity term.
 func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, antiAffinityTerms []schedcore.AffinityTerm, nodes []*schedcore.NodeInfo) (topologyToMatchedTermCount, topologyToMatchedTermCount) {
+	aff, anti, _, _ := pl.incomingCountsDense(ctx, affinityTerms, antiAffinityTerms, nodes, nil)
+	return aff, anti
+}
+
+// incomingCountsDense is incomingCounts that, given the snapshot (nodes
+// being its list), also returns the counts by label value id per term (the
+// dense form Filter reads), summed from the per-node rows without reading
+// node labels; the maps are then built from them.
+func (pl *InterPodAffinity) incomingCountsDense(ctx context.Context, affinityTerms, antiAffinityTerms []schedcore.AffinityTerm, nodes []*schedcore.NodeInfo, snap *schedcore.Snapshot) (topologyToMatchedTermCount, topologyToMatchedTermCount, denseKeys, denseKeys) {
 	affinity := make(topologyToMatchedTermCount)
 	antiAffinity := make(topologyToMatchedTermCount)
 	if len(affinityTerms) == 0 && len(antiAffinityTerms) == 0 {
-		return affinity, antiAffinity
+		return affinity, antiAffinity, denseKeys{}, denseKeys{}
 	}
 	// Per node: [pods matching all affinity terms, pods matching each
 	// anti-affinity term...], remembered while the node is unchanged.
@@ -435,7 +434,35 @@ func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, a
 		rows[i] = row
 	})
 	if ctx.Err() != nil {
-		return affinity, antiAffinity
+		return affinity, antiAffinity, denseKeys{}, denseKeys{}
+	}
+	if snap != nil {
+		affD, antiD := newTermColumns(snap, affinityTerms), newTermColumns(snap, antiAffinityTerms)
+		for i, row := range rows {
+			if c := int64(row[0]); c > 0 {
+				for j := range affinityTerms {
+					if id := affD.cols[j].At(i); id >= 0 {
+						affD.counts[j][id] += c
+					}
+				}
+			}
+			for j := range antiAffinityTerms {
+				if c := int64(row[1+j]); c > 0 {
+					if id := antiD.cols[j].At(i); id >= 0 {
+						antiD.counts[j][id] += c
+					}
+				}
+			}
+		}
+		affD.fill(affinity, affinityTerms)
+		antiD.fill(antiAffinity, antiAffinityTerms)
+		if len(affinity) == 0 {
+			affD = denseKeys{}
+		}
+		if len(antiAffinity) == 0 {
+			antiD = denseKeys{}
+		}
+		return affinity, antiAffinity, affD, antiD
 	}
 	for i, row := range rows {
 		node := nodes[i].Node()
@@ -450,7 +477,30 @@ func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, a
 			}
 		}
 	}
-	return affinity, antiAffinity
+	return affinity, antiAffinity, denseKeys{}, denseKeys{}
+}
+
+// newTermColumns returns zero counts over the label columns of the terms'
+// topology keys, one per term.
+func newTermColumns(snap *schedcore.Snapshot, terms []schedcore.AffinityTerm) denseKeys {
+	d := denseKeys{cols: make([]*schedcore.LabelColumn, len(terms)), counts: make([][]int64, len(terms))}
+	for j := range terms {
+		d.cols[j] = snap.LabelColumn(terms[j].TopologyKey)
+		d.counts[j] = make([]int64, d.cols[j].NumValues())
+	}
+	return d
+}
+
+// fill adds the per-term counts into m by topology pair (terms with the
+// same key add up, as the map form counts them).
+func (d *denseKeys) fill(m topologyToMatchedTermCount, terms []schedcore.AffinityTerm) {
+	for j := range terms {
+		for id, n := range d.counts[j] {
+			if n != 0 {
+				m[topologyPair{key: terms[j].TopologyKey, value: d.cols[j].Values[id]}] += n
+			}
+		}
+	}
 }
 
 // add adds count to the node's pair for key, if the node has the label.
@@ -525,25 +575,33 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *schedcore
 
 	antiNodes := snap.HavePodsWithRequiredAntiAffinityList()
 	mustEvaluateHostScoped := false
+	// The dense form needs allNodes to be the snapshot's list.
+	var listSnap *schedcore.Snapshot
+	if list := snap.List(); len(list) > 0 && len(list) == len(allNodes) && &list[0] == &allNodes[0] {
+		listSnap = snap
+	}
+	var affD, antiD denseKeys
 	if pl.fastPath {
 		nonHost := nodesWithNonHostScopedAntiAffinityPods(antiNodes)
 		var hostScopedOnNonHostNodes bool
 		s.existingAntiAffinityCounts, hostScopedOnNonHostNodes = pl.existingAntiAffinityCounts(ctx, pod, s.namespaceLabels, nonHost)
 		mustEvaluateHostScoped = hostScopedOnNonHostNodes || len(antiNodes) > len(nonHost)
-		s.affinityCounts, s.antiAffinityCounts = pl.incomingCounts(ctx, s.clusterWideAffinityTerms, s.clusterWideAntiAffinityTerms, allNodes)
+		s.affinityCounts, s.antiAffinityCounts, affD, antiD = pl.incomingCountsDense(ctx, s.clusterWideAffinityTerms, s.clusterWideAntiAffinityTerms, allNodes, listSnap)
 		if len(s.hostScopedAffinityTerms) > 0 {
 			s.matchingHostScopedAffinityPods = pl.countMatchingHostScopedAffinityPods(ctx, allNodes, s.hostScopedAffinityTerms)
 		}
 	} else {
 		s.existingAntiAffinityCounts, _ = pl.existingAntiAffinityCounts(ctx, pod, s.namespaceLabels, antiNodes)
-		s.affinityCounts, s.antiAffinityCounts = pl.incomingCounts(ctx, s.clusterWideAffinityTerms, s.clusterWideAntiAffinityTerms, allNodes)
+		s.affinityCounts, s.antiAffinityCounts, affD, antiD = pl.incomingCountsDense(ctx, s.clusterWideAffinityTerms, s.clusterWideAntiAffinityTerms, allNodes, listSnap)
 	}
 
 	noTerms := len(pi.RequiredAffinityTerms) == 0 && len(pi.RequiredAntiAffinityTerms) == 0
 	if len(s.existingAntiAffinityCounts) == 0 && noTerms && !mustEvaluateHostScoped {
 		return nil, schedcore.NewStatus(schedcore.Skip)
 	}
-	s.initDense(snap, allNodes)
+	if listSnap != nil {
+		s.initDense(snap, affD, antiD)
+	}
 	cycleState.Write(preFilterStateKey, s)
 	return nil, nil
 }
