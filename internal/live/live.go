@@ -318,15 +318,26 @@ func (d *driver) scheduled(_ context.Context, _ *schedcore.Framework, qpi *sched
 // event). A pod recreated under the same name in the meantime is left alone.
 func (d *driver) failed(ctx context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, st *schedcore.Status, nominating *schedcore.NominatingInfo) {
 	pod := qpi.Pod
-	if cur, err := d.factory.Core().V1().Pods().Lister().Pods(pod.Namespace).Get(pod.Name); err == nil {
-		if cur.UID != pod.UID {
-			d.logger.V(2).Info("Pod was recreated while handling scheduling failure. Skip status updates.", "pod", schedcore.PodName(pod))
-			return
+	msg := st.Message()
+	// The logs of kube's handleSchedulingFailure.
+	if reason == schedcore.ReasonSchedulerError {
+		d.logger.Error(st.AsError(), "Error scheduling pod; retrying", "pod", schedcore.PodName(pod))
+	} else {
+		d.logger.V(2).Info("Unable to schedule pod; waiting", "pod", schedcore.PodName(pod), "err", msg)
+	}
+	cur, err := d.factory.Core().V1().Pods().Lister().Pods(pod.Namespace).Get(pod.Name)
+	switch {
+	case err != nil:
+		d.logger.Info("Pod doesn't exist in informer cache", "pod", schedcore.PodName(pod), "err", err)
+	case cur.UID != pod.UID:
+		d.logger.V(2).Info("Pod was recreated while handling scheduling failure. Skip status updates.", "pod", schedcore.PodName(pod))
+		return
+	default:
+		if cur.Spec.NodeName != "" {
+			d.logger.Info("Pod has been assigned to node. Abort adding it back to queue.", "pod", schedcore.PodName(pod), "node", cur.Spec.NodeName)
 		}
 		pod = cur
 	}
-	msg := st.Message()
-	d.logger.V(2).Info("Unable to schedule pod; waiting", "pod", schedcore.PodName(pod), "reason", reason, "err", msg)
 	if err := patchPodStatus(ctx, d.client, pod, unschedulableCondition(pod, reason, msg), nominating); err != nil {
 		d.logger.Error(err, "Error updating pod", "pod", schedcore.PodName(pod))
 	}
