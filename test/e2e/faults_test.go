@@ -240,13 +240,31 @@ func TestRunRecoversFromAnAPIServerRestart(t *testing.T) {
 	// Its own control plane: the shared one must not go away under the
 	// other tests.
 	c := cluster.StartForTest(t, cluster.Options{})
+	for _, tc := range []struct {
+		name string
+		// qps is the client limit (burst the same); killAt is how many
+		// pods are bound when the apiserver is killed.
+		qps, killAt int
+	}{
+		// The client's rate limiter queues the retries of the bindings
+		// refused during the outage behind the others, past its end.
+		{name: "bindings held back by the client limit", qps: 30, killAt: 50},
+		// Bindings in flight are cut off (connection reset, outcome
+		// unknown: resolved by reading the pod) or refused and retried.
+		{name: "bindings cut off mid-request", qps: 100, killAt: 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testAPIServerRestart(t, c, tc.qps, tc.killAt) })
+	}
+}
+
+func testAPIServerRestart(t *testing.T, c *cluster.Cluster, qps, killAt int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	const group, profile = "run-restart", "kubectl-sched-restart"
+	group, profile := fmt.Sprintf("run-restart-%d", qps), fmt.Sprintf("kubectl-sched-restart-%d", qps)
 	const nodes, perNode = 15, 20
 	var specs []cluster.NodeSpec
 	for i := range nodes {
-		specs = append(specs, cluster.NodeSpec{Name: fmt.Sprintf("run-restart-%d", i), CPU: "8", Memory: "64Gi", Pods: perNode})
+		specs = append(specs, cluster.NodeSpec{Name: fmt.Sprintf("%s-%d", group, i), CPU: "8", Memory: "64Gi", Pods: perNode})
 	}
 	groupNodes(ctx, t, c.Client, group, specs...)
 	ns := createNamespace(ctx, t, c.Client, "run-restart")
@@ -255,9 +273,7 @@ func TestRunRecoversFromAnAPIServerRestart(t *testing.T) {
 	for i := range total {
 		createPods(ctx, t, c.Client, ns, ourPod(fmt.Sprintf("p-%03d", i), "100m", profile, group))
 	}
-	// A client limit that spreads the bindings over a few seconds, so that
-	// the restart lands while pods are being bound.
-	s := startRun(t, c, runOptions{profile: profile, qps: 100, burst: 100})
+	s := startRun(t, c, runOptions{profile: profile, qps: float32(qps), burst: int32(qps)})
 
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
@@ -270,7 +286,7 @@ func TestRunRecoversFromAnAPIServerRestart(t *testing.T) {
 				n++
 			}
 		}
-		return n >= 50, nil
+		return n >= killAt, nil
 	})
 	if err != nil {
 		t.Fatalf("pods not being bound: %v", err)
@@ -279,6 +295,8 @@ func TestRunRecoversFromAnAPIServerRestart(t *testing.T) {
 	if err := c.StopAPIServer(0); err != nil {
 		t.Fatal(err)
 	}
+	killed := s.scrape(t)
+	t.Logf("apiserver killed after %v scheduled attempts", value(killed, "scheduler_schedule_attempts_total", map[string]string{"profile": profile, "result": "scheduled"}))
 	time.Sleep(5 * time.Second)
 	if err := c.StartAPIServer(ctx); err != nil {
 		t.Fatal(err)
