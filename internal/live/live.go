@@ -181,6 +181,8 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 		// kube-scheduler's recorder factory does.
 		fw.Handle().Events = d.broadcaster.NewRecorder(name)
 		fw.Handle().Logger = d.logger
+		// Queueing hints read the selectors on event goroutines.
+		fw.Handle().SelectorSources = d.cache.SelectorSources
 	}
 
 	pods := factory.Core().V1().Pods().Lister()
