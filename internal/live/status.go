@@ -115,6 +115,38 @@ func patchPodStatus(ctx context.Context, client kubernetes.Interface, pod *v1.Po
 // twice, whoever else schedules it.
 type apiBinder struct {
 	client kubernetes.Interface
+	// inFlight, when set, bounds the binding requests in flight (a
+	// semaphore): see maxBindingsInFlight.
+	inFlight chan struct{}
+	// binds, when set, counts the Bind calls under way (events yield to
+	// them).
+	binds *flights
+}
+
+// maxBindingsInFlight bounds the concurrent pods/binding requests. The
+// scheduling loop outruns the API server when the client limits are high;
+// without a bound, hundreds of bindings wait on the server at once and,
+// past the server's 250 HTTP/2 streams per connection, the client dials
+// extra TLS connections the server pays handshakes for, slowing every
+// binding. Binding cycles still run concurrently (kube's goroutine per
+// pod); only their API calls queue here, in no particular order.
+const maxBindingsInFlight = 128
+
+func newAPIBinder(client kubernetes.Interface, binds *flights) apiBinder {
+	return apiBinder{client: client, inFlight: make(chan struct{}, maxBindingsInFlight), binds: binds}
+}
+
+// call runs one API request within the in-flight bound.
+func (b apiBinder) call(ctx context.Context, f func() error) error {
+	if b.inFlight != nil {
+		select {
+		case b.inFlight <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-b.inFlight }()
+	}
+	return f()
 }
 
 var _ schedcore.Binder = apiBinder{}
@@ -131,13 +163,19 @@ var _ schedcore.Binder = apiBinder{}
 // its informer catches up). A retry after a lost success fails with a
 // conflict, as the API server binds a pod once only.
 func (b apiBinder) Bind(ctx context.Context, pod *v1.Pod, node string) error {
+	if b.binds != nil {
+		b.binds.start()
+		defer b.binds.done()
+	}
 	binding := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: node},
 	}
 	uncertain := false
 	err := retry.OnError(bindBackoff, func(err error) bool { return retriable(err) || outcomeUnknown(err) }, func() error {
-		err := b.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
+		err := b.call(ctx, func() error {
+			return b.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
+		})
 		if outcomeUnknown(err) {
 			uncertain = true
 		}

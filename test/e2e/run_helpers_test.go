@@ -122,8 +122,11 @@ func startRun(t *testing.T, c *cluster.Cluster, ro runOptions) *runningScheduler
 	return s
 }
 
+// restConfig is the admin config with the client settings `kubectl sched
+// run` uses by default (protobuf, as kube-scheduler's clientConnection).
 func restConfig(c *cluster.Cluster, ro runOptions) *rest.Config {
 	cfg := rest.CopyConfig(c.Config)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	if ro.qps != 0 {
 		cfg.QPS, cfg.Burst = ro.qps, int(ro.burst)
 	}

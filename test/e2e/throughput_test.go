@@ -51,7 +51,16 @@ func TestRunThroughput(t *testing.T) {
 		rate       map[string]float64
 	}
 	var results []result
-	for _, limits := range [][2]int{{50, 100}, {1000, 1000}} {
+	settings := [][2]int{{50, 100}, {1000, 1000}}
+	if v := os.Getenv(EnvBench + "_QPS"); v != "" {
+		// One setting, "qps/burst" (for profiling runs).
+		var q, b int
+		if _, err := fmt.Sscanf(v, "%d/%d", &q, &b); err != nil {
+			t.Fatalf("%s_QPS=%q: want qps/burst", EnvBench, v)
+		}
+		settings = [][2]int{{q, b}}
+	}
+	for _, limits := range settings {
 		r := result{qps: limits[0], burst: limits[1], rate: map[string]float64{}}
 		for _, who := range []string{"kubectl-sched", "kube-scheduler"} {
 			ns := createNamespace(ctx, t, c.Client, "bench")
