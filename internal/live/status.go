@@ -216,6 +216,10 @@ func (b apiBinder) resolve(ctx context.Context, pod *v1.Pod, node string, bindEr
 			return nil
 		case err == nil || apierrors.IsNotFound(err):
 			return bindErr
+		case !outcomeUnknown(err) && !retriable(err):
+			// The server answered with an error (forbidden, say): it will
+			// not tell.
+			return bindErr
 		}
 		select {
 		case <-ctx.Done():

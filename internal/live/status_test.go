@@ -112,7 +112,9 @@ func TestAPIBinderRetriesAndResolvesUncertainBindings(t *testing.T) {
 		answers  []error
 		commitOn int
 		// boundTo is where someone else bound the pod beforehand.
-		boundTo   string
+		boundTo string
+		// getErr, when set, answers every read of the pod.
+		getErr    error
 		wantErr   bool
 		wantBinds int
 	}{
@@ -124,6 +126,8 @@ func TestAPIBinderRetriesAndResolvesUncertainBindings(t *testing.T) {
 		{name: "lost answers of a binding that never took effect fail", answers: []error{reset}, wantErr: true, wantBinds: 3},
 		{name: "a pod another binder bound elsewhere fails after a lost answer", answers: []error{reset, conflict}, boundTo: "n2", wantErr: true, wantBinds: 2},
 		{name: "a conflict without a lost answer fails at once", answers: []error{conflict}, boundTo: "n2", wantErr: true, wantBinds: 1},
+		{name: "a read the server refuses after a lost answer fails at once", answers: []error{reset}, commitOn: 1,
+			getErr: apierrors.NewForbidden(v1.Resource("pods"), "p", errors.New("no")), wantErr: true, wantBinds: 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,7 +150,17 @@ func TestAPIBinderRetriesAndResolvesUncertainBindings(t *testing.T) {
 				}
 				return true, nil, tc.answers[min(binds, len(tc.answers))-1]
 			})
-			err := apiBinder{client: client}.Bind(context.Background(), pod, "n1")
+			if tc.getErr != nil {
+				client.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, tc.getErr
+				})
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := newAPIBinder(client, newFlights()).Bind(ctx, pod, "n1")
+			if ctx.Err() != nil {
+				t.Fatal("Bind waited until its context ended")
+			}
 			if (err != nil) != tc.wantErr {
 				t.Errorf("Bind() = %v, want error %v", err, tc.wantErr)
 			}
