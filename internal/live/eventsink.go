@@ -41,12 +41,13 @@ func (b v1Broadcaster) NewRecorder(name string) events.EventRecorderLogger {
 // double the API server's writes and slow the bindings they report, on a
 // small control plane by 40%. The sink below holds an event back while
 // bindings are in flight, until they are not or the event is
-// maxEventDelay old, and writes at most eventWriters at a time. Every
-// event is still written, with the time it was recorded; only when it
-// reaches the server changes.
+// maxEventDelay old, and writes at most eventWriters at a time (enough to
+// keep up with the API server once it is not busy binding). Every event is
+// still written, with the time it was recorded; only when it reaches the
+// server changes.
 const (
 	maxEventDelay = 10 * time.Second
-	eventWriters  = 4
+	eventWriters  = 16
 )
 
 // yieldingSink is an events.EventSink that waits for its turn (see above)
