@@ -219,7 +219,7 @@ func TestClusterRoleIsWhatTheSchedulerUses(t *testing.T) {
 	}
 	want = append(want, perm{"", "persistentvolumes", "update"}, perm{"", "persistentvolumeclaims", "update"})
 	want = append(want, perm{"policy", "poddisruptionbudgets", "list"}, perm{"policy", "poddisruptionbudgets", "watch"})
-	want = append(want, perm{"", "pods/binding", "create"}, perm{"", "pods/status", "patch"}, perm{"", "pods", "delete"})
+	want = append(want, perm{"", "pods/binding", "create"}, perm{"", "pods/status", "patch"}, perm{"", "pods", "delete"}, perm{"", "pods", "get"})
 	for _, g := range []string{"events.k8s.io", ""} {
 		for _, v := range []string{"create", "patch", "update"} {
 			want = append(want, perm{g, "events", v})

@@ -3,8 +3,10 @@
 #   make cluster-up    start etcd + kube-apiserver in the background; prints export KUBECONFIG=...
 #                      (CLUSTER_NODES=20 CLUSTER_SCHEDULER=1 for fake nodes and the real scheduler)
 #   make cluster-down  stop it and remove its state
+#   make bench-live    pods/s of `kubectl sched run` vs kube-scheduler v1.37.2 on the
+#                      test cluster (BENCH_LIVE_NODES=1000 BENCH_LIVE_PODS=3000)
 
-.PHONY: e2e-bins cluster-up cluster-down cluster-status
+.PHONY: e2e-bins cluster-up cluster-down cluster-status bench-live
 
 e2e-bins: ## build the e2e control-plane binaries into the cache (prints the directory)
 	@./hack/build-e2e-bins.sh
@@ -17,3 +19,14 @@ cluster-down: ## stop the local control plane and remove its state
 
 cluster-status: ## say whether the local control plane runs
 	@./hack/cluster.sh status
+
+BENCH_LIVE_NODES ?= 1000
+BENCH_LIVE_PODS  ?= 3000
+BENCH_LIVE_ROUNDS ?= 3
+
+bench-live: e2e-bins ## pods/s of `kubectl sched run` and kube-scheduler v1.37.2, QPS 50/100 and 1000/1000, 1000 nodes, 3000 pods
+	@out=$$(mktemp); \
+	KUBECTL_SCHED_E2E_BENCH=1 KUBECTL_SCHED_E2E_BENCH_NODES=$(BENCH_LIVE_NODES) KUBECTL_SCHED_E2E_BENCH_PODS=$(BENCH_LIVE_PODS) KUBECTL_SCHED_E2E_BENCH_ROUNDS=$(BENCH_LIVE_ROUNDS) \
+		$(GO) test -count=1 -timeout 90m -run '^TestRunThroughput$$' -v ./test/e2e/ >$$out 2>&1; rc=$$?; \
+	grep -E 'throughput_test.go|^ +(QPS|[0-9]+ nodes|[0-9]+/[0-9]+ )|^(--- |ok|FAIL|PASS)' $$out; \
+	if [ $$rc -ne 0 ]; then tail -50 $$out; fi; rm -f $$out; exit $$rc

@@ -299,6 +299,14 @@ func (c *Cache) SetSelectorSources(s *SelectorSources) {
 	c.selectors = s
 }
 
+// SelectorSources returns the current selector sources (what the next
+// UpdateSnapshot copies); safe for concurrent use.
+func (c *Cache) SelectorSources() *SelectorSources {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.selectors
+}
+
 // NodeCount counts nodes with a node object.
 func (c *Cache) NodeCount() int {
 	c.mu.RLock()

@@ -100,6 +100,12 @@ type Handle struct {
 	Objects ObjectLister
 	// Preemption is the driver's side of preemption (PDBs, evictions).
 	Preemption PreemptionHooks
+	// SelectorSources, when set, returns the current Services,
+	// ReplicationControllers, ReplicaSets and StatefulSets, safely from any
+	// goroutine: queueing hints run on the driver's event goroutines while
+	// a cycle refreshes the snapshot, so they must not read
+	// Snapshot().Selectors. Nil: the snapshot's (the dry-run, one goroutine).
+	SelectorSources func() *SelectorSources
 }
 
 // PodActivator is the part of the scheduling queue plugins may use: move

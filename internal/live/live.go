@@ -27,7 +27,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/events"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -100,14 +99,18 @@ type driver struct {
 	factory informers.SharedInformerFactory
 	// dynFactory serves scheduler-plugins' PodGroups; nil unless needed.
 	dynFactory  dynamicinformer.DynamicSharedInformerFactory
-	broadcaster events.EventBroadcasterAdapter
-	metrics     *Metrics
-	cache       *schedcore.Cache
-	queue       *queue.PriorityQueue
-	sched       *schedcore.Scheduler
-	profiles    *engine.Profiles
-	handlers    *handlers
-	regs        []cache.ResourceEventHandlerRegistration
+	broadcaster eventBroadcaster
+	// eventSink holds events back while bindings (binds) are in flight;
+	// nil with core/v1 events.
+	eventSink *yieldingSink
+	binds     *flights
+	metrics   *Metrics
+	cache     *schedcore.Cache
+	queue     *queue.PriorityQueue
+	sched     *schedcore.Scheduler
+	profiles  *engine.Profiles
+	handlers  *handlers
+	regs      []cache.ResourceEventHandlerRegistration
 
 	storageMu, selectorsMu sync.Mutex
 	listersReady           bool // guarded by both mutexes
@@ -154,7 +157,8 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	if d.leaderClient, err = kubernetes.NewForConfig(o.RESTConfig); err != nil {
 		return nil, fmt.Errorf("creating leader election clientset: %w", err)
 	}
-	d.broadcaster = events.NewEventBroadcasterAdapterWithContext(ctx, eventClient)
+	d.binds = newFlights()
+	d.broadcaster, d.eventSink = newEventBroadcaster(ctx, eventClient, d.binds)
 
 	cfg := o.Config
 	d.cache = schedcore.NewCache(o.Features)
@@ -165,7 +169,7 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	hooks := preemptionHooks(client, pdbs.Lister())
 	hooks.Attempted, hooks.Victims = d.metrics.PreemptionAttempt, d.metrics.PreemptionVictims
 	d.profiles, err = engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{
-		Binder: apiBinder{client: client},
+		Binder: newAPIBinder(client, d.binds),
 		VolumeBinder: apiVolumeBinder{client: client, pvs: factory.Core().V1().PersistentVolumes().Lister(),
 			pvcs: factory.Core().V1().PersistentVolumeClaims().Lister()},
 		Recorder:   d.metrics,
@@ -181,6 +185,8 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 		// kube-scheduler's recorder factory does.
 		fw.Handle().Events = d.broadcaster.NewRecorder(name)
 		fw.Handle().Logger = d.logger
+		// Queueing hints read the selectors on event goroutines.
+		fw.Handle().SelectorSources = d.cache.SelectorSources
 	}
 
 	pods := factory.Core().V1().Pods().Lister()
@@ -318,15 +324,26 @@ func (d *driver) scheduled(_ context.Context, _ *schedcore.Framework, qpi *sched
 // event). A pod recreated under the same name in the meantime is left alone.
 func (d *driver) failed(ctx context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, st *schedcore.Status, nominating *schedcore.NominatingInfo) {
 	pod := qpi.Pod
-	if cur, err := d.factory.Core().V1().Pods().Lister().Pods(pod.Namespace).Get(pod.Name); err == nil {
-		if cur.UID != pod.UID {
-			d.logger.V(2).Info("Pod was recreated while handling scheduling failure. Skip status updates.", "pod", schedcore.PodName(pod))
-			return
+	msg := st.Message()
+	// The logs of kube's handleSchedulingFailure.
+	if reason == schedcore.ReasonSchedulerError {
+		d.logger.Error(st.AsError(), "Error scheduling pod; retrying", "pod", schedcore.PodName(pod))
+	} else {
+		d.logger.V(2).Info("Unable to schedule pod; waiting", "pod", schedcore.PodName(pod), "err", msg)
+	}
+	cur, err := d.factory.Core().V1().Pods().Lister().Pods(pod.Namespace).Get(pod.Name)
+	switch {
+	case err != nil:
+		d.logger.Info("Pod doesn't exist in informer cache", "pod", schedcore.PodName(pod), "err", err)
+	case cur.UID != pod.UID:
+		d.logger.V(2).Info("Pod was recreated while handling scheduling failure. Skip status updates.", "pod", schedcore.PodName(pod))
+		return
+	default:
+		if cur.Spec.NodeName != "" {
+			d.logger.Info("Pod has been assigned to node. Abort adding it back to queue.", "pod", schedcore.PodName(pod), "node", cur.Spec.NodeName)
 		}
 		pod = cur
 	}
-	msg := st.Message()
-	d.logger.V(2).Info("Unable to schedule pod; waiting", "pod", schedcore.PodName(pod), "reason", reason, "err", msg)
 	if err := patchPodStatus(ctx, d.client, pod, unschedulableCondition(pod, reason, msg), nominating); err != nil {
 		d.logger.Error(err, "Error updating pod", "pod", schedcore.PodName(pod))
 	}
@@ -340,6 +357,9 @@ func (d *driver) run(ctx context.Context) error {
 	defer stopInformers()
 	d.broadcaster.StartRecordingToSink(infCtx.Done())
 	defer d.broadcaster.Shutdown()
+	// Last (deferred calls run in reverse): the events held back behind
+	// the last bindings are written before the broadcaster stops.
+	defer d.eventSink.drain(5 * time.Second)
 
 	var le *leaderElector
 	if d.o.LeaderElect {
@@ -377,6 +397,12 @@ func (d *driver) run(ctx context.Context) error {
 		}
 	}
 
+	// One request first, so that the informers' concurrent lists share
+	// its HTTP/2 connection instead of each dialling (and the server
+	// handshaking) one of their own.
+	if err := d.client.Discovery().RESTClient().Get().AbsPath("/version").Timeout(10 * time.Second).Do(ctx).Error(); err != nil {
+		d.logger.Info("Reading the server version", "err", err)
+	}
 	d.factory.Start(infCtx.Done())
 	if d.dynFactory != nil {
 		d.dynFactory.Start(infCtx.Done())

@@ -3,7 +3,9 @@ package live
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -113,17 +115,116 @@ func patchPodStatus(ctx context.Context, client kubernetes.Interface, pod *v1.Po
 // twice, whoever else schedules it.
 type apiBinder struct {
 	client kubernetes.Interface
+	// inFlight, when set, bounds the binding requests in flight (a
+	// semaphore): see maxBindingsInFlight.
+	inFlight chan struct{}
+	// binds, when set, counts the Bind calls under way (events yield to
+	// them).
+	binds *flights
+}
+
+// maxBindingsInFlight bounds the concurrent pods/binding requests. The
+// scheduling loop outruns the API server when the client limits are high;
+// without a bound, hundreds of bindings wait on the server at once and,
+// past the server's 250 HTTP/2 streams per connection, the client dials
+// extra TLS connections the server pays handshakes for, slowing every
+// binding. Binding cycles still run concurrently (kube's goroutine per
+// pod); only their API calls queue here, in no particular order.
+const maxBindingsInFlight = 128
+
+func newAPIBinder(client kubernetes.Interface, binds *flights) apiBinder {
+	return apiBinder{client: client, inFlight: make(chan struct{}, maxBindingsInFlight), binds: binds}
+}
+
+// call runs one API request within the in-flight bound.
+func (b apiBinder) call(ctx context.Context, f func() error) error {
+	if b.inFlight != nil {
+		select {
+		case b.inFlight <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-b.inFlight }()
+	}
+	return f()
 }
 
 var _ schedcore.Binder = apiBinder{}
 
-// Bind implements schedcore.Binder.
+// Bind implements schedcore.Binder. It retries what kube-scheduler retries
+// (internal errors, unavailable, connection refused) and, beyond kube, an
+// attempt whose outcome is unknown: the request was sent but the answer
+// lost (connection reset, EOF, timeout: the apiserver died or restarted
+// mid-request). Such an attempt may have bound the pod, so when the retries
+// do not succeed Bind asks the API server where the pod is, for as long as
+// ctx allows, before it reports a failure: a failure makes the scheduler
+// forget the pod and give its room to others, which must not happen if the
+// pod is in fact bound there (kube-scheduler then overcommits the node once
+// its informer catches up). A retry after a lost success fails with a
+// conflict, as the API server binds a pod once only.
 func (b apiBinder) Bind(ctx context.Context, pod *v1.Pod, node string) error {
+	if b.binds != nil {
+		b.binds.start()
+		defer b.binds.done()
+	}
 	binding := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: node},
 	}
-	return retry.OnError(retry.DefaultBackoff, retriable, func() error {
-		return b.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
+	uncertain := false
+	err := retry.OnError(bindBackoff, func(err error) bool { return retriable(err) || outcomeUnknown(err) }, func() error {
+		err := b.call(ctx, func() error {
+			return b.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
+		})
+		if outcomeUnknown(err) {
+			uncertain = true
+		}
+		return err
 	})
+	if err == nil || !uncertain {
+		return err
+	}
+	return b.resolve(ctx, pod, node, err)
+}
+
+// outcomeUnknown reports whether a request failed after it may have been
+// sent: a transport error other than a refused connection (no API status
+// came back).
+func outcomeUnknown(err error) bool {
+	if err == nil || utilnet.IsConnectionRefused(err) {
+		return false
+	}
+	var st apierrors.APIStatus
+	return !errors.As(err, &st) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
+}
+
+// bindBackoff is kube-scheduler's binding retry backoff.
+var bindBackoff = retry.DefaultBackoff
+
+// resolveInterval is the pause between two reads of a pod whose binding
+// outcome is unknown.
+var resolveInterval = time.Second
+
+// resolve finds out whether an uncertain binding took effect: nil if the
+// pod (same UID) is bound to node, bindErr if it is not bound, gone, bound
+// elsewhere or ctx ends first.
+func (b apiBinder) resolve(ctx context.Context, pod *v1.Pod, node string, bindErr error) error {
+	for {
+		cur, err := b.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		switch {
+		case err == nil && cur.UID == pod.UID && cur.Spec.NodeName == node:
+			return nil
+		case err == nil || apierrors.IsNotFound(err):
+			return bindErr
+		case !outcomeUnknown(err) && !retriable(err):
+			// The server answered with an error (forbidden, say): it will
+			// not tell.
+			return bindErr
+		}
+		select {
+		case <-ctx.Done():
+			return bindErr
+		case <-time.After(resolveInterval):
+		}
+	}
 }

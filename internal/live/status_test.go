@@ -1,12 +1,23 @@
 package live
 
 import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
@@ -82,6 +93,79 @@ func TestPodStatusPatch(t *testing.T) {
 			}
 			if diff := cmp.Diff(before, tt.pod); diff != "" {
 				t.Errorf("the pod was modified (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAPIBinderRetriesAndResolvesUncertainBindings(t *testing.T) {
+	defer func(b wait.Backoff, d time.Duration) { bindBackoff, resolveInterval = b, d }(bindBackoff, resolveInterval)
+	bindBackoff, resolveInterval = wait.Backoff{Steps: 3, Duration: time.Millisecond}, time.Millisecond
+	reset := &url.Error{Op: "Post", URL: "https://127.0.0.1/binding", Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	refused := &url.Error{Op: "Post", URL: "https://127.0.0.1/binding", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	conflict := apierrors.NewConflict(v1.Resource("pods/binding"), "p", errors.New(`pod p is already assigned to node "n1"`))
+	tests := []struct {
+		name string
+		// answers are the binding calls' results in turn (the last one
+		// repeats); commitOn says on which call (1-based) the binding
+		// takes effect whatever is answered, 0 never.
+		answers  []error
+		commitOn int
+		// boundTo is where someone else bound the pod beforehand.
+		boundTo string
+		// getErr, when set, answers every read of the pod.
+		getErr    error
+		wantErr   bool
+		wantBinds int
+	}{
+		{name: "a binding answered with success is a success", answers: []error{nil}, commitOn: 1, wantBinds: 1},
+		{name: "a refused connection is retried with kube's backoff, then fails", answers: []error{refused}, wantErr: true, wantBinds: 3},
+		{name: "a refused connection then success binds", answers: []error{refused, nil}, commitOn: 2, wantBinds: 2},
+		{name: "a binding that took effect but whose answer was lost is a success", answers: []error{reset, conflict}, commitOn: 1, wantBinds: 2},
+		{name: "a lost answer on every try of a binding that took effect is a success", answers: []error{reset}, commitOn: 1, wantBinds: 3},
+		{name: "lost answers of a binding that never took effect fail", answers: []error{reset}, wantErr: true, wantBinds: 3},
+		{name: "a pod another binder bound elsewhere fails after a lost answer", answers: []error{reset, conflict}, boundTo: "n2", wantErr: true, wantBinds: 2},
+		{name: "a conflict without a lost answer fails at once", answers: []error{conflict}, boundTo: "n2", wantErr: true, wantBinds: 1},
+		{name: "a read the server refuses after a lost answer fails at once", answers: []error{reset}, commitOn: 1,
+			getErr: apierrors.NewForbidden(v1.Resource("pods"), "p", errors.New("no")), wantErr: true, wantBinds: 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := schedtest.MakePod("p").Obj()
+			pod.Namespace, pod.UID = "default", "uid-p"
+			pod.Spec.NodeName = tc.boundTo
+			client := fake.NewClientset(pod)
+			binds := 0
+			client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetSubresource() != "binding" {
+					return false, nil, nil
+				}
+				binds++
+				if binds == tc.commitOn {
+					p := pod.DeepCopy()
+					p.Spec.NodeName = "n1"
+					if err := client.Tracker().Update(v1.SchemeGroupVersion.WithResource("pods"), p, p.Namespace); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return true, nil, tc.answers[min(binds, len(tc.answers))-1]
+			})
+			if tc.getErr != nil {
+				client.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, tc.getErr
+				})
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := newAPIBinder(client, newFlights()).Bind(ctx, pod, "n1")
+			if ctx.Err() != nil {
+				t.Fatal("Bind waited until its context ended")
+			}
+			if (err != nil) != tc.wantErr {
+				t.Errorf("Bind() = %v, want error %v", err, tc.wantErr)
+			}
+			if binds != tc.wantBinds {
+				t.Errorf("%d binding calls, want %d", binds, tc.wantBinds)
 			}
 		})
 	}

@@ -155,9 +155,14 @@ func (pl *PodTopologySpread) buildDefaultConstraints(p *v1.Pod, action v1.Unsati
 	return constraints, nil
 }
 
-// selectorSources returns the snapshot's Services, ReplicaSets, ... (nil
-// when there is no snapshot).
+// selectorSources returns the Services, ReplicaSets, ...: the driver's
+// current ones when it serves them (run: the queueing hints call this on
+// event goroutines, concurrently with snapshot updates), else the
+// snapshot's (nil when there is no snapshot).
 func (pl *PodTopologySpread) selectorSources() *schedcore.SelectorSources {
+	if f := pl.handle.SelectorSources; f != nil {
+		return f()
+	}
 	if s := pl.handle.Snapshot(); s != nil {
 		return s.Selectors
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -24,6 +26,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/live"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/test/e2e/cluster"
 )
 
@@ -42,6 +45,12 @@ type runOptions struct {
 	// qps and burst, when set, are the client's limits (clientConnection).
 	qps   float32
 	burst int32
+	// config, when set, is a KubeSchedulerConfiguration (YAML) to load
+	// instead of the defaults; its first profile is renamed to profile.
+	config string
+	// plugins are registered beside the in-tree ones (test plugins the
+	// config enables).
+	plugins schedcore.Registry
 }
 
 // runningScheduler is one in-process `kubectl sched run` (the live driver).
@@ -56,13 +65,20 @@ type runningScheduler struct {
 // it if the test did not.
 func startRun(t *testing.T, c *cluster.Cluster, ro runOptions) *runningScheduler {
 	t.Helper()
-	cfg, err := engine.LoadConfig("")
+	path := ""
+	if ro.config != "" {
+		path = filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(ro.config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := engine.LoadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := ro.profile
 	cfg.Profiles[0].SchedulerName = &name
-	reg, err := engine.Registry(nil)
+	reg, err := engine.Registry(ro.plugins)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +122,11 @@ func startRun(t *testing.T, c *cluster.Cluster, ro runOptions) *runningScheduler
 	return s
 }
 
+// restConfig is the admin config with the client settings `kubectl sched
+// run` uses by default (protobuf, as kube-scheduler's clientConnection).
 func restConfig(c *cluster.Cluster, ro runOptions) *rest.Config {
 	cfg := rest.CopyConfig(c.Config)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	if ro.qps != 0 {
 		cfg.QPS, cfg.Burst = ro.qps, int(ro.burst)
 	}

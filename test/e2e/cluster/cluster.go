@@ -67,6 +67,11 @@ type Cluster struct {
 	pki      *pki
 	keep     bool
 	progress io.Writer
+	// apiArgs are kube-apiserver's flags, kept for StartAPIServer;
+	// apiserver is the running one (nil while stopped).
+	apiArgs      []string
+	apiserver    *Process
+	readyTimeout time.Duration
 
 	mu       sync.Mutex
 	procs    []*Process // running, in start order
@@ -212,25 +217,19 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		"--v=1",
 	}
 	args = append(args, opts.ExtraAPIServerArgs...)
+	c.apiArgs, c.readyTimeout = args, opts.ReadyTimeout
 	apiserver, err := c.run(APIServerBinary, args)
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.apiserver = apiserver
+	c.mu.Unlock()
 
 	if err := c.writeKubeconfig(); err != nil {
 		return err
 	}
-	caPool := x509.NewCertPool()
-	caPool.AppendCertsFromPEM(c.pki.CAData)
-	adminCert, err := tls.X509KeyPair(c.pki.AdminCertData, c.pki.AdminKeyData)
-	if err != nil {
-		return fmt.Errorf("loading admin certificate: %w", err)
-	}
-	httpc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: caPool, Certificates: []tls.Certificate{adminCert}, MinVersion: tls.VersionTLS12,
-	}}}
-	defer httpc.CloseIdleConnections()
-	if err := waitReady(readyCtx, apiserver, c.Host+"/readyz", httpc); err != nil {
+	if err := c.waitAPIServerReady(readyCtx, apiserver); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.progress, "cluster: kube-apiserver ready on %s after %v\n", c.Host, time.Since(start).Round(time.Millisecond))
@@ -249,6 +248,77 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	return nil
 }
 
+// waitAPIServerReady polls the apiserver's /readyz as the admin.
+func (c *Cluster) waitAPIServerReady(ctx context.Context, apiserver *Process) error {
+	caPool := x509.NewCertPool()
+	caPool.AppendCertsFromPEM(c.pki.CAData)
+	adminCert, err := tls.X509KeyPair(c.pki.AdminCertData, c.pki.AdminKeyData)
+	if err != nil {
+		return fmt.Errorf("loading admin certificate: %w", err)
+	}
+	httpc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: caPool, Certificates: []tls.Certificate{adminCert}, MinVersion: tls.VersionTLS12,
+	}}}
+	defer httpc.CloseIdleConnections()
+	return waitReady(ctx, apiserver, c.Host+"/readyz", httpc)
+}
+
+// StopAPIServer stops kube-apiserver (SIGTERM, SIGKILL after grace; a zero
+// grace kills it at once), leaving etcd and its data running, so that
+// StartAPIServer brings the same cluster back on the same port. Clients see
+// refused connections meanwhile.
+func (c *Cluster) StopAPIServer(grace time.Duration) error {
+	c.mu.Lock()
+	p := c.apiserver
+	c.apiserver = nil
+	if p != nil {
+		for i, q := range c.procs {
+			if q == p {
+				c.procs = append(c.procs[:i:i], c.procs[i+1:]...)
+				break
+			}
+		}
+		c.dead = append(c.dead, p)
+	}
+	c.mu.Unlock()
+	if p == nil {
+		return errors.New("kube-apiserver is not running")
+	}
+	if grace == 0 {
+		p.Kill()
+	} else {
+		p.Stop(grace)
+	}
+	fmt.Fprintf(c.progress, "cluster: kube-apiserver stopped\n")
+	return nil
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, with the
+// same flags (port, etcd, certificates), and waits for /readyz.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	c.mu.Lock()
+	running := c.apiserver != nil
+	c.mu.Unlock()
+	if running {
+		return errors.New("kube-apiserver is already running")
+	}
+	start := time.Now()
+	p, err := c.run(APIServerBinary, c.apiArgs)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.apiserver = p
+	c.mu.Unlock()
+	readyCtx, cancel := context.WithTimeout(ctx, c.readyTimeout)
+	defer cancel()
+	if err := c.waitAPIServerReady(readyCtx, p); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.progress, "cluster: kube-apiserver ready again on %s after %v\n", c.Host, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
 // run starts one program with its log in the state directory.
 func (c *Cluster) run(name string, args []string) (*Process, error) {
 	logName := name
@@ -261,6 +331,20 @@ func (c *Cluster) run(name string, args []string) (*Process, error) {
 	}
 	c.mu.Unlock()
 	p, err := startProcess(name, filepath.Join(c.BinDir, name), args, filepath.Join(c.StateDir, logName+".log"))
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.procs = append(c.procs, p)
+	c.mu.Unlock()
+	return p, nil
+}
+
+// StartProgram runs another program against the cluster (a scheduler
+// binary under test), with its log as <name>.log in the state directory;
+// Stop stops it with the control plane, DumpLogs shows its log.
+func (c *Cluster) StartProgram(name, bin string, args []string) (*Process, error) {
+	p, err := startProcess(name, bin, args, filepath.Join(c.StateDir, name+".log"))
 	if err != nil {
 		return nil, err
 	}

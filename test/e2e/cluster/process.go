@@ -94,6 +94,20 @@ func (p *Process) Stop(grace time.Duration) {
 	})
 }
 
+// Kill sends SIGKILL to the process group (no chance to clean up, as a
+// crash or an OOM kill) and waits for the process to be reaped.
+func (p *Process) Kill() {
+	p.stopOnce.Do(func() {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	})
+}
+
 // tail returns the last n lines of the process's log.
 func (p *Process) tail(n int) string {
 	return tailFile(p.LogFile, n)
