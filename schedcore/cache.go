@@ -72,6 +72,11 @@ func (c *Cache) nodeInfo(name string) *NodeInfo {
 }
 
 // AddNode adds or replaces a node.
+//
+// Node objects are treated as immutable, as informers deliver them: a
+// change comes as a new object (the snapshot's label columns and the
+// NodeInfo's copies of name, taints and unschedulable are refreshed when
+// the pointer changes, not when an object is modified in place).
 func (c *Cache) AddNode(node *v1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -81,12 +86,10 @@ func (c *Cache) AddNode(node *v1.Node) {
 		c.listsDirty = true
 	} else {
 		c.removeNodeImages(n.Node())
-		// Only a zone change moves the node in the list; otherwise the
-		// snapshot replaces it in place.
-		if ZoneKey(n.Node()) != ZoneKey(node) {
-			c.nodeOrder.update(n.Node(), node)
-			c.listsDirty = true
-		}
+		// A zone change moves the node in the zone tree, but, as in
+		// kube-scheduler, the snapshot list keeps its order until a node is
+		// added or removed: an update only replaces the node in place.
+		c.nodeOrder.update(n.Node(), node)
 	}
 	c.addNodeImages(node)
 	n.SetNode(node)

@@ -252,22 +252,39 @@ func TestCacheIncrementalSnapshotEqualsAFreshOne(t *testing.T) {
 	live := map[int]bool{}
 	var pods []*v1.Pod
 	inc := schedcore.NewEmptySnapshot()
+	// After a node moves zone the list keeps its order until a node is
+	// added or removed (kube's cache), so until then only the contents are
+	// compared with a fresh snapshot, not the order.
+	zoneMoved := false
+	zoneOf := map[int]string{}
 	for step := 0; step < 2000; step++ {
 		switch op := rng.IntN(10); {
 		case op == 0: // add or re-add a node
 			i := rng.IntN(12)
-			c.AddNode(mkNode(i, rng.IntN(2) == 0))
-			live[i] = true
+			n := mkNode(i, rng.IntN(2) == 0)
+			if live[i] && zoneOf[i] != n.Labels[v1.LabelTopologyZone] {
+				zoneMoved = true
+			} else if !live[i] {
+				zoneMoved = false // a node added: the list is rebuilt
+			}
+			c.AddNode(n)
+			live[i], zoneOf[i] = true, n.Labels[v1.LabelTopologyZone]
 		case op == 1 && len(live) > 0: // remove a node (its pods stay)
 			i := rng.IntN(12)
 			if live[i] {
 				c.RemoveNode(mkNode(i, false))
 				delete(live, i)
+				zoneMoved = false
 			}
 		case op == 2: // update a node (new taints, another zone)
 			i := rng.IntN(12)
 			if live[i] {
-				c.UpdateNode(nil, mkNode(i, rng.IntN(2) == 0))
+				n := mkNode(i, rng.IntN(2) == 0)
+				if zoneOf[i] != n.Labels[v1.LabelTopologyZone] {
+					zoneMoved = true
+				}
+				c.UpdateNode(nil, n)
+				zoneOf[i] = n.Labels[v1.LabelTopologyZone]
 			}
 		case op < 7 && len(live) > 0: // add a pod, with affinity or not
 			var node int
@@ -297,10 +314,28 @@ func TestCacheIncrementalSnapshotEqualsAFreshOne(t *testing.T) {
 		}
 		fresh := schedcore.NewEmptySnapshot()
 		c.UpdateSnapshot(fresh)
-		if diff := cmp.Diff(describeSnapshot(fresh), describeSnapshot(inc)); diff != "" {
+		want, got := describeSnapshot(fresh), describeSnapshot(inc)
+		if zoneMoved {
+			want, got = sortedNodeLines(want), sortedNodeLines(got)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("step %d: incremental snapshot differs from a fresh one (-fresh +incremental):\n%s", step, diff)
 		}
 	}
+}
+
+// sortedNodeLines drops the list positions from describeSnapshot's lines
+// and sorts them: the contents without the order.
+func sortedNodeLines(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if f := strings.Fields(l); len(f) > 2 && strings.HasPrefix(f[2], "idx=") {
+			l = strings.Join(append([]string{f[1]}, f[3:]...), " ")
+		}
+		out[i] = l
+	}
+	sort.Strings(out)
+	return out
 }
 
 // describeSnapshot lists a snapshot's nodes in order with what the plugins
@@ -336,4 +371,43 @@ func describeSnapshot(s *schedcore.Snapshot) []string {
 		out = append(out, "anti-affinity "+ni.Name())
 	}
 	return out
+}
+
+// As in kube-scheduler's cache, a node that moves zone keeps its place in
+// the snapshot list until a node is added or removed; then the list is
+// rebuilt from the zone tree, interleaving the zones.
+func TestCacheZoneChangeKeepsTheListOrderUntilANodeIsAdded(t *testing.T) {
+	c := schedcore.NewCache(schedcore.DefaultFeatures)
+	zn := func(name, zone string) *v1.Node {
+		return schedtest.MakeNode(name).Label(v1.LabelTopologyZone, zone).Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()
+	}
+	names := func(s *schedcore.Snapshot) []string {
+		var out []string
+		for _, ni := range s.List() {
+			out = append(out, ni.Name())
+		}
+		return out
+	}
+	c.AddNode(zn("a", "z1"))
+	c.AddNode(zn("b", "z2"))
+	c.AddNode(zn("c", "z1"))
+	snap := schedcore.NewEmptySnapshot()
+	c.UpdateSnapshot(snap)
+	if diff := cmp.Diff([]string{"a", "b", "c"}, names(snap)); diff != "" {
+		t.Fatalf("initial order (-want +got):\n%s", diff)
+	}
+	c.UpdateNode(nil, zn("a", "z2"))
+	c.UpdateSnapshot(snap)
+	if diff := cmp.Diff([]string{"a", "b", "c"}, names(snap)); diff != "" {
+		t.Errorf("order after a moved to z2 (-want +got):\n%s", diff)
+	}
+	if a, _ := snap.Get("a"); a.Node().Labels[v1.LabelTopologyZone] != "z2" {
+		t.Errorf("node a in the snapshot is in zone %q, want z2", a.Node().Labels[v1.LabelTopologyZone])
+	}
+	// The tree: z1 [c], z2 [b a]; d joins z1.
+	c.AddNode(zn("d", "z1"))
+	c.UpdateSnapshot(snap)
+	if diff := cmp.Diff([]string{"c", "b", "d", "a"}, names(snap)); diff != "" {
+		t.Errorf("order after d was added (-want +got):\n%s", diff)
+	}
 }
