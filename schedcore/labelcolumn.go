@@ -117,3 +117,21 @@ func (s *Snapshot) LabelColumn(key string) *LabelColumn {
 	st.nodes, st.version = nodes, s.nodesVersion
 	return st.col
 }
+
+// IsList reports whether nodes is the snapshot's list itself (the list its
+// label columns are indexed by), not a copy or another list.
+func (s *Snapshot) IsList(nodes []*NodeInfo) bool {
+	list := s.nodeInfoList
+	return len(list) > 0 && len(list) == len(nodes) && &list[0] == &nodes[0]
+}
+
+// IndexIn returns ni's index in list (a snapshot list a plugin built a
+// dense form for), or -1 when ni is not from it: a NodeInfo outside any
+// list, or one whose position in list holds another node object.
+func IndexIn(list []*NodeInfo, ni *NodeInfo) int {
+	idx := ni.ListIndex()
+	if idx < 0 || idx >= len(list) || list[idx].Node() != ni.Node() {
+		return -1
+	}
+	return idx
+}

@@ -167,17 +167,24 @@ type denseKeys struct {
 	counts [][]int64
 }
 
-// newDenseKeys spreads m's counts for keys over slices indexed by the keys'
-// value ids (nil when m is empty: the checks then need nothing).
-func newDenseKeys(snap *schedcore.Snapshot, keys []string, m topologyToMatchedTermCount) denseKeys {
-	if len(m) == 0 {
-		return denseKeys{}
-	}
+// newDenseKeys returns zero counts over the label columns of keys, one
+// per key (repeated keys included).
+func newDenseKeys(snap *schedcore.Snapshot, keys []string) denseKeys {
 	d := denseKeys{cols: make([]*schedcore.LabelColumn, len(keys)), counts: make([][]int64, len(keys))}
 	for i, k := range keys {
 		d.cols[i] = snap.LabelColumn(k)
 		d.counts[i] = make([]int64, d.cols[i].NumValues())
 	}
+	return d
+}
+
+// denseFromMap spreads m's counts for keys over slices indexed by the keys'
+// value ids (empty when m is: the checks then need nothing).
+func denseFromMap(snap *schedcore.Snapshot, keys []string, m topologyToMatchedTermCount) denseKeys {
+	if len(m) == 0 {
+		return denseKeys{}
+	}
+	d := newDenseKeys(snap, keys)
 	for pair, n := range m {
 		for i, k := range keys {
 			if pair.key != k {
@@ -214,7 +221,7 @@ func (s *preFilterState) initDense(snap *schedcore.Snapshot, affinity, anti dens
 		list:     snap.List(),
 		affinity: affinity,
 		anti:     anti,
-		existing: newDenseKeys(snap, existing, s.existingAntiAffinityCounts),
+		existing: denseFromMap(snap, existing, s.existingAntiAffinityCounts),
 	}
 }
 
@@ -223,11 +230,7 @@ func (s *preFilterState) denseIndex(ni *schedcore.NodeInfo) int {
 	if s.dense == nil {
 		return -1
 	}
-	idx := ni.ListIndex()
-	if idx < 0 || idx >= len(s.dense.list) || s.dense.list[idx].Node() != ni.Node() {
-		return -1
-	}
-	return idx
+	return schedcore.IndexIn(s.dense.list, ni)
 }
 
 // Clone copies the counts, which AddPod/RemovePod change; the rest is shared.
@@ -437,7 +440,7 @@ func (pl *InterPodAffinity) incomingCountsDense(ctx context.Context, affinityTer
 		return affinity, antiAffinity, denseKeys{}, denseKeys{}
 	}
 	if snap != nil {
-		affD, antiD := newTermColumns(snap, affinityTerms), newTermColumns(snap, antiAffinityTerms)
+		affD, antiD := newDenseKeys(snap, termKeys(affinityTerms)), newDenseKeys(snap, termKeys(antiAffinityTerms))
 		for i, row := range rows {
 			if c := int64(row[0]); c > 0 {
 				for j := range affinityTerms {
@@ -480,15 +483,13 @@ func (pl *InterPodAffinity) incomingCountsDense(ctx context.Context, affinityTer
 	return affinity, antiAffinity, denseKeys{}, denseKeys{}
 }
 
-// newTermColumns returns zero counts over the label columns of the terms'
-// topology keys, one per term.
-func newTermColumns(snap *schedcore.Snapshot, terms []schedcore.AffinityTerm) denseKeys {
-	d := denseKeys{cols: make([]*schedcore.LabelColumn, len(terms)), counts: make([][]int64, len(terms))}
+// termKeys lists the terms' topology keys, in term order.
+func termKeys(terms []schedcore.AffinityTerm) []string {
+	keys := make([]string, len(terms))
 	for j := range terms {
-		d.cols[j] = snap.LabelColumn(terms[j].TopologyKey)
-		d.counts[j] = make([]int64, d.cols[j].NumValues())
+		keys[j] = terms[j].TopologyKey
 	}
-	return d
+	return keys
 }
 
 // fill adds the per-term counts into m by topology pair (terms with the
@@ -577,7 +578,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *schedcore
 	mustEvaluateHostScoped := false
 	// The dense form needs allNodes to be the snapshot's list.
 	var listSnap *schedcore.Snapshot
-	if list := snap.List(); len(list) > 0 && len(list) == len(allNodes) && &list[0] == &allNodes[0] {
+	if snap.IsList(allNodes) {
 		listSnap = snap
 	}
 	var affD, antiD denseKeys

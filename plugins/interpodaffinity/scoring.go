@@ -177,7 +177,7 @@ func (pl *InterPodAffinity) Score(_ context.Context, cycleState *schedcore.Cycle
 	}
 	node := nodeInfo.Node()
 	var score int64
-	if idx := nodeInfo.ListIndex(); s.list != nil && idx >= 0 && idx < len(s.list) && s.list[idx].Node() == node {
+	if idx := schedcore.IndexIn(s.list, nodeInfo); idx >= 0 {
 		for k, col := range s.cols {
 			if id := col.At(idx); id >= 0 {
 				score += s.scores[k][id]

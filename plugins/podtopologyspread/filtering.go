@@ -60,11 +60,7 @@ func (s *preFilterState) denseIndex(ni *schedcore.NodeInfo) int {
 	if s.cols == nil {
 		return -1
 	}
-	idx := ni.ListIndex()
-	if idx < 0 || idx >= len(s.list) || s.list[idx].Node() != ni.Node() {
-		return -1
-	}
-	return idx
+	return schedcore.IndexIn(s.list, ni)
 }
 
 // minMatchNum returns the global minimum for the skew: the smallest match
@@ -320,11 +316,10 @@ func (pl *PodTopologySpread) initDenseFilter(s *preFilterState, allNodes []*sche
 	if snap == nil {
 		return
 	}
-	list := snap.List()
-	if len(list) == 0 || len(list) != len(allNodes) || &list[0] != &allNodes[0] {
+	if !snap.IsList(allNodes) {
 		return
 	}
-	s.list = list
+	s.list = snap.List()
 	s.cols = make([]*schedcore.LabelColumn, len(s.Constraints))
 	s.matchNum = make([][]int, len(s.Constraints))
 	for i := range s.Constraints {

@@ -133,7 +133,7 @@ func (pl *PodTopologySpread) initDense(s *preScoreState, filteredNodes []*schedc
 	}
 	all := snap.List()
 	for _, ni := range filteredNodes {
-		if idx := ni.ListIndex(); idx < 0 || idx >= len(all) || all[idx] != ni {
+		if schedcore.IndexIn(all, ni) < 0 {
 			return false
 		}
 	}
@@ -312,8 +312,10 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleStat
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
-	if idx := nodeInfo.ListIndex(); s.cols != nil && idx >= 0 && idx < len(s.ignored) && s.list[idx].Node() == nodeInfo.Node() {
-		return s.denseScore(pod, nodeInfo, idx), nil
+	if s.cols != nil {
+		if idx := schedcore.IndexIn(s.list, nodeInfo); idx >= 0 {
+			return s.denseScore(pod, nodeInfo, idx), nil
+		}
 	}
 	node := nodeInfo.Node()
 	if s.IgnoredNodes.Has(node.Name) {
