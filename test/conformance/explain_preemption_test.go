@@ -20,21 +20,8 @@ import (
 // kube nominated and evicted for it; a first pod kube neither placed nor
 // nominated gets no nomination from explain either.
 func TestExplainPreemptionMatchesKubebench(t *testing.T) {
-	cases := []struct{ name, snapshot, want string }{
-		{"hand-made basic cases", "../../testdata/kubebench/preemption-basic.json", "preemption-basic.preempt.json"},
-		{"a chain of preemptions", "../../testdata/kubebench/preemption-chain.json", "preemption-chain.preempt.json"},
-		{"a seeded random cluster with PDBs", "../../testdata/kubebench/preemption-random.json", "preemption-random.preempt.json"},
-		{"the shipped example cluster", "../../examples/cluster.yaml", "example-cluster.preempt.json"},
-		{"the CLI's small cluster", "../../testdata/clusters/small.yaml", "small.preempt.json"},
-	}
-	cfg, err := engine.LoadConfig("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := engine.Registry(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases := preemptionRefs
+	cfg, reg := defaultEngine(t)
 	checked := 0
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

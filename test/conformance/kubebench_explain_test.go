@@ -63,14 +63,7 @@ func testKubebenchExplain(t *testing.T, snapshotFile, name string, pods int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := engine.LoadConfig("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := engine.Registry(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, reg := defaultEngine(t)
 	state, err := explain.NewState(context.Background(), cl, explain.Options{Config: cfg, Registry: reg, Nearest: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -239,14 +232,7 @@ func testKubebenchExplainInRun(t *testing.T, snapshotFile, name string, pods int
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := engine.LoadConfig("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := engine.Registry(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, reg := defaultEngine(t)
 	ctx := context.Background()
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
 	snap := schedcore.NewEmptySnapshot()

@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
-	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
@@ -40,21 +39,8 @@ type preemptFile struct {
 // are compared as sorted lists: the outcome is exact, the interleaving
 // is not compared.
 func TestKubebenchPreemption(t *testing.T) {
-	cases := []struct{ name, snapshot, want string }{
-		{"hand-made basic cases", "../../testdata/kubebench/preemption-basic.json", "preemption-basic.preempt.json"},
-		{"a chain of preemptions counting nominated pods", "../../testdata/kubebench/preemption-chain.json", "preemption-chain.preempt.json"},
-		{"a seeded random cluster with PDBs and preemptionPolicy Never", "../../testdata/kubebench/preemption-random.json", "preemption-random.preempt.json"},
-		{"the shipped example cluster", "../../examples/cluster.yaml", "example-cluster.preempt.json"},
-		{"the CLI's small cluster", "../../testdata/clusters/small.yaml", "small.preempt.json"},
-	}
-	cfg, err := engine.LoadConfig("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := engine.Registry(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases := preemptionRefs
+	cfg, reg := defaultEngine(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cl, err := snapshot.LoadPaths([]string{c.snapshot}, nil)
