@@ -1,0 +1,119 @@
+// Command fgd runs the FGD paper's experiment on the engine (see
+// docs/fgd.md): every policy on every seed, in parallel, and prints the
+// table beside the paper's.
+//
+//	go run ./hack/fgd                  # 6 policies + kube rows x 10 seeds
+//	go run ./hack/fgd -policy FGD -seeds 1
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/fgd"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fgd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nodes := fs.String("nodes", "testdata/openb/openb_node_list_all_node.csv", "openb node list")
+	podsCSV := fs.String("pods", "testdata/openb/openb_pod_list_default.csv", "openb pod list")
+	seeds := fs.Int("seeds", 10, "number of seeds (42, 43, ...: the artifact's)")
+	only := fs.String("policy", "", "comma-separated policies to run (default: all)")
+	workers := fs.Int("workers", runtime.NumCPU(), "runs in parallel")
+	par := fs.Int("parallelism", 1, "scheduler parallelism of each run")
+	jsonOut := fs.String("json", "", "write the rows as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	t, err := fgd.LoadTrace(*nodes, *podsCSV)
+	if err != nil {
+		fmt.Fprintf(stderr, "fgd: %v\n", err)
+		return 2
+	}
+	policies, err := fgd.Policies(t.Typical)
+	if err != nil {
+		fmt.Fprintf(stderr, "fgd: %v\n", err)
+		return 1
+	}
+	if *only != "" {
+		want := map[string]bool{}
+		for _, p := range strings.Split(*only, ",") {
+			want[p] = true
+		}
+		var sel []fgd.Policy
+		for _, p := range policies {
+			if want[p.Name] {
+				sel = append(sel, p)
+			}
+		}
+		policies = sel
+	}
+	type job struct {
+		p    fgd.Policy
+		seed int64
+	}
+	var jobs []job
+	for _, p := range policies {
+		for s := 0; s < *seeds; s++ {
+			jobs = append(jobs, job{p, int64(42 + s)})
+		}
+	}
+	start := time.Now()
+	results := make([]*fgd.Run, len(jobs))
+	var mu sync.Mutex
+	var firstErr error
+	done := 0
+	ch := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < *workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ch {
+				r, err := fgd.RunOne(context.Background(), t, jobs[i].p, jobs[i].seed, 1.3, int32(*par))
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				results[i] = r
+				done++
+				if r != nil {
+					fmt.Fprintf(stderr, "[%d/%d %5.1fs] %-22s seed %d: %d/%d placed, alloc@100 %.2f @130 %.2f frag@130 %.2f (%.1fs)\n",
+						done, len(jobs), time.Since(start).Seconds(), r.Policy, r.Seed, r.Placed, r.Pods, r.Metrics.Alloc[100], r.Metrics.Alloc[130], r.Metrics.Frag[130], r.Elapsed.Seconds())
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range jobs {
+		ch <- i
+	}
+	close(ch)
+	wg.Wait()
+	if firstErr != nil {
+		fmt.Fprintf(stderr, "fgd: %v\n", firstErr)
+		return 1
+	}
+	rows := fgd.Summarize(results)
+	fgd.PrintTable(stdout, rows)
+	fmt.Fprintf(stderr, "fgd: %d runs in %.1fs\n", len(jobs), time.Since(start).Seconds())
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(map[string]any{"rows": rows}, "", "  ")
+		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintf(stderr, "fgd: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}

@@ -1,0 +1,88 @@
+package fgd
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+)
+
+// Row is one policy's means over its seeds, with the paper's figures.
+type Row struct {
+	Policy               string  `json:"policy"`
+	Seeds                int     `json:"seeds"`
+	AllocAt100           float64 `json:"allocAt100"`
+	AllocAt130           float64 `json:"allocAt130"`
+	UnallocatedGPUsAt130 float64 `json:"unallocatedGPUsAt130"`
+	FragAt130            float64 `json:"fragAt130"`
+	// Paper is the paper's row (nil for rows it does not have).
+	Paper *Row `json:"paper,omitempty"`
+	// Curve is the mean allocation ratio at 0..130% arrived demand.
+	Curve []float64 `json:"curve,omitempty"`
+}
+
+// PaperRows are the paper's figures for the default trace: the means over
+// its 10 seeds of the artifact's expected results
+// (experiments/analysis/expected_results/analysis_{allo,frag}_discrete.csv).
+var PaperRows = map[string]Row{
+	"Random":        {Policy: "Random", Seeds: 10, AllocAt100: 86.30, AllocAt130: 87.47, UnallocatedGPUsAt130: 778, FragAt130: 12.43},
+	"DotProd":       {Policy: "DotProd", Seeds: 10, AllocAt100: 90.62, AllocAt130: 90.85, UnallocatedGPUsAt130: 568, FragAt130: 9.08},
+	"GpuClustering": {Policy: "GpuClustering", Seeds: 10, AllocAt100: 91.65, AllocAt130: 91.88, UnallocatedGPUsAt130: 505, FragAt130: 8.00},
+	"GpuPacking":    {Policy: "GpuPacking", Seeds: 10, AllocAt100: 91.78, AllocAt130: 92.00, UnallocatedGPUsAt130: 497, FragAt130: 7.91},
+	"BestFit":       {Policy: "BestFit", Seeds: 10, AllocAt100: 92.86, AllocAt130: 93.08, UnallocatedGPUsAt130: 430, FragAt130: 6.85},
+	"FGD":           {Policy: "FGD", Seeds: 10, AllocAt100: 95.23, AllocAt130: 95.39, UnallocatedGPUsAt130: 286, FragAt130: 4.57},
+}
+
+// Summarize averages the runs per policy, in the order they first appear.
+func Summarize(runs []*Run) []Row {
+	var order []string
+	by := map[string][]*Run{}
+	for _, r := range runs {
+		if _, ok := by[r.Policy]; !ok {
+			order = append(order, r.Policy)
+		}
+		by[r.Policy] = append(by[r.Policy], r)
+	}
+	var rows []Row
+	for _, p := range order {
+		rs := by[p]
+		row := Row{Policy: p, Seeds: len(rs), Curve: make([]float64, MaxPct+1)}
+		for _, r := range rs {
+			row.AllocAt100 += r.Metrics.Alloc[100]
+			row.AllocAt130 += r.Metrics.Alloc[MaxPct]
+			row.UnallocatedGPUsAt130 += r.Metrics.UnallocatedAt130
+			row.FragAt130 += r.Metrics.Frag[MaxPct]
+			for x := range row.Curve {
+				row.Curve[x] += r.Metrics.Alloc[x]
+			}
+		}
+		n := float64(len(rs))
+		row.AllocAt100 = round2(row.AllocAt100 / n)
+		row.AllocAt130 = round2(row.AllocAt130 / n)
+		row.UnallocatedGPUsAt130 = math.Round(row.UnallocatedGPUsAt130 / n)
+		row.FragAt130 = round2(row.FragAt130 / n)
+		for x := range row.Curve {
+			row.Curve[x] = round2(row.Curve[x] / n)
+		}
+		if pr, ok := PaperRows[p]; ok {
+			row.Paper = &pr
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// PrintTable writes the rows beside the paper's.
+func PrintTable(w io.Writer, rows []Row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tseeds\talloc@100\tpaper\talloc@130\tpaper\tΔ130\tunalloc GPUs@130\tpaper\tfrag%@130\tpaper\t")
+	for _, r := range rows {
+		if r.Paper == nil {
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t-\t%.2f\t-\t-\t%.0f\t-\t%.2f\t-\t\n", r.Policy, r.Seeds, r.AllocAt100, r.AllocAt130, r.UnallocatedGPUsAt130, r.FragAt130)
+			continue
+		}
+		p := r.Paper
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%+.2f\t%.0f\t%.0f\t%.2f\t%.2f\t\n", r.Policy, r.Seeds, r.AllocAt100, p.AllocAt100, r.AllocAt130, p.AllocAt130, r.AllocAt130-p.AllocAt130, r.UnallocatedGPUsAt130, p.UnallocatedGPUsAt130, r.FragAt130, p.FragAt130)
+	}
+	tw.Flush()
+}
