@@ -38,7 +38,9 @@ type Workload struct {
 // global source does after rand.Seed(seed):
 //
 //  1. one Int() (the artifact logs a random int right after seeding);
+//
 //  2. the pods, sorted by name, are shuffled: the arrival order;
+//
 //  3. while their GPU demand (thousandths) is below ratio x capacityMilli
 //     (it is 98% of the cluster for openb's default trace), pods are
 //     sampled with replacement from the name-sorted list and appended,
