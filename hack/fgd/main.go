@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -33,8 +34,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", runtime.NumCPU(), "runs in parallel")
 	par := fs.Int("parallelism", 1, "scheduler parallelism of each run")
 	jsonOut := fs.String("json", "", "write the rows as JSON to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "fgd: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "fgd: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	t, err := fgd.LoadTrace(*nodes, *podsCSV)
 	if err != nil {

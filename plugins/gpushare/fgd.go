@@ -72,9 +72,9 @@ func (pl *FGDScore) PreScore(_ context.Context, state *schedcore.CycleState, pod
 	if st != nil {
 		return st
 	}
-	s := &fgdState{noRequests: noRequests(pod)}
-	pl.mu.Lock()
 	n := len(gs.gpus)
+	s := &fgdState{noRequests: noRequests(pod), base: make([]float64, n), gens: make([]int64, n)}
+	pl.mu.Lock()
 	if len(pl.base) != n {
 		pl.base, pl.gens, pl.valid = make([]float64, n), make([]int64, n), make([]bool, n)
 	}
@@ -87,8 +87,8 @@ func (pl *FGDScore) PreScore(_ context.Context, state *schedcore.CycleState, pod
 			pl.base[i] = pl.model.Frag(gs.gpus[i], ni.Allocatable.MilliCPU-ni.Requested.MilliCPU)
 			pl.gens[i], pl.valid[i] = ni.Generation, true
 		}
+		s.base[i], s.gens[i] = pl.base[i], ni.Generation
 	}
-	s.base, s.gens = append([]float64(nil), pl.base...), append([]int64(nil), pl.gens...)
 	pl.mu.Unlock()
 	state.Write(fgdStateKey, s)
 	return nil
