@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -35,6 +36,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	par := fs.Int("parallelism", 1, "scheduler parallelism of each run")
 	jsonOut := fs.String("json", "", "write the rows as JSON to this file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	gogc := fs.Int("gogc", 400, "garbage collector target percentage (the runs allocate much, briefly)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -51,6 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	debug.SetGCPercent(*gogc)
 	t, err := fgd.LoadTrace(*nodes, *podsCSV)
 	if err != nil {
 		fmt.Fprintf(stderr, "fgd: %v\n", err)

@@ -227,7 +227,7 @@ func RunOne(ctx context.Context, t *Trace, p Policy, seed int64, ratio float64, 
 	if err != nil {
 		return nil, err
 	}
-	m, err := measure(w.Nodes, t.CapacityMilli, pods, placed, share, model)
+	m, err := measure(w.Nodes, t.CapacityMilli, pods, placed, share.Assignment, model)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
 	}

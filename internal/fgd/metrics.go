@@ -56,7 +56,7 @@ type nodeState struct {
 // measure replays the run's placements in arrival order on the nodes,
 // with the GPUs GpuShare recorded for each pod, and logs the artifact's
 // events.
-func measure(nodeList []*v1.Node, capacityMilli int64, pods []*v1.Pod, placed map[string]string, share *gpushare.GpuShare, model *gpushare.FragModel) (Metrics, error) {
+func measure(nodeList []*v1.Node, capacityMilli int64, pods []*v1.Pod, placed map[string]string, gpusOf func(types.UID) (string, []int, bool), model *gpushare.FragModel) (Metrics, error) {
 	var m Metrics
 	nodes := make(map[string]*nodeState, len(nodeList))
 	order := make([]*nodeState, len(nodeList))
@@ -99,7 +99,7 @@ func measure(nodeList []*v1.Node, capacityMilli int64, pods []*v1.Pod, placed ma
 		s.cpuLeft -= schedcore.ComputePodRequests(p, schedcore.DefaultFeatures).MilliCPU
 		s.pods++
 		if r.IsGPU() {
-			at, ids, ok := share.Assignment(p.UID)
+			at, ids, ok := gpusOf(p.UID)
 			if !ok || at != node {
 				return m, fmt.Errorf("pod %s on %s: GpuShare recorded no GPUs for it", p.Name, node)
 			}

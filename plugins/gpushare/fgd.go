@@ -337,7 +337,12 @@ func gradientScore(before, after float64) int64 {
 // fragmentation base, and returns the GPUs r would take (nil for a pod
 // without GPUs, or when it does not fit).
 func (m *FragModel) Gradient(r Request, g *NodeGPUs, cpuLeft int64, base float64) (int64, []int) {
-	free := make([]int64, len(g.Free))
+	var buf [16]int64
+	free := buf[:0]
+	if len(g.Free) > len(buf) {
+		free = make([]int64, 0, len(g.Free))
+	}
+	free = free[:len(g.Free)]
 	if r.Count == 1 && r.Milli < MilliPerGPU {
 		score, best := int64(0), -1
 		for i, f := range g.Free {

@@ -267,6 +267,28 @@ func bestFit(g *NodeGPUs, r Request) []int {
 	return g.Exclusive(r.Count)
 }
 
+// RequestOf returns the pod's request GpuShare parsed in this cycle's
+// PreFilter, for score plugins of other packages. It is an error when
+// GpuShare is not enabled.
+func RequestOf(state *schedcore.CycleState) (Request, error) {
+	s, st := readState(state)
+	if st != nil {
+		return Request{}, st.AsError()
+	}
+	return s.req, nil
+}
+
+// NodeGPUsOf returns a node's GPU state in this cycle (see
+// cycleState.NodeGPUs), for score plugins of other packages. The value
+// must not be modified.
+func NodeGPUsOf(state *schedcore.CycleState, ni *schedcore.NodeInfo) (*NodeGPUs, error) {
+	s, st := readState(state)
+	if st != nil {
+		return nil, st.AsError()
+	}
+	return s.NodeGPUs(ni), nil
+}
+
 // readState returns the cycle's GpuShare state.
 func readState(state *schedcore.CycleState) (*cycleState, *schedcore.Status) {
 	s, err := schedcore.ReadAs[*cycleState](state, stateKey)

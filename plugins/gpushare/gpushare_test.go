@@ -114,6 +114,17 @@ func TestPreFilter(t *testing.T) {
 	if _, st := readState(schedcore.NewCycleState()); st == nil || st.Code() != schedcore.Error {
 		t.Errorf("no GpuShare state: got %v, want an Error naming GpuShare", st)
 	}
+	if _, err := RequestOf(schedcore.NewCycleState()); err == nil || !strings.Contains(err.Error(), "GpuShare plugin must be enabled") {
+		t.Errorf("RequestOf without GpuShare: %v", err)
+	}
+	state := schedcore.NewCycleState()
+	pl.PreFilter(context.Background(), state, gpuPod("p", 1, 300, "", 1000), snap.List())
+	ni, _ := snap.Get("n")
+	r, err := RequestOf(state)
+	g, err2 := NodeGPUsOf(state, ni)
+	if err != nil || err2 != nil || r.Milli != 300 || r.CPU != 1000 || !cmp.Equal(g.Free, []int64{1000}) {
+		t.Errorf("RequestOf/NodeGPUsOf: %v %v %v %v", r, g, err, err2)
+	}
 }
 
 func TestAccounting(t *testing.T) {
