@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -35,6 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", runtime.NumCPU(), "runs in parallel")
 	par := fs.Int("parallelism", 1, "scheduler parallelism of each run")
 	jsonOut := fs.String("json", "", "write the rows as JSON to this file")
+	svgOut := fs.String("svg", "", "draw the allocation curves (the paper's Fig. 9a) into this SVG file")
+	configsDir := fs.String("configs", "", "write each policy's KubeSchedulerConfiguration into this directory and exit")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	gogc := fs.Int("gogc", 400, "garbage collector target percentage (the runs allocate much, briefly)")
 	if err := fs.Parse(args); err != nil {
@@ -63,6 +66,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "fgd: %v\n", err)
 		return 1
+	}
+	if *configsDir != "" {
+		if err := os.MkdirAll(*configsDir, 0o755); err != nil {
+			fmt.Fprintf(stderr, "fgd: %v\n", err)
+			return 1
+		}
+		for _, p := range policies {
+			name := strings.ReplaceAll(strings.ToLower(p.Name), "/", "-") + ".yaml"
+			if err := os.WriteFile(filepath.Join(*configsDir, name), []byte(p.Config), 0o644); err != nil {
+				fmt.Fprintf(stderr, "fgd: %v\n", err)
+				return 1
+			}
+		}
+		return 0
 	}
 	if *only != "" {
 		want := map[string]bool{}
@@ -107,8 +124,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 				results[i] = r
 				done++
 				if r != nil {
-					fmt.Fprintf(stderr, "[%d/%d %5.1fs] %-22s seed %d: %d/%d placed, alloc@100 %.2f @130 %.2f frag@130 %.2f (%.1fs)\n",
-						done, len(jobs), time.Since(start).Seconds(), r.Policy, r.Seed, r.Placed, r.Pods, r.Metrics.Alloc[100], r.Metrics.Alloc[130], r.Metrics.Frag[130], r.Elapsed.Seconds())
+					fmt.Fprintf(stderr, "[%d/%d %5.1fs] %-22s seed %d: %d/%d placed, alloc@100 %.2f @130 %.2f frag@130 %.2f, at most %d pods on a node (%.1fs)\n",
+						done, len(jobs), time.Since(start).Seconds(), r.Policy, r.Seed, r.Placed, r.Pods, r.Metrics.Alloc[100], r.Metrics.Alloc[130], r.Metrics.Frag[130], r.Metrics.MaxPodsPerNode, r.Elapsed.Seconds())
 				}
 				mu.Unlock()
 			}
@@ -126,6 +143,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	rows := fgd.Summarize(results)
 	fgd.PrintTable(stdout, rows)
 	fmt.Fprintf(stderr, "fgd: %d runs in %.1fs\n", len(jobs), time.Since(start).Seconds())
+	if *svgOut != "" {
+		pc, err := fgd.LoadPaper()
+		if err != nil {
+			fmt.Fprintf(stderr, "fgd: %v\n", err)
+			return 1
+		}
+		var b strings.Builder
+		if err := fgd.WriteAllocSVG(&b, rows, pc.Alloc); err != nil {
+			fmt.Fprintf(stderr, "fgd: %v\n", err)
+			return 1
+		}
+		if err := os.WriteFile(*svgOut, []byte(b.String()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "fgd: %v\n", err)
+			return 1
+		}
+	}
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(map[string]any{"rows": rows}, "", "  ")
 		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {

@@ -160,7 +160,7 @@ func LoadTrace(nodesCSV, podsCSV string) (*Trace, error) {
 			t.CapacityMilli += q.Value() * gpushare.MilliPerGPU
 		}
 	}
-	t.Typical = gpushare.TypicalPodsOf(pods, schedcore.DefaultFeatures)
+	t.Typical = gpushare.TypicalPodsOf(pods)
 	return t, nil
 }
 
@@ -219,8 +219,22 @@ func RunOne(ctx context.Context, t *Trace, p Policy, seed int64, ratio float64, 
 	if share == nil {
 		return nil, fmt.Errorf("policy %s: GpuShare is not enabled", p.Name)
 	}
+	// With no departures a pod that did not fit on arrival never fits
+	// later (the free capacity only shrinks): the placements come in
+	// arrival order, and each pod's fate is decided on arrival, as in the
+	// artifact, which deletes a pod that fails.
+	arrival := make(map[string]int, len(pods))
+	for i, p := range pods {
+		arrival[schedcore.PodName(p)] = i
+	}
 	placed := make(map[string]string, len(rep.Placements))
+	last := -1
 	for _, pl := range rep.Placements {
+		if i := arrival[pl.Pod]; i < last {
+			return nil, fmt.Errorf("policy %s, seed %d: pod %s was placed after a later arrival", p.Name, seed, pl.Pod)
+		} else {
+			last = i
+		}
 		placed[pl.Pod] = pl.Node
 	}
 	model, err := fragModel(t.Typical)

@@ -2,6 +2,8 @@ package fgd
 
 import (
 	"context"
+	"encoding/xml"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -135,5 +137,58 @@ func TestRunOne(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", KubeDefaultName}, got); d != "" {
 		t.Errorf("policies (-want +got):\n%s", d)
+	}
+}
+
+// The table's paper figures are the means of the artifact's expected
+// results, as the issue quotes them.
+func TestPaperRowsAreTheArtifactsMeans(t *testing.T) {
+	pc, err := LoadPaper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range PaperPolicies {
+		row := PaperRows[p.Name]
+		got := Row{Policy: p.Name, Seeds: 10, AllocAt100: round2(pc.Alloc[p.Name][100]), AllocAt130: round2(pc.Alloc[p.Name][130]),
+			UnallocatedGPUsAt130: math.Round(6212 * (100 - pc.Alloc[p.Name][130]) / 100), FragAt130: round2(pc.Frag[p.Name][130])}
+		if d := cmp.Diff(row, got); d != "" {
+			t.Errorf("%s (-table +artifact):\n%s", p.Name, d)
+		}
+	}
+}
+
+func TestWriteAllocSVG(t *testing.T) {
+	pc, err := LoadPaper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	curve := make([]float64, MaxPct+1)
+	for x := range curve {
+		curve[x] = math.Min(float64(x), 93)
+	}
+	curve[5] = math.NaN()
+	var b strings.Builder
+	if err := WriteAllocSVG(&b, []Row{{Policy: "FGD", Curve: curve}, {Policy: "kube-default/GpuShare", Curve: curve}}, pc.Alloc); err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(strings.NewReader(b.String()))
+	lines := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
+			lines++
+		}
+	}
+	// Full range: each of our two curves broken at 5% (2 pieces each),
+	// the paper's FGD (1; the kube row has none); zoom (84..98%): each of
+	// ours from 84% on (1 each), the paper's FGD (1).
+	if lines != 8 {
+		t.Errorf("got %d polylines, want 8", lines)
 	}
 }

@@ -385,11 +385,11 @@ func seenBefore(free []int64, i int) bool {
 	return false
 }
 
-// TypicalPodsOf counts the pod shapes of a workload (CPU with the non-zero
-// default, GPU thousandths, GPU count, model), as FGDScoreArgs.typicalPods
-// takes them: one entry per shape, its weight the number of pods, in order
-// of first appearance. Pods with an invalid GPU request are left out.
-func TypicalPodsOf(pods []*v1.Pod, f schedcore.Features) []TypicalPod {
+// TypicalPodsOf counts the pod shapes of a workload (NonZeroCPU, GPU
+// thousandths, GPU count, model), as FGDScoreArgs.typicalPods takes them:
+// one entry per shape, its weight the number of pods, in order of first
+// appearance. Pods with an invalid GPU request are left out.
+func TypicalPodsOf(pods []*v1.Pod) []TypicalPod {
 	idx := map[TypicalPod]int{}
 	var out []TypicalPod
 	for _, p := range pods {
@@ -397,7 +397,7 @@ func TypicalPodsOf(pods []*v1.Pod, f schedcore.Features) []TypicalPod {
 		if err != nil {
 			continue
 		}
-		k := TypicalPod{MilliCPU: schedcore.ComputePodResource(p, f).Non0CPU, GPUMilli: r.Milli, GPUCount: r.Count, GPUModel: r.Model}
+		k := TypicalPod{MilliCPU: NonZeroCPU(p), GPUMilli: r.Milli, GPUCount: r.Count, GPUModel: r.Model}
 		if i, ok := idx[k]; ok {
 			out[i].Weight++
 			continue

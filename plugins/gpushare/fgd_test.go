@@ -223,7 +223,7 @@ func TestTypicalPodsOf(t *testing.T) {
 		gpuPod("e", 1, 460, "T4", 6000),
 	}
 	bad := gpuPod("f", 2, 500, "", 1000) // invalid: left out
-	got := TypicalPodsOf(append(pods, bad), schedcore.DefaultFeatures)
+	got := TypicalPodsOf(append(pods, bad))
 	want := []TypicalPod{
 		{MilliCPU: 6000, GPUMilli: 460, GPUCount: 1, Weight: 2},
 		{MilliCPU: 12000, Weight: 1},

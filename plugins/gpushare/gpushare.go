@@ -134,7 +134,7 @@ func (pl *GpuShare) PreFilter(_ context.Context, state *schedcore.CycleState, po
 	if err != nil {
 		return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, errReasonInvalid+": "+err.Error())
 	}
-	req.CPU = schedcore.ComputePodResource(pod, pl.h.Features).Non0CPU
+	req.CPU = NonZeroCPU(pod)
 	state.Write(stateKey, pl.sync(req, nodes))
 	if !req.IsGPU() {
 		return nil, schedcore.NewStatus(schedcore.Skip)

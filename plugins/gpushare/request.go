@@ -44,9 +44,8 @@ type Request struct {
 	Model string
 	// Models is Model split, empty entries dropped.
 	Models []string
-	// CPU is the pod's CPU request in millicores with kube's non-zero
-	// default (100m for a container that sets none), as the artifact's
-	// scores read it.
+	// CPU is the pod's CPU request in millicores as the artifact's scores
+	// read it (NonZeroCPU).
 	CPU int64
 }
 
@@ -87,6 +86,25 @@ func (r Request) String() string {
 		s += " (" + r.Model + ")"
 	}
 	return s
+}
+
+// defaultMilliCPU is kube's non-zero default for a container without a CPU
+// request.
+const defaultMilliCPU = 100
+
+// NonZeroCPU is the artifact's CPU of a pod (utils.GetPodResource): the sum
+// over its containers of their CPU requests, 100m for a container that sets
+// none. Init containers and overhead do not count.
+func NonZeroCPU(pod *v1.Pod) int64 {
+	var cpu int64
+	for i := range pod.Spec.Containers {
+		if q, ok := pod.Spec.Containers[i].Resources.Requests[v1.ResourceCPU]; ok {
+			cpu += q.MilliValue()
+		} else {
+			cpu += defaultMilliCPU
+		}
+	}
+	return cpu
 }
 
 // ParseRequest reads a pod's GPU-share annotations. A pod without them asks

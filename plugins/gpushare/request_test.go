@@ -159,3 +159,12 @@ func TestPackInto(t *testing.T) {
 		})
 	}
 }
+
+func TestNonZeroCPU(t *testing.T) {
+	p := st.MakePod("p").Req("cpu", "1500m").Container("sidecar").InitReq("cpu", "8").Obj()
+	// 1500m + 100m for the sidecar without a request; init containers do
+	// not count.
+	if got := NonZeroCPU(p); got != 1600 {
+		t.Errorf("got %d, want 1600", got)
+	}
+}
