@@ -37,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	par := fs.Int("parallelism", 1, "scheduler parallelism of each run")
 	jsonOut := fs.String("json", "", "write the rows as JSON to this file")
 	svgOut := fs.String("svg", "", "draw the allocation curves (the paper's Fig. 9a) into this SVG file")
+	uniform := fs.Bool("uniform-ties", false, "break ties uniformly at random in the paper's rows too, as kube-scheduler does (the artifact picks the lowest node name)")
+	from := fs.String("from", "", "print the table (and -svg) from rows saved with -json, without running")
 	configsDir := fs.String("configs", "", "write each policy's KubeSchedulerConfiguration into this directory and exit")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	gogc := fs.Int("gogc", 400, "garbage collector target percentage (the runs allocate much, briefly)")
@@ -56,6 +58,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *from != "" {
+		data, err := os.ReadFile(*from)
+		if err != nil {
+			fmt.Fprintf(stderr, "fgd: %v\n", err)
+			return 2
+		}
+		var saved struct{ Rows []fgd.Row }
+		if err := json.Unmarshal(data, &saved); err != nil {
+			fmt.Fprintf(stderr, "fgd: %s: %v\n", *from, err)
+			return 2
+		}
+		fgd.PrintTable(stdout, saved.Rows)
+		return writeSVG(*svgOut, saved.Rows, stderr)
+	}
 	debug.SetGCPercent(*gogc)
 	t, err := fgd.LoadTrace(*nodes, *podsCSV)
 	if err != nil {
@@ -66,6 +82,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "fgd: %v\n", err)
 		return 1
+	}
+	if *uniform {
+		for i := range policies {
+			if !policies[i].UniformTies {
+				policies[i].UniformTies = true
+				policies[i].Name += "/uniform-ties"
+			}
+		}
 	}
 	if *configsDir != "" {
 		if err := os.MkdirAll(*configsDir, 0o755); err != nil {
@@ -88,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		var sel []fgd.Policy
 		for _, p := range policies {
-			if want[p.Name] {
+			if want[p.Name] || want[strings.TrimSuffix(p.Name, "/uniform-ties")] {
 				sel = append(sel, p)
 			}
 		}
@@ -143,21 +167,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	rows := fgd.Summarize(results)
 	fgd.PrintTable(stdout, rows)
 	fmt.Fprintf(stderr, "fgd: %d runs in %.1fs\n", len(jobs), time.Since(start).Seconds())
-	if *svgOut != "" {
-		pc, err := fgd.LoadPaper()
-		if err != nil {
-			fmt.Fprintf(stderr, "fgd: %v\n", err)
-			return 1
-		}
-		var b strings.Builder
-		if err := fgd.WriteAllocSVG(&b, rows, pc.Alloc); err != nil {
-			fmt.Fprintf(stderr, "fgd: %v\n", err)
-			return 1
-		}
-		if err := os.WriteFile(*svgOut, []byte(b.String()), 0o644); err != nil {
-			fmt.Fprintf(stderr, "fgd: %v\n", err)
-			return 1
-		}
+	if code := writeSVG(*svgOut, rows, stderr); code != 0 {
+		return code
 	}
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(map[string]any{"rows": rows}, "", "  ")
@@ -165,6 +176,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fgd: %v\n", err)
 			return 1
 		}
+	}
+	return 0
+}
+
+// writeSVG draws the rows' curves with the paper's into path ("" = none).
+func writeSVG(path string, rows []fgd.Row, stderr io.Writer) int {
+	if path == "" {
+		return 0
+	}
+	pc, err := fgd.LoadPaper()
+	if err != nil {
+		fmt.Fprintf(stderr, "fgd: %v\n", err)
+		return 1
+	}
+	var b strings.Builder
+	if err := fgd.WriteAllocSVG(&b, rows, pc.Alloc); err != nil {
+		fmt.Fprintf(stderr, "fgd: %v\n", err)
+		return 1
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		fmt.Fprintf(stderr, "fgd: %v\n", err)
+		return 1
 	}
 	return 0
 }

@@ -22,7 +22,7 @@ type panel struct {
 // (dashed), on the whole range and zoomed on the end where the policies
 // part. rows gives the order and the curves; paper may lack a row.
 func WriteAllocSVG(w io.Writer, rows []Row, paper map[string][]float64) error {
-	const width, height = 960.0, 440.0
+	const width, height = 1040.0, 440.0
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -64,7 +65,7 @@ func Summarize(runs []*Run) []Row {
 		for x := range row.Curve {
 			row.Curve[x] = round2(row.Curve[x] / n)
 		}
-		if pr, ok := PaperRows[p]; ok {
+		if pr, ok := PaperRows[strings.TrimSuffix(p, "/uniform-ties")]; ok {
 			row.Paper = &pr
 		}
 		rows = append(rows, row)
