@@ -56,6 +56,22 @@ var paperPolicies = []struct{ name, plugin, selection string }{
 // GPU-share feasibility model.
 const KubeDefaultName = "kube-default/GpuShare"
 
+// configHead starts every row's configuration, after a comment: kube's
+// default profile with GpuShare added at every extension point it
+// implements, every node scored.
+func configHead(comment string) string {
+	return `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+` + comment + `percentageOfNodesToScore: 100
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: GpuShare
+`
+}
+
 // Policies returns the six paper policies and the kube-default row, their
 // configurations built for the typical pods (FGD's args).
 func Policies(typical []gpushare.TypicalPod) ([]Policy, error) {
@@ -66,18 +82,9 @@ func Policies(typical []gpushare.TypicalPod) ([]Policy, error) {
 	var out []Policy
 	for _, p := range paperPolicies {
 		var b strings.Builder
-		fmt.Fprintf(&b, `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-# The FGD artifact's profile: the default filters plus GpuShare, one score
+		fmt.Fprintf(&b, configHead(`# The FGD artifact's profile: the default filters plus GpuShare, one score
 # plugin at weight 1000, every node scored.
-percentageOfNodesToScore: 100
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      enabled:
-      - name: GpuShare
-    preScore:
+`)+`    preScore:
       disabled:
       - name: "*"
 %s    score:
@@ -99,18 +106,9 @@ profiles:
 		}
 		out = append(out, Policy{Name: p.name, Config: b.String()})
 	}
-	out = append(out, Policy{Name: KubeDefaultName, UniformTies: true, Config: `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-# kube-scheduler v1.37's default profile (filters and scores) plus the
+	out = append(out, Policy{Name: KubeDefaultName, UniformTies: true, Config: configHead(`# kube-scheduler v1.37's default profile (filters and scores) plus the
 # GPU-share feasibility model: GpuShare filters and picks GPUs by best fit.
-percentageOfNodesToScore: 100
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      enabled:
-      - name: GpuShare
-`})
+`)})
 	return out, nil
 }
 

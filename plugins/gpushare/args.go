@@ -57,15 +57,24 @@ func (a *GpuShareArgs) DeepCopyObject() runtime.Object { c := *a; return &c }
 // NewGpuShareArgs returns the empty args the configuration is decoded into.
 func NewGpuShareArgs() runtime.Object { return &GpuShareArgs{} }
 
+// argsAs returns a copy of obj as *T (obj must be a *T), or a new T when
+// obj is nil.
+func argsAs[T any](obj runtime.Object) (*T, error) {
+	if obj == nil {
+		return new(T), nil
+	}
+	in, ok := any(obj).(*T)
+	if !ok {
+		return nil, fmt.Errorf("want args of type %T, got %T", new(T), obj)
+	}
+	c := *in
+	return &c, nil
+}
+
 func gpuShareArgs(obj runtime.Object) (*GpuShareArgs, error) {
-	a := &GpuShareArgs{}
-	if obj != nil {
-		in, ok := obj.(*GpuShareArgs)
-		if !ok {
-			return nil, fmt.Errorf("want args of type GpuShareArgs, got %T", obj)
-		}
-		c := *in
-		a = &c
+	a, err := argsAs[GpuShareArgs](obj)
+	if err != nil {
+		return nil, err
 	}
 	if a.GPUResource == "" {
 		a.GPUResource = DefaultGPUResource
@@ -140,9 +149,9 @@ func fgdArgs(obj runtime.Object) (*FGDScoreArgs, error) {
 	if obj == nil {
 		return nil, fmt.Errorf("typicalPods: Required value: FGD needs the workload's typical pods")
 	}
-	in, ok := obj.(*FGDScoreArgs)
-	if !ok {
-		return nil, fmt.Errorf("want args of type FGDScoreArgs, got %T", obj)
+	in, err := argsAs[FGDScoreArgs](obj)
+	if err != nil {
+		return nil, err
 	}
 	a := in.DeepCopyObject().(*FGDScoreArgs)
 	if a.PopularityThreshold == nil {
@@ -209,14 +218,9 @@ func (a *DotProductScoreArgs) DeepCopyObject() runtime.Object { c := *a; return 
 func NewDotProductScoreArgs() runtime.Object { return &DotProductScoreArgs{} }
 
 func dotProductArgs(obj runtime.Object) (*DotProductScoreArgs, error) {
-	a := &DotProductScoreArgs{}
-	if obj != nil {
-		in, ok := obj.(*DotProductScoreArgs)
-		if !ok {
-			return nil, fmt.Errorf("want args of type DotProductScoreArgs, got %T", obj)
-		}
-		c := *in
-		a = &c
+	a, err := argsAs[DotProductScoreArgs](obj)
+	if err != nil {
+		return nil, err
 	}
 	if a.DimExtMethod == "" {
 		a.DimExtMethod = DimExtMerge

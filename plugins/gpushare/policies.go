@@ -27,6 +27,25 @@ func nodeInputs(state *schedcore.CycleState, ni *schedcore.NodeInfo) (Request, *
 	return s.req, s.NodeGPUs(ni), ni.Allocatable.MilliCPU - ni.Requested.MilliCPU, nil
 }
 
+// nodeScorer is a policy whose score reads only the pod's request, the
+// node's GPUs and its free CPU.
+type nodeScorer struct {
+	name  string
+	score func(r Request, g *NodeGPUs, cpuLeft int64) int64
+}
+
+// Name returns the plugin's name.
+func (pl *nodeScorer) Name() string { return pl.name }
+
+// Score applies the policy's rule.
+func (pl *nodeScorer) Score(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, ni *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	r, g, cpuLeft, st := nodeInputs(state, ni)
+	if st != nil {
+		return 0, st
+	}
+	return pl.score(r, g, cpuLeft), nil
+}
+
 // RandomScore gives 100 to one feasible node picked in PreScore with the
 // handle's seeded source, 0 to the others: a uniformly random placement
 // (the paper's Random). Pair it with GpuShare's gpuSelection: random.
@@ -172,25 +191,13 @@ func (pl *DotProductScore) score(r Request, g *NodeGPUs, cpuLeft int64) (int64, 
 // holding its kind and others, base+25 on a node without GPU pods, base
 // on a node holding other kinds only; a pod without GPUs scores 0
 // everywhere.
-type GpuClusteringScore struct{}
+type GpuClusteringScore struct{ nodeScorer }
 
 var _ schedcore.ScorePlugin = (*GpuClusteringScore)(nil)
 
 // NewGpuClustering builds GpuClusteringScore (no args).
 func NewGpuClustering(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
-	return &GpuClusteringScore{}, nil
-}
-
-// Name returns the plugin's name.
-func (pl *GpuClusteringScore) Name() string { return GpuClusteringName }
-
-// Score applies the rule above.
-func (pl *GpuClusteringScore) Score(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, ni *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	r, g, _, st := nodeInputs(state, ni)
-	if st != nil {
-		return 0, st
-	}
-	return clusteringScore(r, g), nil
+	return &GpuClusteringScore{nodeScorer{GpuClusteringName, func(r Request, g *NodeGPUs, _ int64) int64 { return clusteringScore(r, g) }}}, nil
 }
 
 func clusteringScore(r Request, g *NodeGPUs) int64 {
@@ -214,25 +221,13 @@ func clusteringScore(r Request, g *NodeGPUs) int64 {
 // take, smallest free first, of free*100/1000)/10, at least 50; a pod that
 // must open f fully free GPUs on a used node scores 50-f, at least 33; on
 // an unused node with n GPUs, max(33-n, n). A pod without GPUs scores 0.
-type GpuPackingScore struct{}
+type GpuPackingScore struct{ nodeScorer }
 
 var _ schedcore.ScorePlugin = (*GpuPackingScore)(nil)
 
 // NewGpuPacking builds GpuPackingScore (no args).
 func NewGpuPacking(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
-	return &GpuPackingScore{}, nil
-}
-
-// Name returns the plugin's name.
-func (pl *GpuPackingScore) Name() string { return GpuPackingName }
-
-// Score applies the rule above.
-func (pl *GpuPackingScore) Score(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, ni *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	r, g, _, st := nodeInputs(state, ni)
-	if st != nil {
-		return 0, st
-	}
-	return packingScore(r, g), nil
+	return &GpuPackingScore{nodeScorer{GpuPackingName, func(r Request, g *NodeGPUs, _ int64) int64 { return packingScore(r, g) }}}, nil
 }
 
 func packingScore(r Request, g *NodeGPUs) int64 {
@@ -277,25 +272,13 @@ func packingScore(r Request, g *NodeGPUs) int64 {
 // arithmetic; all 0 when they are equal). A node whose free CPU is below
 // the pod's non-zero CPU request scores 0 (the artifact fails the cycle
 // there, which its trace never reaches).
-type BestFitScore struct{}
+type BestFitScore struct{ nodeScorer }
 
 var _ schedcore.NormalizeScorePlugin = (*BestFitScore)(nil)
 
 // NewBestFit builds BestFitScore (no args).
 func NewBestFit(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
-	return &BestFitScore{}, nil
-}
-
-// Name returns the plugin's name.
-func (pl *BestFitScore) Name() string { return BestFitName }
-
-// Score is the raw leftover score.
-func (pl *BestFitScore) Score(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, ni *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	r, g, cpuLeft, st := nodeInputs(state, ni)
-	if st != nil {
-		return 0, st
-	}
-	return bestFitScore(r, g.TotalFree(), cpuLeft), nil
+	return &BestFitScore{nodeScorer{BestFitName, func(r Request, g *NodeGPUs, cpuLeft int64) int64 { return bestFitScore(r, g.TotalFree(), cpuLeft) }}}, nil
 }
 
 func bestFitScore(r Request, gpuFree, cpuLeft int64) int64 {
