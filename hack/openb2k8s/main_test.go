@@ -45,16 +45,16 @@ func TestRunWritesTheGPUMappings(t *testing.T) {
 		gpu  string
 		want map[string]int
 	}{
-		{"gpushare", map[string]int{"Namespace": 1, "Node": 1213, "Pod": 8152}},
+		{"gpushare", map[string]int{"Namespace": 1, "Node": 1213, "Pod": 400}},
 		// One slice per GPU node, one template per GPU shape (num_gpu x
-		// gpu_milli: 24 in the default trace, which has no gpu_spec).
-		{"dra", map[string]int{"Namespace": 1, "Node": 1213, "Pod": 8152, "DeviceClass": 1, "ResourceSlice": 1213, "ResourceClaimTemplate": 24}},
+		// gpu_milli) of the first 400 rows, failed ones included.
+		{"dra", map[string]int{"Namespace": 1, "Node": 1213, "Pod": 400, "DeviceClass": 1, "ResourceSlice": 1213, "ResourceClaimTemplate": 17}},
 	} {
 		t.Run(tt.gpu, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "openb.json")
 			var stdout, stderr bytes.Buffer
 			args := []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv",
-				"-gpu", tt.gpu, "-keep-failed", "-gpu-nodes-only", "-o", out}
+				"-gpu", tt.gpu, "-keep-failed", "-gpu-nodes-only", "-limit", "400", "-o", out}
 			if code := run(args, &stdout, &stderr); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
