@@ -255,3 +255,4 @@ func fragModel(typical []gpushare.TypicalPod) (*gpushare.FragModel, error) {
 	}
 	return pl.(*gpushare.FGDScore).Model(), nil
 }
+
