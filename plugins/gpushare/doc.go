@@ -22,7 +22,8 @@
 //
 // # GpuShare
 //
-// Extension points: PreFilter, Filter, Reserve/Unreserve, EnqueueExtensions.
+// Extension points: PreFilter, Filter (with ExplainFilter),
+// Reserve/Unreserve, EnqueueExtensions.
 //
 //   - PreFilter parses the request (an invalid one is
 //     UnschedulableAndUnresolvable: "invalid GPU-share request: ...") and
@@ -34,6 +35,10 @@
 //     ErrReasonGPUModel (UnschedulableAndUnresolvable), then
 //     ErrReasonInsufficientGPU (Unschedulable) when no GPU holds the share,
 //     or fewer than count GPUs are fully free.
+//   - ExplainFilter says what a rejected node lacks, from the state Filter
+//     read: "needs a GPU with 600m free; the freest has 540m (GPU 0)",
+//     "needs 3 fully free GPUs; the node has 2 of 4", with each GPU's free
+//     thousandths; no GPUs or another model have shortfall 1.
 //   - Reserve picks the GPU(s) with args.gpuSelection: best (the tightest
 //     GPU for a share, the first fully free GPUs for whole ones; default),
 //     worst, random (the handle's seeded source) or the name of an enabled

@@ -160,8 +160,7 @@ func TestGradientTiesKeepTheLowestIndex(t *testing.T) {
 }
 
 func TestFGDScoreThroughThePlugin(t *testing.T) {
-	h := schedcore.NewHandle(nil, 1)
-	pl := newPolicy(t, NewFGD, &FGDScoreArgs{TypicalPods: handTypical, PopularityThreshold: ptr(int32(100))}, h)
+	args := &FGDScoreArgs{TypicalPods: handTypical, PopularityThreshold: ptr(int32(100))}
 	nodes := []node{
 		// free [1000, 600], 6 cores: the hand computation above.
 		{name: "a", gpus: 2, model: "T4", cpu: 7000, pods: []*v1.Pod{on(gpuPod("x", 1, 400, "", 1000), "", 1)}},
@@ -172,10 +171,11 @@ func TestFGDScoreThroughThePlugin(t *testing.T) {
 		// 0: int(100*sigmoid(0)) = 50.
 		{name: "b", gpus: 2, model: "T4", cpu: 64000},
 	}
-	got := scoreNodes(t, pl, h, gpuPod("p", 1, 500, "", 1000), nodes)
+	got := scoreNodes(t, NewFGD, args, gpuPod("p", 1, 500, "", 1000), nodes)
 	if d := cmp.Diff(map[string]int64{"a": 56, "b": 50}, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
+	pl := newPolicy(t, NewFGD, args, schedcore.NewHandle(nil, 1))
 	if ids := pl.(*FGDScore).SelectGPUs(req(1, 500, 1000), gpus("T4", 1000, 600), 6000); !cmp.Equal(ids, []int{0}) {
 		t.Errorf("SelectGPUs = %v, want [0]", ids)
 	}

@@ -3,6 +3,7 @@ package gpushare
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand"
 	"strings"
 	"testing"
@@ -98,6 +99,65 @@ func TestFilter(t *testing.T) {
 	}
 }
 
+func TestExplainFilter(t *testing.T) {
+	nodes := []*v1.Node{
+		gpuNode("cpu-only", 0, "", 32000),
+		gpuNode("t4", 2, "T4", 32000),        // GPU 0 holds 800m: [200, 1000]
+		gpuNode("bare", 1, "", 32000),        // no model label
+		gpuNode("v100", 4, "V100M32", 32000), // GPUs 0 and 1 hold 600m: [400, 400, 1000, 1000]
+	}
+	pods := []*v1.Pod{on(gpuPod("x", 1, 800, "", 1000), "t4", 0), on(gpuPod("y", 1, 600, "", 1000), "v100", 0), on(gpuPod("z", 1, 600, "", 1000), "v100", 1)}
+	snap := schedcore.NewSnapshot(pods, nodes)
+	type gap struct {
+		text      string
+		details   []string
+		shortfall float64
+	}
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		node string
+		want *gap
+	}{
+		{"no GPUs", gpuPod("p", 1, 500, "", 1000), "cpu-only", &gap{text: "node has no GPUs (allocatable nvidia.com/gpu is 0)", shortfall: 1}},
+		{"another model", gpuPod("p", 1, 500, "V100M16|V100M32", 1000), "t4", &gap{text: "node's GPUs are T4; the pod accepts V100M16, V100M32", shortfall: 1}},
+		{"no model label", gpuPod("p", 1, 500, "T4", 1000), "bare", &gap{text: "node's GPUs are of no model (no gpu.model label); the pod accepts T4", shortfall: 1}},
+		// The freest GPU has 1000m of 1000m... a whole one is free: fits.
+		{"a node that fits has nothing to add", gpuPod("p", 1, 1000, "", 1000), "t4", nil},
+		// 3 whole GPUs, 2 fully free: 1 of 3 missing.
+		{"too few whole GPUs", gpuPod("p", 3, 1000, "", 1000), "v100", &gap{text: "needs 3 fully free GPUs; the node has 2 of 4",
+			details: []string{"GPU 0: 400m free", "GPU 1: 400m free", "GPU 2: 1000m free", "GPU 3: 1000m free"}, shortfall: 1.0 / 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pl := newGpuShare(t, nil, schedcore.NewHandle(snap, 1))
+			state, _ := states(t, pl, snap, tt.pod)
+			ni, _ := snap.Get(tt.node)
+			ex := pl.ExplainFilter(context.Background(), state, tt.pod, ni, pl.Filter(context.Background(), state, tt.pod, ni))
+			var got *gap
+			if ex != nil {
+				got = &gap{text: ex.Gaps[0].Text, details: ex.Gaps[0].Details, shortfall: ex.Shortfall}
+			}
+			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(gap{})); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+	// A share no GPU holds: the freest GPU of a full node.
+	full := schedcore.NewSnapshot([]*v1.Pod{on(gpuPod("a", 1, 460, "", 1000), "n", 0), on(gpuPod("b", 1, 700, "", 1000), "n", 1)},
+		[]*v1.Node{gpuNode("n", 2, "T4", 32000)}) // [540, 300]
+	pl := newGpuShare(t, nil, schedcore.NewHandle(full, 1))
+	pod := gpuPod("p", 1, 600, "", 1000)
+	state, _ := states(t, pl, full, pod)
+	ni, _ := full.Get("n")
+	ex := pl.ExplainFilter(context.Background(), state, pod, ni, nil)
+	// 60m of 600m missing on the freest GPU: shortfall 0.1.
+	if ex == nil || ex.Gaps[0].Text != "needs a GPU with 600m free; the freest has 540m (GPU 0)" || math.Abs(ex.Shortfall-0.1) > 1e-12 ||
+		!cmp.Equal(ex.Gaps[0].Details, []string{"GPU 0: 540m free", "GPU 1: 300m free"}) {
+		t.Errorf("got %+v", ex)
+	}
+}
+
 func TestPreFilter(t *testing.T) {
 	snap := schedcore.NewSnapshot(nil, []*v1.Node{gpuNode("n", 1, "", 8000)})
 	pl := newGpuShare(t, nil, schedcore.NewHandle(snap, 1))
@@ -158,9 +218,14 @@ func TestAccounting(t *testing.T) {
 // afterwards, not the best fit a pod without a record would get; Unreserve
 // and the pod's leaving forget it.
 func TestReserveIsRemembered(t *testing.T) {
-	n := gpuNode("n", 2, "T4", 64000)
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	cache.AddNode(gpuNode("n", 2, "T4", 64000))
 	used := on(gpuPod("x", 1, 400, "", 1000), "n", 1) // free [1000, 600]
-	snap := schedcore.NewSnapshot([]*v1.Pod{used}, []*v1.Node{n})
+	if err := cache.AddPod(used); err != nil {
+		t.Fatal(err)
+	}
+	snap := schedcore.NewEmptySnapshot()
+	cache.UpdateSnapshot(snap)
 	h := schedcore.NewHandle(snap, 1)
 	pl := newGpuShare(t, &GpuShareArgs{GPUSelection: SelectWorst}, h)
 	pod := gpuPod("p", 1, 300, "", 1000)
@@ -172,13 +237,15 @@ func TestReserveIsRemembered(t *testing.T) {
 		t.Fatalf("Assignment = %s %v %v, want n [0] (worst fit)", node, ids, ok)
 	}
 	bound := on(pod.DeepCopy(), "n")
-	snap2 := schedcore.NewSnapshot([]*v1.Pod{used, bound}, []*v1.Node{n})
-	h.SetSnapshot(snap2)
-	if _, got := states(t, pl, snap2, gpuPod("q", 0, 0, "", 0)); !cmp.Equal(got["n"], []int64{700, 600}) {
+	if err := cache.AddPod(bound); err != nil {
+		t.Fatal(err)
+	}
+	cache.UpdateSnapshot(snap)
+	if _, got := states(t, pl, snap, gpuPod("q", 0, 0, "", 0)); !cmp.Equal(got["n"], []int64{700, 600}) {
 		t.Errorf("after binding: %v, want [700 600] (GPU 0 as reserved)", got["n"])
 	}
 	// A fresh instance knows nothing of the reservation: best fit.
-	if _, got := states(t, newGpuShare(t, nil, h), snap2, gpuPod("q", 0, 0, "", 0)); !cmp.Equal(got["n"], []int64{1000, 300}) {
+	if _, got := states(t, newGpuShare(t, nil, h), snap, gpuPod("q", 0, 0, "", 0)); !cmp.Equal(got["n"], []int64{1000, 300}) {
 		t.Errorf("fresh instance: %v, want [1000 300]", got["n"])
 	}
 	pl.Unreserve(context.Background(), state, pod, "n")
@@ -190,10 +257,9 @@ func TestReserveIsRemembered(t *testing.T) {
 	if st := pl.Reserve(context.Background(), state, pod, "n"); !st.IsSuccess() {
 		t.Fatal(st)
 	}
-	h.SetSnapshot(snap)
-	snap3 := schedcore.NewSnapshot([]*v1.Pod{used}, []*v1.Node{n})
-	h.SetSnapshot(snap3)
-	states(t, pl, snap3, gpuPod("q", 0, 0, "", 0))
+	cache.RemovePod(bound)
+	cache.UpdateSnapshot(snap)
+	states(t, pl, snap, gpuPod("q", 0, 0, "", 0))
 	if _, _, ok := pl.Assignment(pod.UID); ok {
 		t.Error("the pod left the node: its assignment is still remembered")
 	}
@@ -229,8 +295,7 @@ func TestSelection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.selection+" "+tt.r.Annotations[AnnotationGPUMilli], func(t *testing.T) {
-			h := schedcore.NewHandle(snap, 1)
-			h.Rand = rand.New(rand.NewSource(3))
+			h := schedcore.NewHandle(snap, 1, schedcore.WithSeed(3))
 			pl := newGpuShare(t, &GpuShareArgs{GPUSelection: tt.selection}, h)
 			state, _ := states(t, pl, snap, tt.r)
 			if st := pl.Reserve(context.Background(), state, tt.r, "n"); !st.IsSuccess() {

@@ -75,7 +75,7 @@ func (pl *RandomScore) PreScore(_ context.Context, state *schedcore.CycleState, 
 	if len(nodes) == 0 {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	state.Write(randomStateKey, &randomState{node: nodes[pl.h.Rand.Intn(len(nodes))].Name()})
+	state.Write(randomStateKey, &randomState{node: nodes[pl.h.Rand().Intn(len(nodes))].Name()})
 	return nil
 }
 

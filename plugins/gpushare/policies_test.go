@@ -21,10 +21,12 @@ type node struct {
 	pods  []*v1.Pod
 }
 
-// scoreNodes runs GpuShare's PreFilter, then the policy's PreScore (when it
-// has one), Score and NormalizeScore (when it has one) over the nodes, as the
-// framework does, and returns the final scores by node.
-func scoreNodes(t *testing.T, policy schedcore.ScorePlugin, h *schedcore.Handle, pod *v1.Pod, nodes []node) map[string]int64 {
+// scoreNodes builds the policy (factory, args) over a snapshot of the
+// nodes, runs GpuShare's PreFilter, then the policy's PreScore (when it has
+// one), Score and NormalizeScore (when it has one) over the nodes, as the
+// framework does, and returns the final scores by node. The handle's
+// source is seeded with 5.
+func scoreNodes(t *testing.T, f schedcore.PluginFactory, args runtime.Object, pod *v1.Pod, nodes []node) map[string]int64 {
 	t.Helper()
 	var ns []*v1.Node
 	var pods []*v1.Pod
@@ -35,7 +37,8 @@ func scoreNodes(t *testing.T, policy schedcore.ScorePlugin, h *schedcore.Handle,
 		}
 	}
 	snap := schedcore.NewSnapshot(pods, ns)
-	h.SetSnapshot(snap)
+	h := schedcore.NewHandle(snap, 1, schedcore.WithSeed(5))
+	policy := newPolicy(t, f, args, h)
 	gs, err := New(context.Background(), nil, h)
 	if err != nil {
 		t.Fatal(err)
@@ -127,8 +130,7 @@ func TestDotProductScore(t *testing.T) {
 			if tt.share {
 				args.DimExtMethod = DimExtShare
 			}
-			h := schedcore.NewHandle(nil, 1)
-			got := scoreNodes(t, newPolicy(t, NewDotProduct, args, h), h, tt.pod, tt.nodes)
+			got := scoreNodes(t, NewDotProduct, args, tt.pod, tt.nodes)
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
@@ -184,8 +186,7 @@ func TestGpuClusteringScore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := schedcore.NewHandle(nil, 1)
-			got := scoreNodes(t, newPolicy(t, NewGpuClustering, nil, h), h, tt.pod, nodes)
+			got := scoreNodes(t, NewGpuClustering, nil, tt.pod, nodes)
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
@@ -221,8 +222,7 @@ func TestGpuPackingScore(t *testing.T) {
 		})
 	}
 	// Through the plugin: the used node against an unused one.
-	h := schedcore.NewHandle(nil, 1)
-	got := scoreNodes(t, newPolicy(t, NewGpuPacking, nil, h), h, gpuPod("p", 1, 500, "", 1000),
+	got := scoreNodes(t, NewGpuPacking, nil, gpuPod("p", 1, 500, "", 1000),
 		[]node{used("used"), {name: "empty", gpus: 2, model: "T4", cpu: 96000}})
 	// used: GPU 1 (540) holds 500: 100 - 54/10 = 95; empty: max(31, 2).
 	if d := cmp.Diff(map[string]int64{"used": 95, "empty": 31}, got); d != "" {
@@ -245,8 +245,7 @@ func TestBestFitScore(t *testing.T) {
 		{name: "tight", gpus: 2, model: "T4", cpu: 16000, pods: []*v1.Pod{
 			on(gpuPod("t1", 1, 540, "", 8000), "", 0), on(gpuPod("t2", 1, 1000, "", 0), "", 1)}},
 	}
-	h := schedcore.NewHandle(nil, 1)
-	got := scoreNodes(t, newPolicy(t, NewBestFit, nil, h), h, gpuPod("p", 1, 460, "", 8000), nodes)
+	got := scoreNodes(t, NewBestFit, nil, gpuPod("p", 1, 460, "", 8000), nodes)
 	if d := cmp.Diff(map[string]int64{"used": 34, "roomy": 0, "tight": 100}, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
@@ -277,12 +276,10 @@ func TestBestFitScore(t *testing.T) {
 
 func TestRandomScore(t *testing.T) {
 	nodes := []node{{name: "a", gpus: 1, cpu: 8000}, {name: "b", gpus: 1, cpu: 8000}, {name: "c", gpus: 1, cpu: 8000}}
-	h := schedcore.NewHandle(nil, 1)
-	h.Rand = rand.New(rand.NewSource(5))
-	// The handle's source picks index Intn(3) among the feasible nodes, in
-	// the snapshot's order.
+	// The handle's source (seed 5) picks index Intn(3) among the feasible
+	// nodes, in the snapshot's order.
 	pick := []string{"a", "b", "c"}[rand.New(rand.NewSource(5)).Intn(3)]
-	got := scoreNodes(t, newPolicy(t, NewRandom, nil, h), h, gpuPod("p", 1, 100, "", 1000), nodes)
+	got := scoreNodes(t, NewRandom, nil, gpuPod("p", 1, 100, "", 1000), nodes)
 	want := map[string]int64{"a": 0, "b": 0, "c": 0}
 	want[pick] = 100
 	if d := cmp.Diff(want, got); d != "" {
