@@ -65,12 +65,18 @@ func Summarize(runs []*Run) []Row {
 		for x := range row.Curve {
 			row.Curve[x] = round2(row.Curve[x] / n)
 		}
-		if pr, ok := PaperRows[strings.TrimSuffix(p, "/uniform-ties")]; ok {
-			row.Paper = &pr
-		}
+		row.Paper = paperOf(p)
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// paperOf is the paper's row for a row of ours (nil for the kube rows).
+func paperOf(policy string) *Row {
+	if pr, ok := PaperRows[strings.TrimSuffix(policy, "/uniform-ties")]; ok {
+		return &pr
+	}
+	return nil
 }
 
 // PrintTable writes the rows beside the paper's.
@@ -78,6 +84,9 @@ func PrintTable(w io.Writer, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\tseeds\talloc@100\tpaper\talloc@130\tpaper\tΔ130\tunalloc GPUs@130\tpaper\tfrag%@130\tpaper\t")
 	for _, r := range rows {
+		if r.Paper == nil {
+			r.Paper = paperOf(r.Policy)
+		}
 		if r.Paper == nil {
 			fmt.Fprintf(tw, "%s\t%d\t%.2f\t-\t%.2f\t-\t-\t%.0f\t-\t%.2f\t-\t\n", r.Policy, r.Seeds, r.AllocAt100, r.AllocAt130, r.UnallocatedGPUsAt130, r.FragAt130)
 			continue
