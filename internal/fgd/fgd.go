@@ -255,4 +255,3 @@ func fragModel(typical []gpushare.TypicalPod) (*gpushare.FragModel, error) {
 	}
 	return pl.(*gpushare.FGDScore).Model(), nil
 }
-
