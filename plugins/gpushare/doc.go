@@ -46,7 +46,10 @@
 //     dimExtMethod share). The choice is remembered by pod UID until
 //     Unreserve or the pod leaves the node; Assignment reads it. A pod
 //     placed by someone else uses its gpu-index annotation, else the best
-//     fit in the node's pod order.
+//     fit in the node's pod order. The choice is not written to the pod
+//     (the engine has no hook for a plugin to patch the pod it binds yet):
+//     `kubectl sched run` restarted re-derives its own pods' GPUs by best
+//     fit, and a device plugin cannot learn them from the pod.
 //   - Queueing hints: a GPU pod deleted; a node added or its allocatable or
 //     labels changed, with enough GPUs of an accepted model.
 //
