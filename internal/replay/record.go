@@ -70,9 +70,7 @@ type recorder struct {
 	nodes   []nodeRec
 	nodeIdx map[string]int
 
-	shapes     [][]int64
-	shapeCount []int
-	shapeTotal int
+	shapes     *Shapes
 	dirty      []int
 	isDirty    []bool
 
@@ -141,36 +139,13 @@ func newRecorder(tr *Trace, f schedcore.Features, probes []Probe) *recorder {
 	r.capacity, r.allocated, r.arrivedDemand = make([]int64, nr), make([]int64, nr), make([]int64, nr)
 	r.fragTotal = make([]float64, nr)
 
-	shapeOf := map[string]int{}
-	var counts []int
-	var shapes [][]int64
+	vecs := make([][]int64, len(tr.Pods))
 	for i, p := range tr.Pods {
-		v := r.vector(&reqs[i])
-		r.pods = append(r.pods, podRec{name: schedcore.PodName(p.Pod), arrive: p.Arrive, req: v, node: -1})
+		vecs[i] = r.vector(&reqs[i])
+		r.pods = append(r.pods, podRec{name: schedcore.PodName(p.Pod), arrive: p.Arrive, req: vecs[i], node: -1})
 		r.podIdx[schedcore.PodName(p.Pod)] = i
-		key := shapeKey(v)
-		j, ok := shapeOf[key]
-		if !ok {
-			j = len(shapes)
-			shapeOf[key] = j
-			shapes = append(shapes, v)
-			counts = append(counts, 0)
-		}
-		counts[j]++
 	}
-	order := make([]int, len(shapes))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return counts[order[a]] > counts[order[b]] })
-	if len(order) > maxShapes {
-		order = order[:maxShapes]
-	}
-	for _, j := range order {
-		r.shapes = append(r.shapes, shapes[j])
-		r.shapeCount = append(r.shapeCount, counts[j])
-		r.shapeTotal += counts[j]
-	}
+	r.shapes = NewShapes(vecs)
 
 	for i, n := range tr.Nodes {
 		maxPods := allocs[i].AllowedPodNumber
@@ -203,16 +178,6 @@ func (r *recorder) vector(res *schedcore.Resource) []int64 {
 		}
 	}
 	return v
-}
-
-func shapeKey(v []int64) string {
-	b := make([]byte, 0, 8*len(v))
-	for _, x := range v {
-		for s := 0; s < 64; s += 8 {
-			b = append(b, byte(x>>s))
-		}
-	}
-	return string(b)
 }
 
 func (r *recorder) pod(p *v1.Pod) (int, bool) {
@@ -404,6 +369,7 @@ func (r *recorder) refreshFragmentation() {
 	nr := len(r.names)
 	free := make([]int64, nr)
 	unusable := make([]int, nr)
+	frag := make([]float64, nr)
 	for _, ni := range r.dirty {
 		n := &r.nodes[ni]
 		r.isDirty[ni] = false
@@ -411,28 +377,16 @@ func (r *recorder) refreshFragmentation() {
 			r.fragTotal[k] -= n.frag[k]
 			n.frag[k] = 0
 		}
-		if !n.present || r.shapeTotal == 0 {
+		if !n.present {
 			continue
 		}
 		for k := range free {
-			free[k] = max(n.alloc[k]-n.used[k], 0)
-			unusable[k] = 0
+			free[k] = n.alloc[k] - n.used[k]
 		}
-		slot := n.maxPods-n.pods >= 1
-		for s, shape := range r.shapes {
-			fits := slot
-			for k := 0; fits && k < nr; k++ {
-				fits = shape[k] <= free[k]
-			}
-			for k := range unusable {
-				if !fits || shape[k] == 0 {
-					unusable[k] += r.shapeCount[s]
-				}
-			}
-		}
+		r.shapes.Fragmentation(free, n.maxPods-n.pods >= 1, unusable, frag)
 		for k := range n.frag {
-			n.frag[k] = float64(free[k]) * float64(unusable[k]) / float64(r.shapeTotal)
-			r.fragTotal[k] += n.frag[k]
+			n.frag[k] = frag[k]
+			r.fragTotal[k] += frag[k]
 		}
 	}
 	r.dirty = r.dirty[:0]
