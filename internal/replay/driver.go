@@ -157,6 +157,13 @@ type run struct {
 	gangs    bool
 	// lastChange is the last arrival, departure or placement.
 	lastChange time.Time
+	// instant is the virtual time being processed: what the books record.
+	// The clock runs a nanosecond ahead per pod arriving at the same
+	// instant, so that the queue orders them by arrival (their
+	// timestamps), as the dry-run does.
+	instant time.Time
+	// arrivals counts the pods that arrived at this instant.
+	arrivals int
 }
 
 // PreemptPod deletes a victim, as the API server and informers would.
@@ -168,7 +175,7 @@ func (r *run) PreemptPod(_ context.Context, preemptor, victim *v1.Pod, _ string)
 	r.st.remove(cur)
 	r.cache.RemovePod(cur)
 	if i, ok := r.rec.pod(cur); ok {
-		r.rec.gone(r.clk.Now(), i, EventPreempted, "", schedcore.PodName(preemptor))
+		r.rec.gone(r.instant, i, EventPreempted, "", schedcore.PodName(preemptor))
 	}
 	r.q.MoveAllToActiveOrBackoffQueue(r.logger, schedcore.EventAssignedPodDelete, cur, nil, nil)
 	return nil
@@ -316,7 +323,7 @@ func (r *run) scheduled(_ context.Context, _ *schedcore.Framework, qpi *schedcor
 		r.logger.Error(err, "confirming binding", "pod", schedcore.PodName(bound))
 	}
 	r.q.AssignedPodAdded(r.logger, bound)
-	now := r.clk.Now()
+	now := r.instant
 	if i, ok := r.rec.pod(bound); ok {
 		r.rec.placed(now, i, node, qpi.Attempts)
 	}
@@ -325,7 +332,7 @@ func (r *run) scheduled(_ context.Context, _ *schedcore.Framework, qpi *schedcor
 
 func (r *run) failed(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, _ string, status *schedcore.Status, nominating *schedcore.NominatingInfo) {
 	if i, ok := r.rec.pod(qpi.Pod); ok {
-		r.rec.unschedulable(r.clk.Now(), i, status.Message(), sets.List(qpi.UnschedulablePlugins.Union(qpi.PendingPlugins)), qpi.Attempts)
+		r.rec.unschedulable(r.instant, i, status.Message(), sets.List(qpi.UnschedulablePlugins.Union(qpi.PendingPlugins)), qpi.Attempts)
 	}
 	if nominating != nil && nominating.NominatingMode == schedcore.ModeOverride {
 		r.setNominatedNode(qpi.Pod, nominating.NominatedNodeName)
@@ -382,7 +389,10 @@ func (r *run) loop() (time.Time, error) {
 			break
 		}
 		now = at
-		r.clk.SetTime(now)
+		if r.clk.Now().Before(now) {
+			r.clk.SetTime(now)
+		}
+		r.instant, r.arrivals = now, 0
 		for next < len(steps) && !steps[next].at.After(now) {
 			r.apply(steps[next])
 			next++
@@ -427,7 +437,7 @@ func (r *run) drain() {
 // apply carries out one arrival or departure, as the informers' event
 // handlers of kube-scheduler would deliver it.
 func (r *run) apply(s step) {
-	now := r.clk.Now()
+	now := r.instant
 	r.lastChange = now
 	switch s.kind {
 	case stepNodeArrive:
@@ -473,6 +483,10 @@ func (r *run) apply(s step) {
 		if _, ok := r.profiles.ByName[p.Spec.SchedulerName]; !ok {
 			return
 		}
+		if r.arrivals > 0 {
+			r.clk.Step(time.Nanosecond)
+		}
+		r.arrivals++
 		r.q.Add(r.logger, p)
 		if r.gangs {
 			r.q.MoveAllToActiveOrBackoffQueue(r.logger, schedcore.ClusterEvent{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Add}, nil, p, nil)
@@ -503,7 +517,7 @@ func (r *run) deleteBound(p *v1.Pod, typ, msg string) {
 	r.st.remove(p)
 	r.cache.RemovePod(p)
 	if i, ok := r.rec.pod(p); ok {
-		r.rec.gone(r.clk.Now(), i, typ, msg, "")
+		r.rec.gone(r.instant, i, typ, msg, "")
 	}
 	r.q.MoveAllToActiveOrBackoffQueue(r.logger, schedcore.EventAssignedPodDelete, p, nil, nil)
 }
@@ -513,7 +527,7 @@ func (r *run) deleteBound(p *v1.Pod, typ, msg string) {
 func (r *run) deletePending(p *v1.Pod) {
 	r.st.remove(p)
 	if i, ok := r.rec.pod(p); ok {
-		r.rec.gone(r.clk.Now(), i, EventDeleted, "deleted while pending", "")
+		r.rec.gone(r.instant, i, EventDeleted, "deleted while pending", "")
 	}
 	r.q.Delete(p)
 	if r.cache.IsAssumedPod(p) {

@@ -70,9 +70,9 @@ type recorder struct {
 	nodes   []nodeRec
 	nodeIdx map[string]int
 
-	shapes     *Shapes
-	dirty      []int
-	isDirty    []bool
+	shapes  *Shapes
+	dirty   []int
+	isDirty []bool
 
 	capacity, allocated, arrivedDemand []int64
 	fragTotal                          []float64

@@ -76,8 +76,9 @@ type Node struct {
 //     metadata.deletionTimestamp, leaves then (if it is still pending then,
 //     it is deleted from the queue);
 //   - nodes arrive and leave the same way;
-//   - the trace starts at the earliest arrival of a pending pod, or, with
-//     none, at the earliest arrival of anything; objects without a
+//   - the trace starts at the earliest arrival of a pending pod or, when
+//     no pending pod has a creationTimestamp, once every other object is
+//     there (the latest creationTimestamp); objects without a
 //     creationTimestamp are there from the start, and so are nodes and
 //     bound pods created before it;
 //   - Succeeded and Failed pods hold nothing and are left out.
@@ -99,9 +100,16 @@ func FromCluster(cl *snapshot.Cluster) (*Trace, error) {
 		}
 	}
 	if !found {
+		// No pending pod has a time: they arrive once everything else
+		// is there, as in a dry-run of the same objects.
 		for _, p := range cl.Pods {
-			if !p.CreationTimestamp.IsZero() && (!found || p.CreationTimestamp.Time.Before(first)) {
+			if p.CreationTimestamp.Time.After(first) {
 				first, found = p.CreationTimestamp.Time, true
+			}
+		}
+		for _, n := range cl.Nodes {
+			if n.CreationTimestamp.Time.After(first) {
+				first, found = n.CreationTimestamp.Time, true
 			}
 		}
 	}
@@ -248,7 +256,8 @@ type step struct {
 }
 
 // timeline lists the trace's arrivals and departures after the start in
-// the order they apply: by time, then kind, then trace order. Nodes that
+// the order they apply: by time, then kind, then (pods arriving together)
+// namespace/name, then trace order. Nodes that
 // are there from the start are not on it.
 func (tr *Trace) timeline() []step {
 	steps := make([]step, 0, 2*len(tr.Pods))
@@ -277,6 +286,13 @@ func (tr *Trace) timeline() []step {
 		}
 		if sa.kind != sb.kind {
 			return sa.kind < sb.kind
+		}
+		if sa.kind == stepPodArrive {
+			// As the dry-run queues pods created at the same time.
+			na, nb := schedcore.PodName(tr.Pods[sa.i].Pod), schedcore.PodName(tr.Pods[sb.i].Pod)
+			if na != nb {
+				return na < nb
+			}
 		}
 		return sa.i < sb.i
 	})
