@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -168,5 +169,35 @@ func TestReplayWithoutDeparturesEqualsTheDryRunInArrivalOrder(t *testing.T) {
 				t.Errorf("%d of %d pods placed: the case must place some and leave some", placed, len(got))
 			}
 		})
+	}
+}
+
+func TestSweepRunsJobsSideBySideWithTheResultsOfRunningThemOneByOne(t *testing.T) {
+	tr := contended(t, 300)
+	var jobs []replay.Job
+	for seed := int64(1); seed <= 3; seed++ {
+		o := defaults(t)
+		o.Seed, o.UseSeed = seed, true
+		jobs = append(jobs, replay.Job{Name: fmt.Sprint("seed ", seed), Trace: tr, Options: o})
+	}
+	done := 0
+	got, err := replay.Sweep(context.Background(), jobs, 2, func(d, total int) { done = d })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done != len(jobs) {
+		t.Errorf("progress reported %d jobs done, want %d", done, len(jobs))
+	}
+	for i, j := range jobs {
+		want := mustRun(t, j.Trace, j.Options)
+		if diff := cmp.Diff(want.Events, got[i].Events); diff != "" {
+			t.Errorf("%s: the sweep's events differ from a run on its own (-alone +sweep):\n%s", j.Name, diff)
+		}
+	}
+	// A failing job names itself and stops the sweep.
+	bad := jobs[0]
+	bad.Name, bad.Trace = "empty", &replay.Trace{Start: tr.Start}
+	if _, err := replay.Sweep(context.Background(), []replay.Job{jobs[1], bad}, 2, nil); err == nil || err.Error() != "empty: the trace has no nodes" {
+		t.Errorf("got %v, want the failing job's error", err)
 	}
 }
