@@ -103,14 +103,12 @@ func newRecorder(tr *Trace, f schedcore.Features, probes []Probe) *recorder {
 		podIdx: make(map[string]int, len(tr.Pods)), nodeIdx: make(map[string]int, len(tr.Nodes)),
 		reasons: map[string]int{}, probes: probes,
 	}
-	// The resources: cpu and memory, ephemeral storage when a pod asks
-	// for it, and every scalar resource of a node or a pod.
+	// The resources: cpu and memory, and every scalar (extended) resource
+	// of a node or a pod.
 	reqs := make([]schedcore.Resource, len(tr.Pods))
 	scalars := map[v1.ResourceName]bool{}
-	ephemeral := false
 	for i, p := range tr.Pods {
 		reqs[i] = schedcore.ComputePodResource(p.Pod, f).Resource
-		ephemeral = ephemeral || reqs[i].EphemeralStorage > 0
 		for k := range reqs[i].ScalarResources {
 			scalars[k] = true
 		}
@@ -123,9 +121,6 @@ func newRecorder(tr *Trace, f schedcore.Features, probes []Probe) *recorder {
 		}
 	}
 	r.names = []string{string(v1.ResourceCPU), string(v1.ResourceMemory)}
-	if ephemeral {
-		r.names = append(r.names, string(v1.ResourceEphemeralStorage))
-	}
 	extra := make([]string, 0, len(scalars))
 	for k := range scalars {
 		extra = append(extra, string(k))
@@ -169,9 +164,6 @@ func newRecorder(tr *Trace, f schedcore.Features, probes []Probe) *recorder {
 func (r *recorder) vector(res *schedcore.Resource) []int64 {
 	v := make([]int64, len(r.names))
 	v[0], v[1] = res.MilliCPU, res.Memory
-	if i, ok := r.index[v1.ResourceEphemeralStorage]; ok {
-		v[i] = res.EphemeralStorage
-	}
 	for k, q := range res.ScalarResources {
 		if i, ok := r.index[k]; ok {
 			v[i] = q

@@ -99,8 +99,7 @@ type Series struct {
 	WaitP50           []float64 `json:"waitP50"`
 	WaitP99           []float64 `json:"waitP99"`
 	WaitWindowSeconds float64   `json:"waitWindowSeconds"`
-	// Resources are cpu, memory, then ephemeral storage (when requested)
-	// and each extended resource, in that order.
+	// Resources are cpu, memory, then each extended resource by name.
 	Resources []ResourceSeries `json:"resources"`
 	// PendingReasons count, per plugin, the pending pods that plugin
 	// rejected in their last attempt.

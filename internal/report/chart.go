@@ -151,7 +151,15 @@ func seconds(v float64) string {
 		return d.Round(time.Millisecond).String()
 	case d < time.Hour:
 		return d.Round(time.Second).String()
+	case d < 48*time.Hour:
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 	default:
-		return d.Round(time.Minute).String()
+		d = d.Round(time.Minute)
+		days := d / (24 * time.Hour)
+		rest := strings.TrimSuffix((d - days*24*time.Hour).String(), "0s")
+		if rest == "0" || rest == "" {
+			return fmt.Sprintf("%dd", days)
+		}
+		return fmt.Sprintf("%dd%s", days, rest)
 	}
 }

@@ -105,8 +105,12 @@ func WriteReplayCSV(w io.Writer, r *replay.Result) error {
 func writeReplayTable(w io.Writer, r *replay.Result) error {
 	s := &r.Summary
 	span := s.End.Sub(s.Start)
-	fmt.Fprintf(w, "Replayed %d pods on %d nodes over %s of virtual time (%s to %s): %d instants in %.1fs.\n\n",
-		s.Pods, s.Nodes, seconds(span.Seconds()), s.Start.UTC().Format(time.RFC3339), s.End.UTC().Format(time.RFC3339), s.Instants, s.DurationSeconds)
+	rate := 0.0
+	if s.DurationSeconds > 0 {
+		rate = float64(s.Pods) / s.DurationSeconds
+	}
+	fmt.Fprintf(w, "Replayed %d pods on %d nodes over %s of virtual time (%s to %s), %d instants, time: %s (%.0f pods/s)\n\n",
+		s.Pods, s.Nodes, seconds(span.Seconds()), s.Start.UTC().Format(time.RFC3339), s.End.UTC().Format(time.RFC3339), s.Instants, fmtDuration(s.DurationSeconds), rate)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "PODS\tplaced %d\trunning %d\tdeparted %d\tdeleted %d\tpreempted %d\tpending %d\tnot arrived %d\n",
 		s.Placed, s.Running, s.Departed, s.Deleted, s.Preempted, s.Pending, s.NotArrived)
