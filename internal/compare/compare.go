@@ -48,15 +48,13 @@ type Options struct {
 
 // DryRuns runs a dry-run of the cluster for each configuration.
 func DryRuns(ctx context.Context, cl *snapshot.Cluster, cfgs []Config, o Options) (*report.Compare, error) {
-	res := &report.Compare{Runs: make([]report.CompareRun, len(cfgs))}
 	shapes, names := clusterShapes(cl)
-	err := replay.Parallel(ctx, len(cfgs), o.Workers, o.Progress, func(ctx context.Context, i int) error {
-		cfg := serial(cfgs[i].Config, len(cfgs), o.Workers)
+	return runAll(ctx, cfgs, o, func(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, run *report.CompareRun) error {
 		rep, err := dryrun.Run(ctx, cl, dryrun.Options{Config: cfg, Registry: o.Registry, Seed: o.Seed, UseSeed: o.UseSeed, NoPreemption: o.NoPreemption})
 		if err != nil {
-			return &replay.JobError{Name: label(cfgs[i]), Err: err}
+			return err
 		}
-		run := report.CompareRun{Name: cfgs[i].Name, Config: cfgs[i].Path, Result: rep, Placements: map[string]string{}}
+		run.Result, run.Placements = rep, map[string]string{}
 		for _, p := range rep.Placements {
 			run.Placements[p.Pod] = p.Node
 			run.Pods = append(run.Pods, p.Pod)
@@ -65,26 +63,18 @@ func DryRuns(ctx context.Context, cl *snapshot.Cluster, cfgs []Config, o Options
 			run.Pods = append(run.Pods, u.Pod)
 		}
 		run.Stats = dryRunStats(rep, shapes, names)
-		res.Runs[i] = run
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	res.Diff = diff(res.Runs)
-	return res, nil
 }
 
 // Replays replays the trace for each configuration.
 func Replays(ctx context.Context, tr *replay.Trace, cfgs []Config, o Options) (*report.Compare, error) {
-	res := &report.Compare{Runs: make([]report.CompareRun, len(cfgs))}
-	err := replay.Parallel(ctx, len(cfgs), o.Workers, o.Progress, func(ctx context.Context, i int) error {
-		cfg := serial(cfgs[i].Config, len(cfgs), o.Workers)
+	return runAll(ctx, cfgs, o, func(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, run *report.CompareRun) error {
 		rr, err := replay.Run(ctx, tr, replay.Options{Config: cfg, Registry: o.Registry, Seed: o.Seed, UseSeed: o.UseSeed, NoPreemption: o.NoPreemption, Until: o.Until, WaitWindow: o.WaitWindow})
 		if err != nil {
-			return &replay.JobError{Name: label(cfgs[i]), Err: err}
+			return err
 		}
-		run := report.CompareRun{Name: cfgs[i].Name, Config: cfgs[i].Path, Result: rr, Placements: rr.Placements}
+		run.Result, run.Placements = rr, rr.Placements
 		for _, p := range tr.Pods {
 			if p.Pod.Spec.NodeName == "" {
 				run.Pods = append(run.Pods, schedcore.PodName(p.Pod))
@@ -95,6 +85,19 @@ func Replays(ctx context.Context, tr *replay.Trace, cfgs []Config, o Options) (*
 		run.Stats = report.CompareStats{Placed: s.Placed, Unschedulable: s.Pending, NodesUsed: s.NodesUsed, WaitP50Seconds: &p50, WaitP99Seconds: &p99}
 		for _, r := range s.Resources {
 			run.Stats.Resources = append(run.Stats.Resources, report.CompareResourceStats{Name: r.Name, Utilisation: r.MeanAllocation, Imbalance: r.Imbalance, Fragmentation: r.MeanFragmentation})
+		}
+		return nil
+	})
+}
+
+// runAll runs one configuration per call of one, side by side, and diffs
+// the runs; an error names the configuration.
+func runAll(ctx context.Context, cfgs []Config, o Options, one func(context.Context, *configv1.KubeSchedulerConfiguration, *report.CompareRun) error) (*report.Compare, error) {
+	res := &report.Compare{Runs: make([]report.CompareRun, len(cfgs))}
+	err := replay.Parallel(ctx, len(cfgs), o.Workers, o.Progress, func(ctx context.Context, i int) error {
+		run := report.CompareRun{Name: cfgs[i].Name, Config: cfgs[i].Path}
+		if err := one(ctx, serial(cfgs[i].Config, len(cfgs), o.Workers), &run); err != nil {
+			return &replay.JobError{Name: label(cfgs[i]), Err: err}
 		}
 		res.Runs[i] = run
 		return nil

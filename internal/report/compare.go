@@ -1,13 +1,10 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"sigs.k8s.io/yaml"
 )
 
 // CompareFormats are the -o formats of compare.
@@ -21,24 +18,8 @@ const compareMoves = 10
 // JSON/YAML.
 func WriteCompare(w io.Writer, r *Compare, format string) error {
 	switch format {
-	case "json":
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(append(b, '\n'))
-		return err
-	case "yaml":
-		b, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		y, err := yaml.JSONToYAML(b)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(y)
-		return err
+	case "json", "yaml":
+		return writeDocument(w, r, format)
 	case "table", "":
 		return writeCompareTable(w, r)
 	}

@@ -24,30 +24,31 @@ var ReplayFormats = []string{"table", "json", "yaml", "csv"}
 // one row per sample).
 func WriteReplay(w io.Writer, r *replay.Result, format string) error {
 	switch format {
-	case "json":
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(append(b, '\n'))
-		return err
-	case "yaml":
-		b, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		y, err := yaml.JSONToYAML(b)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(y)
-		return err
+	case "json", "yaml":
+		return writeDocument(w, r, format)
 	case "csv":
 		return WriteReplayCSV(w, r)
 	case "table", "":
 		return writeReplayTable(w, r)
 	}
 	return fmt.Errorf("unknown output format %q", format)
+}
+
+// writeDocument writes v as indented JSON or as YAML.
+func writeDocument(w io.Writer, v any, format string) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if format == "yaml" {
+		if b, err = yaml.JSONToYAML(b); err != nil {
+			return err
+		}
+	} else {
+		b = append(b, '\n')
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // WriteReplayCSV writes the series: one row per sample, the columns named
