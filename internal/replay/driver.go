@@ -48,7 +48,10 @@ type Options struct {
 	// Logger receives debug logs; zero discards.
 	Logger logr.Logger
 	// Until stops the replay at the trace's Start + Until; 0 runs until
-	// nothing is left to happen.
+	// nothing is left to happen (which, when pods are left pending,
+	// includes their retry by the pool's flush 5 minutes after the last
+	// change: a sweep that only needs the arrivals sets Until to the last
+	// one).
 	Until time.Duration
 	// WaitWindow is the window of the wait quantile series; 0 takes a
 	// fiftieth of the span replayed (at least a second).
