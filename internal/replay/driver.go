@@ -396,11 +396,13 @@ func (r *run) loop() (time.Time, error) {
 			r.clk.SetTime(now)
 		}
 		r.instant, r.arrivals = now, 0
+		// The flushes first, while the clock is on the instant (arrivals
+		// move it on by a nanosecond each).
+		r.q.Flush(r.logger, origin)
 		for next < len(steps) && !steps[next].at.After(now) {
 			r.apply(steps[next])
 			next++
 		}
-		r.q.Flush(r.logger, origin)
 		r.sched.ResolveWaiting(r.ctx)
 		r.drain()
 		r.rec.sample(now, r.snapshot)

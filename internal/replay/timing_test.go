@@ -81,6 +81,22 @@ func TestPodsAreRetriedWhenKubeSchedulerWouldRetryThem(t *testing.T) {
 			},
 		},
 		{
+			name: "the flush happens on its tick even when pods arrive at that instant",
+			trace: replay.Trace{Start: t0, Nodes: []replay.Node{tainted},
+				Pods: []replay.Pod{pod("b", "1", 0, 0), pod("c", "1", 330, 0), pod("d", "1", 330, 0)}},
+			want: []line{
+				{0, "default/b", "unschedulable", ""},
+				{330, "default/b", "unschedulable", ""},
+				{330, "default/c", "unschedulable", ""},
+				{330, "default/d", "unschedulable", ""},
+				// A full stay after their attempts at 330 (the arrivals'
+				// retries tie on their queue timestamps).
+				{660, "default/b", "unschedulable", ""},
+				{660, "default/d", "unschedulable", ""},
+				{660, "default/c", "unschedulable", ""},
+			},
+		},
+		{
 			name: "a pod still pending when it leaves is deleted from the queue",
 			trace: replay.Trace{Start: t0, Nodes: []replay.Node{tainted},
 				Pods: []replay.Pod{pod("b", "1", 0, 60)}},
