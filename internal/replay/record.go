@@ -356,6 +356,21 @@ func (r *recorder) gone(now time.Time, pi int, typ, msg, preemptor string) {
 	r.events = append(r.events, ev)
 }
 
+// runningOn lists the trace pods running on a node.
+func (r *recorder) runningOn(node string) []int {
+	ni, ok := r.nodeIdx[node]
+	if !ok {
+		return nil
+	}
+	var out []int
+	for i := range r.pods {
+		if r.pods[i].state == psRunning && r.pods[i].node == ni {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // refreshFragmentation recomputes the dirty nodes' shares.
 func (r *recorder) refreshFragmentation() {
 	nr := len(r.names)

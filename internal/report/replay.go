@@ -13,7 +13,10 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // ReplayFormats are the -o formats of replay.
@@ -125,7 +128,7 @@ func writeReplayTable(w io.Writer, r *replay.Result) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESOURCE\tCAPACITY\tMEAN ALLOC\tPEAK ALLOC\tFINAL ALLOC\tMEAN FRAG\tIMBALANCE")
 	for _, rs := range s.Resources {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.3f\n", rs.Name, FormatQuantity(rs.Name, rs.Capacity), percent(rs.MeanAllocation),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.3f\n", rs.Name, schedcore.FormatQuantity(v1.ResourceName(rs.Name), rs.Capacity), percent(rs.MeanAllocation),
 			percent(rs.PeakAllocation), percent(rs.FinalAllocation), percent(rs.MeanFragmentation), rs.Imbalance)
 	}
 	if err := tw.Flush(); err != nil {

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 //go:embed replay.html
@@ -75,7 +78,7 @@ func WriteReplayHTML(w io.Writer, r *replay.Result) error {
 		if n := len(rs.Capacity); n > 0 {
 			capacity = rs.Capacity[n-1]
 		}
-		d.Resources = append(d.Resources, htmlResource{Name: rs.Name, Capacity: FormatQuantity(rs.Name, capacity), Allocation: curve(alloc), Fragmentation: curve(frag)})
+		d.Resources = append(d.Resources, htmlResource{Name: rs.Name, Capacity: schedcore.FormatQuantity(v1.ResourceName(rs.Name), capacity), Allocation: curve(alloc), Fragmentation: curve(frag)})
 	}
 	d.Pending, d.Running = curve(ints(s.Pending)), curve(ints(s.Running))
 	d.Attempts, d.Failed = perBucket(s.Time, s.Attempts, span), perBucket(s.Time, s.FailedAttempts, span)
