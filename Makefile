@@ -32,7 +32,7 @@ demo: build ## dry-run of examples/cluster.yaml
 test: fmt-check vet check-imports test-unit test-long fuzz test-e2e ## every test
 
 test-unit: browser ## unit, golden and conformance tests with the race detector (the HTML report test needs chromium)
-	KUBECTL_SCHED_BROWSER=1 $(GO) test -race -count=1 $(UNIT_PKGS)
+	KUBECTL_SCHED_BROWSER=1 $(GO) test -race -count=1 -timeout 30m $(UNIT_PKGS)
 
 browser: ## install Debian's chromium for the HTML report test (docs), if missing
 	@./hack/install-chromium.sh

@@ -173,6 +173,11 @@ func TestInvalidTracesAreRejected(t *testing.T) {
 			want:  "pods[0]: Pod default/p: invalid trace: arrives at 2025-12-31T23:59:59Z, before the trace starts at 2026-01-01T00:00:00Z",
 		},
 		{
+			name:  "no node at the start (the engine needs one to start from)",
+			trace: replay.Trace{Start: t0, Nodes: []replay.Node{{Node: node("n1", "1").Node, Arrive: at(9)}}},
+			want:  "the trace has no node at its start",
+		},
+		{
 			name:  "a node leaving before it arrives",
 			trace: replay.Trace{Start: t0, Nodes: []replay.Node{{Node: node("n1", "1").Node, Arrive: at(9), Leave: at(1)}}},
 			want:  "nodes[0]: Node n1: invalid trace: leaves at 2026-01-01T00:00:01Z, before it arrives at 2026-01-01T00:00:09Z",
