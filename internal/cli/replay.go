@@ -196,7 +196,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ro := replay.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption, Until: o.Until, WaitWindow: o.WaitWindow}
+	ro := replay.Options{Options: engine.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption}, Until: o.Until, WaitWindow: o.WaitWindow}
 	progress := newProgress(o.ErrOut, "replaying")
 	ro.Progress = progress.steps
 	res, err := replay.Run(ctx, tr, ro)

@@ -16,6 +16,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
@@ -70,7 +71,7 @@ func DryRuns(ctx context.Context, cl *snapshot.Cluster, cfgs []Config, o Options
 // Replays replays the trace for each configuration.
 func Replays(ctx context.Context, tr *replay.Trace, cfgs []Config, o Options) (*report.Compare, error) {
 	return runAll(ctx, cfgs, o, func(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, run *report.CompareRun) error {
-		rr, err := replay.Run(ctx, tr, replay.Options{Config: cfg, Registry: o.Registry, Seed: o.Seed, UseSeed: o.UseSeed, NoPreemption: o.NoPreemption, Until: o.Until, WaitWindow: o.WaitWindow})
+		rr, err := replay.Run(ctx, tr, replay.Options{Options: engine.Options{Config: cfg, Registry: o.Registry, Seed: o.Seed, UseSeed: o.UseSeed, NoPreemption: o.NoPreemption}, Until: o.Until, WaitWindow: o.WaitWindow})
 		if err != nil {
 			return err
 		}

@@ -84,7 +84,7 @@ func TestCompareReplaysEqualTheirReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, run := range res.Runs {
-		want, err := replay.Run(context.Background(), tr, replay.Options{Config: cfgs[i].Config, Registry: reg})
+		want, err := replay.Run(context.Background(), tr, replay.Options{Options: engine.Options{Config: cfgs[i].Config, Registry: reg}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
-	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
@@ -29,23 +28,10 @@ var ErrNoNodes = errors.New("the trace has no nodes")
 // its start.
 var ErrNoNodesAtStart = errors.New("the trace has no node at its start")
 
-// Options tune a replay.
+// Options tune a replay: the engine's options (configuration, plugins,
+// feature gates, seed, preemption) and the replay's own.
 type Options struct {
-	// Config is a defaulted, validated KubeSchedulerConfiguration.
-	Config *configv1.KubeSchedulerConfiguration
-	// Registry holds the plugins (in-tree plus extra).
-	Registry schedcore.Registry
-	// Seed, when UseSeed is set, breaks ties between equal best totals
-	// pseudo-randomly and seeds where the preemption scan starts;
-	// otherwise the lowest node name wins and the scan starts at 0.
-	Seed    int64
-	UseSeed bool
-	// NoPreemption turns PostFilter off.
-	NoPreemption bool
-	// Features are the feature gates (zero value: defaults).
-	Features schedcore.Features
-	// Logger receives debug logs; zero discards.
-	Logger logr.Logger
+	engine.Options
 	// Until stops the replay at the trace's Start + Until; 0 runs until
 	// nothing is left to happen (which, when pods are left pending,
 	// includes their retry by the pool's flush 5 minutes after the last
@@ -104,12 +90,19 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 	if len(tr.Nodes) == 0 {
 		return nil, ErrNoNodes
 	}
-	cfg := o.Config
-	if o.Parallelism > 0 && cfg != nil {
-		c := *cfg
+	eo := o.Options
+	if o.Parallelism > 0 {
+		if eo.Config == nil {
+			cfg, err := engine.LoadConfig("")
+			if err != nil {
+				return nil, err
+			}
+			eo.Config = cfg
+		}
+		c := *eo.Config
 		par := int32(o.Parallelism)
 		c.Parallelism = &par
-		cfg = &c
+		eo.Config = &c
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
@@ -136,7 +129,6 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 	if len(base.Nodes) == 0 {
 		return nil, ErrNoNodesAtStart
 	}
-	eo := engine.Options{Config: cfg, Registry: o.Registry, Features: o.Features, Logger: o.Logger, Seed: o.Seed, UseSeed: o.UseSeed, NoPreemption: o.NoPreemption}
 	c, _, err := engine.NewOffline(ctx, base, eo, engine.Observer{Placed: r.placed, Failed: r.failed, Evicted: r.evicted})
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ func defaults(t testing.TB) replay.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return replay.Options{Config: cfg, Registry: reg}
+	return replay.Options{Options: engine.Options{Config: cfg, Registry: reg}}
 }
 
 func mustRun(t testing.TB, tr *replay.Trace, o replay.Options) *replay.Result {
