@@ -4,6 +4,7 @@
 //
 //	go run ./hack/openb2k8s -limit 400 > /tmp/openb.yaml
 //	go run ./hack/openb2k8s -pods testdata/openb/openb_pod_list_gpuspec33.csv -o /tmp/openb.json
+//	go run ./hack/openb2k8s -departures -o /tmp/openb-trace.yaml   # a trace for kubectl sched replay
 //
 // The first command reproduces testdata/conformance/openb-400/snapshot.json
 // (as YAML, with canonical quantities). -gpu chooses how GPU requests are
@@ -46,6 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	gpu := fs.String("gpu", "whole", "GPU requests as whole (nvidia.com/gpu), gpushare (annotations) or dra (resource claims)")
 	keepFailed := fs.Bool("keep-failed", false, "keep the pods whose pod_phase is Failed (the FGD artifact does)")
 	gpuNodesOnly := fs.Bool("gpu-nodes-only", false, "keep only the nodes with GPUs (the FGD paper's cluster)")
+	departures := fs.Bool("departures", false, "set each pod's deletionTimestamp from deletion_time: a trace for kubectl sched replay")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -69,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "openb2k8s: -gpu: unsupported value %q (want whole, gpushare or dra)\n", *gpu)
 		return 2
 	}
-	opts := openb.Options{Limit: *limit, Namespace: *ns, GPU: mapping, KeepFailed: *keepFailed}
+	opts := openb.Options{Limit: *limit, Namespace: *ns, GPU: mapping, KeepFailed: *keepFailed, Departures: *departures}
 	n, p, err := openb.LoadFiles(*nodes, *pods, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "openb2k8s: %v\n", err)
