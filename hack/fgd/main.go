@@ -18,7 +18,6 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/fgd"
@@ -34,7 +33,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.Int("seeds", 10, "number of seeds (42, 43, ...: the artifact's)")
 	only := fs.String("policy", "", "comma-separated policies to run (default: all)")
 	workers := fs.Int("workers", runtime.NumCPU(), "runs in parallel")
-	par := fs.Int("parallelism", 1, "scheduler parallelism of each run")
 	jsonOut := fs.String("json", "", "write the rows as JSON to this file")
 	svgOut := fs.String("svg", "", "draw the allocation curves (the paper's Fig. 9a) into this SVG file")
 	uniform := fs.Bool("uniform-ties", false, "break ties uniformly at random in the paper's rows too, as kube-scheduler does (the artifact picks the lowest node name)")
@@ -118,50 +116,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		policies = sel
 	}
-	type job struct {
-		p    fgd.Policy
-		seed int64
-	}
-	var jobs []job
-	for _, p := range policies {
-		for s := 0; s < *seeds; s++ {
-			jobs = append(jobs, job{p, int64(42 + s)})
-		}
-	}
+	jobs := fgd.Jobs(policies, *seeds)
 	start := time.Now()
-	results := make([]*fgd.Run, len(jobs))
-	var mu sync.Mutex
-	var firstErr error
-	done := 0
-	ch := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < *workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range ch {
-				r, err := fgd.RunOne(context.Background(), t, jobs[i].p, jobs[i].seed, 1.3, int32(*par))
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				results[i] = r
-				done++
-				if r != nil {
-					fmt.Fprintf(stderr, "[%d/%d %5.1fs] %-22s seed %d: %d/%d placed, alloc@100 %.2f @130 %.2f frag@130 %.2f, at most %d pods on a node (%.1fs)\n",
-						done, len(jobs), time.Since(start).Seconds(), r.Policy, r.Seed, r.Placed, r.Pods, r.Metrics.Alloc[100], r.Metrics.Alloc[130], r.Metrics.Frag[130], r.Metrics.MaxPodsPerNode, r.Elapsed.Seconds())
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for i := range jobs {
-		ch <- i
-	}
-	close(ch)
-	wg.Wait()
-	if firstErr != nil {
-		fmt.Fprintf(stderr, "fgd: %v\n", firstErr)
+	results, err := fgd.Sweep(context.Background(), t, jobs, 1.3, *workers, func(done, total int, r *fgd.Run) {
+		fmt.Fprintf(stderr, "[%d/%d %5.1fs] %-22s seed %d: %d/%d placed, alloc@100 %.2f @130 %.2f frag@130 %.2f, at most %d pods on a node (%.1fs)\n",
+			done, total, time.Since(start).Seconds(), r.Policy, r.Seed, r.Placed, r.Pods, r.Metrics.Alloc[100], r.Metrics.Alloc[fgd.MaxPct], r.Metrics.Frag[fgd.MaxPct], r.Metrics.MaxPodsPerNode, r.Elapsed.Seconds())
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "fgd: %v\n", err)
 		return 1
 	}
 	rows := fgd.Summarize(results)

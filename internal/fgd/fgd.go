@@ -1,26 +1,21 @@
 // Package fgd reproduces the FGD paper's experiment ("Beware of
 // Fragmentation", Weng et al., USENIX ATC'23) on the engine: the openb
 // trace's GPU nodes, the artifact's workload for a seed (TunedWorkload),
-// one scheduling policy per run through the dry-run driver, and the
-// artifact's metrics read from the run (Metrics). docs/fgd.md describes
-// the method and where it differs from the artifact's.
+// one scheduling policy per run replayed by internal/replay (Sweep runs
+// them side by side over the cores), and the artifact's metrics read from
+// the replay's series (Metrics), whose GPU columns are probes. docs/fgd.md
+// describes the method and where it differs from the artifact's.
 package fgd
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
-	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
-	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/plugins"
 	"github.com/kubectl-sched/kubectl-sched/plugins/gpushare"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
@@ -160,98 +155,4 @@ func LoadTrace(nodesCSV, podsCSV string) (*Trace, error) {
 	}
 	t.Typical = gpushare.TypicalPodsOf(pods)
 	return t, nil
-}
-
-// Run is one policy on one seed.
-type Run struct {
-	Policy string
-	Seed   int64
-	// Pods is the number of pods that arrived; Placed of them were placed.
-	Pods, Placed int
-	// Metrics are the artifact's metrics of the run.
-	Metrics Metrics
-	// Elapsed is the wall time of the dry-run.
-	Elapsed time.Duration
-}
-
-// RunOne schedules the seed's workload with the policy and measures it.
-// parallelism overrides the configuration's (0 keeps it).
-func RunOne(ctx context.Context, t *Trace, p Policy, seed int64, ratio float64, parallelism int32) (*Run, error) {
-	cfg, err := LoadConfig(p.Config)
-	if err != nil {
-		return nil, fmt.Errorf("policy %s: %w", p.Name, err)
-	}
-	if parallelism > 0 {
-		cfg.Parallelism = &parallelism
-	}
-	w := openb.TunedWorkload(t.Nodes, t.Pods, t.CapacityMilli, ratio, seed, openb.Epoch)
-	pods := w.Pods
-	for _, p := range pods {
-		// What the snapshot loader defaults, and a UID to find the pod's
-		// GPUs by.
-		p.UID, p.Spec.SchedulerName = podUID(p), v1.DefaultSchedulerName
-	}
-	var share *gpushare.GpuShare
-	reg, err := engine.Registry(nil)
-	if err != nil {
-		return nil, err
-	}
-	// Keep the GpuShare instance: it knows which GPUs each pod took.
-	newShare := reg[names.GpuShare].Factory
-	spec := reg[names.GpuShare]
-	spec.Factory = func(ctx context.Context, args runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
-		pl, err := newShare(ctx, args, h)
-		if err == nil {
-			share = pl.(*gpushare.GpuShare)
-		}
-		return pl, err
-	}
-	reg[names.GpuShare] = spec
-	cl := &snapshot.Cluster{Nodes: w.Nodes, Pods: pods, Namespaces: []*v1.Namespace{openb.NamespaceObject(openb.Options{})}}
-	start := time.Now()
-	rep, err := dryrun.Run(ctx, cl, dryrun.Options{Config: cfg, Registry: reg, Seed: seed, UseSeed: p.UniformTies, NoPreemption: true})
-	if err != nil {
-		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
-	}
-	elapsed := time.Since(start)
-	if share == nil {
-		return nil, fmt.Errorf("policy %s: GpuShare is not enabled", p.Name)
-	}
-	// With no departures a pod that did not fit on arrival never fits
-	// later (the free capacity only shrinks): the placements come in
-	// arrival order, and each pod's fate is decided on arrival, as in the
-	// artifact, which deletes a pod that fails.
-	arrival := make(map[string]int, len(pods))
-	for i, p := range pods {
-		arrival[schedcore.PodName(p)] = i
-	}
-	placed := make(map[string]string, len(rep.Placements))
-	last := -1
-	for _, pl := range rep.Placements {
-		if i := arrival[pl.Pod]; i < last {
-			return nil, fmt.Errorf("policy %s, seed %d: pod %s was placed after a later arrival", p.Name, seed, pl.Pod)
-		} else {
-			last = i
-		}
-		placed[pl.Pod] = pl.Node
-	}
-	model, err := fragModel(t.Typical)
-	if err != nil {
-		return nil, err
-	}
-	m, err := measure(w.Nodes, t.CapacityMilli, pods, placed, share.Assignment, model)
-	if err != nil {
-		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
-	}
-	return &Run{Policy: p.Name, Seed: seed, Pods: len(pods), Placed: len(rep.Placements), Metrics: m, Elapsed: elapsed}, nil
-}
-
-// fragModel is FGD's model of the typical pods, which the fragmentation
-// metric uses for every policy (as the artifact does).
-func fragModel(typical []gpushare.TypicalPod) (*gpushare.FragModel, error) {
-	pl, err := gpushare.NewFGD(context.Background(), &gpushare.FGDScoreArgs{TypicalPods: typical}, nil)
-	if err != nil {
-		return nil, err
-	}
-	return pl.(*gpushare.FGDScore).Model(), nil
 }

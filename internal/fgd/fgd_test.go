@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
 	"github.com/kubectl-sched/kubectl-sched/plugins/gpushare"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 func TestRound2IsPythonsRound(t *testing.T) {
@@ -33,33 +35,12 @@ func TestRound2IsPythonsRound(t *testing.T) {
 	}
 }
 
-// TestMeasure follows the artifact's bookkeeping on a hand-made run: one
-// node with 2 GPUs and 8 cores, three pods arriving, the last one failing.
+// TestMeasure follows the artifact's bookkeeping on a hand-made log: 2
+// GPUs, three pods arriving (500m, 1000m, 600m), the last one failing.
 func TestMeasure(t *testing.T) {
-	node := &v1.Node{}
-	node.Name = "n"
-	node.Labels = map[string]string{openb.LabelGPUModel: "T4"}
-	node.Status.Allocatable = v1.ResourceList{"cpu": resource.MustParse("8"), openb.GPUResource: resource.MustParse("2")}
-	pod := func(name string, milli int64, cpu string) *v1.Pod {
-		p := &v1.Pod{}
-		p.Name, p.Namespace, p.UID = name, "openb", types.UID(name)
-		p.Annotations = map[string]string{openb.AnnotationGPUCount: "1", openb.AnnotationGPUMilli: strconv.FormatInt(milli, 10)}
-		p.Spec.Containers = []v1.Container{{Resources: v1.ResourceRequirements{Requests: v1.ResourceList{"cpu": resource.MustParse(cpu)}}}}
-		return p
-	}
-	pods := []*v1.Pod{pod("a", 500, "2"), pod("b", 1000, "2"), pod("c", 600, "2")}
-	placed := map[string]string{"openb/a": "n", "openb/b": "n"}
-	gpusOf := func(uid types.UID) (string, []int, bool) {
-		return "n", map[types.UID][]int{"a": {0}, "b": {1}}[uid], uid != "c"
-	}
-	// One typical pod: 1x500m with 1 core, weight 1.
-	model := gpushare.NewFragModel([]gpushare.TypicalPod{{MilliCPU: 1000, GPUMilli: 500, GPUCount: 1, Weight: 1}}, 100)
-	m, err := measure([]*v1.Node{node}, 2000, pods, placed, gpusOf, model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Events: (arrived 0, used 0), (500, 500), (1500, 1500), (2100, 1500);
-	// of 2 GPUs: arrived 0%, 25%, 75%, 105%; allocated 0%, 25%, 75%, 75%.
+	// Arrived 0%, 25%, 75%, 105% of 2 GPUs; allocated 0%, 25%, 75%, 75%.
+	events := []event{{0, 0, 0}, {500, 500, 500}, {1500, 1500, 500}, {2100, 1500, 300}}
+	m := measure(events, 2000)
 	nan := math.NaN()
 	want := map[int]float64{0: 0, 1: 0, 2: nan, 24: 25, 25: 25, 26: 25, 50: nan, 75: 75, 104: 75, 105: 75, 106: 75, 130: nan}
 	for x, w := range want {
@@ -67,26 +48,81 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("Alloc[%d] = %v, want %v", x, got, w)
 		}
 	}
-	// Fragmentation of the typical 1x500m pod: empty [1000 1000]: 0; after
-	// a: [500 1000]: 0 (both hold 500m); after b: [500 0]: 0 (the 0 GPU
-	// is not free). A 1x600m typical pod would see 500m unusable.
-	if m.Frag[75] != 0 || m.Frag[105] != 0 {
-		t.Errorf("Frag[75], Frag[105] = %v, %v, want 0, 0", m.Frag[75], m.Frag[105])
+	// Frag: 100*frag/1000/GPUs: 500 -> 25%, 300 -> 15%.
+	if m.Frag[25] != 25 || m.Frag[75] != 25 || m.Frag[105] != 15 || !math.IsNaN(m.Frag[50]) {
+		t.Errorf("Frag[25], [75], [105], [50] = %v %v %v %v, want 25 25 15 NaN", m.Frag[25], m.Frag[75], m.Frag[105], m.Frag[50])
 	}
-	model600 := gpushare.NewFragModel([]gpushare.TypicalPod{{MilliCPU: 1000, GPUMilli: 600, GPUCount: 1, Weight: 1}}, 100)
-	m, err = measure([]*v1.Node{node}, 2000, pods, placed, gpusOf, model600)
+	// Two events at 130% (129.5 and 130.4: round half to even) average;
+	// 130% is the unallocated GPUs' point.
+	m = measure([]event{{0, 0, 0}, {2590, 1800, 0}, {2608, 1900, 0}}, 2000)
+	if m.Alloc[130] != 92.5 || m.UnallocatedAt130 != 0.15 {
+		t.Errorf("Alloc[130], UnallocatedAt130 = %v, %v, want 92.5, 0.15", m.Alloc[130], m.UnallocatedAt130)
+	}
+}
+
+// TestGPUBooks checks the probes' books against hand-computed states as
+// pods land and a node leaves: each node is recomputed when its NodeInfo
+// changes (and only then: the books must see every change).
+func TestGPUBooks(t *testing.T) {
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	node := func(name string, gpus int) *v1.Node {
+		n := &v1.Node{}
+		n.Name = name
+		n.Labels = map[string]string{openb.LabelGPUModel: "T4"}
+		n.Status.Allocatable = v1.ResourceList{"cpu": resource.MustParse("8"), "pods": resource.MustParse("110"), openb.GPUResource: resource.MustParse(strconv.Itoa(gpus))}
+		return n
+	}
+	n1, n2 := node("n1", 2), node("n2", 1)
+	cache.AddNode(n1)
+	cache.AddNode(n2)
+	pod := func(name, node string, milli int64, gpu int) *v1.Pod {
+		p := &v1.Pod{}
+		p.Name, p.Namespace, p.UID, p.Spec.NodeName = name, "openb", types.UID(name), node
+		p.Annotations = map[string]string{openb.AnnotationGPUCount: "1", openb.AnnotationGPUMilli: strconv.FormatInt(milli, 10), gpushare.AnnotationGPUIndex: strconv.Itoa(gpu)}
+		p.Spec.Containers = []v1.Container{{Resources: v1.ResourceRequirements{Requests: v1.ResourceList{"cpu": resource.MustParse("2")}}}}
+		return p
+	}
+	share, err := gpushare.New(context.Background(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// After a: [500 1000]: 500 unusable to a 600m pod: 100*500/1000/2 =
-	// 25%; after b: [500 0]: the pod fits nowhere: all 500 free: 25%.
-	if m.Frag[25] != 25 || m.Frag[75] != 25 || m.Failed != 1 || m.MaxPodsPerNode != 2 {
-		t.Errorf("Frag[25] %v Frag[75] %v Failed %d MaxPods %d, want 25 25 1 2", m.Frag[25], m.Frag[75], m.Failed, m.MaxPodsPerNode)
+	// One typical pod, 1x600m with 1 core: a GPU with less than 600m
+	// free (and more than 0) is fragmented.
+	b := &gpuBooks{model: gpushare.NewFragModel([]gpushare.TypicalPod{{MilliCPU: 1000, GPUMilli: 600, GPUCount: 1, Weight: 1}}, 100), share: share.(*gpushare.GpuShare)}
+	snap := schedcore.NewEmptySnapshot()
+	at := time.Unix(0, 0)
+	step := func(what string, wantUsed int64, wantFrag float64, wantMaxPods int) {
+		t.Helper()
+		cache.UpdateSnapshot(snap)
+		at = at.Add(time.Millisecond)
+		b.update(at, snap)
+		if b.used != wantUsed || b.frag != wantFrag || b.maxPods != wantMaxPods || b.err != nil {
+			t.Errorf("%s: used %d frag %v max pods %d err %v, want %d %v %d nil", what, b.used, b.frag, b.maxPods, b.err, wantUsed, wantFrag, wantMaxPods)
+		}
 	}
-	// A pod reported on a node its GPUs are not on is an error.
-	if _, err := measure([]*v1.Node{node}, 2000, pods, placed, func(types.UID) (string, []int, bool) { return "other", nil, true }, model); err == nil ||
-		!strings.Contains(err.Error(), "GpuShare recorded no GPUs") {
-		t.Errorf("err = %v", err)
+	step("empty", 0, 0, 0)
+	if err := cache.AddPod(pod("a", "n1", 500, 0)); err != nil {
+		t.Fatal(err)
+	}
+	step("a takes 500m of n1's GPU 0", 500, 500, 1)
+	if err := cache.AddPod(pod("b", "n2", 1000, 0)); err != nil {
+		t.Fatal(err)
+	}
+	step("b takes n2's GPU", 1500, 500, 1)
+	if err := cache.AddPod(pod("c", "n1", 400, 1)); err != nil {
+		t.Fatal(err)
+	}
+	// n1: [500 600]: GPU 1 holds the typical pod, GPU 0 does not.
+	step("c takes 400m of n1's GPU 1", 1900, 500, 2)
+	cache.RemoveNode(n2)
+	step("n2 leaves", 900, 500, 2)
+	if err := cache.AddPod(pod("d", "n1", 600, 0)); err != nil {
+		t.Fatal(err)
+	}
+	cache.UpdateSnapshot(snap)
+	b.update(at.Add(time.Millisecond), snap)
+	if b.err == nil || !strings.Contains(b.err.Error(), "GPU 0 of node n1 is overcommitted") {
+		t.Errorf("overcommitted GPU: err = %v", b.err)
 	}
 }
 

@@ -1,16 +1,10 @@
 package fgd
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
 	"github.com/kubectl-sched/kubectl-sched/plugins/gpushare"
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // MaxPct is the last arrived-demand percentage measured (130%).
@@ -40,86 +34,18 @@ type Metrics struct {
 	MaxPodsPerNode int
 }
 
+// event is one line of the artifact's log: the GPU thousandths arrived
+// and allocated, and the nodes' summed fragmentation, after a pod's
+// attempt.
 type event struct {
 	arrived, used int64
 	frag          float64
 }
 
-// nodeState is one node as the measurement replays it.
-type nodeState struct {
-	gpus    *gpushare.NodeGPUs
-	cpuLeft int64
-	frag    float64
-	pods    int
-}
-
-// measure replays the run's placements in arrival order on the nodes,
-// with the GPUs GpuShare recorded for each pod, and logs the artifact's
-// events.
-func measure(nodeList []*v1.Node, capacityMilli int64, pods []*v1.Pod, placed map[string]string, gpusOf func(types.UID) (string, []int, bool), model *gpushare.FragModel) (Metrics, error) {
+// measure computes the metrics of a run's events: Alloc, Frag and
+// UnallocatedAt130 (the caller fills the counts).
+func measure(events []event, capacityMilli int64) Metrics {
 	var m Metrics
-	nodes := make(map[string]*nodeState, len(nodeList))
-	order := make([]*nodeState, len(nodeList))
-	for i, n := range nodeList {
-		q := n.Status.Allocatable[openb.GPUResource]
-		g := &gpushare.NodeGPUs{Model: n.Labels[openb.LabelGPUModel], Free: make([]int64, q.Value())}
-		for j := range g.Free {
-			g.Free[j] = gpushare.MilliPerGPU
-		}
-		s := &nodeState{gpus: g, cpuLeft: n.Status.Allocatable.Cpu().MilliValue()}
-		s.frag = model.Frag(s.gpus, s.cpuLeft)
-		nodes[n.Name], order[i] = s, s
-	}
-	fragSum := func() float64 {
-		var f float64
-		for _, s := range order {
-			f += s.frag
-		}
-		return f
-	}
-	events := make([]event, 0, len(pods)+1)
-	events = append(events, event{frag: fragSum()})
-	var arrived, used int64
-	for _, p := range pods {
-		r, err := gpushare.ParseRequest(p)
-		if err != nil {
-			return m, fmt.Errorf("pod %s: %w", p.Name, err)
-		}
-		arrived += r.TotalMilli()
-		node, ok := placed[schedcore.PodName(p)]
-		if !ok {
-			m.Failed++
-			events = append(events, event{arrived: arrived, used: used, frag: events[len(events)-1].frag})
-			continue
-		}
-		s := nodes[node]
-		if s == nil {
-			return m, fmt.Errorf("pod %s placed on unknown node %s", p.Name, node)
-		}
-		s.cpuLeft -= schedcore.ComputePodRequests(p, schedcore.DefaultFeatures).MilliCPU
-		s.pods++
-		if r.IsGPU() {
-			at, ids, ok := gpusOf(p.UID)
-			if !ok || at != node {
-				return m, fmt.Errorf("pod %s on %s: GpuShare recorded no GPUs for it", p.Name, node)
-			}
-			s.gpus = s.gpus.Take(r, ids)
-			for _, id := range ids {
-				if s.gpus.Free[id] < 0 {
-					return m, fmt.Errorf("pod %s overcommits GPU %d of node %s", p.Name, id, node)
-				}
-			}
-			used += r.TotalMilli()
-		}
-		if s.cpuLeft < 0 {
-			return m, fmt.Errorf("pod %s overcommits the CPU of node %s", p.Name, node)
-		}
-		s.frag = model.Frag(s.gpus, s.cpuLeft)
-		events = append(events, event{arrived: arrived, used: used, frag: fragSum()})
-	}
-	for _, s := range order {
-		m.MaxPodsPerNode = max(m.MaxPodsPerNode, s.pods)
-	}
 	gpus := float64(capacityMilli / gpushare.MilliPerGPU)
 	pct := make([]float64, len(events))
 	for i, e := range events {
@@ -144,7 +70,7 @@ func measure(nodeList []*v1.Node, capacityMilli int64, pods []*v1.Pod, placed ma
 			m.UnallocatedAt130 = (float64(capacityMilli) - u/n) / gpushare.MilliPerGPU
 		}
 	}
-	return m, nil
+	return m
 }
 
 // selectAt returns the events at percentage x, else those within x±1.
@@ -172,7 +98,3 @@ func round2(x float64) float64 {
 	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 2, 64), 64)
 	return v
 }
-
-// podUID is the UID the harness gives a pod, so GpuShare's record of its
-// GPUs can be found.
-func podUID(p *v1.Pod) types.UID { return types.UID("openb-" + p.Name) }

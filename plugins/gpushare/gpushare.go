@@ -379,6 +379,17 @@ func (pl *GpuShare) Assignment(uid types.UID) (node string, gpus []int, ok bool)
 	return a.node, append([]int(nil), a.ids...), ok
 }
 
+// NodeState returns a node's GPU state as GpuShare sees it between
+// cycles: its pods' GPUs, the ones Reserve picked where it did. It is for
+// observers outside the scheduling cycle (the FGD sweep measures the
+// fragmentation with it); plugins read the cycle's state (NodeGPUsOf). The
+// value is computed afresh and is the caller's.
+func (pl *GpuShare) NodeState(ni *schedcore.NodeInfo) *NodeGPUs {
+	pl.mu.RLock()
+	defer pl.mu.RUnlock()
+	return pl.computeLocked(ni, false)
+}
+
 // selectGPUs applies the configured selection on a node that fits r.
 func (pl *GpuShare) selectGPUs(r Request, g *NodeGPUs, cpuLeft int64) ([]int, error) {
 	switch pl.selection {

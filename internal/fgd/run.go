@@ -1,0 +1,305 @@
+package fgd
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
+	"github.com/kubectl-sched/kubectl-sched/internal/replay"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/plugins/gpushare"
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// ArrivalGap is the virtual time between two arrivals of a run's replay.
+// The artifact has no clock: pods arrive one after the other, each one
+// placed or dropped before the next. A millisecond apart, the 10866 pods
+// of a seed arrive within 11 virtual seconds, far less than the 5 minutes
+// after which kube's unschedulable pool retries a pod, and the replay
+// stops at the last arrival: each pod has exactly one attempt, on
+// arrival, as in the artifact (RunOne checks it).
+const ArrivalGap = time.Millisecond
+
+// The probes' columns in the replay's series.
+const (
+	columnGPUAllocated = "gpuMilliAllocated"
+	columnGPUFrag      = "gpuMilliFragmented"
+)
+
+// Run is one policy on one seed.
+type Run struct {
+	Policy string
+	Seed   int64
+	// Pods is the number of pods that arrived; Placed of them were placed.
+	Pods, Placed int
+	// Metrics are the artifact's metrics of the run.
+	Metrics Metrics
+	// Elapsed is the wall time of the replay.
+	Elapsed time.Duration
+}
+
+// Job is one run of a sweep.
+type Job struct {
+	Policy Policy
+	Seed   int64
+}
+
+// Jobs lists every policy on n seeds from 42 (the artifact's), policy by
+// policy.
+func Jobs(policies []Policy, n int) []Job {
+	var out []Job
+	for _, p := range policies {
+		for s := 0; s < n; s++ {
+			out = append(out, Job{Policy: p, Seed: int64(42 + s)})
+		}
+	}
+	return out
+}
+
+// Sweep runs the jobs through the replay, workers at a time (0: one per
+// core; replay.Parallel), each with one goroutine per scheduling cycle,
+// and returns the runs in job order. progress, when set, is called after
+// each run with the number done and the run, from one goroutine at a
+// time. The first error stops the sweep.
+func Sweep(ctx context.Context, t *Trace, jobs []Job, ratio float64, workers int, progress func(done, total int, r *Run)) ([]*Run, error) {
+	out := make([]*Run, len(jobs))
+	var mu sync.Mutex
+	done := 0
+	err := replay.Parallel(ctx, len(jobs), workers, nil, func(ctx context.Context, i int) error {
+		r, err := RunOne(ctx, t, jobs[i].Policy, jobs[i].Seed, ratio, 1)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		out[i] = r
+		done++
+		if progress != nil {
+			progress(done, len(jobs), r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RunOne replays the seed's workload with the policy and measures it.
+// parallelism is the goroutines of a cycle (0 keeps the configuration's);
+// decisions do not depend on it.
+func RunOne(ctx context.Context, t *Trace, p Policy, seed int64, ratio float64, parallelism int) (*Run, error) {
+	cfg, err := LoadConfig(p.Config)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", p.Name, err)
+	}
+	w := openb.TunedWorkload(t.Nodes, t.Pods, t.CapacityMilli, ratio, seed, openb.Epoch)
+	tr := replayTrace(w)
+	model, err := fragModel(t.Typical)
+	if err != nil {
+		return nil, err
+	}
+	books := &gpuBooks{model: model}
+	reg, err := engine.Registry(nil)
+	if err != nil {
+		return nil, err
+	}
+	// The probes read the GPUs each pod took from this run's GpuShare.
+	spec := reg[names.GpuShare]
+	newShare := spec.Factory
+	spec.Factory = func(ctx context.Context, args runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+		pl, err := newShare(ctx, args, h)
+		if err == nil {
+			books.share = pl.(*gpushare.GpuShare)
+		}
+		return pl, err
+	}
+	reg[names.GpuShare] = spec
+	res, err := replay.Run(ctx, tr, replay.Options{
+		Options:     engine.Options{Config: cfg, Registry: reg, Seed: seed, UseSeed: p.UniformTies, NoPreemption: true},
+		Until:       time.Duration(len(tr.Pods))*ArrivalGap - ArrivalGap/2,
+		Parallelism: parallelism,
+		Probes: []replay.Probe{
+			{Name: columnGPUAllocated, Fn: func(now time.Time, s *schedcore.Snapshot) float64 { return float64(books.update(now, s).used) }},
+			{Name: columnGPUFrag, Fn: func(now time.Time, s *schedcore.Snapshot) float64 { return books.update(now, s).frag }},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
+	}
+	if books.share == nil {
+		return nil, fmt.Errorf("policy %s: GpuShare is not enabled", p.Name)
+	}
+	if books.err != nil {
+		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, books.err)
+	}
+	sum := res.Summary
+	// Each pod had one attempt, on arrival: the artifact's bookkeeping,
+	// which deletes a pod that does not fit. (With no departures the free
+	// capacity only shrinks, so a retry could not succeed anyway.)
+	if sum.Attempts != len(tr.Pods) || sum.Placed+sum.Pending != len(tr.Pods) {
+		return nil, fmt.Errorf("policy %s, seed %d: %d pods, %d attempts, %d placed, %d pending: want one attempt per pod", p.Name, seed, len(tr.Pods), sum.Attempts, sum.Placed, sum.Pending)
+	}
+	events, err := eventsOf(res, w, model)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
+	}
+	m := measure(events, t.CapacityMilli)
+	m.Failed, m.MaxPodsPerNode = sum.Pending, books.maxPods
+	return &Run{Policy: p.Name, Seed: seed, Pods: len(tr.Pods), Placed: sum.Placed, Metrics: m, Elapsed: time.Duration(sum.DurationSeconds * float64(time.Second))}, nil
+}
+
+// replayTrace is the workload as a replay: the nodes there from the
+// start, the pods arriving ArrivalGap apart in workload order.
+func replayTrace(w openb.Workload) *replay.Trace {
+	tr := &replay.Trace{
+		Start:   openb.Epoch,
+		Objects: &snapshot.Cluster{Namespaces: []*v1.Namespace{openb.NamespaceObject(openb.Options{})}},
+		Nodes:   make([]replay.Node, len(w.Nodes)),
+		Pods:    make([]replay.Pod, len(w.Pods)),
+	}
+	for i, n := range w.Nodes {
+		tr.Nodes[i] = replay.Node{Node: n, Arrive: openb.Epoch}
+	}
+	for i, p := range w.Pods {
+		tr.Pods[i] = replay.Pod{Pod: p, Arrive: openb.Epoch.Add(time.Duration(i) * ArrivalGap)}
+	}
+	return tr
+}
+
+// eventsOf turns the replay's series into the artifact's log: one event
+// before the first pod, then one after each pod's attempt (the last sample
+// at which that many pods had arrived).
+func eventsOf(res *replay.Result, w openb.Workload, model *gpushare.FragModel) ([]event, error) {
+	s := &res.Series
+	var used, frag []float64
+	for _, e := range s.Extra {
+		switch e.Name {
+		case columnGPUAllocated:
+			used = e.Values
+		case columnGPUFrag:
+			frag = e.Values
+		}
+	}
+	if used == nil || frag == nil {
+		return nil, fmt.Errorf("the replay's series lack the GPU columns")
+	}
+	events := make([]event, len(w.Pods)+1)
+	events[0].frag = emptyFrag(w.Nodes, model)
+	seen := make([]bool, len(w.Pods)+1)
+	for i, n := range s.Arrived {
+		if n <= 0 || n > len(w.Pods) {
+			continue
+		}
+		events[n].used, events[n].frag = int64(used[i]), frag[i]
+		seen[n] = true
+	}
+	var arrived int64
+	for i, p := range w.Pods {
+		_, t := openb.GPUMilli(p)
+		arrived += t
+		if !seen[i+1] {
+			return nil, fmt.Errorf("no sample after the arrival of pod %d (%s)", i+1, p.Name)
+		}
+		events[i+1].arrived = arrived
+	}
+	return events, nil
+}
+
+// emptyFrag is the fragmentation of the nodes with every GPU free.
+func emptyFrag(nodes []*v1.Node, model *gpushare.FragModel) float64 {
+	var f float64
+	for _, n := range nodes {
+		q := n.Status.Allocatable[openb.GPUResource]
+		g := &gpushare.NodeGPUs{Model: n.Labels[openb.LabelGPUModel], Free: make([]int64, q.Value())}
+		for j := range g.Free {
+			g.Free[j] = gpushare.MilliPerGPU
+		}
+		f += model.Frag(g, n.Status.Allocatable.Cpu().MilliValue())
+	}
+	return f
+}
+
+// gpuBooks keep, for the probes, each node's allocated GPU thousandths and
+// fragmentation, recomputed only for the nodes whose NodeInfo changed since
+// the last sample (one per placement), from the GPUs GpuShare gave each
+// pod.
+type gpuBooks struct {
+	model *gpushare.FragModel
+	share *gpushare.GpuShare
+	// slots are by the snapshot's list position.
+	slots   []bookSlot
+	used    int64
+	frag    float64
+	maxPods int
+	at      time.Time
+	synced  bool
+	// err is the first overcommitted node seen.
+	err error
+}
+
+type bookSlot struct {
+	name string
+	gen  int64
+	used int64
+	frag float64
+}
+
+// update brings the books up to the snapshot, once per sample.
+func (b *gpuBooks) update(now time.Time, snap *schedcore.Snapshot) *gpuBooks {
+	if b.synced && b.at.Equal(now) {
+		return b
+	}
+	b.at, b.synced = now, true
+	list := snap.List()
+	if len(b.slots) != len(list) {
+		b.slots = make([]bookSlot, len(list))
+		b.used, b.frag = 0, 0
+	}
+	for i, ni := range list {
+		s := &b.slots[i]
+		if s.gen == ni.Generation && s.name == ni.Name() {
+			continue
+		}
+		var g *gpushare.NodeGPUs
+		if b.share != nil {
+			g = b.share.NodeState(ni)
+		} else {
+			g = &gpushare.NodeGPUs{}
+		}
+		cpuLeft := ni.Allocatable.MilliCPU - ni.Requested.MilliCPU
+		var used int64
+		for id, f := range g.Free {
+			if f < 0 && b.err == nil {
+				b.err = fmt.Errorf("GPU %d of node %s is overcommitted (%dm free)", id, ni.Name(), f)
+			}
+			used += gpushare.MilliPerGPU - f
+		}
+		if cpuLeft < 0 && b.err == nil {
+			b.err = fmt.Errorf("the CPU of node %s is overcommitted (%dm free)", ni.Name(), cpuLeft)
+		}
+		frag := b.model.Frag(g, cpuLeft)
+		b.used += used - s.used
+		b.frag += frag - s.frag
+		*s = bookSlot{name: ni.Name(), gen: ni.Generation, used: used, frag: frag}
+		b.maxPods = max(b.maxPods, len(ni.Pods))
+	}
+	return b
+}
+
+// fragModel is FGD's model of the typical pods, which the fragmentation
+// metric uses for every policy (as the artifact does).
+func fragModel(typical []gpushare.TypicalPod) (*gpushare.FragModel, error) {
+	pl, err := gpushare.NewFGD(context.Background(), &gpushare.FGDScoreArgs{TypicalPods: typical}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return pl.(*gpushare.FGDScore).Model(), nil
+}
