@@ -20,7 +20,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/fgd"
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -38,6 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	uniform := fs.Bool("uniform-ties", false, "break ties uniformly at random in the paper's rows too, as kube-scheduler does (the artifact picks the lowest node name)")
 	from := fs.String("from", "", "print the table (and -svg) from rows saved with -json, without running")
 	configsDir := fs.String("configs", "", "write each policy's KubeSchedulerConfiguration into this directory and exit")
+	dumpDir := fs.String("dump", "", "write each seed's workload as cluster dumps (seed-N.json; seed-N-dra.json in the DRA mapping) into this directory and exit, for kubectl sched dryrun -f with a -configs file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	gogc := fs.Int("gogc", 400, "garbage collector target percentage (the runs allocate much, briefly)")
 	if err := fs.Parse(args); err != nil {
@@ -103,18 +106,44 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	if *dumpDir != "" {
+		return dump(t, *dumpDir, *seeds, stderr)
+	}
 	if *only != "" {
-		want := map[string]bool{}
-		for _, p := range strings.Split(*only, ",") {
-			want[p] = true
-		}
 		var sel []fgd.Policy
-		for _, p := range policies {
-			if want[p.Name] || want[strings.TrimSuffix(p.Name, "/uniform-ties")] {
-				sel = append(sel, p)
+		for _, name := range strings.Split(*only, ",") {
+			found := false
+			for _, p := range policies {
+				if name == p.Name || name == strings.TrimSuffix(p.Name, "/uniform-ties") {
+					sel, found = append(sel, p), true
+				}
+			}
+			if !found {
+				var all []string
+				for _, p := range policies {
+					all = append(all, p.Name)
+				}
+				fmt.Fprintf(stderr, "fgd: -policy: unknown policy %q (want %s)\n", name, strings.Join(all, ", "))
+				return 2
 			}
 		}
 		policies = sel
+	}
+	reg, err := engine.Registry(nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "fgd: %v\n", err)
+		return 1
+	}
+	if !fgd.DRAAvailable(reg) {
+		var kept []fgd.Policy
+		for _, p := range policies {
+			if p.DRA {
+				fmt.Fprintf(stderr, "fgd: skipping %s: %v\n", p.Name, fgd.ErrNoDRA)
+				continue
+			}
+			kept = append(kept, p)
+		}
+		policies = kept
 	}
 	jobs := fgd.Jobs(policies, *seeds)
 	start := time.Now()
@@ -160,6 +189,38 @@ func writeSVG(path string, rows []fgd.Row, stderr io.Writer) int {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintf(stderr, "fgd: %v\n", err)
 		return 1
+	}
+	return 0
+}
+
+// dump writes each seed's workload in both mappings into dir.
+func dump(t *fgd.Trace, dir string, seeds int, stderr io.Writer) int {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "fgd: %v\n", err)
+		return 1
+	}
+	for s := 0; s < seeds; s++ {
+		seed := int64(42 + s)
+		for _, dra := range []bool{false, true} {
+			objs, err := t.Dump(seed, 1.3, dra)
+			if err != nil {
+				fmt.Fprintf(stderr, "fgd: %v\n", err)
+				return 1
+			}
+			b, err := v1list.Marshal("json", objs...)
+			if err != nil {
+				fmt.Fprintf(stderr, "fgd: %v\n", err)
+				return 1
+			}
+			name := fmt.Sprintf("seed-%d.json", seed)
+			if dra {
+				name = fmt.Sprintf("seed-%d-dra.json", seed)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				fmt.Fprintf(stderr, "fgd: %v\n", err)
+				return 1
+			}
+		}
 	}
 	return 0
 }

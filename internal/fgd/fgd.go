@@ -33,6 +33,10 @@ type Policy struct {
 	// random (seeded), as kube-scheduler does; otherwise the lowest node
 	// name wins, as in the artifact's fork of kube-scheduler.
 	UniformTies bool
+	// DRA runs the row on the DRA mapping (internal/gen/openb, dra.go):
+	// pods claim GPUs from ResourceClaimTemplates, DynamicResources
+	// allocates them, no GpuShare.
+	DRA bool
 }
 
 // The paper's rows, in its order, with the score plugin each enables and
@@ -47,9 +51,15 @@ var paperPolicies = []struct{ name, plugin, selection string }{
 	{"FGD", names.FGDScore, names.FGDScore},
 }
 
-// KubeDefaultName is the row of kube-scheduler's default profile over the
-// GPU-share feasibility model.
-const KubeDefaultName = "kube-default/GpuShare"
+// The kube rows.
+const (
+	// KubeDefaultName is kube-scheduler's default profile over the
+	// GPU-share feasibility model.
+	KubeDefaultName = "kube-default/GpuShare"
+	// KubeDRAName is kube-scheduler's default profile, unchanged, with the
+	// GPUs as DRA devices of consumable capacity.
+	KubeDRAName = "kube-default/DRA"
+)
 
 // configHead starts every row's configuration, after a comment: kube's
 // default profile with GpuShare added at every extension point it
@@ -67,7 +77,7 @@ profiles:
 `
 }
 
-// Policies returns the six paper policies and the kube-default row, their
+// Policies returns the six paper policies and the two kube rows, their
 // configurations built for the typical pods (FGD's args).
 func Policies(typical []gpushare.TypicalPod) ([]Policy, error) {
 	tp, err := yaml.Marshal(map[string]any{"typicalPods": typical})
@@ -104,6 +114,13 @@ func Policies(typical []gpushare.TypicalPod) ([]Policy, error) {
 	out = append(out, Policy{Name: KubeDefaultName, UniformTies: true, Config: configHead(`# kube-scheduler v1.37's default profile (filters and scores) plus the
 # GPU-share feasibility model: GpuShare filters and picks GPUs by best fit.
 `)})
+	out = append(out, Policy{Name: KubeDRAName, UniformTies: true, DRA: true, Config: `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+# kube-scheduler v1.37's default profile, unchanged: DynamicResources
+# allocates the GPUs (DRA devices with consumable capacity), every node
+# scored.
+percentageOfNodesToScore: 100
+`})
 	return out, nil
 }
 

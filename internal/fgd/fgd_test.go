@@ -2,7 +2,9 @@ package fgd
 
 import (
 	"context"
+	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"io"
 	"math"
 	"strconv"
@@ -11,10 +13,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
 	"github.com/kubectl-sched/kubectl-sched/plugins/gpushare"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -140,11 +144,22 @@ func TestRunOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reg, err := engine.Registry(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
 	for _, p := range policies {
 		got = append(got, p.Name)
 		for _, ratio := range []float64{1.3, 2.0} {
 			r, err := RunOne(context.Background(), tr, p, 42, ratio, 2)
+			if p.DRA && !DRAAvailable(reg) {
+				// This build has no DynamicResources: the row says so.
+				if !errors.Is(err, ErrNoDRA) {
+					t.Fatalf("%s without DynamicResources: err = %v, want ErrNoDRA", p.Name, err)
+				}
+				continue
+			}
 			if err != nil {
 				t.Fatalf("%s: %v", p.Name, err)
 			}
@@ -169,10 +184,76 @@ func TestRunOne(t *testing.T) {
 			if r.Placed+r.Metrics.Failed != r.Pods {
 				t.Errorf("%s: %d placed + %d failed != %d pods", p.Name, r.Placed, r.Metrics.Failed, r.Pods)
 			}
+			// The fragmentation is measured where GpuShare says which GPU
+			// each share took.
+			if f := r.Metrics.Frag[last]; math.IsNaN(f) != p.DRA {
+				t.Errorf("%s: Frag[%d] = %v", p.Name, last, f)
+			}
 		}
 	}
-	if d := cmp.Diff([]string{"Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", KubeDefaultName}, got); d != "" {
+	if d := cmp.Diff([]string{"Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", KubeDefaultName, KubeDRAName}, got); d != "" {
 		t.Errorf("policies (-want +got):\n%s", d)
+	}
+}
+
+// TestDRATrace checks the DRA row's input: every GPU pod claims its
+// shape's template, and the objects go through the snapshot loader, which
+// keeps them only when this build reads DRA (ErrNoDRA otherwise).
+func TestDRATrace(t *testing.T) {
+	tr, err := LoadTrace("testdata/nodes.csv", "testdata/pods.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := openb.TunedWorkload(tr.Nodes, tr.Pods, tr.CapacityMilli, 1.3, 42, openb.Epoch)
+	rt := replayTrace(w)
+	err = draTrace(rt)
+	reg, rerr := engine.Registry(nil)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if !DRAAvailable(reg) {
+		if !errors.Is(err, ErrNoDRA) || !strings.Contains(err.Error(), "DeviceClass") {
+			t.Fatalf("err = %v, want ErrNoDRA naming the skipped DeviceClass", err)
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	claims := 0
+	for i, p := range rt.Pods {
+		_, milli := openb.GPUMilli(p.Pod)
+		if has := len(p.Pod.Spec.ResourceClaims) == 1; has != (milli > 0) {
+			t.Errorf("pod %s (%dm of GPU): claims %v", p.Pod.Name, milli, p.Pod.Spec.ResourceClaims)
+		}
+		if p.Pod.Name != w.Pods[i].Name || len(w.Pods[i].Spec.ResourceClaims) != 0 {
+			t.Errorf("pod %d: %s, workload's %s with claims %v: the workload must be left as it is", i, p.Pod.Name, w.Pods[i].Name, w.Pods[i].Spec.ResourceClaims)
+		}
+		if milli > 0 {
+			claims++
+		}
+	}
+	if claims == 0 {
+		t.Error("no pod claims a GPU")
+	}
+}
+
+// TestRowJSON checks that a figure a row does not have (NaN) is null in
+// the JSON and reads back as NaN.
+func TestRowJSON(t *testing.T) {
+	in := []Row{{Policy: KubeDRAName, Seeds: 2, AllocAt100: 90.5, AllocAt130: 91, UnallocatedGPUsAt130: 559, FragAt130: math.NaN(), Curve: []float64{0, math.NaN(), 1}}}
+	b, err := json.Marshal(map[string]any{"rows": in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"rows":[{"policy":"kube-default/DRA","seeds":2,"allocAt100":90.5,"allocAt130":91,"unallocatedGPUsAt130":559,"fragAt130":null,"curve":[0,null,1]}]}`
+	if string(b) != want {
+		t.Errorf("JSON:\n%s\nwant\n%s", b, want)
+	}
+	var out struct{ Rows []Row }
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(in, out.Rows, cmpopts.EquateNaNs()); d != "" {
+		t.Errorf("read back (-want +got):\n%s", d)
 	}
 }
 

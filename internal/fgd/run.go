@@ -2,7 +2,9 @@ package fgd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/plugins/gpushare"
@@ -111,17 +114,26 @@ func RunOne(ctx context.Context, t *Trace, p Policy, seed int64, ratio float64, 
 	if err != nil {
 		return nil, err
 	}
-	// The probes read the GPUs each pod took from this run's GpuShare.
-	spec := reg[names.GpuShare]
-	newShare := spec.Factory
-	spec.Factory = func(ctx context.Context, args runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
-		pl, err := newShare(ctx, args, h)
-		if err == nil {
-			books.share = pl.(*gpushare.GpuShare)
+	if p.DRA {
+		if !DRAAvailable(reg) {
+			return nil, fmt.Errorf("policy %s: %w", p.Name, ErrNoDRA)
 		}
-		return pl, err
+		if err := draTrace(tr); err != nil {
+			return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
+		}
+	} else {
+		// The probes read the GPUs each pod took from this run's GpuShare.
+		spec := reg[names.GpuShare]
+		newShare := spec.Factory
+		spec.Factory = func(ctx context.Context, args runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+			pl, err := newShare(ctx, args, h)
+			if err == nil {
+				books.share = pl.(*gpushare.GpuShare)
+			}
+			return pl, err
+		}
+		reg[names.GpuShare] = spec
 	}
-	reg[names.GpuShare] = spec
 	res, err := replay.Run(ctx, tr, replay.Options{
 		Options:     engine.Options{Config: cfg, Registry: reg, Seed: seed, UseSeed: p.UniformTies, NoPreemption: true},
 		Until:       time.Duration(len(tr.Pods))*ArrivalGap - ArrivalGap/2,
@@ -134,7 +146,7 @@ func RunOne(ctx context.Context, t *Trace, p Policy, seed int64, ratio float64, 
 	if err != nil {
 		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
 	}
-	if books.share == nil {
+	if books.share == nil && !p.DRA {
 		return nil, fmt.Errorf("policy %s: GpuShare is not enabled", p.Name)
 	}
 	if books.err != nil {
@@ -172,6 +184,97 @@ func replayTrace(w openb.Workload) *replay.Trace {
 		tr.Pods[i] = replay.Pod{Pod: p, Arrive: openb.Epoch.Add(time.Duration(i) * ArrivalGap)}
 	}
 	return tr
+}
+
+// ErrNoDRA is the DRA row on a build without DynamicResources.
+var ErrNoDRA = errors.New("this build has no DynamicResources plugin (DRA, issue #14)")
+
+// DRAAvailable reports whether a registry has DRA's plugin.
+func DRAAvailable(reg schedcore.Registry) bool {
+	_, ok := reg[names.DynamicResources]
+	return ok
+}
+
+// draTrace puts a trace in the DRA mapping (DRAObjects), its objects read
+// by the snapshot loader as any dump of them would be.
+func draTrace(tr *replay.Trace) error {
+	nodes := make([]*v1.Node, len(tr.Nodes))
+	for i, n := range tr.Nodes {
+		nodes[i] = n.Node
+	}
+	pods := make([]*v1.Pod, len(tr.Pods))
+	for i, p := range tr.Pods {
+		pods[i] = p.Pod
+	}
+	objs, pods, err := DRAObjects(nodes, pods)
+	if err != nil {
+		return err
+	}
+	for i := range tr.Pods {
+		tr.Pods[i].Pod = pods[i]
+	}
+	data, err := v1list.Marshal("json", objs...)
+	if err != nil {
+		return err
+	}
+	cl := &snapshot.Cluster{}
+	if err := cl.AddData("fgd-dra.json", data); err != nil {
+		return err
+	}
+	if len(cl.Warnings) > 0 {
+		return fmt.Errorf("%w: %s", ErrNoDRA, cl.Warnings[0])
+	}
+	tr.Objects = cl
+	return nil
+}
+
+// DRAObjects returns the DRA mapping of a workload: the pods, each GPU pod
+// with the claim of its shape's template (copies; the inputs are left as
+// they are), and the objects besides nodes and pods: the namespace, the
+// DeviceClass, one ResourceSlice per node with GPUs and the templates.
+func DRAObjects(nodes []*v1.Node, pods []*v1.Pod) ([]runtime.Object, []*v1.Pod, error) {
+	objs := []runtime.Object{openb.NamespaceObject(openb.Options{}), openb.DRADeviceClass()}
+	for _, s := range openb.DRAResourceSlices(nodes) {
+		objs = append(objs, s)
+	}
+	out := make([]*v1.Pod, len(pods))
+	for i, p := range pods {
+		var err error
+		if out[i], err = openb.DRAPod(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	tmpls, err := openb.DRAClaimTemplates(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range tmpls {
+		objs = append(objs, t)
+	}
+	return objs, out, nil
+}
+
+// Dump returns a seed's workload as the objects of a cluster dump, for
+// `kubectl sched dryrun -f` with a row's configuration: the namespace, the
+// nodes (renamed as the seed renames them), in the DRA mapping its
+// objects, and the pods in arrival order, a second apart.
+func (t *Trace) Dump(seed int64, ratio float64, dra bool) ([]runtime.Object, error) {
+	w := openb.TunedWorkload(t.Nodes, t.Pods, t.CapacityMilli, ratio, seed, openb.Epoch)
+	objs := []runtime.Object{openb.NamespaceObject(openb.Options{})}
+	pods := w.Pods
+	if dra {
+		var err error
+		if objs, pods, err = DRAObjects(w.Nodes, w.Pods); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range w.Nodes {
+		objs = append(objs, n)
+	}
+	for _, p := range pods {
+		objs = append(objs, p)
+	}
+	return objs, nil
 }
 
 // eventsOf turns the replay's series into the artifact's log: one event
@@ -268,24 +371,30 @@ func (b *gpuBooks) update(now time.Time, snap *schedcore.Snapshot) *gpuBooks {
 		if s.gen == ni.Generation && s.name == ni.Name() {
 			continue
 		}
-		var g *gpushare.NodeGPUs
-		if b.share != nil {
-			g = b.share.NodeState(ni)
-		} else {
-			g = &gpushare.NodeGPUs{}
-		}
 		cpuLeft := ni.Allocatable.MilliCPU - ni.Requested.MilliCPU
-		var used int64
-		for id, f := range g.Free {
-			if f < 0 && b.err == nil {
-				b.err = fmt.Errorf("GPU %d of node %s is overcommitted (%dm free)", id, ni.Name(), f)
-			}
-			used += gpushare.MilliPerGPU - f
-		}
 		if cpuLeft < 0 && b.err == nil {
 			b.err = fmt.Errorf("the CPU of node %s is overcommitted (%dm free)", ni.Name(), cpuLeft)
 		}
-		frag := b.model.Frag(g, cpuLeft)
+		var used int64
+		frag := math.NaN()
+		if b.share != nil {
+			g := b.share.NodeState(ni)
+			for id, f := range g.Free {
+				if f < 0 && b.err == nil {
+					b.err = fmt.Errorf("GPU %d of node %s is overcommitted (%dm free)", id, ni.Name(), f)
+				}
+				used += gpushare.MilliPerGPU - f
+			}
+			frag = b.model.Frag(g, cpuLeft)
+		} else {
+			// Without GpuShare (the DRA row) which device holds a share is
+			// the DRA allocator's: the pods' shapes give the thousandths
+			// taken, not the fragmentation.
+			for _, pi := range ni.Pods {
+				_, t := openb.GPUMilli(pi.Pod)
+				used += t
+			}
+		}
 		b.used += used - s.used
 		b.frag += frag - s.frag
 		*s = bookSlot{name: ni.Name(), gen: ni.Generation, used: used, frag: frag}

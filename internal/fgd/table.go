@@ -1,6 +1,7 @@
 package fgd
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -20,6 +21,57 @@ type Row struct {
 	Paper *Row `json:"paper,omitempty"`
 	// Curve is the mean allocation ratio at 0..130% arrived demand.
 	Curve []float64 `json:"curve,omitempty"`
+}
+
+// rowJSON is Row in JSON, a figure the row does not have (NaN: the DRA
+// row's fragmentation, a percentage no event reached) as null.
+type rowJSON struct {
+	Policy               string     `json:"policy"`
+	Seeds                int        `json:"seeds"`
+	AllocAt100           *float64   `json:"allocAt100"`
+	AllocAt130           *float64   `json:"allocAt130"`
+	UnallocatedGPUsAt130 *float64   `json:"unallocatedGPUsAt130"`
+	FragAt130            *float64   `json:"fragAt130"`
+	Paper                *Row       `json:"paper,omitempty"`
+	Curve                []*float64 `json:"curve,omitempty"`
+}
+
+func orNull(x float64) *float64 {
+	if math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+func orNaN(x *float64) float64 {
+	if x == nil {
+		return math.NaN()
+	}
+	return *x
+}
+
+// MarshalJSON writes NaN as null.
+func (r Row) MarshalJSON() ([]byte, error) {
+	j := rowJSON{Policy: r.Policy, Seeds: r.Seeds, AllocAt100: orNull(r.AllocAt100), AllocAt130: orNull(r.AllocAt130),
+		UnallocatedGPUsAt130: orNull(r.UnallocatedGPUsAt130), FragAt130: orNull(r.FragAt130), Paper: r.Paper}
+	for _, x := range r.Curve {
+		j.Curve = append(j.Curve, orNull(x))
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads null as NaN.
+func (r *Row) UnmarshalJSON(data []byte) error {
+	var j rowJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*r = Row{Policy: j.Policy, Seeds: j.Seeds, AllocAt100: orNaN(j.AllocAt100), AllocAt130: orNaN(j.AllocAt130),
+		UnallocatedGPUsAt130: orNaN(j.UnallocatedGPUsAt130), FragAt130: orNaN(j.FragAt130), Paper: j.Paper}
+	for _, x := range j.Curve {
+		r.Curve = append(r.Curve, orNaN(x))
+	}
+	return nil
 }
 
 // PaperRows are the paper's figures for the default trace: the means over
@@ -88,11 +140,19 @@ func PrintTable(w io.Writer, rows []Row) {
 			r.Paper = paperOf(r.Policy)
 		}
 		if r.Paper == nil {
-			fmt.Fprintf(tw, "%s\t%d\t%.2f\t-\t%.2f\t-\t-\t%.0f\t-\t%.2f\t-\t\n", r.Policy, r.Seeds, r.AllocAt100, r.AllocAt130, r.UnallocatedGPUsAt130, r.FragAt130)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t-\t%s\t-\t-\t%s\t-\t%s\t-\t\n", r.Policy, r.Seeds, fig(r.AllocAt100, "%.2f"), fig(r.AllocAt130, "%.2f"), fig(r.UnallocatedGPUsAt130, "%.0f"), fig(r.FragAt130, "%.2f"))
 			continue
 		}
 		p := r.Paper
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%+.2f\t%.0f\t%.0f\t%.2f\t%.2f\t\n", r.Policy, r.Seeds, r.AllocAt100, p.AllocAt100, r.AllocAt130, p.AllocAt130, r.AllocAt130-p.AllocAt130, r.UnallocatedGPUsAt130, p.UnallocatedGPUsAt130, r.FragAt130, p.FragAt130)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%s\t%.2f\t%s\t%s\t%.0f\t%s\t%.2f\t\n", r.Policy, r.Seeds, fig(r.AllocAt100, "%.2f"), p.AllocAt100, fig(r.AllocAt130, "%.2f"), p.AllocAt130, fig(r.AllocAt130-p.AllocAt130, "%+.2f"), fig(r.UnallocatedGPUsAt130, "%.0f"), p.UnallocatedGPUsAt130, fig(r.FragAt130, "%.2f"), p.FragAt130)
 	}
 	tw.Flush()
+}
+
+// fig formats a figure, "-" for NaN (one the row does not have).
+func fig(x float64, format string) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf(format, x)
 }

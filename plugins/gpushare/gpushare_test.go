@@ -244,6 +244,10 @@ func TestReserveIsRemembered(t *testing.T) {
 	if _, got := states(t, pl, snap, gpuPod("q", 0, 0, "", 0)); !cmp.Equal(got["n"], []int64{700, 600}) {
 		t.Errorf("after binding: %v, want [700 600] (GPU 0 as reserved)", got["n"])
 	}
+	// An observer between cycles sees the same state.
+	if ni, err := snap.Get("n"); err != nil || !cmp.Equal(pl.NodeState(ni).Free, []int64{700, 600}) {
+		t.Errorf("NodeState after binding: %v (%v), want [700 600]", pl.NodeState(ni), err)
+	}
 	// A fresh instance knows nothing of the reservation: best fit.
 	if _, got := states(t, newGpuShare(t, nil, h), snap, gpuPod("q", 0, 0, "", 0)); !cmp.Equal(got["n"], []int64{1000, 300}) {
 		t.Errorf("fresh instance: %v, want [1000 300]", got["n"])

@@ -182,6 +182,30 @@ func DRAClaimTemplates(pods []*v1.Pod) ([]*resourcev1.ResourceClaimTemplate, err
 	return out, nil
 }
 
+// DRAPod returns a pod of the GPU-share mapping in the DRA mapping: a copy
+// with the claim "gpu" from its shape's template, as GPUDRA reads it from
+// the CSV (the annotations stay, the record of its shape). A pod without
+// GPU annotations is returned as it is.
+func DRAPod(p *v1.Pod) (*v1.Pod, error) {
+	if _, total := GPUMilli(p); total == 0 {
+		return p, nil
+	}
+	s, err := shapeOf(p)
+	if err != nil {
+		return nil, fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	c := p.DeepCopy()
+	withDRAClaim(c, s)
+	return c, nil
+}
+
+// withDRAClaim gives a pod the claim of its shape's template.
+func withDRAClaim(p *v1.Pod, s Shape) {
+	tmpl := DRATemplateName(s)
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: DRAClaimName, ResourceClaimTemplateName: &tmpl}}
+	p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: DRAClaimName}}
+}
+
 // shapeOf reads a pod's shape from its GPU-share annotations.
 func shapeOf(p *v1.Pod) (Shape, error) {
 	var s Shape

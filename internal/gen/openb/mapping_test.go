@@ -96,6 +96,29 @@ func TestDRAMapping(t *testing.T) {
 	if d := cmp.Diff(map[string]string{"share": "gpu=gpu-1x460", "share2": "gpu=gpu-1x460", "whole": "gpu=gpu-2x1000", "spec": "gpu=gpu-1x1000-v100m16-v100m32"}, claims); d != "" {
 		t.Errorf("claims (-want +got):\n%s", d)
 	}
+	// The GPU-share pods converted are the DRA mapping's pods.
+	shared, err := ReadPods(strings.NewReader(csv), "pods.csv", Options{GPU: GPUShare})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range shared {
+		before := p.DeepCopy()
+		got, err := DRAPod(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(pods[i], got, quantityExact); d != "" {
+			t.Errorf("DRAPod(%s) (-read as DRA +converted):\n%s", p.Name, d)
+		}
+		if d := cmp.Diff(before, p, quantityExact); d != "" {
+			t.Errorf("DRAPod modified its input (-before +after):\n%s", d)
+		}
+	}
+	bad := shared[0].DeepCopy()
+	bad.Annotations[AnnotationGPUMilli] = "1001"
+	if _, err := DRAPod(bad); err == nil || !strings.Contains(err.Error(), "gpu-milli") {
+		t.Errorf("DRAPod of 1001 thousandths: err = %v", err)
+	}
 	tmpls, err := DRAClaimTemplates(pods)
 	if err != nil {
 		t.Fatal(err)

@@ -354,9 +354,7 @@ func podFromRow(t *table, ns string, epoch time.Time, mapping GPUMapping, depart
 	}
 	switch {
 	case mapping == GPUDRA && gpu > 0 && milli > 0:
-		tmpl := DRATemplateName(Shape{Count: gpu, Milli: milli, Models: models})
-		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: DRAClaimName, ResourceClaimTemplateName: &tmpl}}
-		p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: DRAClaimName}}
+		withDRAClaim(p, Shape{Count: gpu, Milli: milli, Models: models})
 	case mapping == GPUWhole:
 		if len(models) > 0 {
 			p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
