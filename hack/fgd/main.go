@@ -147,13 +147,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	jobs := fgd.Jobs(policies, *seeds)
 	start := time.Now()
-	results, err := fgd.Sweep(context.Background(), t, jobs, 1.3, *workers, func(done, total int, r *fgd.Run) {
-		fmt.Fprintf(stderr, "[%d/%d %5.1fs] %-22s seed %d: %d/%d placed, alloc@100 %.2f @130 %.2f frag@130 %.2f, at most %d pods on a node (%.1fs)\n",
-			done, total, time.Since(start).Seconds(), r.Policy, r.Seed, r.Placed, r.Pods, r.Metrics.Alloc[100], r.Metrics.Alloc[fgd.MaxPct], r.Metrics.Frag[fgd.MaxPct], r.Metrics.MaxPodsPerNode, r.Elapsed.Seconds())
+	fmt.Fprintf(stderr, "fgd: %d replays (%d policies x %d seeds), %d at a time\n", len(jobs), len(policies), *seeds, *workers)
+	results, err := fgd.Sweep(context.Background(), t, jobs, 1.3, *workers, func(done, total int) {
+		fmt.Fprintf(stderr, "fgd: [%d/%d] replays done, %.0fs\n", done, total, time.Since(start).Seconds())
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "fgd: %v\n", err)
 		return 1
+	}
+	for _, r := range results {
+		fmt.Fprintf(stderr, "%-22s seed %d: %d/%d placed, alloc@100 %.2f @130 %.2f frag@130 %.2f, at most %d pods on a node (%.1fs)\n",
+			r.Policy, r.Seed, r.Placed, r.Pods, r.Metrics.Alloc[100], r.Metrics.Alloc[fgd.MaxPct], r.Metrics.Frag[fgd.MaxPct], r.Metrics.MaxPodsPerNode, r.Elapsed.Seconds())
 	}
 	rows := fgd.Summarize(results)
 	fgd.PrintTable(stdout, rows)

@@ -54,8 +54,8 @@ func TestFromSavedRows(t *testing.T) {
 }
 
 // TestSweepOnASmallTrace runs the whole program on a small trace (6 GPU
-// nodes, 40 pods), 2 seeds: the table on stdout, one progress line per run
-// on stderr, and the JSON rows the issue asks for, the kube rows named as
+// nodes, 40 pods), 2 seeds: the table on stdout, a progress line as each
+// replay ends and a line per run on stderr, and the JSON rows the issue asks for, the kube rows named as
 // such.
 func TestSweepOnASmallTrace(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "rows.json")
@@ -101,6 +101,9 @@ func TestSweepOnASmallTrace(t *testing.T) {
 		}
 	}
 	if n := strings.Count(stderr.String(), " placed, alloc@100 "); n != 2*len(want) {
+		t.Errorf("%d run lines, want one per run (%d):\n%s", n, 2*len(want), stderr.String())
+	}
+	if n := strings.Count(stderr.String(), " replays done, "); n != 2*len(want) {
 		t.Errorf("%d progress lines, want one per run (%d):\n%s", n, 2*len(want), stderr.String())
 	}
 }

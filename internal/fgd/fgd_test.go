@@ -196,6 +196,59 @@ func TestRunOne(t *testing.T) {
 	}
 }
 
+// TestSweepEqualsRunOne runs the sweep of every policy (but the DRA row
+// without DynamicResources) on two seeds, two replays at a time, and checks
+// each run against the same run alone: the jobs of a seed share a trace,
+// which the replays must leave as they found it.
+func TestSweepEqualsRunOne(t *testing.T) {
+	tr, err := LoadTrace("testdata/nodes.csv", "testdata/pods.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies, err := Policies(tr.Typical)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := engine.Registry(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []Policy
+	for _, p := range policies {
+		if !p.DRA || DRAAvailable(reg) {
+			kept = append(kept, p)
+		}
+	}
+	jobs := Jobs(kept, 2)
+	var calls []int
+	runs, err := Sweep(context.Background(), tr, jobs, 1.3, 2, func(done, total int) {
+		if total != len(jobs) {
+			t.Errorf("progress total %d, want %d", total, len(jobs))
+		}
+		calls = append(calls, done)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != len(jobs) || calls[len(calls)-1] != len(jobs) {
+		t.Errorf("progress calls %v, want 1..%d", calls, len(jobs))
+	}
+	nanEq := cmp.Comparer(func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) })
+	for i, j := range jobs {
+		alone, err := RunOne(context.Background(), tr, j.Policy, j.Seed, 1.3, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := runs[i]
+		if r.Policy != j.Policy.Name || r.Seed != j.Seed {
+			t.Fatalf("run %d is %s seed %d, want %s seed %d", i, r.Policy, r.Seed, j.Policy.Name, j.Seed)
+		}
+		if d := cmp.Diff(alone.Metrics, r.Metrics, nanEq); d != "" || alone.Placed != r.Placed || alone.Pods != r.Pods {
+			t.Errorf("%s seed %d: the sweep's run differs from the run alone (%d/%d placed, %d/%d alone; metrics -alone +sweep):\n%s", r.Policy, r.Seed, r.Placed, r.Pods, alone.Placed, alone.Pods, d)
+		}
+	}
+}
+
 // TestDRATrace checks the DRA row's input: every GPU pod claims its
 // shape's template, and the objects go through the snapshot loader, which
 // keeps them only when this build reads DRA (ErrNoDRA otherwise).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -66,31 +65,47 @@ func Jobs(policies []Policy, n int) []Job {
 	return out
 }
 
-// Sweep runs the jobs through the replay, workers at a time (0: one per
-// core; replay.Parallel), each with one goroutine per scheduling cycle,
-// and returns the runs in job order. progress, when set, is called after
-// each run with the number done and the run, from one goroutine at a
-// time. The first error stops the sweep.
-func Sweep(ctx context.Context, t *Trace, jobs []Job, ratio float64, workers int, progress func(done, total int, r *Run)) ([]*Run, error) {
-	out := make([]*Run, len(jobs))
-	var mu sync.Mutex
-	done := 0
-	err := replay.Parallel(ctx, len(jobs), workers, nil, func(ctx context.Context, i int) error {
-		r, err := RunOne(ctx, t, jobs[i].Policy, jobs[i].Seed, ratio, 1)
+// Sweep runs the jobs through the replay's sweep (replay.Sweep), workers
+// at a time (0: one per core), each replay with one goroutine per
+// scheduling cycle, and returns the runs in job order. The jobs of a seed
+// share its workload's trace. progress, when set, is called as replays
+// end with the number done, from one goroutine at a time. The first error
+// stops the sweep.
+func Sweep(ctx context.Context, t *Trace, jobs []Job, ratio float64, workers int, progress func(done, total int)) ([]*Run, error) {
+	workloads := map[int64]openb.Workload{}
+	traces := map[int64]*replay.Trace{}
+	preps := make([]*prepared, len(jobs))
+	rjobs := make([]replay.Job, len(jobs))
+	for i, j := range jobs {
+		w, ok := workloads[j.Seed]
+		if !ok {
+			w = openb.TunedWorkload(t.Nodes, t.Pods, t.CapacityMilli, ratio, j.Seed, openb.Epoch)
+			workloads[j.Seed] = w
+		}
+		tr := traces[j.Seed]
+		if tr == nil || j.Policy.DRA {
+			// The DRA row rewrites its trace's pods: its own trace.
+			tr = replayTrace(w)
+			if !j.Policy.DRA {
+				traces[j.Seed] = tr
+			}
+		}
+		p, err := prepare(t, w, tr, j.Policy, j.Seed, 1)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		out[i] = r
-		done++
-		if progress != nil {
-			progress(done, len(jobs), r)
-		}
-		return nil
-	})
+		preps[i] = p
+		rjobs[i] = replay.Job{Name: fmt.Sprintf("policy %s, seed %d", j.Policy.Name, j.Seed), Trace: p.trace, Options: p.options}
+	}
+	results, err := replay.Sweep(ctx, rjobs, workers, progress)
 	if err != nil {
 		return nil, err
+	}
+	out := make([]*Run, len(jobs))
+	for i, p := range preps {
+		if out[i], err = p.finish(results[i]); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -99,12 +114,38 @@ func Sweep(ctx context.Context, t *Trace, jobs []Job, ratio float64, workers int
 // parallelism is the goroutines of a cycle (0 keeps the configuration's);
 // decisions do not depend on it.
 func RunOne(ctx context.Context, t *Trace, p Policy, seed int64, ratio float64, parallelism int) (*Run, error) {
+	w := openb.TunedWorkload(t.Nodes, t.Pods, t.CapacityMilli, ratio, seed, openb.Epoch)
+	pr, err := prepare(t, w, replayTrace(w), p, seed, parallelism)
+	if err != nil {
+		return nil, err
+	}
+	res, err := replay.Run(ctx, pr.trace, pr.options)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
+	}
+	return pr.finish(res)
+}
+
+// prepared is one run ready for the replay: its trace, its options (the
+// row's configuration, and the probes reading the books) and its books.
+type prepared struct {
+	policy  Policy
+	seed    int64
+	work    openb.Workload
+	trace   *replay.Trace
+	options replay.Options
+	books   *gpuBooks
+	// capacity is the GPU thousandths of the nodes.
+	capacity int64
+}
+
+// prepare readies the policy's run of a seed's workload w, whose replay is
+// tr (replayTrace(w); the DRA row puts tr in the DRA mapping).
+func prepare(t *Trace, w openb.Workload, tr *replay.Trace, p Policy, seed int64, parallelism int) (*prepared, error) {
 	cfg, err := LoadConfig(p.Config)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", p.Name, err)
 	}
-	w := openb.TunedWorkload(t.Nodes, t.Pods, t.CapacityMilli, ratio, seed, openb.Epoch)
-	tr := replayTrace(w)
 	model, err := fragModel(t.Typical)
 	if err != nil {
 		return nil, err
@@ -134,7 +175,7 @@ func RunOne(ctx context.Context, t *Trace, p Policy, seed int64, ratio float64, 
 		}
 		reg[names.GpuShare] = spec
 	}
-	res, err := replay.Run(ctx, tr, replay.Options{
+	return &prepared{policy: p, seed: seed, work: w, trace: tr, books: books, capacity: t.CapacityMilli, options: replay.Options{
 		Options:     engine.Options{Config: cfg, Registry: reg, Seed: seed, UseSeed: p.UniformTies, NoPreemption: true},
 		Until:       time.Duration(len(tr.Pods))*ArrivalGap - ArrivalGap/2,
 		Parallelism: parallelism,
@@ -142,10 +183,13 @@ func RunOne(ctx context.Context, t *Trace, p Policy, seed int64, ratio float64, 
 			{Name: columnGPUAllocated, Fn: func(now time.Time, s *schedcore.Snapshot) float64 { return float64(books.update(now, s).used) }},
 			{Name: columnGPUFrag, Fn: func(now time.Time, s *schedcore.Snapshot) float64 { return books.update(now, s).frag }},
 		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
-	}
+	}}, nil
+}
+
+// finish checks the replay followed the artifact's bookkeeping and
+// measures it.
+func (pr *prepared) finish(res *replay.Result) (*Run, error) {
+	p, seed, tr, books := pr.policy, pr.seed, pr.trace, pr.books
 	if books.share == nil && !p.DRA {
 		return nil, fmt.Errorf("policy %s: GpuShare is not enabled", p.Name)
 	}
@@ -159,11 +203,11 @@ func RunOne(ctx context.Context, t *Trace, p Policy, seed int64, ratio float64, 
 	if sum.Attempts != len(tr.Pods) || sum.Placed+sum.Pending != len(tr.Pods) {
 		return nil, fmt.Errorf("policy %s, seed %d: %d pods, %d attempts, %d placed, %d pending: want one attempt per pod", p.Name, seed, len(tr.Pods), sum.Attempts, sum.Placed, sum.Pending)
 	}
-	events, err := eventsOf(res, w, model)
+	events, err := eventsOf(res, pr.work, books.model)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
 	}
-	m := measure(events, t.CapacityMilli)
+	m := measure(events, pr.capacity)
 	m.Failed, m.MaxPodsPerNode = sum.Pending, books.maxPods
 	return &Run{Policy: p.Name, Seed: seed, Pods: len(tr.Pods), Placed: sum.Placed, Metrics: m, Elapsed: time.Duration(sum.DurationSeconds * float64(time.Second))}, nil
 }
