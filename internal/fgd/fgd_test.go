@@ -130,9 +130,10 @@ func TestGPUBooks(t *testing.T) {
 	}
 }
 
-// TestRunOne runs every policy of the table on a small trace (7 nodes, 40
-// pods): the runs are deterministic and the metrics consistent.
-func TestRunOne(t *testing.T) {
+// smallTrace is testdata's trace (the 6 GPU nodes of 7, 40 pods), the
+// table's policies on it and the registry.
+func smallTrace(t *testing.T) (*Trace, []Policy, schedcore.Registry) {
+	t.Helper()
 	tr, err := LoadTrace("testdata/nodes.csv", "testdata/pods.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +149,13 @@ func TestRunOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tr, policies, reg
+}
+
+// TestRunOne runs every policy of the table on a small trace (7 nodes, 40
+// pods): the runs are deterministic and the metrics consistent.
+func TestRunOne(t *testing.T) {
+	tr, policies, reg := smallTrace(t)
 	var got []string
 	for _, p := range policies {
 		got = append(got, p.Name)
@@ -201,18 +209,7 @@ func TestRunOne(t *testing.T) {
 // each run against the same run alone: the jobs of a seed share a trace,
 // which the replays must leave as they found it.
 func TestSweepEqualsRunOne(t *testing.T) {
-	tr, err := LoadTrace("testdata/nodes.csv", "testdata/pods.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	policies, err := Policies(tr.Typical)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := engine.Registry(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, policies, reg := smallTrace(t)
 	var kept []Policy
 	for _, p := range policies {
 		if !p.DRA || DRAAvailable(reg) {
