@@ -80,8 +80,8 @@ func TestSweepOnASmallTrace(t *testing.T) {
 		// lands near 130%, and those figures are null.
 		for _, k := range []string{"allocAt100", "allocAt130", "unallocatedGPUsAt130", "fragAt130"} {
 			v, ok := r[k]
-			if _, num := v.(float64); !ok || !num && v != nil || k == "allocAt100" && !num {
-				t.Errorf("%s: %s = %v (present %v), want a number (or null at 130%%)", r["policy"], k, v, ok)
+			if _, num := v.(float64); !ok || k == "allocAt100" && !num || k != "allocAt100" && v != nil {
+				t.Errorf("%s: %s = %v (present %v), want a number at 100%%, null at 130%%", r["policy"], k, v, ok)
 			}
 		}
 		if !strings.Contains(stdout.String(), r["policy"].(string)) {

@@ -56,6 +56,9 @@ func TestMeasure(t *testing.T) {
 	if m.Frag[25] != 25 || m.Frag[75] != 25 || m.Frag[105] != 15 || !math.IsNaN(m.Frag[50]) {
 		t.Errorf("Frag[25], [75], [105], [50] = %v %v %v %v, want 25 25 15 NaN", m.Frag[25], m.Frag[75], m.Frag[105], m.Frag[50])
 	}
+	if !math.IsNaN(m.UnallocatedAt130) {
+		t.Errorf("UnallocatedAt130 = %v with no event near 130%%, want NaN", m.UnallocatedAt130)
+	}
 	// Two events at 130% (129.5 and 130.4: round half to even) average;
 	// 130% is the unallocated GPUs' point.
 	m = measure([]event{{0, 0, 0}, {2590, 1800, 0}, {2608, 1900, 0}}, 2000)

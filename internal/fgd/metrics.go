@@ -45,7 +45,8 @@ type event struct {
 // measure computes the metrics of a run's events: Alloc, Frag and
 // UnallocatedAt130 (the caller fills the counts).
 func measure(events []event, capacityMilli int64) Metrics {
-	var m Metrics
+	// No event at 130% (a small trace): unknown, as the figures are.
+	m := Metrics{UnallocatedAt130: math.NaN()}
 	gpus := float64(capacityMilli / gpushare.MilliPerGPU)
 	pct := make([]float64, len(events))
 	for i, e := range events {
