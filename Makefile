@@ -13,7 +13,7 @@ LDFLAGS   := -X github.com/kubectl-sched/kubectl-sched/internal/version.Version=
 UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/test/e2e')
 FUZZTIME  ?= 15s
 
-.PHONY: all build install demo test test-unit browser test-long test-e2e fuzz vet fmt-check check-imports bench golden docs completions krew-manifest clean help
+.PHONY: all build install demo test test-unit browser test-long test-e2e fuzz vet fmt-check check-imports bench golden docs completions krew-manifest fgd clean help
 
 all: build
 
@@ -74,6 +74,9 @@ completions: ## regenerate completions/ from the command tree
 krew-manifest: ## render plugins/sched.yaml for TAG from goreleaser's dist/checksums.txt into dist/krew/sched.yaml
 	@if [ -z "$(TAG)" ]; then echo "usage: make krew-manifest TAG=vX.Y.Z (after goreleaser release)"; exit 2; fi
 	$(GO) run ./hack/krew -tag $(TAG) -checksums dist/checksums.txt -o dist/krew/sched.yaml
+
+fgd: ## the FGD paper's table on the openb trace, ours beside the paper's (docs/fgd.md); FGD_JSON=path writes the rows, FGD_FLAGS passes more flags
+	$(GO) run ./hack/fgd $(if $(FGD_JSON),-json $(FGD_JSON)) $(FGD_FLAGS)
 
 clean:
 	rm -rf bin

@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultbinder"
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultpreemption"
+	"github.com/kubectl-sched/kubectl-sched/plugins/gpushare"
 	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
@@ -50,6 +51,14 @@ func NewInTreeRegistry() schedcore.Registry {
 		names.DefaultBinder:                   {Factory: defaultbinder.New},
 		// Out of tree in kube (scheduler-plugins); off by default.
 		names.Coscheduling: {Factory: coscheduling.New, NewArgs: coscheduling.NewArgs},
+		// The FGD paper's GPU-share model and policies; off by default.
+		names.GpuShare:           {Factory: gpushare.New, NewArgs: gpushare.NewGpuShareArgs},
+		names.RandomScore:        {Factory: gpushare.NewRandom},
+		names.DotProductScore:    {Factory: gpushare.NewDotProduct, NewArgs: gpushare.NewDotProductScoreArgs},
+		names.GpuClusteringScore: {Factory: gpushare.NewGpuClustering},
+		names.GpuPackingScore:    {Factory: gpushare.NewGpuPacking},
+		names.BestFitScore:       {Factory: gpushare.NewBestFit},
+		names.FGDScore:           {Factory: gpushare.NewFGD, NewArgs: gpushare.NewFGDScoreArgs},
 	}
 }
 

@@ -7,7 +7,13 @@
 //	go run ./hack/openb2k8s -departures -o /tmp/openb-trace.yaml   # a trace for kubectl sched replay
 //
 // The first command reproduces testdata/conformance/openb-400/snapshot.json
-// (as YAML, with canonical quantities).
+// (as YAML, with canonical quantities). -gpu chooses how GPU requests are
+// written (internal/gen/openb): whole (nvidia.com/gpu, the default),
+// gpushare (the gpushare plugins' annotations) or dra (resource claims;
+// the DeviceClass, the GPU nodes' ResourceSlices and the claim templates
+// are written too). The FGD paper's cluster and pod list:
+//
+//	go run ./hack/openb2k8s -gpu gpushare -gpu-nodes-only -keep-failed -o /tmp/fgd.yaml
 package main
 
 import (
@@ -20,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
@@ -37,6 +44,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ns := fs.String("namespace", openb.Namespace, "namespace of the pods")
 	out := fs.String("o", "-", "output file; .json writes JSON, anything else YAML; - is standard output")
 	format := fs.String("format", "", "json or yaml (default: from the -o extension, else yaml)")
+	gpu := fs.String("gpu", "whole", "GPU requests as whole (nvidia.com/gpu), gpushare (annotations) or dra (resource claims)")
+	keepFailed := fs.Bool("keep-failed", false, "keep the pods whose pod_phase is Failed (the FGD artifact does)")
+	gpuNodesOnly := fs.Bool("gpu-nodes-only", false, "keep only the nodes with GPUs (the FGD paper's cluster)")
 	departures := fs.Bool("departures", false, "set each pod's deletionTimestamp from deletion_time: a trace for kubectl sched replay")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -56,7 +66,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			f = "json"
 		}
 	}
-	opts := openb.Options{Limit: *limit, Namespace: *ns, Departures: *departures}
+	mapping, ok := map[string]openb.GPUMapping{"whole": openb.GPUWhole, "gpushare": openb.GPUShare, "dra": openb.GPUDRA}[*gpu]
+	if !ok {
+		fmt.Fprintf(stderr, "openb2k8s: -gpu: unsupported value %q (want whole, gpushare or dra)\n", *gpu)
+		return 2
+	}
+	opts := openb.Options{Limit: *limit, Namespace: *ns, GPU: mapping, KeepFailed: *keepFailed, Departures: *departures}
 	n, p, err := openb.LoadFiles(*nodes, *pods, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "openb2k8s: %v\n", err)
@@ -65,10 +80,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	if *gpuNodesOnly {
+		var gpuNodes []*v1.Node
+		for _, x := range n {
+			if q := x.Status.Allocatable[openb.GPUResource]; q.Value() > 0 {
+				gpuNodes = append(gpuNodes, x)
+			}
+		}
+		n = gpuNodes
+	}
 	objs := make([]runtime.Object, 0, 1+len(n)+len(p))
 	objs = append(objs, openb.NamespaceObject(opts))
 	for _, x := range n {
 		objs = append(objs, x)
+	}
+	if mapping == openb.GPUDRA {
+		tmpls, err := openb.DRAClaimTemplates(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "openb2k8s: %v\n", err)
+			return 1
+		}
+		objs = append(objs, openb.DRADeviceClass())
+		for _, x := range openb.DRAResourceSlices(n) {
+			objs = append(objs, x)
+		}
+		for _, x := range tmpls {
+			objs = append(objs, x)
+		}
 	}
 	for _, x := range p {
 		objs = append(objs, x)

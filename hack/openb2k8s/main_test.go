@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,43 @@ func TestRunWritesTheList(t *testing.T) {
 	}
 }
 
+func TestRunWritesTheGPUMappings(t *testing.T) {
+	for _, tt := range []struct {
+		gpu  string
+		want map[string]int
+	}{
+		{"gpushare", map[string]int{"Namespace": 1, "Node": 1213, "Pod": 400}},
+		// One slice per GPU node, one template per GPU shape (num_gpu x
+		// gpu_milli) of the first 400 rows, failed ones included.
+		{"dra", map[string]int{"Namespace": 1, "Node": 1213, "Pod": 400, "DeviceClass": 1, "ResourceSlice": 1213, "ResourceClaimTemplate": 17}},
+	} {
+		t.Run(tt.gpu, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "openb.json")
+			var stdout, stderr bytes.Buffer
+			args := []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv",
+				"-gpu", tt.gpu, "-keep-failed", "-gpu-nodes-only", "-limit", "400", "-o", out}
+			if code := run(args, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var l struct{ Items []struct{ Kind string } }
+			if err := json.Unmarshal(data, &l); err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[string]int{}
+			for _, it := range l.Items {
+				kinds[it.Kind]++
+			}
+			if fmt.Sprint(kinds) != fmt.Sprint(tt.want) {
+				t.Errorf("got %v, want %v", kinds, tt.want)
+			}
+		})
+	}
+}
+
 func TestRunRejectsBadUsage(t *testing.T) {
 	tests := []struct {
 		name string
@@ -52,6 +90,7 @@ func TestRunRejectsBadUsage(t *testing.T) {
 		{"a negative limit", []string{"-limit", "-1"}, "-limit must not be negative"},
 		{"an unknown format", []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv", "-limit", "1", "-format", "xml"}, "unsupported output format"},
 		{"a stray argument", []string{"x"}, "unexpected arguments"},
+		{"an unknown GPU mapping", []string{"-gpu", "mig"}, `-gpu: unsupported value "mig"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

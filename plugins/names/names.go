@@ -26,4 +26,15 @@ const (
 	NodeDeclaredFeatures            = "NodeDeclaredFeatures"
 	GangScheduling                  = "GangScheduling"
 	Coscheduling                    = "Coscheduling"
+
+	// The GPU-share family (plugins/gpushare), off by default: the FGD
+	// paper's GPU-share model and its six scoring policies, named as in
+	// its artifact.
+	GpuShare           = "GpuShare"
+	RandomScore        = "RandomScore"
+	DotProductScore    = "DotProductScore"
+	GpuClusteringScore = "GpuClusteringScore"
+	GpuPackingScore    = "GpuPackingScore"
+	BestFitScore       = "BestFitScore"
+	FGDScore           = "FGDScore"
 )

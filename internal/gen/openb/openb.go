@@ -34,6 +34,24 @@
 //   - a non-empty gpu_spec ("T4|P100") becomes required node affinity
 //     gpu.model In [T4, P100].
 //
+// Options.GPU selects another representation of the GPU request, for the
+// FGD paper's GPU-sharing model (docs/fgd.md):
+//   - GPUShare: no nvidia.com/gpu request and no node affinity; when
+//     num_gpu > 0 the pod carries the GPU-share annotations the gpushare
+//     plugins read: gpu-count = num_gpu, gpu-milli = gpu_milli (1000 when
+//     the column is missing, clamped to [0, 1000] as the artifact's
+//     pod_csv_to_yaml.py does) and, for a non-empty gpu_spec, gpu-model =
+//     gpu_spec. Nodes are unchanged: GpuShare counts a node's GPUs from
+//     nvidia.com/gpu and reads its model from gpu.model.
+//   - GPUDRA: no nvidia.com/gpu request and no node affinity; when
+//     num_gpu > 0 the pod has one resource claim "gpu", from the
+//     ResourceClaimTemplate of its shape (DRATemplateName; see dra.go for
+//     the DeviceClass, ResourceSlices and templates), and keeps the
+//     GPU-share annotations as the record of its shape.
+//
+// Options.KeepFailed keeps the rows with pod_phase Failed, as the FGD
+// artifact does (it replays every row of the pod list).
+//
 // With Options.Departures (the trace `kubectl sched replay` reads), a pod
 // also leaves: metadata.deletionTimestamp = Epoch + deletion_time seconds
 // when the column is present and not empty. A deletion_time before the
@@ -79,6 +97,26 @@ var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 // ErrInvalid marks a malformed trace file.
 var ErrInvalid = errors.New("invalid openb trace")
 
+// GPUMapping is how a pod's GPU request is represented.
+type GPUMapping string
+
+// The GPU mappings.
+const (
+	// GPUWhole requests nvidia.com/gpu: num_gpu whole GPUs (the default).
+	GPUWhole GPUMapping = ""
+	// GPUShare carries num_gpu x gpu_milli in the gpushare annotations.
+	GPUShare GPUMapping = "gpushare"
+	// GPUDRA claims devices through a ResourceClaimTemplate.
+	GPUDRA GPUMapping = "dra"
+)
+
+// The GPU-share annotations (plugins/gpushare reads them).
+const (
+	AnnotationGPUMilli = "gpushare.kubectl-sched.io/gpu-milli"
+	AnnotationGPUCount = "gpushare.kubectl-sched.io/gpu-count"
+	AnnotationGPUModel = "gpushare.kubectl-sched.io/gpu-model"
+)
+
 // Options tune the pod conversion. The zero value is the fixture's mapping
 // over the whole file.
 type Options struct {
@@ -88,6 +126,10 @@ type Options struct {
 	Namespace string
 	// Epoch overrides Epoch.
 	Epoch time.Time
+	// GPU is the representation of GPU requests (default GPUWhole).
+	GPU GPUMapping
+	// KeepFailed keeps the rows whose pod_phase is Failed.
+	KeepFailed bool
 	// Departures sets each pod's deletionTimestamp from deletion_time, for
 	// a replay with departures.
 	Departures bool
@@ -211,10 +253,10 @@ func ReadPods(r io.Reader, file string, o Options) ([]*v1.Pod, error) {
 		if !ok {
 			break
 		}
-		if t.str("pod_phase") == string(v1.PodFailed) {
+		if !o.KeepFailed && t.str("pod_phase") == string(v1.PodFailed) {
 			continue
 		}
-		p, err := podFromRow(t, ns, epoch, o.Departures)
+		p, err := podFromRow(t, ns, epoch, o.GPU, o.Departures)
 		if err != nil {
 			return nil, err
 		}
@@ -227,7 +269,7 @@ func ReadPods(r io.Reader, file string, o Options) ([]*v1.Pod, error) {
 	return pods, nil
 }
 
-func podFromRow(t *table, ns string, epoch time.Time, departures bool) (*v1.Pod, error) {
+func podFromRow(t *table, ns string, epoch time.Time, mapping GPUMapping, departures bool) (*v1.Pod, error) {
 	name := t.str("name")
 	if name == "" {
 		return nil, t.errorf("name: empty pod name")
@@ -250,6 +292,13 @@ func podFromRow(t *table, ns string, epoch time.Time, departures bool) (*v1.Pod,
 			return nil, err
 		}
 	}
+	milli := int64(MilliPerGPU)
+	if t.has("gpu_milli") && gpu > 0 {
+		if milli, err = t.integer("gpu_milli"); err != nil {
+			return nil, err
+		}
+		milli = min(max(milli, 0), MilliPerGPU)
+	}
 	var deleted *metav1.Time
 	if departures && t.str("deletion_time") != "" {
 		d, err := t.nonNegative("deletion_time")
@@ -266,7 +315,7 @@ func podFromRow(t *table, ns string, epoch time.Time, departures bool) (*v1.Pod,
 		v1.ResourceCPU:    *resource.NewMilliQuantity(cpu, resource.DecimalSI),
 		v1.ResourceMemory: *resource.NewQuantity(mem<<20, resource.BinarySI),
 	}
-	if gpu > 0 {
+	if gpu > 0 && mapping == GPUWhole {
 		res[GPUResource] = *resource.NewQuantity(gpu, resource.DecimalSI)
 	}
 	labels := map[string]string{LabelApp: AppValue}
@@ -288,13 +337,25 @@ func podFromRow(t *table, ns string, epoch time.Time, departures bool) (*v1.Pod,
 		}}},
 		Status: v1.PodStatus{Phase: v1.PodPending},
 	}
-	if spec := t.str("gpu_spec"); spec != "" {
-		var models []string
-		for _, m := range strings.Split(spec, "|") {
-			if m = strings.TrimSpace(m); m != "" {
-				models = append(models, m)
-			}
+	var models []string
+	for _, m := range strings.Split(t.str("gpu_spec"), "|") {
+		if m = strings.TrimSpace(m); m != "" {
+			models = append(models, m)
 		}
+	}
+	if (mapping == GPUShare || mapping == GPUDRA) && gpu > 0 && milli > 0 {
+		p.Annotations = map[string]string{
+			AnnotationGPUCount: strconv.FormatInt(gpu, 10),
+			AnnotationGPUMilli: strconv.FormatInt(milli, 10),
+		}
+		if len(models) > 0 {
+			p.Annotations[AnnotationGPUModel] = strings.Join(models, "|")
+		}
+	}
+	switch {
+	case mapping == GPUDRA && gpu > 0 && milli > 0:
+		withDRAClaim(p, Shape{Count: gpu, Milli: milli, Models: models})
+	case mapping == GPUWhole:
 		if len(models) > 0 {
 			p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
 				RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
@@ -370,6 +431,15 @@ func (t *table) str(c string) string {
 		return ""
 	}
 	return strings.TrimSpace(t.row[i])
+}
+
+func (t *table) integer(c string) (int64, error) {
+	s := t.str(c)
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v > maxValue || v < -maxValue {
+		return 0, t.errorf("%s: invalid value %q: want an integer", c, s)
+	}
+	return v, nil
 }
 
 func (t *table) nonNegative(c string) (int64, error) {

@@ -1,0 +1,458 @@
+package fgd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
+	"github.com/kubectl-sched/kubectl-sched/internal/replay"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/plugins/gpushare"
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// ArrivalGap is the virtual time between two arrivals of a run's replay.
+// The artifact has no clock: pods arrive one after the other, each one
+// placed or dropped before the next. A millisecond apart, the 10866 pods
+// of a seed arrive within 11 virtual seconds, far less than the 5 minutes
+// after which kube's unschedulable pool retries a pod, and the replay
+// stops at the last arrival: each pod has exactly one attempt, on
+// arrival, as in the artifact (RunOne checks it).
+const ArrivalGap = time.Millisecond
+
+// The probes' columns in the replay's series.
+const (
+	columnGPUAllocated = "gpuMilliAllocated"
+	columnGPUFrag      = "gpuMilliFragmented"
+)
+
+// Run is one policy on one seed.
+type Run struct {
+	Policy string
+	Seed   int64
+	// Pods is the number of pods that arrived; Placed of them were placed.
+	Pods, Placed int
+	// Metrics are the artifact's metrics of the run.
+	Metrics Metrics
+	// Elapsed is the wall time of the replay.
+	Elapsed time.Duration
+}
+
+// Job is one run of a sweep.
+type Job struct {
+	Policy Policy
+	Seed   int64
+}
+
+// Jobs lists every policy on n seeds from 42 (the artifact's), policy by
+// policy.
+func Jobs(policies []Policy, n int) []Job {
+	var out []Job
+	for _, p := range policies {
+		for s := 0; s < n; s++ {
+			out = append(out, Job{Policy: p, Seed: int64(42 + s)})
+		}
+	}
+	return out
+}
+
+// Sweep runs the jobs through the replay's sweep (replay.Sweep), workers
+// at a time (0: one per core), each replay with one goroutine per
+// scheduling cycle, and returns the runs in job order. The jobs of a seed
+// share its workload's trace. progress, when set, is called as replays
+// end with the number done, from one goroutine at a time. The first error
+// stops the sweep.
+func Sweep(ctx context.Context, t *Trace, jobs []Job, ratio float64, workers int, progress func(done, total int)) ([]*Run, error) {
+	workloads := map[int64]openb.Workload{}
+	traces := map[int64]*replay.Trace{}
+	preps := make([]*prepared, len(jobs))
+	rjobs := make([]replay.Job, len(jobs))
+	for i, j := range jobs {
+		w, ok := workloads[j.Seed]
+		if !ok {
+			w = openb.TunedWorkload(t.Nodes, t.Pods, t.CapacityMilli, ratio, j.Seed, openb.Epoch)
+			workloads[j.Seed] = w
+		}
+		tr := traces[j.Seed]
+		if tr == nil || j.Policy.DRA {
+			// The DRA row rewrites its trace's pods: its own trace.
+			tr = replayTrace(w)
+			if !j.Policy.DRA {
+				traces[j.Seed] = tr
+			}
+		}
+		p, err := prepare(t, w, tr, j.Policy, j.Seed, 1)
+		if err != nil {
+			return nil, err
+		}
+		preps[i] = p
+		rjobs[i] = replay.Job{Name: fmt.Sprintf("policy %s, seed %d", j.Policy.Name, j.Seed), Trace: p.trace, Options: p.options}
+	}
+	results, err := replay.Sweep(ctx, rjobs, workers, progress)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Run, len(jobs))
+	for i, p := range preps {
+		if out[i], err = p.finish(results[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// RunOne replays the seed's workload with the policy and measures it.
+// parallelism is the goroutines of a cycle (0 keeps the configuration's);
+// decisions do not depend on it.
+func RunOne(ctx context.Context, t *Trace, p Policy, seed int64, ratio float64, parallelism int) (*Run, error) {
+	w := openb.TunedWorkload(t.Nodes, t.Pods, t.CapacityMilli, ratio, seed, openb.Epoch)
+	pr, err := prepare(t, w, replayTrace(w), p, seed, parallelism)
+	if err != nil {
+		return nil, err
+	}
+	res, err := replay.Run(ctx, pr.trace, pr.options)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
+	}
+	return pr.finish(res)
+}
+
+// prepared is one run ready for the replay: its trace, its options (the
+// row's configuration, and the probes reading the books) and its books.
+type prepared struct {
+	policy  Policy
+	seed    int64
+	work    openb.Workload
+	trace   *replay.Trace
+	options replay.Options
+	books   *gpuBooks
+	// capacity is the GPU thousandths of the nodes.
+	capacity int64
+}
+
+// prepare readies the policy's run of a seed's workload w, whose replay is
+// tr (replayTrace(w); the DRA row puts tr in the DRA mapping).
+func prepare(t *Trace, w openb.Workload, tr *replay.Trace, p Policy, seed int64, parallelism int) (*prepared, error) {
+	cfg, err := LoadConfig(p.Config)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", p.Name, err)
+	}
+	model, err := fragModel(t.Typical)
+	if err != nil {
+		return nil, err
+	}
+	books := &gpuBooks{model: model}
+	reg, err := engine.Registry(nil)
+	if err != nil {
+		return nil, err
+	}
+	if p.DRA {
+		if !DRAAvailable(reg) {
+			return nil, fmt.Errorf("policy %s: %w", p.Name, ErrNoDRA)
+		}
+		if err := draTrace(tr); err != nil {
+			return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
+		}
+	} else {
+		// The probes read the GPUs each pod took from this run's GpuShare.
+		spec := reg[names.GpuShare]
+		newShare := spec.Factory
+		spec.Factory = func(ctx context.Context, args runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+			pl, err := newShare(ctx, args, h)
+			if err == nil {
+				books.share = pl.(*gpushare.GpuShare)
+			}
+			return pl, err
+		}
+		reg[names.GpuShare] = spec
+	}
+	return &prepared{policy: p, seed: seed, work: w, trace: tr, books: books, capacity: t.CapacityMilli, options: replay.Options{
+		Options:     engine.Options{Config: cfg, Registry: reg, Seed: seed, UseSeed: p.UniformTies, NoPreemption: true},
+		Until:       time.Duration(len(tr.Pods))*ArrivalGap - ArrivalGap/2,
+		Parallelism: parallelism,
+		Probes: []replay.Probe{
+			{Name: columnGPUAllocated, Fn: func(now time.Time, s *schedcore.Snapshot) float64 { return float64(books.update(now, s).used) }},
+			{Name: columnGPUFrag, Fn: func(now time.Time, s *schedcore.Snapshot) float64 { return books.update(now, s).frag }},
+		},
+	}}, nil
+}
+
+// finish checks the replay followed the artifact's bookkeeping and
+// measures it.
+func (pr *prepared) finish(res *replay.Result) (*Run, error) {
+	p, seed, tr, books := pr.policy, pr.seed, pr.trace, pr.books
+	if books.share == nil && !p.DRA {
+		return nil, fmt.Errorf("policy %s: GpuShare is not enabled", p.Name)
+	}
+	if books.err != nil {
+		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, books.err)
+	}
+	sum := res.Summary
+	// Each pod had one attempt, on arrival: the artifact's bookkeeping,
+	// which deletes a pod that does not fit. (With no departures the free
+	// capacity only shrinks, so a retry could not succeed anyway.)
+	if sum.Attempts != len(tr.Pods) || sum.Placed+sum.Pending != len(tr.Pods) {
+		return nil, fmt.Errorf("policy %s, seed %d: %d pods, %d attempts, %d placed, %d pending: want one attempt per pod", p.Name, seed, len(tr.Pods), sum.Attempts, sum.Placed, sum.Pending)
+	}
+	events, err := eventsOf(res, pr.work, books.model)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
+	}
+	m := measure(events, pr.capacity)
+	m.Failed, m.MaxPodsPerNode = sum.Pending, books.maxPods
+	return &Run{Policy: p.Name, Seed: seed, Pods: len(tr.Pods), Placed: sum.Placed, Metrics: m, Elapsed: time.Duration(sum.DurationSeconds * float64(time.Second))}, nil
+}
+
+// replayTrace is the workload as a replay: the nodes there from the
+// start, the pods arriving ArrivalGap apart in workload order.
+func replayTrace(w openb.Workload) *replay.Trace {
+	tr := &replay.Trace{
+		Start:   openb.Epoch,
+		Objects: &snapshot.Cluster{Namespaces: []*v1.Namespace{openb.NamespaceObject(openb.Options{})}},
+		Nodes:   make([]replay.Node, len(w.Nodes)),
+		Pods:    make([]replay.Pod, len(w.Pods)),
+	}
+	for i, n := range w.Nodes {
+		tr.Nodes[i] = replay.Node{Node: n, Arrive: openb.Epoch}
+	}
+	for i, p := range w.Pods {
+		tr.Pods[i] = replay.Pod{Pod: p, Arrive: openb.Epoch.Add(time.Duration(i) * ArrivalGap)}
+	}
+	return tr
+}
+
+// ErrNoDRA is the DRA row on a build without DynamicResources.
+var ErrNoDRA = errors.New("this build has no DynamicResources plugin (DRA, issue #14)")
+
+// DRAAvailable reports whether a registry has DRA's plugin.
+func DRAAvailable(reg schedcore.Registry) bool {
+	_, ok := reg[names.DynamicResources]
+	return ok
+}
+
+// draTrace puts a trace in the DRA mapping (DRAObjects), its objects read
+// by the snapshot loader as any dump of them would be.
+func draTrace(tr *replay.Trace) error {
+	nodes := make([]*v1.Node, len(tr.Nodes))
+	for i, n := range tr.Nodes {
+		nodes[i] = n.Node
+	}
+	pods := make([]*v1.Pod, len(tr.Pods))
+	for i, p := range tr.Pods {
+		pods[i] = p.Pod
+	}
+	objs, pods, err := DRAObjects(nodes, pods)
+	if err != nil {
+		return err
+	}
+	for i := range tr.Pods {
+		tr.Pods[i].Pod = pods[i]
+	}
+	data, err := v1list.Marshal("json", objs...)
+	if err != nil {
+		return err
+	}
+	cl := &snapshot.Cluster{}
+	if err := cl.AddData("fgd-dra.json", data); err != nil {
+		return err
+	}
+	if len(cl.Warnings) > 0 {
+		return fmt.Errorf("%w: %s", ErrNoDRA, cl.Warnings[0])
+	}
+	tr.Objects = cl
+	return nil
+}
+
+// DRAObjects returns the DRA mapping of a workload: the pods, each GPU pod
+// with the claim of its shape's template (copies; the inputs are left as
+// they are), and the objects besides nodes and pods: the namespace, the
+// DeviceClass, one ResourceSlice per node with GPUs and the templates.
+func DRAObjects(nodes []*v1.Node, pods []*v1.Pod) ([]runtime.Object, []*v1.Pod, error) {
+	objs := []runtime.Object{openb.NamespaceObject(openb.Options{}), openb.DRADeviceClass()}
+	for _, s := range openb.DRAResourceSlices(nodes) {
+		objs = append(objs, s)
+	}
+	out := make([]*v1.Pod, len(pods))
+	for i, p := range pods {
+		var err error
+		if out[i], err = openb.DRAPod(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	tmpls, err := openb.DRAClaimTemplates(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range tmpls {
+		objs = append(objs, t)
+	}
+	return objs, out, nil
+}
+
+// Dump returns a seed's workload as the objects of a cluster dump, for
+// `kubectl sched dryrun -f` with a row's configuration: the namespace, the
+// nodes (renamed as the seed renames them), in the DRA mapping its
+// objects, and the pods in arrival order, a second apart.
+func (t *Trace) Dump(seed int64, ratio float64, dra bool) ([]runtime.Object, error) {
+	w := openb.TunedWorkload(t.Nodes, t.Pods, t.CapacityMilli, ratio, seed, openb.Epoch)
+	objs := []runtime.Object{openb.NamespaceObject(openb.Options{})}
+	pods := w.Pods
+	if dra {
+		var err error
+		if objs, pods, err = DRAObjects(w.Nodes, w.Pods); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range w.Nodes {
+		objs = append(objs, n)
+	}
+	for _, p := range pods {
+		objs = append(objs, p)
+	}
+	return objs, nil
+}
+
+// eventsOf turns the replay's series into the artifact's log: one event
+// before the first pod, then one after each pod's attempt (the last sample
+// at which that many pods had arrived).
+func eventsOf(res *replay.Result, w openb.Workload, model *gpushare.FragModel) ([]event, error) {
+	s := &res.Series
+	var used, frag []float64
+	for _, e := range s.Extra {
+		switch e.Name {
+		case columnGPUAllocated:
+			used = e.Values
+		case columnGPUFrag:
+			frag = e.Values
+		}
+	}
+	if used == nil || frag == nil {
+		return nil, fmt.Errorf("the replay's series lack the GPU columns")
+	}
+	events := make([]event, len(w.Pods)+1)
+	events[0].frag = emptyFrag(w.Nodes, model)
+	seen := make([]bool, len(w.Pods)+1)
+	for i, n := range s.Arrived {
+		if n <= 0 || n > len(w.Pods) {
+			continue
+		}
+		events[n].used, events[n].frag = int64(used[i]), frag[i]
+		seen[n] = true
+	}
+	var arrived int64
+	for i, p := range w.Pods {
+		_, t := openb.GPUMilli(p)
+		arrived += t
+		if !seen[i+1] {
+			return nil, fmt.Errorf("no sample after the arrival of pod %d (%s)", i+1, p.Name)
+		}
+		events[i+1].arrived = arrived
+	}
+	return events, nil
+}
+
+// emptyFrag is the fragmentation of the nodes with every GPU free.
+func emptyFrag(nodes []*v1.Node, model *gpushare.FragModel) float64 {
+	var f float64
+	for _, n := range nodes {
+		q := n.Status.Allocatable[openb.GPUResource]
+		g := &gpushare.NodeGPUs{Model: n.Labels[openb.LabelGPUModel], Free: make([]int64, q.Value())}
+		for j := range g.Free {
+			g.Free[j] = gpushare.MilliPerGPU
+		}
+		f += model.Frag(g, n.Status.Allocatable.Cpu().MilliValue())
+	}
+	return f
+}
+
+// gpuBooks keep, for the probes, each node's allocated GPU thousandths and
+// fragmentation, recomputed only for the nodes whose NodeInfo changed since
+// the last sample (one per placement), from the GPUs GpuShare gave each
+// pod.
+type gpuBooks struct {
+	model *gpushare.FragModel
+	share *gpushare.GpuShare
+	// slots are by the snapshot's list position.
+	slots   []bookSlot
+	used    int64
+	frag    float64
+	maxPods int
+	at      time.Time
+	synced  bool
+	// err is the first overcommitted node seen.
+	err error
+}
+
+type bookSlot struct {
+	name string
+	gen  int64
+	used int64
+	frag float64
+}
+
+// update brings the books up to the snapshot, once per sample.
+func (b *gpuBooks) update(now time.Time, snap *schedcore.Snapshot) *gpuBooks {
+	if b.synced && b.at.Equal(now) {
+		return b
+	}
+	b.at, b.synced = now, true
+	list := snap.List()
+	if len(b.slots) != len(list) {
+		b.slots = make([]bookSlot, len(list))
+		b.used, b.frag = 0, 0
+	}
+	for i, ni := range list {
+		s := &b.slots[i]
+		if s.gen == ni.Generation && s.name == ni.Name() {
+			continue
+		}
+		cpuLeft := ni.Allocatable.MilliCPU - ni.Requested.MilliCPU
+		if cpuLeft < 0 && b.err == nil {
+			b.err = fmt.Errorf("the CPU of node %s is overcommitted (%dm free)", ni.Name(), cpuLeft)
+		}
+		var used int64
+		frag := math.NaN()
+		if b.share != nil {
+			g := b.share.NodeState(ni)
+			for id, f := range g.Free {
+				if f < 0 && b.err == nil {
+					b.err = fmt.Errorf("GPU %d of node %s is overcommitted (%dm free)", id, ni.Name(), f)
+				}
+				used += gpushare.MilliPerGPU - f
+			}
+			frag = b.model.Frag(g, cpuLeft)
+		} else {
+			// Without GpuShare (the DRA row) which device holds a share is
+			// the DRA allocator's: the pods' shapes give the thousandths
+			// taken, not the fragmentation.
+			for _, pi := range ni.Pods {
+				_, t := openb.GPUMilli(pi.Pod)
+				used += t
+			}
+		}
+		b.used += used - s.used
+		b.frag += frag - s.frag
+		*s = bookSlot{name: ni.Name(), gen: ni.Generation, used: used, frag: frag}
+		b.maxPods = max(b.maxPods, len(ni.Pods))
+	}
+	return b
+}
+
+// fragModel is FGD's model of the typical pods, which the fragmentation
+// metric uses for every policy (as the artifact does).
+func fragModel(typical []gpushare.TypicalPod) (*gpushare.FragModel, error) {
+	pl, err := gpushare.NewFGD(context.Background(), &gpushare.FGDScoreArgs{TypicalPods: typical}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return pl.(*gpushare.FGDScore).Model(), nil
+}
