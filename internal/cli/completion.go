@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
@@ -130,6 +131,32 @@ func (s completionSource) list(kind string) ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// nodes returns the nodes, from the snapshot files or the cluster.
+func (s completionSource) nodes() ([]*v1.Node, error) {
+	if s.offline() {
+		cl, err := s.snapshotCluster()
+		if err != nil {
+			return nil, err
+		}
+		return cl.Nodes, nil
+	}
+	clients, err := s.settings.clients(s.flags)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+	defer cancel()
+	l, err := clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1.Node, len(l.Items))
+	for i := range l.Items {
+		out[i] = &l.Items[i]
+	}
+	return out, nil
 }
 
 // matching returns the names with the prefix, each with prefix add in

@@ -288,7 +288,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		// priority keep their creationTimestamp, namespace/name order.
 		clk.Step(time.Microsecond)
 	}
-	if err := loop(ctx, sched, q, clk, profiles, func() int { return len(rep.Placements) }); err != nil {
+	if err := Loop(ctx, sched, q, clk, profiles, func() int { return len(rep.Placements) }); err != nil {
 		return nil, err
 	}
 	elapsed := time.Since(start)
@@ -333,7 +333,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	return rep, nil
 }
 
-// loop pops until nothing is left in activeQ or backoffQ and no pod waits
+// Loop pops until nothing is left in activeQ or backoffQ and no pod waits
 // at Permit. Pods in backoff are taken when activeQ is empty (kube's
 // SchedulerPopFromBackoffQ); pods in the unschedulable pool stay there,
 // since only a cluster event could move them and the dry-run's only events
@@ -342,7 +342,9 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 // scheduler. A gang that keeps timing out and retrying would loop forever;
 // the loop stops once no pod has been placed for twice the longest Permit
 // timeout plus the longest backoff (the state then only repeats).
-func loop(ctx context.Context, s *schedcore.Scheduler, q schedcore.SchedulingQueue, clk *clocktesting.FakeClock, profiles *engine.Profiles, placements func() int) error {
+// placements counts the pods placed so far (the driver's Scheduled hook
+// keeps it). Other offline drivers (capacity) run their pods through it.
+func Loop(ctx context.Context, s *schedcore.Scheduler, q schedcore.SchedulingQueue, clk *clocktesting.FakeClock, profiles *engine.Profiles, placements func() int) error {
 	lastPlaced, lastProgress := placements(), clk.Now()
 	var longest time.Duration
 	idle := 0

@@ -102,23 +102,9 @@ func (c *Cluster) AddPaths(paths []string, stdin io.Reader) error {
 		}
 		files := []string{p}
 		if st.IsDir() {
-			files = nil
-			err := filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				switch strings.ToLower(filepath.Ext(path)) {
-				case ".yaml", ".yml", ".json":
-					if !d.IsDir() {
-						files = append(files, path)
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return &LoadError{File: p, Msg: err.Error()}
+			if files, err = manifestFiles(p); err != nil {
+				return err
 			}
-			sort.Strings(files)
 		}
 		for _, f := range files {
 			data, err := os.ReadFile(f)
@@ -131,6 +117,28 @@ func (c *Cluster) AddPaths(paths []string, stdin io.Reader) error {
 		}
 	}
 	return nil
+}
+
+// manifestFiles lists the YAML and JSON files under dir, sorted by name.
+func manifestFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".yaml", ".yml", ".json":
+			if !d.IsDir() {
+				files = append(files, path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &LoadError{File: dir, Msg: err.Error()}
+	}
+	sort.Strings(files)
+	return files, nil
 }
 
 type doc struct {
@@ -172,20 +180,9 @@ func (c *Cluster) AddData(file string, data []byte) error {
 		if len(bytes.TrimSpace(stripComments(d.data))) == 0 {
 			continue
 		}
-		var obj map[string]any
-		if t := bytes.TrimSpace(d.data); t[0] == '{' {
-			// JSON (kubectl -o json) needs no YAML pass.
-			if err := json.Unmarshal(t, &obj); err != nil {
-				return &LoadError{File: file, Line: d.line + jsonErrLine(t, err) - 1, Msg: "malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
-			}
-		} else {
-			js, err := yaml.YAMLToJSON(d.data)
-			if err != nil {
-				return &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
-			}
-			if err := json.Unmarshal(js, &obj); err != nil {
-				return &LoadError{File: file, Line: d.line, Msg: "malformed document: " + err.Error()}
-			}
+		obj, err := decodeDoc(file, d)
+		if err != nil {
+			return err
 		}
 		if obj == nil {
 			continue
@@ -195,6 +192,26 @@ func (c *Cluster) AddData(file string, data []byte) error {
 		}
 	}
 	return nil
+}
+
+// decodeDoc decodes one YAML or JSON document into a map (nil for null).
+func decodeDoc(file string, d doc) (map[string]any, error) {
+	var obj map[string]any
+	if t := bytes.TrimSpace(d.data); t[0] == '{' {
+		// JSON (kubectl -o json) needs no YAML pass.
+		if err := json.Unmarshal(t, &obj); err != nil {
+			return nil, &LoadError{File: file, Line: d.line + jsonErrLine(t, err) - 1, Msg: "malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+		}
+		return obj, nil
+	}
+	js, err := yaml.YAMLToJSON(d.data)
+	if err != nil {
+		return nil, &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
+	}
+	if err := json.Unmarshal(js, &obj); err != nil {
+		return nil, &LoadError{File: file, Line: d.line, Msg: "malformed document: " + err.Error()}
+	}
+	return obj, nil
 }
 
 func stripComments(b []byte) []byte {

@@ -1,0 +1,60 @@
+package schedcore
+
+import v1 "k8s.io/api/core/v1"
+
+// NodeLocalPlugin is an optional interface of the plugins that can reject a
+// pod in the scheduling cycle (PreFilter, Filter, Reserve, Permit,
+// PreBind). NodeLocal reports whether, for pod, the plugin's verdict on a
+// node depends only on that node's NodeInfo and on cluster state that
+// placing copies of pod on nodes does not change: then a copy that fits on
+// a node keeps fitting there whatever happens on the other nodes, and a
+// copy that does not fit never will until that node changes.
+//
+// Capacity planning relies on it to count how many copies of a workload
+// fit node by node rather than cycle by cycle (the count of placements
+// until the first failure is then the sum of the per-node counts, whatever
+// the order the scores give). A plugin that does not implement it is taken
+// to couple nodes, so answer true only when it is certain: a topology
+// spread constraint, a pod (anti-)affinity term, a claim shared between
+// copies or a gang couple nodes.
+type NodeLocalPlugin interface {
+	Plugin
+	NodeLocal(pod *v1.Pod) bool
+}
+
+// NodeLocal reports whether every plugin of the profile that can reject pod
+// in the scheduling cycle says, for pod, that it is node-local
+// (NodeLocalPlugin). Score plugins do not matter: they choose among the
+// feasible nodes, never make one infeasible.
+func (f *Framework) NodeLocal(pod *v1.Pod) bool {
+	local := func(p Plugin) bool {
+		nl, ok := p.(NodeLocalPlugin)
+		return ok && nl.NodeLocal(pod)
+	}
+	for _, p := range f.preFilter {
+		if !local(p) {
+			return false
+		}
+	}
+	for _, p := range f.filter {
+		if !local(p) {
+			return false
+		}
+	}
+	for _, p := range f.reserve {
+		if !local(p) {
+			return false
+		}
+	}
+	for _, p := range f.permit {
+		if !local(p) {
+			return false
+		}
+	}
+	for _, p := range f.preBind {
+		if !local(p) {
+			return false
+		}
+	}
+	return true
+}
