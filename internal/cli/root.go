@@ -57,7 +57,7 @@ KubeSchedulerConfiguration files you already have.`),
 	root.AddCommand(NewCmdRun(streams, settings))
 	root.AddCommand(NewCmdExplain(streams, settings))
 	root.AddCommand(NewCmdCapacity(streams, settings))
-	// root.AddCommand(NewCmdDrain(streams, settings))
+	root.AddCommand(NewCmdDrain(streams, settings))
 	root.AddCommand(NewCmdSnapshot(streams, settings))
 	root.AddCommand(NewCmdTop(streams, settings))
 	root.AddCommand(NewCmdVersion(streams))
