@@ -56,6 +56,9 @@ type Options struct {
 	MinNodes bool
 	// GroupBy are node labels to count the copies by, beside the zone.
 	GroupBy []string
+	// Cycles places every copy through the scheduling cycle even when
+	// the node-local count applies (slower; for checking it).
+	Cycles bool
 	// Nearest is how many of the nearest rejected nodes get "what would
 	// make it fit" for the copy that stops a count (0: 3; negative: none).
 	Nearest int
@@ -238,7 +241,7 @@ func (c *counter) count(ctx context.Context) (*report.CapacitySpec, error) {
 	if limit == 0 {
 		limit = c.r.o.Max
 	}
-	if s.Gang == nil && len(s.ClaimTemplates) == 0 {
+	if s.Gang == nil && len(s.ClaimTemplates) == 0 && !c.r.o.Cycles {
 		done, err := c.fill(ctx, res, limit)
 		if err != nil || done {
 			return res, err

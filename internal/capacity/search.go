@@ -41,7 +41,7 @@ func (r *runner) minNodes(ctx context.Context) (*report.MinNodes, error) {
 			return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Name, ErrNeedsReplicas)
 		}
 	}
-	if len(r.specs) == 1 {
+	if len(r.specs) == 1 && !r.o.Cycles {
 		res, ok, err := r.nodeLocalMinNodes(ctx)
 		if err != nil || ok {
 			return res, err

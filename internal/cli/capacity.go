@@ -37,6 +37,7 @@ type CapacityOptions struct {
 	MinNodes     bool
 	GroupBy      []string
 	Nearest      int
+	Cycles       bool
 
 	namespace string
 }
@@ -123,6 +124,7 @@ asked for), 3 when one did not, 2 for bad input, 1 for other failures.`),
 	f.StringVar(&o.NodeTemplate, "node-template", "", "A Node manifest (with status.allocatable) that --add-nodes and --min-nodes copy")
 	f.BoolVar(&o.MinNodes, "min-nodes", false, "Find the fewest --node-template nodes with which every spec gets its --replicas")
 	f.StringArrayVar(&o.GroupBy, "group-by", nil, "Also count the copies by this node label, e.g. a pool label (repeatable)")
+	f.BoolVar(&o.Cycles, "cycles", false, "Place every copy through the scheduling cycle even when counting node by node gives the same answer (slower; to check it)")
 	f.IntVar(&o.Nearest, "nearest", o.Nearest, "How many of the nearest rejected nodes get 'what would make it fit' for the copy that does not fit")
 	o.ConfigFlags.AddFlags(f)
 
@@ -233,7 +235,7 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 		}
 	}
 	opts := capacity.Options{Config: cfg, Registry: reg, Max: o.Max, AddNodes: o.AddNodes, MinNodes: o.MinNodes,
-		GroupBy: o.GroupBy, Nearest: o.Nearest, Source: source}
+		GroupBy: o.GroupBy, Nearest: o.Nearest, Source: source, Cycles: o.Cycles}
 	if opts.Nearest == 0 {
 		opts.Nearest = -1
 	}

@@ -11,6 +11,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	pdbhelper "k8s.io/component-helpers/apps/poddisruptionbudget"
 )
 
 // What kubectl drain does with a pod of a drained node (its filters, in
@@ -166,6 +167,9 @@ func (b *budgets) evict(p *v1.Pod) *Refusal {
 		return &Refusal{Code: 429, Budget: ref, Message: tooMany, Cause: zeroBudgetCause(pdb)}
 	}
 	st.DisruptionsAllowed--
+	if st.DisruptionsAllowed == 0 {
+		pdbhelper.UpdateDisruptionAllowedCondition(pdb)
+	}
 	if st.DisruptedPods == nil {
 		st.DisruptedPods = map[string]metav1.Time{}
 	}
