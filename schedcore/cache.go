@@ -173,7 +173,11 @@ func (c *Cache) nodeImageStates(node *v1.Node) map[string]*ImageStateSummary {
 }
 
 func (c *Cache) addPodLocked(pod *v1.Pod, assumed bool) {
-	pi := NewPodInfo(pod)
+	c.addPodInfoLocked(NewPodInfo(pod), assumed)
+}
+
+func (c *Cache) addPodInfoLocked(pi *PodInfo, assumed bool) {
+	pod := pi.Pod
 	pi.Resource(c.features)
 	n := c.nodeInfo(pod.Spec.NodeName)
 	// A change of the node's affinity-list membership needs no list

@@ -1,6 +1,10 @@
 package schedcore
 
-import v1 "k8s.io/api/core/v1"
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
 
 // NodeLocalPlugin is an optional interface of the plugins that can reject a
 // pod in the scheduling cycle (PreFilter, Filter, Reserve, Permit,
@@ -57,4 +61,25 @@ func (f *Framework) NodeLocal(pod *v1.Pod) bool {
 		}
 	}
 	return true
+}
+
+// AddPodCopy adds pod, bound to a node (spec.nodeName set), as a copy of
+// template's pod: one that differs from it only in name, UID and node, so
+// the parsed affinity terms and the resources of template are shared
+// rather than computed again. Capacity planning commits thousands of
+// copies of one pod this way.
+func (c *Cache) AddPodCopy(pod *v1.Pod, template *PodInfo) error {
+	if pod.Spec.NodeName == "" {
+		return fmt.Errorf("pod %s is not assigned to a node", PodName(pod))
+	}
+	template.Resource(c.features)
+	pi := *template
+	pi.Pod = pod
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ps, ok := c.pods[PodKey(pod)]; ok {
+		c.removePodLocked(ps)
+	}
+	c.addPodInfoLocked(&pi, false)
+	return nil
 }

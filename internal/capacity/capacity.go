@@ -267,9 +267,10 @@ func (c *counter) fill(ctx context.Context, res *report.CapacitySpec, limit int)
 		return false, nil
 	}
 	res.Method = report.MethodNodeLocal
+	copies := c.sim.Copies(c.spec.Pod)
 	for _, nc := range counts {
 		for i := 0; i < nc.Count; i++ {
-			if err := c.sim.Bind(c.newPod(), nc.Node); err != nil {
+			if err := copies.Bind(c.newPod(), nc.Node); err != nil {
 				return false, err
 			}
 		}
@@ -479,8 +480,7 @@ func (c *counter) describe(ctx context.Context, res *report.CapacitySpec) error 
 	}
 	// A gang's members are alike: the first speaks for the copy.
 	pod := c.next[0]
-	cl := c.sim.Cluster(c.r.base)
-	ex, err := explain.Run(ctx, cl, pod, explain.Options{Config: c.r.o.Config, Registry: c.r.o.Registry, Features: c.r.o.Features, Nearest: c.r.o.Nearest})
+	ex, err := c.sim.Explainer(c.r.base, explain.Options{Config: c.r.o.Config, Registry: c.r.o.Registry, Features: c.r.o.Features, Nearest: c.r.o.Nearest}).Explain(ctx, pod)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/explain"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
@@ -309,16 +310,28 @@ func (s *Sim) Fill(ctx context.Context, pod *v1.Pod, limit int) (counts []NodeCo
 	return counts, true, nil
 }
 
-// Bind commits pod to node without a scheduling cycle, as a binding the
-// cycle chose would be committed: for the copies Fill counted.
-func (s *Sim) Bind(pod *v1.Pod, node string) error {
-	if pod.UID == "" {
-		pod.UID = types.UID("whatif-" + pod.Namespace + "-" + pod.Name)
+// Copies commits copies of one pod to nodes without scheduling cycles, as
+// the bindings the cycle would choose are committed: for the copies Fill
+// counted. The copies must differ from the pod only in name and UID; they
+// are taken over (their node is set).
+type Copies struct {
+	s    *Sim
+	tmpl *schedcore.PodInfo
+}
+
+// Copies starts committing copies of pod.
+func (s *Sim) Copies(pod *v1.Pod) *Copies {
+	return &Copies{s: s, tmpl: schedcore.NewPodInfo(pod)}
+}
+
+// Bind commits one copy to node.
+func (c *Copies) Bind(copy *v1.Pod, node string) error {
+	if copy.UID == "" {
+		copy.UID = types.UID("whatif-" + copy.Namespace + "-" + copy.Name)
 	}
-	bound := pod.DeepCopy()
-	bound.Spec.NodeName = node
-	s.st.put(bound)
-	return s.cache.AddPod(bound)
+	copy.Spec.NodeName = node
+	c.s.st.put(copy)
+	return c.s.cache.AddPodCopy(copy, c.tmpl)
 }
 
 // Nodes returns the nodes as the engine sees them now, in the snapshot's
@@ -358,6 +371,15 @@ func (s *Sim) Cluster(base *snapshot.Cluster) *snapshot.Cluster {
 		cl.Pods = append(cl.Pods, p)
 	}
 	return &cl
+}
+
+// Explainer returns an explanation state over the simulation as it is now
+// (explain.NewStateOver): for saying why the next copy fits nowhere and
+// what would make it fit, without loading the cluster again. base gives
+// the cluster's other objects.
+func (s *Sim) Explainer(base *snapshot.Cluster, o explain.Options) *explain.State {
+	s.cache.UpdateSnapshot(s.snap)
+	return explain.NewStateOver(s.Cluster(base), s.cache, s.snap, s.profiles, o)
 }
 
 // Close releases the queue.
