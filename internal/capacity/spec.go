@@ -132,7 +132,7 @@ type loader struct {
 
 type pendingMember struct {
 	key, source, what string
-	pods        []*v1.Pod
+	pods              []*v1.Pod
 }
 
 func (l *loader) add(o snapshot.Object) error {

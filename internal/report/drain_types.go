@@ -28,7 +28,7 @@ type Drain struct {
 	Preempted []Eviction `json:"preempted"`
 	// Utilisation is each node's requested resources before the drain and
 	// after the re-placement.
-	Utilisation []NodeUsage `json:"utilisation"`
+	Utilisation []NodeUsage  `json:"utilisation"`
 	Summary     DrainSummary `json:"summary"`
 	// Complete is true when every pod that has to leave is evicted,
 	// recreated and placed, and nothing else is preempted (exit status 0;
