@@ -66,6 +66,9 @@ type Options struct {
 	Source string
 	// Progress, when set, is told about the work as it goes.
 	Progress func(Progress)
+	// Placed, when set, is told of each copy placed by a cycle, in order
+	// (copies counted node by node are not placed one at a time).
+	Placed func(spec, pod, node string)
 }
 
 // Progress is where a run is.
@@ -310,6 +313,9 @@ func (c *counter) cycles(ctx context.Context, res *report.CapacitySpec, limit in
 		}
 		for _, p := range placed {
 			res.Nodes[p.Node]++
+			if c.r.o.Placed != nil {
+				c.r.o.Placed(c.spec.Name, p.Pod.Namespace+"/"+p.Pod.Name, p.Node)
+			}
 		}
 		res.Count++
 		c.progress(res.Count, limit)
