@@ -12,7 +12,7 @@ import (
 
 const (
 	whatifDir = "../../testdata/kubebench/whatif/"
-	rules     = whatifDir + "drain-rules.yaml"
+	rules     = "../../examples/maintenance.yaml"
 	example   = "../../examples/cluster.yaml"
 	webSpec   = whatifDir + "web.yaml"
 	template  = whatifDir + "m6i.yaml"

@@ -187,7 +187,7 @@ func writeNodeCounts(w io.Writer, m map[string]int, free map[string]map[string]i
 		}
 		if wide {
 			f := free[k]
-			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%d\n", k, m[k], FormatQuantity("cpu", f["cpu"]), FormatQuantity("memory", f["memory"]), f["pods"])
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%d\n", k, m[k], humanQuantity("cpu", f["cpu"]), humanQuantity("memory", f["memory"]), f["pods"])
 		} else {
 			fmt.Fprintf(tw, "  %s\t%d\n", k, m[k])
 		}
@@ -234,7 +234,26 @@ func writeLeftover(w io.Writer, l Leftover) {
 	var parts []string
 	for _, k := range append(names, more...) {
 		a := l.Allocatable[k]
-		parts = append(parts, fmt.Sprintf("%s %s of %s", k, FormatQuantity(k, l.Free[k]), FormatQuantity(k, a)))
+		parts = append(parts, fmt.Sprintf("%s %s of %s", k, humanQuantity(k, l.Free[k]), humanQuantity(k, a)))
 	}
 	fmt.Fprintf(w, "\nLeft over (free of allocatable, all nodes): %s\n", strings.Join(parts, ", "))
+}
+
+// humanQuantity rounds large cpu and byte amounts for reading (the JSON
+// keeps exact values): cores and Gi/Ti with one decimal.
+func humanQuantity(name string, v int64) string {
+	const gi, ti = 1 << 30, 1 << 40
+	abs := v
+	if abs < 0 {
+		abs = -abs
+	}
+	switch {
+	case name == "cpu" && abs >= 10000:
+		return fmt.Sprintf("%.1f", float64(v)/1000)
+	case (name == "memory" || name == "ephemeral-storage") && abs >= ti:
+		return fmt.Sprintf("%.1fTi", float64(v)/ti)
+	case (name == "memory" || name == "ephemeral-storage") && abs >= 10*gi:
+		return fmt.Sprintf("%.1fGi", float64(v)/gi)
+	}
+	return FormatQuantity(name, v)
 }

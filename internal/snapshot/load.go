@@ -43,6 +43,9 @@ type Cluster struct {
 	ReplicaSets            []*appsv1.ReplicaSet
 	StatefulSets           []*appsv1.StatefulSet
 	ReplicationControllers []*v1.ReplicationController
+	// DaemonSets are kept for drain, which leaves their pods where they
+	// are; the scheduler does not read them.
+	DaemonSets []*appsv1.DaemonSet
 	// PriorityClasses are kept for completeness: pods carry their priority
 	// in spec.priority, which is what the engine reads.
 	PriorityClasses []*schedulingv1.PriorityClass
@@ -383,6 +386,12 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 			return err
 		}
 		c.StatefulSets = append(c.StatefulSets, p)
+	case kind == "DaemonSet" && group == "apps":
+		p := &appsv1.DaemonSet{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.DaemonSets = append(c.DaemonSets, p)
 	case kind == "ReplicationController" && group == "":
 		p := &v1.ReplicationController{}
 		if err := decode(p); err != nil {
