@@ -134,6 +134,8 @@ func mixed(nodes, running int) (*snapshot.Cluster, error) {
 
 func mustQ(s string) resource.Quantity { return resource.MustParse(s) }
 
-func metaSelector(m map[string]string) *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: m} }
+func metaSelector(m map[string]string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: m}
+}
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
