@@ -31,32 +31,14 @@ type NodeLocalPlugin interface {
 // (NodeLocalPlugin). Score plugins do not matter: they choose among the
 // feasible nodes, never make one infeasible.
 func (f *Framework) NodeLocal(pod *v1.Pod) bool {
-	local := func(p Plugin) bool {
-		nl, ok := p.(NodeLocalPlugin)
-		return ok && nl.NodeLocal(pod)
-	}
-	for _, p := range f.preFilter {
-		if !local(p) {
-			return false
-		}
-	}
-	for _, p := range f.filter {
-		if !local(p) {
-			return false
-		}
-	}
-	for _, p := range f.reserve {
-		if !local(p) {
-			return false
-		}
-	}
-	for _, p := range f.permit {
-		if !local(p) {
-			return false
-		}
-	}
-	for _, p := range f.preBind {
-		if !local(p) {
+	return allNodeLocal(f.preFilter, pod) && allNodeLocal(f.filter, pod) && allNodeLocal(f.reserve, pod) &&
+		allNodeLocal(f.permit, pod) && allNodeLocal(f.preBind, pod)
+}
+
+func allNodeLocal[P Plugin](plugins []P, pod *v1.Pod) bool {
+	for _, p := range plugins {
+		nl, ok := any(p).(NodeLocalPlugin)
+		if !ok || !nl.NodeLocal(pod) {
 			return false
 		}
 	}

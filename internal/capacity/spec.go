@@ -381,26 +381,32 @@ func newestReplicaSet(cl *snapshot.Cluster, d *appsv1.Deployment) *appsv1.Replic
 	return owned[0]
 }
 
+// find returns the object of the list with that namespace and name, or
+// the zero value.
+func find[T interface {
+	comparable
+	GetNamespace() string
+	GetName() string
+}](list []T, ns, name string) T {
+	var zero T
+	for _, o := range list {
+		if o.GetNamespace() == ns && o.GetName() == name {
+			return o
+		}
+	}
+	return zero
+}
+
 func findRS(cl *snapshot.Cluster, ns, name string) *appsv1.ReplicaSet {
 	if cl == nil {
 		return nil
 	}
-	for _, rs := range cl.ReplicaSets {
-		if rs.Namespace == ns && rs.Name == name {
-			return rs
-		}
-	}
-	return nil
+	return find(cl.ReplicaSets, ns, name)
 }
 
 func findSS(cl *snapshot.Cluster, ns, name string) *appsv1.StatefulSet {
 	if cl == nil {
 		return nil
 	}
-	for _, ss := range cl.StatefulSets {
-		if ss.Namespace == ns && ss.Name == name {
-			return ss
-		}
-	}
-	return nil
+	return find(cl.StatefulSets, ns, name)
 }

@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -13,10 +13,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/capacity"
-	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/kube"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
-	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/internal/whatif"
 )
 
@@ -187,22 +185,6 @@ func (o *CapacityOptions) Validate() error {
 	return nil
 }
 
-// oneStdin fails when more than one flag reads standard input.
-func oneStdin(lists ...[]string) error {
-	n := 0
-	for _, l := range lists {
-		for _, p := range l {
-			if p == "-" {
-				n++
-			}
-		}
-	}
-	if n > 1 {
-		return UsageErrorf("only one file may be '-' (standard input)")
-	}
-	return nil
-}
-
 // Run loads the cluster, the specs and the template, counts and prints.
 // Output is rendered into a buffer first so that a failure leaves stdout
 // empty.
@@ -210,15 +192,7 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := engine.LoadConfig(o.ConfigPath)
-	if err != nil {
-		return AsUsage(fmt.Errorf("loading config: %w", err))
-	}
-	reg, err := engine.Registry(o.Settings.ExtraPlugins)
-	if err != nil {
-		return err
-	}
-	cl, source, err := loadCluster(ctx, o.Settings, o.ConfigFlags, o.Snapshots, o.In)
+	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In)
 	if err != nil {
 		return err
 	}
@@ -262,27 +236,12 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 	prog.done()
 	if err != nil {
 		switch {
-		case errors.Is(err, engine.ErrConfig):
-			return AsUsage(withConfigPath(o.ConfigPath, err))
 		case errors.Is(err, capacity.ErrNoCoscheduling), errors.Is(err, capacity.ErrNeedsReplicas), errors.Is(err, whatif.ErrUnknownProfile):
 			return AsUsage(err)
 		}
-		return err
+		return configError(o.ConfigPath, err)
 	}
-	var buf bytes.Buffer
-	if err := report.WriteCapacity(&buf, rep, o.Output); err != nil {
-		return err
-	}
-	for _, w := range cl.Warnings {
-		fmt.Fprintln(o.ErrOut, w)
-	}
-	if _, err := o.Out.Write(buf.Bytes()); err != nil {
-		return err
-	}
-	if !rep.Complete {
-		return exitStatus{ExitIncomplete}
-	}
-	return nil
+	return printWhatIf(o.IOStreams, cl.Warnings, func(w io.Writer) error { return report.WriteCapacity(w, rep, o.Output) }, rep.Complete)
 }
 
 func specNames(specs []*capacity.Spec) string {
@@ -291,45 +250,6 @@ func specNames(specs []*capacity.Spec) string {
 		s = append(s, sp.Kind+" "+sp.Name)
 	}
 	return strings.Join(s, ", ")
-}
-
-// asInputError marks the errors of bad input files as usage errors (exit
-// code 2).
-func asInputError(err error) error {
-	if errors.Is(err, snapshot.ErrInvalid) || errors.Is(err, capacity.ErrNotASpec) {
-		return AsUsage(err)
-	}
-	return err
-}
-
-// loadCluster reads --snapshot files or, without them, lists the cluster
-// once (read-only). source is "snapshot" or "cluster".
-func loadCluster(ctx context.Context, s Settings, flags *genericclioptions.ConfigFlags, snapshots []string, stdin interface {
-	Read([]byte) (int, error)
-}) (*snapshot.Cluster, string, error) {
-	if len(snapshots) > 0 {
-		cl, err := snapshot.LoadPaths(snapshots, stdin)
-		if err != nil {
-			return nil, "", asInputError(err)
-		}
-		return cl, "snapshot", nil
-	}
-	clients, err := s.clients(flags)
-	if err != nil {
-		return nil, "", err
-	}
-	cl, err := kube.ListCluster(ctx, clients, kube.ListOptions{})
-	if err != nil {
-		return nil, "", err
-	}
-	return cl, "cluster", nil
-}
-
-func clusterWhere(snapshots []string) string {
-	if len(snapshots) > 0 {
-		return strings.Join(snapshots, ", ")
-	}
-	return "the cluster"
 }
 
 // nodeLabelKeys completes --group-by with the label keys of the nodes.

@@ -1,10 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -14,7 +13,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/drain"
-	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/kube"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
@@ -135,15 +133,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := engine.LoadConfig(o.ConfigPath)
-	if err != nil {
-		return AsUsage(fmt.Errorf("loading config: %w", err))
-	}
-	reg, err := engine.Registry(o.Settings.ExtraPlugins)
-	if err != nil {
-		return err
-	}
-	cl, source, err := loadCluster(ctx, o.Settings, o.ConfigFlags, o.Snapshots, o.In)
+	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In)
 	if err != nil {
 		return err
 	}
@@ -153,28 +143,12 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	}
 	rep, err := drain.Run(ctx, cl, nodes, drain.Options{Config: cfg, Registry: reg, Delete: o.Delete, Force: o.Force, NoPreemption: o.NoPreemption, Source: source})
 	if err != nil {
-		switch {
-		case errors.Is(err, engine.ErrConfig):
-			return AsUsage(withConfigPath(o.ConfigPath, err))
-		case errors.Is(err, drain.ErrUnknownNode):
+		if errors.Is(err, drain.ErrUnknownNode) {
 			return AsUsage(err)
 		}
-		return err
+		return configError(o.ConfigPath, err)
 	}
-	var buf bytes.Buffer
-	if err := report.WriteDrain(&buf, rep, o.Output); err != nil {
-		return err
-	}
-	for _, w := range cl.Warnings {
-		fmt.Fprintln(o.ErrOut, w)
-	}
-	if _, err := o.Out.Write(buf.Bytes()); err != nil {
-		return err
-	}
-	if !rep.Complete {
-		return exitStatus{ExitIncomplete}
-	}
-	return nil
+	return printWhatIf(o.IOStreams, cl.Warnings, func(w io.Writer) error { return report.WriteDrain(w, rep, o.Output) }, rep.Complete)
 }
 
 // nodes resolves the nodes to drain: the names given, in order (each

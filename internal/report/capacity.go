@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// writeStructured writes v as indented JSON or as YAML; ok is false for
-// another format.
+// writeStructured writes v as indented JSON or as YAML; ok is false for a
+// table format, and an unknown format is an error.
 func writeStructured(w io.Writer, v any, format string) (ok bool, err error) {
 	var b []byte
 	switch format {
@@ -22,8 +22,10 @@ func writeStructured(w io.Writer, v any, format string) (ok bool, err error) {
 		}
 	case "yaml":
 		b, err = yaml.Marshal(v)
-	default:
+	case "table", "wide", "":
 		return false, nil
+	default:
+		return true, fmt.Errorf("unknown output format %q", format)
 	}
 	if err != nil {
 		return true, err
@@ -40,9 +42,6 @@ const topNodes = 10
 func WriteCapacity(w io.Writer, r *Capacity, format string) error {
 	if ok, err := writeStructured(w, r, format); ok {
 		return err
-	}
-	if format != "table" && format != "wide" && format != "" {
-		return fmt.Errorf("unknown output format %q", format)
 	}
 	wide := format == "wide"
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

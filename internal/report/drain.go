@@ -14,9 +14,6 @@ func WriteDrain(w io.Writer, r *Drain, format string) error {
 	if ok, err := writeStructured(w, r, format); ok {
 		return err
 	}
-	if format != "table" && format != "wide" && format != "" {
-		return fmt.Errorf("unknown output format %q", format)
-	}
 	wide := format == "wide"
 	var names []string
 	for _, n := range r.Nodes {
