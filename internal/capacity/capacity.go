@@ -179,14 +179,11 @@ type evaluation struct {
 // added template nodes. detail adds the per-zone counts, the nearest
 // nodes' gaps and the leftover.
 func (r *runner) evaluate(ctx context.Context, added int, detail bool) (*evaluation, error) {
-	sim, err := whatif.New(ctx, r.base, whatif.Options{Config: r.o.Config, Registry: r.o.Registry, Features: r.o.Features})
+	sim, err := r.newSim(ctx, added)
 	if err != nil {
 		return nil, err
 	}
 	defer sim.Close()
-	for _, n := range TemplateNodes(r.o.Template, added, r.base.Nodes) {
-		sim.AddNode(n)
-	}
 	ev := &evaluation{}
 	for _, s := range r.specs {
 		c := &counter{r: r, sim: sim, spec: s, added: added}
@@ -205,6 +202,13 @@ func (r *runner) evaluate(ctx context.Context, added int, detail bool) (*evaluat
 		ev.leftover = leftover(sim.Nodes())
 	}
 	return ev, nil
+}
+
+// newSim loads the cluster with added template nodes into a simulation.
+func (r *runner) newSim(ctx context.Context, added int) (*whatif.Sim, error) {
+	cl := *r.base
+	cl.Nodes = append(cl.Nodes[:len(cl.Nodes):len(cl.Nodes)], TemplateNodes(r.o.Template, added, r.base.Nodes)...)
+	return whatif.New(ctx, &cl, whatif.Options{Config: r.o.Config, Registry: r.o.Registry, Features: r.o.Features})
 }
 
 // counter counts one spec's copies.
@@ -337,11 +341,11 @@ func (c *counter) progress(placed, target int) {
 	}
 }
 
-// stoppedBy picks the message of a failed copy: a member's own FitError
+// stoppedBy picks the message of a failed copy: a member's own failure
 // over the rejections its gang siblings got because of it.
 func stoppedBy(failed []whatif.Failure) string {
 	for _, f := range failed {
-		if strings.HasPrefix(f.Message, "0/") {
+		if !f.ForGroup {
 			return f.Message
 		}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/explain"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
-	"github.com/kubectl-sched/kubectl-sched/internal/whatif"
 )
 
 // ErrNeedsReplicas is returned by --min-nodes for a spec without
@@ -58,15 +57,13 @@ func (r *runner) nodeLocalMinNodes(ctx context.Context) (*report.MinNodes, bool,
 		return nil, false, nil
 	}
 	fill := func(m int) (cluster int, perTemplate []int, ok bool, err error) {
-		sim, err := whatif.New(ctx, r.base, whatif.Options{Config: r.o.Config, Registry: r.o.Registry, Features: r.o.Features})
+		sim, err := r.newSim(ctx, m)
 		if err != nil {
 			return 0, nil, false, err
 		}
 		defer sim.Close()
-		tmpl := TemplateNodes(r.o.Template, m, r.base.Nodes)
 		isTemplate := map[string]int{}
-		for i, n := range tmpl {
-			sim.AddNode(n)
+		for i, n := range TemplateNodes(r.o.Template, m, r.base.Nodes) {
 			isTemplate[n.Name] = i
 		}
 		r.progress(s.Name, 0, s.Replicas, m)

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // writeStructured writes v as indented JSON or as YAML; ok is false for a
@@ -254,5 +257,5 @@ func humanQuantity(name string, v int64) string {
 	case (name == "memory" || name == "ephemeral-storage") && abs >= 10*gi:
 		return fmt.Sprintf("%.1fGi", float64(v)/gi)
 	}
-	return FormatQuantity(name, v)
+	return schedcore.FormatQuantity(v1.ResourceName(name), v)
 }
