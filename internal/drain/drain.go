@@ -134,8 +134,13 @@ func Run(ctx context.Context, cl *snapshot.Cluster, nodes []string, o Options) (
 		rep.Nodes = append(rep.Nodes, dn)
 	}
 
-	after := drainedCluster(cl, drained, gone, replacements, o.Delete)
-	out, err := place(ctx, after, o)
+	var goneList []*v1.Pod
+	for _, p := range cl.Pods {
+		if gone[p] {
+			goneList = append(goneList, p)
+		}
+	}
+	out, err := place(ctx, cl, nodes, goneList, replacements, o)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +171,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, nodes []string, o Options) (
 		}
 	}
 	rep.Preempted = append(rep.Preempted, out.Evictions...)
-	rep.Utilisation = utilisation(ctx, cl, out.Nodes, o)
+	rep.Utilisation = out.Nodes
 
 	s := &rep.Summary
 	for _, m := range rep.Moves {
@@ -201,54 +206,4 @@ func replacement(p *v1.Pod) *v1.Pod {
 	r.Spec.NodeName = ""
 	r.Status = v1.PodStatus{Phase: v1.PodPending}
 	return r
-}
-
-// drainedCluster is the cluster after the evictions: drained nodes
-// cordoned (spec.unschedulable) or gone, evicted pods gone, their
-// replacements pending. The cluster's own pending pods are left out: the
-// question is where the evicted pods go.
-func drainedCluster(cl *snapshot.Cluster, drained map[string]bool, gone map[*v1.Pod]bool, replacements []*v1.Pod, del bool) *snapshot.Cluster {
-	c := *cl
-	c.Nodes = make([]*v1.Node, 0, len(cl.Nodes))
-	for _, n := range cl.Nodes {
-		if !drained[n.Name] {
-			c.Nodes = append(c.Nodes, n)
-			continue
-		}
-		if del {
-			continue
-		}
-		cordoned := n.DeepCopy()
-		cordoned.Spec.Unschedulable = true
-		c.Nodes = append(c.Nodes, cordoned)
-	}
-	c.Pods = make([]*v1.Pod, 0, len(cl.Pods)+len(replacements))
-	for _, p := range cl.Pods {
-		if p.Spec.NodeName == "" || gone[p] || del && drained[p.Spec.NodeName] {
-			continue
-		}
-		c.Pods = append(c.Pods, p)
-	}
-	c.Pods = append(c.Pods, replacements...)
-	c.Warnings = nil
-	return &c
-}
-
-// utilisation merges each node's use before the drain with its use after
-// the re-placement (nodes deleted end at zero).
-func utilisation(ctx context.Context, cl *snapshot.Cluster, after []report.NodeUsage, o Options) []report.NodeUsage {
-	afterBy := map[string]report.NodeUsage{}
-	for _, n := range after {
-		afterBy[n.Node] = n
-	}
-	before := usageOf(ctx, cl, o)
-	out := make([]report.NodeUsage, 0, len(before))
-	for _, b := range before {
-		u := report.NodeUsage{Node: b.Node, Allocatable: b.Allocatable, Before: b.After, PodsBefore: b.PodsAfter, After: map[string]int64{}}
-		if a, ok := afterBy[b.Node]; ok {
-			u.After, u.PodsAfter = a.After, a.PodsAfter
-		}
-		out = append(out, u)
-	}
-	return out
 }

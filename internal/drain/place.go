@@ -6,51 +6,56 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
 // This file is the only one that drives the engine: through the dry-run
-// driver, which places a cluster's pending pods in queue order, each
-// binding committed before the next, with the configured profile.
+// driver, over the cluster's bound pods (its pending pods left out), with
+// the drain applied as changes to the loaded cluster: the nodes cordoned or
+// deleted, the evicted pods deleted, their replacements added in kube's
+// queue order. The report's "before" is the cluster before the drain.
 
-// place schedules the drained cluster's pending pods (the replacements).
-func place(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, error) {
-	if len(cl.Nodes) == 0 {
-		// Every node deleted: nothing can be placed.
-		return placeNowhere(cl), nil
-	}
-	return dryrun.Run(ctx, cl, dryrun.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, NoPreemption: o.NoPreemption})
-}
-
-// placeNowhere is the outcome with no node at all: kube's message for a
-// cluster without nodes.
-func placeNowhere(cl *snapshot.Cluster) *report.DryRun {
-	rep := &report.DryRun{}
-	for _, p := range cl.Pods {
-		if p.Spec.NodeName == "" {
-			rep.Unschedulable = append(rep.Unschedulable, report.Unschedulable{Pod: p.Namespace + "/" + p.Name, Message: "no nodes available to schedule pods"})
-		}
-	}
-	return rep
-}
-
-// usageOf is each node's requested resources as the engine accounts them,
-// for the cluster's bound pods.
-func usageOf(ctx context.Context, cl *snapshot.Cluster, o Options) []report.NodeUsage {
-	c := *cl
-	c.Pods = make([]*v1.Pod, 0, len(cl.Pods))
+// place drains the nodes in the engine and schedules the replacements.
+func place(ctx context.Context, cl *snapshot.Cluster, nodes []string, gone, replacements []*v1.Pod, o Options) (*report.DryRun, error) {
+	bound := *cl
+	bound.Pods = make([]*v1.Pod, 0, len(cl.Pods))
 	for _, p := range cl.Pods {
 		if p.Spec.NodeName != "" {
-			c.Pods = append(c.Pods, p)
+			bound.Pods = append(bound.Pods, p)
 		}
 	}
-	if len(c.Nodes) == 0 {
-		return nil
+	bound.Warnings = nil
+	changes := func(c *engine.Offline) ([]*v1.Pod, error) {
+		for _, name := range nodes {
+			if o.Delete {
+				if err := c.RemoveNode(name); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			ni, err := c.Snapshot.Get(name)
+			if err != nil {
+				return nil, err
+			}
+			cordoned := ni.Node().DeepCopy()
+			cordoned.Spec.Unschedulable = true
+			if err := c.UpdateNode(cordoned); err != nil {
+				return nil, err
+			}
+		}
+		for _, p := range gone {
+			c.Delete(p.Namespace, p.Name)
+		}
+		queued := append([]*v1.Pod(nil), replacements...)
+		engine.SortQueueOrder(queued)
+		for _, r := range queued {
+			if err := c.Add(r); err != nil {
+				return nil, err
+			}
+		}
+		return queued, nil
 	}
-	rep, err := dryrun.Run(ctx, &c, dryrun.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, NoPreemption: true})
-	if err != nil {
-		return nil
-	}
-	return rep.Nodes
+	return dryrun.Run(ctx, &bound, dryrun.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, NoPreemption: o.NoPreemption, Changes: changes})
 }

@@ -196,6 +196,23 @@ func (c *Offline) AddCopy(pod *v1.Pod, tmpl *schedcore.PodInfo) error {
 // Handle.Objects: a PodGroup of a gang's copy.
 func (c *Offline) AddObject(u *unstructured.Unstructured) { c.objects.Add(u) }
 
+// RemoveNode deletes a node and the pods on it (as the pod garbage
+// collector does once the node is gone), with the queue told of each.
+func (c *Offline) RemoveNode(name string) error {
+	c.Cache.UpdateSnapshot(c.Snapshot)
+	ni, err := c.Snapshot.Get(name)
+	if err != nil {
+		return fmt.Errorf("node %q: %w", name, err)
+	}
+	for _, pi := range append([]*schedcore.PodInfo(nil), ni.Pods...) {
+		c.Delete(pi.Pod.Namespace, pi.Pod.Name)
+	}
+	node := ni.Node()
+	c.Cache.RemoveNode(node)
+	c.Cache.UpdateSnapshot(c.Snapshot)
+	return nil
+}
+
 // Pod returns the cluster's current copy of a pod.
 func (c *Offline) Pod(namespace, name string) (*v1.Pod, bool) { return c.store.get(namespace, name) }
 
