@@ -192,6 +192,9 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	prog := newProgress(o.ErrOut)
+	defer prog.done()
+	prog.set("loading the cluster")
 	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In)
 	if err != nil {
 		return err
@@ -221,15 +224,15 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 	if len(cl.Nodes) == 0 && opts.Template == nil {
 		return UsageErrorf("%s: %v", clusterWhere(o.Snapshots), capacity.ErrNoNodes)
 	}
-	prog := newProgress(o.ErrOut)
+	prog.set("counting")
 	opts.Progress = func(p capacity.Progress) {
 		switch {
 		case p.Nodes >= 0 && p.Spec == "":
-			prog.update("trying %d template nodes", p.Nodes)
+			prog.set("trying %d template nodes", p.Nodes)
 		case p.Target > 0:
-			prog.update("%s: %d/%d placed", p.Spec, p.Placed, p.Target)
+			prog.set("%s: %d/%d placed", p.Spec, p.Placed, p.Target)
 		default:
-			prog.update("%s: %d placed", p.Spec, p.Placed)
+			prog.set("%s: %d placed", p.Spec, p.Placed)
 		}
 	}
 	rep, err := capacity.Run(ctx, cl, specs, opts)

@@ -133,6 +133,9 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	prog := newProgress(o.ErrOut)
+	defer prog.done()
+	prog.set("loading the cluster")
 	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In)
 	if err != nil {
 		return err
@@ -141,7 +144,9 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	prog.set("draining %d node(s) and placing their pods", len(nodes))
 	rep, err := drain.Run(ctx, cl, nodes, drain.Options{Config: cfg, Registry: reg, Delete: o.Delete, Force: o.Force, NoPreemption: o.NoPreemption, Source: source})
+	prog.done()
 	if err != nil {
 		if errors.Is(err, drain.ErrUnknownNode) {
 			return AsUsage(err)

@@ -212,8 +212,10 @@ func (s *Sim) Fill(ctx context.Context, pod *v1.Pod, limit int) (counts []NodeCo
 			nodes = append(nodes, ni)
 		}
 	}
-	pi := schedcore.NewPodInfo(pod.DeepCopy())
 	features := s.off.Options.Features
+	pi := schedcore.NewPodInfo(pod.DeepCopy())
+	// Computed here, once: the workers below share pi.
+	pi.Resource(features)
 	per := make([]int, len(nodes))
 	errs := make([]error, len(nodes))
 	fw.Handle().Parallelizer().Until(ctx, len(nodes), func(i int) {
