@@ -58,6 +58,10 @@ func whatif(only string) {
 		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone,
 			WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: metaSelector(p.Labels)}}
 	}
+	hostSpread := func(p *v1.Pod) {
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 3, TopologyKey: v1.LabelHostname,
+			WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: metaSelector(p.Labels)}}
+	}
 	tmpl := &v1.Node{}
 	tmpl.Name = "m6i"
 	tmpl.Labels = map[string]string{v1.LabelTopologyZone: "zone-a", workload_.LabelPool: "general"}
@@ -86,7 +90,7 @@ func whatif(only string) {
 		{"capacity/5000 nodes: how many more (node-local)", count(big, capacity.Options{}, spec("web", 0, nil))},
 		{"capacity/5000 nodes: 1000 under a hard zone spread (cycles)", count(big, capacity.Options{}, spec("zone", 1000, zoneSpread))},
 		{"capacity/5000 nodes: --min-nodes for 60000 (node-local)", count(big, capacity.Options{MinNodes: true, Template: tmpl}, spec("web", 60000, nil))},
-		{"capacity/500 nodes: --min-nodes for 2000 under a hard zone spread (search)", count(small, capacity.Options{MinNodes: true, Template: tmpl}, spec("zone", 2000, zoneSpread))},
+		{"capacity/500 nodes: --min-nodes for 3000 under a hard hostname spread (search)", count(small, capacity.Options{MinNodes: true, Template: tmpl}, spec("host", 3000, hostSpread))},
 		{"drain/5000 nodes: 10 nodes", func() (string, error) {
 			var names []string
 			for _, n := range big.Nodes {

@@ -101,6 +101,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, specs []*Spec, o Options) (*
 			return nil, err
 		}
 		added = search.NodesNeeded
+		r.sparse = true
 	}
 	ev, err := r.evaluate(ctx, added, true)
 	if err != nil {
@@ -167,6 +168,9 @@ type runner struct {
 	o     Options
 	base  *snapshot.Cluster
 	specs []*Spec
+	// sparse lets the last spec's count skip where its copies land (the
+	// report of --min-nodes).
+	sparse bool
 }
 
 // evaluation is one run of every spec with a number of template nodes.
@@ -186,7 +190,7 @@ func (r *runner) evaluate(ctx context.Context, added int, detail bool) (*evaluat
 	defer sim.Close()
 	ev := &evaluation{}
 	for _, s := range r.specs {
-		c := &counter{r: r, sim: sim, spec: s, added: added}
+		c := &counter{r: r, sim: sim, spec: s, added: added, last: s == r.specs[len(r.specs)-1]}
 		res, err := c.count(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Name, err)
@@ -200,6 +204,11 @@ func (r *runner) evaluate(ctx context.Context, added int, detail bool) (*evaluat
 	}
 	if detail {
 		ev.leftover = leftover(sim.Nodes())
+		for _, sp := range ev.specs {
+			if sp.NodesNote != "" {
+				ev.leftover.Note = fmt.Sprintf("without the %d copies of %s, whose landing was not worked out", sp.Count, sp.Name)
+			}
+		}
 	}
 	return ev, nil
 }
@@ -211,12 +220,19 @@ func (r *runner) newSim(ctx context.Context, added int) (*whatif.Sim, error) {
 	return whatif.New(ctx, &cl, whatif.Options{Config: r.o.Config, Registry: r.o.Registry, Features: r.o.Features})
 }
 
+// landingBudget is how many copies --min-nodes's report places one by one
+// to say where they land; beyond it, a node-local count says only how
+// many.
+const landingBudget = 5000
+
 // counter counts one spec's copies.
 type counter struct {
 	r     *runner
 	sim   *whatif.Sim
 	spec  *Spec
 	added int
+	// last is set for the last spec.
+	last bool
 	// next is the copy that failed, or the one that would come next.
 	next []*v1.Pod
 	// seq numbers the copies made so far.
@@ -271,6 +287,14 @@ func (c *counter) fill(ctx context.Context, res *report.CapacitySpec, limit int)
 		total += nc.Count
 	}
 	if limit > 0 && total > limit {
+		if c.r.sparse && c.last && limit > landingBudget {
+			// --min-nodes's answer: the count is the limit (at least that
+			// many fit), but where the first copies land takes a cycle
+			// each, and nothing comes after them.
+			res.Method, res.Count, res.LimitedBy = report.MethodNodeLocal, limit, c.limitReason()
+			res.NodesNote = fmt.Sprintf("where the first %d of the %d copies that fit would land is not worked out: it takes a scheduling cycle per copy (kubectl sched capacity --replicas %d --add-nodes %d does it)", limit, total, limit, c.added)
+			return true, nil
+		}
 		return false, nil
 	}
 	res.Method = report.MethodNodeLocal

@@ -323,6 +323,29 @@ func TestMinNodes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a large --replicas: how many nodes, not where each copy lands", func(t *testing.T) {
+		big := st.MakeNode("big").Capacity("cpu", "64", "memory", "256Gi", "pods", "1000").Obj()
+		tiny := podSpec(st.MakePod("tiny").Namespace("default").Req("cpu", "10m").Obj())
+		tiny.Replicas = landingBudget + 1
+		rep := count(t, cl, []*Spec{tiny}, Options{Template: big, MinNodes: true, Nearest: -1})
+		s := rep.Specs[0]
+		// a1 holds 110 pods; each template node 1000.
+		if rep.MinNodes.NodesNeeded != 5 || s.Count != landingBudget+1 || s.LimitedBy != report.LimitedByReplicas ||
+			len(s.Nodes) != 0 || s.NodesNote == "" || rep.Leftover.Note == "" || !rep.Complete {
+			t.Errorf("min nodes %+v, spec %+v, leftover note %q", rep.MinNodes, s, rep.Leftover.Note)
+		}
+	})
+	t.Run("a hard zone spread with template nodes in one zone cannot be met", func(t *testing.T) {
+		zones := &snapshot.Cluster{Nodes: []*v1.Node{zoneNode("a1", "a", "2"), zoneNode("b1", "b", "2")}}
+		spread := podSpec(st.MakePod("web").Namespace("default").Label("app", "web").Req("cpu", "1").
+			SpreadConstraint(1, v1.LabelTopologyZone, v1.DoNotSchedule, map[string]string{"app": "web"}, nil).Obj())
+		spread.Replicas = 10
+		rep := count(t, zones, []*Spec{spread}, Options{Template: zoneNode("m6i", "a", "8"), MinNodes: true, Nearest: -1})
+		// Zone b holds two; zone a may hold one more than b whatever nodes it gets.
+		if m := rep.MinNodes; m.Reachable || m.Method != "search" || m.Message == "" || rep.Specs[0].Count != 5 || rep.Complete {
+			t.Errorf("min nodes %+v, count %d", m, rep.Specs[0].Count)
+		}
+	})
 	t.Run("a template that holds no copy", func(t *testing.T) {
 		small := zoneNode("tiny", "b", "500m")
 		rep := count(t, cl, []*Spec{web}, Options{Template: small, MinNodes: true, Nearest: -1})

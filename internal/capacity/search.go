@@ -25,15 +25,17 @@ const maxSearchNodes = 1 << 16
 // C + m*k, C being the cluster's count and k a template node's. The answer
 // is ceil((R-C)/k), checked with the per-node counts at that many nodes.
 //
-// Otherwise the search gallops (0, 1, 2, 4, ... template nodes, each
-// evaluation placing every spec afresh) to the first count that is
-// enough, then bisects between it and the last that was not. That assumes
-// count(m) never falls as m grows. It holds for node-local specs; with
+// Otherwise the search evaluates counts of template nodes (each
+// evaluation placing every spec afresh), extrapolating upwards from the
+// copies the last nodes added, then narrows down between the last count
+// that was not enough and the first that was (searchMinNodes). That
+// assumes count(m) never falls as m grows. It holds for node-local specs; with
 // spreading it can fail (a template node in a zone of its own makes every
 // other zone wait for it under a hard zone constraint), so every
 // evaluation is kept, a contradiction among them is reported
 // ("violated", the answer then being the smallest count seen to suffice),
-// and galloping stops when doubling the nodes places no more copies.
+// and the search stops when twice in a row more nodes placed no more
+// copies.
 func (r *runner) minNodes(ctx context.Context) (*report.MinNodes, error) {
 	for _, s := range r.specs {
 		if s.Replicas <= 0 {
@@ -144,10 +146,31 @@ func (r *runner) templateMessage(ctx context.Context, s *Spec) string {
 	return msg
 }
 
-// searchMinNodes gallops then bisects over full evaluations.
+// searchMinNodes searches over full evaluations. Progress is the copies
+// placed, each spec's count capped at its replicas, against their sum.
+// Upwards, the next count of template nodes is extrapolated from the last
+// two evaluations that were not enough (the copies one more node adds),
+// doubling instead when they did not grow; then, between the last count
+// that was not enough and the first that was, the same extrapolation from
+// below (the node below the first that was enough, when it points there),
+// falling back to bisection whenever a step did not halve the interval,
+// until the two are one node apart. When counts grow about linearly with
+// the nodes, as they do under a hostname spread, that takes a handful of
+// evaluations.
 func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
 	res := &report.MinNodes{Method: "search", Monotonicity: report.MonotoneAssumed, Evaluations: []report.Evaluation{}}
+	target := 0
+	for _, s := range r.specs {
+		target += s.Replicas
+	}
 	seen := map[int]report.Evaluation{}
+	progress := func(m int) int {
+		t := 0
+		for i, c := range seen[m].Counts {
+			t += min(c, r.specs[i].Replicas)
+		}
+		return t
+	}
 	eval := func(m int) (report.Evaluation, error) {
 		if e, ok := seen[m]; ok {
 			return e, nil
@@ -168,6 +191,15 @@ func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
 		res.Evaluations = append(res.Evaluations, e)
 		return e, nil
 	}
+	// extrapolate guesses the count that reaches the target from the two
+	// not-enough evaluations prev < lo; 0 when they did not grow.
+	extrapolate := func(prev, lo int) int {
+		gained := progress(lo) - progress(prev)
+		if prev < 0 || gained <= 0 {
+			return 0
+		}
+		return lo + ((target-progress(lo))*(lo-prev)+gained-1)/gained
+	}
 	e, err := eval(0)
 	if err != nil {
 		return nil, err
@@ -176,40 +208,55 @@ func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
 		res.NodesNeeded, res.Reachable = 0, true
 		return res, nil
 	}
-	lo, hi := 0, 1
-	stalled := 0
+	prev, lo, next, stalled := -1, 0, 1, 0
 	for {
-		e, err := eval(hi)
+		e, err := eval(next)
 		if err != nil {
 			return nil, err
 		}
 		if e.Enough {
 			break
 		}
-		if sum(e.Counts) <= sum(seen[lo].Counts) {
+		if progress(next) <= progress(lo) {
 			stalled++
 		} else {
 			stalled = 0
 		}
-		if stalled >= 2 || hi*2 > maxSearchNodes {
-			res.NodesNeeded = hi
-			res.Message = fmt.Sprintf("more template nodes place no more copies: %d template nodes placed %s, as %d did", hi, counts(e.Counts), lo)
+		if stalled >= 2 || next >= maxSearchNodes {
+			res.NodesNeeded = next
+			res.Message = fmt.Sprintf("more template nodes place no more copies: %d template nodes placed %s, as %d did", next, counts(e.Counts), lo)
 			r.checkMonotone(res, seen)
 			return res, nil
 		}
-		lo, hi = hi, hi*2
+		prev, lo = lo, next
+		guess := extrapolate(prev, lo)
+		if guess <= lo || stalled > 0 {
+			guess = 2 * lo
+		}
+		next = min(guess, maxSearchNodes)
 	}
+	hi := next
+	halved := true
 	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		e, err := eval(mid)
+		guess := extrapolate(prev, lo)
+		switch {
+		case !halved || guess <= lo:
+			guess = lo + (hi-lo)/2
+		case guess >= hi:
+			// The extrapolation says hi: is hi-1 enough too?
+			guess = hi - 1
+		}
+		width := hi - lo
+		e, err := eval(guess)
 		if err != nil {
 			return nil, err
 		}
 		if e.Enough {
-			hi = mid
+			hi = guess
 		} else {
-			lo = mid
+			prev, lo = lo, guess
 		}
+		halved = hi-lo <= width/2
 	}
 	res.NodesNeeded, res.Reachable = hi, true
 	r.checkMonotone(res, seen)

@@ -120,6 +120,9 @@ func writeSpecDetail(w io.Writer, s *CapacitySpec, free map[string]map[string]in
 	for _, l := range labels {
 		writeCounts(w, strings.ToUpper(l), s.Labels[l])
 	}
+	if s.NodesNote != "" {
+		fmt.Fprintf(w, "  Where they land: %s\n", s.NodesNote)
+	}
 	if len(s.Nodes) > 0 {
 		limit := topNodes
 		if wide {
@@ -238,7 +241,11 @@ func writeLeftover(w io.Writer, l Leftover) {
 		a := l.Allocatable[k]
 		parts = append(parts, fmt.Sprintf("%s %s of %s", k, humanQuantity(k, l.Free[k]), humanQuantity(k, a)))
 	}
-	fmt.Fprintf(w, "\nLeft over (free of allocatable, all nodes): %s\n", strings.Join(parts, ", "))
+	note := ""
+	if l.Note != "" {
+		note = " (" + l.Note + ")"
+	}
+	fmt.Fprintf(w, "\nLeft over (free of allocatable, all nodes%s): %s\n", note, strings.Join(parts, ", "))
 }
 
 // humanQuantity rounds large cpu and byte amounts for reading (the JSON

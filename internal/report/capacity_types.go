@@ -74,6 +74,9 @@ type CapacitySpec struct {
 	// Nodes is how many pods landed on each node (nodes with none are
 	// left out).
 	Nodes map[string]int `json:"nodes"`
+	// NodesNote says why Nodes is empty when --min-nodes's report does
+	// not work out where a large count of copies would land.
+	NodesNote string `json:"nodesNote,omitempty"`
 	// Zones is the same by topology.kubernetes.io/zone ("" for nodes
 	// without the label); Labels by each --group-by label.
 	Zones  map[string]int            `json:"zones"`
@@ -114,6 +117,9 @@ type Leftover struct {
 	Free        map[string]int64 `json:"free"`
 	// Nodes is each node's free resources, by name.
 	Nodes map[string]map[string]int64 `json:"nodes"`
+	// Note says which copies are not counted in (those of a spec whose
+	// landing was not worked out, NodesNote).
+	Note string `json:"note,omitempty"`
 }
 
 // Monotonicity of a --min-nodes search (MinNodes.Monotonicity).
