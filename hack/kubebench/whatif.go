@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/kubectl/pkg/drain"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 )
 
 // The -capacity and -drain modes are the references of `kubectl sched
@@ -215,45 +217,104 @@ func runDrain(ctx context.Context, cl *cluster, cfg *schedulerapi.KubeSchedulerC
 			res.Replaced = append(res.Replaced, k)
 		}
 	}
-	after := &cluster{pending: replacements}
-	for _, o := range cl.objects {
-		switch x := o.(type) {
-		case *v1.Node:
-			if drained[x.Name] {
-				if del {
-					continue
-				}
-				x = x.DeepCopy()
-				x.Spec.Unschedulable = true
-			}
-			after.objects = append(after.objects, x)
-			after.nodes++
-			continue
-		case *v1.Pod:
-			if gone[x.Namespace+"/"+x.Name] || del && drained[x.Spec.NodeName] {
+	// The drain happens to a running scheduler, as it would in a cluster:
+	// its informers deliver the cordons, evictions and node deletions (so
+	// its cache updates in place, as kube-scheduler's does), then the
+	// replacements are scheduled.
+	change := func(ctx context.Context, c *fake.Clientset, b *bench) error {
+		nodesLeft, boundLeft := cl.nodes, cl.bound
+		for _, o := range cl.objects {
+			p, ok := o.(*v1.Pod)
+			if !ok || p.Spec.NodeName == "" || !(gone[p.Namespace+"/"+p.Name] || del && drained[p.Spec.NodeName]) {
 				continue
 			}
-			after.bound++
+			if err := c.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+				return err
+			}
+			boundLeft--
+			// One at a time: the fake watchers' channels are bounded.
+			for ctx.Err() == nil {
+				if _, err := b.sched.Cache.GetPod(p); err != nil {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
 		}
-		after.objects = append(after.objects, o)
+		for _, name := range nodes {
+			if del {
+				if err := c.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+					return err
+				}
+				nodesLeft--
+				continue
+			}
+			n, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			n.Spec.Unschedulable = true
+			if _, err := c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+		}
+		return b.waitChanged(ctx, nodesLeft, boundLeft, nodes, del)
 	}
+	queueOrder(replacements)
 	if preempt {
-		pr, err := runPreemption(ctx, after, cfg, percentage)
+		pr, err := runPreemptionAfter(ctx, &cluster{objects: cl.objects, nodes: cl.nodes, bound: cl.bound, pending: replacements}, cfg, percentage, change)
 		if err != nil {
 			return nil, err
 		}
 		res.Placements, res.Unschedulable, res.Evictions = pr.Placements, pr.Unschedulable, pr.Evictions
 		return res, nil
 	}
-	b, err := startBench(ctx, after, cfg, percentage)
+	client2 := fake.NewClientset(cl.objects...)
+	b, factory, err := newBench(ctx, client2, cfg, percentage)
 	if err != nil {
 		return nil, err
 	}
-	queueOrder(after.pending)
-	pr, err := b.run(ctx, after.pending)
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	if err := b.waitCache(cl); err != nil {
+		return nil, err
+	}
+	if err := change(ctx, client2, b); err != nil {
+		return nil, err
+	}
+	pr, err := b.run(ctx, replacements)
 	if err != nil {
 		return nil, err
 	}
 	res.Placements, res.Unschedulable, res.Evictions = pr.Placements, pr.Unschedulable, []eviction{}
 	return res, nil
+}
+
+// waitChanged waits until the scheduler's cache has seen a drain: the node
+// and bound pod counts, and the cordoned nodes unschedulable.
+func (b *bench) waitChanged(ctx context.Context, nodes, bound int, drained []string, deleted bool) error {
+	logger := ctxLogger(ctx)
+	for ctx.Err() == nil {
+		n, err := b.sched.Cache.PodCount()
+		if err != nil {
+			return err
+		}
+		ok := b.sched.Cache.NodeCount() == nodes && n == bound
+		if ok && !deleted {
+			snap := internalcache.NewEmptySnapshot()
+			if err := b.sched.Cache.UpdateSnapshot(logger, snap); err != nil {
+				return err
+			}
+			for _, name := range drained {
+				ni, err := snap.NodeInfos().Get(name)
+				if err != nil || !ni.Node().Spec.Unschedulable {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return ctx.Err()
 }

@@ -48,6 +48,13 @@ func place(ctx context.Context, cl *snapshot.Cluster, nodes []string, gone, repl
 		for _, p := range gone {
 			c.Delete(p.Namespace, p.Name)
 		}
+		if o.Delete {
+			// The image spread of the nodes left, counted without the
+			// deleted ones: the cluster as a scheduler would find it (a
+			// running one's copies of unchanged nodes may still count
+			// them, depending on when it last copied each).
+			c.Cache.RefreshImageSummaries()
+		}
 		queued := append([]*v1.Pod(nil), replacements...)
 		engine.SortQueueOrder(queued)
 		for _, r := range queued {
