@@ -83,3 +83,13 @@ func OnlyNodeLocalVolumes(pod *v1.Pod) bool {
 	}
 	return true
 }
+
+// HasAccessMode reports whether modes holds mode.
+func HasAccessMode(modes []v1.PersistentVolumeAccessMode, mode v1.PersistentVolumeAccessMode) bool {
+	for _, m := range modes {
+		if m == mode {
+			return true
+		}
+	}
+	return false
+}
