@@ -321,6 +321,11 @@ func (c *Offline) Run(ctx context.Context) error {
 		}
 		before := c.placed
 		s.ScheduleOnePod(ctx, qpi)
+		// A cycle takes time: what it queues (a failed pod, the pods its
+		// binding or preemption wakes) is stamped after what earlier
+		// cycles queued, as on kube-scheduler's clock, so pods of equal
+		// priority come back in the order they failed.
+		clk.Step(cycleTime)
 		if c.placed == before {
 			idle++
 		} else {
@@ -334,6 +339,11 @@ func (c *Offline) Run(ctx context.Context) error {
 	}
 	return ctx.Err()
 }
+
+// cycleTime is how far a scheduling cycle moves the offline clock: enough
+// to order what cycles queue, too little to expire a backoff or a Permit
+// wait in any number of cycles Run makes.
+const cycleTime = time.Nanosecond
 
 // maxIdleCycles bounds the scheduling cycles in a row without a placement.
 const maxIdleCycles = 100000

@@ -122,3 +122,40 @@ func TestOfflineDepartureWakesAWaitingPod(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", d)
 	}
 }
+
+// TestOfflinePodsComeBackInTheOrderTheyFailed: pods of equal priority that
+// failed one after another are retried in that order once room frees up,
+// as on kube-scheduler's clock, where each failure is stamped later than
+// the one before (a heap does not keep the order of equal keys: three pods
+// failing at one instant come back first, third, second). The room freed
+// takes two of the three.
+func TestOfflinePodsComeBackInTheOrderTheyFailed(t *testing.T) {
+	cl := &snapshot.Cluster{
+		Nodes: []*v1.Node{offlineNode("n1", "2")},
+		Pods:  []*v1.Pod{schedtest.MakePod("big").Namespace("ns").Node("n1").Req("cpu", "2").Obj()},
+	}
+	ctx := context.Background()
+	j := &journal{}
+	c, _, err := NewOffline(ctx, cl, Options{NoPreemption: true}, j.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, name := range []string{"z", "y", "x"} {
+		if err := c.Add(schedtest.MakePod(name).Namespace("ns").Req("cpu", "1").Obj()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Delete("ns", "big")
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const full = ": 0/1 nodes are available: 1 Insufficient cpu."
+	want := []string{"failed z" + full, "failed y" + full, "failed x" + full, "placed z on n1", "placed y on n1", "failed x" + full}
+	if d := cmp.Diff(want, j.events); d != "" {
+		t.Errorf("events (-want +got):\n%s", d)
+	}
+}
