@@ -30,12 +30,17 @@ func place(ctx context.Context, cl *snapshot.Cluster, nodes []string, gone, repl
 	changes := func(c *engine.Offline) ([]*v1.Pod, error) {
 		for _, name := range nodes {
 			if o.Delete {
-				if err := c.RemoveNode(name); err != nil {
+				// The pod garbage collector deletes the pods left on it.
+				left, err := c.RemoveNode(name)
+				if err != nil {
 					return nil, err
+				}
+				for _, p := range left {
+					c.Delete(p.Namespace, p.Name)
 				}
 				continue
 			}
-			ni, err := c.Snapshot.Get(name)
+			ni, err := c.Current().Get(name)
 			if err != nil {
 				return nil, err
 			}

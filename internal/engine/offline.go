@@ -163,7 +163,7 @@ func (c *Offline) Delete(namespace, name string) {
 // UpdateNode replaces a node (cordoning, relabelling, resizing) and sends
 // the queue the events its changes are, as the node informer would.
 func (c *Offline) UpdateNode(node *v1.Node) error {
-	ni, err := c.Snapshot.Get(node.Name)
+	ni, err := c.Current().Get(node.Name)
 	if err != nil {
 		return fmt.Errorf("node %q: %w", node.Name, err)
 	}
@@ -196,21 +196,53 @@ func (c *Offline) AddCopy(pod *v1.Pod, tmpl *schedcore.PodInfo) error {
 // Handle.Objects: a PodGroup of a gang's copy.
 func (c *Offline) AddObject(u *unstructured.Unstructured) { c.objects.Add(u) }
 
-// RemoveNode deletes a node and the pods on it (as the pod garbage
-// collector does once the node is gone), with the queue told of each.
-func (c *Offline) RemoveNode(name string) error {
-	c.Cache.UpdateSnapshot(c.Snapshot)
-	ni, err := c.Snapshot.Get(name)
+// AddPVC adds a PersistentVolumeClaim (a StatefulSet's claim, created
+// before its pod) as the claim informer would: the storage state the
+// volume plugins read takes it and the queue gets PersistentVolumeClaim/Add.
+func (c *Offline) AddPVC(pvc *v1.PersistentVolumeClaim) {
+	c.Current().Storage.PutPVC(pvc)
+	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.PersistentVolumeClaim, ActionType: schedcore.Add}, nil, pvc, nil)
+}
+
+// AddNode adds a node as kube-scheduler's node informer handler does: the
+// cache takes it, then the queue gets Node/Add.
+func (c *Offline) AddNode(node *v1.Node) {
+	c.Cache.AddNode(node)
+	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add}, nil, node, nil)
+}
+
+// RemoveNode deletes a node as kube-scheduler's node informer handler
+// does (the queue gets Node/Delete, then the cache forgets the node) and
+// returns the pods bound to it, in namespace/name order. Nothing deletes
+// them yet: the pod garbage collector does once the node is gone, which
+// the driver plays with Delete (replay records each as it goes).
+func (c *Offline) RemoveNode(name string) ([]*v1.Pod, error) {
+	ni, err := c.Current().Get(name)
 	if err != nil {
-		return fmt.Errorf("node %q: %w", name, err)
+		return nil, fmt.Errorf("node %q: %w", name, err)
 	}
-	for _, pi := range append([]*schedcore.PodInfo(nil), ni.Pods...) {
-		c.Delete(pi.Pod.Namespace, pi.Pod.Name)
+	var bound []*v1.Pod
+	for _, pi := range ni.Pods {
+		// Assumed pods (waiting at Permit) are not bound: their binding
+		// cycle fails once the node is gone.
+		if cur, ok := c.store.get(pi.Pod.Namespace, pi.Pod.Name); ok && cur.Spec.NodeName == name {
+			bound = append(bound, cur)
+		}
 	}
+	sort.Slice(bound, func(i, j int) bool { return schedcore.PodName(bound[i]) < schedcore.PodName(bound[j]) })
 	node := ni.Node()
+	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Delete}, node, nil, nil)
 	c.Cache.RemoveNode(node)
+	return bound, nil
+}
+
+// Current brings the engine's snapshot up to date with the cache (the
+// bindings, arrivals and departures so far) and returns it, as a
+// scheduling cycle would see the cluster now. It is the engine's: read it,
+// do not change it.
+func (c *Offline) Current() *schedcore.Snapshot {
 	c.Cache.UpdateSnapshot(c.Snapshot)
-	return nil
+	return c.Snapshot
 }
 
 // Pod returns the cluster's current copy of a pod.

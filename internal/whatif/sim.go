@@ -113,10 +113,7 @@ func (s *Sim) Framework(pod *v1.Pod) (*schedcore.Framework, error) {
 func (s *Sim) AddObject(u *unstructured.Unstructured) { s.off.AddObject(u) }
 
 // AddPVC adds a claim (a StatefulSet copy's, created before its pod).
-func (s *Sim) AddPVC(pvc *v1.PersistentVolumeClaim) {
-	s.off.Cache.UpdateSnapshot(s.off.Snapshot)
-	s.off.Snapshot.Storage.PutPVC(pvc)
-}
+func (s *Sim) AddPVC(pvc *v1.PersistentVolumeClaim) { s.off.AddPVC(pvc) }
 
 // HasPod reports whether a pod namespace/name exists (pending pods of the
 // cluster aside).
@@ -199,8 +196,7 @@ func (s *Sim) Fill(ctx context.Context, pod *v1.Pod, limit int) (counts []NodeCo
 	if st := fw.RunPreEnqueuePlugins(ctx, pod); !st.IsSuccess() {
 		return nil, false, nil
 	}
-	snap := s.off.Snapshot
-	s.off.Cache.UpdateSnapshot(snap)
+	snap := s.off.Current()
 	state := schedcore.NewCycleState()
 	res, st, _ := fw.RunPreFilterPlugins(ctx, state, pod)
 	if !st.IsSuccess() {
@@ -270,17 +266,14 @@ func (c *Copies) Bind(copy *v1.Pod, node string) error {
 
 // Nodes returns the nodes as the engine sees them now, in the snapshot's
 // order (read-only).
-func (s *Sim) Nodes() []*schedcore.NodeInfo {
-	s.off.Cache.UpdateSnapshot(s.off.Snapshot)
-	return s.off.Snapshot.List()
-}
+func (s *Sim) Nodes() []*schedcore.NodeInfo { return s.off.Current().List() }
 
 // Explainer returns an explanation state over the simulation as it is now
 // (explain.NewStateOver): for saying why the next copy fits nowhere and
 // what would make it fit, without loading the cluster again. base lists
 // the cluster's pods.
 func (s *Sim) Explainer(base *snapshot.Cluster, o explain.Options) *explain.State {
-	s.off.Cache.UpdateSnapshot(s.off.Snapshot)
+	s.off.Current()
 	return explain.NewStateOver(base, s.off.Engine, o)
 }
 
