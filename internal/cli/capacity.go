@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -253,24 +252,4 @@ func specNames(specs []*capacity.Spec) string {
 		s = append(s, sp.Kind+" "+sp.Name)
 	}
 	return strings.Join(s, ", ")
-}
-
-// nodeLabelKeys completes --group-by with the label keys of the nodes.
-func (s completionSource) nodeLabelKeys(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	nodes, err := s.nodes()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	seen := map[string]bool{}
-	var keys []string
-	for _, n := range nodes {
-		for k := range n.Labels {
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
-	}
-	sort.Strings(keys)
-	return matching(keys, toComplete, ""), cobra.ShellCompDirectiveNoFileComp
 }

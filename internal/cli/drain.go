@@ -99,9 +99,9 @@ such node, a selector matching no node); 1 for other failures.`),
 	o.ConfigFlags.AddFlags(f)
 
 	src := completionSource{settings: settings, flags: o.ConfigFlags, snapshots: &o.Snapshots}
-	cmd.ValidArgsFunction = src.names("nodes")
+	cmd.ValidArgsFunction = src.namesNotGiven("nodes")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
-	_ = cmd.RegisterFlagCompletionFunc("selector", src.nodeLabelKeys)
+	_ = cmd.RegisterFlagCompletionFunc("selector", src.nodeSelector)
 	_ = cmd.MarkFlagFilename("snapshot", "yaml", "yml", "json")
 	markConfigFile(cmd)
 	registerKubeFlagCompletion(cmd, src)

@@ -113,6 +113,9 @@ func TestWhatIfBadInput(t *testing.T) {
 	noAlloc := writeFile(t, dir, "noalloc.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: t}\nstatus: {capacity: {cpu: '4'}}\n")
 	noPods := writeFile(t, dir, "nopods.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: t}\nstatus: {allocatable: {cpu: '4', memory: 8Gi}}\n")
 	twoNodes := writeFile(t, dir, "two.yaml", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\n- {apiVersion: v1, kind: Node, metadata: {name: b}}\n")
+	unknownPlugin := writeFile(t, dir, "cfg.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  plugins:\n    filter:\n      enabled: [{name: NoSuchPlugin}]\n")
+	badArgs := writeFile(t, dir, "args.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Foo}}\n")
+	otherScheduler := writeFile(t, dir, "other.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {schedulerName: other, containers: [{name: c}]}\n")
 	gang := writeFile(t, dir, "gang.yaml", "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\nspec: {minMember: 1}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {scheduling.x-k8s.io/pod-group: g}}\nspec: {containers: [{name: c}]}\n")
 	tests := []struct {
 		name    string
@@ -140,6 +143,9 @@ func TestWhatIfBadInput(t *testing.T) {
 		{"names and a selector", []string{"drain", "n1", "-l", "a=b", "--snapshot", rules}, "not both"},
 		{"nothing to drain", []string{"drain", "--snapshot", rules}, "name the nodes to drain"},
 		{"a malformed snapshot", []string{"drain", "n1", "--snapshot", malformed}, malformed + ":3: malformed YAML"},
+		{"capacity: an unknown plugin names the config file", []string{"capacity", "-f", webSpec, "--snapshot", example, "--config", unknownPlugin}, unknownPlugin + ": "},
+		{"drain: invalid plugin args name the field", []string{"drain", "n1", "--snapshot", rules, "--config", badArgs}, "scoringStrategy.type"},
+		{"a spec of a scheduler that is not a profile", []string{"capacity", "-f", otherScheduler, "--snapshot", example}, `schedulerName "other" is not a profile`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
