@@ -200,7 +200,40 @@ func TestKubebenchCapacity(t *testing.T) {
 			if d := cmp.Diff(wantSeq, seq); d != "" {
 				t.Errorf("placements (-want +got):\n%s", d)
 			}
+			if r := c.intOpt(t, "min"); r > 0 {
+				checkMinNodes(t, c, cl, specs, o, r, want.Count)
+			}
 		})
+	}
+}
+
+// checkMinNodes checks a min=R case: kube placed R copies with the case's
+// add=N template nodes and fewer with N-1 (the reference NAME-1), and
+// `capacity --min-nodes --replicas R` answers N.
+func checkMinNodes(t *testing.T, c whatifCase, cl *snapshot.Cluster, specs []*capacity.Spec, o capacity.Options, r, kubeCount int) {
+	t.Helper()
+	n := c.intOpt(t, "add")
+	if kubeCount != r {
+		t.Fatalf("min=%d: kube placed %d copies with %d template nodes; the case must reach R", r, kubeCount, n)
+	}
+	var below struct {
+		Count int `json:"count"`
+	}
+	readJSON(t, filepath.Join(whatifDir, c.name+"-1.json"), &below)
+	if below.Count >= r {
+		t.Fatalf("min=%d: kube placed %d copies with %d template nodes: %d is not the fewest", r, below.Count, n-1, n)
+	}
+	for _, s := range specs {
+		s.Replicas = r
+	}
+	o.AddNodes, o.Max, o.MinNodes, o.Cycles, o.Placed = 0, 0, true, false, nil
+	rep, err := capacity.Run(context.Background(), cl, specs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.MinNodes
+	if m == nil || !m.Reachable || m.NodesNeeded != n {
+		t.Fatalf("--min-nodes --replicas %d: got %+v, want %d nodes (kube: %d copies with %d, %d with %d)", r, m, n, kubeCount, n, below.Count, n-1)
 	}
 }
 
