@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -161,9 +162,17 @@ func (o *CapacityOptions) Validate() error {
 	if err := oneStdin(o.Files, o.Snapshots, []string{o.NodeTemplate}); err != nil {
 		return err
 	}
-	for name, v := range map[string]int{"--max": o.Max, "--add-nodes": o.AddNodes, "--nearest": o.Nearest} {
-		if v < 0 {
-			return UsageErrorf("%s: must not be negative, got %d", name, v)
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--max", o.Max}, {"--add-nodes", o.AddNodes}, {"--nearest", o.Nearest}} {
+		if f.v < 0 {
+			return UsageErrorf("%s: must not be negative, got %d", f.name, f.v)
+		}
+	}
+	for _, k := range o.GroupBy {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return UsageErrorf("--group-by: %q is not a label key: %s", k, errs[0])
 		}
 	}
 	for _, r := range o.Replicas {

@@ -136,6 +136,7 @@ func TestWhatIfBadInput(t *testing.T) {
 		{"--min-nodes without --replicas", []string{"capacity", "-f", webSpec, "--snapshot", example, "--min-nodes", "--node-template", template}, "--min-nodes needs --replicas"},
 		{"--replicas that do not match the specs", []string{"capacity", "-f", webSpec, "-f", smallSpec, "--snapshot", example, "--replicas", "1,2,3"}, "3 values for 2 specs"},
 		{"negative --max", []string{"capacity", "-f", webSpec, "--snapshot", example, "--max", "-1"}, "--max: must not be negative"},
+		{"a --group-by that is not a label key", []string{"capacity", "-f", webSpec, "--snapshot", example, "--group-by", "a b"}, `--group-by: "a b" is not a label key`},
 		{"no spec", []string{"capacity", "--snapshot", example}, "-f/--filename is required"},
 		{"a node that does not exist", []string{"drain", "n1", "nope", "--snapshot", rules}, `node "nope" not found`},
 		{"a selector matching no node", []string{"drain", "-l", "pool=none", "--snapshot", rules}, `no node matches the selector "pool=none"`},
