@@ -264,7 +264,7 @@ func (c *counter) count(ctx context.Context) (*report.CapacitySpec, error) {
 	if limit == 0 {
 		limit = c.r.o.Max
 	}
-	if s.Gang == nil && len(s.ClaimTemplates) == 0 && !c.r.o.Cycles {
+	if !s.perCopyObjects() && !c.r.o.Cycles {
 		done, err := c.fill(ctx, res, limit)
 		if err != nil || done {
 			return res, err

@@ -354,3 +354,38 @@ func TestMinNodes(t *testing.T) {
 		}
 	})
 }
+
+// A copy that comes with objects made for it (here the ResourceClaims of
+// a claim template, made as a copy arrives) goes through the cycle one by
+// one, and --min-nodes searches: a bare copy committed node by node would
+// have none of them. Without the perCopyObjects check the node-local
+// count and answer would be taken (nothing else here couples nodes).
+func TestCopiesWithTheirOwnObjectsAreCountedCycleByCycle(t *testing.T) {
+	cl := &snapshot.Cluster{Nodes: []*v1.Node{zoneNode("a1", "a", "4"), zoneNode("b1", "b", "2")}}
+	bare := st.MakePod("gpu").Namespace("default").Req("cpu", "1").Obj()
+	withClaim := bare.DeepCopy()
+	tmpl := "gpu-claim"
+	withClaim.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: &tmpl}}
+	tmplNode := zoneNode("t", "c", "2")
+	for _, tc := range []struct {
+		name        string
+		pod         *v1.Pod
+		method      string
+		minNodesVia string
+	}{
+		{"bare pod", bare, report.MethodNodeLocal, report.MethodNodeLocal},
+		{"pod with a claim template", withClaim, report.MethodCycles, "search"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := count(t, cl, []*Spec{podSpec(tc.pod.DeepCopy())}, Options{Nearest: -1}).Specs[0].Method; got != tc.method {
+				t.Errorf("method %s, want %s", got, tc.method)
+			}
+			s := podSpec(tc.pod.DeepCopy())
+			s.Replicas = 10
+			m := count(t, cl, []*Spec{s}, Options{Nearest: -1, MinNodes: true, Template: tmplNode}).MinNodes
+			if m == nil || m.Method != tc.minNodesVia {
+				t.Errorf("--min-nodes: %+v, want method %s", m, tc.minNodesVia)
+			}
+		})
+	}
+}

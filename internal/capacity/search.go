@@ -55,7 +55,7 @@ func (r *runner) minNodes(ctx context.Context) (*report.MinNodes, error) {
 // ok is false when the spec is not node-local.
 func (r *runner) nodeLocalMinNodes(ctx context.Context) (*report.MinNodes, bool, error) {
 	s := r.specs[0]
-	if s.Gang != nil || s.DaemonSet != nil || len(s.ClaimTemplates) > 0 {
+	if s.perCopyObjects() || s.DaemonSet != nil {
 		return nil, false, nil
 	}
 	fill := func(m int) (cluster int, perTemplate []int, ok bool, err error) {

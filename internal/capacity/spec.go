@@ -77,6 +77,27 @@ type Spec struct {
 	Replicas int
 }
 
+// perCopyObjects reports whether each copy comes with objects made for it
+// before it is scheduled: a gang's PodGroup, a StatefulSet pod's claims, or
+// the ResourceClaims kube's resourceclaim controller makes from the pod's
+// ResourceClaimTemplates (engine.Offline makes those as a pod arrives,
+// once DRA is in the engine). Such copies go through the scheduling cycle
+// one by one, never the node-by-node count, which commits bare copies.
+func (s *Spec) perCopyObjects() bool {
+	return s.Gang != nil || len(s.ClaimTemplates) > 0 || (s.Pod != nil && hasTemplateClaims(s.Pod))
+}
+
+// hasTemplateClaims reports whether the pod has claims made from a
+// ResourceClaimTemplate (one per copy).
+func hasTemplateClaims(p *v1.Pod) bool {
+	for _, c := range p.Spec.ResourceClaims {
+		if c.ResourceClaimTemplateName != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Gang is a PodGroup and the pods of one copy of it.
 type Gang struct {
 	// Group is the PodGroup object.
