@@ -58,7 +58,7 @@ grep -v '^#' "$dir/cases.txt" | while read -r name mode cl arg opts; do
       delete) args+=(-drain-delete) ;;
       force) args+=(-drain-force) ;;
       preempt) args+=(-drain-preemption) ;;
-      long|min=*) ;;
+      long|min=*|gang=*) ;;
     esac
   done
   if [ "$mode" = capacity ]; then

@@ -365,12 +365,20 @@ func (c *counter) progress(placed, target int) {
 	}
 }
 
-// stoppedBy picks the message of a failed copy: a member's own failure
-// over the rejections its gang siblings got because of it.
+// stoppedBy picks the message of a failed copy: a member's own failure in
+// a cycle over the rejections its gang siblings got because of it, and
+// over the siblings that were waiting (at Permit, or out of the queue)
+// when the group was given up.
 func stoppedBy(failed []whatif.Failure) string {
-	for _, f := range failed {
-		if !f.ForGroup {
-			return f.Message
+	for _, own := range []func(whatif.Failure) bool{
+		func(f whatif.Failure) bool { return !f.ForGroup && len(f.Plugins) > 0 },
+		func(f whatif.Failure) bool { return !f.ForGroup && f.Message != "" },
+		func(f whatif.Failure) bool { return f.Message != "" },
+	} {
+		for _, f := range failed {
+			if own(f) {
+				return f.Message
+			}
 		}
 	}
 	return failed[0].Message

@@ -87,6 +87,12 @@ func New(ctx context.Context, cl *snapshot.Cluster, o Options) (*Sim, error) {
 				delete(s.failed, key(pod))
 			},
 			Failed: func(pod *v1.Pod, f engine.Failure) {
+				// A gang member rejected for its siblings' sake after a
+				// failure of its own keeps its own: that is what stops
+				// the group.
+				if old, ok := s.failed[key(pod)]; ok && f.ForGroup && !old.ForGroup {
+					return
+				}
 				s.failed[key(pod)] = Failure{Pod: pod, Message: f.Status.Message(), Plugins: f.Plugins, ForGroup: f.ForGroup}
 			},
 		})

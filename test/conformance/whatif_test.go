@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/capacity"
 	"github.com/kubectl-sched/kubectl-sched/internal/drain"
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
@@ -151,6 +152,10 @@ func TestKubebenchCapacity(t *testing.T) {
 			}
 			readJSON(t, filepath.Join(whatifDir, c.name+".json"), &want)
 			cl := whatifCluster(t, c.cluster)
+			if g := c.opts["gang"]; g != "" {
+				checkGang(t, cl, g, want.Count, want.StoppedBy, want.Placements)
+				return
+			}
 			cfg, reg := defaultEngine(t)
 			all := int32(100)
 			cfg.PercentageOfNodesToScore = &all
@@ -234,6 +239,55 @@ func checkMinNodes(t *testing.T, c whatifCase, cl *snapshot.Cluster, specs []*ca
 	m := rep.MinNodes
 	if m == nil || !m.Reachable || m.NodesNeeded != n {
 		t.Fatalf("--min-nodes --replicas %d: got %+v, want %d nodes (kube: %d copies with %d, %d with %d)", r, m, n, kubeCount, n, below.Count, n-1)
+	}
+}
+
+// checkGang checks a gang=FILE case: FILE is a gang of k pods, each the
+// case's spec pod (what kube placed, copy after copy) in a PodGroup, counted
+// with Coscheduling. A group is placed whole or not at all, so kube's copies
+// give the answer: count/k whole groups, their members on kube's nodes in
+// kube's order, and the group after them stopped by the member that fits
+// nowhere, with kube's message for it (Coscheduling's PostFilter adds a
+// sentence naming the group).
+func checkGang(t *testing.T, cl *snapshot.Cluster, file string, kubeCount int, kubeStopped string, kubePlaced []struct{ Pod, Node string }) {
+	t.Helper()
+	cfg, err := engine.LoadConfig("../../testdata/gang/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := engine.Registry(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := int32(100)
+	cfg.PercentageOfNodesToScore = &all
+	specs, err := capacity.LoadSpecs([]string{filepath.Join(whatifDir, file)}, nil, "", cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	o := capacity.Options{Config: cfg, Registry: reg, Nearest: -1, Placed: func(_, _, node string) { nodes = append(nodes, node) }}
+	rep, err := capacity.Run(context.Background(), cl, specs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rep.Specs[0]
+	k := got.PodsPerGroup
+	if got.Kind != capacity.KindPodGroup || k < 2 {
+		t.Fatalf("%s: kind %s, %d pods per group: not a gang", file, got.Kind, k)
+	}
+	if got.Count != kubeCount/k {
+		t.Fatalf("groups: got %d of %d pods, want %d (kube placed %d pods)", got.Count, k, kubeCount/k, kubeCount)
+	}
+	var want []string
+	for _, p := range kubePlaced[:got.Count*k] {
+		want = append(want, p.Node)
+	}
+	if d := cmp.Diff(want, nodes); d != "" {
+		t.Errorf("members' nodes in order (-kube +got):\n%s", d)
+	}
+	if !strings.HasPrefix(got.StoppedBy, kubeStopped+" PodGroup ") {
+		t.Errorf("stopped by:\n got %q\nwant %q and the group's sentence", got.StoppedBy, kubeStopped)
 	}
 }
 
