@@ -78,7 +78,7 @@ type Progress struct {
 	Spec           string
 	Placed, Target int
 	// Nodes is the template node count being evaluated by --min-nodes
-	// (-1 outside the search).
+	// (-1 outside the search); with Spec empty, its evaluation starts.
 	Nodes int
 }
 
@@ -361,7 +361,11 @@ func (c *counter) limitReason() string {
 
 func (c *counter) progress(placed, target int) {
 	if c.r.o.Progress != nil {
-		c.r.o.Progress(Progress{Spec: c.spec.Name, Placed: placed, Target: target, Nodes: -1})
+		nodes := -1
+		if c.r.o.MinNodes {
+			nodes = c.added
+		}
+		c.r.o.Progress(Progress{Spec: c.spec.Name, Placed: placed, Target: target, Nodes: nodes})
 	}
 }
 

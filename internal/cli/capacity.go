@@ -234,9 +234,18 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 	}
 	prog.set("counting")
 	opts.Progress = func(p capacity.Progress) {
+		nodes := ""
+		if p.Nodes >= 0 {
+			nodes = fmt.Sprintf("%d template node", p.Nodes)
+			if p.Nodes != 1 {
+				nodes += "s"
+			}
+		}
 		switch {
-		case p.Nodes >= 0 && p.Spec == "":
-			prog.set("trying %d template nodes", p.Nodes)
+		case p.Spec == "":
+			prog.set("trying %s", nodes)
+		case nodes != "":
+			prog.set("%s, %s: %d/%d placed", nodes, p.Spec, p.Placed, p.Target)
 		case p.Target > 0:
 			prog.set("%s: %d/%d placed", p.Spec, p.Placed, p.Target)
 		default:
