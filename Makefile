@@ -13,7 +13,7 @@ LDFLAGS   := -X github.com/kubectl-sched/kubectl-sched/internal/version.Version=
 UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/test/e2e')
 FUZZTIME  ?= 15s
 
-.PHONY: all build install demo test test-unit browser test-long test-e2e fuzz vet fmt-check check-imports bench golden docs completions krew-manifest fgd clean help
+.PHONY: all build install demo test test-unit browser test-long test-e2e fuzz vet fmt-check check-imports bench bench-whatif golden docs completions krew-manifest fgd clean help
 
 all: build
 
@@ -38,7 +38,7 @@ browser: ## install Debian's chromium for the HTML report test (docs), if missin
 	@./hack/install-chromium.sh
 
 test-long: ## the 5000-node / 5000-pod placement comparison with kube-scheduler (no race detector: seconds, not minutes)
-	KUBECTL_SCHED_LONG=1 $(GO) test -count=1 -run 'TestKubebenchPlaceRuns/mixed-5000nodes' ./test/conformance
+	KUBECTL_SCHED_LONG=1 $(GO) test -count=1 -run 'TestKubebenchPlaceRuns/mixed-5000nodes|TestKubebench(Capacity|Drain)' ./test/conformance
 
 fuzz: ## run the snapshot loader fuzz target briefly
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=$(FUZZTIME) ./internal/snapshot
@@ -55,8 +55,12 @@ fmt-check:
 check-imports: ## enforce the dependency direction (STYLE.md)
 	@./hack/check-imports.sh
 
-bench: ## dry-run throughput (pods/s) on shipped and generated snapshots
+bench: ## dry-run throughput (pods/s) on shipped and generated snapshots, then capacity and drain timings
 	$(GO) run ./hack/bench
+	$(GO) run ./hack/bench -whatif
+
+bench-whatif: ## capacity and drain timings on a generated 5000-node cluster
+	$(GO) run ./hack/bench -whatif
 
 # The packages whose tests take -update (a package without the flag would
 # fail on it).

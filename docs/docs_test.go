@@ -13,6 +13,7 @@ package docs
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -58,10 +59,17 @@ func runExample(binary, cmdline string) (string, error) {
 	var out, errOut bytes.Buffer
 	cmd := app.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, opts...)
 	cmd.SetArgs(strings.Fields(cmdline))
+	status := ""
 	if err := cmd.Execute(); err != nil {
-		return "", fmt.Errorf("kubectl sched %s: %v: %s", cmdline, err, errOut.String())
+		// capacity and drain answer "no" with exit status 3 and their
+		// report; the block shows the status.
+		var coded interface{ Code() int }
+		if !errors.As(err, &coded) {
+			return "", fmt.Errorf("kubectl sched %s: %v: %s", cmdline, err, errOut.String())
+		}
+		status = fmt.Sprintf("(exit status %d)\n", coded.Code())
 	}
-	text := timing.ReplaceAllString(out.String()+errOut.String(), "time: X (N pods/s)")
+	text := timing.ReplaceAllString(out.String()+errOut.String()+status, "time: X (N pods/s)")
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	if limit > 0 && len(lines) > limit {
 		lines = append(lines[:limit], "...")

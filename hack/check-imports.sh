@@ -5,7 +5,7 @@
 #   lipgloss or prometheus (transitively);
 # - a plugin does not import another plugin (plugins/names and plugins/helper aside)
 #   nor anything under internal/;
-# - the drivers (internal/dryrun, internal/explain, internal/live) import no
+# - the drivers (internal/dryrun, explain, live, whatif, capacity, drain) import no
 #   plugin (plugins/names aside): the registry comes through internal/engine,
 #   gangs and explanations through schedcore's interfaces;
 # - only internal/live and internal/kube import client-go informers.
@@ -37,7 +37,7 @@ for pkg in $(go list ./plugins/...); do
   done
 done
 
-for pkg in $(go list ./internal/dryrun/... ./internal/explain/... ./internal/live/...); do
+for pkg in $(go list ./internal/dryrun/... ./internal/explain/... ./internal/live/... ./internal/whatif/... ./internal/capacity/... ./internal/drain/...); do
   for imp in $(go list -f '{{join .Imports "\n"}}' "$pkg"); do
     case "$imp" in
       $mod/plugins/names) ;;

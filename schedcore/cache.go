@@ -122,6 +122,19 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 	c.dirty[node.Name] = struct{}{}
 }
 
+// RefreshImageSummaries marks every node changed, so that the next
+// UpdateSnapshot copies each one again and takes its image summaries
+// (NumNodes) anew, as a scheduler started on the cluster as it is now
+// would see them. Without it, as in kube-scheduler, a node keeps the
+// summaries of its last copy when other nodes come and go.
+func (c *Cache) RefreshImageSummaries() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name := range c.nodes {
+		c.dirty[name] = struct{}{}
+	}
+}
+
 // addNodeImages records the node's images. An image name seen for the first
 // time keeps the size this node reports for it, as long as any node has it.
 func (c *Cache) addNodeImages(node *v1.Node) {
@@ -173,7 +186,11 @@ func (c *Cache) nodeImageStates(node *v1.Node) map[string]*ImageStateSummary {
 }
 
 func (c *Cache) addPodLocked(pod *v1.Pod, assumed bool) {
-	pi := NewPodInfo(pod)
+	c.addPodInfoLocked(NewPodInfo(pod), assumed)
+}
+
+func (c *Cache) addPodInfoLocked(pi *PodInfo, assumed bool) {
+	pod := pi.Pod
 	pi.Resource(c.features)
 	n := c.nodeInfo(pod.Spec.NodeName)
 	// A change of the node's affinity-list membership needs no list

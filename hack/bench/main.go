@@ -41,6 +41,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to this file")
 	limit := flag.Int("limit", 0, "place only the first N pending pods of each workload (for profiling)")
 	memprofile := flag.String("memprofile", "", "write an allocation profile to this file at the end")
+	what := flag.Bool("whatif", false, "measure capacity and drain instead of the dry-run")
 	flag.BoolVar(&withPreemption, "preemption", false, "run DefaultPreemption for pods that do not fit (off by default, as in the kube-scheduler reference runs)")
 	flag.Parse()
 	if *memprofile != "" {
@@ -66,6 +67,10 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 
+	if *what {
+		whatif(*only)
+		return
+	}
 	var ws []workload
 	dirs, _ := filepath.Glob("testdata/conformance/*/snapshot.json")
 	sort.Strings(dirs)

@@ -25,6 +25,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -49,6 +50,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	explainRun := fs.String("explain-run", "", `place the pending pods as without it, explaining each one before its cycle against the state the earlier placements left; write {"cases":[...]} (with afterPlacements) to this file`)
 	explainUnsched := fs.Bool("explain-unschedulable", false, "with -explain: only the pods that fit on no node")
 	preemption := fs.String("preemption", "", `run kube-scheduler's own loop with preemption and write {"placements","evictions","nominations","unschedulable"} to this file`)
+	capacitySpec := fs.String("capacity", "", "place copies of this Pod (a manifest) one after another until one fits nowhere; write {count,nodes,placements,stoppedBy} to -out")
+	maxCopies := fs.Int("max", 0, "with -capacity: stop at this many copies (0: no limit)")
+	nodeTemplate := fs.String("node-template", "", "with -capacity or -drain: a Node manifest to add -add-nodes copies of")
+	addNodes := fs.Int("add-nodes", 0, "with -node-template: how many nodes to add")
+	drainNodes := fs.String("drain", "", "drain these nodes (comma-separated, in order) with kubectl's drain helper and place the recreated pods; write the result to -out")
+	drainDelete := fs.Bool("drain-delete", false, "with -drain: delete the nodes instead of cordoning them")
+	drainForce := fs.Bool("drain-force", false, "with -drain: --force (delete pods without a controller)")
+	drainPreempt := fs.Bool("drain-preemption", false, "with -drain: place the recreated pods in kube-scheduler's own loop, with preemption")
+	out := fs.String("out", "", "with -capacity or -drain: the result file")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kubebench [flags] SNAPSHOT")
 		fs.PrintDefaults()
@@ -79,6 +89,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if *capacitySpec != "" || *drainNodes != "" {
+		w := withoutPending(cl)
+		if *nodeTemplate != "" {
+			if err := templateNodes(w, *nodeTemplate, *addNodes); err != nil {
+				fmt.Fprintf(stderr, "kubebench: %v\n", err)
+				return 2
+			}
+		}
+		var res any
+		var err error
+		if *capacitySpec != "" {
+			res, err = runCapacity(ctx, w, cfg, int32(*percentage), *capacitySpec, *maxCopies)
+		} else {
+			res, err = runDrain(ctx, w, cfg, int32(*percentage), strings.Split(*drainNodes, ","), *drainDelete, *drainForce, *drainPreempt)
+		}
+		if err == nil {
+			err = writeJSON(*out, res)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	if *preemption != "" {
 		res, err := runPreemption(ctx, cl, cfg, int32(*percentage))
 		if err != nil {
@@ -105,19 +139,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	bound := cl.bound
-	for b.sched.Cache.NodeCount() < cl.nodes {
-		time.Sleep(10 * time.Millisecond)
-	}
-	for {
-		n, err := b.sched.Cache.PodCount()
-		if err != nil {
-			fmt.Fprintf(stderr, "kubebench: %v\n", err)
-			return 1
-		}
-		if n >= bound {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := b.waitCache(cl); err != nil {
+		fmt.Fprintf(stderr, "kubebench: %v\n", err)
+		return 1
 	}
 	loadTime := time.Since(loadStart)
 	runtime.GC()
@@ -213,6 +237,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// writeJSON writes v, indented, to path ("" or "-": stdout).
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if path == "" || path == "-" {
+		_, err = os.Stdout.Write(data)
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }
 
 // loadConfig decodes a KubeSchedulerConfiguration as kube-scheduler does

@@ -101,6 +101,14 @@ type apiLog struct {
 func (l *apiLog) touch() { l.mu.Lock(); l.activity++; l.mu.Unlock() }
 
 func runPreemption(ctx context.Context, cl *cluster, cfg *schedulerapi.KubeSchedulerConfiguration, percentage int32) (*preemptResult, error) {
+	return runPreemptionAfter(ctx, cl, cfg, percentage, nil)
+}
+
+// runPreemptionAfter is runPreemption with changes made through the API
+// once the scheduler has synced and before the pending pods are created
+// (a drain's cordons, deletions and evictions, which the running
+// scheduler's informers deliver).
+func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.KubeSchedulerConfiguration, percentage int32, change func(context.Context, *fake.Clientset, *bench) error) (*preemptResult, error) {
 	if err := utilfeature.DefaultMutableFeatureGate.Set("SchedulerAsyncPreemption=false"); err != nil {
 		return nil, err
 	}
@@ -229,6 +237,11 @@ func runPreemption(ctx context.Context, cl *cluster, cfg *schedulerapi.KubeSched
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if change != nil {
+		if err := change(ctx, client, b); err != nil {
+			return nil, err
+		}
 	}
 	// Queue the pending pods one at a time, in queue order, so that equal
 	// priorities keep that order in activeQ.

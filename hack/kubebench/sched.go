@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -59,6 +60,26 @@ func newBench(ctx context.Context, client clientset.Interface, cfg *schedulerapi
 	}
 	return &bench{sched: sched, snapshot: snapshot, percentage: percentage}, factory, nil
 }
+
+// waitCache waits until the scheduler's cache holds the cluster's nodes and
+// bound pods.
+func (b *bench) waitCache(cl *cluster) error {
+	for b.sched.Cache.NodeCount() < cl.nodes {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for {
+		n, err := b.sched.Cache.PodCount()
+		if err != nil {
+			return err
+		}
+		if n >= cl.bound {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func ctxLogger(ctx context.Context) klog.Logger { return klog.FromContext(ctx) }
 
 // queueOrder sorts pods as PrioritySort does for pods queued in
 // creationTimestamp order: priority descending, then creation time, then
@@ -116,27 +137,43 @@ func (b *bench) run(ctx context.Context, pods []*v1.Pod) (*result, error) {
 			c.AfterPlacements = len(res.Placements)
 			b.explained = append(b.explained, *c)
 		}
-		state := framework.NewCycleState()
-		node, fitErr, err := b.schedulePod(ctx, f, state, pod)
+		node, fitErr, err := b.commit(ctx, f, pod)
 		key := pod.Namespace + "/" + pod.Name
 		if err != nil {
-			return nil, fmt.Errorf("pod %s: %w", key, err)
+			return nil, err
 		}
 		if fitErr != nil {
 			res.Unschedulable = append(res.Unschedulable, failure{Pod: key, Message: fitErr.Error(), After: len(res.Placements)})
 			continue
 		}
-		assumed := pod.DeepCopy()
-		assumed.Spec.NodeName = node
-		if err := b.sched.Cache.AssumePod(logger, assumed); err != nil {
-			return nil, fmt.Errorf("pod %s: assume: %w", key, err)
-		}
-		if st := f.RunReservePluginsReserve(ctx, state, assumed, node); !st.IsSuccess() {
-			return nil, fmt.Errorf("pod %s: reserve on %s: %w", key, node, st.AsError())
-		}
 		res.Placements = append(res.Placements, placement{Pod: key, Node: node})
 	}
 	return res, nil
+}
+
+// commit runs one scheduling cycle of pod on the current snapshot and, when
+// a node fits, assumes the pod there and runs the Reserve plugins, so that
+// the next cycle sees it.
+func (b *bench) commit(ctx context.Context, f framework.Framework, pod *v1.Pod) (string, *framework.FitError, error) {
+	logger := klog.FromContext(ctx)
+	key := pod.Namespace + "/" + pod.Name
+	state := framework.NewCycleState()
+	node, fitErr, err := b.schedulePod(ctx, f, state, pod)
+	if err != nil || fitErr != nil {
+		if err != nil {
+			err = fmt.Errorf("pod %s: %w", key, err)
+		}
+		return "", fitErr, err
+	}
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = node
+	if err := b.sched.Cache.AssumePod(logger, assumed); err != nil {
+		return "", nil, fmt.Errorf("pod %s: assume: %w", key, err)
+	}
+	if st := f.RunReservePluginsReserve(ctx, state, assumed, node); !st.IsSuccess() {
+		return "", nil, fmt.Errorf("pod %s: reserve on %s: %w", key, node, st.AsError())
+	}
+	return node, nil, nil
 }
 
 // schedulePod is kube's schedulePod and findNodesThatFitPod (v1.37.2,

@@ -130,7 +130,7 @@ func (o *CompareOptions) configs() ([]compare.Config, error) {
 	if len(paths) == 1 && paths[0] != defaultConfig {
 		paths = []string{defaultConfig, paths[0]}
 	}
-	names := labels(paths)
+	names := configNames(paths)
 	out := make([]compare.Config, 0, len(paths))
 	for i, p := range paths {
 		file := p
@@ -146,9 +146,9 @@ func (o *CompareOptions) configs() ([]compare.Config, error) {
 	return out, nil
 }
 
-// labels names each configuration by its file's base name, without the
+// configNames names each configuration by its file's base name, without the
 // extension, or by its path when two base names clash.
-func labels(paths []string) []string {
+func configNames(paths []string) []string {
 	out := make([]string, len(paths))
 	seen := map[string]int{}
 	for i, p := range paths {
@@ -177,8 +177,8 @@ func (o *CompareOptions) Run(ctx context.Context) error {
 		return err
 	}
 	co := compare.Options{Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption, Until: o.Until, Workers: o.Workers}
-	progress := newProgress(o.ErrOut, "comparing")
-	co.Progress = progress.runs
+	progress := newProgress(o.ErrOut)
+	co.Progress = func(done, total int) { progress.set("comparing: %d of %d runs done", done, total) }
 	var res *report.Compare
 	var warnings []string
 	if o.Replay {

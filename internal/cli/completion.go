@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/kube"
@@ -130,6 +132,32 @@ func (s completionSource) list(kind string) ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// nodes returns the nodes, from the snapshot files or the cluster.
+func (s completionSource) nodes() ([]*v1.Node, error) {
+	if s.offline() {
+		cl, err := s.snapshotCluster()
+		if err != nil {
+			return nil, err
+		}
+		return cl.Nodes, nil
+	}
+	clients, err := s.settings.clients(s.flags)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+	defer cancel()
+	l, err := clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1.Node, len(l.Items))
+	for i := range l.Items {
+		out[i] = &l.Items[i]
+	}
+	return out, nil
 }
 
 // matching returns the names with the prefix, each with prefix add in
@@ -322,4 +350,67 @@ func GenCompletion(root *cobra.Command, sc CompletionScript) ([]byte, error) {
 		err = fmt.Errorf("unknown shell %q", sc.Shell)
 	}
 	return buf.Bytes(), err
+}
+
+// nodeLabelKeys completes --group-by with the label keys of the nodes.
+func (s completionSource) nodeLabelKeys(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	nodes, err := s.nodes()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	keys := sets.New[string]()
+	for _, n := range nodes {
+		for k := range n.Labels {
+			keys.Insert(k)
+		}
+	}
+	return matching(sets.List(keys), toComplete, ""), cobra.ShellCompDirectiveNoFileComp
+}
+
+// nodeSelector completes a node label selector: the label keys of the
+// nodes, then, after "KEY=", the values the nodes have for it (after a
+// comma, the next requirement).
+func (s completionSource) nodeSelector(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	const none = cobra.ShellCompDirectiveNoFileComp
+	done, last := "", toComplete
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		done, last = toComplete[:i+1], toComplete[i+1:]
+	}
+	key, _, hasValue := strings.Cut(last, "=")
+	if !hasValue {
+		keys, dir := s.nodeLabelKeys(cmd, args, last)
+		out := make([]string, len(keys))
+		for i, k := range keys {
+			out[i] = done + k + "="
+		}
+		// The value comes next: no space after the key.
+		return out, dir | cobra.ShellCompDirectiveNoSpace
+	}
+	nodes, err := s.nodes()
+	if err != nil {
+		return nil, none
+	}
+	values := sets.New[string]()
+	for _, n := range nodes {
+		if v, ok := n.Labels[key]; ok {
+			values.Insert(v)
+		}
+	}
+	return matching(sets.List(values), toComplete, done+key+"="), none
+}
+
+// namesNotGiven completes the names of kind not among the arguments
+// already given (drain's nodes).
+func (s completionSource) namesNotGiven(kind string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		names, dir := s.names(kind)(cmd, args, toComplete)
+		given := sets.New(args...)
+		out := names[:0:0]
+		for _, n := range names {
+			if !given.Has(n) {
+				out = append(out, n)
+			}
+		}
+		return out, dir
+	}
 }

@@ -80,6 +80,13 @@ func TestCompletion(t *testing.T) {
 		{"-o of dryrun completes the formats", noCluster(t), []string{"dryrun", "-o", ""}, []string{"table", "wide", "json", "yaml"}, noFile},
 		{"--format of snapshot", noCluster(t), []string{"snapshot", "--format", "j"}, []string{"json"}, noFile},
 		{"no positional arguments for dryrun", noCluster(t), []string{"dryrun", ""}, nil, noFile},
+		{"drain completes node names from the snapshot", noCluster(t), []string{"drain", "--snapshot", small, "w"}, []string{"worker-a", "worker-b"}, noFile},
+		{"drain leaves out the nodes already named", live, []string{"drain", "worker-b", "gpu-a", ""}, []string{"cordoned", "worker-a"}, noFile},
+		{"drain -l completes node label keys", noCluster(t), []string{"drain", "--snapshot", small, "-l", "t"}, []string{"topology.kubernetes.io/zone="}, ":6"}, // NoSpace|NoFileComp
+		{"drain -l completes a key's values", noCluster(t), []string{"drain", "--snapshot", small, "-l", "topology.kubernetes.io/zone="}, []string{"topology.kubernetes.io/zone=zone-1", "topology.kubernetes.io/zone=zone-2"}, noFile},
+		{"drain -l completes the next requirement after a comma", noCluster(t), []string{"drain", "--snapshot", small, "-l", "gpu=true,kubernetes.io/hostname=g"}, []string{"gpu=true,kubernetes.io/hostname=gpu-a"}, noFile},
+		{"capacity --group-by completes node label keys", noCluster(t), []string{"capacity", "--snapshot", small, "--group-by", ""}, []string{"gpu", "kubernetes.io/hostname", "topology.kubernetes.io/zone"}, noFile},
+		{"no positional arguments for capacity", noCluster(t), []string{"capacity", ""}, nil, noFile},
 		{"--config completes YAML and JSON files", noCluster(t), []string{"dryrun", "--config", ""}, []string{"yaml", "yml", "json"}, ":8"}, // ShellCompDirectiveFilterFileExt
 	}
 	for _, tt := range tests {

@@ -10,7 +10,19 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1
 	ExitUsage   = 2
+	// ExitIncomplete is capacity's and drain's "no": some spec did not get
+	// its --replicas, some pod of a drain would not find a node.
+	ExitIncomplete = 3
 )
+
+// exitStatus ends a verb with an exit code and no error message: its
+// report, already printed, says why.
+type exitStatus struct{ code int }
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// Code is the exit code (tests and the docs' example runner read it).
+func (e exitStatus) Code() int { return e.code }
 
 // ErrUsage marks errors caused by bad usage or bad input: exit code 2.
 var ErrUsage = errors.New("bad usage or input")
@@ -40,6 +52,10 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.Is(err, ErrUsage):
 		return ExitUsage
+	case errors.As(err, new(exitStatus)):
+		var es exitStatus
+		errors.As(err, &es)
+		return es.code
 	default:
 		return ExitFailure
 	}

@@ -197,8 +197,12 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return err
 	}
 	ro := replay.Options{Options: engine.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption}, Until: o.Until, WaitWindow: o.WaitWindow}
-	progress := newProgress(o.ErrOut, "replaying")
-	ro.Progress = progress.steps
+	progress := newProgress(o.ErrOut)
+	ro.Progress = func(done, total int) {
+		if total > 0 {
+			progress.set("replaying: %3d%% (%d of %d events)", done*100/total, done, total)
+		}
+	}
 	res, err := replay.Run(ctx, tr, ro)
 	progress.done()
 	if err != nil {
@@ -245,39 +249,4 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// progress shows how far long work is on stderr, when stderr is a
-// terminal, on one line it rewrites.
-type progress struct {
-	w     io.Writer
-	label string
-	on    bool
-	shown bool
-}
-
-func newProgress(w io.Writer, label string) *progress {
-	return &progress{w: w, label: label, on: isTTY(w)}
-}
-
-func (p *progress) steps(done, total int) {
-	if !p.on || total == 0 {
-		return
-	}
-	fmt.Fprintf(p.w, "\r%s: %3d%% (%d of %d events)", p.label, done*100/total, done, total)
-	p.shown = true
-}
-
-func (p *progress) runs(done, total int) {
-	if !p.on {
-		return
-	}
-	fmt.Fprintf(p.w, "\r%s: %d of %d runs done", p.label, done, total)
-	p.shown = true
-}
-
-func (p *progress) done() {
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }

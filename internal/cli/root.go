@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -57,6 +58,8 @@ KubeSchedulerConfiguration files you already have.`),
 	root.AddCommand(NewCmdCompare(streams, settings))
 	root.AddCommand(NewCmdRun(streams, settings))
 	root.AddCommand(NewCmdExplain(streams, settings))
+	root.AddCommand(NewCmdCapacity(streams, settings))
+	root.AddCommand(NewCmdDrain(streams, settings))
 	root.AddCommand(NewCmdSnapshot(streams, settings))
 	root.AddCommand(NewCmdTop(streams, settings))
 	root.AddCommand(NewCmdVersion(streams))
@@ -76,6 +79,10 @@ func ExecuteContext(ctx context.Context, streams genericiooptions.IOStreams, set
 	root := NewRootCmd(streams, settings)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
+		var es exitStatus
+		if errors.As(err, &es) {
+			return es.code
+		}
 		msg := err.Error()
 		if !strings.HasPrefix(msg, "error: ") {
 			msg = "error: " + msg

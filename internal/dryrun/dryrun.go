@@ -40,6 +40,13 @@ type Options struct {
 	Features schedcore.Features
 	// Logger receives debug logs; zero discards.
 	Logger logr.Logger
+	// Changes, when set, changes the loaded cluster before anything is
+	// scheduled and after the nodes' use "before" is taken (drain cordons
+	// or deletes nodes, evicts pods and adds their replacements there).
+	// The pods it returns, pending pods it added (Offline.Add queues
+	// them), are reported with the cluster's pending pods, which are
+	// queued after them.
+	Changes func(*engine.Offline) ([]*v1.Pod, error)
 }
 
 func (o Options) engine() engine.Options {
@@ -119,7 +126,15 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	}
 	before := usage(c.Snapshot)
 	start := time.Now()
-	c.Submit(pending...)
+	queued := pending
+	if o.Changes != nil {
+		added, err := o.Changes(c)
+		if err != nil {
+			return nil, err
+		}
+		pending = append(added, pending...)
+	}
+	c.Submit(queued...)
 	if err := c.Run(ctx); err != nil {
 		return nil, err
 	}
@@ -192,11 +207,18 @@ func resMap(r *schedcore.Resource) map[string]int64 {
 	return m
 }
 
+// mergeUsage pairs each node's use before and after; a node deleted in
+// between (Options.Changes) ends with nothing.
 func mergeUsage(before, after map[string]nodeUse) []report.NodeUsage {
 	out := make([]report.NodeUsage, 0, len(after))
 	for name, a := range after {
 		b := before[name]
 		out = append(out, report.NodeUsage{Node: name, Allocatable: a.alloc, Before: b.used, After: a.used, PodsBefore: b.pods, PodsAfter: a.pods})
+	}
+	for name, b := range before {
+		if _, ok := after[name]; !ok {
+			out = append(out, report.NodeUsage{Node: name, Allocatable: b.alloc, Before: b.used, After: map[string]int64{}, PodsBefore: b.pods})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out

@@ -27,16 +27,22 @@ var _ schedcore.ObjectLister = (*Objects)(nil)
 func NewObjects(pods func(namespace string) []*v1.Pod, others []*unstructured.Unstructured) *Objects {
 	o := &Objects{pods: pods, others: make(map[string]runtime.Object, len(others))}
 	for _, u := range others {
-		var obj runtime.Object = u
-		if u.GetAPIVersion() == schedulingv1beta1.SchemeGroupVersion.String() && u.GetKind() == "PodGroup" {
-			pg := &schedulingv1beta1.PodGroup{}
-			if data, err := json.Marshal(u.Object); err == nil && json.Unmarshal(data, pg) == nil {
-				obj = pg
-			}
-		}
-		o.others[objectKey(u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), u.GetName())] = obj
+		o.Add(u)
 	}
 	return o
+}
+
+// Add adds or replaces an object (typed when it is a kind of k8s.io/api,
+// a native PodGroup).
+func (o *Objects) Add(u *unstructured.Unstructured) {
+	var obj runtime.Object = u
+	if u.GetAPIVersion() == schedulingv1beta1.SchemeGroupVersion.String() && u.GetKind() == "PodGroup" {
+		pg := &schedulingv1beta1.PodGroup{}
+		if data, err := json.Marshal(u.Object); err == nil && json.Unmarshal(data, pg) == nil {
+			obj = pg
+		}
+	}
+	o.others[objectKey(u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), u.GetName())] = obj
 }
 
 func objectKey(apiVersion, kind, namespace, name string) string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -60,9 +61,10 @@ type Offline struct {
 	// backoffs and Permit timeouts, or when the driver moves it (Advance).
 	Clock *clocktesting.FakeClock
 
-	store  *store
-	obs    Observer
-	placed int
+	store   *store
+	objects *Objects
+	obs     Observer
+	placed  int
 }
 
 // NewOffline loads a copy of cl (its pods are not modified) into a new
@@ -73,12 +75,13 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 		return nil, nil, ErrNoNodes
 	}
 	c := &Offline{Clock: clocktesting.NewFakeClock(Epoch), store: newStore(), obs: obs}
+	c.objects = NewObjects(c.store.list, cl.Others)
 	vb := &volumeBinder{}
 	d := Driver{
 		Binder:       binder{c.store},
 		VolumeBinder: vb,
 		Preemption:   schedcore.PreemptionHooks{PDBs: PDBsOf(cl.PDBs), Evictor: evictor{c}},
-		Objects:      NewObjects(c.store.list, cl.Others),
+		Objects:      c.objects,
 		Pod:          c.store.get,
 		Clock:        c.Clock,
 		SyncBinding:  true,
@@ -160,7 +163,7 @@ func (c *Offline) Delete(namespace, name string) {
 // UpdateNode replaces a node (cordoning, relabelling, resizing) and sends
 // the queue the events its changes are, as the node informer would.
 func (c *Offline) UpdateNode(node *v1.Node) error {
-	ni, err := c.Snapshot.Get(node.Name)
+	ni, err := c.Current().Get(node.Name)
 	if err != nil {
 		return fmt.Errorf("node %q: %w", node.Name, err)
 	}
@@ -170,6 +173,76 @@ func (c *Offline) UpdateNode(node *v1.Node) error {
 		c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, ev, old, node, nil)
 	}
 	return nil
+}
+
+// AddCopy brings a copy of a pod into the cluster, bound to a node
+// (pod.Spec.NodeName set), without a scheduling cycle: as the bindings of
+// the copies capacity counts node by node are committed. The copy must
+// differ from tmpl's pod only in name, UID and node: the cache shares
+// tmpl's parsed terms and resources. No pending pod waits for it, so the
+// queue is not told.
+func (c *Offline) AddCopy(pod *v1.Pod, tmpl *schedcore.PodInfo) error {
+	if pod.UID == "" {
+		pod.UID = SnapshotUID(pod.Namespace, pod.Name)
+	}
+	if _, ok := c.store.get(pod.Namespace, pod.Name); ok {
+		return fmt.Errorf("pod %s already exists", schedcore.PodName(pod))
+	}
+	c.store.put(pod)
+	return c.Cache.AddPodCopy(pod, tmpl)
+}
+
+// AddObject adds (or replaces) an object the plugins read through
+// Handle.Objects: a PodGroup of a gang's copy.
+func (c *Offline) AddObject(u *unstructured.Unstructured) { c.objects.Add(u) }
+
+// AddPVC adds a PersistentVolumeClaim (a StatefulSet's claim, created
+// before its pod) as the claim informer would: the storage state the
+// volume plugins read takes it and the queue gets PersistentVolumeClaim/Add.
+func (c *Offline) AddPVC(pvc *v1.PersistentVolumeClaim) {
+	c.Current().Storage.PutPVC(pvc)
+	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.PersistentVolumeClaim, ActionType: schedcore.Add}, nil, pvc, nil)
+}
+
+// AddNode adds a node as kube-scheduler's node informer handler does: the
+// cache takes it, then the queue gets Node/Add.
+func (c *Offline) AddNode(node *v1.Node) {
+	c.Cache.AddNode(node)
+	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add}, nil, node, nil)
+}
+
+// RemoveNode deletes a node as kube-scheduler's node informer handler
+// does (the queue gets Node/Delete, then the cache forgets the node) and
+// returns the pods bound to it, in namespace/name order. Nothing deletes
+// them yet: the pod garbage collector does once the node is gone, which
+// the driver plays with Delete (replay records each as it goes).
+func (c *Offline) RemoveNode(name string) ([]*v1.Pod, error) {
+	ni, err := c.Current().Get(name)
+	if err != nil {
+		return nil, fmt.Errorf("node %q: %w", name, err)
+	}
+	var bound []*v1.Pod
+	for _, pi := range ni.Pods {
+		// Assumed pods (waiting at Permit) are not bound: their binding
+		// cycle fails once the node is gone.
+		if cur, ok := c.store.get(pi.Pod.Namespace, pi.Pod.Name); ok && cur.Spec.NodeName == name {
+			bound = append(bound, cur)
+		}
+	}
+	sort.Slice(bound, func(i, j int) bool { return schedcore.PodName(bound[i]) < schedcore.PodName(bound[j]) })
+	node := ni.Node()
+	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Delete}, node, nil, nil)
+	c.Cache.RemoveNode(node)
+	return bound, nil
+}
+
+// Current brings the engine's snapshot up to date with the cache (the
+// bindings, arrivals and departures so far) and returns it, as a
+// scheduling cycle would see the cluster now. It is the engine's: read it,
+// do not change it.
+func (c *Offline) Current() *schedcore.Snapshot {
+	c.Cache.UpdateSnapshot(c.Snapshot)
+	return c.Snapshot
 }
 
 // Pod returns the cluster's current copy of a pod.
@@ -280,6 +353,11 @@ func (c *Offline) Run(ctx context.Context) error {
 		}
 		before := c.placed
 		s.ScheduleOnePod(ctx, qpi)
+		// A cycle takes time: what it queues (a failed pod, the pods its
+		// binding or preemption wakes) is stamped after what earlier
+		// cycles queued, as on kube-scheduler's clock, so pods of equal
+		// priority come back in the order they failed.
+		clk.Step(cycleTime)
 		if c.placed == before {
 			idle++
 		} else {
@@ -293,6 +371,11 @@ func (c *Offline) Run(ctx context.Context) error {
 	}
 	return ctx.Err()
 }
+
+// cycleTime is how far a scheduling cycle moves the offline clock: enough
+// to order what cycles queue, too little to expire a backoff or a Permit
+// wait in any number of cycles Run makes.
+const cycleTime = time.Nanosecond
 
 // maxIdleCycles bounds the scheduling cycles in a row without a placement.
 const maxIdleCycles = 100000

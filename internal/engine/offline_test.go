@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -120,5 +122,129 @@ func TestOfflineDepartureWakesAWaitingPod(t *testing.T) {
 	want := []string{"failed q: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.", "placed q on n1"}
 	if d := cmp.Diff(want, j.events); d != "" {
 		t.Errorf("events (-want +got):\n%s", d)
+	}
+}
+
+// TestOfflinePodsComeBackInTheOrderTheyFailed: pods of equal priority that
+// failed one after another are retried in that order once room frees up,
+// as on kube-scheduler's clock, where each failure is stamped later than
+// the one before (a heap does not keep the order of equal keys: three pods
+// failing at one instant come back first, third, second). The room freed
+// takes two of the three.
+func TestOfflinePodsComeBackInTheOrderTheyFailed(t *testing.T) {
+	cl := &snapshot.Cluster{
+		Nodes: []*v1.Node{offlineNode("n1", "2")},
+		Pods:  []*v1.Pod{schedtest.MakePod("big").Namespace("ns").Node("n1").Req("cpu", "2").Obj()},
+	}
+	ctx := context.Background()
+	j := &journal{}
+	c, _, err := NewOffline(ctx, cl, Options{NoPreemption: true}, j.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, name := range []string{"z", "y", "x"} {
+		if err := c.Add(schedtest.MakePod(name).Namespace("ns").Req("cpu", "1").Obj()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Delete("ns", "big")
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const full = ": 0/1 nodes are available: 1 Insufficient cpu."
+	want := []string{"failed z" + full, "failed y" + full, "failed x" + full, "placed z on n1", "placed y on n1", "failed x" + full}
+	if d := cmp.Diff(want, j.events); d != "" {
+		t.Errorf("events (-want +got):\n%s", d)
+	}
+}
+
+// TestOfflineNodeAndClaimArrivalsWakePods: AddNode and AddPVC deliver
+// kube's Node/Add and PersistentVolumeClaim/Add events, so the pods they
+// help leave the unschedulable pool (without the events they would wait
+// there for good); RemoveNode sends Node/Delete, forgets the node and
+// returns the pods bound to it, in name order, for the driver to delete.
+func TestOfflineNodeAndClaimArrivalsWakePods(t *testing.T) {
+	pv := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv"},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:               v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeSource: v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/data"}},
+			ClaimRef:               &v1.ObjectReference{Namespace: "ns", Name: "data", UID: "data"},
+		},
+		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
+	}
+	cl := &snapshot.Cluster{
+		Nodes: []*v1.Node{offlineNode("n1", "2")},
+		Pods: []*v1.Pod{
+			schedtest.MakePod("web-2").Namespace("ns").Node("n1").Req("cpu", "1").Obj(),
+			schedtest.MakePod("web-1").Namespace("ns").Node("n1").Req("cpu", "1").Obj(),
+		},
+		PVs: []*v1.PersistentVolume{pv},
+	}
+	ctx := context.Background()
+	j := &journal{}
+	c, _, err := NewOffline(ctx, cl, Options{NoPreemption: true}, j.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, p := range []*v1.Pod{
+		schedtest.MakePod("big").Namespace("ns").Req("cpu", "3").Obj(),
+		schedtest.MakePod("db").Namespace("ns").PVC("data").NodeSelector(v1.LabelHostname, "n1").Obj(),
+	} {
+		if err := c.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.AddNode(offlineNode("n2", "4"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.AddPVC(&v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "data", UID: "data", Annotations: map[string]string{"pv.kubernetes.io/bind-completed": "yes"}},
+		Spec: v1.PersistentVolumeClaimSpec{
+			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, VolumeName: "pv",
+			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+		Status: v1.PersistentVolumeClaimStatus{Phase: v1.ClaimBound},
+	})
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"failed big: 0/1 nodes are available: 1 Insufficient cpu.",
+		`failed db: 0/1 nodes are available: persistentvolumeclaim "data" not found.`,
+		"placed big on n2",
+		`failed db: 0/2 nodes are available: persistentvolumeclaim "data" not found.`,
+		"placed db on n1",
+	}
+	if d := cmp.Diff(want, j.events); d != "" {
+		t.Errorf("events (-want +got):\n%s", d)
+	}
+
+	left, err := c.RemoveNode("n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range left {
+		names = append(names, p.Name)
+	}
+	if d := cmp.Diff([]string{"db", "web-1", "web-2"}, names); d != "" {
+		t.Errorf("pods left on the removed node (-want +got):\n%s", d)
+	}
+	if _, err := c.Current().Get("n1"); err == nil {
+		t.Error("n1 is still in the snapshot")
+	}
+	if _, err := c.RemoveNode("n1"); err == nil {
+		t.Error("removing n1 twice: no error")
 	}
 }

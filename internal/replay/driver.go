@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -298,23 +297,17 @@ func (r *run) apply(s step) error {
 	switch s.kind {
 	case stepNodeArrive:
 		n := r.tr.Nodes[s.i].Node
-		r.c.Cache.AddNode(n)
+		r.c.AddNode(n)
 		r.rec.nodeArrived(now, n.Name, true)
-		q.MoveAllToActiveOrBackoffQueue(r.logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add}, nil, n, nil)
 	case stepNodeLeave:
 		n := r.tr.Nodes[s.i].Node
-		q.MoveAllToActiveOrBackoffQueue(r.logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Delete}, n, nil, nil)
-		r.c.Cache.RemoveNode(n)
+		orphans, err := r.c.RemoveNode(n.Name)
+		if err != nil {
+			return err
+		}
 		r.rec.nodeLeft(now, n.Name)
 		// The pod garbage collector deletes the pods bound to a node that
 		// is gone.
-		var orphans []*v1.Pod
-		for _, i := range r.rec.runningOn(n.Name) {
-			if cur, ok := r.c.Pod(r.tr.Pods[i].Pod.Namespace, r.tr.Pods[i].Pod.Name); ok && cur.Spec.NodeName == n.Name {
-				orphans = append(orphans, cur)
-			}
-		}
-		sort.Slice(orphans, func(i, j int) bool { return schedcore.PodName(orphans[i]) < schedcore.PodName(orphans[j]) })
 		for _, p := range orphans {
 			r.delete(p, EventDeparted, "node "+n.Name+" was removed")
 		}

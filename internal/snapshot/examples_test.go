@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -45,8 +46,10 @@ func TestExampleClusterIsAValidList(t *testing.T) {
 			into = &v1.Pod{}
 		case "Service":
 			into = &v1.Service{}
+		case "PodDisruptionBudget":
+			into = &policyv1.PodDisruptionBudget{}
 		default:
-			t.Fatalf("items[%d]: kind %q, want only Namespaces, Nodes, Pods and Services", i, tm.Kind)
+			t.Fatalf("items[%d]: kind %q, want only Namespaces, Nodes, Pods, Services and PodDisruptionBudgets", i, tm.Kind)
 		}
 		if err := yaml.UnmarshalStrict(raw, into); err != nil {
 			t.Errorf("items[%d] (%s): %v", i, tm.Kind, err)

@@ -43,6 +43,9 @@ type Cluster struct {
 	ReplicaSets            []*appsv1.ReplicaSet
 	StatefulSets           []*appsv1.StatefulSet
 	ReplicationControllers []*v1.ReplicationController
+	// DaemonSets are kept for drain, which leaves their pods where they
+	// are; the scheduler does not read them.
+	DaemonSets []*appsv1.DaemonSet
 	// PriorityClasses are kept for completeness: pods carry their priority
 	// in spec.priority, which is what the engine reads.
 	PriorityClasses []*schedulingv1.PriorityClass
@@ -139,23 +142,9 @@ func (c *Cluster) AddPaths(paths []string, stdin io.Reader) error {
 		}
 		files := []string{p}
 		if st.IsDir() {
-			files = nil
-			err := filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				switch strings.ToLower(filepath.Ext(path)) {
-				case ".yaml", ".yml", ".json":
-					if !d.IsDir() {
-						files = append(files, path)
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return &LoadError{File: p, Msg: err.Error()}
+			if files, err = manifestFiles(p); err != nil {
+				return err
 			}
-			sort.Strings(files)
 		}
 		for _, f := range files {
 			data, err := os.ReadFile(f)
@@ -168,6 +157,28 @@ func (c *Cluster) AddPaths(paths []string, stdin io.Reader) error {
 		}
 	}
 	return nil
+}
+
+// manifestFiles lists the YAML and JSON files under dir, sorted by name.
+func manifestFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".yaml", ".yml", ".json":
+			if !d.IsDir() {
+				files = append(files, path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &LoadError{File: dir, Msg: err.Error()}
+	}
+	sort.Strings(files)
+	return files, nil
 }
 
 type doc struct {
@@ -209,20 +220,9 @@ func (c *Cluster) AddData(file string, data []byte) error {
 		if len(bytes.TrimSpace(stripComments(d.data))) == 0 {
 			continue
 		}
-		var obj map[string]any
-		if t := bytes.TrimSpace(d.data); t[0] == '{' {
-			// JSON (kubectl -o json) needs no YAML pass.
-			if err := json.Unmarshal(t, &obj); err != nil {
-				return &LoadError{File: file, Line: d.line + jsonErrLine(t, err) - 1, Msg: "malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
-			}
-		} else {
-			js, err := yaml.YAMLToJSON(d.data)
-			if err != nil {
-				return &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
-			}
-			if err := json.Unmarshal(js, &obj); err != nil {
-				return &LoadError{File: file, Line: d.line, Msg: "malformed document: " + err.Error()}
-			}
+		obj, err := decodeDoc(file, d)
+		if err != nil {
+			return err
 		}
 		if obj == nil {
 			continue
@@ -232,6 +232,26 @@ func (c *Cluster) AddData(file string, data []byte) error {
 		}
 	}
 	return nil
+}
+
+// decodeDoc decodes one YAML or JSON document into a map (nil for null).
+func decodeDoc(file string, d doc) (map[string]any, error) {
+	var obj map[string]any
+	if t := bytes.TrimSpace(d.data); t[0] == '{' {
+		// JSON (kubectl -o json) needs no YAML pass.
+		if err := json.Unmarshal(t, &obj); err != nil {
+			return nil, &LoadError{File: file, Line: d.line + jsonErrLine(t, err) - 1, Msg: "malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+		}
+		return obj, nil
+	}
+	js, err := yaml.YAMLToJSON(d.data)
+	if err != nil {
+		return nil, &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
+	}
+	if err := json.Unmarshal(js, &obj); err != nil {
+		return nil, &LoadError{File: file, Line: d.line, Msg: "malformed document: " + err.Error()}
+	}
+	return obj, nil
 }
 
 func stripComments(b []byte) []byte {
@@ -405,6 +425,12 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 			return err
 		}
 		c.StatefulSets = append(c.StatefulSets, p)
+	case kind == "DaemonSet" && group == "apps":
+		p := &appsv1.DaemonSet{}
+		if err := decode(p); err != nil {
+			return err
+		}
+		c.DaemonSets = append(c.DaemonSets, p)
 	case kind == "ReplicationController" && group == "":
 		p := &v1.ReplicationController{}
 		if err := decode(p); err != nil {

@@ -96,8 +96,16 @@ var (
 	_ schedcore.ReservePlugin     = (*Coscheduling)(nil)
 	_ schedcore.PermitPlugin      = (*Coscheduling)(nil)
 	_ schedcore.EnqueueExtensions = (*Coscheduling)(nil)
+	_ schedcore.NodeLocalPlugin   = (*Coscheduling)(nil)
 	_ schedcore.PodGroupPlugin    = (*Coscheduling)(nil)
 )
+
+// NodeLocal is true for pods in no group: the plugin lets them through.
+// A member's fate depends on its siblings wherever they go.
+func (pl *Coscheduling) NodeLocal(pod *v1.Pod) bool {
+	_, member := groupOf(pod)
+	return !member
+}
 
 // New builds the plugin from *CoschedulingArgs (nil means defaults).
 func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {

@@ -66,6 +66,24 @@ func LabelZonesToSet(value string) (map[string]struct{}, error) {
 	return out, nil
 }
 
+// OnlyNodeLocalVolumes reports whether the pod's volumes are all of kinds
+// no volume plugin looks at across nodes: emptyDir, configMap, secret,
+// downwardAPI, projected and hostPath. A claim (persistent or ephemeral),
+// a CSI or an in-tree disk volume may tie copies of the pod together (one
+// claim bound once, ReadWriteOncePod, disk conflicts), so the volume
+// plugins are node-local (schedcore.NodeLocalPlugin) only without them.
+func OnlyNodeLocalVolumes(pod *v1.Pod) bool {
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		switch {
+		case v.EmptyDir != nil, v.ConfigMap != nil, v.Secret != nil, v.DownwardAPI != nil, v.Projected != nil, v.HostPath != nil:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // HasAccessMode reports whether modes holds mode.
 func HasAccessMode(modes []v1.PersistentVolumeAccessMode, mode v1.PersistentVolumeAccessMode) bool {
 	for _, m := range modes {

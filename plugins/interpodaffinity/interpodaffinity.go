@@ -29,7 +29,15 @@ var (
 	_ schedcore.ScorePlugin          = (*InterPodAffinity)(nil)
 	_ schedcore.NormalizeScorePlugin = (*InterPodAffinity)(nil)
 	_ schedcore.EnqueueExtensions    = (*InterPodAffinity)(nil)
+	_ schedcore.NodeLocalPlugin      = (*InterPodAffinity)(nil)
 )
+
+// NodeLocal is true for pods without required pod affinity or
+// anti-affinity terms. The existing pods' anti-affinity against such a pod
+// stays what it is as copies of it are placed: copies bring no terms.
+func (pl *InterPodAffinity) NodeLocal(pod *v1.Pod) bool {
+	return len(podAffinityTerms(pod.Spec.Affinity)) == 0 && len(podAntiAffinityTerms(pod.Spec.Affinity)) == 0
+}
 
 // InterPodAffinity checks and scores inter-pod affinity and anti-affinity.
 type InterPodAffinity struct {

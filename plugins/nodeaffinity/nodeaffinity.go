@@ -72,8 +72,12 @@ var (
 	_ schedcore.ScorePlugin          = (*NodeAffinity)(nil)
 	_ schedcore.NormalizeScorePlugin = (*NodeAffinity)(nil)
 	_ schedcore.EnqueueExtensions    = (*NodeAffinity)(nil)
+	_ schedcore.NodeLocalPlugin      = (*NodeAffinity)(nil)
 	_ schedcore.FilterExplainer      = (*NodeAffinity)(nil)
 )
+
+// NodeLocal is true: the verdict reads the node's own labels (and name).
+func (pl *NodeAffinity) NodeLocal(*v1.Pod) bool { return true }
 
 // New builds the plugin from *configv1.NodeAffinityArgs (nil means none).
 func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {

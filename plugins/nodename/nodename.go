@@ -26,8 +26,12 @@ var (
 	_ schedcore.PreFilterPlugin   = (*NodeName)(nil)
 	_ schedcore.FilterPlugin      = (*NodeName)(nil)
 	_ schedcore.EnqueueExtensions = (*NodeName)(nil)
+	_ schedcore.NodeLocalPlugin   = (*NodeName)(nil)
 	_ schedcore.FilterExplainer   = (*NodeName)(nil)
 )
+
+// NodeLocal is true: the verdict compares the node's own name.
+func (pl *NodeName) NodeLocal(*v1.Pod) bool { return true }
 
 // New returns the plugin; it takes no args.
 func New(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {

@@ -34,8 +34,13 @@ var (
 	_ schedcore.PreFilterPlugin   = (*NodePorts)(nil)
 	_ schedcore.FilterPlugin      = (*NodePorts)(nil)
 	_ schedcore.EnqueueExtensions = (*NodePorts)(nil)
+	_ schedcore.NodeLocalPlugin   = (*NodePorts)(nil)
 	_ schedcore.FilterExplainer   = (*NodePorts)(nil)
 )
+
+// NodeLocal is true: the verdict reads the host ports used on the node
+// itself.
+func (pl *NodePorts) NodeLocal(*v1.Pod) bool { return true }
 
 // New returns the plugin; it takes no args.
 func New(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {

@@ -56,8 +56,13 @@ var (
 	_ schedcore.EnqueueExtensions = (*Fit)(nil)
 	_ schedcore.PreScorePlugin    = (*Fit)(nil)
 	_ schedcore.ScorePlugin       = (*Fit)(nil)
+	_ schedcore.NodeLocalPlugin   = (*Fit)(nil)
 	_ schedcore.FilterExplainer   = (*Fit)(nil)
 )
+
+// NodeLocal is true: the verdict reads the node's own allocatable and
+// requested resources.
+func (pl *Fit) NodeLocal(*v1.Pod) bool { return true }
 
 // NewFit builds NodeResourcesFit from NodeResourcesFitArgs (nil means the
 // defaults: LeastAllocated over cpu and memory).

@@ -43,7 +43,12 @@ var (
 	_ schedcore.FilterPlugin      = (*NodeUnschedulable)(nil)
 	_ schedcore.FilterExplainer   = (*NodeUnschedulable)(nil)
 	_ schedcore.EnqueueExtensions = (*NodeUnschedulable)(nil)
+	_ schedcore.NodeLocalPlugin   = (*NodeUnschedulable)(nil)
 )
+
+// NodeLocal is true: the verdict reads the node's own unschedulable flag
+// and taints only.
+func (pl *NodeUnschedulable) NodeLocal(*v1.Pod) bool { return true }
 
 // New returns the plugin; it takes no args.
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {

@@ -57,8 +57,13 @@ var (
 	_ schedcore.PreFilterPlugin   = (*CSILimits)(nil)
 	_ schedcore.FilterPlugin      = (*CSILimits)(nil)
 	_ schedcore.EnqueueExtensions = (*CSILimits)(nil)
+	_ schedcore.NodeLocalPlugin   = (*CSILimits)(nil)
 	_ schedcore.FilterExplainer   = (*CSILimits)(nil)
 )
+
+// NodeLocal is true for pods without claims or CSI volumes: a pod
+// without them attaches nothing.
+func (pl *CSILimits) NodeLocal(pod *v1.Pod) bool { return helper.OnlyNodeLocalVolumes(pod) }
 
 // New returns the plugin; it takes no args.
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {

@@ -37,7 +37,17 @@ var (
 	_ schedcore.ScorePlugin          = (*PodTopologySpread)(nil)
 	_ schedcore.NormalizeScorePlugin = (*PodTopologySpread)(nil)
 	_ schedcore.EnqueueExtensions    = (*PodTopologySpread)(nil)
+	_ schedcore.NodeLocalPlugin      = (*PodTopologySpread)(nil)
 )
+
+// NodeLocal is true for pods with no hard (DoNotSchedule) constraint, of
+// their own or by default: the soft ones only score. A hard constraint
+// compares the counts of matching pods across domains, which every copy
+// placed changes.
+func (pl *PodTopologySpread) NodeLocal(pod *v1.Pod) bool {
+	c, err := pl.getConstraints(pod)
+	return err == nil && len(c) == 0
+}
 
 // PodTopologySpread enforces the pod's hard topology spread constraints and
 // scores nodes by its soft ones (or by the default constraints).

@@ -45,8 +45,12 @@ var (
 	_ schedcore.ScorePlugin          = (*TaintToleration)(nil)
 	_ schedcore.NormalizeScorePlugin = (*TaintToleration)(nil)
 	_ schedcore.EnqueueExtensions    = (*TaintToleration)(nil)
+	_ schedcore.NodeLocalPlugin      = (*TaintToleration)(nil)
 	_ schedcore.FilterExplainer      = (*TaintToleration)(nil)
 )
+
+// NodeLocal is true: the verdict reads the node's own taints.
+func (pl *TaintToleration) NodeLocal(*v1.Pod) bool { return true }
 
 // New returns the plugin; it takes no args.
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {

@@ -51,7 +51,12 @@ var (
 	_ schedcore.ReservePlugin          = (*VolumeBinding)(nil)
 	_ schedcore.PreBindPreFlightPlugin = (*VolumeBinding)(nil)
 	_ schedcore.EnqueueExtensions      = (*VolumeBinding)(nil)
+	_ schedcore.NodeLocalPlugin        = (*VolumeBinding)(nil)
 )
+
+// NodeLocal is true for pods without claims: a claim bound for one copy
+// constrains the next.
+func (pl *VolumeBinding) NodeLocal(pod *v1.Pod) bool { return helper.OnlyNodeLocalVolumes(pod) }
 
 // New builds the plugin from VolumeBindingArgs (nil: defaults), defaulted
 // and validated as kube does.

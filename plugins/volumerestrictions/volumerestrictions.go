@@ -39,7 +39,12 @@ var (
 	_ schedcore.PreFilterExtensions = (*VolumeRestrictions)(nil)
 	_ schedcore.FilterPlugin        = (*VolumeRestrictions)(nil)
 	_ schedcore.EnqueueExtensions   = (*VolumeRestrictions)(nil)
+	_ schedcore.NodeLocalPlugin     = (*VolumeRestrictions)(nil)
 )
+
+// NodeLocal is true for pods without claims or disk volumes: only those
+// can conflict (ReadWriteOncePod claims across the cluster, disks).
+func (pl *VolumeRestrictions) NodeLocal(pod *v1.Pod) bool { return helper.OnlyNodeLocalVolumes(pod) }
 
 // New returns the plugin; it takes no args.
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {

@@ -55,7 +55,11 @@ var (
 	_ schedcore.PreFilterPlugin   = (*VolumeZone)(nil)
 	_ schedcore.FilterPlugin      = (*VolumeZone)(nil)
 	_ schedcore.EnqueueExtensions = (*VolumeZone)(nil)
+	_ schedcore.NodeLocalPlugin   = (*VolumeZone)(nil)
 )
+
+// NodeLocal is true for pods without claims, the only volumes it checks.
+func (pl *VolumeZone) NodeLocal(pod *v1.Pod) bool { return helper.OnlyNodeLocalVolumes(pod) }
 
 // New returns the plugin; it takes no args.
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {

@@ -1,0 +1,312 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/explain"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+)
+
+// ErrNeedsReplicas is returned by --min-nodes for a spec without
+// --replicas (there is nothing to reach).
+var ErrNeedsReplicas = errors.New("--min-nodes needs --replicas for every spec")
+
+// maxSearchNodes bounds the template nodes the search tries.
+const maxSearchNodes = 1 << 16
+
+// minNodes finds the fewest template nodes with which every spec gets its
+// replicas.
+//
+// One node-local spec (every plugin that can reject it is node-local): a
+// node's count of copies does not depend on the other nodes, so count(m) =
+// C + m*k, C being the cluster's count and k a template node's. The answer
+// is ceil((R-C)/k), checked with the per-node counts at that many nodes.
+//
+// Otherwise the search evaluates counts of template nodes (each
+// evaluation placing every spec afresh), extrapolating upwards from the
+// copies the last nodes added, then narrows down between the last count
+// that was not enough and the first that was (searchMinNodes). That
+// assumes count(m) never falls as m grows. It holds for node-local specs; with
+// spreading it can fail (a template node in a zone of its own makes every
+// other zone wait for it under a hard zone constraint), so every
+// evaluation is kept, a contradiction among them is reported
+// ("violated", the answer then being the smallest count seen to suffice),
+// and the search stops when twice in a row more nodes placed no more
+// copies.
+func (r *runner) minNodes(ctx context.Context) (*report.MinNodes, error) {
+	for _, s := range r.specs {
+		if s.Replicas <= 0 {
+			return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Name, ErrNeedsReplicas)
+		}
+	}
+	if len(r.specs) == 1 && !r.o.Cycles {
+		res, ok, err := r.nodeLocalMinNodes(ctx)
+		if err != nil || ok {
+			return res, err
+		}
+	}
+	return r.searchMinNodes(ctx)
+}
+
+// nodeLocalMinNodes answers for one node-local spec from per-node counts.
+// ok is false when the spec is not node-local.
+func (r *runner) nodeLocalMinNodes(ctx context.Context) (*report.MinNodes, bool, error) {
+	s := r.specs[0]
+	if s.perCopyObjects() || s.DaemonSet != nil {
+		return nil, false, nil
+	}
+	fill := func(m int) (cluster int, perTemplate []int, ok bool, err error) {
+		sim, err := r.newSim(ctx, m)
+		if err != nil {
+			return 0, nil, false, err
+		}
+		defer sim.Close()
+		isTemplate := map[string]int{}
+		for i, n := range TemplateNodes(r.o.Template, m, r.base.Nodes) {
+			isTemplate[n.Name] = i
+		}
+		r.progress(s.Name, 0, s.Replicas, m)
+		counts, ok, err := sim.Fill(ctx, s.Pod, 0)
+		if err != nil || !ok {
+			return 0, nil, ok, err
+		}
+		perTemplate = make([]int, m)
+		for _, nc := range counts {
+			if i, t := isTemplate[nc.Node]; t {
+				perTemplate[i] = nc.Count
+			} else {
+				cluster += nc.Count
+			}
+		}
+		return cluster, perTemplate, true, nil
+	}
+	res := &report.MinNodes{Method: report.MethodNodeLocal, Monotonicity: report.MonotoneProven, Evaluations: []report.Evaluation{}}
+	record := func(m, count int) {
+		res.Evaluations = append(res.Evaluations, report.Evaluation{Nodes: m, Counts: []int{min(count, s.Replicas)}, Enough: count >= s.Replicas})
+	}
+	c, one, ok, err := fill(1)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	record(0, c)
+	if c >= s.Replicas {
+		res.NodesNeeded, res.Reachable = 0, true
+		return res, true, nil
+	}
+	record(1, c+one[0])
+	k := one[0]
+	if k == 0 {
+		res.NodesNeeded, res.Message = 1, r.templateMessage(ctx, s)
+		return res, true, nil
+	}
+	m := (s.Replicas - c + k - 1) / k
+	if m > maxSearchNodes {
+		res.NodesNeeded, res.Message = m, fmt.Sprintf("%d template nodes would be needed, more than the %d tried at most", m, maxSearchNodes)
+		return res, true, nil
+	}
+	cm, per, _, err := fill(m)
+	if err != nil {
+		return nil, false, err
+	}
+	total := cm
+	for _, n := range per {
+		total += n
+	}
+	record(m, total)
+	if total < s.Replicas || total-per[m-1] >= s.Replicas {
+		// Template nodes that are not alike (a name-dependent rule):
+		// search instead.
+		return nil, false, nil
+	}
+	res.NodesNeeded, res.Reachable = m, true
+	return res, true, nil
+}
+
+// templateMessage says why a template node holds no copy: the rejecting
+// plugins' reasons on it, from explain.
+func (r *runner) templateMessage(ctx context.Context, s *Spec) string {
+	tmpl := TemplateNodes(r.o.Template, 1, r.base.Nodes)
+	cl := *r.base
+	cl.Nodes = append(append(cl.Nodes[:0:0], r.base.Nodes...), tmpl...)
+	ex, err := explain.Run(ctx, &cl, s.Pod, explain.Options{Config: r.o.Config, Registry: r.o.Registry, Features: r.o.Features, Node: tmpl[0].Name, Nearest: -1})
+	msg := fmt.Sprintf("a template node holds no copy of %s", s.Name)
+	if err != nil || len(ex.Nodes) != 1 {
+		return msg
+	}
+	var reasons []string
+	for _, f := range ex.Nodes[0].Failures {
+		reasons = append(reasons, f.Plugin+": "+f.Reason)
+	}
+	if len(reasons) > 0 {
+		msg += " (" + strings.Join(reasons, "; ") + ")"
+	}
+	return msg
+}
+
+// searchMinNodes searches over full evaluations. Progress is the copies
+// placed, each spec's count capped at its replicas, against their sum.
+// Upwards, the next count of template nodes is extrapolated from the last
+// two evaluations that were not enough (the copies one more node adds),
+// doubling instead when they did not grow; then, between the last count
+// that was not enough and the first that was, the same extrapolation from
+// below (the node below the first that was enough, when it points there),
+// falling back to bisection whenever a step did not halve the interval,
+// until the two are one node apart. When counts grow about linearly with
+// the nodes, as they do under a hostname spread, that takes a handful of
+// evaluations.
+func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
+	res := &report.MinNodes{Method: "search", Monotonicity: report.MonotoneAssumed, Evaluations: []report.Evaluation{}}
+	target := 0
+	for _, s := range r.specs {
+		target += s.Replicas
+	}
+	seen := map[int]report.Evaluation{}
+	progress := func(m int) int {
+		t := 0
+		for i, c := range seen[m].Counts {
+			t += min(c, r.specs[i].Replicas)
+		}
+		return t
+	}
+	eval := func(m int) (report.Evaluation, error) {
+		if e, ok := seen[m]; ok {
+			return e, nil
+		}
+		r.progress("", 0, 0, m)
+		ev, err := r.evaluate(ctx, m, false)
+		if err != nil {
+			return report.Evaluation{}, err
+		}
+		e := report.Evaluation{Nodes: m, Enough: true}
+		for i, s := range ev.specs {
+			e.Counts = append(e.Counts, s.Count)
+			if s.Count < r.specs[i].Replicas {
+				e.Enough = false
+			}
+		}
+		seen[m] = e
+		res.Evaluations = append(res.Evaluations, e)
+		return e, nil
+	}
+	// extrapolate guesses the count that reaches the target from the two
+	// not-enough evaluations prev < lo; 0 when they did not grow.
+	extrapolate := func(prev, lo int) int {
+		gained := progress(lo) - progress(prev)
+		if prev < 0 || gained <= 0 {
+			return 0
+		}
+		return lo + ((target-progress(lo))*(lo-prev)+gained-1)/gained
+	}
+	e, err := eval(0)
+	if err != nil {
+		return nil, err
+	}
+	if e.Enough {
+		res.NodesNeeded, res.Reachable = 0, true
+		return res, nil
+	}
+	prev, lo, next, stalled := -1, 0, 1, 0
+	for {
+		e, err := eval(next)
+		if err != nil {
+			return nil, err
+		}
+		if e.Enough {
+			break
+		}
+		if progress(next) <= progress(lo) {
+			stalled++
+		} else {
+			stalled = 0
+		}
+		if stalled >= 2 || next >= maxSearchNodes {
+			res.NodesNeeded = next
+			res.Message = fmt.Sprintf("more template nodes place no more copies: %d template nodes placed %s, as %d did", next, counts(e.Counts), lo)
+			r.checkMonotone(res, seen)
+			return res, nil
+		}
+		prev, lo = lo, next
+		guess := extrapolate(prev, lo)
+		if guess <= lo || stalled > 0 {
+			guess = 2 * lo
+		}
+		next = min(guess, maxSearchNodes)
+	}
+	hi := next
+	halved := true
+	for hi-lo > 1 {
+		guess := extrapolate(prev, lo)
+		switch {
+		case !halved || guess <= lo:
+			guess = lo + (hi-lo)/2
+		case guess >= hi:
+			// The extrapolation says hi: is hi-1 enough too?
+			guess = hi - 1
+		}
+		width := hi - lo
+		e, err := eval(guess)
+		if err != nil {
+			return nil, err
+		}
+		if e.Enough {
+			hi = guess
+		} else {
+			prev, lo = lo, guess
+		}
+		halved = hi-lo <= width/2
+	}
+	res.NodesNeeded, res.Reachable = hi, true
+	r.checkMonotone(res, seen)
+	return res, nil
+}
+
+// checkMonotone marks the search violated when a larger node count placed
+// fewer copies of some spec than a smaller one, and then answers with the
+// smallest count seen to suffice.
+func (r *runner) checkMonotone(res *report.MinNodes, seen map[int]report.Evaluation) {
+	for a, ea := range seen {
+		for b, eb := range seen {
+			if a >= b {
+				continue
+			}
+			for i := range ea.Counts {
+				if eb.Counts[i] < ea.Counts[i] {
+					res.Monotonicity = report.MonotoneViolated
+				}
+			}
+		}
+	}
+	if res.Monotonicity != report.MonotoneViolated {
+		return
+	}
+	for m, e := range seen {
+		if e.Enough && (!res.Reachable || m < res.NodesNeeded) {
+			res.NodesNeeded, res.Reachable = m, true
+		}
+	}
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+func counts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, "+")
+}
+
+func (r *runner) progress(spec string, placed, target, nodes int) {
+	if r.o.Progress != nil {
+		r.o.Progress(Progress{Spec: spec, Placed: placed, Target: target, Nodes: nodes})
+	}
+}

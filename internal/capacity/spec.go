@@ -1,0 +1,433 @@
+package capacity
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/dump"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+)
+
+// ErrNotASpec marks an input object that is not a pod, a pod template or a
+// gang (exit code 2).
+var ErrNotASpec = errors.New("not a pod, a pod template or a gang")
+
+// Kinds of spec.
+const (
+	KindPod         = "Pod"
+	KindDeployment  = "Deployment"
+	KindReplicaSet  = "ReplicaSet"
+	KindStatefulSet = "StatefulSet"
+	KindJob         = "Job"
+	KindDaemonSet   = "DaemonSet"
+	KindPodGroup    = "PodGroup"
+)
+
+// Group labels and fields (plugins/coscheduling's, read here to tie a
+// spec's pods to its PodGroup).
+const (
+	podGroupLabel         = "scheduling.x-k8s.io/pod-group"
+	podGroupAPIVersion    = "scheduling.x-k8s.io/v1alpha1"
+	nativePodGroupVersion = "scheduling.k8s.io/v1beta1"
+)
+
+// Spec is one workload whose copies are counted: a Pod, the pod template
+// of a Deployment, ReplicaSet, StatefulSet, Job or DaemonSet, or a gang (a
+// PodGroup and its pods, counted in whole groups).
+type Spec struct {
+	// Name is "namespace/name" of the object (the PodGroup's for a gang).
+	Name string
+	// Kind is one of the Kind constants.
+	Kind string
+	// Source is "file:line" of the object.
+	Source string
+	// Pod is one copy as its controller creates it: the template's labels,
+	// annotations and spec in the object's namespace, with the
+	// controller's labels and owner reference. Nil for a gang.
+	Pod *v1.Pod
+	// Gang, for a gang, is the group one copy is.
+	Gang *Gang
+	// ReplicaSet, StatefulSet are the controller objects kube-scheduler's
+	// default spreading reads (the Deployment's ReplicaSet, created before
+	// its pods); nil when the cluster has them already.
+	ReplicaSet  *appsv1.ReplicaSet
+	StatefulSet *appsv1.StatefulSet
+	// ClaimTemplates are a StatefulSet's volumeClaimTemplates: each copy
+	// gets its own claims, created before it.
+	ClaimTemplates []v1.PersistentVolumeClaim
+	// DaemonSet is the DaemonSet of a DaemonSet spec (one copy per node
+	// it targets).
+	DaemonSet *appsv1.DaemonSet
+	// Replicas is the number of copies asked for (--replicas); 0: as
+	// many as fit.
+	Replicas int
+}
+
+// perCopyObjects reports whether each copy comes with objects made for it
+// before it is scheduled: a gang's PodGroup, a StatefulSet pod's claims, or
+// the ResourceClaims kube's resourceclaim controller makes from the pod's
+// ResourceClaimTemplates (engine.Offline makes those as a pod arrives,
+// once DRA is in the engine). Such copies go through the scheduling cycle
+// one by one, never the node-by-node count, which commits bare copies.
+func (s *Spec) perCopyObjects() bool {
+	return s.Gang != nil || len(s.ClaimTemplates) > 0 || (s.Pod != nil && hasTemplateClaims(s.Pod))
+}
+
+// hasTemplateClaims reports whether the pod has claims made from a
+// ResourceClaimTemplate (one per copy).
+func hasTemplateClaims(p *v1.Pod) bool {
+	for _, c := range p.Spec.ResourceClaims {
+		if c.ResourceClaimTemplateName != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Gang is a PodGroup and the pods of one copy of it.
+type Gang struct {
+	// Group is the PodGroup object.
+	Group *unstructured.Unstructured
+	// Native is true for scheduling.k8s.io PodGroups (pods name them in
+	// spec.schedulingGroup), false for scheduler-plugins' (a label).
+	Native bool
+	// Members are the group's pods, in input order.
+	Members []*v1.Pod
+}
+
+// LoadSpecs reads the specs of manifest files ('-' is stdin). Objects
+// without a namespace get namespace ("" is "default"). Every object must be
+// a spec or a PodGroup whose pods are among them; anything else is an error
+// wrapping ErrNotASpec and snapshot.ErrInvalid.
+func LoadSpecs(paths []string, stdin io.Reader, namespace string, cl *snapshot.Cluster) ([]*Spec, error) {
+	objs, err := snapshot.ReadObjects(paths, stdin)
+	if err != nil {
+		return nil, err
+	}
+	if namespace == "" {
+		namespace = v1.NamespaceDefault
+	}
+	l := &loader{namespace: namespace, cluster: cl, groups: map[string]*Spec{}}
+	for _, o := range objs {
+		if err := l.add(o); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range l.pending {
+		return nil, fmt.Errorf("%s: %s names PodGroup %s, which is not among the specs (a gang is counted with its PodGroup: give both): %w", m.source, m.what, strings.SplitN(m.key, "/", 2)[1], ErrNotASpec)
+	}
+	for _, s := range l.specs {
+		if s.Gang != nil && len(s.Gang.Members) == 0 {
+			return nil, fmt.Errorf("%s: PodGroup %s: no pods of the group among the specs (give its pods, or a workload whose template names it): %w", s.Source, s.Name, ErrNotASpec)
+		}
+	}
+	if len(l.specs) == 0 {
+		return nil, fmt.Errorf("%s: no objects: %w", strings.Join(paths, ", "), ErrNotASpec)
+	}
+	return l.specs, nil
+}
+
+type loader struct {
+	namespace string
+	cluster   *snapshot.Cluster
+	specs     []*Spec
+	// groups are the PodGroups by "apiVersion/namespace/name"; pending
+	// are members met before their group.
+	groups  map[string]*Spec
+	pending []pendingMember
+}
+
+type pendingMember struct {
+	key, source, what string
+	pods              []*v1.Pod
+}
+
+func (l *loader) add(o snapshot.Object) error {
+	kind, group := o.Kind(), apiGroup(o.APIVersion())
+	source := fmt.Sprintf("%s:%d", o.File, o.Line)
+	ns := o.Namespace()
+	if ns == "" {
+		ns = l.namespace
+	}
+	var s *Spec
+	var replicas int32 = 1
+	switch {
+	case kind == KindPod && group == "":
+		p := &v1.Pod{}
+		if err := o.Decode(p); err != nil {
+			return err
+		}
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: ns, Labels: p.Labels, Annotations: p.Annotations, OwnerReferences: p.OwnerReferences}, Spec: p.Spec}
+		pod.Spec.NodeName = ""
+		s = &Spec{Kind: KindPod, Pod: pod}
+	case kind == KindDeployment && group == "apps":
+		d := &appsv1.Deployment{}
+		if err := o.Decode(d); err != nil {
+			return err
+		}
+		d.Namespace = ns
+		s = l.deployment(d)
+		replicas = ptr.Deref(d.Spec.Replicas, 1)
+	case kind == KindReplicaSet && group == "apps":
+		rs := &appsv1.ReplicaSet{}
+		if err := o.Decode(rs); err != nil {
+			return err
+		}
+		rs.Namespace = ns
+		s = &Spec{Kind: KindReplicaSet, Pod: templatePod(rs.Spec.Template, ns, owner("apps/v1", KindReplicaSet, rs.Name, rs.UID))}
+		if findRS(l.cluster, ns, rs.Name) == nil {
+			s.ReplicaSet = rs
+		}
+		replicas = ptr.Deref(rs.Spec.Replicas, 1)
+	case kind == KindStatefulSet && group == "apps":
+		ss := &appsv1.StatefulSet{}
+		if err := o.Decode(ss); err != nil {
+			return err
+		}
+		ss.Namespace = ns
+		s = &Spec{Kind: KindStatefulSet, Pod: templatePod(ss.Spec.Template, ns, owner("apps/v1", KindStatefulSet, ss.Name, ss.UID)), ClaimTemplates: ss.Spec.VolumeClaimTemplates}
+		if findSS(l.cluster, ns, ss.Name) == nil {
+			s.StatefulSet = ss
+		}
+		replicas = ptr.Deref(ss.Spec.Replicas, 1)
+	case kind == KindJob && group == "batch":
+		j := &batchv1.Job{}
+		if err := o.Decode(j); err != nil {
+			return err
+		}
+		uid := string(j.UID)
+		if uid == "" {
+			uid = "capacity-" + ns + "-" + j.Name
+		}
+		pod := templatePod(j.Spec.Template, ns, owner("batch/v1", KindJob, j.Name, types.UID(uid)))
+		for _, k := range []string{"batch.kubernetes.io/controller-uid", "controller-uid"} {
+			setLabel(pod, k, uid)
+		}
+		for _, k := range []string{"batch.kubernetes.io/job-name", "job-name"} {
+			setLabel(pod, k, j.Name)
+		}
+		s = &Spec{Kind: KindJob, Pod: pod}
+		replicas = ptr.Deref(j.Spec.Parallelism, 1)
+	case kind == KindDaemonSet && group == "apps":
+		ds := &appsv1.DaemonSet{}
+		if err := o.Decode(ds); err != nil {
+			return err
+		}
+		ds.Namespace = ns
+		s = &Spec{Kind: KindDaemonSet, Pod: templatePod(ds.Spec.Template, ns, owner("apps/v1", KindDaemonSet, ds.Name, ds.UID)), DaemonSet: ds}
+	case kind == KindPodGroup && (o.APIVersion() == podGroupAPIVersion || o.APIVersion() == nativePodGroupVersion):
+		u := &unstructured.Unstructured{Object: o.Data}
+		u.SetNamespace(ns)
+		g := &Spec{Kind: KindPodGroup, Name: ns + "/" + u.GetName(), Source: source, Gang: &Gang{Group: u, Native: o.APIVersion() == nativePodGroupVersion}}
+		key := groupKey(g.Gang.Native, ns, u.GetName())
+		if l.groups[key] != nil {
+			return o.Errorf("PodGroup given twice")
+		}
+		l.groups[key] = g
+		l.specs = append(l.specs, g)
+		rest := l.pending[:0]
+		for _, m := range l.pending {
+			if m.key == key {
+				g.Gang.Members = append(g.Gang.Members, m.pods...)
+			} else {
+				rest = append(rest, m)
+			}
+		}
+		l.pending = rest
+		return nil
+	default:
+		return o.Errorf("%v: kind %s/%s (want Pod, Deployment, ReplicaSet, StatefulSet, Job, DaemonSet, or a PodGroup with its pods)", ErrNotASpec, o.APIVersion(), kind)
+	}
+	if len(s.Pod.Spec.Containers) == 0 {
+		return o.Errorf("%v: %sspec.containers: required", ErrNotASpec, templatePath(kind))
+	}
+	if s.Pod.Spec.SchedulerName == "" {
+		s.Pod.Spec.SchedulerName = v1.DefaultSchedulerName
+	}
+	s.Name, s.Source = ns+"/"+o.Name(), source
+	if native, name, ok := memberOf(s.Pod); ok {
+		if s.Kind == KindDaemonSet {
+			return o.Errorf("%v: a DaemonSet's pods cannot be a gang", ErrNotASpec)
+		}
+		members := make([]*v1.Pod, replicas)
+		for i := range members {
+			members[i] = s.Pod
+		}
+		key := groupKey(native, ns, name)
+		if g := l.groups[key]; g != nil {
+			g.Gang.Members = append(g.Gang.Members, members...)
+		} else {
+			l.pending = append(l.pending, pendingMember{key: key, source: source, what: kind + " " + s.Name, pods: members})
+		}
+		return nil
+	}
+	l.specs = append(l.specs, s)
+	return nil
+}
+
+func templatePath(kind string) string {
+	if kind == KindPod {
+		return ""
+	}
+	return "spec.template."
+}
+
+func apiGroup(apiVersion string) string {
+	if i := strings.Index(apiVersion, "/"); i >= 0 {
+		return apiVersion[:i]
+	}
+	return ""
+}
+
+func groupKey(native bool, ns, name string) string {
+	return strconv.FormatBool(native) + "/" + ns + "/" + name
+}
+
+// memberOf returns the PodGroup a pod names: spec.schedulingGroup (native)
+// wins over the scheduler-plugins label, as in Coscheduling.
+func memberOf(p *v1.Pod) (native bool, name string, ok bool) {
+	if g := p.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil && *g.PodGroupName != "" {
+		return true, *g.PodGroupName, true
+	}
+	if n := p.Labels[podGroupLabel]; n != "" {
+		return false, n, true
+	}
+	return false, "", false
+}
+
+func owner(apiVersion, kind, name string, uid types.UID) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+}
+
+// templatePod is a pod of the template as a controller creates it.
+func templatePod(t v1.PodTemplateSpec, ns string, ref metav1.OwnerReference) *v1.Pod {
+	p := &v1.Pod{ObjectMeta: *t.ObjectMeta.DeepCopy(), Spec: *t.Spec.DeepCopy()}
+	p.Name, p.Namespace, p.UID, p.ResourceVersion = "", ns, "", ""
+	p.OwnerReferences = []metav1.OwnerReference{ref}
+	p.Spec.NodeName = ""
+	return p
+}
+
+func setLabel(p *v1.Pod, k, v string) {
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels[k] = v
+}
+
+// deployment is a Deployment's spec: its pods belong to its newest
+// ReplicaSet in the cluster (scaling up an existing Deployment), or to the
+// ReplicaSet the Deployment controller would create, named and labelled
+// with the template's pod-template-hash.
+func (l *loader) deployment(d *appsv1.Deployment) *Spec {
+	if rs := newestReplicaSet(l.cluster, d); rs != nil {
+		pod := templatePod(d.Spec.Template, d.Namespace, owner("apps/v1", KindReplicaSet, rs.Name, rs.UID))
+		if h := rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; h != "" {
+			setLabel(pod, appsv1.DefaultDeploymentUniqueLabelKey, h)
+		}
+		return &Spec{Kind: KindDeployment, Pod: pod}
+	}
+	hash := podTemplateHash(&d.Spec.Template)
+	name := d.Name + "-" + hash
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: d.Namespace, UID: types.UID("capacity-" + d.Namespace + "-" + name),
+		Labels:          map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: hash},
+		OwnerReferences: []metav1.OwnerReference{owner("apps/v1", KindDeployment, d.Name, d.UID)}}}
+	rs.Spec.Template = *d.Spec.Template.DeepCopy()
+	if rs.Spec.Template.Labels == nil {
+		rs.Spec.Template.Labels = map[string]string{}
+	}
+	rs.Spec.Template.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
+	rs.Spec.Selector = d.Spec.Selector.DeepCopy()
+	if rs.Spec.Selector == nil {
+		rs.Spec.Selector = &metav1.LabelSelector{}
+	}
+	if rs.Spec.Selector.MatchLabels == nil {
+		rs.Spec.Selector.MatchLabels = map[string]string{}
+	}
+	rs.Spec.Selector.MatchLabels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
+	pod := templatePod(rs.Spec.Template, d.Namespace, owner("apps/v1", KindReplicaSet, rs.Name, rs.UID))
+	return &Spec{Kind: KindDeployment, Pod: pod, ReplicaSet: rs}
+}
+
+// podTemplateHash is the Deployment controller's ComputeHash without a
+// collision count: fnv32a of the template's hash dump, safely encoded.
+func podTemplateHash(t *v1.PodTemplateSpec) string {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%v", dump.ForHash(*t))
+	return rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
+}
+
+// newestReplicaSet returns the cluster's ReplicaSet of the Deployment with
+// the highest revision, or nil.
+func newestReplicaSet(cl *snapshot.Cluster, d *appsv1.Deployment) *appsv1.ReplicaSet {
+	if cl == nil {
+		return nil
+	}
+	var owned []*appsv1.ReplicaSet
+	for _, rs := range cl.ReplicaSets {
+		if rs.Namespace != d.Namespace {
+			continue
+		}
+		if ref := metav1.GetControllerOfNoCopy(rs); ref != nil && ref.Kind == KindDeployment && ref.Name == d.Name {
+			owned = append(owned, rs)
+		}
+	}
+	if len(owned) == 0 {
+		return nil
+	}
+	rev := func(rs *appsv1.ReplicaSet) int64 {
+		n, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
+		return n
+	}
+	sort.SliceStable(owned, func(i, j int) bool {
+		if a, b := rev(owned[i]), rev(owned[j]); a != b {
+			return a > b
+		}
+		return owned[j].CreationTimestamp.Before(&owned[i].CreationTimestamp)
+	})
+	return owned[0]
+}
+
+// find returns the object of the list with that namespace and name, or
+// the zero value.
+func find[T interface {
+	comparable
+	GetNamespace() string
+	GetName() string
+}](list []T, ns, name string) T {
+	var zero T
+	for _, o := range list {
+		if o.GetNamespace() == ns && o.GetName() == name {
+			return o
+		}
+	}
+	return zero
+}
+
+func findRS(cl *snapshot.Cluster, ns, name string) *appsv1.ReplicaSet {
+	if cl == nil {
+		return nil
+	}
+	return find(cl.ReplicaSets, ns, name)
+}
+
+func findSS(cl *snapshot.Cluster, ns, name string) *appsv1.StatefulSet {
+	if cl == nil {
+		return nil
+	}
+	return find(cl.StatefulSets, ns, name)
+}

@@ -1,0 +1,67 @@
+package schedcore
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// NodeLocalPlugin is an optional interface of the plugins that can reject a
+// pod in the scheduling cycle (PreFilter, Filter, Reserve, Permit,
+// PreBind). NodeLocal reports whether, for pod, the plugin's verdict on a
+// node depends only on that node's NodeInfo and on cluster state that
+// placing copies of pod on nodes does not change: then a copy that fits on
+// a node keeps fitting there whatever happens on the other nodes, and a
+// copy that does not fit never will until that node changes.
+//
+// Capacity planning relies on it to count how many copies of a workload
+// fit node by node rather than cycle by cycle (the count of placements
+// until the first failure is then the sum of the per-node counts, whatever
+// the order the scores give). A plugin that does not implement it is taken
+// to couple nodes, so answer true only when it is certain: a topology
+// spread constraint, a pod (anti-)affinity term, a claim shared between
+// copies or a gang couple nodes.
+type NodeLocalPlugin interface {
+	Plugin
+	NodeLocal(pod *v1.Pod) bool
+}
+
+// NodeLocal reports whether every plugin of the profile that can reject pod
+// in the scheduling cycle says, for pod, that it is node-local
+// (NodeLocalPlugin). Score plugins do not matter: they choose among the
+// feasible nodes, never make one infeasible.
+func (f *Framework) NodeLocal(pod *v1.Pod) bool {
+	return allNodeLocal(f.preFilter, pod) && allNodeLocal(f.filter, pod) && allNodeLocal(f.reserve, pod) &&
+		allNodeLocal(f.permit, pod) && allNodeLocal(f.preBind, pod)
+}
+
+func allNodeLocal[P Plugin](plugins []P, pod *v1.Pod) bool {
+	for _, p := range plugins {
+		nl, ok := any(p).(NodeLocalPlugin)
+		if !ok || !nl.NodeLocal(pod) {
+			return false
+		}
+	}
+	return true
+}
+
+// AddPodCopy adds pod, bound to a node (spec.nodeName set), as a copy of
+// template's pod: one that differs from it only in name, UID and node, so
+// the parsed affinity terms and the resources of template are shared
+// rather than computed again. Capacity planning commits thousands of
+// copies of one pod this way.
+func (c *Cache) AddPodCopy(pod *v1.Pod, template *PodInfo) error {
+	if pod.Spec.NodeName == "" {
+		return fmt.Errorf("pod %s is not assigned to a node", PodName(pod))
+	}
+	template.Resource(c.features)
+	pi := *template
+	pi.Pod = pod
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ps, ok := c.pods[PodKey(pod)]; ok {
+		c.removePodLocked(ps)
+	}
+	c.addPodInfoLocked(&pi, false)
+	return nil
+}
