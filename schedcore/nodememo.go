@@ -47,12 +47,13 @@ func NewNodeMemo[V any](maxKeys int) *NodeMemo[V] {
 // Acquire returns key's table, sized for n nodes and locked for the caller,
 // who calls Release when done. Get and Put on distinct nodes may run in
 // parallel between the two.
-func (m *NodeMemo[V]) Acquire(key string, n int) *MemoTable[V] {
+func (m *NodeMemo[V]) Acquire(k *MemoKey, n int) *MemoTable[V] {
+	key := k.Key()
 	m.mu.Lock()
 	t := m.tables[key]
 	if t == nil {
 		if len(m.tables) >= m.maxKeys {
-			m.evictLocked()
+			evictOldest(m.tables, func(t *MemoTable[V]) uint64 { return t.used })
 		}
 		t = &MemoTable[V]{}
 		m.tables[key] = t
@@ -69,16 +70,17 @@ func (m *NodeMemo[V]) Acquire(key string, n int) *MemoTable[V] {
 	return t
 }
 
-func (m *NodeMemo[V]) evictLocked() {
+// evictOldest drops the least recently used of a memo's tables.
+func evictOldest[T any](tables map[string]T, used func(T) uint64) {
 	var oldest string
 	var at uint64
 	first := true
-	for k, t := range m.tables {
-		if first || t.used < at {
-			oldest, at, first = k, t.used, false
+	for k, t := range tables {
+		if u := used(t); first || u < at {
+			oldest, at, first = k, u, false
 		}
 	}
-	delete(m.tables, oldest)
+	delete(tables, oldest)
 }
 
 // Len is the number of keys held.
@@ -124,9 +126,9 @@ type NodeSlots[S any] struct {
 // called for each slot beyond the list before it is cut, refresh for each
 // node whose generation differs from the one its slot was computed from
 // (the slot holds the old value; refresh replaces it).
-func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(i int, s *S), refresh func(i int, ni *NodeInfo, s *S)) {
+func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(s *S), refresh func(ni *NodeInfo, s *S)) {
 	for i := len(nodes); i < len(n.vals); i++ {
-		drop(i, &n.vals[i])
+		drop(&n.vals[i])
 	}
 	if len(n.vals) > len(nodes) {
 		clear(n.vals[len(nodes):])
@@ -140,7 +142,7 @@ func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(i int, s *S), refresh f
 		if g := n.gens[i]; g != 0 && g == ni.Generation {
 			continue
 		}
-		refresh(i, ni, &n.vals[i])
+		refresh(ni, &n.vals[i])
 		n.gens[i] = ni.Generation
 	}
 }
@@ -179,21 +181,14 @@ func NewVerdictMemo(maxKeys int) *VerdictMemo {
 }
 
 // View returns key's entries for a snapshot of n nodes.
-func (m *VerdictMemo) View(key string, n int) VerdictView {
+func (m *VerdictMemo) View(k *MemoKey, n int) VerdictView {
+	key := k.Key()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.tables[key]
 	if t == nil {
 		if len(m.tables) >= m.maxKeys {
-			var oldest string
-			first := true
-			var at uint64
-			for k, t := range m.tables {
-				if first || t.used < at {
-					oldest, at, first = k, t.used, false
-				}
-			}
-			delete(m.tables, oldest)
+			evictOldest(m.tables, func(t *verdictTable) uint64 { return t.used })
 		}
 		t = &verdictTable{}
 		m.tables[key] = t

@@ -18,7 +18,7 @@ func TestNodeMemo(t *testing.T) {
 	s := schedcore.NewEmptySnapshot()
 	c.UpdateSnapshot(s)
 	m := schedcore.NewNodeMemo[int](2)
-	tb := m.Acquire("k1", s.NumNodes())
+	tb := m.Acquire(key("k1"), s.NumNodes())
 	for i, ni := range s.List() {
 		if _, ok := tb.Get(ni); ok {
 			t.Fatalf("empty table has an entry for %s", ni.Name())
@@ -27,7 +27,7 @@ func TestNodeMemo(t *testing.T) {
 	}
 	tb.Release()
 
-	tb = m.Acquire("k1", s.NumNodes())
+	tb = m.Acquire(key("k1"), s.NumNodes())
 	for i, ni := range s.List() {
 		if v, ok := tb.Get(ni); !ok || v != i+10 {
 			t.Errorf("unchanged node %s: got %d, %v; want %d, true", ni.Name(), v, ok, i+10)
@@ -41,7 +41,7 @@ func TestNodeMemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.UpdateSnapshot(s)
-	tb = m.Acquire("k1", s.NumNodes())
+	tb = m.Acquire(key("k1"), s.NumNodes())
 	for _, ni := range s.List() {
 		_, ok := tb.Get(ni)
 		if want := ni.Name() != "b"; ok != want {
@@ -52,7 +52,7 @@ func TestNodeMemo(t *testing.T) {
 
 	// A NodeInfo outside the snapshot list is never remembered.
 	free := schedcore.NewNodeInfo()
-	tb = m.Acquire("k1", s.NumNodes())
+	tb = m.Acquire(key("k1"), s.NumNodes())
 	tb.Put(free, 99)
 	if _, ok := tb.Get(free); ok {
 		t.Error("a NodeInfo outside a snapshot list was remembered")
@@ -60,13 +60,13 @@ func TestNodeMemo(t *testing.T) {
 	tb.Release()
 
 	// The least recently used key goes first.
-	m.Acquire("k2", 3).Release()
-	m.Acquire("k1", 3).Release()
-	m.Acquire("k3", 3).Release()
+	m.Acquire(key("k2"), 3).Release()
+	m.Acquire(key("k1"), 3).Release()
+	m.Acquire(key("k3"), 3).Release()
 	if m.Len() != 2 {
 		t.Fatalf("memo holds %d keys, want 2", m.Len())
 	}
-	tb = m.Acquire("k1", 3)
+	tb = m.Acquire(key("k1"), 3)
 	_, ok := tb.Get(s.List()[0])
 	tb.Release()
 	if !ok {
@@ -85,7 +85,7 @@ func TestVerdictMemo(t *testing.T) {
 	s := schedcore.NewEmptySnapshot()
 	c.UpdateSnapshot(s)
 	m := schedcore.NewVerdictMemo(2)
-	v := m.View("k1", s.NumNodes())
+	v := m.View(key("k1"), s.NumNodes())
 	for i, ni := range s.List() {
 		if _, ok := v.Get(ni); ok {
 			t.Fatalf("empty view has an entry for %s", ni.Name())
@@ -102,31 +102,33 @@ func TestVerdictMemo(t *testing.T) {
 		}
 	}
 	all := func(string) bool { return true }
-	check("unchanged nodes", m.View("k1", s.NumNodes()), all)
-	check("after the view grew", m.View("k1", s.NumNodes()+5), all)
+	check("unchanged nodes", m.View(key("k1"), s.NumNodes()), all)
+	check("after the view grew", m.View(key("k1"), s.NumNodes()+5), all)
 
 	p := schedtest.MakePod("p1").UID("p1").Req("cpu", "1").Node("b").Obj()
 	if err := c.AddPod(p); err != nil {
 		t.Fatal(err)
 	}
 	c.UpdateSnapshot(s)
-	check("after a pod was added to b", m.View("k1", s.NumNodes()), func(n string) bool { return n != "b" })
+	check("after a pod was added to b", m.View(key("k1"), s.NumNodes()), func(n string) bool { return n != "b" })
 
 	free := schedcore.NewNodeInfo()
-	v = m.View("k1", s.NumNodes())
+	v = m.View(key("k1"), s.NumNodes())
 	v.Put(free, 7)
 	if _, ok := v.Get(free); ok {
 		t.Error("a NodeInfo outside a snapshot list was remembered")
 	}
 
-	m.View("k2", s.NumNodes())
-	m.View("k1", s.NumNodes()) // k1 used last: k2 goes
-	m.View("k3", s.NumNodes())
+	m.View(key("k2"), s.NumNodes())
+	m.View(key("k1"), s.NumNodes()) // k1 used last: k2 goes
+	m.View(key("k3"), s.NumNodes())
 	if m.Len() != 2 {
 		t.Errorf("Len = %d, want 2", m.Len())
 	}
-	check("k1 kept over the older k2", m.View("k1", s.NumNodes()), func(n string) bool { return n != "b" })
-	if _, ok := m.View("k2", s.NumNodes()).Get(s.List()[0]); ok {
+	check("k1 kept over the older k2", m.View(key("k1"), s.NumNodes()), func(n string) bool { return n != "b" })
+	if _, ok := m.View(key("k2"), s.NumNodes()).Get(s.List()[0]); ok {
 		t.Error("k2 was not dropped")
 	}
 }
+
+func key(s string) *schedcore.MemoKey { return new(schedcore.MemoKey).String(s) }

@@ -2,7 +2,6 @@ package imagelocality
 
 import (
 	"context"
-	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -37,9 +36,8 @@ const memoKeys = 64
 
 const preScoreStateKey schedcore.StateKey = "PreScore" + Name
 
-// preScoreState holds the feasible nodes' scores by snapshot list index
-// (-1: not computed).
-type preScoreState struct{ scores []int64 }
+// preScoreState holds the feasible nodes' scores.
+type preScoreState struct{ scores *schedcore.NodeValues[int64] }
 
 // Clone returns the state itself: nothing changes it after PreScore.
 func (s *preScoreState) Clone() schedcore.StateData { return s }
@@ -60,11 +58,9 @@ func (pl *ImageLocality) Name() string { return Name }
 // Score sums the spread-scaled sizes of the pod's images present on the
 // node and maps the sum onto [0, 100].
 func (pl *ImageLocality) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	if v, err := state.Read(preScoreStateKey); err == nil {
-		if s, ok := v.(*preScoreState); ok {
-			if i := nodeInfo.ListIndex(); i >= 0 && i < len(s.scores) && s.scores[i] >= 0 {
-				return s.scores[i], nil
-			}
+	if s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey); ok {
+		if v, ok := s.scores.Get(nodeInfo); ok {
+			return v, nil
 		}
 	}
 	return pl.score(pod, nodeInfo, pl.handle.Snapshot().NumNodes()), nil
@@ -81,25 +77,17 @@ func (pl *ImageLocality) score(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, totalN
 func (pl *ImageLocality) PreScore(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) *schedcore.Status {
 	snap := pl.handle.Snapshot()
 	total := snap.NumNodes()
-	key := imagesKey(pod, total)
-	t := pl.scores.Acquire(key, total)
+	t := pl.scores.Acquire(imagesKey(pod, total), total)
 	defer t.Release()
-	s := &preScoreState{scores: make([]int64, total)}
-	for i := range s.scores {
-		s.scores[i] = -1
-	}
+	s := &preScoreState{scores: schedcore.NewNodeValues[int64](snap)}
 	pl.handle.Parallelizer().Until(ctx, len(nodes), func(n int) {
 		ni := nodes[n]
-		i := ni.ListIndex()
-		if i < 0 || i >= total {
-			return
-		}
 		v, ok := t.Get(ni)
 		if !ok {
 			v = pl.score(pod, ni, total)
 			t.Put(ni, v)
 		}
-		s.scores[i] = v
+		s.scores.Set(ni, v)
 	})
 	state.Write(preScoreStateKey, s)
 	return nil
@@ -107,26 +95,22 @@ func (pl *ImageLocality) PreScore(ctx context.Context, state *schedcore.CycleSta
 
 // imagesKey is the pod's image references in Score's order, and the node
 // count the spread is scaled by.
-func imagesKey(pod *v1.Pod, totalNumNodes int) string {
-	var b strings.Builder
-	b.WriteString(strconv.Itoa(totalNumNodes))
+func imagesKey(pod *v1.Pod, totalNumNodes int) *schedcore.MemoKey {
+	k := new(schedcore.MemoKey).Int(int64(totalNumNodes))
+	k.Int(int64(len(pod.Spec.InitContainers)))
 	for i := range pod.Spec.InitContainers {
-		b.WriteByte(0)
-		b.WriteString(pod.Spec.InitContainers[i].Image)
+		k.String(pod.Spec.InitContainers[i].Image)
 	}
-	b.WriteByte(1)
+	k.Int(int64(len(pod.Spec.Containers)))
 	for i := range pod.Spec.Containers {
-		b.WriteByte(0)
-		b.WriteString(pod.Spec.Containers[i].Image)
+		k.String(pod.Spec.Containers[i].Image)
 	}
-	b.WriteByte(1)
 	for i := range pod.Spec.Volumes {
 		if img := pod.Spec.Volumes[i].Image; img != nil {
-			b.WriteByte(0)
-			b.WriteString(img.Reference)
+			k.String(img.Reference)
 		}
 	}
-	return b.String()
+	return k
 }
 
 // calculatePriority clamps the summed image scores to

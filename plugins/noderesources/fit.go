@@ -319,7 +319,7 @@ func (pl *Fit) PreScore(_ context.Context, state *schedcore.CycleState, pod *v1.
 // the requests are computed here.
 func (pl *Fit) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
 	var reqs []int64
-	if s, err := schedcore.ReadAs[*preScoreState](state, preScoreStateKey); err == nil {
+	if s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey); ok {
 		reqs = s.podRequests
 	} else {
 		reqs = pl.scorer.podRequests(pod)

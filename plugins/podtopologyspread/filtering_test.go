@@ -45,16 +45,16 @@ func TestPreFilterState(t *testing.T) {
 		defaultConstraints  []v1.TopologySpreadConstraint
 		disableMatchLabels  bool
 		systemDefaulting    bool
-		want                *preFilterState
+		want                *filterView
 		wantPreFilterStatus *schedcore.Status
 	}{
 		{
 			name:  "a clean cluster with one constraint has zero counts in every zone",
 			pod:   mkPod("p", "foo", "").spread(5, "zone", dns, matchLabels("foo", "bar")).obj(),
 			nodes: fourNodes(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(5, "zone", mustSel(t, matchLabels("foo", "bar")))},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 0, "zone2", 0)},
+				CriticalPaths:     []*pathsView{cp("zone1", 0, "zone2", 0)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 0, "zone2": 0}},
 			},
 		},
@@ -63,9 +63,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:        fourNodes(),
 			existingPods: fivePods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -74,9 +74,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, nil).obj(),
 			nodes:        fourNodes(),
 			existingPods: fivePods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", labels.Nothing())},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 0, "zone1", 0)},
+				CriticalPaths:     []*pathsView{cp("zone2", 0, "zone1", 0)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 0, "zone2": 0}},
 			},
 		},
@@ -85,9 +85,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:        append(fourNodes(), zn("node-o", "zone3"), zn("node-p", "zone3")),
 			existingPods: fivePods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone3", 0, "zone2", 2)},
+				CriticalPaths:     []*pathsView{cp("zone3", 0, "zone2", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2, "zone3": 0}},
 			},
 		},
@@ -99,9 +99,9 @@ func TestPreFilterState(t *testing.T) {
 				ep("p-a1", "node-a", "foo", ""), epNS("p-a2", "ns1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
 				epNS("p-y1", "ns2", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""),
 			},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 1, "zone1", 2)},
+				CriticalPaths:     []*pathsView{cp("zone2", 1, "zone1", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 1}},
 			},
 		},
@@ -110,9 +110,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
 			nodes:        fourNodes(),
 			existingPods: sevenPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 3, "zone2", 4), cp("node-x", 0, "node-b", 1)},
+				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-x", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4},
@@ -125,9 +125,9 @@ func TestPreFilterState(t *testing.T) {
 				spread(1, "node", sa, fooSelector).spread(1, "node", dns, fooSelector).obj(),
 			nodes:        []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-y", "zone2")},
 			existingPods: sevenPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 3, "zone2", 4), cp("node-b", 1, "node-a", 2)},
+				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-b", 1, "node-a", 2)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-y": 4},
@@ -139,9 +139,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, barSelector).obj(),
 			nodes:        []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-y", "zone2")},
 			existingPods: []*v1.Pod{ep("p-a", "node-a", "foo", ""), ep("p-b", "node-b", "bar", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", bar)},
-				CriticalPaths: []*criticalPaths{cp("zone2", 0, "zone1", 1), cp("node-a", 0, "node-y", 0)},
+				CriticalPaths: []*pathsView{cp("zone2", 0, "zone1", 1), cp("node-a", 0, "node-y", 0)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 1, "zone2": 0},
 					{"node-a": 0, "node-b": 1, "node-y": 0},
@@ -157,9 +157,9 @@ func TestPreFilterState(t *testing.T) {
 				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", "", "bar", ""), ep("p-y3", "node-y", "foo", ""),
 				ep("p-y4", "node-y", "foo", "", "bar", ""),
 			},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", bar)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 3, "zone2", 4), cp("node-b", 0, "node-a", 1)},
+				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-b", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 1, "node-b": 0, "node-y": 2},
@@ -172,9 +172,9 @@ func TestPreFilterState(t *testing.T) {
 				spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
 			nodes:        fourNodes(),
 			existingPods: sevenPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 3, "zone2", 4), cp("node-b", 1, "node-a", 2)},
+				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-b", 1, "node-a", 2)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-y": 4},
@@ -188,12 +188,12 @@ func TestPreFilterState(t *testing.T) {
 				tsc(3, "node", dns, nil), tsc(2, "node", sa, nil), tsc(5, "rack", dns, nil),
 			},
 			sel: &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "bar")}},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints: []topologySpreadConstraint{
 					want(3, "node", mustSel(t, matchLabels("foo", "bar"))),
 					want(5, "rack", mustSel(t, matchLabels("foo", "bar"))),
 				},
-				CriticalPaths:     []*criticalPaths{newCriticalPaths(), newCriticalPaths()},
+				CriticalPaths:     []*pathsView{cp("", math.MaxInt32, "", math.MaxInt32), cp("", math.MaxInt32, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{}, {}},
 			},
 		},
@@ -217,9 +217,9 @@ func TestPreFilterState(t *testing.T) {
 				spread(2, "planet", sa, matchLabels("fot", "rok")).obj(),
 			defaultConstraints: []v1.TopologySpreadConstraint{tsc(2, "node", dns, nil)},
 			sel:                &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "bar")}},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", mustSel(t, matchLabels("baz", "tar")))},
-				CriticalPaths:     []*criticalPaths{newCriticalPaths()},
+				CriticalPaths:     []*pathsView{cp("", math.MaxInt32, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{}},
 			},
 		},
@@ -243,12 +243,12 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector, minDomains(3)).spread(1, "node", dns, fooSelector).obj(),
 			nodes:        fourNodes(),
 			existingPods: sevenPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints: []topologySpreadConstraint{
 					func() topologySpreadConstraint { c := want(1, "zone", foo); c.MinDomains = 3; return c }(),
 					want(1, "node", foo),
 				},
-				CriticalPaths: []*criticalPaths{cp("zone1", 3, "zone2", 4), cp("node-x", 0, "node-b", 1)},
+				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-x", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4},
@@ -260,9 +260,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "node", dns, barSelector).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar)},
-				CriticalPaths:     []*criticalPaths{cp("node-a", 1, "node-b", 2)},
+				CriticalPaths:     []*pathsView{cp("node-a", 1, "node-b", 2)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2}},
 			},
 		},
@@ -271,9 +271,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "node", dns, barSelector, affinityPolicy(ignore)).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(ignore, ignore)},
-				CriticalPaths:     []*criticalPaths{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
@@ -282,9 +282,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").affinityIn("foo", "").spread(1, "node", dns, barSelector).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar)},
-				CriticalPaths:     []*criticalPaths{cp("node-a", 1, "node-b", 2)},
+				CriticalPaths:     []*pathsView{cp("node-a", 1, "node-b", 2)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2}},
 			},
 		},
@@ -293,9 +293,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").affinityIn("foo", "").spread(1, "node", dns, barSelector, affinityPolicy(ignore)).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(ignore, ignore)},
-				CriticalPaths:     []*criticalPaths{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
@@ -304,9 +304,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, barSelector).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), tainted(mkNode("node-c", "node", "node-c", "bar", ""), unschedulableTaint)},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar)},
-				CriticalPaths:     []*criticalPaths{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
@@ -315,9 +315,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, barSelector, taintsPolicy(honor)).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), tainted(mkNode("node-c", "node", "node-c", "bar", ""), unschedulableTaint)},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(honor, honor)},
-				CriticalPaths:     []*criticalPaths{cp("node-a", 1, "node-b", 2)},
+				CriticalPaths:     []*pathsView{cp("node-a", 1, "node-b", 2)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2}},
 			},
 		},
@@ -326,9 +326,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").tolerate(v1.TaintNodeUnschedulable).spread(1, "node", dns, barSelector, taintsPolicy(honor)).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), tainted(mkNode("node-c", "node", "node-c", "bar", ""), unschedulableTaint)},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(honor, honor)},
-				CriticalPaths:     []*criticalPaths{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
@@ -338,9 +338,9 @@ func TestPreFilterState(t *testing.T) {
 			nodes: []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"),
 				tainted(mkNode("node-c", "node", "node-c"), v1.Taint{Key: "soft", Effect: v1.TaintEffectPreferNoSchedule})},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(honor, honor)},
-				CriticalPaths:     []*criticalPaths{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
@@ -353,9 +353,9 @@ func TestPreFilterState(t *testing.T) {
 				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""),
 			},
 			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo).policies(ignore, ignore)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 0, "zone2", 1), cp("node-a", 0, "node-x", 1)},
+				CriticalPaths: []*pathsView{cp("zone1", 0, "zone2", 1), cp("node-a", 0, "node-x", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 0, "zone2": 1},
 					{"node-a": 0, "node-b": 2, "node-x": 1},
@@ -370,9 +370,9 @@ func TestPreFilterState(t *testing.T) {
 				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""),
 			},
 			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo).policies(honor, honor), want(1, "node", foo)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 0, "zone2", 1), cp("node-a", 0, "node-x", 1)},
+				CriticalPaths: []*pathsView{cp("zone1", 0, "zone2", 1), cp("node-a", 0, "node-x", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 0, "zone2": 1},
 					{"node-a": 0, "node-b": 2, "node-x": 1},
@@ -385,9 +385,9 @@ func TestPreFilterState(t *testing.T) {
 			nodes:              fourNodes(),
 			existingPods:       fivePods(),
 			disableMatchLabels: true,
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -399,12 +399,12 @@ func TestPreFilterState(t *testing.T) {
 				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", "", "bar", "a"), ep("p-b1", "node-b", "foo", ""),
 				ep("p-y1", "node-y", "foo", "", "bar", "a"), ep("p-y2", "node-y", "bar", ""),
 			},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints: []topologySpreadConstraint{want(1, "zone", mustSel(t, &metav1.LabelSelector{
 					MatchLabels:      map[string]string{"bar": "a"},
 					MatchExpressions: fooSelector.MatchExpressions,
 				}))},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 1, "zone1", 1)},
+				CriticalPaths:     []*pathsView{cp("zone2", 1, "zone1", 1)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
 			},
 		},
@@ -416,9 +416,9 @@ func TestPreFilterState(t *testing.T) {
 				ep("p-a1", "node-a", "foo", "a"), ep("p-a2", "node-a", "foo", "a"), ep("p-b1", "node-b", "foo", "a"),
 				ep("p-y1", "node-y", "foo", "a"), ep("p-y2", "node-y", "foo", "a"), ep("p-y3", "node-y", "foo", "b"),
 			},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", mustSel(t, matchLabels("foo", "a")))},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -427,9 +427,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, nil, matchLabelKeys("bar")).obj(),
 			nodes:        fourNodes(),
 			existingPods: fivePods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", labels.Nothing())},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 0, "zone1", 0)},
+				CriticalPaths:     []*pathsView{cp("zone2", 0, "zone1", 0)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 0, "zone2": 0}},
 			},
 		},
@@ -438,9 +438,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector, matchLabelKeys("bar")).obj(),
 			nodes:        fourNodes(),
 			existingPods: fivePods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -452,9 +452,9 @@ func TestPreFilterState(t *testing.T) {
 				ep("p-a1", "node-a", "foo", "", "bar", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "bar", ""),
 				ep("p-y1", "node-y", "foo", "", "bar", ""), ep("p-y2", "node-y", "bar", ""),
 			},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "zone", bar)},
-				CriticalPaths: []*criticalPaths{cp("zone2", 1, "zone1", 2), cp("zone1", 1, "zone2", 3)},
+				CriticalPaths: []*pathsView{cp("zone2", 1, "zone1", 2), cp("zone1", 1, "zone2", 3)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 2, "zone2": 1},
 					{"zone1": 1, "zone2": 3},
@@ -468,9 +468,9 @@ func TestPreFilterState(t *testing.T) {
 				zn("node-a", "zone1"), mkNode("node-b", "zone", "zone1"), mkNode("node-x", "node", "node-x"),
 			},
 			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "", math.MaxInt32), cp("node-a", 1, "", math.MaxInt32)},
+				CriticalPaths:     []*pathsView{cp("zone1", 1, "", math.MaxInt32), cp("node-a", 1, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1}, {"node-a": 1}},
 			},
 		},
@@ -479,9 +479,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b")},
 			existingPods: []*v1.Pod{terminating(ep("p-a", "node-a", "foo", "")), ep("p-b", "node-b", "foo", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", foo)},
-				CriticalPaths:     []*criticalPaths{cp("node-a", 0, "node-b", 1)},
+				CriticalPaths:     []*pathsView{cp("node-a", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 0, "node-b": 1}},
 			},
 		},
@@ -511,10 +511,7 @@ func TestPreFilterState(t *testing.T) {
 				}
 				return
 			}
-			got, err := getPreFilterState(cs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := preFilterView(t, cs)
 			if diff := cmp.Diff(tt.want, got, stateCmpOpts...); diff != "" {
 				t.Errorf("PreFilter state (-want +got):\n%s", diff)
 			}

@@ -117,14 +117,14 @@ func TestPreScoreState(t *testing.T) {
 		pods  []*v1.Pod
 		sel   *schedcore.SelectorSources
 		args  *configv1.PodTopologySpreadArgs
-		want  *preScoreState
+		want  *scoreView
 	}{
 		{
 			name:  "zone domains are listed and hostname ones left to Score",
 			pod:   mkPod("p", "foo", "").spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, fooSelector).obj(),
 			nodes: threeNodes(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", foo), want(1, v1.LabelHostname, foo)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(0), "zone2": i64(0)}, {}},
@@ -137,7 +137,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: threeNodes(),
 			pods:  []*v1.Pod{ep("p-a", "node-a", "foo", "")},
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", labels.Nothing())},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(0), "zone2": i64(0)}},
@@ -152,7 +152,7 @@ func TestPreScoreState(t *testing.T) {
 				hn("node-x"),
 			},
 			args: listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", foo), want(1, v1.LabelHostname, bar)},
 				IgnoredNodes:              sets.New("node-x"),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(0)}, {}},
@@ -167,7 +167,7 @@ func TestPreScoreState(t *testing.T) {
 				hn("node-c"), hn("node-d"),
 			},
 			sel: &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(3, v1.LabelHostname, foo), want(5, v1.LabelTopologyZone, foo)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{}, {"mars": i64(0), "": i64(0)}},
@@ -180,7 +180,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: []*v1.Node{mkNode("node-a", "rack", "rack1", v1.LabelHostname, "node-a", "planet", "mars")},
 			sel:   &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
 			args:  listArgs(tsc(1, v1.LabelHostname, sa, nil), tsc(2, "rack", dns, nil), tsc(2, "planet", sa, nil)),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, v1.LabelHostname, foo), want(2, "planet", foo)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{}, {"mars": i64(0)}},
@@ -195,7 +195,7 @@ func TestPreScoreState(t *testing.T) {
 			},
 			sel:  &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
 			args: listArgs(tsc(1, v1.LabelHostname, sa, nil), tsc(2, "planet", sa, nil)),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, v1.LabelHostname, foo), want(2, "planet", foo)},
 				IgnoredNodes:              sets.New("node-b"),
 				TopologyValueToPodCounts:  []map[string]*int64{{}, {"mars": i64(0)}},
@@ -209,7 +209,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: []*v1.Node{mkNode("node-a", "planet", "mars", "galaxy", "andromeda")},
 			sel:   &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
 			args:  listArgs(tsc(2, "galaxy", sa, nil)),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(2, "planet", mustSel(t, matchLabels("baz", "sup")))},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"mars": i64(0)}},
@@ -222,7 +222,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: policyNodes(),
 			pods:  policyPods(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", bar)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(2), "zone2": i64(0)}},
@@ -235,7 +235,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: policyNodes(),
 			pods:  policyPods(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", bar).policies(ignore, ignore)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(2), "zone2": i64(1)}},
@@ -248,7 +248,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: policyNodes(),
 			pods:  policyPods(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", bar)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(2), "zone2": i64(0)}},
@@ -261,7 +261,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: taintNodes(),
 			pods:  policyPods(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", bar).policies(honor, honor)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(2), "zone2": i64(0)}},
@@ -274,7 +274,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: taintNodes(),
 			pods:  policyPods(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", bar)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(2), "zone2": i64(1)}},
@@ -289,10 +289,7 @@ func TestPreScoreState(t *testing.T) {
 			if s := p.PreScore(context.Background(), cs, tt.pod, snap.List()); !s.IsSuccess() {
 				t.Fatal(s.AsError())
 			}
-			got, err := getPreScoreState(cs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := preScoreView(t, cs)
 			if diff := cmp.Diff(tt.want, got, stateCmpOpts...); diff != "" {
 				t.Errorf("PreScore state (-want +got):\n%s", diff)
 			}
