@@ -33,7 +33,7 @@ type DomainCounts struct {
 
 type domainKey struct {
 	name string
-	col  *LabelColumn
+	col  *labelColumn
 	// data is nil until the first write.
 	data *domainData
 }
@@ -68,7 +68,7 @@ func NewDomainCounts(snap *Snapshot, keys ...string) *DomainCounts {
 
 // AddKey adds a key with zero counts and returns its index.
 func (d *DomainCounts) AddKey(name string) int {
-	d.keys = append(d.keys, domainKey{name: name, col: d.snap.LabelColumn(name)})
+	d.keys = append(d.keys, domainKey{name: name, col: d.snap.column(name)})
 	return len(d.keys) - 1
 }
 
@@ -94,7 +94,7 @@ func (d *DomainCounts) KeyIndex(name string) int {
 // reads, so Filter and Score may call it in parallel.
 func (d *DomainCounts) NodeDomain(k int, ni *NodeInfo) (Domain, bool) {
 	key := &d.keys[k]
-	if i := IndexIn(d.snap.nodeInfoList, ni); i >= 0 {
+	if i := indexIn(d.snap.nodeInfoList, ni); i >= 0 {
 		id := key.col.At(i)
 		return Domain(id), id >= 0
 	}
@@ -315,17 +315,17 @@ func NewNodeValues[V any](snap *Snapshot) *NodeValues[V] {
 
 // Set records v for ni; nothing for a node from outside the snapshot.
 func (t *NodeValues[V]) Set(ni *NodeInfo, v V) {
-	if i := IndexIn(t.list, ni); i >= 0 {
+	if i := indexIn(t.list, ni); i >= 0 {
 		t.vals[i], t.set[i] = v, true
 	}
 }
 
 // Covers reports whether ni is a node of the table's snapshot.
-func (t *NodeValues[V]) Covers(ni *NodeInfo) bool { return IndexIn(t.list, ni) >= 0 }
+func (t *NodeValues[V]) Covers(ni *NodeInfo) bool { return indexIn(t.list, ni) >= 0 }
 
 // Get returns ni's value, ok false when none was set.
 func (t *NodeValues[V]) Get(ni *NodeInfo) (V, bool) {
-	if i := IndexIn(t.list, ni); i >= 0 && t.set[i] {
+	if i := indexIn(t.list, ni); i >= 0 && t.set[i] {
 		return t.vals[i], true
 	}
 	var zero V

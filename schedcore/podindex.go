@@ -74,7 +74,7 @@ func (x *PodLabelIndex) Candidates(snap *Snapshot, sel labels.Selector, ns strin
 func (x *PodLabelIndex) sync(nodes []*NodeInfo) {
 	x.nodes.Sync(nodes, func(s *postingSlot) { x.drop(s.pos, s.keys) }, func(ni *NodeInfo, s *postingSlot) {
 		x.drop(s.pos, s.keys)
-		i, keys := ni.ListIndex(), &s.keys
+		i, keys := ni.listIndex(), &s.keys
 		s.pos, *keys = int32(i), (*keys)[:0]
 		for _, pi := range ni.Pods {
 			p := pi.Pod
@@ -125,7 +125,7 @@ func NewMatchCounter(maxSelectors int) *MatchCounter {
 
 // SelectorCount is one selector's counts for a cycle (from Counts).
 type SelectorCount struct {
-	t   *MemoTable[int]
+	t   *memoTable[int]
 	sel labels.Selector
 	ns  string
 	// indexed holds every node's count from the index (nodes without a
@@ -140,7 +140,7 @@ type SelectorCount struct {
 func (m *MatchCounter) Counts(snap *Snapshot, ns string, sels []labels.Selector) (cs []SelectorCount, release func()) {
 	cs = make([]SelectorCount, len(sels))
 	keys := make([]string, len(sels))
-	var held []*MemoTable[int]
+	var held []*memoTable[int]
 next:
 	for i, sel := range sels {
 		cs[i] = SelectorCount{sel: sel, ns: ns}
@@ -155,18 +155,18 @@ next:
 				continue next
 			}
 		}
-		t := m.memo.Acquire(key, snap.NumNodes())
+		t := m.memo.acquire(key, snap.NumNodes())
 		byNode := NewNodeValues[int](snap)
 		indexed := m.index.Candidates(snap, sel, ns, func(ni *NodeInfo, pods []*PodInfo) {
-			c, ok := t.Get(ni)
+			c, ok := t.get(ni)
 			if !ok {
 				c = CountMatchingPods(pods, sel, ns)
-				t.Put(ni, c)
+				t.put(ni, c)
 			}
 			byNode.Set(ni, c)
 		})
 		if indexed {
-			t.Release()
+			t.release()
 			cs[i].indexed = byNode
 			continue
 		}
@@ -175,7 +175,7 @@ next:
 	}
 	return cs, func() {
 		for _, t := range held {
-			t.Release()
+			t.release()
 		}
 	}
 }
@@ -191,11 +191,11 @@ func (c SelectorCount) Count(ni *NodeInfo) int {
 	case c.t == nil:
 		return 0
 	}
-	if v, ok := c.t.Get(ni); ok {
+	if v, ok := c.t.get(ni); ok {
 		return v
 	}
 	v := CountMatchingPods(ni.Pods, c.sel, c.ns)
-	c.t.Put(ni, v)
+	c.t.put(ni, v)
 	return v
 }
 

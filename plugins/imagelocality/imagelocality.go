@@ -77,18 +77,13 @@ func (pl *ImageLocality) score(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, totalN
 func (pl *ImageLocality) PreScore(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) *schedcore.Status {
 	snap := pl.handle.Snapshot()
 	total := snap.NumNodes()
-	t := pl.scores.Acquire(imagesKey(pod, total), total)
-	defer t.Release()
-	s := &preScoreState{scores: schedcore.NewNodeValues[int64](snap)}
-	pl.handle.Parallelizer().Until(ctx, len(nodes), func(n int) {
-		ni := nodes[n]
-		v, ok := t.Get(ni)
-		if !ok {
-			v = pl.score(pod, ni, total)
-			t.Put(ni, v)
-		}
-		s.scores.Set(ni, v)
+	scores := pl.scores.Values(ctx, pl.handle.Parallelizer(), imagesKey(pod, total), nodes, func(ni *schedcore.NodeInfo) int64 {
+		return pl.score(pod, ni, total)
 	})
+	s := &preScoreState{scores: schedcore.NewNodeValues[int64](snap)}
+	for i, ni := range nodes {
+		s.scores.Set(ni, scores[i])
+	}
 	state.Write(preScoreStateKey, s)
 	return nil
 }

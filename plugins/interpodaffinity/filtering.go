@@ -188,16 +188,8 @@ type pairCount struct {
 func (pl *InterPodAffinity) existingCounts(ctx context.Context, pod *v1.Pod, nsLabels labels.Set, nodes []*schedcore.NodeInfo) (*schedcore.DomainCounts, bool) {
 	snap := pl.handle.Snapshot()
 	key := new(schedcore.MemoKey).Int(snap.NamespaceGeneration()).String(pod.Namespace).Map(pod.Labels)
-	memo := pl.existing.Acquire(key, snap.NumNodes())
-	defer memo.Release()
-	rows := make([]existingRow, len(nodes))
-	pl.handle.Parallelizer().Until(ctx, len(nodes), func(i int) {
-		row, ok := memo.Get(nodes[i])
-		if !ok {
-			row = pl.existingRowOf(nodes[i], pod, nsLabels)
-			memo.Put(nodes[i], row)
-		}
-		rows[i] = row
+	rows := pl.existing.Values(ctx, pl.handle.Parallelizer(), key, nodes, func(ni *schedcore.NodeInfo) existingRow {
+		return pl.existingRowOf(ni, pod, nsLabels)
 	})
 	counts, host := schedcore.NewDomainCounts(snap), false
 	for _, row := range rows {
@@ -240,28 +232,21 @@ func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, a
 	for i := range antiAffinityTerms {
 		key.String("N").AffinityTerm(&antiAffinityTerms[i])
 	}
-	t := pl.required.Acquire(key, snap.NumNodes())
-	defer t.Release()
 	// Per node: [pods matching all affinity terms, pods matching each
 	// anti-affinity term...].
-	rows := make([][]int32, len(nodes))
-	pl.handle.Parallelizer().Until(ctx, len(nodes), func(i int) {
-		row, ok := t.Get(nodes[i])
-		if !ok {
-			row = make([]int32, 1+len(antiAffinityTerms))
-			for _, existing := range nodes[i].Pods {
-				if podMatchesAllAffinityTerms(affinityTerms, existing.Pod) {
-					row[0]++
-				}
-				for j := range antiAffinityTerms {
-					if antiAffinityTerms[j].Matches(existing.Pod, nil) {
-						row[1+j]++
-					}
+	rows := pl.required.Values(ctx, pl.handle.Parallelizer(), key, nodes, func(ni *schedcore.NodeInfo) []int32 {
+		row := make([]int32, 1+len(antiAffinityTerms))
+		for _, existing := range ni.Pods {
+			if podMatchesAllAffinityTerms(affinityTerms, existing.Pod) {
+				row[0]++
+			}
+			for j := range antiAffinityTerms {
+				if antiAffinityTerms[j].Matches(existing.Pod, nil) {
+					row[1+j]++
 				}
 			}
-			t.Put(nodes[i], row)
 		}
-		rows[i] = row
+		return row
 	})
 	for i, row := range rows {
 		for j := range affinityTerms {

@@ -65,25 +65,18 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 
 	// (a) the incoming pod's preferred terms against every existing pod.
 	if hasConstraints {
-		counts := make([]int32, len(allNodes))
 		incoming := func(terms []schedcore.WeightedAffinityTerm, multiplier int32) {
 			for i := range terms {
 				term := &terms[i].AffinityTerm
 				w := int64(terms[i].Weight * multiplier)
-				t := pl.incoming.Acquire(new(schedcore.MemoKey).AffinityTerm(term), len(allNodes))
-				pl.handle.Parallelizer().Until(ctx, len(allNodes), func(n int) {
-					c, ok := t.Get(allNodes[n])
-					if !ok {
-						for _, existing := range allNodes[n].Pods {
-							if term.Matches(existing.Pod, nil) {
-								c++
-							}
+				counts := pl.incoming.Values(ctx, pl.handle.Parallelizer(), new(schedcore.MemoKey).AffinityTerm(term), allNodes, func(ni *schedcore.NodeInfo) (c int32) {
+					for _, existing := range ni.Pods {
+						if term.Matches(existing.Pod, nil) {
+							c++
 						}
-						t.Put(allNodes[n], c)
 					}
-					counts[n] = c
+					return c
 				})
-				t.Release()
 				k := -1
 				for n, c := range counts {
 					if c == 0 {
