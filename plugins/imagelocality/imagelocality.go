@@ -158,7 +158,9 @@ func scaledImageScore(s *schedcore.ImageStateSummary, totalNumNodes int) int64 {
 	return int64(float64(s.Size) * spread)
 }
 
-// lookup finds the image's state under its normalized name. The ":latest"
+// lookup finds the image's state under its normalized name, the CRI-style
+// name kube-scheduler looks up: a name without a tag gets ":latest"
+// (digests and implicit registries are not normalized, as in kube). That
 // key is built in a stack buffer: a map index by string(bytes) does not
 // allocate, so the score loop stays allocation-free.
 func lookup(states map[string]*schedcore.ImageStateSummary, image string) *schedcore.ImageStateSummary {
@@ -174,14 +176,4 @@ func lookup(states map[string]*schedcore.ImageStateSummary, image string) *sched
 // needsLatest reports whether the image name has no tag after its last "/".
 func needsLatest(name string) bool {
 	return strings.LastIndex(name, ":") <= strings.LastIndex(name, "/")
-}
-
-// normalizedImageName returns the CRI-style name kube-scheduler looks up: a
-// name without a tag gets ":latest". (Digests and implicit registries are
-// not normalized, as in kube.)
-func normalizedImageName(name string) string {
-	if needsLatest(name) {
-		name = name + ":latest"
-	}
-	return name
 }
