@@ -55,4 +55,3 @@ func (o *Objects) Get(apiVersion, kind, namespace, name string) (runtime.Object,
 	obj, ok := o.others[objectKey(apiVersion, kind, namespace, name)]
 	return obj, ok
 }
-

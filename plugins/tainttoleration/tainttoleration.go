@@ -201,4 +201,3 @@ func (pl *TaintToleration) Score(_ context.Context, cycleState *schedcore.CycleS
 func (pl *TaintToleration) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
 	return helper.DefaultNormalizeScore(schedcore.MaxNodeScore, true, scores)
 }
-
