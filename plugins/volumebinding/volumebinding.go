@@ -90,18 +90,6 @@ type stateData struct {
 // Clone returns the state itself, as kube does.
 func (d *stateData) Clone() schedcore.StateData { return d }
 
-func getStateData(cs *schedcore.CycleState) (*stateData, error) {
-	st, err := cs.Read(stateKey)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := st.(*stateData)
-	if !ok {
-		return nil, errors.New("unable to convert state into stateData")
-	}
-	return s, nil
-}
-
 // PreFilter checks the pod's claims (missing, lost, being deleted:
 // UnschedulableAndUnresolvable with kube's messages), rejects pods with
 // unbound immediate claims (ErrReasonUnboundImmediate), and skips pods
@@ -129,7 +117,7 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, cs *schedcore.CycleState, 
 // provisioning for the unbound ones; failures are
 // UnschedulableAndUnresolvable with kube's reasons in kube's order.
 func (pl *VolumeBinding) Filter(_ context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -157,7 +145,7 @@ func (pl *VolumeBinding) PreScore(_ context.Context, cs *schedcore.CycleState, _
 	if pl.shape == nil {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -178,7 +166,7 @@ func (pl *VolumeBinding) Score(_ context.Context, cs *schedcore.CycleState, _ *v
 	if pl.shape == nil {
 		return 0, nil
 	}
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
@@ -237,7 +225,7 @@ func (pl *VolumeBinding) score(classes map[string]*classResource) int64 {
 // each claim to provision annotated with the node, so later cycles see
 // them.
 func (pl *VolumeBinding) Reserve(_ context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeName string) *schedcore.Status {
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -322,7 +310,7 @@ func (pl *VolumeBinding) revertPVCs(provisions []*dynamicProvision) {
 
 // Unreserve forgets the pod's assumed bindings.
 func (pl *VolumeBinding) Unreserve(_ context.Context, cs *schedcore.CycleState, _ *v1.Pod, nodeName string) {
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return
 	}
@@ -336,7 +324,7 @@ var errNoPodVolumeForNode = errors.New("no pod volume found for node")
 
 // PreBindPreFlight skips PreBind when every claim was already bound.
 func (pl *VolumeBinding) PreBindPreFlight(_ context.Context, cs *schedcore.CycleState, _ *v1.Pod, nodeName string) *schedcore.Status {
-	s, err := getStateData(cs)
+	s, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -353,7 +341,7 @@ func (pl *VolumeBinding) PreBindPreFlight(_ context.Context, cs *schedcore.Cycle
 // (within bindTimeoutSeconds); without one (explain) there is nothing to
 // write.
 func (pl *VolumeBinding) PreBind(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeName string) *schedcore.Status {
-	s, err := getStateData(cs)
+	s, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}

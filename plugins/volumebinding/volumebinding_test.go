@@ -208,7 +208,7 @@ func problemsOn(t *testing.T, pl *VolumeBinding, pod *v1.Pod, node *v1.Node) []c
 	if _, st := pl.PreFilter(context.Background(), cs, pod, nil); !st.IsSuccess() {
 		t.Fatalf("PreFilter: %v", st)
 	}
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		t.Fatal(err)
 	}
