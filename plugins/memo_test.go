@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,9 +21,12 @@ import (
 )
 
 // The plugins that remember per-node results across cycles (NodeMemo,
-// VerdictMemo and InterPodAffinity's term index) must decide exactly as a fresh instance
-// that remembers nothing, whatever happened to the cluster in between: pods
-// added and removed, nodes relabelled, added and removed.
+// VerdictMemo, MatchCounter and InterPodAffinity's term index) must decide
+// exactly as a fresh instance that remembers nothing, whatever happened to
+// the cluster in between: pods added and removed, nodes relabelled, added
+// and removed. The plugins that update their PreFilter state with AddPod
+// and RemovePod (their schedcore.DomainCounts, on clones) must also decide
+// as a fresh instance counting the changed cluster (checkPodUpdates).
 func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 	factories := []struct {
 		name string
@@ -82,6 +86,11 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 				got := runPlugin(ctx, long, pod, snap)
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Fatalf("step %d: remembering instance differs from a fresh one (-fresh +remembering):\n%s", step, diff)
+				}
+				if _, ok := long.(schedcore.PreFilterExtensions); ok {
+					for range 4 {
+						checkPodUpdates(t, step, long, f.new, cache, snap, pod, placed, rng)
+					}
 				}
 			}
 		})
@@ -209,4 +218,108 @@ func randomPod(rng *rand.Rand, name string) *v1.Pod {
 		}
 	}
 	return pod
+}
+
+// checkPodUpdates checks AddPod and RemovePod as the framework calls them
+// for nominated pods and preemption victims (on a clone of the cycle's
+// state, with the node's copy changed): Filter must then decide on every
+// node as a fresh instance whose PreFilter counted the changed cluster, and
+// the original state must not see the clone's change.
+func checkPodUpdates(t *testing.T, step int, p schedcore.Plugin, newPlugin func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error),
+	cache *schedcore.Cache, snap *schedcore.Snapshot, pod *v1.Pod, placed []*v1.Pod, rng *rand.Rand) {
+	t.Helper()
+	ctx := context.Background()
+	state := schedcore.NewCycleState()
+	if _, s := p.(schedcore.PreFilterPlugin).PreFilter(ctx, state, pod, snap.List()); !s.IsSuccess() {
+		return // Skip: the framework calls neither AddPod nor RemovePod
+	}
+	before := filterAll(p, state, pod, snap.List())
+
+	// A placed pod removed (one whose node is still there), or a new pod
+	// added.
+	var change *v1.Pod
+	var ni *schedcore.NodeInfo
+	if len(placed) > 0 && rng.Intn(2) == 0 {
+		change = placed[rng.Intn(len(placed))]
+		ni, _ = snap.Get(change.Spec.NodeName)
+	}
+	remove := ni != nil
+	if !remove {
+		ni = snap.List()[rng.Intn(snap.NumNodes())]
+		change = randomPod(rng, fmt.Sprintf("added-%d", step))
+		if rng.Intn(2) == 0 { // a pod of the incoming pod's workload
+			change.Namespace, change.Labels = pod.Namespace, pod.Labels
+		}
+		change.Spec.NodeName = ni.Name()
+	}
+	changed, clone, pi := ni.Clone(), state.Clone(), schedcore.NewPodInfo(change)
+	ext := p.(schedcore.PreFilterExtensions)
+	var s *schedcore.Status
+	if remove {
+		if err := changed.RemovePod(change, schedcore.DefaultFeatures); err != nil {
+			t.Fatal(err)
+		}
+		s = ext.RemovePod(ctx, clone, pod, pi, changed)
+	} else {
+		changed.AddPodInfo(pi, schedcore.DefaultFeatures)
+		s = ext.AddPod(ctx, clone, pod, pi, changed)
+	}
+	if !s.IsSuccess() {
+		t.Fatalf("step %d: AddPod/RemovePod: %v", step, s.AsError())
+	}
+	nodes := append([]*schedcore.NodeInfo(nil), snap.List()...)
+	for i := range nodes {
+		if nodes[i] == ni {
+			nodes[i] = changed
+		}
+	}
+	got := filterAll(p, clone, pod, nodes)
+
+	// The changed cluster, counted afresh.
+	apply := func(add bool) {
+		if add {
+			if err := cache.AddPod(change); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			cache.RemovePod(change)
+		}
+	}
+	apply(!remove)
+	defer apply(remove)
+	changedSnap := schedcore.NewEmptySnapshot()
+	cache.UpdateSnapshot(changedSnap)
+	fresh, err := newPlugin(ctx, nil, schedcore.NewHandle(changedSnap, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	freshState := schedcore.NewCycleState()
+	var want []string
+	if _, s := fresh.(schedcore.PreFilterPlugin).PreFilter(ctx, freshState, pod, changedSnap.List()); s.IsSkip() {
+		for _, ni := range changedSnap.List() {
+			want = append(want, ni.Name()+" filter Success []")
+		}
+		sort.Strings(want)
+	} else {
+		want = filterAll(fresh, freshState, pod, changedSnap.List())
+	}
+	op := map[bool]string{true: "RemovePod", false: "AddPod"}[remove]
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("step %d: Filter after %s(%s on %s) differs from a fresh count (-fresh +updated):\n%s", step, op, change.Name, ni.Name(), diff)
+	}
+	if diff := cmp.Diff(before, filterAll(p, state, pod, snap.List())); diff != "" {
+		t.Fatalf("step %d: %s on a clone changed the original state (-before +after):\n%s", step, op, diff)
+	}
+}
+
+// filterAll runs Filter on each node; the lines are sorted, as a snapshot
+// built afresh lists the nodes in another order.
+func filterAll(p schedcore.Plugin, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) []string {
+	var out []string
+	for _, ni := range nodes {
+		s := p.(schedcore.FilterPlugin).Filter(context.Background(), state, pod, ni)
+		out = append(out, ni.Name()+" filter "+s.Code().String()+" "+fmt.Sprint(s.Reasons()))
+	}
+	sort.Strings(out)
+	return out
 }

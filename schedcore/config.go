@@ -195,15 +195,4 @@ func mergePluginSet(def, cus configv1.PluginSet) configv1.PluginSet {
 	return configv1.PluginSet{Enabled: en, Disabled: dis}
 }
 
-// ProfileNames returns the schedulerNames of the config's profiles.
-func ProfileNames(cfg *configv1.KubeSchedulerConfiguration) []string {
-	var out []string
-	for _, p := range cfg.Profiles {
-		if p.SchedulerName != nil {
-			out = append(out, *p.SchedulerName)
-		}
-	}
-	return out
-}
-
 func ptr[T any](v T) *T { return &v }

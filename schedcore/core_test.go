@@ -310,7 +310,7 @@ func TestCacheIncrementalSnapshotEqualsAFreshOne(t *testing.T) {
 		}
 		c.UpdateSnapshot(inc)
 		if rng.IntN(2) == 0 {
-			inc.LabelColumn("rack") // a column kept across changes
+			schedcore.NewDomainCounts(inc, "rack") // a label column kept across changes
 		}
 		fresh := schedcore.NewEmptySnapshot()
 		c.UpdateSnapshot(fresh)
@@ -343,13 +343,13 @@ func sortedNodeLines(lines []string) []string {
 // affinity lists.
 func describeSnapshot(s *schedcore.Snapshot) []string {
 	var out []string
-	racks := s.LabelColumn("rack")
+	racks := schedcore.NewDomainCounts(s, "rack")
 	for i, ni := range s.List() {
 		rack := "<none>"
-		if id := racks.At(i); id >= 0 {
-			rack = racks.Values[id]
-			if back, ok := racks.ID(rack); !ok || back != id {
-				rack += fmt.Sprintf(" (ID says %d, %v)", back, ok)
+		if dom, ok := racks.NodeDomain(0, ni); ok {
+			rack = racks.Value(0, dom)
+			if back := racks.ValueDomain(0, rack); back != dom {
+				rack += fmt.Sprintf(" (ValueDomain says %d)", back)
 			}
 		}
 		if want, ok := ni.Node().Labels["rack"]; ok != (rack != "<none>") || ok && want != rack {
@@ -362,7 +362,7 @@ func describeSnapshot(s *schedcore.Snapshot) []string {
 		sort.Strings(pods)
 		got, err := s.Get(ni.Name())
 		out = append(out, fmt.Sprintf("%d %s idx=%d rack=%s taints=%d cpu=%d pods=%v aff=%d anti=%d get=%v,%v",
-			i, ni.Name(), ni.ListIndex(), rack, len(ni.Taints()), ni.Requested.MilliCPU, pods, len(ni.PodsWithAffinity), len(ni.PodsWithRequiredAntiAffinity), got == ni, err))
+			i, ni.Name(), schedcore.ListIndex(ni), rack, len(ni.Taints()), ni.Requested.MilliCPU, pods, len(ni.PodsWithAffinity), len(ni.PodsWithRequiredAntiAffinity), got == ni, err))
 	}
 	for _, ni := range s.HavePodsWithAffinityList() {
 		out = append(out, "affinity "+ni.Name())

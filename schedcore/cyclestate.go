@@ -113,6 +113,18 @@ func (c *CycleState) Clone() *CycleState {
 	return n
 }
 
+// Lookup reads key as a T; ok is false when it is missing or of another
+// type. It does not allocate, for state a plugin may do without.
+func Lookup[T StateData](c *CycleState, key StateKey) (T, bool) {
+	v, err := c.Read(key)
+	if err != nil {
+		var zero T
+		return zero, false
+	}
+	t, ok := v.(T)
+	return t, ok
+}
+
 // ReadAs reads key and asserts its type; a missing key or wrong type is an
 // error naming the key, in kube's words (`reading "PreFilterNodePorts"
 // from cycleState: not found`; it wraps ErrNotFound).

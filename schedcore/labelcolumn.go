@@ -6,15 +6,15 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// LabelColumn holds one label's values for the nodes of a snapshot list, as
-// small integer ids indexed by NodeInfo.ListIndex(), so that plugins that
+// labelColumn holds one label's values for the nodes of a snapshot list, as
+// small integer ids indexed by NodeInfo.listIndex(), so that plugins that
 // look up a topology key on every node of every cycle read a dense slice
 // instead of each node's label map. Ids index Values and are stable for the
 // snapshot's lifetime: the same value keeps its id across cycles.
 //
 // A column is immutable once returned: when nodes change, the snapshot
 // builds a new one.
-type LabelColumn struct {
+type labelColumn struct {
 	ids []int32
 	// Values are the label values by id.
 	Values []string
@@ -25,7 +25,7 @@ type LabelColumn struct {
 
 // ID returns the id of a label value, false if no node of the list (or of
 // an earlier list of the snapshot) had it.
-func (c *LabelColumn) ID(value string) (int32, bool) {
+func (c *labelColumn) ID(value string) (int32, bool) {
 	if c == nil {
 		return -1, false
 	}
@@ -35,7 +35,7 @@ func (c *LabelColumn) ID(value string) (int32, bool) {
 
 // At returns the id of node i's value, -1 when node i lacks the label or i
 // is outside the list the column was built for.
-func (c *LabelColumn) At(i int) int32 {
+func (c *labelColumn) At(i int) int32 {
 	if c == nil || i < 0 || i >= len(c.ids) {
 		return -1
 	}
@@ -44,7 +44,7 @@ func (c *LabelColumn) At(i int) int32 {
 
 // NumValues is the number of distinct ids handed out so far (every id is
 // below it).
-func (c *LabelColumn) NumValues() int { return len(c.Values) }
+func (c *labelColumn) NumValues() int { return len(c.Values) }
 
 // labelColumns is a snapshot's columns, rebuilt lazily for the nodes whose
 // objects changed.
@@ -54,17 +54,17 @@ type labelColumns struct {
 }
 
 type columnState struct {
-	col     *LabelColumn
+	col     *labelColumn
 	version int64
 	// nodes are the node objects the ids were read from, by list index.
 	nodes []*v1.Node
 	index map[string]int32
 }
 
-// LabelColumn returns the column of label key for the snapshot's list. Safe
+// column returns the column of label key for the snapshot's list. Safe
 // for concurrent use; the first call after the nodes changed reads the
 // label of the nodes whose objects changed.
-func (s *Snapshot) LabelColumn(key string) *LabelColumn {
+func (s *Snapshot) column(key string) *labelColumn {
 	s.columns.mu.Lock()
 	defer s.columns.mu.Unlock()
 	if s.columns.cols == nil {
@@ -72,7 +72,7 @@ func (s *Snapshot) LabelColumn(key string) *LabelColumn {
 	}
 	st := s.columns.cols[key]
 	if st == nil {
-		st = &columnState{index: map[string]int32{}, col: &LabelColumn{}}
+		st = &columnState{index: map[string]int32{}, col: &labelColumn{}}
 		s.columns.cols[key] = st
 	} else if st.version == s.nodesVersion && st.version != 0 {
 		return st.col
@@ -113,23 +113,16 @@ func (s *Snapshot) LabelColumn(key string) *LabelColumn {
 		}
 		ids[i] = id
 	}
-	st.col = &LabelColumn{ids: ids, Values: values, index: st.index}
+	st.col = &labelColumn{ids: ids, Values: values, index: st.index}
 	st.nodes, st.version = nodes, s.nodesVersion
 	return st.col
 }
 
-// IsList reports whether nodes is the snapshot's list itself (the list its
-// label columns are indexed by), not a copy or another list.
-func (s *Snapshot) IsList(nodes []*NodeInfo) bool {
-	list := s.nodeInfoList
-	return len(list) > 0 && len(list) == len(nodes) && &list[0] == &nodes[0]
-}
-
-// IndexIn returns ni's index in list (a snapshot list a plugin built a
+// indexIn returns ni's index in list (a snapshot list a plugin built a
 // dense form for), or -1 when ni is not from it: a NodeInfo outside any
 // list, or one whose position in list holds another node object.
-func IndexIn(list []*NodeInfo, ni *NodeInfo) int {
-	idx := ni.ListIndex()
+func indexIn(list []*NodeInfo, ni *NodeInfo) int {
+	idx := ni.listIndex()
 	if idx < 0 || idx >= len(list) || list[idx].Node() != ni.Node() {
 		return -1
 	}

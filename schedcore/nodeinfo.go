@@ -224,6 +224,6 @@ func (n *NodeInfo) String() string {
 	return fmt.Sprintf("NodeInfo{%s pods:%d requested:%+v allocatable:%+v}", n.Name(), len(n.Pods), n.Requested, n.Allocatable)
 }
 
-// ListIndex is the node's position in its snapshot's List(), or -1 for a
+// listIndex is the node's position in its snapshot's List(), or -1 for a
 // NodeInfo outside a snapshot list. Clones keep the index of the original.
-func (n *NodeInfo) ListIndex() int { return n.listPos - 1 }
+func (n *NodeInfo) listIndex() int { return n.listPos - 1 }

@@ -1,6 +1,7 @@
 package schedcore
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 )
@@ -16,16 +17,19 @@ import (
 // the very same node contents. Entries hold no NodeInfo pointers, so stale
 // snapshot copies are not kept alive. At most maxKeys keys are kept; the
 // least recently used one is dropped first.
+//
+// A plugin reads it through Values: the positions entries are kept at, and
+// the table lock held while a cycle fills them, stay inside schedcore.
 type NodeMemo[V any] struct {
 	mu      sync.Mutex
-	tables  map[string]*MemoTable[V]
+	tables  map[string]*memoTable[V]
 	maxKeys int
 	clock   uint64
 }
 
-// MemoTable is one key's entries, indexed by the node's position in the
-// snapshot list. Hold it between Acquire and Release.
-type MemoTable[V any] struct {
+// memoTable is one key's entries, indexed by the node's position in the
+// snapshot list. Hold it between acquire and release.
+type memoTable[V any] struct {
 	mu      sync.Mutex
 	entries []memoEntry[V]
 	used    uint64
@@ -41,20 +45,48 @@ func NewNodeMemo[V any](maxKeys int) *NodeMemo[V] {
 	if maxKeys < 1 {
 		maxKeys = 1
 	}
-	return &NodeMemo[V]{tables: map[string]*MemoTable[V]{}, maxKeys: maxKeys}
+	return &NodeMemo[V]{tables: map[string]*memoTable[V]{}, maxKeys: maxKeys}
 }
 
-// Acquire returns key's table, sized for n nodes and locked for the caller,
-// who calls Release when done. Get and Put on distinct nodes may run in
+// Values returns key's value for each of nodes, in their order: the value
+// remembered for a node unchanged since it was computed, else compute(node),
+// remembered for the next call. compute runs in parallel over the nodes
+// (par), on distinct nodes at once; calls with the same key wait for each
+// other. A node from outside the snapshot list is computed every time.
+//
+// The key must capture every input of compute but the node (see MemoKey):
+// two calls with equal keys get each other's values.
+func (m *NodeMemo[V]) Values(ctx context.Context, par Parallelizer, k *MemoKey, nodes []*NodeInfo, compute func(ni *NodeInfo) V) []V {
+	n := 0
+	for _, ni := range nodes {
+		n = max(n, ni.listPos)
+	}
+	t := m.acquire(k, n)
+	defer t.release()
+	out := make([]V, len(nodes))
+	par.Until(ctx, len(nodes), func(i int) {
+		v, ok := t.get(nodes[i])
+		if !ok {
+			v = compute(nodes[i])
+			t.put(nodes[i], v)
+		}
+		out[i] = v
+	})
+	return out
+}
+
+// acquire returns key's table, sized for n nodes and locked for the caller,
+// who calls release when done. get and put on distinct nodes may run in
 // parallel between the two.
-func (m *NodeMemo[V]) Acquire(key string, n int) *MemoTable[V] {
+func (m *NodeMemo[V]) acquire(k *MemoKey, n int) *memoTable[V] {
+	key := k.Key()
 	m.mu.Lock()
 	t := m.tables[key]
 	if t == nil {
 		if len(m.tables) >= m.maxKeys {
-			m.evictLocked()
+			evictOldest(m.tables, func(t *memoTable[V]) uint64 { return t.used })
 		}
-		t = &MemoTable[V]{}
+		t = &memoTable[V]{}
 		m.tables[key] = t
 	}
 	m.clock++
@@ -69,16 +101,17 @@ func (m *NodeMemo[V]) Acquire(key string, n int) *MemoTable[V] {
 	return t
 }
 
-func (m *NodeMemo[V]) evictLocked() {
+// evictOldest drops the least recently used of a memo's tables.
+func evictOldest[T any](tables map[string]T, used func(T) uint64) {
 	var oldest string
 	var at uint64
 	first := true
-	for k, t := range m.tables {
-		if first || t.used < at {
-			oldest, at, first = k, t.used, false
+	for k, t := range tables {
+		if u := used(t); first || u < at {
+			oldest, at, first = k, u, false
 		}
 	}
-	delete(m.tables, oldest)
+	delete(tables, oldest)
 }
 
 // Len is the number of keys held.
@@ -88,11 +121,11 @@ func (m *NodeMemo[V]) Len() int {
 	return len(m.tables)
 }
 
-// Release unlocks the table.
-func (t *MemoTable[V]) Release() { t.mu.Unlock() }
+// release unlocks the table.
+func (t *memoTable[V]) release() { t.mu.Unlock() }
 
-// Get returns the value remembered for ni, if ni is unchanged since Put.
-func (t *MemoTable[V]) Get(ni *NodeInfo) (V, bool) {
+// get returns the value remembered for ni, if ni is unchanged since put.
+func (t *memoTable[V]) get(ni *NodeInfo) (V, bool) {
 	i := ni.listPos - 1
 	if i >= 0 && i < len(t.entries) {
 		if e := &t.entries[i]; e.gen == ni.Generation && e.gen != 0 {
@@ -103,9 +136,9 @@ func (t *MemoTable[V]) Get(ni *NodeInfo) (V, bool) {
 	return zero, false
 }
 
-// Put remembers v for ni. A node outside the snapshot list is not
+// put remembers v for ni. A node outside the snapshot list is not
 // remembered.
-func (t *MemoTable[V]) Put(ni *NodeInfo, v V) {
+func (t *memoTable[V]) put(ni *NodeInfo, v V) {
 	i := ni.listPos - 1
 	if i >= 0 && i < len(t.entries) {
 		t.entries[i] = memoEntry[V]{gen: ni.Generation, v: v}
@@ -124,9 +157,9 @@ type NodeSlots[S any] struct {
 // called for each slot beyond the list before it is cut, refresh for each
 // node whose generation differs from the one its slot was computed from
 // (the slot holds the old value; refresh replaces it).
-func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(i int, s *S), refresh func(i int, ni *NodeInfo, s *S)) {
+func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(s *S), refresh func(ni *NodeInfo, s *S)) {
 	for i := len(nodes); i < len(n.vals); i++ {
-		drop(i, &n.vals[i])
+		drop(&n.vals[i])
 	}
 	if len(n.vals) > len(nodes) {
 		clear(n.vals[len(nodes):])
@@ -140,7 +173,7 @@ func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(i int, s *S), refresh f
 		if g := n.gens[i]; g != 0 && g == ni.Generation {
 			continue
 		}
-		refresh(i, ni, &n.vals[i])
+		refresh(ni, &n.vals[i])
 		n.gens[i] = ni.Generation
 	}
 }
@@ -179,21 +212,14 @@ func NewVerdictMemo(maxKeys int) *VerdictMemo {
 }
 
 // View returns key's entries for a snapshot of n nodes.
-func (m *VerdictMemo) View(key string, n int) VerdictView {
+func (m *VerdictMemo) View(k *MemoKey, n int) VerdictView {
+	key := k.Key()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.tables[key]
 	if t == nil {
 		if len(m.tables) >= m.maxKeys {
-			var oldest string
-			first := true
-			var at uint64
-			for k, t := range m.tables {
-				if first || t.used < at {
-					oldest, at, first = k, t.used, false
-				}
-			}
-			delete(m.tables, oldest)
+			evictOldest(m.tables, func(t *verdictTable) uint64 { return t.used })
 		}
 		t = &verdictTable{}
 		m.tables[key] = t

@@ -1,15 +1,19 @@
 package schedcore_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
-// NodeMemo entries hold while a node is unchanged, miss once it changes,
-// never apply to NodeInfos outside the snapshot list, and the least
-// recently used key is dropped first.
+// NodeMemo values hold while a node is unchanged, are computed again once
+// it changes, are never remembered for NodeInfos outside the snapshot list,
+// and the least recently used key is dropped first.
 func TestNodeMemo(t *testing.T) {
 	c := schedcore.NewCache(schedcore.DefaultFeatures)
 	for _, n := range []string{"a", "b", "c"} {
@@ -17,61 +21,50 @@ func TestNodeMemo(t *testing.T) {
 	}
 	s := schedcore.NewEmptySnapshot()
 	c.UpdateSnapshot(s)
-	m := schedcore.NewNodeMemo[int](2)
-	tb := m.Acquire("k1", s.NumNodes())
-	for i, ni := range s.List() {
-		if _, ok := tb.Get(ni); ok {
-			t.Fatalf("empty table has an entry for %s", ni.Name())
-		}
-		tb.Put(ni, i+10)
+	m := schedcore.NewNodeMemo[string](2)
+	par := schedcore.NewParallelizer(2)
+	ctx := context.Background()
+	// values returns k's values for nodes, computed as "<k> of <node>
+	// #<call>", so that a remembered value tells the call it is from.
+	call := 0
+	values := func(k string, nodes []*schedcore.NodeInfo) []string {
+		call++
+		return m.Values(ctx, par, key(k), nodes, func(ni *schedcore.NodeInfo) string {
+			return fmt.Sprintf("%s of %s #%d", k, ni.Name(), call)
+		})
 	}
-	tb.Release()
-
-	tb = m.Acquire("k1", s.NumNodes())
-	for i, ni := range s.List() {
-		if v, ok := tb.Get(ni); !ok || v != i+10 {
-			t.Errorf("unchanged node %s: got %d, %v; want %d, true", ni.Name(), v, ok, i+10)
+	check := func(what string, got, want []string) {
+		t.Helper()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", what, diff)
 		}
 	}
-	tb.Release()
+	check("first call", values("k1", s.List()), []string{"k1 of a #1", "k1 of b #1", "k1 of c #1"})
+	check("unchanged nodes", values("k1", s.List()), []string{"k1 of a #1", "k1 of b #1", "k1 of c #1"})
+	check("another key", values("k2", s.List()[1:]), []string{"k2 of b #3", "k2 of c #3"})
 
-	// A changed node is a miss; the others still hit.
+	// A changed node is computed again; the others are remembered.
 	p := schedtest.MakePod("p1").UID("p1").Req("cpu", "1").Node("b").Obj()
 	if err := c.AddPod(p); err != nil {
 		t.Fatal(err)
 	}
 	c.UpdateSnapshot(s)
-	tb = m.Acquire("k1", s.NumNodes())
-	for _, ni := range s.List() {
-		_, ok := tb.Get(ni)
-		if want := ni.Name() != "b"; ok != want {
-			t.Errorf("node %s after a pod was added to b: hit %v, want %v", ni.Name(), ok, want)
-		}
-	}
-	tb.Release()
+	check("after a pod was added to b", values("k1", s.List()), []string{"k1 of a #1", "k1 of b #4", "k1 of c #1"})
 
 	// A NodeInfo outside the snapshot list is never remembered.
 	free := schedcore.NewNodeInfo()
-	tb = m.Acquire("k1", s.NumNodes())
-	tb.Put(free, 99)
-	if _, ok := tb.Get(free); ok {
-		t.Error("a NodeInfo outside a snapshot list was remembered")
-	}
-	tb.Release()
+	free.SetNode(schedtest.MakeNode("free").Obj())
+	values("k1", []*schedcore.NodeInfo{free})
+	check("a node from outside the list", values("k1", []*schedcore.NodeInfo{free}), []string{"k1 of free #6"})
 
-	// The least recently used key goes first.
-	m.Acquire("k2", 3).Release()
-	m.Acquire("k1", 3).Release()
-	m.Acquire("k3", 3).Release()
+	// The least recently used key goes first: k2 (used before k1's last
+	// calls) makes room for k3.
+	values("k3", s.List())
 	if m.Len() != 2 {
 		t.Fatalf("memo holds %d keys, want 2", m.Len())
 	}
-	tb = m.Acquire("k1", 3)
-	_, ok := tb.Get(s.List()[0])
-	tb.Release()
-	if !ok {
-		t.Error("k1, used more recently than k2, was evicted")
-	}
+	check("k1, used more recently than k2", values("k1", s.List()), []string{"k1 of a #1", "k1 of b #4", "k1 of c #1"})
+	check("k2, evicted", values("k2", s.List()[1:]), []string{"k2 of b #9", "k2 of c #9"})
 }
 
 // VerdictMemo entries hold while a node is unchanged, miss once it changes,
@@ -85,7 +78,7 @@ func TestVerdictMemo(t *testing.T) {
 	s := schedcore.NewEmptySnapshot()
 	c.UpdateSnapshot(s)
 	m := schedcore.NewVerdictMemo(2)
-	v := m.View("k1", s.NumNodes())
+	v := m.View(key("k1"), s.NumNodes())
 	for i, ni := range s.List() {
 		if _, ok := v.Get(ni); ok {
 			t.Fatalf("empty view has an entry for %s", ni.Name())
@@ -102,31 +95,33 @@ func TestVerdictMemo(t *testing.T) {
 		}
 	}
 	all := func(string) bool { return true }
-	check("unchanged nodes", m.View("k1", s.NumNodes()), all)
-	check("after the view grew", m.View("k1", s.NumNodes()+5), all)
+	check("unchanged nodes", m.View(key("k1"), s.NumNodes()), all)
+	check("after the view grew", m.View(key("k1"), s.NumNodes()+5), all)
 
 	p := schedtest.MakePod("p1").UID("p1").Req("cpu", "1").Node("b").Obj()
 	if err := c.AddPod(p); err != nil {
 		t.Fatal(err)
 	}
 	c.UpdateSnapshot(s)
-	check("after a pod was added to b", m.View("k1", s.NumNodes()), func(n string) bool { return n != "b" })
+	check("after a pod was added to b", m.View(key("k1"), s.NumNodes()), func(n string) bool { return n != "b" })
 
 	free := schedcore.NewNodeInfo()
-	v = m.View("k1", s.NumNodes())
+	v = m.View(key("k1"), s.NumNodes())
 	v.Put(free, 7)
 	if _, ok := v.Get(free); ok {
 		t.Error("a NodeInfo outside a snapshot list was remembered")
 	}
 
-	m.View("k2", s.NumNodes())
-	m.View("k1", s.NumNodes()) // k1 used last: k2 goes
-	m.View("k3", s.NumNodes())
+	m.View(key("k2"), s.NumNodes())
+	m.View(key("k1"), s.NumNodes()) // k1 used last: k2 goes
+	m.View(key("k3"), s.NumNodes())
 	if m.Len() != 2 {
 		t.Errorf("Len = %d, want 2", m.Len())
 	}
-	check("k1 kept over the older k2", m.View("k1", s.NumNodes()), func(n string) bool { return n != "b" })
-	if _, ok := m.View("k2", s.NumNodes()).Get(s.List()[0]); ok {
+	check("k1 kept over the older k2", m.View(key("k1"), s.NumNodes()), func(n string) bool { return n != "b" })
+	if _, ok := m.View(key("k2"), s.NumNodes()).Get(s.List()[0]); ok {
 		t.Error("k2 was not dropped")
 	}
 }
+
+func key(s string) *schedcore.MemoKey { return new(schedcore.MemoKey).String(s) }

@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -18,7 +19,9 @@ type PodInfo struct {
 	PreferredAffinityTerms     []WeightedAffinityTerm
 	PreferredAntiAffinityTerms []WeightedAffinityTerm
 
-	// ParseError holds the first affinity selector that failed to parse.
+	// ParseError is kube's: per term list that failed to parse (required
+	// affinity, required anti-affinity, preferred affinity, preferred
+	// anti-affinity), its first failing selector, aggregated.
 	// kube-scheduler ignores such errors for assigned pods and fails the
 	// scheduling cycle of a pod being scheduled.
 	ParseError error
@@ -32,25 +35,32 @@ type PodInfo struct {
 // validate them.
 func NewPodInfo(pod *v1.Pod) *PodInfo {
 	pi := &PodInfo{Pod: pod}
-	if a := pod.Spec.Affinity; a != nil {
-		var err error
-		if pa := a.PodAffinity; pa != nil {
-			if pi.RequiredAffinityTerms, err = affinityTerms(pod, pa.RequiredDuringSchedulingIgnoredDuringExecution); err != nil {
-				pi.ParseError = fmt.Errorf("requiredAffinityTerms: %w", err)
-			}
-			if pi.PreferredAffinityTerms, err = weightedAffinityTerms(pod, pa.PreferredDuringSchedulingIgnoredDuringExecution); err != nil && pi.ParseError == nil {
-				pi.ParseError = fmt.Errorf("preferredAffinityTerms: %w", err)
-			}
-		}
-		if paa := a.PodAntiAffinity; paa != nil {
-			if pi.RequiredAntiAffinityTerms, err = affinityTerms(pod, paa.RequiredDuringSchedulingIgnoredDuringExecution); err != nil && pi.ParseError == nil {
-				pi.ParseError = fmt.Errorf("requiredAntiAffinityTerms: %w", err)
-			}
-			if pi.PreferredAntiAffinityTerms, err = weightedAffinityTerms(pod, paa.PreferredDuringSchedulingIgnoredDuringExecution); err != nil && pi.ParseError == nil {
-				pi.ParseError = fmt.Errorf("preferredAntiAffinityTerms: %w", err)
-			}
-		}
+	a := pod.Spec.Affinity
+	if a == nil {
+		return pi
 	}
+	var errs []error
+	var err error
+	var pref, prefAnti []v1.WeightedPodAffinityTerm
+	if pa := a.PodAffinity; pa != nil {
+		if pi.RequiredAffinityTerms, err = AffinityTerms(pod, pa.RequiredDuringSchedulingIgnoredDuringExecution); err != nil {
+			errs = append(errs, fmt.Errorf("requiredAffinityTerms: %w", err))
+		}
+		pref = pa.PreferredDuringSchedulingIgnoredDuringExecution
+	}
+	if paa := a.PodAntiAffinity; paa != nil {
+		if pi.RequiredAntiAffinityTerms, err = AffinityTerms(pod, paa.RequiredDuringSchedulingIgnoredDuringExecution); err != nil {
+			errs = append(errs, fmt.Errorf("requiredAntiAffinityTerms: %w", err))
+		}
+		prefAnti = paa.PreferredDuringSchedulingIgnoredDuringExecution
+	}
+	if pi.PreferredAffinityTerms, err = weightedAffinityTerms(pod, pref); err != nil {
+		errs = append(errs, fmt.Errorf("preferredAffinityTerms: %w", err))
+	}
+	if pi.PreferredAntiAffinityTerms, err = weightedAffinityTerms(pod, prefAnti); err != nil {
+		errs = append(errs, fmt.Errorf("preferredAntiAffinityTerms: %w", err))
+	}
+	pi.ParseError = utilerrors.NewAggregate(errs)
 	return pi
 }
 
@@ -116,7 +126,9 @@ type WeightedAffinityTerm struct {
 	Weight int32
 }
 
-func affinityTerms(pod *v1.Pod, in []v1.PodAffinityTerm) ([]AffinityTerm, error) {
+// AffinityTerms parses a pod's affinity terms (kube's GetAffinityTerms):
+// nil for nil, else the terms or the first selector error.
+func AffinityTerms(pod *v1.Pod, in []v1.PodAffinityTerm) ([]AffinityTerm, error) {
 	if in == nil {
 		return nil, nil
 	}

@@ -3,7 +3,6 @@ package schedcore
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -125,6 +124,3 @@ func (f *Framework) RunPostBindPlugins(ctx context.Context, state *CycleState, p
 	}
 	f.observe(ExtPostBind, nil, start)
 }
-
-// JoinReasons joins reasons for messages.
-func JoinReasons(r []string) string { return strings.Join(r, ", ") }

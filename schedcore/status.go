@@ -43,17 +43,6 @@ func (c Code) String() string {
 	return fmt.Sprintf("Code(%d)", int(c))
 }
 
-// ParseCode maps a code name (as written in conformance fixtures and JSON
-// output) back to a Code.
-func ParseCode(s string) (Code, bool) {
-	for i, n := range codeNames {
-		if n == s {
-			return Code(i), true
-		}
-	}
-	return 0, false
-}
-
 // Status is the result of a plugin call. A nil *Status is Success and every
 // method is nil-safe, so plugins return nil on the hot path.
 type Status struct {

@@ -143,26 +143,9 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 
 	rep := r.rep
 	for _, p := range pending {
-		k := schedcore.PodKey(p)
-		if r.placed.Has(k) {
-			continue
+		if !r.placed.Has(schedcore.PodKey(p)) {
+			rep.Unschedulable = append(rep.Unschedulable, r.unschedulable(ctx, c, p))
 		}
-		u := report.Unschedulable{Pod: schedcore.PodName(p), Reason: schedcore.ReasonUnschedulable}
-		if f := r.failed[k]; f != nil {
-			u.Message, u.Reason, u.Plugins, u.After, u.Attempts = f.msg, f.Reason, f.Plugins, f.after, f.Attempts
-		} else if len(p.Spec.SchedulingGates) > 0 {
-			// Gated pods never reach a scheduling cycle; the API server
-			// reports them with this condition.
-			u.Reason = v1.PodReasonSchedulingGated
-			u.Message = "Scheduling is blocked due to non-empty scheduling gates"
-		} else if msg, plugin := c.GatedBy(ctx, p); plugin != "" {
-			// Held by another PreEnqueue plugin (a gang waiting for its
-			// members): its status is the pod's reason.
-			u.Message, u.Plugins = msg, []string{plugin}
-		} else {
-			u.Message = "waiting in the scheduling queue (never attempted)"
-		}
-		rep.Unschedulable = append(rep.Unschedulable, u)
 	}
 	rep.Groups = gangReport(pending, c.Engine, r.placed, r.failed, rep.Unschedulable)
 	c.Cache.UpdateSnapshot(c.Snapshot)
@@ -179,6 +162,27 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		rep.Summary.PodsPerSecond = float64(len(pending)) / s
 	}
 	return rep, nil
+}
+
+// unschedulable reports a pending pod the run did not place: its last
+// failure, or why it never reached a scheduling cycle.
+func (r *run) unschedulable(ctx context.Context, c *engine.Offline, p *v1.Pod) report.Unschedulable {
+	u := report.Unschedulable{Pod: schedcore.PodName(p), Reason: schedcore.ReasonUnschedulable}
+	if f := r.failed[schedcore.PodKey(p)]; f != nil {
+		u.Message, u.Reason, u.Plugins, u.After, u.Attempts = f.msg, f.Reason, f.Plugins, f.after, f.Attempts
+	} else if len(p.Spec.SchedulingGates) > 0 {
+		// Gated pods never reach a scheduling cycle; the API server
+		// reports them with this condition.
+		u.Reason = v1.PodReasonSchedulingGated
+		u.Message = "Scheduling is blocked due to non-empty scheduling gates"
+	} else if msg, plugin := c.GatedBy(ctx, p); plugin != "" {
+		// Held by another PreEnqueue plugin (a gang waiting for its
+		// members): its status is the pod's reason.
+		u.Message, u.Plugins = msg, []string{plugin}
+	} else {
+		u.Message = "waiting in the scheduling queue (never attempted)"
+	}
+	return u
 }
 
 type nodeUse struct {

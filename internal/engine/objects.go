@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"sort"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -61,30 +60,4 @@ func (o *Objects) Pods(namespace string) []*v1.Pod {
 func (o *Objects) Get(apiVersion, kind, namespace, name string) (runtime.Object, bool) {
 	obj, ok := o.others[objectKey(apiVersion, kind, namespace, name)]
 	return obj, ok
-}
-
-// PodsByNamespace returns a Pods function over pods, indexed once by
-// namespace in name order; current maps a pod to its latest copy (nil
-// keeps the pod as given).
-func PodsByNamespace(pods []*v1.Pod, current func(*v1.Pod) *v1.Pod) func(string) []*v1.Pod {
-	byNS := map[string][]*v1.Pod{}
-	for _, p := range pods {
-		byNS[p.Namespace] = append(byNS[p.Namespace], p)
-	}
-	for _, ps := range byNS {
-		sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
-	}
-	return func(ns string) []*v1.Pod {
-		ps := byNS[ns]
-		if current == nil {
-			return ps
-		}
-		out := make([]*v1.Pod, 0, len(ps))
-		for _, p := range ps {
-			if c := current(p); c != nil {
-				out = append(out, c)
-			}
-		}
-		return out
-	}
 }

@@ -265,24 +265,14 @@ func stripComments(b []byte) []byte {
 	return out.Bytes()
 }
 
+// addObject adds one decoded document (or each item of a List) to the
+// cluster; where names the item within the document ("items[3]").
 func (c *Cluster) addObject(file string, line int, where string, obj map[string]any) error {
 	kind, _ := obj["kind"].(string)
 	apiVersion, _ := obj["apiVersion"].(string)
 	meta, _ := obj["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
-	ns, _ := meta["namespace"].(string)
-	ident := where
-	if ident != "" {
-		ident += " "
-	}
-	ident += kind
-	if name != "" {
-		if ns != "" {
-			ident += " " + ns + "/" + name
-		} else {
-			ident += " " + name
-		}
-	}
+	ident := objectIdent(where, kind, meta)
 	fail := func(msg string) error {
 		return &LoadError{File: file, Line: line, Msg: strings.TrimSpace(ident + ": " + msg)}
 	}
@@ -290,20 +280,7 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 		return fail("missing kind")
 	}
 	if strings.HasSuffix(kind, "List") {
-		items, _ := obj["items"].([]any)
-		for i, it := range items {
-			m, ok := it.(map[string]any)
-			if !ok {
-				return fail(fmt.Sprintf("items[%d]: not an object", i))
-			}
-			if _, ok := m["kind"]; !ok && kind != "List" {
-				m["kind"] = strings.TrimSuffix(kind, "List")
-			}
-			if err := c.addObject(file, line, fmt.Sprintf("items[%d]", i), m); err != nil {
-				return err
-			}
-		}
-		return nil
+		return c.addList(file, line, kind, obj, fail)
 	}
 	if name == "" {
 		return fail("metadata.name: required")
@@ -318,136 +295,142 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 		}
 		return nil
 	}
-	group := apiVersion
+	group := ""
 	if i := strings.Index(apiVersion, "/"); i >= 0 {
 		group = apiVersion[:i]
-	} else {
-		group = ""
 	}
+	handled, err := c.addTyped(kind, group, obj, decode, Origin{File: file, Line: line, Where: where})
+	if !handled {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("warning: %s:%d: skipping %s (kind %s/%s is not used by the scheduler)", file, line, ident, apiVersion, kind))
+	}
+	return err
+}
+
+// addTyped decodes an object of a kind the scheduler reads into its list;
+// handled is false for other kinds.
+func (c *Cluster) addTyped(kind, group string, obj map[string]any, decode func(any) error, origin Origin) (handled bool, err error) {
 	switch {
 	case kind == "Node" && group == "":
 		n := &v1.Node{}
 		if err := decode(n); err != nil {
-			return err
+			return true, err
 		}
 		c.Nodes = append(c.Nodes, n)
-		c.setOrigin(n, Origin{File: file, Line: line, Where: where})
+		c.setOrigin(n, origin)
 	case kind == "Pod" && group == "":
 		p := &v1.Pod{}
 		if err := decode(p); err != nil {
-			return err
+			return true, err
 		}
-		if p.Namespace == "" {
-			p.Namespace = c.DefaultNamespace
-			if p.Namespace == "" {
-				p.Namespace = "default"
-			}
-		}
+		p.Namespace = c.namespaceOr(p.Namespace)
 		if p.Spec.SchedulerName == "" {
 			p.Spec.SchedulerName = v1.DefaultSchedulerName
 		}
 		c.Pods = append(c.Pods, p)
-		c.setOrigin(p, Origin{File: file, Line: line, Where: where})
+		c.setOrigin(p, origin)
 	case kind == "Namespace" && group == "":
-		n := &v1.Namespace{}
-		if err := decode(n); err != nil {
-			return err
-		}
-		c.Namespaces = append(c.Namespaces, n)
+		return true, decodeAppend(decode, &c.Namespaces)
 	case kind == "PodDisruptionBudget":
-		p := &policyv1.PodDisruptionBudget{}
-		if err := decode(p); err != nil {
-			return err
-		}
-		c.PDBs = append(c.PDBs, p)
+		return true, decodeAppend(decode, &c.PDBs)
 	case kind == "PersistentVolumeClaim":
-		p := &v1.PersistentVolumeClaim{}
-		if err := decode(p); err != nil {
-			return err
+		if err := decodeAppend(decode, &c.PVCs); err != nil {
+			return true, err
 		}
-		if p.Namespace == "" {
-			p.Namespace = c.DefaultNamespace
-			if p.Namespace == "" {
-				p.Namespace = "default"
-			}
-		}
-		c.PVCs = append(c.PVCs, p)
+		p := c.PVCs[len(c.PVCs)-1]
+		p.Namespace = c.namespaceOr(p.Namespace)
 	case kind == "PersistentVolume":
-		p := &v1.PersistentVolume{}
-		if err := decode(p); err != nil {
-			return err
-		}
-		c.PVs = append(c.PVs, p)
+		return true, decodeAppend(decode, &c.PVs)
 	case kind == "StorageClass":
-		p := &storagev1.StorageClass{}
-		if err := decode(p); err != nil {
-			return err
+		if err := decodeAppend(decode, &c.StorageClasses); err != nil {
+			return true, err
 		}
-		if p.VolumeBindingMode == nil {
+		if p := c.StorageClasses[len(c.StorageClasses)-1]; p.VolumeBindingMode == nil {
 			// The API server's default.
 			m := storagev1.VolumeBindingImmediate
 			p.VolumeBindingMode = &m
 		}
-		c.StorageClasses = append(c.StorageClasses, p)
 	case kind == "CSINode":
-		p := &storagev1.CSINode{}
-		if err := decode(p); err != nil {
-			return err
-		}
-		c.CSINodes = append(c.CSINodes, p)
+		return true, decodeAppend(decode, &c.CSINodes)
 	case kind == "CSIDriver":
-		p := &storagev1.CSIDriver{}
-		if err := decode(p); err != nil {
-			return err
-		}
-		c.CSIDrivers = append(c.CSIDrivers, p)
+		return true, decodeAppend(decode, &c.CSIDrivers)
 	case kind == "CSIStorageCapacity":
-		p := &storagev1.CSIStorageCapacity{}
-		if err := decode(p); err != nil {
-			return err
-		}
-		c.CSIStorageCapacities = append(c.CSIStorageCapacities, p)
+		return true, decodeAppend(decode, &c.CSIStorageCapacities)
 	case kind == "Service" && group == "":
-		p := &v1.Service{}
-		if err := decode(p); err != nil {
-			return err
-		}
-		c.Services = append(c.Services, p)
+		return true, decodeAppend(decode, &c.Services)
 	case kind == "ReplicaSet" && group == "apps":
-		p := &appsv1.ReplicaSet{}
-		if err := decode(p); err != nil {
-			return err
-		}
-		c.ReplicaSets = append(c.ReplicaSets, p)
+		return true, decodeAppend(decode, &c.ReplicaSets)
 	case kind == "StatefulSet" && group == "apps":
-		p := &appsv1.StatefulSet{}
-		if err := decode(p); err != nil {
-			return err
-		}
-		c.StatefulSets = append(c.StatefulSets, p)
+		return true, decodeAppend(decode, &c.StatefulSets)
 	case kind == "DaemonSet" && group == "apps":
-		p := &appsv1.DaemonSet{}
-		if err := decode(p); err != nil {
-			return err
-		}
-		c.DaemonSets = append(c.DaemonSets, p)
+		return true, decodeAppend(decode, &c.DaemonSets)
 	case kind == "ReplicationController" && group == "":
-		p := &v1.ReplicationController{}
-		if err := decode(p); err != nil {
-			return err
-		}
-		c.ReplicationControllers = append(c.ReplicationControllers, p)
+		return true, decodeAppend(decode, &c.ReplicationControllers)
 	case kind == "PriorityClass" && group == "scheduling.k8s.io":
-		p := &schedulingv1.PriorityClass{}
-		if err := decode(p); err != nil {
-			return err
-		}
-		c.PriorityClasses = append(c.PriorityClasses, p)
+		return true, decodeAppend(decode, &c.PriorityClasses)
 	case kind == "PodGroup":
 		c.Others = append(c.Others, &unstructured.Unstructured{Object: obj})
 	default:
-		c.Warnings = append(c.Warnings, fmt.Sprintf("warning: %s:%d: skipping %s (kind %s/%s is not used by the scheduler)", file, line, ident, apiVersion, kind))
+		return false, nil
 	}
+	return true, nil
+}
+
+// objectIdent names an object in messages: "items[3] Pod ns/name".
+func objectIdent(where, kind string, meta map[string]any) string {
+	name, _ := meta["name"].(string)
+	ns, _ := meta["namespace"].(string)
+	ident := where
+	if ident != "" {
+		ident += " "
+	}
+	ident += kind
+	if name != "" {
+		if ns != "" {
+			ident += " " + ns + "/" + name
+		} else {
+			ident += " " + name
+		}
+	}
+	return ident
+}
+
+// addList adds a List's items; a typed list (PodList) gives its items
+// their kind when they have none.
+func (c *Cluster) addList(file string, line int, kind string, obj map[string]any, fail func(string) error) error {
+	items, _ := obj["items"].([]any)
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return fail(fmt.Sprintf("items[%d]: not an object", i))
+		}
+		if _, ok := m["kind"]; !ok && kind != "List" {
+			m["kind"] = strings.TrimSuffix(kind, "List")
+		}
+		if err := c.addObject(file, line, fmt.Sprintf("items[%d]", i), m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// namespaceOr returns ns, or the namespace given to objects without one.
+func (c *Cluster) namespaceOr(ns string) string {
+	switch {
+	case ns != "":
+		return ns
+	case c.DefaultNamespace != "":
+		return c.DefaultNamespace
+	}
+	return "default"
+}
+
+// decodeAppend decodes the object and appends it to list.
+func decodeAppend[T any](decode func(any) error, list *[]*T) error {
+	obj := new(T)
+	if err := decode(obj); err != nil {
+		return err
+	}
+	*list = append(*list, obj)
 	return nil
 }
 

@@ -174,57 +174,73 @@ func Compute(w *Window) *Stats {
 	if len(ss) == 0 {
 		return st
 	}
-	cur := ss[len(ss)-1]
-	first := ss[0]
-	st.Time = cur.Time
-	st.Warnings = cur.Warnings
-	st.WindowSeconds = cur.Time.Sub(first.Time).Seconds()
-	var prev *Sample
+	sp := span{ss: ss, first: ss[0], cur: ss[len(ss)-1]}
+	st.Time = sp.cur.Time
+	st.Warnings = sp.cur.Warnings
+	st.WindowSeconds = sp.cur.Time.Sub(sp.first.Time).Seconds()
 	if len(ss) > 1 {
-		prev = ss[len(ss)-2]
-		st.IntervalSeconds = cur.Time.Sub(prev.Time).Seconds()
+		sp.prev = ss[len(ss)-2]
+		st.IntervalSeconds = sp.cur.Time.Sub(sp.prev.Time).Seconds()
 	}
-	for name := range cur.Families {
+	for name := range sp.cur.Families {
 		if strings.HasPrefix(name, "scheduler_") {
 			st.Scheduler = true
 			break
 		}
 	}
-	st.Profiles = profiles(cur)
+	st.Profiles = profiles(sp.cur)
+	sp.queues(st)
+	results := sp.attempts(st)
+	sp.incoming(st)
+	sp.latencies(st, results)
+	sp.unschedulable(st)
+	sp.preemption(st)
+	return st
+}
 
-	// Queues.
-	pending := gaugeSum(cur, MetricPendingPods, []string{"queue"})
-	var extraQ []string
-	for q := range pending {
-		if !contains(Queues, q) {
-			extraQ = append(extraQ, q)
+// span is the window's samples: the first, the one before the last (nil
+// with a single sample) and the last.
+type span struct {
+	ss               []*Sample
+	first, prev, cur *Sample
+}
+
+// withExtra returns known followed by the other keys of m, sorted.
+func withExtra(known []string, m map[string]float64) []string {
+	var extra []string
+	for k := range m {
+		if !contains(known, k) {
+			extra = append(extra, k)
 		}
 	}
-	sort.Strings(extraQ)
-	names := append(append([]string(nil), Queues...), extraQ...)
-	for _, q := range names {
-		qs := QueueStat{Name: q, Pending: pending[q], History: make([]float64, 0, len(ss))}
-		for _, s := range ss {
+	sort.Strings(extra)
+	return append(append([]string(nil), known...), extra...)
+}
+
+// queues fills the pending pods by queue, with their history, and the
+// pending count's change over the window.
+func (sp span) queues(st *Stats) {
+	pending := gaugeSum(sp.cur, MetricPendingPods, []string{"queue"})
+	for _, q := range withExtra(Queues, pending) {
+		qs := QueueStat{Name: q, Pending: pending[q], History: make([]float64, 0, len(sp.ss))}
+		for _, s := range sp.ss {
 			qs.History = append(qs.History, gaugeSum(s, MetricPendingPods, []string{"queue"})[q])
 		}
 		st.Queues = append(st.Queues, qs)
 		st.Flow.Pending += pending[q]
 	}
 	if st.WindowSeconds > 0 {
-		was := sum(gaugeSum(first, MetricPendingPods, nil))
+		was := sum(gaugeSum(sp.first, MetricPendingPods, nil))
 		st.Flow.PendingChangePerSecond = (st.Flow.Pending - was) / st.WindowSeconds
 	}
+}
 
-	// Flow and attempts, with their per-interval history.
-	totals := counterTotal(cur, MetricScheduleAttempts, []string{"result"})
-	var extra []string
-	for r := range totals {
-		if !contains(Results, r) {
-			extra = append(extra, r)
-		}
-	}
-	sort.Strings(extra)
-	results := append(append([]string(nil), Results...), extra...)
+// attempts fills the flow and the attempts by result, with their
+// per-interval history, and returns the results in display order.
+func (sp span) attempts(st *Stats) []string {
+	ss := sp.ss
+	totals := counterTotal(sp.cur, MetricScheduleAttempts, []string{"result"})
+	results := withExtra(Results, totals)
 	attempts := make([]Attempt, len(results))
 	for i, r := range results {
 		attempts[i] = Attempt{Result: r, Total: totals[r], History: []float64{}}
@@ -244,17 +260,22 @@ func Compute(w *Window) *Stats {
 	}
 	if st.IntervalSeconds > 0 {
 		dt := st.IntervalSeconds
-		inc := counterIncrease(prev, cur, MetricScheduleAttempts, []string{"result"})
+		inc := counterIncrease(sp.prev, sp.cur, MetricScheduleAttempts, []string{"result"})
 		st.Flow.OutPerSecond = sum(inc) / dt
 		st.Flow.BoundPerSecond = inc["scheduled"] / dt
 		for j := range attempts {
 			attempts[j].PerSecond = inc[attempts[j].Result] / dt
 		}
-		st.Flow.InPerSecond = sum(counterIncrease(prev, cur, MetricIncomingPods, nil)) / dt
+		st.Flow.InPerSecond = sum(counterIncrease(sp.prev, sp.cur, MetricIncomingPods, nil)) / dt
 	}
 	st.Attempts = attempts
+	return results
+}
 
-	// Incoming by queue and event: rate now, count over the window.
+// incoming fills the pods entering the queues by queue and event: the rate
+// now and the count over the window, largest first.
+func (sp span) incoming(st *Stats) {
+	ss := sp.ss
 	by := []string{"queue", "event"}
 	inWindow := map[string]float64{}
 	for i := 1; i < len(ss); i++ {
@@ -263,8 +284,8 @@ func Compute(w *Window) *Stats {
 		}
 	}
 	var now map[string]float64
-	if prev != nil {
-		now = counterIncrease(prev, cur, MetricIncomingPods, by)
+	if sp.prev != nil {
+		now = counterIncrease(sp.prev, sp.cur, MetricIncomingPods, by)
 	}
 	for k, v := range inWindow {
 		if v == 0 {
@@ -287,8 +308,12 @@ func Compute(w *Window) *Stats {
 		}
 		return a.Event < b.Event
 	})
+}
 
-	// Latency.
+// latencies fills the latency summaries: the SLI, attempts (all and by
+// result), extension points and plugins.
+func (sp span) latencies(st *Stats, results []string) {
+	ss, cur := sp.ss, sp.cur
 	if h := windowHist(ss, MetricPodSchedulingSLI, nil)[""]; h != nil || cur.Families[MetricPodSchedulingSLI] != nil {
 		st.Latency = append(st.Latency, latency("pod scheduling (sli)", MetricPodSchedulingSLI, nil, h))
 	}
@@ -317,9 +342,12 @@ func Compute(w *Window) *Stats {
 		st.Plugins = append(st.Plugins, latency(l["plugin"]+"/"+l["extension_point"], MetricPluginDuration, l, h))
 	}
 	sortLatency(st.Plugins)
+}
 
-	// Why pods wait.
-	for p, n := range gaugeSum(cur, MetricUnschedulablePods, []string{"plugin"}) {
+// unschedulable fills why pods wait: unschedulable pods by plugin, most
+// first.
+func (sp span) unschedulable(st *Stats) {
+	for p, n := range gaugeSum(sp.cur, MetricUnschedulablePods, []string{"plugin"}) {
 		if n > 0 {
 			st.Unschedulable = append(st.Unschedulable, PluginPods{Plugin: p, Pods: n})
 		}
@@ -331,19 +359,21 @@ func Compute(w *Window) *Stats {
 		}
 		return a.Plugin < b.Plugin
 	})
+}
 
-	// Preemption.
-	st.Preemption.AttemptsTotal = sum(counterTotal(cur, MetricPreemptionAttempts, nil))
+// preemption fills the preemption attempts and victims.
+func (sp span) preemption(st *Stats) {
+	ss := sp.ss
+	st.Preemption.AttemptsTotal = sum(counterTotal(sp.cur, MetricPreemptionAttempts, nil))
 	for i := 1; i < len(ss); i++ {
 		st.Preemption.AttemptsInWindow += sum(counterIncrease(ss[i-1], ss[i], MetricPreemptionAttempts, nil))
 	}
 	if st.IntervalSeconds > 0 {
-		st.Preemption.AttemptsPerSecond = sum(counterIncrease(prev, cur, MetricPreemptionAttempts, nil)) / st.IntervalSeconds
+		st.Preemption.AttemptsPerSecond = sum(counterIncrease(sp.prev, sp.cur, MetricPreemptionAttempts, nil)) / st.IntervalSeconds
 	}
 	if h := windowHist(ss, MetricPreemptionVictims, nil)[""]; h != nil {
 		st.Preemption.VictimsInWindow, st.Preemption.PreemptorsInWindow = h.sum, h.count
 	}
-	return st
 }
 
 // windowHist sums the histogram increases over every consecutive pair in

@@ -25,13 +25,20 @@ import (
 // gpuSelection: FGDScore.
 type FGDScore struct {
 	model *FragModel
+	h     *schedcore.Handle
 
-	// base remembers each node's fragmentation for as long as the node is
-	// unchanged (its generation): most cycles change one node.
-	mu    sync.Mutex
-	base  []float64
-	gens  []int64
-	valid []bool
+	// base remembers each node's fragmentation, by node name, for as long
+	// as the node is unchanged (its generation): most cycles change one
+	// node.
+	mu   sync.Mutex
+	base map[string]fragAt
+}
+
+// fragAt is a node's fragmentation with the node generation it was
+// computed at.
+type fragAt struct {
+	gen  int64
+	frag float64
 }
 
 var (
@@ -41,12 +48,12 @@ var (
 )
 
 // NewFGD builds FGDScore from FGDScoreArgs (typicalPods required).
-func NewFGD(_ context.Context, obj runtime.Object, _ *schedcore.Handle) (schedcore.Plugin, error) {
+func NewFGD(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
 	a, err := fgdArgs(obj)
 	if err != nil {
 		return nil, err
 	}
-	return &FGDScore{model: NewFragModel(a.TypicalPods, *a.PopularityThreshold)}, nil
+	return &FGDScore{model: NewFragModel(a.TypicalPods, *a.PopularityThreshold), h: h, base: map[string]fragAt{}}, nil
 }
 
 // Name returns the plugin's name.
@@ -57,8 +64,7 @@ func (pl *FGDScore) Model() *FragModel { return pl.model }
 
 type fgdState struct {
 	noRequests bool
-	base       []float64
-	gens       []int64
+	base       *schedcore.NodeValues[fragAt]
 }
 
 func (s *fgdState) Clone() schedcore.StateData { return s }
@@ -72,22 +78,21 @@ func (pl *FGDScore) PreScore(_ context.Context, state *schedcore.CycleState, pod
 	if st != nil {
 		return st
 	}
-	n := len(gs.gpus)
-	s := &fgdState{noRequests: noRequests(pod), base: make([]float64, n), gens: make([]int64, n)}
+	s := &fgdState{noRequests: noRequests(pod), base: schedcore.NewNodeValues[fragAt](pl.h.Snapshot())}
 	pl.mu.Lock()
-	if len(pl.base) != n {
-		pl.base, pl.gens, pl.valid = make([]float64, n), make([]int64, n), make([]bool, n)
-	}
 	for _, ni := range nodes {
-		i := ni.ListIndex()
-		if i < 0 || i >= n || gs.gens[i] != ni.Generation {
+		g, ok := gs.cached(ni)
+		if !ok {
 			continue
 		}
-		if !pl.valid[i] || pl.gens[i] != ni.Generation {
-			pl.base[i] = pl.model.Frag(gs.gpus[i], ni.Allocatable.MilliCPU-ni.Requested.MilliCPU)
-			pl.gens[i], pl.valid[i] = ni.Generation, true
+		b, ok := pl.base[ni.Name()]
+		if !ok || b.gen != ni.Generation {
+			b = fragAt{gen: ni.Generation, frag: pl.model.Frag(g, ni.Allocatable.MilliCPU-ni.Requested.MilliCPU)}
+			pl.base[ni.Name()] = b
 		}
-		s.base[i], s.gens[i] = pl.base[i], ni.Generation
+		// This cycle's value, stamped with the node's generation: Score
+		// tells the node from a modified copy by it.
+		s.base.Set(ni, fragAt{gen: ni.Generation, frag: b.frag})
 	}
 	pl.mu.Unlock()
 	state.Write(fgdStateKey, s)
@@ -127,8 +132,8 @@ func (pl *FGDScore) Score(_ context.Context, state *schedcore.CycleState, _ *v1.
 		return schedcore.MaxNodeScore, nil
 	}
 	var base float64
-	if i := ni.ListIndex(); i >= 0 && i < len(s.gens) && s.gens[i] == ni.Generation {
-		base = s.base[i]
+	if b, ok := s.base.Get(ni); ok && b.gen == ni.Generation {
+		base = b.frag
 	} else {
 		base = pl.model.Frag(g, cpuLeft)
 	}

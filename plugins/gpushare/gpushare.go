@@ -119,8 +119,15 @@ func (pl *GpuShare) Name() string { return Name }
 type cycleState struct {
 	req  Request
 	pl   *GpuShare
-	gpus []*NodeGPUs
-	gens []int64
+	gpus *schedcore.NodeValues[nodeGPUsAt]
+}
+
+// nodeGPUsAt is a node's GPU state with the node generation it was
+// computed at: a copy of a snapshot node with pods added (nominated pods,
+// preemption) matches the node in NodeValues but not its generation.
+type nodeGPUsAt struct {
+	gen  int64
+	gpus *NodeGPUs
 }
 
 // Clone shares the state: nothing in it changes after PreFilter (Filter
@@ -136,7 +143,7 @@ func (pl *GpuShare) PreFilter(_ context.Context, state *schedcore.CycleState, po
 		return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, errReasonInvalid+": "+err.Error())
 	}
 	req.CPU = NonZeroCPU(pod)
-	state.Write(stateKey, pl.sync(req, nodes))
+	state.Write(stateKey, pl.sync(req, pl.h.Snapshot(), nodes))
 	if !req.IsGPU() {
 		return nil, schedcore.NewStatus(schedcore.Skip)
 	}
@@ -145,7 +152,7 @@ func (pl *GpuShare) PreFilter(_ context.Context, state *schedcore.CycleState, po
 
 // sync recomputes the states of the nodes whose generation changed since
 // the last cycle and returns this cycle's states.
-func (pl *GpuShare) sync(req Request, nodes []*schedcore.NodeInfo) *cycleState {
+func (pl *GpuShare) sync(req Request, snap *schedcore.Snapshot, nodes []*schedcore.NodeInfo) *cycleState {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if len(pl.slots) > len(nodes) {
@@ -155,12 +162,12 @@ func (pl *GpuShare) sync(req Request, nodes []*schedcore.NodeInfo) *cycleState {
 	for len(pl.slots) < len(nodes) {
 		pl.slots, pl.slotGens = append(pl.slots, nil), append(pl.slotGens, 0)
 	}
-	s := &cycleState{req: req, pl: pl, gpus: make([]*NodeGPUs, len(nodes)), gens: make([]int64, len(nodes))}
+	s := &cycleState{req: req, pl: pl, gpus: schedcore.NewNodeValues[nodeGPUsAt](snap)}
 	for i, ni := range nodes {
 		if pl.slots[i] == nil || pl.slotGens[i] != ni.Generation {
 			pl.slots[i], pl.slotGens[i] = pl.computeLocked(ni, true), ni.Generation
 		}
-		s.gpus[i], s.gens[i] = pl.slots[i], ni.Generation
+		s.gpus.Set(ni, nodeGPUsAt{gen: ni.Generation, gpus: pl.slots[i]})
 	}
 	return s
 }
@@ -169,12 +176,22 @@ func (pl *GpuShare) sync(req Request, nodes []*schedcore.NodeInfo) *cycleState {
 // the snapshot's node, computed afresh for a modified copy (a node with
 // nominated pods added, or preemption victims removed).
 func (s *cycleState) NodeGPUs(ni *schedcore.NodeInfo) *NodeGPUs {
-	if i := ni.ListIndex(); i >= 0 && i < len(s.gpus) && s.gens[i] == ni.Generation {
-		return s.gpus[i]
+	if g, ok := s.cached(ni); ok {
+		return g
 	}
 	s.pl.mu.RLock()
 	defer s.pl.mu.RUnlock()
 	return s.pl.computeLocked(ni, false)
+}
+
+// cached returns PreFilter's state of ni, ok false for a node from outside
+// the snapshot or a modified copy of one.
+func (s *cycleState) cached(ni *schedcore.NodeInfo) (*NodeGPUs, bool) {
+	e, ok := s.gpus.Get(ni)
+	if !ok || e.gen != ni.Generation {
+		return nil, false
+	}
+	return e.gpus, true
 }
 
 // computeLocked derives a node's GPU state from its pods. With clean, the

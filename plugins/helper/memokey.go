@@ -1,64 +1,48 @@
 package helper
 
 import (
-	"encoding/binary"
-	"sort"
-
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-// RequiredAffinityKey identifies what RequiredNodeAffinity.Match reads of a
-// pod, its nodeSelector and required node affinity, as a memo key: pods
-// with equal keys match the same nodes.
-func RequiredAffinityKey(pod *v1.Pod) string {
-	var b []byte
-	keys := make([]string, 0, len(pod.Spec.NodeSelector))
-	for k := range pod.Spec.NodeSelector {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	b = appendString(b, "s")
-	for _, k := range keys {
-		b = appendString(b, k)
-		b = appendString(b, pod.Spec.NodeSelector[k])
-	}
+// The parts of a pod that the plugins' per-node memos depend on, written
+// into a schedcore.MemoKey: pods with equal keys get the same verdicts.
+
+// RequiredAffinityKey writes what RequiredNodeAffinity.Match reads of a
+// pod: its nodeSelector and required node affinity.
+func RequiredAffinityKey(k *schedcore.MemoKey, pod *v1.Pod) *schedcore.MemoKey {
+	k.Map(pod.Spec.NodeSelector)
 	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		b = appendString(b, "r")
 		if pb, err := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.Marshal(); err == nil {
-			b = appendString(b, string(pb))
+			return k.Bytes(pb)
 		}
 	}
-	return string(b)
+	return k.Bytes(nil)
 }
 
-// PreferredAffinityKey identifies a pod's preferred node affinity terms as
-// a memo key.
-func PreferredAffinityKey(pod *v1.Pod) string {
-	var b []byte
+// PreferredAffinityKey writes a pod's preferred node affinity terms.
+func PreferredAffinityKey(k *schedcore.MemoKey, pod *v1.Pod) *schedcore.MemoKey {
 	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
-		for i := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-			if pb, err := a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[i].Marshal(); err == nil {
-				b = appendString(b, string(pb))
+		terms := a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+		k.Int(int64(len(terms)))
+		for i := range terms {
+			if pb, err := terms[i].Marshal(); err == nil {
+				k.Bytes(pb)
 			}
 		}
+		return k
 	}
-	return string(b)
+	return k.Int(0)
 }
 
-// TolerationsKey identifies a pod's tolerations, in order, as a memo key.
-func TolerationsKey(pod *v1.Pod) string {
-	var b []byte
+// TolerationsKey writes a pod's tolerations, in order.
+func TolerationsKey(k *schedcore.MemoKey, pod *v1.Pod) *schedcore.MemoKey {
+	k.Int(int64(len(pod.Spec.Tolerations)))
 	for i := range pod.Spec.Tolerations {
 		if pb, err := pod.Spec.Tolerations[i].Marshal(); err == nil {
-			b = appendString(b, string(pb))
+			k.Bytes(pb)
 		}
 	}
-	return string(b)
-}
-
-// appendString appends s with its length, so that concatenations are
-// unambiguous.
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
+	return k
 }

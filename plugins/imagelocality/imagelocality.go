@@ -2,7 +2,6 @@ package imagelocality
 
 import (
 	"context"
-	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -37,9 +36,8 @@ const memoKeys = 64
 
 const preScoreStateKey schedcore.StateKey = "PreScore" + Name
 
-// preScoreState holds the feasible nodes' scores by snapshot list index
-// (-1: not computed).
-type preScoreState struct{ scores []int64 }
+// preScoreState holds the feasible nodes' scores.
+type preScoreState struct{ scores *schedcore.NodeValues[int64] }
 
 // Clone returns the state itself: nothing changes it after PreScore.
 func (s *preScoreState) Clone() schedcore.StateData { return s }
@@ -60,11 +58,9 @@ func (pl *ImageLocality) Name() string { return Name }
 // Score sums the spread-scaled sizes of the pod's images present on the
 // node and maps the sum onto [0, 100].
 func (pl *ImageLocality) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	if v, err := state.Read(preScoreStateKey); err == nil {
-		if s, ok := v.(*preScoreState); ok {
-			if i := nodeInfo.ListIndex(); i >= 0 && i < len(s.scores) && s.scores[i] >= 0 {
-				return s.scores[i], nil
-			}
+	if s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey); ok {
+		if v, ok := s.scores.Get(nodeInfo); ok {
+			return v, nil
 		}
 	}
 	return pl.score(pod, nodeInfo, pl.handle.Snapshot().NumNodes()), nil
@@ -81,52 +77,35 @@ func (pl *ImageLocality) score(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, totalN
 func (pl *ImageLocality) PreScore(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) *schedcore.Status {
 	snap := pl.handle.Snapshot()
 	total := snap.NumNodes()
-	key := imagesKey(pod, total)
-	t := pl.scores.Acquire(key, total)
-	defer t.Release()
-	s := &preScoreState{scores: make([]int64, total)}
-	for i := range s.scores {
-		s.scores[i] = -1
-	}
-	pl.handle.Parallelizer().Until(ctx, len(nodes), func(n int) {
-		ni := nodes[n]
-		i := ni.ListIndex()
-		if i < 0 || i >= total {
-			return
-		}
-		v, ok := t.Get(ni)
-		if !ok {
-			v = pl.score(pod, ni, total)
-			t.Put(ni, v)
-		}
-		s.scores[i] = v
+	scores := pl.scores.Values(ctx, pl.handle.Parallelizer(), imagesKey(pod, total), nodes, func(ni *schedcore.NodeInfo) int64 {
+		return pl.score(pod, ni, total)
 	})
+	s := &preScoreState{scores: schedcore.NewNodeValues[int64](snap)}
+	for i, ni := range nodes {
+		s.scores.Set(ni, scores[i])
+	}
 	state.Write(preScoreStateKey, s)
 	return nil
 }
 
 // imagesKey is the pod's image references in Score's order, and the node
 // count the spread is scaled by.
-func imagesKey(pod *v1.Pod, totalNumNodes int) string {
-	var b strings.Builder
-	b.WriteString(strconv.Itoa(totalNumNodes))
+func imagesKey(pod *v1.Pod, totalNumNodes int) *schedcore.MemoKey {
+	k := new(schedcore.MemoKey).Int(int64(totalNumNodes))
+	k.Int(int64(len(pod.Spec.InitContainers)))
 	for i := range pod.Spec.InitContainers {
-		b.WriteByte(0)
-		b.WriteString(pod.Spec.InitContainers[i].Image)
+		k.String(pod.Spec.InitContainers[i].Image)
 	}
-	b.WriteByte(1)
+	k.Int(int64(len(pod.Spec.Containers)))
 	for i := range pod.Spec.Containers {
-		b.WriteByte(0)
-		b.WriteString(pod.Spec.Containers[i].Image)
+		k.String(pod.Spec.Containers[i].Image)
 	}
-	b.WriteByte(1)
 	for i := range pod.Spec.Volumes {
 		if img := pod.Spec.Volumes[i].Image; img != nil {
-			b.WriteByte(0)
-			b.WriteString(img.Reference)
+			k.String(img.Reference)
 		}
 	}
-	return b.String()
+	return k
 }
 
 // calculatePriority clamps the summed image scores to
@@ -179,7 +158,9 @@ func scaledImageScore(s *schedcore.ImageStateSummary, totalNumNodes int) int64 {
 	return int64(float64(s.Size) * spread)
 }
 
-// lookup finds the image's state under its normalized name. The ":latest"
+// lookup finds the image's state under its normalized name, the CRI-style
+// name kube-scheduler looks up: a name without a tag gets ":latest"
+// (digests and implicit registries are not normalized, as in kube). That
 // key is built in a stack buffer: a map index by string(bytes) does not
 // allocate, so the score loop stays allocation-free.
 func lookup(states map[string]*schedcore.ImageStateSummary, image string) *schedcore.ImageStateSummary {
@@ -195,14 +176,4 @@ func lookup(states map[string]*schedcore.ImageStateSummary, image string) *sched
 // needsLatest reports whether the image name has no tag after its last "/".
 func needsLatest(name string) bool {
 	return strings.LastIndex(name, ":") <= strings.LastIndex(name, "/")
-}
-
-// normalizedImageName returns the CRI-style name kube-scheduler looks up: a
-// name without a tag gets ":latest". (Digests and implicit registries are
-// not normalized, as in kube.)
-func normalizedImageName(name string) string {
-	if needsLatest(name) {
-		name = name + ":latest"
-	}
-	return name
 }

@@ -189,7 +189,7 @@ func TestCalculatePriority(t *testing.T) {
 	}
 }
 
-func TestNormalizedImageName(t *testing.T) {
+func TestLookupNormalizesImageNames(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"nginx", "nginx:latest"},
 		{"nginx:1.25", "nginx:1.25"},
@@ -200,12 +200,14 @@ func TestNormalizedImageName(t *testing.T) {
 		{"", ":latest"},
 	}
 	for _, tc := range tests {
-		if got := normalizedImageName(tc.in); got != tc.want {
-			t.Errorf("normalizedImageName(%q) = %q, want %q", tc.in, got, tc.want)
-		}
 		states := map[string]*schedcore.ImageStateSummary{tc.want: {Size: 1, NumNodes: 1}}
 		if lookup(states, tc.in) == nil {
 			t.Errorf("lookup(%q) did not find %q", tc.in, tc.want)
+		}
+		if tc.in != tc.want {
+			if s := lookup(map[string]*schedcore.ImageStateSummary{tc.in: {Size: 1, NumNodes: 1}}, tc.in); s != nil {
+				t.Errorf("lookup(%q) found the name as written, not %q", tc.in, tc.want)
+			}
 		}
 	}
 }

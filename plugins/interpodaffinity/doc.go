@@ -25,8 +25,20 @@
 //     PreScore returns Skip when nothing matched anywhere, or when
 //     ignorePreferredTermsOfExistingPods is set and the pod has no preferred
 //     terms.
+//   - FilterExplainer: the terms the node's domains fail, with the pods
+//     involved (a few named).
 //   - EnqueueExtensions: AssignedPod Add|UpdatePodLabel|Delete, TargetPod
 //     UpdatePodLabel and Node Add|UpdateNodeLabel, with kube's hints.
+//
+// The counts per topology pair (kube's topologyToMatchedTermCount and
+// scoreMap) are schedcore.DomainCounts, with one key per distinct topology
+// key; PreFilter's clones are copy-on-write, so AddPod and RemovePod copy
+// only the key they change. What one node contributes is remembered across
+// cycles while the node is unchanged: the incoming pod's terms' matches per
+// node (schedcore.NodeMemo, keyed by the terms), what the existing pods'
+// required anti-affinity says of the incoming pod (keyed by its namespace,
+// labels and the namespaces' generation), and the existing pods' scoring
+// terms grouped by content (termIndex in scoreindex.go).
 //
 // Args (*configv1.InterPodAffinityArgs): hardPodAffinityWeight (default 1,
 // valid range [0, 100]) and ignorePreferredTermsOfExistingPods.

@@ -24,23 +24,19 @@ const maxNamedPods = 3
 // repelled pods could help anti-affinity, nothing on the node can bring an
 // affinity match: the shortfall is 1.
 func (pl *InterPodAffinity) ExplainFilter(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
-	s, err := getPreFilterState(cycleState)
+	s, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey)
 	if err != nil {
 		return nil
 	}
 	node := nodeInfo.Node()
 	var out []string
-	affinityFails := !nodeTopologyMatchesAffinity(s, node, -1)
-	if len(s.hostScopedAffinityTerms) > 0 {
-		affinityFails = !nodePodsSatisfyAffinity(s, nodeInfo)
-	}
-	if affinityFails {
+	if affinityFails(s, nodeInfo) {
 		out = append(out, pl.affinityGaps(s, node)...)
 	}
-	if nodeTopologyConflictsWithAntiAffinity(s, node, -1) || nodePodsConflictWithAntiAffinity(s, nodeInfo) {
+	if antiAffinityFails(s, nodeInfo) {
 		out = append(out, pl.antiAffinityGaps(s, node)...)
 	}
-	if !satisfyExistingPodsAntiAffinity(s, nodeInfo, -1) {
+	if !satisfyExistingPodsAntiAffinity(s, nodeInfo) {
 		out = append(out, pl.existingAntiAffinityGaps(s, node)...)
 	}
 	if len(out) == 0 {

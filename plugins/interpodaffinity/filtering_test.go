@@ -490,7 +490,7 @@ func TestFilterWithoutPreFilterIsAnError(t *testing.T) {
 	ni := schedcore.NewNodeInfo()
 	ni.SetNode(&v1.Node{})
 	got := res(p.Filter(context.Background(), schedcore.NewCycleState(), &v1.Pod{}, ni))
-	if diff := cmp.Diff(want(schedcore.Error, `error reading "PreFilterInterPodAffinity" from cycleState: not found`), got); diff != "" {
+	if diff := cmp.Diff(want(schedcore.Error, `reading "PreFilterInterPodAffinity" from cycleState: not found`), got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

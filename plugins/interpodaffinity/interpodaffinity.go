@@ -3,15 +3,11 @@ package interpodaffinity
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
@@ -108,57 +104,6 @@ func mergeNamespaces(at *schedcore.AffinityTerm, snap *schedcore.Snapshot) {
 	at.NamespaceSelector = labels.Nothing()
 }
 
-// newIncomingPodInfo parses the incoming pod's terms afresh (they are
-// modified by mergeNamespaces) and returns kube's parse error: the errors of
-// the four term lists, in kube's order, aggregated.
-func newIncomingPodInfo(pod *v1.Pod) (*schedcore.PodInfo, error) {
-	pi := schedcore.NewPodInfo(pod)
-	if pi.ParseError != nil {
-		return nil, podParseError(pod)
-	}
-	return pi, nil
-}
-
-// podParseError rebuilds kube's NewPodInfo error: one error per failing term
-// list (required affinity, required anti-affinity, preferred affinity,
-// preferred anti-affinity), each the first failing selector of its list.
-func podParseError(pod *v1.Pod) error {
-	var errs []error
-	if _, err := getAffinityTerms(pod, podAffinityTerms(pod.Spec.Affinity)); err != nil {
-		errs = append(errs, fmt.Errorf("requiredAffinityTerms: %w", err))
-	}
-	if _, err := getAffinityTerms(pod, podAntiAffinityTerms(pod.Spec.Affinity)); err != nil {
-		errs = append(errs, fmt.Errorf("requiredAntiAffinityTerms: %w", err))
-	}
-	var pref, prefAnti []v1.WeightedPodAffinityTerm
-	if a := pod.Spec.Affinity; a != nil {
-		if a.PodAffinity != nil {
-			pref = a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution
-		}
-		if a.PodAntiAffinity != nil {
-			prefAnti = a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
-		}
-	}
-	for _, t := range pref {
-		if _, err := newAffinityTerm(pod, &t.PodAffinityTerm); err != nil {
-			errs = append(errs, fmt.Errorf("preferredAffinityTerms: %w", err))
-			break
-		}
-	}
-	for _, t := range prefAnti {
-		if _, err := newAffinityTerm(pod, &t.PodAffinityTerm); err != nil {
-			errs = append(errs, fmt.Errorf("preferredAntiAffinityTerms: %w", err))
-			break
-		}
-	}
-	if err := utilerrors.NewAggregate(errs); err != nil {
-		return err
-	}
-	// Unreachable when schedcore's parser agrees with kube's; keep the cycle
-	// failing all the same.
-	return errors.New("parsing affinity terms")
-}
-
 // podAffinityTerms is kube's GetPodAffinityTerms.
 func podAffinityTerms(a *v1.Affinity) []v1.PodAffinityTerm {
 	if a != nil && a.PodAffinity != nil && len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 0 {
@@ -173,41 +118,6 @@ func podAntiAffinityTerms(a *v1.Affinity) []v1.PodAffinityTerm {
 		return a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	}
 	return nil
-}
-
-// getAffinityTerms is kube's GetAffinityTerms: the parsed terms, or the
-// first selector error.
-func getAffinityTerms(pod *v1.Pod, in []v1.PodAffinityTerm) ([]schedcore.AffinityTerm, error) {
-	if in == nil {
-		return nil, nil
-	}
-	var out []schedcore.AffinityTerm
-	for i := range in {
-		t, err := newAffinityTerm(pod, &in[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-func newAffinityTerm(pod *v1.Pod, term *v1.PodAffinityTerm) (schedcore.AffinityTerm, error) {
-	sel, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
-	if err != nil {
-		return schedcore.AffinityTerm{}, err
-	}
-	ns := sets.New[string]()
-	if len(term.Namespaces) == 0 && term.NamespaceSelector == nil {
-		ns.Insert(pod.Namespace)
-	} else {
-		ns.Insert(term.Namespaces...)
-	}
-	nsSel, err := metav1.LabelSelectorAsSelector(term.NamespaceSelector)
-	if err != nil {
-		return schedcore.AffinityTerm{}, err
-	}
-	return schedcore.AffinityTerm{Namespaces: ns, Selector: sel, TopologyKey: term.TopologyKey, NamespaceSelector: nsSel}, nil
 }
 
 func podRef(p *v1.Pod) string {
@@ -234,11 +144,11 @@ func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger logr.Logg
 		return schedcore.QueueSkip, nil
 	}
 
-	terms, err := getAffinityTerms(pod, podAffinityTerms(pod.Spec.Affinity))
+	terms, err := schedcore.AffinityTerms(pod, podAffinityTerms(pod.Spec.Affinity))
 	if err != nil {
 		return schedcore.Queue, err
 	}
-	antiTerms, err := getAffinityTerms(pod, podAntiAffinityTerms(pod.Spec.Affinity))
+	antiTerms, err := schedcore.AffinityTerms(pod, podAntiAffinityTerms(pod.Spec.Affinity))
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -278,7 +188,7 @@ func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger logr.Logg
 			"pod", podRef(pod), "originalPod", podRef(originalPod))
 		return schedcore.Queue, nil
 	}
-	originalPodAntiTerms, err := getAffinityTerms(originalPod, podAntiAffinityTerms(originalPod.Spec.Affinity))
+	originalPodAntiTerms, err := schedcore.AffinityTerms(originalPod, podAntiAffinityTerms(originalPod.Spec.Affinity))
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -308,7 +218,7 @@ func (pl *InterPodAffinity) isSchedulableAfterNodeChange(logger logr.Logger, pod
 	if err != nil {
 		return schedcore.Queue, err
 	}
-	terms, err := getAffinityTerms(pod, podAffinityTerms(pod.Spec.Affinity))
+	terms, err := schedcore.AffinityTerms(pod, podAffinityTerms(pod.Spec.Affinity))
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -335,7 +245,7 @@ func (pl *InterPodAffinity) isSchedulableAfterNodeChange(logger logr.Logger, pod
 		}
 	}
 
-	antiTerms, err := getAffinityTerms(pod, podAntiAffinityTerms(pod.Spec.Affinity))
+	antiTerms, err := schedcore.AffinityTerms(pod, podAntiAffinityTerms(pod.Spec.Affinity))
 	if err != nil {
 		return schedcore.Queue, err
 	}

@@ -1,12 +1,7 @@
 package interpodaffinity
 
 import (
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
-
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -55,48 +50,8 @@ func newTermIndex(hardPodAffinityWeight int32) *termIndex {
 	return &termIndex{groups: map[string]*termGroup{}, hard: hardPodAffinityWeight}
 }
 
-// termKey identifies a term's content for grouping.
-func termKey(b *strings.Builder, t *schedcore.AffinityTerm, weight int64) string {
-	b.Reset()
-	b.WriteString(strconv.FormatInt(weight, 10))
-	b.WriteByte(0)
-	b.WriteString(t.TopologyKey)
-	b.WriteByte(0)
-	writeSelector(b, t.Selector)
-	writeSelector(b, t.NamespaceSelector)
-	ns := make([]string, 0, len(t.Namespaces))
-	for n := range t.Namespaces {
-		ns = append(ns, n)
-	}
-	sort.Strings(ns)
-	for _, n := range ns {
-		b.WriteString(n)
-		b.WriteByte(0)
-	}
-	return b.String()
-}
-
-// writeSelector writes a selector unambiguously: Everything and Nothing
-// both print as "".
-func writeSelector(b *strings.Builder, s labels.Selector) {
-	switch {
-	case s == nil:
-		b.WriteString("nil")
-	case s.Empty():
-		b.WriteString("all")
-	default:
-		if _, ok := s.Requirements(); !ok {
-			b.WriteString("none")
-		} else {
-			b.WriteString("sel:")
-			b.WriteString(s.String())
-		}
-	}
-	b.WriteByte(0)
-}
-
-func (x *termIndex) add(b *strings.Builder, es []termEntry, t *schedcore.AffinityTerm, weight int64, value string) []termEntry {
-	key := termKey(b, t, weight)
+func (x *termIndex) add(es []termEntry, t *schedcore.AffinityTerm, weight int64, value string) []termEntry {
+	key := new(schedcore.MemoKey).Int(weight).AffinityTerm(t).Key()
 	g := x.groups[key]
 	if g == nil {
 		g = &termGroup{key: key, term: *t, weight: weight, counts: map[string]int{}}
@@ -112,7 +67,7 @@ func (x *termIndex) add(b *strings.Builder, es []termEntry, t *schedcore.Affinit
 }
 
 // nodeEntries lists what ni's pods' terms add, grouped.
-func (x *termIndex) nodeEntries(b *strings.Builder, ni *schedcore.NodeInfo) []termEntry {
+func (x *termIndex) nodeEntries(ni *schedcore.NodeInfo) []termEntry {
 	node := ni.Node()
 	if node == nil || len(node.Labels) == 0 {
 		return nil
@@ -123,20 +78,20 @@ func (x *termIndex) nodeEntries(b *strings.Builder, ni *schedcore.NodeInfo) []te
 			for i := range p.RequiredAffinityTerms {
 				t := &p.RequiredAffinityTerms[i]
 				if v, ok := node.Labels[t.TopologyKey]; ok {
-					es = x.add(b, es, t, int64(x.hard), v)
+					es = x.add(es, t, int64(x.hard), v)
 				}
 			}
 		}
 		for i := range p.PreferredAffinityTerms {
 			t := &p.PreferredAffinityTerms[i]
 			if v, ok := node.Labels[t.TopologyKey]; ok {
-				es = x.add(b, es, &t.AffinityTerm, int64(t.Weight), v)
+				es = x.add(es, &t.AffinityTerm, int64(t.Weight), v)
 			}
 		}
 		for i := range p.PreferredAntiAffinityTerms {
 			t := &p.PreferredAntiAffinityTerms[i]
 			if v, ok := node.Labels[t.TopologyKey]; ok {
-				es = x.add(b, es, &t.AffinityTerm, int64(t.Weight*-1), v)
+				es = x.add(es, &t.AffinityTerm, int64(t.Weight*-1), v)
 			}
 		}
 	}
@@ -162,11 +117,10 @@ func (x *termIndex) apply(es []termEntry, sign int) {
 // sync brings the groups up to date with the snapshot's nodes. Call with
 // x.mu held.
 func (x *termIndex) sync(nodes []*schedcore.NodeInfo) {
-	var b strings.Builder
-	x.nodes.Sync(nodes, func(_ int, es *[]termEntry) { x.apply(*es, -1) }, func(_ int, ni *schedcore.NodeInfo, es *[]termEntry) {
+	x.nodes.Sync(nodes, func(es *[]termEntry) { x.apply(*es, -1) }, func(ni *schedcore.NodeInfo, es *[]termEntry) {
 		// Add before removing, so that groups shared by the old and new
 		// entries are not dropped and re-created.
-		fresh := x.nodeEntries(&b, ni)
+		fresh := x.nodeEntries(ni)
 		x.apply(fresh, 1)
 		x.apply(*es, -1)
 		*es = fresh

@@ -451,21 +451,26 @@ func TestHardPodAffinityWeightScalesExistingPodsRequiredAffinity(t *testing.T) {
 func TestNormalizeScore(t *testing.T) {
 	tests := []struct {
 		name     string
-		topology scoreMap
+		scored   bool // some domain has a score (else NormalizeScore does nothing)
 		in, want []int64
 	}{
-		{name: "scores are mapped from [min, max] onto [0, 100]", topology: scoreMap{"k": {"v": 1}}, in: []int64{0, 29, 50}, want: []int64{0, 57, 100}},
-		{name: "float64 arithmetic truncates 100*(29/50) to 57 where integer arithmetic gives 58", topology: scoreMap{"k": {"v": 1}}, in: []int64{-50, -21, 0}, want: []int64{0, 57, 100}},
-		{name: "one third truncates to 33", topology: scoreMap{"k": {"v": 1}}, in: []int64{0, 1, 3}, want: []int64{0, 33, 100}},
-		{name: "equal scores all become 0", topology: scoreMap{"k": {"v": 1}}, in: []int64{7, 7, 7}, want: []int64{0, 0, 0}},
-		{name: "negative-only scores still span [0, 100]", topology: scoreMap{"k": {"v": 1}}, in: []int64{-10, -5, 0}, want: []int64{0, 50, 100}},
-		{name: "an empty topology score leaves the scores as they are", topology: scoreMap{}, in: []int64{3, 9}, want: []int64{3, 9}},
+		{name: "scores are mapped from [min, max] onto [0, 100]", scored: true, in: []int64{0, 29, 50}, want: []int64{0, 57, 100}},
+		{name: "float64 arithmetic truncates 100*(29/50) to 57 where integer arithmetic gives 58", scored: true, in: []int64{-50, -21, 0}, want: []int64{0, 57, 100}},
+		{name: "one third truncates to 33", scored: true, in: []int64{0, 1, 3}, want: []int64{0, 33, 100}},
+		{name: "equal scores all become 0", scored: true, in: []int64{7, 7, 7}, want: []int64{0, 0, 0}},
+		{name: "negative-only scores still span [0, 100]", scored: true, in: []int64{-10, -5, 0}, want: []int64{0, 50, 100}},
+		{name: "an empty topology score leaves the scores as they are", scored: false, in: []int64{3, 9}, want: []int64{3, 9}},
 	}
-	p := newPlugin(t, nil, schedcore.NewEmptySnapshot(), false)
+	snap := newSnapshot(nil, []*v1.Node{node("n", map[string]string{"k": "v"})}, nil)
+	p := newPlugin(t, nil, snap, false)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := schedcore.NewCycleState()
-			cs.Write(preScoreStateKey, &preScoreState{topologyScore: tt.topology})
+			s := &preScoreState{scores: schedcore.NewDomainCounts(snap, "k")}
+			if tt.scored {
+				s.scores.AddValue(0, "v", 1)
+			}
+			cs.Write(preScoreStateKey, s)
 			l := make(schedcore.NodeScoreList, len(tt.in))
 			for i, s := range tt.in {
 				l[i].Score = s
@@ -489,7 +494,7 @@ func TestScoreWithoutPreScoreIsAnError(t *testing.T) {
 	ni := schedcore.NewNodeInfo()
 	ni.SetNode(&v1.Node{})
 	_, s := p.Score(context.Background(), schedcore.NewCycleState(), &v1.Pod{}, ni)
-	if diff := cmp.Diff(want(schedcore.Error, `failed to read "PreScoreInterPodAffinity" from cycleState: not found`), res(s)); diff != "" {
+	if diff := cmp.Diff(want(schedcore.Error, `reading "PreScoreInterPodAffinity" from cycleState: not found`), res(s)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -11,14 +11,34 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
+// topologyPair and topologyToMatchedTermCount are kube's form of the
+// counts (per topology key and value), for comparing states.
+type topologyPair struct{ key, value string }
+
+type topologyToMatchedTermCount map[topologyPair]int64
+
+// pairsOf is d's counts by topology pair, keys of the same name summed,
+// without the zero counts (kube's maps delete them).
+func pairsOf(d *schedcore.DomainCounts) topologyToMatchedTermCount {
+	m := topologyToMatchedTermCount{}
+	for k := 0; k < d.NumKeys(); k++ {
+		d.ForEach(k, func(dom schedcore.Domain, n int64) {
+			if n != 0 {
+				m[topologyPair{key: d.KeyName(k), value: d.Value(k, dom)}] += n
+			}
+		})
+	}
+	return m
+}
+
 // counts is the part of preFilterState that AddPod/RemovePod change.
 type counts struct {
-	ExistingAnti, Affinity, Anti map[topologyPair]int64
+	ExistingAnti, Affinity, Anti topologyToMatchedTermCount
 	HostScopedMatches            int64
 }
 
 func countsOf(s *preFilterState) counts {
-	return counts{ExistingAnti: s.existingAntiAffinityCounts, Affinity: s.affinityCounts, Anti: s.antiAffinityCounts, HostScopedMatches: s.matchingHostScopedAffinityPods}
+	return counts{ExistingAnti: pairsOf(s.existing), Affinity: pairsOf(s.affinity), Anti: pairsOf(s.anti), HostScopedMatches: s.matchingHostScopedAffinityPods}
 }
 
 var cmpPairs = cmp.AllowUnexported(topologyPair{})
@@ -123,7 +143,7 @@ func TestPreFilterStateAddRemovePod(t *testing.T) {
 					if _, s := p.PreFilter(ctx, cs, tt.pendingPod, snap.List()); !s.IsSuccess() {
 						t.Fatalf("PreFilter: %v", s.Message())
 					}
-					st, err := getPreFilterState(cs)
+					st, err := schedcore.ReadAs[*preFilterState](cs, preFilterStateKey)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -142,10 +162,10 @@ func TestPreFilterStateAddRemovePod(t *testing.T) {
 				if s := p.AddPod(ctx, cs, tt.pendingPod, added, ni); !s.IsSuccess() {
 					t.Fatalf("AddPod: %v", s.Message())
 				}
-				if diff := cmp.Diff(tt.wantAntiAffinity, st.antiAffinityCounts, cmpPairs); diff != "" {
+				if diff := cmp.Diff(tt.wantAntiAffinity, pairsOf(st.anti), cmpPairs); diff != "" {
 					t.Errorf("anti-affinity counts after AddPod (-want +got):\n%s", diff)
 				}
-				if diff := cmp.Diff(tt.wantAffinity, st.affinityCounts, cmpPairs); diff != "" {
+				if diff := cmp.Diff(tt.wantAffinity, pairsOf(st.affinity), cmpPairs); diff != "" {
 					t.Errorf("affinity counts after AddPod (-want +got):\n%s", diff)
 				}
 				if diff := cmp.Diff(countsOf(allPodsState), countsOf(st), cmpPairs); diff != "" {
@@ -177,12 +197,19 @@ func TestPreFilterStateAddRemovePod(t *testing.T) {
 }
 
 func TestPreFilterStateCloneCopiesCounts(t *testing.T) {
+	snap := newSnapshot(nil, []*v1.Node{node("node1", map[string]string{"name": "node1"}), node("node2", map[string]string{"name": "node2"})}, nil)
+	n1, _ := snap.Get("node1")
+	n2, _ := snap.Get("node2")
 	source := &preFilterState{
-		existingAntiAffinityCounts:     topologyToMatchedTermCount{{key: "name", value: "node1"}: 1, {key: "name", value: "node2"}: 1},
-		affinityCounts:                 topologyToMatchedTermCount{{key: "name", value: "nodeA"}: 1, {key: "name", value: "nodeC"}: 2},
-		antiAffinityCounts:             topologyToMatchedTermCount{{key: "name", value: "nodeN"}: 3, {key: "name", value: "nodeM"}: 1},
+		existing:                       schedcore.NewDomainCounts(snap, "name"),
+		affinity:                       schedcore.NewDomainCounts(snap, "name"),
+		anti:                           schedcore.NewDomainCounts(snap, "name"),
 		matchingHostScopedAffinityPods: 4,
 		fastPath:                       true,
+	}
+	for _, d := range []*schedcore.DomainCounts{source.existing, source.affinity, source.anti} {
+		d.AddNode(0, n1, 1)
+		d.AddNode(0, n2, 2)
 	}
 	clone := source.Clone().(*preFilterState)
 	if clone == source {
@@ -191,13 +218,16 @@ func TestPreFilterStateCloneCopiesCounts(t *testing.T) {
 	if diff := cmp.Diff(countsOf(source), countsOf(clone), cmpPairs); diff != "" {
 		t.Errorf("clone differs (-want +got):\n%s", diff)
 	}
-	clone.existingAntiAffinityCounts[topologyPair{key: "name", value: "node1"}]++
-	clone.affinityCounts[topologyPair{key: "name", value: "nodeA"}]++
-	clone.antiAffinityCounts[topologyPair{key: "name", value: "nodeN"}]++
-	if source.existingAntiAffinityCounts[topologyPair{key: "name", value: "node1"}] != 1 ||
-		source.affinityCounts[topologyPair{key: "name", value: "nodeA"}] != 1 ||
-		source.antiAffinityCounts[topologyPair{key: "name", value: "nodeN"}] != 3 {
-		t.Error("changing the clone's counts changed the source")
+	want := countsOf(source)
+	clone.updateWithPod(schedcore.NewPodInfo(&v1.Pod{}), n1, 1)
+	for _, d := range []*schedcore.DomainCounts{clone.existing, clone.affinity, clone.anti} {
+		d.AddNode(0, n1, 1)
+	}
+	if diff := cmp.Diff(want, countsOf(source), cmpPairs); diff != "" {
+		t.Errorf("changing the clone's counts changed the source (-want +got):\n%s", diff)
+	}
+	if got := pairsOf(clone.anti)[topologyPair{key: "name", value: "node1"}]; got != 2 {
+		t.Errorf("the clone counts %d, want 2", got)
 	}
 	if !clone.fastPath {
 		t.Error("clone lost the fast path flag")
@@ -293,10 +323,10 @@ func TestIncomingCounts(t *testing.T) {
 				p := newPlugin(t, nil, snap, fp)
 				pi := schedcore.NewPodInfo(tt.pod)
 				aff, anti := p.incomingCounts(context.Background(), pi.RequiredAffinityTerms, pi.RequiredAntiAffinityTerms, snap.List())
-				if diff := cmp.Diff(tt.wantAffinity, aff, cmpPairs); diff != "" {
+				if diff := cmp.Diff(tt.wantAffinity, pairsOf(aff), cmpPairs); diff != "" {
 					t.Errorf("affinity counts (-want +got):\n%s", diff)
 				}
-				if diff := cmp.Diff(tt.wantAntiAffinity, anti, cmpPairs); diff != "" {
+				if diff := cmp.Diff(tt.wantAntiAffinity, pairsOf(anti), cmpPairs); diff != "" {
 					t.Errorf("anti-affinity counts (-want +got):\n%s", diff)
 				}
 			})

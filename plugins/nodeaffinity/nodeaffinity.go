@@ -170,7 +170,7 @@ func (pl *NodeAffinity) PreFilter(_ context.Context, cycleState *schedcore.Cycle
 	st := &preFilterState{requiredNodeSelectorAndAffinity: helper.GetRequiredNodeAffinity(pod)}
 	if pl.filterMemo != nil {
 		if snap := pl.snapshotSize(); snap > 0 {
-			st.verdicts, st.memo = pl.filterMemo.View(helper.RequiredAffinityKey(pod), snap), true
+			st.verdicts, st.memo = pl.filterMemo.View(helper.RequiredAffinityKey(new(schedcore.MemoKey), pod), snap), true
 		}
 	}
 	cycleState.Write(preFilterStateKey, st)
@@ -312,7 +312,7 @@ func (pl *NodeAffinity) PreScore(_ context.Context, cycleState *schedcore.CycleS
 	st := &preScoreState{preferredNodeAffinity: pref}
 	if pl.scoreMemo != nil {
 		if n := pl.snapshotSize(); n > 0 {
-			st.sums, st.memo = pl.scoreMemo.View(helper.PreferredAffinityKey(pod), n), true
+			st.sums, st.memo = pl.scoreMemo.View(helper.PreferredAffinityKey(new(schedcore.MemoKey), pod), n), true
 		}
 	}
 	cycleState.Write(preScoreStateKey, st)

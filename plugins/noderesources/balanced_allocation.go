@@ -71,7 +71,7 @@ func (ba *BalancedAllocation) PreScore(_ context.Context, state *schedcore.Cycle
 // PreScore state the requests are computed here (a best-effort pod scores 0).
 func (ba *BalancedAllocation) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
 	var reqs []int64
-	if s, err := schedcore.ReadAs[*balancedAllocationPreScoreState](state, balancedAllocationPreScoreStateKey); err == nil {
+	if s, ok := schedcore.Lookup[*balancedAllocationPreScoreState](state, balancedAllocationPreScoreStateKey); ok {
 		reqs = s.podRequests
 	} else {
 		reqs = ba.scorer.podRequests(pod)

@@ -159,25 +159,13 @@ func (pl *Fit) PreFilter(_ context.Context, state *schedcore.CycleState, pod *v1
 	return nil, nil
 }
 
-func getPreFilterState(state *schedcore.CycleState) (*preFilterState, error) {
-	c, err := state.Read(preFilterStateKey)
-	if err != nil {
-		return nil, fmt.Errorf("error reading %q from cycleState: %w", preFilterStateKey, err)
-	}
-	s, ok := c.(*preFilterState)
-	if !ok {
-		return nil, fmt.Errorf("%+v  convert to NodeResourcesFit.preFilterState error", c)
-	}
-	return s, nil
-}
-
 // Filter rejects a node without room for the pod, with one reason per
 // missing resource in kube's order: pods, cpu, memory, ephemeral-storage,
 // then scalar resources (by name). The status is UnschedulableAndUnresolvable
 // when some request exceeds the node's allocatable outright (preemption
 // cannot help), Unschedulable otherwise.
 func (pl *Fit) Filter(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	s, err := getPreFilterState(state)
+	s, err := schedcore.ReadAs[*preFilterState](state, preFilterStateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -206,7 +194,7 @@ func insufficientStatus(insufficient []InsufficientResource) *schedcore.Status {
 // is the largest share of a request that is missing, 1 when a request
 // exceeds the allocatable (no room freed on the node can help).
 func (pl *Fit) ExplainFilter(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
-	s, err := getPreFilterState(state)
+	s, err := schedcore.ReadAs[*preFilterState](state, preFilterStateKey)
 	if err != nil {
 		return nil
 	}
@@ -324,7 +312,7 @@ func (pl *Fit) PreScore(_ context.Context, state *schedcore.CycleState, pod *v1.
 // the requests are computed here.
 func (pl *Fit) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
 	var reqs []int64
-	if s, err := schedcore.ReadAs[*preScoreState](state, preScoreStateKey); err == nil {
+	if s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey); ok {
 		reqs = s.podRequests
 	} else {
 		reqs = pl.scorer.podRequests(pod)

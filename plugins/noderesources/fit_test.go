@@ -439,7 +439,7 @@ func TestFilterEnoughRequests(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Filter status (-want +got):\n%s", diff)
 			}
-			s, err := getPreFilterState(state)
+			s, err := schedcore.ReadAs[*preFilterState](state, preFilterStateKey)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -528,7 +528,7 @@ func TestFilterRestartableInitContainers(t *testing.T) {
 func TestFilterWithoutPreFilterIsAnError(t *testing.T) {
 	pl := newFit(t, nil)
 	got := pl.Filter(context.Background(), schedcore.NewCycleState(), &v1.Pod{}, nodeInfoWith(&v1.Node{}))
-	want := schedcore.NewStatus(schedcore.Error, `error reading "PreFilterNodeResourcesFit" from cycleState: not found`)
+	want := schedcore.NewStatus(schedcore.Error, `reading "PreFilterNodeResourcesFit" from cycleState: not found`)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Filter status (-want +got):\n%s", diff)
 	}

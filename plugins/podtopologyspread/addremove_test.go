@@ -26,16 +26,16 @@ func TestPreFilterStateAddPod(t *testing.T) {
 		existingPods []*v1.Pod
 		nodeIdx      int // the node addedPod goes to
 		nodes        []*v1.Node
-		want         *preFilterState
+		want         *filterView
 	}{
 		{
 			name:      "adding to an empty cluster moves the minimum to the other node",
 			preemptor: mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
 			addedPod:  ep("p-a1", "node-a", "foo", ""),
 			nodes:     twoNodes(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{nodeConstraint},
-				CriticalPaths:     []*criticalPaths{cp("node-b", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{cp("node-b", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 0}},
 			},
 		},
@@ -45,9 +45,9 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			addedPod:     ep("p-a1", "node-a", "foo", ""),
 			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "")},
 			nodes:        twoNodes(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{nodeConstraint},
-				CriticalPaths:     []*criticalPaths{cp("node-a", 1, "node-b", 1)},
+				CriticalPaths:     []*pathsView{cp("node-a", 1, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 1}},
 			},
 		},
@@ -57,9 +57,9 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			addedPod:     epNS("p-a1", "ns1", "node-a", "foo", ""),
 			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "")},
 			nodes:        twoNodes(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{nodeConstraint},
-				CriticalPaths:     []*criticalPaths{cp("node-a", 0, "node-b", 1)},
+				CriticalPaths:     []*pathsView{cp("node-a", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 0, "node-b": 1}},
 			},
 		},
@@ -70,9 +70,9 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "")},
 			nodeIdx:      1,
 			nodes:        twoNodes(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{nodeConstraint},
-				CriticalPaths:     []*criticalPaths{cp("node-a", 0, "node-b", 2)},
+				CriticalPaths:     []*pathsView{cp("node-a", 0, "node-b", 2)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 0, "node-b": 2}},
 			},
 		},
@@ -81,9 +81,9 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			preemptor: mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
 			addedPod:  ep("p-a1", "node-a", "foo", ""),
 			nodes:     []*v1.Node{zn("node-a", "zone1"), zn("node-x", "zone2")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{zoneConstraint, nodeConstraint},
-				CriticalPaths: []*criticalPaths{cp("zone2", 0, "zone1", 1), cp("node-x", 0, "node-a", 1)},
+				CriticalPaths: []*pathsView{cp("zone2", 0, "zone1", 1), cp("node-x", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 1, "zone2": 0},
 					{"node-a": 1, "node-x": 0},
@@ -96,9 +96,9 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			addedPod:     ep("p-a1", "node-a", "foo", ""),
 			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "", "bar", ""), ep("p-x1", "node-x", "foo", "", "bar", ""), ep("p-x2", "node-x", "bar", "")},
 			nodes:        []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-x", "zone2")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{zoneConstraint, want(1, "node", bar)},
-				CriticalPaths: []*criticalPaths{cp("zone2", 1, "zone1", 2), cp("node-a", 0, "node-b", 1)},
+				CriticalPaths: []*pathsView{cp("zone2", 1, "zone1", 2), cp("node-a", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 2, "zone2": 1},
 					{"node-a": 0, "node-b": 1, "node-x": 2},
@@ -111,9 +111,9 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			addedPod:     ep("p-a1", "node-a", "foo", ""),
 			existingPods: []*v1.Pod{ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
 			nodes:        affinityNodes(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 1, "", math.MaxInt32)},
+				CriticalPaths:     []*pathsView{cp("zone2", 1, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{"zone2": 1}},
 			},
 		},
@@ -124,9 +124,9 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b2", "node-b", "foo", "")},
 			nodeIdx:      1,
 			nodes:        affinityNodes(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 2)},
+				CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 2}},
 			},
 		},
@@ -137,9 +137,9 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b2", "node-b", "foo", "")},
 			nodeIdx:      1,
 			nodes:        affinityNodes(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 1)},
+				CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 1)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
 			},
 		},
@@ -149,9 +149,9 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			addedPod:     ep("p-a2", "node-a", "foo", ""),
 			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
 			nodes:        []*v1.Node{tainted(zn("node-a", "zone1"), unschedulableTaint), zn("node-b", "zone2")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 1, "zone1", 2)},
+				CriticalPaths:     []*pathsView{cp("zone2", 1, "zone1", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 1}},
 			},
 		},
@@ -161,9 +161,9 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			addedPod:     ep("p-a2", "node-a", "foo", ""),
 			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
 			nodes:        []*v1.Node{tainted(zn("node-a", "zone1"), unschedulableTaint), zn("node-b", "zone2")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint.policies(honor, honor)},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 1, "", math.MaxInt32)},
+				CriticalPaths:     []*pathsView{cp("zone2", 1, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{"zone2": 1}},
 			},
 		},
@@ -174,9 +174,9 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", "")},
 			nodeIdx:      1,
 			nodes:        []*v1.Node{zn("node-a", "zone1"), mkNode("node-c", "zone", "zone1")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint, nodeConstraint},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "", math.MaxInt32), cp("node-a", 1, "", math.MaxInt32)},
+				CriticalPaths:     []*pathsView{cp("zone1", 1, "", math.MaxInt32), cp("node-a", 1, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1}, {"node-a": 1}},
 			},
 		},
@@ -188,11 +188,7 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			if _, s := p.PreFilter(context.Background(), cs, tt.preemptor, snap.List()); !s.IsSuccess() {
 				t.Fatal(s.AsError())
 			}
-			before, err := getPreFilterState(cs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			snapshotBefore := before.Clone()
+			before := preFilterView(t, cs)
 			cloned := cs.Clone()
 			nodeInfo, err := snap.Get(tt.nodes[tt.nodeIdx].Name)
 			if err != nil {
@@ -201,14 +197,11 @@ func TestPreFilterStateAddPod(t *testing.T) {
 			if s := p.AddPod(context.Background(), cloned, tt.preemptor, schedcore.NewPodInfo(tt.addedPod), nodeInfo); !s.IsSuccess() {
 				t.Fatal(s.AsError())
 			}
-			got, err := getPreFilterState(cloned)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := preFilterView(t, cloned)
 			if diff := cmp.Diff(tt.want, got, stateCmpOpts...); diff != "" {
 				t.Errorf("AddPod state (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(snapshotBefore, before, stateCmpOpts...); diff != "" {
+			if diff := cmp.Diff(before, preFilterView(t, cs), stateCmpOpts...); diff != "" {
 				t.Errorf("AddPod on a clone changed the original state (-before +after):\n%s", diff)
 			}
 		})
@@ -229,16 +222,16 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 		deletedPodIdx int     // index into existingPods
 		deletedPod    *v1.Pod // used when deletedPodIdx is -1
 		nodeIdx       int     // the node deletedPod is on
-		want          *preFilterState
+		want          *filterView
 	}{
 		{
 			name:         "removing from the larger zone evens the zones",
 			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:        threeNodes(),
 			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 1)},
+				CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 1)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
 			},
 		},
@@ -247,9 +240,9 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:        fourNodes(),
 			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 2)},
+				CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 2}},
 			},
 		},
@@ -259,9 +252,9 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 			nodes:     fourNodes(),
 			existingPods: []*v1.Pod{ep("p-a0", "node-a", "bar", ""), ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
 				ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 2, "zone2", 2)},
+				CriticalPaths:     []*pathsView{cp("zone1", 2, "zone2", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 2}},
 			},
 		},
@@ -272,9 +265,9 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 			existingPods:  []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "")},
 			deletedPodIdx: -1,
 			deletedPod:    ep("p-a0", "node-a", "bar", ""),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 2, "zone2", 2)},
+				CriticalPaths:     []*pathsView{cp("zone1", 2, "zone2", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 2}},
 			},
 		},
@@ -286,9 +279,9 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 				ep("p-x1", "node-x", "foo", ""), ep("p-x2", "node-x", "foo", "")},
 			deletedPodIdx: 3,
 			nodeIdx:       2,
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{zoneConstraint, nodeConstraint},
-				CriticalPaths: []*criticalPaths{cp("zone2", 1, "zone1", 3), cp("node-b", 1, "node-x", 1)},
+				CriticalPaths: []*pathsView{cp("zone2", 1, "zone1", 3), cp("node-b", 1, "node-x", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 1},
 					{"node-a": 2, "node-b": 1, "node-x": 1},
@@ -301,9 +294,9 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 			nodes:         threeNodes(),
 			existingPods:  []*v1.Pod{epNS("p-a1", "other", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
 			deletedPodIdx: 0,
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 1)},
+				CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 1)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
 			},
 		},
@@ -326,10 +319,7 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 			if s := p.RemovePod(context.Background(), cs, tt.preemptor, schedcore.NewPodInfo(deleted), nodeInfo); !s.IsSuccess() {
 				t.Fatal(s.AsError())
 			}
-			got, err := getPreFilterState(cs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := preFilterView(t, cs)
 			if diff := cmp.Diff(tt.want, got, stateCmpOpts...); diff != "" {
 				t.Errorf("RemovePod state (-want +got):\n%s", diff)
 			}

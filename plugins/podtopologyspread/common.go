@@ -1,7 +1,8 @@
 package podtopologyspread
 
 import (
-	"github.com/go-logr/logr"
+	"context"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -48,16 +49,16 @@ type inclusion struct {
 	needed bool
 }
 
-func (pl *PodTopologySpread) newInclusion(pod *v1.Pod, require *helper.RequiredNodeAffinity, constraints []topologySpreadConstraint, numNodes int) inclusion {
+func (pl *PodTopologySpread) newInclusion(pod *v1.Pod, require *helper.RequiredNodeAffinity, constraints []topologySpreadConstraint) inclusion {
 	in := inclusion{pl: pl, pod: pod, require: require}
 	for i := range constraints {
 		if constraints[i].NodeAffinityPolicy == v1.NodeInclusionPolicyHonor || constraints[i].NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
 			in.needed = true
 		}
 	}
-	if in.needed && pl.inclusionMemo != nil && numNodes > 0 {
-		in.view = pl.inclusionMemo.View(helper.RequiredAffinityKey(pod)+"\x00"+helper.TolerationsKey(pod), numNodes)
-		in.memo = true
+	if n := pl.handle.Snapshot().NumNodes(); in.needed && n > 0 {
+		key := helper.TolerationsKey(helper.RequiredAffinityKey(new(schedcore.MemoKey), pod), pod)
+		in.view, in.memo = pl.inclusionMemo.View(key, n), true
 	}
 	return in
 }
@@ -72,46 +73,35 @@ func (in *inclusion) verdict(ni *schedcore.NodeInfo) uint16 {
 			return v
 		}
 	}
-	v := inclKnown
-	node := ni.Node()
-	if match, _ := in.require.Match(node); !match {
-		v |= inclAffinityFails
-	}
-	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(in.pl.handle.Logger(), node.Spec.Taints, in.pod.Spec.Tolerations, doNotScheduleTaints, in.pl.enableTaintTolerationComparisonOperators); untolerated {
-		v |= inclTaintsFail
-	}
+	v := in.pl.inclusionOf(in.pod, in.require, ni.Node())
 	if in.memo {
 		in.view.Put(ni, v)
 	}
 	return v
 }
 
+// inclusionOf computes the inclusion bits of a node: whether it matches the
+// pod's required node affinity and nodeSelector (parse errors count as a
+// match, for kube's backwards compatibility), and whether the pod
+// tolerates its NoSchedule and NoExecute taints.
+func (pl *PodTopologySpread) inclusionOf(pod *v1.Pod, require *helper.RequiredNodeAffinity, node *v1.Node) uint16 {
+	v := inclKnown
+	if match, _ := require.Match(node); !match {
+		v |= inclAffinityFails
+	}
+	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(pl.handle.Logger(), node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaints, pl.enableTaintTolerationComparisonOperators); untolerated {
+		v |= inclTaintsFail
+	}
+	return v
+}
+
 // includes reports whether a node with inclusion bits v counts for the
-// constraint (matchNodeInclusionPolicies from the bits).
+// constraint (kube's matchNodeInclusionPolicies).
 func (tsc *topologySpreadConstraint) includes(v uint16) bool {
 	if tsc.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor && v&inclAffinityFails != 0 {
 		return false
 	}
 	return tsc.NodeTaintsPolicy != v1.NodeInclusionPolicyHonor || v&inclTaintsFail == 0
-}
-
-// matchNodeInclusionPolicies reports whether node counts for the constraint:
-// with nodeAffinityPolicy Honor it must match the pod's required node
-// affinity and nodeSelector (parse errors count as a match, for kube's
-// backwards compatibility); with nodeTaintsPolicy Honor the pod must
-// tolerate its NoSchedule and NoExecute taints.
-func (tsc *topologySpreadConstraint) matchNodeInclusionPolicies(logger logr.Logger, pod *v1.Pod, node *v1.Node, require *helper.RequiredNodeAffinity, enableComparisonOperators bool) bool {
-	if tsc.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor {
-		if match, _ := require.Match(node); !match {
-			return false
-		}
-	}
-	if tsc.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
-		if _, untolerated := v1helper.FindMatchingUntoleratedTaint(logger, node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaints, enableComparisonOperators); untolerated {
-			return false
-		}
-	}
-	return true
 }
 
 // doNotScheduleTaints keeps the taints that matter for scheduling.
@@ -145,7 +135,9 @@ func (pl *PodTopologySpread) buildDefaultConstraints(p *v1.Pod, action v1.Unsati
 	if err != nil || len(constraints) == 0 {
 		return nil, err
 	}
-	selector := helper.DefaultSelector(p, pl.selectorSources())
+	// The driver's current selector sources: queueing hints call this on
+	// event goroutines, concurrently with snapshot updates.
+	selector := helper.DefaultSelector(p, pl.handle.SelectorSources())
 	if selector.Empty() {
 		return nil, nil
 	}
@@ -155,12 +147,15 @@ func (pl *PodTopologySpread) buildDefaultConstraints(p *v1.Pod, action v1.Unsati
 	return constraints, nil
 }
 
-// selectorSources returns the Services, ReplicaSets, ...: the driver's
-// current ones when it serves them (run: the queueing hints call this on
-// event goroutines, concurrently with snapshot updates), else the
-// snapshot's.
-func (pl *PodTopologySpread) selectorSources() *schedcore.SelectorSources {
-	return pl.handle.SelectorSources()
+// hasAllKeys reports whether the node has every constraint's topology key
+// (counts' keys are the constraints').
+func hasAllKeys(counts *schedcore.DomainCounts, ni *schedcore.NodeInfo) bool {
+	for i := 0; i < counts.NumKeys(); i++ {
+		if _, ok := counts.NodeDomain(i, ni); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // nodeLabelsMatchSpreadConstraints reports whether the node has every
@@ -238,123 +233,52 @@ func mergeLabelSetWithSelector(matchLabels labels.Set, s labels.Selector) labels
 	return merged
 }
 
-// countPodsMatchSelector counts the pods of namespace ns that the selector
-// matches, skipping terminating pods (kube #87621). An empty selector
-// counts nothing.
-func countPodsMatchSelector(podInfos []*schedcore.PodInfo, selector labels.Selector, ns string) int {
-	if selector.Empty() {
-		return 0
-	}
-	count := 0
-	for _, pi := range podInfos {
-		p := pi.Pod
-		if p.DeletionTimestamp != nil || p.Namespace != ns {
-			continue
-		}
-		if selector.Matches(labels.Set(p.Labels)) {
-			count++
-		}
-	}
-	return count
-}
-
-// matchCounter counts a node's pods of one namespace that a selector
-// matches, remembered per node in the plugin's memo while the node is
-// unchanged: a cycle recounts only the nodes that changed since the
-// selector was last counted.
-type matchCounter struct {
-	t   *schedcore.MemoTable[int]
-	sel labels.Selector
-	ns  string
-	// byNode, when indexed, holds every node's count by snapshot list index
-	// (from the postings index; nodes without a candidate pod count 0).
-	byNode  []int32
-	indexed bool
-}
-
-// counters returns a counter per constraint for namespace ns over the
-// snapshot's nodes (constraints with the same selector share one table);
-// call release when the cycle's counting is done. Selectors with an
-// equality requirement are counted from the postings index, the others
-// node by node through the memo.
-func (pl *PodTopologySpread) counters(constraints []topologySpreadConstraint, ns string, nodes []*schedcore.NodeInfo) (cs []matchCounter, release func()) {
-	cs = make([]matchCounter, len(constraints))
-	keys := make([]string, len(constraints))
-	var held []*schedcore.MemoTable[int]
-	synced := false
-	pl.postings.mu.Lock()
-	defer pl.postings.mu.Unlock()
+// counters returns, for namespace ns, a counter per constraint of the
+// pods its selector matches per node; call release when the cycle's
+// counting is done.
+func (pl *PodTopologySpread) counters(constraints []topologySpreadConstraint, ns string) ([]schedcore.SelectorCount, func()) {
+	sels := make([]labels.Selector, len(constraints))
 	for i := range constraints {
-		sel := constraints[i].Selector
-		cs[i] = matchCounter{sel: sel, ns: ns}
-		if sel.Empty() {
-			continue
-		}
-		if !synced {
-			pl.postings.sync(nodes)
-			synced = true
-		}
-		keys[i] = ns + "\x00" + sel.String()
-		if cands, ok := pl.postings.candidates(sel, ns); ok {
-			// Only the nodes with candidate pods can count; those unchanged
-			// since their count was remembered are not recounted.
-			t := pl.counts.Acquire(keys[i], len(nodes))
-			byNode := make([]int32, len(nodes))
-			for idx, pods := range cands {
-				if int(idx) >= len(nodes) {
-					continue
-				}
-				ni := nodes[idx]
-				n, ok := t.Get(ni)
-				if !ok {
-					n = 0
-					for _, pi := range pods {
-						if sel.Matches(labels.Set(pi.Pod.Labels)) {
-							n++
-						}
-					}
-					t.Put(ni, n)
-				}
-				byNode[idx] = int32(n)
-			}
-			t.Release()
-			cs[i].byNode, cs[i].indexed = byNode, true
-			continue
-		}
-		for j := 0; j < i; j++ {
-			if keys[j] == keys[i] {
-				cs[i].t = cs[j].t
-				break
-			}
-		}
-		if cs[i].t == nil {
-			cs[i].t = pl.counts.Acquire(keys[i], len(nodes))
-			held = append(held, cs[i].t)
-		}
+		sels[i] = constraints[i].Selector
 	}
-	return cs, func() {
-		for _, t := range held {
-			t.Release()
-		}
-	}
+	return pl.counts.Counts(pl.handle.Snapshot(), ns, sels)
 }
 
-func (c matchCounter) count(ni *schedcore.NodeInfo) int {
-	if c.indexed {
-		if i := ni.ListIndex(); i >= 0 && i < len(c.byNode) {
-			return int(c.byNode[i])
+// countNodes fills, in parallel, each node's row (its count per key of
+// counts, -1 where it does not count) with row, then adds the rows into
+// counts (a node without a key is in its domain "").
+func (pl *PodTopologySpread) countNodes(ctx context.Context, nodes []*schedcore.NodeInfo, counts *schedcore.DomainCounts, row func(ni *schedcore.NodeInfo, row []int)) error {
+	nc := counts.NumKeys()
+	rows := make([]int, len(nodes)*nc)
+	pl.handle.Parallelizer().Until(ctx, len(nodes), func(n int) {
+		r := rows[n*nc : (n+1)*nc]
+		for i := range r {
+			r[i] = -1
 		}
-		return countPodsMatchSelector(ni.Pods, c.sel, c.ns)
+		if nodes[n].Node() != nil {
+			row(nodes[n], r)
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	if c.t == nil {
-		return 0
+	for n, ni := range nodes {
+		for i, cnt := range rows[n*nc : (n+1)*nc] {
+			if cnt >= 0 {
+				counts.AddNodeOrEmpty(i, ni, int64(cnt))
+			}
+		}
 	}
-	if v, ok := c.t.Get(ni); ok {
-		return v
+	return nil
+}
+
+// topologyKeys lists the constraints' topology keys, in order.
+func topologyKeys(constraints []topologySpreadConstraint) []string {
+	keys := make([]string, len(constraints))
+	for i := range constraints {
+		keys[i] = constraints[i].TopologyKey
 	}
-	v := countPodsMatchSelector(ni.Pods, c.sel, c.ns)
-	c.t.Put(ni, v)
-	return v
+	return keys
 }
 
 // podLabelsMatchSpreadConstraints reports whether any constraint selects

@@ -6,37 +6,44 @@
 // Constraints. A pod's own constraints are used when it has any; otherwise
 // the plugin's default constraints apply, with the pod's default selector
 // (plugins/helper.DefaultSelector: the Services selecting the pod and the
-// ReplicationController, ReplicaSet or StatefulSet controlling it, from
-// Snapshot.Selectors). A pod whose default selector is empty gets no
-// default constraints. matchLabelKeys are ANDed into the selector with the
-// pod's values (MatchLabelKeysInPodTopologySpread); minDomains defaults to
-// 1, nodeAffinityPolicy to Honor and nodeTaintsPolicy to Ignore.
+// ReplicationController, ReplicaSet or StatefulSet controlling it). A pod
+// whose default selector is empty gets no default constraints.
+// matchLabelKeys are ANDed into the selector with the pod's values
+// (MatchLabelKeysInPodTopologySpread); minDomains defaults to 1,
+// nodeAffinityPolicy to Honor and nodeTaintsPolicy to Ignore.
 //
 // Which nodes count. A node counts for a constraint when it has every
 // constraint's topology key, matches the pod's nodeSelector and required
-// node affinity if nodeAffinityPolicy is Honor
-// (component-helpers' nodeaffinity.GetRequiredNodeAffinity), and has no
+// node affinity if nodeAffinityPolicy is Honor, and has no
 // NoSchedule/NoExecute taint the pod does not tolerate if nodeTaintsPolicy
 // is Honor. Matching pods are those of the pod's namespace that the
 // selector selects, terminating pods excluded.
 //
+// The counts per domain (kube's maps from topology value to count) are a
+// schedcore.DomainCounts with one key per constraint; the per-node match
+// counts come from a schedcore.MatchCounter and the inclusion verdicts from
+// a schedcore.VerdictMemo, both remembered across cycles while a node is
+// unchanged.
+//
 // Extension points:
 //   - PreFilter (with AddPod/RemovePod): counts matching pods per hard
-//     constraint and topology value over all nodes, in parallel, and keeps
-//     the two smallest domains. Skip when there are no hard constraints.
-//     A selector that does not parse is an Error.
-//   - Filter: per constraint, the node must have the topology key, and
-//     matching pods in its domain + 1 if the pod matches itself − the global
-//     minimum (0 when there are fewer domains than minDomains) must be at
-//     most maxSkew.
+//     constraint and domain over all nodes, in parallel, and keeps the two
+//     smallest domains. Skip when there are no hard constraints. A selector
+//     that does not parse is an Error.
+//   - Filter: per constraint, the node must have the topology key, and the
+//     matching pods in its domain, plus 1 if the pod matches itself, minus
+//     the global minimum (0 when there are fewer domains than minDomains)
+//     must be at most maxSkew.
 //   - PreScore/Score/NormalizeScore: per soft constraint, the matching pods
 //     in the domains of the feasible nodes (over all nodes; hostname
-//     constraints are counted on the node in Score). Feasible nodes missing
-//     a topology key are ignored (score 0) unless the constraints are the
+//     constraints are counted on the node). Feasible nodes missing a
+//     topology key are ignored (score 0) unless the constraints are the
 //     System defaults, which let nodes without a zone label still spread by
 //     hostname. A node scores round(Σ count × log(domains+2) + maxSkew − 1);
 //     normalization gives 100 × (max + min − score) / max (100 everywhere
 //     when max is 0). Skip without soft constraints or without nodes.
+//   - FilterExplainer: per violated constraint, the skew the pod would
+//     cause, or the missing topology key.
 //   - EnqueueExtensions: AssignedPod Add|UpdatePodLabel|Delete, TargetPod
 //     UpdatePodToleration|UpdatePodLabel and Node
 //     Add|Delete|UpdateNodeLabel|UpdateNodeTaint, with kube's hints.
@@ -50,8 +57,7 @@
 // Feature gates are at v1.37.2's defaults: NodeInclusionPolicyInPodTopologySpread
 // (GA), MatchLabelKeysInPodTopologySpread (beta, on),
 // TaintTolerationComparisonOperators (alpha, off) and
-// InPlacePodVerticalScalingSchedulerPreemption (alpha, off). kube's
-// SignPod (opportunistic batching) has no counterpart in the engine.
+// InPlacePodVerticalScalingSchedulerPreemption (alpha, off).
 //
 // Filter reasons:
 //   - ErrReasonNodeLabelNotMatch (UnschedulableAndUnresolvable)

@@ -18,7 +18,7 @@ var _ schedcore.FilterExplainer = (*PodTopologySpread)(nil)
 // domain's, and maxSkew; or that the node lacks the topology key. The
 // shortfall is the share of the skew over maxSkew.
 func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
-	s, err := getPreFilterState(state)
+	s, err := schedcore.ReadAs[*preFilterState](state, preFilterStateKey)
 	if err != nil || len(s.Constraints) == 0 {
 		return nil
 	}
@@ -26,7 +26,7 @@ func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *schedcore.C
 	out := &schedcore.FilterExplanation{}
 	for i := range s.Constraints {
 		c := &s.Constraints[i]
-		dom := helper.DomainWord(c.TopologyKey)
+		word := helper.DomainWord(c.TopologyKey)
 		tv, ok := node.Labels[c.TopologyKey]
 		if !ok {
 			out.Gaps = append(out.Gaps, schedcore.Gap{Text: fmt.Sprintf("node has no %s label (topology spread constraint %d's topologyKey); %s", c.TopologyKey, i+1, ErrReasonNodeLabelNotMatch)})
@@ -34,10 +34,11 @@ func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *schedcore.C
 			continue
 		}
 		minMatchNum := s.minMatchNum(i, c.MinDomains)
-		matchNum := s.TpValueToMatchNum[i][tv]
+		dom, _ := s.counts.NodeDomain(i, nodeInfo)
+		matchNum := int(s.counts.At(i, dom))
 		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
 			out.Gaps = append(out.Gaps, schedcore.Gap{Text: fmt.Sprintf("%s skew would be %d > maxSkew %d (%s %s has %d matching pods, the emptiest %d)",
-				dom, skew, c.MaxSkew, dom, tv, matchNum, minMatchNum)})
+				word, skew, c.MaxSkew, word, tv, matchNum, minMatchNum)})
 			out.Shortfall = max(out.Shortfall, schedcore.ShortfallOf(int64(skew-int(c.MaxSkew)), int64(skew)))
 		}
 	}

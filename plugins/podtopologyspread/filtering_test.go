@@ -45,16 +45,16 @@ func TestPreFilterState(t *testing.T) {
 		defaultConstraints  []v1.TopologySpreadConstraint
 		disableMatchLabels  bool
 		systemDefaulting    bool
-		want                *preFilterState
+		want                *filterView
 		wantPreFilterStatus *schedcore.Status
 	}{
 		{
 			name:  "a clean cluster with one constraint has zero counts in every zone",
 			pod:   mkPod("p", "foo", "").spread(5, "zone", dns, matchLabels("foo", "bar")).obj(),
 			nodes: fourNodes(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(5, "zone", mustSel(t, matchLabels("foo", "bar")))},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 0, "zone2", 0)},
+				CriticalPaths:     []*pathsView{cp("zone1", 0, "zone2", 0)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 0, "zone2": 0}},
 			},
 		},
@@ -63,9 +63,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:        fourNodes(),
 			existingPods: fivePods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -74,9 +74,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, nil).obj(),
 			nodes:        fourNodes(),
 			existingPods: fivePods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", labels.Nothing())},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 0, "zone1", 0)},
+				CriticalPaths:     []*pathsView{cp("zone2", 0, "zone1", 0)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 0, "zone2": 0}},
 			},
 		},
@@ -85,9 +85,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:        append(fourNodes(), zn("node-o", "zone3"), zn("node-p", "zone3")),
 			existingPods: fivePods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone3", 0, "zone2", 2)},
+				CriticalPaths:     []*pathsView{cp("zone3", 0, "zone2", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2, "zone3": 0}},
 			},
 		},
@@ -99,9 +99,9 @@ func TestPreFilterState(t *testing.T) {
 				ep("p-a1", "node-a", "foo", ""), epNS("p-a2", "ns1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
 				epNS("p-y1", "ns2", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""),
 			},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 1, "zone1", 2)},
+				CriticalPaths:     []*pathsView{cp("zone2", 1, "zone1", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 1}},
 			},
 		},
@@ -110,9 +110,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
 			nodes:        fourNodes(),
 			existingPods: sevenPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 3, "zone2", 4), cp("node-x", 0, "node-b", 1)},
+				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-x", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4},
@@ -125,9 +125,9 @@ func TestPreFilterState(t *testing.T) {
 				spread(1, "node", sa, fooSelector).spread(1, "node", dns, fooSelector).obj(),
 			nodes:        []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-y", "zone2")},
 			existingPods: sevenPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 3, "zone2", 4), cp("node-b", 1, "node-a", 2)},
+				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-b", 1, "node-a", 2)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-y": 4},
@@ -139,9 +139,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, barSelector).obj(),
 			nodes:        []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-y", "zone2")},
 			existingPods: []*v1.Pod{ep("p-a", "node-a", "foo", ""), ep("p-b", "node-b", "bar", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", bar)},
-				CriticalPaths: []*criticalPaths{cp("zone2", 0, "zone1", 1), cp("node-a", 0, "node-y", 0)},
+				CriticalPaths: []*pathsView{cp("zone2", 0, "zone1", 1), cp("node-a", 0, "node-y", 0)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 1, "zone2": 0},
 					{"node-a": 0, "node-b": 1, "node-y": 0},
@@ -157,9 +157,9 @@ func TestPreFilterState(t *testing.T) {
 				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", "", "bar", ""), ep("p-y3", "node-y", "foo", ""),
 				ep("p-y4", "node-y", "foo", "", "bar", ""),
 			},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", bar)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 3, "zone2", 4), cp("node-b", 0, "node-a", 1)},
+				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-b", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 1, "node-b": 0, "node-y": 2},
@@ -172,9 +172,9 @@ func TestPreFilterState(t *testing.T) {
 				spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
 			nodes:        fourNodes(),
 			existingPods: sevenPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 3, "zone2", 4), cp("node-b", 1, "node-a", 2)},
+				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-b", 1, "node-a", 2)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-y": 4},
@@ -188,12 +188,12 @@ func TestPreFilterState(t *testing.T) {
 				tsc(3, "node", dns, nil), tsc(2, "node", sa, nil), tsc(5, "rack", dns, nil),
 			},
 			sel: &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "bar")}},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints: []topologySpreadConstraint{
 					want(3, "node", mustSel(t, matchLabels("foo", "bar"))),
 					want(5, "rack", mustSel(t, matchLabels("foo", "bar"))),
 				},
-				CriticalPaths:     []*criticalPaths{newCriticalPaths(), newCriticalPaths()},
+				CriticalPaths:     []*pathsView{cp("", math.MaxInt32, "", math.MaxInt32), cp("", math.MaxInt32, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{}, {}},
 			},
 		},
@@ -217,9 +217,9 @@ func TestPreFilterState(t *testing.T) {
 				spread(2, "planet", sa, matchLabels("fot", "rok")).obj(),
 			defaultConstraints: []v1.TopologySpreadConstraint{tsc(2, "node", dns, nil)},
 			sel:                &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "bar")}},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", mustSel(t, matchLabels("baz", "tar")))},
-				CriticalPaths:     []*criticalPaths{newCriticalPaths()},
+				CriticalPaths:     []*pathsView{cp("", math.MaxInt32, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{}},
 			},
 		},
@@ -243,12 +243,12 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector, minDomains(3)).spread(1, "node", dns, fooSelector).obj(),
 			nodes:        fourNodes(),
 			existingPods: sevenPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints: []topologySpreadConstraint{
 					func() topologySpreadConstraint { c := want(1, "zone", foo); c.MinDomains = 3; return c }(),
 					want(1, "node", foo),
 				},
-				CriticalPaths: []*criticalPaths{cp("zone1", 3, "zone2", 4), cp("node-x", 0, "node-b", 1)},
+				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-x", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4},
@@ -260,9 +260,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "node", dns, barSelector).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar)},
-				CriticalPaths:     []*criticalPaths{cp("node-a", 1, "node-b", 2)},
+				CriticalPaths:     []*pathsView{cp("node-a", 1, "node-b", 2)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2}},
 			},
 		},
@@ -271,9 +271,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "node", dns, barSelector, affinityPolicy(ignore)).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(ignore, ignore)},
-				CriticalPaths:     []*criticalPaths{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
@@ -282,9 +282,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").affinityIn("foo", "").spread(1, "node", dns, barSelector).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar)},
-				CriticalPaths:     []*criticalPaths{cp("node-a", 1, "node-b", 2)},
+				CriticalPaths:     []*pathsView{cp("node-a", 1, "node-b", 2)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2}},
 			},
 		},
@@ -293,9 +293,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").affinityIn("foo", "").spread(1, "node", dns, barSelector, affinityPolicy(ignore)).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(ignore, ignore)},
-				CriticalPaths:     []*criticalPaths{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
@@ -304,9 +304,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, barSelector).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), tainted(mkNode("node-c", "node", "node-c", "bar", ""), unschedulableTaint)},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar)},
-				CriticalPaths:     []*criticalPaths{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
@@ -315,9 +315,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, barSelector, taintsPolicy(honor)).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), tainted(mkNode("node-c", "node", "node-c", "bar", ""), unschedulableTaint)},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(honor, honor)},
-				CriticalPaths:     []*criticalPaths{cp("node-a", 1, "node-b", 2)},
+				CriticalPaths:     []*pathsView{cp("node-a", 1, "node-b", 2)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2}},
 			},
 		},
@@ -326,9 +326,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").tolerate(v1.TaintNodeUnschedulable).spread(1, "node", dns, barSelector, taintsPolicy(honor)).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), tainted(mkNode("node-c", "node", "node-c", "bar", ""), unschedulableTaint)},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(honor, honor)},
-				CriticalPaths:     []*criticalPaths{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
@@ -338,9 +338,9 @@ func TestPreFilterState(t *testing.T) {
 			nodes: []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"),
 				tainted(mkNode("node-c", "node", "node-c"), v1.Taint{Key: "soft", Effect: v1.TaintEffectPreferNoSchedule})},
 			existingPods: policyPods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(honor, honor)},
-				CriticalPaths:     []*criticalPaths{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
@@ -353,9 +353,9 @@ func TestPreFilterState(t *testing.T) {
 				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""),
 			},
 			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo).policies(ignore, ignore)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 0, "zone2", 1), cp("node-a", 0, "node-x", 1)},
+				CriticalPaths: []*pathsView{cp("zone1", 0, "zone2", 1), cp("node-a", 0, "node-x", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 0, "zone2": 1},
 					{"node-a": 0, "node-b": 2, "node-x": 1},
@@ -370,9 +370,9 @@ func TestPreFilterState(t *testing.T) {
 				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""),
 			},
 			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo).policies(honor, honor), want(1, "node", foo)},
-				CriticalPaths: []*criticalPaths{cp("zone1", 0, "zone2", 1), cp("node-a", 0, "node-x", 1)},
+				CriticalPaths: []*pathsView{cp("zone1", 0, "zone2", 1), cp("node-a", 0, "node-x", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 0, "zone2": 1},
 					{"node-a": 0, "node-b": 2, "node-x": 1},
@@ -385,9 +385,9 @@ func TestPreFilterState(t *testing.T) {
 			nodes:              fourNodes(),
 			existingPods:       fivePods(),
 			disableMatchLabels: true,
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -399,12 +399,12 @@ func TestPreFilterState(t *testing.T) {
 				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", "", "bar", "a"), ep("p-b1", "node-b", "foo", ""),
 				ep("p-y1", "node-y", "foo", "", "bar", "a"), ep("p-y2", "node-y", "bar", ""),
 			},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints: []topologySpreadConstraint{want(1, "zone", mustSel(t, &metav1.LabelSelector{
 					MatchLabels:      map[string]string{"bar": "a"},
 					MatchExpressions: fooSelector.MatchExpressions,
 				}))},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 1, "zone1", 1)},
+				CriticalPaths:     []*pathsView{cp("zone2", 1, "zone1", 1)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
 			},
 		},
@@ -416,9 +416,9 @@ func TestPreFilterState(t *testing.T) {
 				ep("p-a1", "node-a", "foo", "a"), ep("p-a2", "node-a", "foo", "a"), ep("p-b1", "node-b", "foo", "a"),
 				ep("p-y1", "node-y", "foo", "a"), ep("p-y2", "node-y", "foo", "a"), ep("p-y3", "node-y", "foo", "b"),
 			},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", mustSel(t, matchLabels("foo", "a")))},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -427,9 +427,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, nil, matchLabelKeys("bar")).obj(),
 			nodes:        fourNodes(),
 			existingPods: fivePods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", labels.Nothing())},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 0, "zone1", 0)},
+				CriticalPaths:     []*pathsView{cp("zone2", 0, "zone1", 0)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 0, "zone2": 0}},
 			},
 		},
@@ -438,9 +438,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector, matchLabelKeys("bar")).obj(),
 			nodes:        fourNodes(),
 			existingPods: fivePods(),
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -452,9 +452,9 @@ func TestPreFilterState(t *testing.T) {
 				ep("p-a1", "node-a", "foo", "", "bar", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "bar", ""),
 				ep("p-y1", "node-y", "foo", "", "bar", ""), ep("p-y2", "node-y", "bar", ""),
 			},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "zone", bar)},
-				CriticalPaths: []*criticalPaths{cp("zone2", 1, "zone1", 2), cp("zone1", 1, "zone2", 3)},
+				CriticalPaths: []*pathsView{cp("zone2", 1, "zone1", 2), cp("zone1", 1, "zone2", 3)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 2, "zone2": 1},
 					{"zone1": 1, "zone2": 3},
@@ -468,9 +468,9 @@ func TestPreFilterState(t *testing.T) {
 				zn("node-a", "zone1"), mkNode("node-b", "zone", "zone1"), mkNode("node-x", "node", "node-x"),
 			},
 			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths:     []*criticalPaths{cp("zone1", 1, "", math.MaxInt32), cp("node-a", 1, "", math.MaxInt32)},
+				CriticalPaths:     []*pathsView{cp("zone1", 1, "", math.MaxInt32), cp("node-a", 1, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1}, {"node-a": 1}},
 			},
 		},
@@ -479,9 +479,9 @@ func TestPreFilterState(t *testing.T) {
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
 			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b")},
 			existingPods: []*v1.Pod{terminating(ep("p-a", "node-a", "foo", "")), ep("p-b", "node-b", "foo", "")},
-			want: &preFilterState{
+			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", foo)},
-				CriticalPaths:     []*criticalPaths{cp("node-a", 0, "node-b", 1)},
+				CriticalPaths:     []*pathsView{cp("node-a", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 0, "node-b": 1}},
 			},
 		},
@@ -511,12 +511,458 @@ func TestPreFilterState(t *testing.T) {
 				}
 				return
 			}
-			got, err := getPreFilterState(cs)
+			got := preFilterView(t, cs)
+			if diff := cmp.Diff(tt.want, got, stateCmpOpts...); diff != "" {
+				t.Errorf("PreFilter state (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Shorthands for the wanted Filter outcome per node.
+const (
+	ok    = schedcore.Success
+	unsch = schedcore.Unschedulable
+	unres = schedcore.UnschedulableAndUnresolvable
+)
+
+// wantStatus is the status Filter must return for a code: the skew reason
+// for Unschedulable, the missing-label reason for Unresolvable.
+func wantStatus(c schedcore.Code) *schedcore.Status {
+	switch c {
+	case unsch:
+		return schedcore.NewStatus(unsch, ErrReasonConstraintsNotMatch)
+	case unres:
+		return schedcore.NewStatus(unres, ErrReasonNodeLabelNotMatch)
+	}
+	return nil
+}
+
+// runFilter runs PreFilter over all nodes then Filter on each node, and
+// returns the statuses by node name. It runs twice, over the snapshot's
+// list (PreFilter and Filter read the label columns) and over a copy of
+// the list (the label maps), and fails if the two differ.
+func runFilter(t *testing.T, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod) map[string]string {
+	t.Helper()
+	p, snap := newPlugin(t, listArgs(), pods, nodes, nil)
+	run := func(all []*schedcore.NodeInfo) map[string]string {
+		state := schedcore.NewCycleState()
+		if _, s := p.PreFilter(context.Background(), state, pod, all); !s.IsSuccess() {
+			t.Fatalf("PreFilter: %v", s)
+		}
+		got := map[string]string{}
+		for _, n := range nodes {
+			ni, err := snap.Get(n.Name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, got, stateCmpOpts...); diff != "" {
-				t.Errorf("PreFilter state (-want +got):\n%s", diff)
+			got[n.Name] = p.Filter(context.Background(), state, pod, ni).String()
+		}
+		return got
+	}
+	got := run(snap.List())
+	if diff := cmp.Diff(got, run(append([]*schedcore.NodeInfo(nil), snap.List()...))); diff != "" {
+		t.Errorf("Filter over the label maps differs from the columns (-columns +maps):\n%s", diff)
+	}
+	return got
+}
+
+func wantStatuses(codes map[string]schedcore.Code) map[string]string {
+	out := map[string]string{}
+	for n, c := range codes {
+		out[n] = wantStatus(c).String()
+	}
+	return out
+}
+
+func TestSingleConstraint(t *testing.T) {
+	policyNodes := func() []*v1.Node {
+		return []*v1.Node{
+			mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""),
+			mkNode("node-x", "node", "node-x", "foo", ""), mkNode("node-y", "node", "node-y"),
+		}
+	}
+	policyPods := func() []*v1.Pod {
+		return []*v1.Pod{ep("p-b1", "node-a", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-y1", "node-y", "foo", "")}
+	}
+	// 2/1/0/3 over node-a, node-b, node-x, node-y.
+	pods2103 := func() []*v1.Pod {
+		return []*v1.Pod{
+			ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+			ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""),
+		}
+	}
+	threeHosts := func() []*v1.Node {
+		return []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), mkNode("node-c", "node", "node-c")}
+	}
+	pods221 := func() []*v1.Pod {
+		return []*v1.Pod{
+			ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+			ep("p-b2", "node-b", "foo", ""), ep("p-c1", "node-c", "foo", ""),
+		}
+	}
+	zonePods21 := func() []*v1.Pod {
+		return []*v1.Pod{ep("p-b1", "node-a", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-y1", "node-y", "foo", "")}
+	}
+	tests := []struct {
+		name         string
+		pod          *v1.Pod
+		nodes        []*v1.Node
+		existingPods []*v1.Pod
+		want         map[string]schedcore.Code
+	}{
+		{
+			name:  "every node fits without existing pods",
+			pod:   mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			nodes: fourNodes(),
+			want:  map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": ok, "node-y": ok},
+		},
+		{
+			name:  "every node fits without existing pods when the pod does not match itself",
+			pod:   mkPod("p", "foo", "").spread(1, "zone", dns, barSelector).obj(),
+			nodes: fourNodes(),
+			want:  map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": ok, "node-y": ok},
+		},
+		{
+			name:  "pods of other namespaces do not count",
+			pod:   mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			nodes: fourNodes(),
+			existingPods: []*v1.Pod{
+				epNS("p-a1", "ns1", "node-a", "foo", ""), epNS("p-b1", "ns2", "node-a", "foo", ""),
+				ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", ""),
+			},
+			want: map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": unsch, "node-y": unsch},
+		},
+		{
+			name:         "a null selector matches no existing pod",
+			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, nil).obj(),
+			nodes:        fourNodes(),
+			existingPods: []*v1.Pod{ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "")},
+			want:         map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": ok, "node-y": ok},
+		},
+		{
+			name:  "zones spread 3/3 let every node fit",
+			pod:   mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			nodes: fourNodes(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""),
+			},
+			want: map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": ok, "node-y": ok},
+		},
+		{
+			name:  "a node without the zone label is unresolvable and its pods do not count",
+			pod:   mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
+			nodes: []*v1.Node{zn("node-a", "zone1"), mkNode("node-b", "zon", "zone1", "node", "node-b"), zn("node-x", "zone2"), zn("node-y", "zone2")},
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", ""),
+			},
+			want: map[string]schedcore.Code{"node-a": ok, "node-b": unres, "node-x": unsch, "node-y": unsch},
+		},
+		{
+			name:  "no node has the rack label",
+			pod:   mkPod("p", "foo", "").spread(1, "rack", dns, fooSelector).obj(),
+			nodes: []*v1.Node{zn("node-a", "zone1"), zn("node-x", "zone2")},
+			want:  map[string]schedcore.Code{"node-a": unres, "node-x": unres},
+		},
+		{
+			name:         "nodes spread 2/1/0/3 let only the empty node fit",
+			pod:          mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
+			nodes:        fourNodes(),
+			existingPods: pods2103(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name:         "nodes spread 2/1/0/3 with maxSkew 2 let node-b and node-x fit",
+			pod:          mkPod("p", "foo", "").spread(2, "node", dns, fooSelector).obj(),
+			nodes:        fourNodes(),
+			existingPods: pods2103(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": ok, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name:         "a pod not matching itself adds no skew",
+			pod:          mkPod("p", "bar", "").spread(1, "node", dns, fooSelector).obj(),
+			nodes:        fourNodes(),
+			existingPods: pods2103(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": ok, "node-x": ok, "node-y": unsch},
+		},
+		{
+			// Only node-a and node-y count (2/~1~/~0~/3): the minimum is 2. The
+			// nodes outside the affinity are NodeAffinity's to reject.
+			name:         "nodes outside the pod's node affinity do not set the minimum",
+			pod:          mkPod("p", "foo", "").affinityIn("node", "node-a", "node-y").spread(1, "node", dns, fooSelector).obj(),
+			nodes:        fourNodes(),
+			existingPods: pods2103(),
+			want:         map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name:         "terminating pods do not count",
+			pod:          mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
+			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b")},
+			existingPods: []*v1.Pod{terminating(ep("p-a", "node-a", "foo", "")), ep("p-b", "node-b", "foo", "")},
+			want:         map[string]schedcore.Code{"node-a": ok, "node-b": unsch},
+		},
+		{
+			// 0/~2~/0/1: node-b does not count, so zone1 has 0 pods.
+			name:         "pods on nodes outside the node affinity do not count for their zone",
+			pod:          mkPod("p", "foo", "").affinityNotIn("node", "node-b").spread(1, "zone", dns, fooSelector).obj(),
+			nodes:        fourNodes(),
+			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-y1", "node-y", "foo", "")},
+			want:         map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": unsch, "node-y": unsch},
+		},
+		{
+			name:         "fewer domains than minDomains make the global minimum 0",
+			pod:          mkPod("p", "foo", "").spread(2, "node", dns, fooSelector, minDomains(4)).obj(),
+			nodes:        threeHosts(),
+			existingPods: pods221(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-c": ok},
+		},
+		{
+			name:         "more domains than minDomains keep the real global minimum",
+			pod:          mkPod("p", "foo", "").spread(2, "node", dns, fooSelector, minDomains(2)).obj(),
+			nodes:        threeHosts(),
+			existingPods: pods221(),
+			want:         map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-c": ok},
+		},
+		{
+			name:         "as many domains as minDomains keep the real global minimum",
+			pod:          mkPod("p", "foo", "").spread(2, "node", dns, fooSelector, minDomains(3)).obj(),
+			nodes:        threeHosts(),
+			existingPods: pods221(),
+			want:         map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-c": ok},
+		},
+		{
+			name:         "fewer zones than minDomains make the global minimum 0",
+			pod:          mkPod("p", "foo", "").spread(2, "zone", dns, fooSelector, minDomains(3)).obj(),
+			nodes:        fourNodes(),
+			existingPods: zonePods21(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": ok},
+		},
+		{
+			name:         "more zones than minDomains keep the real global minimum",
+			pod:          mkPod("p", "foo", "").spread(2, "zone", dns, fooSelector, minDomains(1)).obj(),
+			nodes:        fourNodes(),
+			existingPods: zonePods21(),
+			want:         map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": ok, "node-y": ok},
+		},
+		{
+			// 1/1/0/~0~: node-y is outside the nodeSelector.
+			name:         "nodeAffinityPolicy Honor leaves nodes outside the nodeSelector out of the minimum",
+			pod:          mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "node", dns, fooSelector).obj(),
+			nodes:        policyNodes(),
+			existingPods: policyPods(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": ok},
+		},
+		{
+			name:         "nodeAffinityPolicy Ignore counts nodes outside the nodeSelector",
+			pod:          mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "node", dns, fooSelector, affinityPolicy(ignore)).obj(),
+			nodes:        policyNodes(),
+			existingPods: policyPods(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name:         "nodeAffinityPolicy Honor leaves nodes outside the node affinity out of the minimum",
+			pod:          mkPod("p", "foo", "").affinityIn("foo", "").spread(1, "node", dns, fooSelector).obj(),
+			nodes:        policyNodes(),
+			existingPods: policyPods(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": ok},
+		},
+		{
+			name:         "nodeAffinityPolicy Ignore counts nodes outside the node affinity",
+			pod:          mkPod("p", "foo", "").affinityIn("foo", "").spread(1, "node", dns, fooSelector, affinityPolicy(ignore)).obj(),
+			nodes:        policyNodes(),
+			existingPods: policyPods(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name:         "nodeTaintsPolicy Honor leaves tainted nodes out of the minimum",
+			pod:          mkPod("p", "foo", "").spread(1, "node", dns, fooSelector, taintsPolicy(honor)).obj(),
+			nodes:        append(policyNodes()[:3], tainted(mkNode("node-y", "node", "node-y"), unschedulableTaint)),
+			existingPods: policyPods(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": ok},
+		},
+		{
+			name:         "nodeTaintsPolicy Ignore counts tainted nodes",
+			pod:          mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
+			nodes:        append(policyNodes()[:3], tainted(mkNode("node-y", "node", "node-y"), unschedulableTaint)),
+			existingPods: policyPods(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name:  "matchLabelKeys restrict the counted pods to the pod's own group",
+			pod:   mkPod("p", "app", "web", "rev", "2").spread(1, "node", dns, matchLabels("app", "web"), matchLabelKeys("rev")).obj(),
+			nodes: []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b")},
+			// rev=1 pods are not counted: node-a has 1 rev=2 pod, node-b none.
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "app", "web", "rev", "2"), ep("p-b1", "node-b", "app", "web", "rev", "1"), ep("p-b2", "node-b", "app", "web", "rev", "1"),
+			},
+			want: map[string]schedcore.Code{"node-a": unsch, "node-b": ok},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runFilter(t, tt.pod, tt.nodes, tt.existingPods)
+			if diff := cmp.Diff(wantStatuses(tt.want), got); diff != "" {
+				t.Errorf("Filter statuses (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMultipleConstraints(t *testing.T) {
+	zoneNode := func() *podB {
+		return mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector)
+	}
+	fooBar := func() *podB {
+		return mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, barSelector)
+	}
+	policyPods := func() []*v1.Pod {
+		return []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-y1", "node-y", "foo", "")}
+	}
+	tests := []struct {
+		name         string
+		pod          *v1.Pod
+		nodes        []*v1.Node
+		existingPods []*v1.Pod
+		want         map[string]schedcore.Code
+	}{
+		{
+			name:  "zone and node constraints, spreads [3/3, 2/1/0/3]",
+			pod:   zoneNode().obj(),
+			nodes: fourNodes(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""),
+			},
+			want: map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name:  "zone and node constraints, spreads [3/4, 2/1/0/4]: no node satisfies both",
+			pod:   zoneNode().obj(),
+			nodes: fourNodes(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""), ep("p-y4", "node-y", "foo", ""),
+			},
+			want: map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": unsch, "node-y": unsch},
+		},
+		{
+			name:         "different selectors, spreads [1/0, 1/0/0/1]",
+			pod:          fooBar().obj(),
+			nodes:        fourNodes(),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-y1", "node-y", "bar", "")},
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name:         "different selectors, spreads [1/0, 0/0/1/1]",
+			pod:          fooBar().obj(),
+			nodes:        fourNodes(),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-x1", "node-x", "bar", ""), ep("p-y1", "node-y", "bar", "")},
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": unsch, "node-y": unsch},
+		},
+		{
+			name:  "different selectors, spreads [2/3, 1/0/0/1]",
+			pod:   fooBar().obj(),
+			nodes: fourNodes(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", "", "bar", ""), ep("p-y1", "node-y", "foo", ""),
+				ep("p-y2", "node-y", "foo", "", "bar", ""), ep("p-y3", "node-y", "foo", ""),
+			},
+			want: map[string]schedcore.Code{"node-a": unsch, "node-b": ok, "node-x": unsch, "node-y": unsch},
+		},
+		{
+			name:         "different selectors, the pod does not match the zone constraint's",
+			pod:          mkPod("p", "bar", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, barSelector).obj(),
+			nodes:        fourNodes(),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-x1", "node-x", "bar", ""), ep("p-y1", "node-y", "bar", "")},
+			want:         map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": unsch, "node-y": unsch},
+		},
+		{
+			name:         "node-x lacks the node label, spreads [1/1, 1/0/0/1]",
+			pod:          zoneNode().obj(),
+			nodes:        []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), mkNode("node-x", "zone", "zone2"), zn("node-y", "zone2")},
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-y3", "node-y", "foo", "")},
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": ok, "node-x": unres, "node-y": unsch},
+		},
+		{
+			name: "zone honors the nodeSelector, node ignores it",
+			pod: mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "zone", dns, fooSelector).
+				spread(1, "node", dns, fooSelector, affinityPolicy(ignore)).obj(),
+			nodes: []*v1.Node{
+				mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", ""), mkNode("node-b", "zone", "zone1", "node", "node-b", "foo", ""),
+				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""), mkNode("node-y", "zone", "zone2", "node", "node-y"),
+			},
+			existingPods: policyPods(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name: "zone honors taints, node ignores them",
+			pod:  mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector, taintsPolicy(honor)).spread(1, "node", dns, fooSelector).obj(),
+			nodes: []*v1.Node{
+				mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", ""), mkNode("node-b", "zone", "zone1", "node", "node-b", "foo", ""),
+				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""), tainted(mkNode("node-y", "zone", "zone2", "node", "node-y"), unschedulableTaint),
+			},
+			existingPods: policyPods(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name: "both honor the nodeSelector, taints ignored",
+			pod:  mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
+			nodes: []*v1.Node{
+				mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", ""), mkNode("node-b", "zone", "zone1", "node", "node-b"),
+				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""), tainted(mkNode("node-y", "zone", "zone2", "node", "node-y", "foo", ""), unschedulableTaint),
+			},
+			existingPods: policyPods(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": ok, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name: "zone honors the nodeSelector and taints, node ignores both",
+			pod: mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "zone", dns, fooSelector, taintsPolicy(honor)).
+				spread(1, "node", dns, fooSelector, affinityPolicy(ignore)).obj(),
+			nodes: []*v1.Node{
+				mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", ""), mkNode("node-b", "zone", "zone1", "node", "node-b"),
+				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""), tainted(mkNode("node-y", "zone", "zone2", "node", "node-y", "foo", ""), unschedulableTaint),
+			},
+			existingPods: policyPods(),
+			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
+		},
+		{
+			name:  "two constraints on zone, spreads [3/3, 2/1]",
+			pod:   mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, barSelector).spread(1, "zone", dns, fooSelector).obj(),
+			nodes: fourNodes(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", "", "bar", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
+				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", "", "bar", ""), ep("p-y3", "node-y", "foo", ""),
+			},
+			want: map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": ok},
+		},
+		{
+			name:  "two constraints on zone, spreads [3/4, 2/1]",
+			pod:   mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, barSelector).spread(1, "zone", dns, fooSelector).obj(),
+			nodes: fourNodes(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", "", "bar", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
+				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", "", "bar", ""), ep("p-y3", "node-y", "foo", ""), ep("p-y4", "node-y", "foo", ""),
+			},
+			want: map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": unsch, "node-y": unsch},
+		},
+		{
+			name:  "a node lacking the second constraint's key is unresolvable and its pods count for neither",
+			pod:   zoneNode().obj(),
+			nodes: []*v1.Node{zn("node-a", "zone1"), mkNode("node-b", "zone", "zone2"), zn("node-c", "zone2")},
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+			},
+			// zone2 counts only node-c (node-b lacks "node"): 2/0, so node-a
+			// fails on skew and node-b on its missing label.
+			want: map[string]schedcore.Code{"node-a": unsch, "node-b": unres, "node-c": ok},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runFilter(t, tt.pod, tt.nodes, tt.existingPods)
+			if diff := cmp.Diff(wantStatuses(tt.want), got); diff != "" {
+				t.Errorf("Filter statuses (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -198,9 +199,78 @@ func (c topologySpreadConstraint) policies(na, nt v1.NodeInclusionPolicy) topolo
 	return c
 }
 
-// cp builds criticalPaths from two (value, num) pairs.
-func cp(v0 string, n0 int, v1 string, n1 int) *criticalPaths {
-	p := criticalPaths{}
+// filterView is a preFilterState as kube's tests see it: the match
+// numbers and the critical paths by topology value.
+type filterView struct {
+	Constraints       []topologySpreadConstraint
+	CriticalPaths     []*pathsView
+	TpValueToMatchNum []map[string]int
+}
+
+// pathsView is criticalPaths by topology value.
+type pathsView [2]struct {
+	TopologyValue string
+	MatchNum      int
+}
+
+func filterViewOf(s *preFilterState) *filterView {
+	v := &filterView{Constraints: s.Constraints}
+	for i, p := range s.CriticalPaths {
+		pv := &pathsView{}
+		for j := range p {
+			pv[j].MatchNum = p[j].MatchNum
+			if p[j].Domain != schedcore.NoDomain {
+				pv[j].TopologyValue = s.counts.Value(i, p[j].Domain)
+			}
+		}
+		v.CriticalPaths = append(v.CriticalPaths, pv)
+	}
+	for i := range s.Constraints {
+		m := map[string]int{}
+		s.counts.ForEach(i, func(dom schedcore.Domain, n int64) { m[s.counts.Value(i, dom)] = int(n) })
+		v.TpValueToMatchNum = append(v.TpValueToMatchNum, m)
+	}
+	return v
+}
+
+// preFilterView reads the PreFilter state of cs as a filterView.
+func preFilterView(t *testing.T, cs *schedcore.CycleState) *filterView {
+	t.Helper()
+	s, err := schedcore.ReadAs[*preFilterState](cs, preFilterStateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filterViewOf(s)
+}
+
+// scoreView is a preScoreState as kube's tests see it: the matching pods
+// per topology value (none for hostname constraints, counted in Score).
+type scoreView struct {
+	Constraints               []topologySpreadConstraint
+	IgnoredNodes              sets.Set[string]
+	TopologyValueToPodCounts  []map[string]*int64
+	TopologyNormalizingWeight []float64
+}
+
+// preScoreView reads the PreScore state of cs as a scoreView.
+func preScoreView(t *testing.T, cs *schedcore.CycleState) *scoreView {
+	t.Helper()
+	s, err := schedcore.ReadAs[*preScoreState](cs, preScoreStateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &scoreView{Constraints: s.Constraints, IgnoredNodes: s.IgnoredNodes, TopologyNormalizingWeight: s.TopologyNormalizingWeight}
+	for i := range s.Constraints {
+		m := map[string]*int64{}
+		s.counts.ForEach(i, func(dom schedcore.Domain, n int64) { m[s.counts.Value(i, dom)] = &n })
+		v.TopologyValueToPodCounts = append(v.TopologyValueToPodCounts, m)
+	}
+	return v
+}
+
+// cp builds critical paths from two (value, num) pairs.
+func cp(v0 string, n0 int, v1 string, n1 int) *pathsView {
+	p := pathsView{}
 	p[0].TopologyValue, p[0].MatchNum = v0, n0
 	p[1].TopologyValue, p[1].MatchNum = v1, n1
 	return &p
@@ -216,16 +286,15 @@ var stateCmpOpts = []cmp.Option{
 		}
 		return a.String() == b.String() && a.Empty() == b.Empty()
 	}),
-	cmp.Comparer(func(p1, p2 criticalPaths) bool {
+	cmp.Comparer(func(p1, p2 pathsView) bool {
 		p1.sort()
 		p2.sort()
 		return p1[0] == p2[0] && p1[1] == p2[1]
 	}),
-	cmpopts.IgnoreUnexported(preFilterState{}, preScoreState{}),
 	cmpopts.EquateEmpty(),
 }
 
-func (p *criticalPaths) sort() {
+func (p *pathsView) sort() {
 	if p[0].MatchNum == p[1].MatchNum && p[0].TopologyValue > p[1].TopologyValue {
 		p[0].TopologyValue, p[1].TopologyValue = p[1].TopologyValue, p[0].TopologyValue
 	}

@@ -69,10 +69,9 @@ type PodTopologySpread struct {
 	// (alpha, off): a pod whose resize is Deferred skips the plugin.
 	enableSkipDeferredResize bool
 
-	// counts remembers per-node selector match counts across cycles.
-	counts *schedcore.NodeMemo[int]
-	// postings indexes pods by label pair across cycles.
-	postings *postings
+	// counts counts selectors' matching pods per node, remembered across
+	// cycles.
+	counts *schedcore.MatchCounter
 	// inclusionMemo remembers per node the node inclusion verdicts of
 	// pods' node affinity and tolerations (see inclusion).
 	inclusionMemo *schedcore.VerdictMemo
@@ -96,8 +95,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		defaultConstraints:   a.defaultConstraints,
 		systemDefaulted:      a.systemDefaulted,
 		enableMatchLabelKeys: true,
-		counts:               schedcore.NewNodeMemo[int](memoKeys),
-		postings:             newPostings(),
+		counts:               schedcore.NewMatchCounter(memoKeys),
 		inclusionMemo:        schedcore.NewVerdictMemo(memoKeys),
 
 		enableTaintTolerationComparisonOperators: h.Features().TaintTolerationComparisonOperators,

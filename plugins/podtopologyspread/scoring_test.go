@@ -117,14 +117,14 @@ func TestPreScoreState(t *testing.T) {
 		pods  []*v1.Pod
 		sel   *schedcore.SelectorSources
 		args  *configv1.PodTopologySpreadArgs
-		want  *preScoreState
+		want  *scoreView
 	}{
 		{
 			name:  "zone domains are listed and hostname ones left to Score",
 			pod:   mkPod("p", "foo", "").spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, fooSelector).obj(),
 			nodes: threeNodes(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", foo), want(1, v1.LabelHostname, foo)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(0), "zone2": i64(0)}, {}},
@@ -137,7 +137,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: threeNodes(),
 			pods:  []*v1.Pod{ep("p-a", "node-a", "foo", "")},
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", labels.Nothing())},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(0), "zone2": i64(0)}},
@@ -152,7 +152,7 @@ func TestPreScoreState(t *testing.T) {
 				hn("node-x"),
 			},
 			args: listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", foo), want(1, v1.LabelHostname, bar)},
 				IgnoredNodes:              sets.New("node-x"),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(0)}, {}},
@@ -167,7 +167,7 @@ func TestPreScoreState(t *testing.T) {
 				hn("node-c"), hn("node-d"),
 			},
 			sel: &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(3, v1.LabelHostname, foo), want(5, v1.LabelTopologyZone, foo)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{}, {"mars": i64(0), "": i64(0)}},
@@ -180,7 +180,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: []*v1.Node{mkNode("node-a", "rack", "rack1", v1.LabelHostname, "node-a", "planet", "mars")},
 			sel:   &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
 			args:  listArgs(tsc(1, v1.LabelHostname, sa, nil), tsc(2, "rack", dns, nil), tsc(2, "planet", sa, nil)),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, v1.LabelHostname, foo), want(2, "planet", foo)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{}, {"mars": i64(0)}},
@@ -195,7 +195,7 @@ func TestPreScoreState(t *testing.T) {
 			},
 			sel:  &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
 			args: listArgs(tsc(1, v1.LabelHostname, sa, nil), tsc(2, "planet", sa, nil)),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, v1.LabelHostname, foo), want(2, "planet", foo)},
 				IgnoredNodes:              sets.New("node-b"),
 				TopologyValueToPodCounts:  []map[string]*int64{{}, {"mars": i64(0)}},
@@ -209,7 +209,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: []*v1.Node{mkNode("node-a", "planet", "mars", "galaxy", "andromeda")},
 			sel:   &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
 			args:  listArgs(tsc(2, "galaxy", sa, nil)),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(2, "planet", mustSel(t, matchLabels("baz", "sup")))},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"mars": i64(0)}},
@@ -222,7 +222,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: policyNodes(),
 			pods:  policyPods(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", bar)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(2), "zone2": i64(0)}},
@@ -235,7 +235,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: policyNodes(),
 			pods:  policyPods(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", bar).policies(ignore, ignore)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(2), "zone2": i64(1)}},
@@ -248,7 +248,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: policyNodes(),
 			pods:  policyPods(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", bar)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(2), "zone2": i64(0)}},
@@ -261,7 +261,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: taintNodes(),
 			pods:  policyPods(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", bar).policies(honor, honor)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(2), "zone2": i64(0)}},
@@ -274,7 +274,7 @@ func TestPreScoreState(t *testing.T) {
 			nodes: taintNodes(),
 			pods:  policyPods(),
 			args:  listArgs(),
-			want: &preScoreState{
+			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", bar)},
 				IgnoredNodes:              sets.New[string](),
 				TopologyValueToPodCounts:  []map[string]*int64{{"zone1": i64(2), "zone2": i64(1)}},
@@ -289,13 +289,392 @@ func TestPreScoreState(t *testing.T) {
 			if s := p.PreScore(context.Background(), cs, tt.pod, snap.List()); !s.IsSuccess() {
 				t.Fatal(s.AsError())
 			}
-			got, err := getPreScoreState(cs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := preScoreView(t, cs)
 			if diff := cmp.Diff(tt.want, got, stateCmpOpts...); diff != "" {
 				t.Errorf("PreScore state (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestPodTopologySpreadScore(t *testing.T) {
+	// Legend, as in kube's test: X/Y are matching pods on candidate nodes,
+	// ~Y~ a node that is not a candidate, ?Y? a candidate missing a topology key.
+	hosts := func(names ...string) []*v1.Node {
+		out := make([]*v1.Node, 0, len(names))
+		for _, n := range names {
+			out = append(out, hn(n))
+		}
+		return out
+	}
+	zh := func(name, zone string) *v1.Node { return mkNode(name, "zone", zone, v1.LabelHostname, name) }
+	pods2103 := func() []*v1.Pod {
+		return []*v1.Pod{
+			ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+			ep("p-d1", "node-d", "foo", ""), ep("p-d2", "node-d", "foo", ""), ep("p-d3", "node-d", "foo", ""),
+		}
+	}
+	pods4321 := func() []*v1.Pod {
+		return []*v1.Pod{
+			ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-a3", "node-a", "foo", ""), ep("p-a4", "node-a", "foo", ""),
+			ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-b3", "node-b", "foo", ""),
+			ep("p-c1", "node-c", "foo", ""), ep("p-c2", "node-c", "foo", ""), ep("p-d1", "node-d", "foo", ""),
+		}
+	}
+	pods4213 := func() []*v1.Pod {
+		return []*v1.Pod{
+			ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-a3", "node-a", "foo", ""), ep("p-a4", "node-a", "foo", ""),
+			ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", ""),
+			ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""),
+		}
+	}
+	policyNodes := func() []*v1.Node {
+		return []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c")}
+	}
+	policyPods := func() []*v1.Pod {
+		return []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-c1", "node-c", "foo", "")}
+	}
+	taintNodes := func() []*v1.Node {
+		return []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), tainted(mkNode("node-c", "node", "node-c"), unschedulableTaint)}
+	}
+	matchKeyNodes := func() []*v1.Node {
+		return []*v1.Node{zh("node-a", "zone1"), zh("node-b", "zone1"), zh("node-c", "zone2"), zh("node-d", "zone2")}
+	}
+	tests := []struct {
+		name               string
+		pod                *v1.Pod
+		existingPods       []*v1.Pod
+		nodes              []*v1.Node
+		failedNodes        []*v1.Node // nodes + failedNodes = all nodes
+		sel                *schedcore.SelectorSources
+		disableMatchLabels bool
+		want               schedcore.NodeScoreList
+	}{
+		{
+			name:  "one hostname constraint without existing pods scores every node 100",
+			pod:   mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
+			nodes: hosts("node-a", "node-b"),
+			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-b", Score: 100}},
+		},
+		{
+			name:         "the only candidate node scores 100",
+			pod:          mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
+			nodes:        hosts("node-a"),
+			failedNodes:  hosts("node-b"),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 100}},
+		},
+		{
+			name:         "nodes with the same number of matching pods score the same",
+			pod:          mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
+			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
+			nodes:        hosts("node-a", "node-b"),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-b", Score: 100}},
+		},
+		{
+			name:         "hostname spread 2/1/0/3 over 4 candidates",
+			pod:          mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
+			existingPods: pods2103(),
+			nodes:        hosts("node-a", "node-b", "node-c", "node-d"),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 20}, {Name: "node-b", Score: 60}, {Name: "node-c", Score: 100}, {Name: "node-d", Score: 0}},
+		},
+		{
+			name:         "a null selector scores every node 100",
+			pod:          mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, nil).obj(),
+			existingPods: pods2103(),
+			nodes:        hosts("node-a", "node-b", "node-c", "node-d"),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-b", Score: 100}, {Name: "node-c", Score: 100}, {Name: "node-d", Score: 100}},
+		},
+		{
+			name:         "hostname spread 2/1/0/3 with maxSkew 2 tolerates more skew",
+			pod:          mkPod("p", "foo", "").spread(2, v1.LabelHostname, sa, fooSelector).obj(),
+			existingPods: pods2103(),
+			nodes:        hosts("node-a", "node-b", "node-c", "node-d"),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 33}, {Name: "node-b", Score: 66}, {Name: "node-c", Score: 100}, {Name: "node-d", Score: 16}},
+		},
+		{
+			name:         "hostname spread 4/3/2/1 with maxSkew 3",
+			pod:          mkPod("p", "foo", "").spread(3, v1.LabelHostname, sa, fooSelector).obj(),
+			existingPods: pods4321(),
+			nodes:        hosts("node-a", "node-b", "node-c", "node-d"),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 44}, {Name: "node-b", Score: 66}, {Name: "node-c", Score: 77}, {Name: "node-d", Score: 100}},
+		},
+		{
+			name:         "system defaulting spreads a service's pods by hostname when nodes have no zone",
+			pod:          mkPod("p", "foo", "").obj(),
+			existingPods: pods4321(),
+			nodes:        hosts("node-a", "node-b", "node-c", "node-d"),
+			sel:          &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "")}},
+			// The same scores as one hostname constraint with maxSkew 3.
+			want: schedcore.NodeScoreList{{Name: "node-a", Score: 44}, {Name: "node-b", Score: 66}, {Name: "node-c", Score: 77}, {Name: "node-d", Score: 100}},
+		},
+		{
+			// Nodes without the zone label read as zone "" when not every key
+			// is required, the same domain as nodes labelled with "".
+			name: "system defaulting counts nodes without a zone in the domain of an empty zone",
+			pod:  mkPod("p", "foo", "").obj(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-c1", "node-c", "foo", ""),
+			},
+			nodes: []*v1.Node{
+				mkNode("node-a", v1.LabelHostname, "node-a", v1.LabelTopologyZone, "z1"), mkNode("node-b", v1.LabelHostname, "node-b", v1.LabelTopologyZone, ""),
+				mkNode("node-c", v1.LabelHostname, "node-c"), mkNode("node-d", v1.LabelHostname, "node-d", v1.LabelTopologyZone, "z1"),
+			},
+			sel: &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "")}},
+			// hostname: cnt×log(6)+2; zone: cnt×log(4)+4 with z1 = 1 and "" = 3
+			// (node-c has no zone: hostname only): 9, 14, 4, 7.
+			want: schedcore.NodeScoreList{{Name: "node-a", Score: 64}, {Name: "node-b", Score: 28}, {Name: "node-c", Score: 100}, {Name: "node-d", Score: 78}},
+		},
+		{
+			name:         "system defaulting spreads by hostname and zone",
+			pod:          mkPod("p", "foo", "").obj(),
+			existingPods: pods4213(),
+			nodes: []*v1.Node{
+				mkNode("node-a", v1.LabelHostname, "node-a", v1.LabelTopologyZone, "z1"), mkNode("node-b", v1.LabelHostname, "node-b", v1.LabelTopologyZone, "z1"),
+				mkNode("node-x", v1.LabelHostname, "node-x", v1.LabelTopologyZone, "z2"), mkNode("node-y", v1.LabelHostname, "node-y", v1.LabelTopologyZone, "z2"),
+			},
+			sel: &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "")}},
+			// hostname: cnt×log(6)+2; zone: cnt×log(4)+4 (z1 has 6, z2 has 4).
+			// a: 4×1.792+2 + 6×1.386+4 = 21.48 → 21; b: 17.90 → 18; x: 13.34 → 13;
+			// y: 16.92 → 17. Normalized: 100×(21+13−s)/21.
+			want: schedcore.NodeScoreList{{Name: "node-a", Score: 61}, {Name: "node-b", Score: 76}, {Name: "node-x", Score: 100}, {Name: "node-y", Score: 80}},
+		},
+		{
+			name:         "system defaulting skips a pod no service selects",
+			pod:          mkPod("p", "foo", "").obj(),
+			existingPods: pods4321(),
+			nodes:        hosts("node-a", "node-b"),
+			sel:          &schedcore.SelectorSources{Services: []*v1.Service{service("default", "app", "x")}},
+			// PreScore skips; Score then errors, so this case only checks PreScore.
+			want: nil,
+		},
+		{
+			name:         "hostname spread 4/2/1/~3~ over 3 candidates",
+			pod:          mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
+			existingPods: pods4213(),
+			nodes:        hosts("node-a", "node-b", "node-x"),
+			failedNodes:  hosts("node-y"),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 33}, {Name: "node-b", Score: 83}, {Name: "node-x", Score: 100}},
+		},
+		{
+			name:         "hostname spread 4/?2?/1/~3~: the candidate without the key scores 0",
+			pod:          mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
+			existingPods: pods4213(),
+			nodes:        []*v1.Node{hn("node-a"), mkNode("node-b", "n", "node-b"), hn("node-x")},
+			failedNodes:  hosts("node-y"),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 16}, {Name: "node-b", Score: 0}, {Name: "node-x", Score: 100}},
+		},
+		{
+			name:         "zone spread 4/2/1/~3~ counts the non-candidate's pods in its zone",
+			pod:          mkPod("p", "foo", "").spread(1, "zone", sa, fooSelector).obj(),
+			existingPods: pods4213(),
+			nodes:        []*v1.Node{zh("node-a", "zone1"), zh("node-b", "zone1"), zh("node-x", "zone2")},
+			failedNodes:  []*v1.Node{zh("node-y", "zone2")},
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 75}, {Name: "node-b", Score: 75}, {Name: "node-x", Score: 100}},
+		},
+		{
+			name: "zone and hostname constraints, 2/~1~/2/~4~",
+			pod:  mkPod("p", "foo", "").spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, fooSelector).obj(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+				ep("p-x1", "node-x", "foo", ""), ep("p-x2", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", ""),
+				ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""), ep("p-y4", "node-y", "foo", ""),
+			},
+			nodes:       []*v1.Node{zh("node-a", "zone1"), zh("node-x", "zone2")},
+			failedNodes: []*v1.Node{zh("node-b", "zone1"), zh("node-y", "zone2")},
+			want:        schedcore.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-x", Score: 63}},
+		},
+		{
+			name: "two zone constraints, 2 out of 4 nodes are candidates",
+			pod:  mkPod("p", "foo", "", "bar", "").spread(1, "zone", sa, fooSelector).spread(1, "zone", sa, barSelector).obj(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", "", "bar", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
+				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", "", "bar", ""), ep("p-y3", "node-y", "foo", ""),
+			},
+			nodes:       []*v1.Node{mkNode("node-a", "zone", "zone1"), mkNode("node-x", "zone", "zone2")},
+			failedNodes: []*v1.Node{mkNode("node-b", "zone", "zone1"), mkNode("node-y", "zone", "zone2")},
+			want:        schedcore.NodeScoreList{{Name: "node-a", Score: 85}, {Name: "node-x", Score: 100}},
+		},
+		{
+			// zone: foo pods spread 2/2/1/1; hostname: bar pods spread 0/1/0/1.
+			name: "zone and hostname constraints with different selectors",
+			pod:  mkPod("p", "foo", "", "bar", "").spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, barSelector).obj(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
+				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "bar", ""),
+			},
+			nodes: []*v1.Node{zh("node-a", "zone1"), zh("node-b", "zone1"), zh("node-x", "zone2"), zh("node-y", "zone2")},
+			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 60}, {Name: "node-b", Score: 20}, {Name: "node-x", Score: 100}, {Name: "node-y", Score: 60}},
+		},
+		{
+			// zone: 0/0/2/2; hostname: 0/1/0/1.
+			name:         "zone and hostname constraints with different selectors, some nodes have 0 pods",
+			pod:          mkPod("p", "foo", "", "bar", "").spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, barSelector).obj(),
+			existingPods: []*v1.Pod{ep("p-b1", "node-b", "bar", ""), ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "", "bar", "")},
+			nodes:        []*v1.Node{zh("node-a", "zone1"), zh("node-b", "zone1"), zh("node-x", "zone2"), zh("node-y", "zone2")},
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-b", Score: 60}, {Name: "node-x", Score: 40}, {Name: "node-y", Score: 0}},
+		},
+		{
+			// zone: 2/2/1/~1~; hostname: 0/1/0/~1~.
+			name: "zone and hostname constraints with different selectors, 3 out of 4 nodes are candidates",
+			pod:  mkPod("p", "foo", "", "bar", "").spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, barSelector).obj(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
+				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "bar", ""),
+			},
+			nodes:       []*v1.Node{zh("node-a", "zone1"), zh("node-b", "zone1"), zh("node-x", "zone2")},
+			failedNodes: []*v1.Node{zh("node-y", "zone2")},
+			want:        schedcore.NodeScoreList{{Name: "node-a", Score: 50}, {Name: "node-b", Score: 25}, {Name: "node-x", Score: 100}},
+		},
+		{
+			name: "pods of other namespaces do not count",
+			pod:  mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
+			existingPods: []*v1.Pod{
+				epNS("p-a1", "ns1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""),
+				ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""),
+			},
+			nodes: hosts("node-a", "node-b"),
+			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-b", Score: 33}},
+		},
+		{
+			name:         "terminating pods do not count",
+			pod:          mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
+			existingPods: []*v1.Pod{terminating(ep("p-a", "node-a", "foo", "")), ep("p-b", "node-b", "foo", "")},
+			nodes:        hosts("node-a", "node-b"),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-b", Score: 0}},
+		},
+		{
+			name: "minDomains has no effect on soft constraints",
+			pod:  mkPod("p", "foo", "").spread(2, "node", sa, fooSelector, minDomains(10)).obj(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+				ep("p-b2", "node-b", "foo", ""), ep("p-c1", "node-c", "foo", ""),
+			},
+			nodes: []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), mkNode("node-c", "node", "node-c")},
+			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 75}, {Name: "node-b", Score: 75}, {Name: "node-c", Score: 100}},
+		},
+		{
+			name:         "nodeAffinityPolicy Honor leaves pods on nodes outside the nodeSelector uncounted",
+			pod:          mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "node", sa, fooSelector).obj(),
+			existingPods: policyPods(),
+			nodes:        policyNodes(),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 0}, {Name: "node-b", Score: 33}, {Name: "node-c", Score: 100}},
+		},
+		{
+			name:         "nodeAffinityPolicy Ignore counts pods on nodes outside the nodeSelector",
+			pod:          mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "node", sa, fooSelector, affinityPolicy(ignore)).obj(),
+			existingPods: policyPods(),
+			nodes:        policyNodes(),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 66}, {Name: "node-b", Score: 100}, {Name: "node-c", Score: 100}},
+		},
+		{
+			name:         "nodeAffinityPolicy Honor leaves pods on nodes outside the node affinity uncounted",
+			pod:          mkPod("p", "foo", "").affinityIn("foo", "").spread(1, "node", sa, fooSelector).obj(),
+			existingPods: policyPods(),
+			nodes:        policyNodes(),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 0}, {Name: "node-b", Score: 33}, {Name: "node-c", Score: 100}},
+		},
+		{
+			name:         "nodeAffinityPolicy Ignore counts pods on nodes outside the node affinity",
+			pod:          mkPod("p", "foo", "").affinityIn("foo", "").spread(1, "node", sa, fooSelector, affinityPolicy(ignore)).obj(),
+			existingPods: policyPods(),
+			nodes:        policyNodes(),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 66}, {Name: "node-b", Score: 100}, {Name: "node-c", Score: 100}},
+		},
+		{
+			name:         "nodeTaintsPolicy Honor leaves pods on tainted nodes uncounted",
+			pod:          mkPod("p", "foo", "").spread(1, "node", sa, fooSelector, taintsPolicy(honor)).obj(),
+			existingPods: policyPods(),
+			nodes:        taintNodes(),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 0}, {Name: "node-b", Score: 33}, {Name: "node-c", Score: 100}},
+		},
+		{
+			name:         "nodeTaintsPolicy Ignore counts pods on tainted nodes",
+			pod:          mkPod("p", "foo", "").spread(1, "node", sa, fooSelector).obj(),
+			existingPods: policyPods(),
+			nodes:        taintNodes(),
+			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 66}, {Name: "node-b", Score: 100}, {Name: "node-c", Score: 100}},
+		},
+		{
+			name: "matchLabelKeys are ignored with MatchLabelKeysInPodTopologySpread off",
+			pod: mkPod("p", "foo", "", "bar", "", "baz", "").spread(1, "zone", sa, fooSelector, matchLabelKeys("baz")).
+				spread(1, v1.LabelHostname, sa, barSelector, matchLabelKeys("baz")).obj(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
+				ep("p-y1", "node-c", "foo", ""), ep("p-y2", "node-c", "bar", ""),
+			},
+			nodes:              matchKeyNodes(),
+			disableMatchLabels: true,
+			want:               schedcore.NodeScoreList{{Name: "node-a", Score: 60}, {Name: "node-b", Score: 20}, {Name: "node-c", Score: 60}, {Name: "node-d", Score: 100}},
+		},
+		{
+			name: "matchLabelKeys are ANDed with an empty label selector",
+			pod: mkPod("p", "foo", "", "bar", "").spread(1, "zone", sa, &metav1.LabelSelector{}, matchLabelKeys("foo")).
+				spread(1, v1.LabelHostname, sa, &metav1.LabelSelector{}, matchLabelKeys("bar")).obj(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
+				ep("p-y1", "node-c", "foo", ""), ep("p-y2", "node-c", "bar", ""),
+			},
+			nodes: matchKeyNodes(),
+			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 60}, {Name: "node-b", Score: 20}, {Name: "node-c", Score: 60}, {Name: "node-d", Score: 100}},
+		},
+		{
+			name: "matchLabelKeys are ANDed with a non-empty label selector",
+			pod: mkPod("p", "foo", "", "bar", "", "baz", "").spread(1, "zone", sa, fooSelector).
+				spread(1, v1.LabelHostname, sa, barSelector, matchLabelKeys("baz")).obj(),
+			existingPods: []*v1.Pod{
+				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", "", "baz", ""),
+				ep("p-c1", "node-c", "foo", ""), ep("p-c2", "node-c", "bar", ""), ep("p-d3", "node-c", "bar", "", "baz", ""),
+			},
+			nodes: matchKeyNodes(),
+			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 60}, {Name: "node-b", Score: 20}, {Name: "node-c", Score: 60}, {Name: "node-d", Score: 100}},
+		},
+	}
+	// Each case runs twice: with the snapshot's nodes (PreScore and Score
+	// read the label columns) and with copies of them (the label maps).
+	for _, tt := range tests {
+		for _, copies := range []bool{false, true} {
+			name := tt.name
+			if copies {
+				name += " (label maps)"
+			}
+			t.Run(name, func(t *testing.T) {
+				all := append(append([]*v1.Node{}, tt.nodes...), tt.failedNodes...)
+				// kube's test runs with defaultingType System.
+				p, snap := newPlugin(t, &configv1.PodTopologySpreadArgs{DefaultingType: configv1.SystemDefaulting}, tt.existingPods, all, tt.sel)
+				p.enableMatchLabelKeys = !tt.disableMatchLabels
+				state := schedcore.NewCycleState()
+				filtered := nodeInfos(t, snap, tt.nodes)
+				if copies {
+					for i := range filtered {
+						filtered[i] = filtered[i].Clone()
+					}
+				}
+				s := p.PreScore(context.Background(), state, tt.pod, filtered)
+				if tt.want == nil {
+					if !s.IsSkip() {
+						t.Fatalf("PreScore = %v, want Skip", s)
+					}
+					return
+				}
+				if !s.IsSuccess() {
+					t.Fatalf("PreScore: %v", s)
+				}
+				var got schedcore.NodeScoreList
+				for _, ni := range filtered {
+					score, s := p.Score(context.Background(), state, tt.pod, ni)
+					if !s.IsSuccess() {
+						t.Fatalf("Score(%s): %v", ni.Name(), s)
+					}
+					got = append(got, schedcore.NodeScore{Name: ni.Name(), Score: score})
+				}
+				if s := p.NormalizeScore(context.Background(), state, tt.pod, got); !s.IsSuccess() {
+					t.Fatalf("NormalizeScore: %v", s)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("scores (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }

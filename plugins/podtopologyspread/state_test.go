@@ -49,21 +49,29 @@ func TestInvalidSelectorIsAnError(t *testing.T) {
 }
 
 func TestPreFilterStateClone(t *testing.T) {
+	snap := schedcore.NewSnapshot(nil, []*v1.Node{zn("n1", "zone1"), zn("n2", "zone2")})
 	s := &preFilterState{
-		Constraints:       []topologySpreadConstraint{want(1, "zone", mustSel(t, fooSelector))},
-		CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 2)},
-		TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 2}},
-		selfMatchNum:      []int{1},
+		Constraints:   []topologySpreadConstraint{want(1, "zone", mustSel(t, fooSelector))},
+		CriticalPaths: []*criticalPaths{newCriticalPaths()},
+		counts:        schedcore.NewDomainCounts(snap, "zone"),
+		selfMatchNum:  []int{1},
+	}
+	for _, ni := range snap.List() {
+		dom, _ := s.counts.AddNode(0, ni, int64(len(ni.Name())-1))
+		s.CriticalPaths[0].update(dom, int(s.counts.At(0, dom)))
 	}
 	c := s.Clone().(*preFilterState)
-	c.TpValueToMatchNum[0]["zone1"] = 5
-	c.CriticalPaths[0].update("zone1", 5)
-	if diff := cmp.Diff(&preFilterState{
+	dom, _ := c.counts.AddNode(0, snap.List()[0], 4)
+	c.CriticalPaths[0].update(dom, 5)
+	if diff := cmp.Diff(&filterView{
 		Constraints:       s.Constraints,
-		CriticalPaths:     []*criticalPaths{cp("zone1", 1, "zone2", 2)},
-		TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 2}},
-	}, s, stateCmpOpts...); diff != "" {
+		CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 1)},
+		TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
+	}, filterViewOf(s), stateCmpOpts...); diff != "" {
 		t.Errorf("changing the clone changed the original (-want +got):\n%s", diff)
+	}
+	if got := filterViewOf(c).TpValueToMatchNum[0]["zone1"]; got != 5 {
+		t.Errorf("the clone counts %d in zone1, want 5", got)
 	}
 	if c.selfMatchNum[0] != 1 {
 		t.Errorf("clone lost selfMatchNum")
@@ -81,7 +89,7 @@ func TestCriticalPathsUpdate(t *testing.T) {
 			v string
 			n int
 		}
-		want *criticalPaths
+		want *pathsView
 	}{
 		{name: "a new smallest value takes the first path", updates: []struct {
 			v string
@@ -106,12 +114,18 @@ func TestCriticalPathsUpdate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			snap := schedcore.NewSnapshot(nil, []*v1.Node{zn("a", "a"), zn("b", "b"), zn("c", "c")})
+			d := schedcore.NewDomainCounts(snap, "zone")
 			p := newCriticalPaths()
 			for _, u := range tt.updates {
-				p.update(u.v, u.n)
+				p.update(d.ValueDomain(0, u.v), u.n)
 			}
-			if *p != *tt.want {
-				t.Errorf("paths = %v, want %v", *p, *tt.want)
+			got := pathsView{}
+			for j := range p {
+				got[j].TopologyValue, got[j].MatchNum = d.Value(0, p[j].Domain), p[j].MatchNum
+			}
+			if got != *tt.want {
+				t.Errorf("paths = %v, want %v", got, *tt.want)
 			}
 		})
 	}
@@ -135,7 +149,7 @@ func TestParallelCountsMatchSerial(t *testing.T) {
 	}
 	pod := mkPod("p", "foo", "").spread(2, "zone", dns, fooSelector, taintsPolicy(honor)).
 		spread(1, v1.LabelHostname, dns, fooSelector).spread(1, "zone", sa, fooSelector).spread(3, v1.LabelHostname, sa, fooSelector).obj()
-	run := func(parallelism int) (*preFilterState, schedcore.NodeScoreList) {
+	run := func(parallelism int) (*filterView, schedcore.NodeScoreList) {
 		snap := schedcore.NewSnapshot(pods, nodes)
 		pl, err := New(context.Background(), listArgs(), schedcore.NewHandle(snap, parallelism))
 		if err != nil {
@@ -155,8 +169,7 @@ func TestParallelCountsMatchSerial(t *testing.T) {
 			scores = append(scores, schedcore.NodeScore{Name: ni.Name(), Score: sc})
 		}
 		_ = p.NormalizeScore(context.Background(), state, pod, scores)
-		s, _ := getPreFilterState(state)
-		return s, scores
+		return filterViewOf(mustState(t, state)), scores
 	}
 	s1, sc1 := run(1)
 	s16, sc16 := run(16)
@@ -199,7 +212,7 @@ func TestScoreWithoutPreScoreState(t *testing.T) {
 	p, snap := newPlugin(t, listArgs(), nil, []*v1.Node{hn("node-a")}, nil)
 	ni, _ := snap.Get("node-a")
 	pod := mkPod("p").obj()
-	want := `error reading "PreScorePodTopologySpread" from cycleState: not found`
+	want := `reading "PreScorePodTopologySpread" from cycleState: not found`
 	if _, s := p.Score(context.Background(), schedcore.NewCycleState(), pod, ni); s.Code() != schedcore.Error || s.Message() != want {
 		t.Errorf("Score = %v, want Error %q", s, want)
 	}
@@ -234,3 +247,12 @@ func TestFilterAndScoreDoNotAllocate(t *testing.T) {
 }
 
 func zh2(name, zone string) *v1.Node { return mkNode(name, "zone", zone, v1.LabelHostname, name) }
+
+func mustState(t *testing.T, cs *schedcore.CycleState) *preFilterState {
+	t.Helper()
+	s, err := schedcore.ReadAs[*preFilterState](cs, preFilterStateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

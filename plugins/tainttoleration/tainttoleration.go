@@ -183,7 +183,7 @@ func (pl *TaintToleration) PreScore(_ context.Context, cycleState *schedcore.Cyc
 
 // Score counts the node's PreferNoSchedule taints the pod does not tolerate.
 func (pl *TaintToleration) Score(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	s, err := getPreScoreState(cycleState)
+	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
@@ -204,16 +204,4 @@ func (pl *TaintToleration) Score(_ context.Context, cycleState *schedcore.CycleS
 // taints, higher score.
 func (pl *TaintToleration) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
 	return helper.DefaultNormalizeScore(schedcore.MaxNodeScore, true, scores)
-}
-
-func getPreScoreState(cycleState *schedcore.CycleState) (*preScoreState, error) {
-	c, err := cycleState.Read(preScoreStateKey)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read %q from cycleState: %w", preScoreStateKey, err)
-	}
-	s, ok := c.(*preScoreState)
-	if !ok {
-		return nil, fmt.Errorf("%+v convert to tainttoleration.preScoreState error", c)
-	}
-	return s, nil
 }

@@ -284,7 +284,7 @@ func TestScore(t *testing.T) {
 func TestScoreWithoutPreScoreIsAnError(t *testing.T) {
 	pl := newPlugin(t)
 	_, s := pl.Score(context.Background(), schedcore.NewCycleState(), podWithTolerations(), nodeInfo(nodeWithTaints("n")))
-	want := schedcore.NewStatus(schedcore.Error, `failed to read "PreScoreTaintToleration" from cycleState: not found`)
+	want := schedcore.NewStatus(schedcore.Error, `reading "PreScoreTaintToleration" from cycleState: not found`)
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}

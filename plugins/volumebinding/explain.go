@@ -27,7 +27,7 @@ const maxCandidates = 3
 // of the class and why each one does not bind, the capacities that are too
 // small. Volumes cannot follow the pod, so the shortfall is 1.
 func (pl *VolumeBinding) ExplainFilter(_ context.Context, cs *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return nil
 	}

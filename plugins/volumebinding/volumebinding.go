@@ -95,18 +95,6 @@ type stateData struct {
 // Clone returns the state itself, as kube does.
 func (d *stateData) Clone() schedcore.StateData { return d }
 
-func getStateData(cs *schedcore.CycleState) (*stateData, error) {
-	st, err := cs.Read(stateKey)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := st.(*stateData)
-	if !ok {
-		return nil, errors.New("unable to convert state into stateData")
-	}
-	return s, nil
-}
-
 // PreFilter checks the pod's claims (missing, lost, being deleted:
 // UnschedulableAndUnresolvable with kube's messages), rejects pods with
 // unbound immediate claims (ErrReasonUnboundImmediate), and skips pods
@@ -134,7 +122,7 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, cs *schedcore.CycleState, 
 // provisioning for the unbound ones; failures are
 // UnschedulableAndUnresolvable with kube's reasons in kube's order.
 func (pl *VolumeBinding) Filter(_ context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -162,7 +150,7 @@ func (pl *VolumeBinding) PreScore(_ context.Context, cs *schedcore.CycleState, _
 	if pl.shape == nil {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -183,7 +171,7 @@ func (pl *VolumeBinding) Score(_ context.Context, cs *schedcore.CycleState, _ *v
 	if pl.shape == nil {
 		return 0, nil
 	}
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
@@ -242,7 +230,7 @@ func (pl *VolumeBinding) score(classes map[string]*classResource) int64 {
 // each claim to provision annotated with the node, so later cycles see
 // them.
 func (pl *VolumeBinding) Reserve(_ context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeName string) *schedcore.Status {
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -327,7 +315,7 @@ func (pl *VolumeBinding) revertPVCs(provisions []*dynamicProvision) {
 
 // Unreserve forgets the pod's assumed bindings.
 func (pl *VolumeBinding) Unreserve(_ context.Context, cs *schedcore.CycleState, _ *v1.Pod, nodeName string) {
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return
 	}
@@ -341,7 +329,7 @@ var errNoPodVolumeForNode = errors.New("no pod volume found for node")
 
 // PreBindPreFlight skips PreBind when every claim was already bound.
 func (pl *VolumeBinding) PreBindPreFlight(_ context.Context, cs *schedcore.CycleState, _ *v1.Pod, nodeName string) *schedcore.Status {
-	s, err := getStateData(cs)
+	s, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -358,7 +346,7 @@ func (pl *VolumeBinding) PreBindPreFlight(_ context.Context, cs *schedcore.Cycle
 // (within bindTimeoutSeconds); without one (explain) there is nothing to
 // write.
 func (pl *VolumeBinding) PreBind(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeName string) *schedcore.Status {
-	s, err := getStateData(cs)
+	s, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}

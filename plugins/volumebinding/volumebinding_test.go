@@ -78,15 +78,12 @@ func run(t *testing.T, pl *VolumeBinding, h *schedcore.Handle, pod *v1.Pod) (*sc
 	return cs, nil, out
 }
 
-func pvc(name, size, class string) *schedtest.PVCWrapper { return schedtest.MakePVC(name, size, class) }
-func pv(name, size, class string) *schedtest.PVWrapper   { return schedtest.MakePV(name, size, class) }
-
 func TestPreFilter(t *testing.T) {
 	classes := []*storagev1.StorageClass{
 		schedtest.MakeStorageClass("wait", "csi.example.com", wffc),
 		schedtest.MakeStorageClass("imm", "csi.example.com", immediate),
 	}
-	lost := pvc("lost", "1Gi", "imm").Bound("pv-lost").Obj()
+	lost := schedtest.MakePVC("lost", "1Gi", "imm").Bound("pv-lost").Obj()
 	lost.Status.Phase = v1.ClaimLost
 	tests := []struct {
 		name     string
@@ -101,20 +98,20 @@ func TestPreFilter(t *testing.T) {
 		{"a lost claim is unresolvable", schedtest.MakePod("p").PVC("lost").Obj(), []*v1.PersistentVolumeClaim{lost},
 			schedcore.UnschedulableAndUnresolvable, `persistentvolumeclaim "lost" bound to non-existent persistentvolume "pv-lost"`},
 		{"an unbound claim of an Immediate class is unresolvable", schedtest.MakePod("p").PVC("c").Obj(),
-			[]*v1.PersistentVolumeClaim{pvc("c", "1Gi", "imm").Obj()}, schedcore.UnschedulableAndUnresolvable, ErrReasonUnboundImmediate},
+			[]*v1.PersistentVolumeClaim{schedtest.MakePVC("c", "1Gi", "imm").Obj()}, schedcore.UnschedulableAndUnresolvable, ErrReasonUnboundImmediate},
 		{"an unbound claim of an unknown class counts as immediate", schedtest.MakePod("p").PVC("c").Obj(),
-			[]*v1.PersistentVolumeClaim{pvc("c", "1Gi", "gone").Obj()}, schedcore.UnschedulableAndUnresolvable, ErrReasonUnboundImmediate},
+			[]*v1.PersistentVolumeClaim{schedtest.MakePVC("c", "1Gi", "gone").Obj()}, schedcore.UnschedulableAndUnresolvable, ErrReasonUnboundImmediate},
 		{"an unbound claim without class counts as immediate", schedtest.MakePod("p").PVC("c").Obj(),
-			[]*v1.PersistentVolumeClaim{pvc("c", "1Gi", "").Obj()}, schedcore.UnschedulableAndUnresolvable, ErrReasonUnboundImmediate},
+			[]*v1.PersistentVolumeClaim{schedtest.MakePVC("c", "1Gi", "").Obj()}, schedcore.UnschedulableAndUnresolvable, ErrReasonUnboundImmediate},
 		{"a claim with volumeName but no bind-completed annotation is pre-bound, hence immediate", schedtest.MakePod("p").PVC("c").Obj(),
 			[]*v1.PersistentVolumeClaim{func() *v1.PersistentVolumeClaim {
-				c := pvc("c", "1Gi", "wait").Obj()
+				c := schedtest.MakePVC("c", "1Gi", "wait").Obj()
 				c.Spec.VolumeName = "pv"
 				return c
 			}()},
 			schedcore.UnschedulableAndUnresolvable, ErrReasonUnboundImmediate},
 		{"an unbound WaitForFirstConsumer claim passes", schedtest.MakePod("p").PVC("c").Obj(),
-			[]*v1.PersistentVolumeClaim{pvc("c", "1Gi", "wait").Obj()}, schedcore.Success, ""},
+			[]*v1.PersistentVolumeClaim{schedtest.MakePVC("c", "1Gi", "wait").Obj()}, schedcore.Success, ""},
 		{"a missing ephemeral claim waits for the controller", func() *v1.Pod {
 			p := schedtest.MakePod("p").Obj()
 			p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}})
@@ -156,31 +153,31 @@ func TestFilter(t *testing.T) {
 		pod  *v1.Pod
 		want map[string]string
 	}{
-		{"a bound PV's node affinity excludes other nodes", with(base, claims(pvc("c", "1Gi", "imm").Bound("pv").Obj()), pv("pv", "1Gi", "imm").NodeAffinityIn(v1.LabelTopologyZone, "b").ClaimRef("c").Obj()),
+		{"a bound PV's node affinity excludes other nodes", with(base, claims(schedtest.MakePVC("c", "1Gi", "imm").Bound("pv").Obj()), schedtest.MakePV("pv", "1Gi", "imm").NodeAffinityIn(v1.LabelTopologyZone, "b").ClaimRef("c").Obj()),
 			schedtest.MakePod("p").PVC("c").Obj(), map[string]string{"n-a": ErrReasonNodeConflict, "n-b": ""}},
-		{"a bound claim whose PV is missing fails everywhere", with(base, claims(pvc("c", "1Gi", "imm").Bound("gone").Obj())),
+		{"a bound claim whose PV is missing fails everywhere", with(base, claims(schedtest.MakePVC("c", "1Gi", "imm").Bound("gone").Obj())),
 			schedtest.MakePod("p").PVC("c").Obj(), map[string]string{"n-a": ErrReasonPVNotExist, "n-b": ErrReasonPVNotExist}},
-		{"a local PV binds only on its node", with(base, claims(pvc("c", "5Gi", "local").Obj()), pv("pv-a", "10Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-a").Obj()),
+		{"a local PV binds only on its node", with(base, claims(schedtest.MakePVC("c", "5Gi", "local").Obj()), schedtest.MakePV("pv-a", "10Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-a").Obj()),
 			schedtest.MakePod("p").PVC("c").Obj(), map[string]string{"n-a": "", "n-b": ErrReasonBindConflict}},
-		{"a PV too small, of another class, not available, or with the wrong access modes does not bind", with(base, claims(pvc("c", "5Gi", "local").Obj()),
-			pv("small", "1Gi", "local").Obj(), pv("other", "10Gi", "imm").Obj(), pv("released", "10Gi", "local").Phase(v1.VolumeReleased).Obj(),
-			pv("rox", "10Gi", "local").AccessModes(v1.ReadOnlyMany).Obj()),
+		{"a PV too small, of another class, not available, or with the wrong access modes does not bind", with(base, claims(schedtest.MakePVC("c", "5Gi", "local").Obj()),
+			schedtest.MakePV("small", "1Gi", "local").Obj(), schedtest.MakePV("other", "10Gi", "imm").Obj(), schedtest.MakePV("released", "10Gi", "local").Phase(v1.VolumeReleased).Obj(),
+			schedtest.MakePV("rox", "10Gi", "local").AccessModes(v1.ReadOnlyMany).Obj()),
 			schedtest.MakePod("p").PVC("c").Obj(), map[string]string{"n-a": ErrReasonBindConflict, "n-b": ErrReasonBindConflict}},
-		{"a claim's selector must match the PV's labels", with(base, claims(pvc("c", "1Gi", "local").Selector(map[string]string{"tier": "fast"}).Obj()),
-			pv("slow", "1Gi", "local").Label("tier", "slow").Obj(), pv("fast", "1Gi", "local").Label("tier", "fast").NodeAffinityIn(v1.LabelHostname, "n-b").Obj()),
+		{"a claim's selector must match the PV's labels", with(base, claims(schedtest.MakePVC("c", "1Gi", "local").Selector(map[string]string{"tier": "fast"}).Obj()),
+			schedtest.MakePV("slow", "1Gi", "local").Label("tier", "slow").Obj(), schedtest.MakePV("fast", "1Gi", "local").Label("tier", "fast").NodeAffinityIn(v1.LabelHostname, "n-b").Obj()),
 			schedtest.MakePod("p").PVC("c").Obj(), map[string]string{"n-a": ErrReasonBindConflict, "n-b": ""}},
-		{"provisioning is limited to the class's allowed topologies", with(base, claims(pvc("c", "1Gi", "csi-a").Obj())),
+		{"provisioning is limited to the class's allowed topologies", with(base, claims(schedtest.MakePVC("c", "1Gi", "csi-a").Obj())),
 			schedtest.MakePod("p").PVC("c").Obj(), map[string]string{"n-a": "", "n-b": ErrReasonBindConflict}},
-		{"a claim already provisioned for a node fits only there", with(base, claims(pvc("c", "1Gi", "csi-any").Annotation("volume.kubernetes.io/selected-node", "n-b").Obj())),
+		{"a claim already provisioned for a node fits only there", with(base, claims(schedtest.MakePVC("c", "1Gi", "csi-any").Annotation("volume.kubernetes.io/selected-node", "n-b").Obj())),
 			schedtest.MakePod("p").PVC("c").Obj(), map[string]string{"n-a": ErrReasonBindConflict, "n-b": ""}},
-		{"a capacity-tracking driver needs a reachable capacity with room", with(base, claims(pvc("c", "5Gi", "cap").Obj())),
+		{"a capacity-tracking driver needs a reachable capacity with room", with(base, claims(schedtest.MakePVC("c", "5Gi", "cap").Obj())),
 			schedtest.MakePod("p").PVC("c").Obj(), map[string]string{"n-a": "", "n-b": ErrReasonNotEnoughSpace}},
-		{"a claim bigger than every capacity has not enough space anywhere", with(base, claims(pvc("c", "50Gi", "cap").Obj())),
+		{"a claim bigger than every capacity has not enough space anywhere", with(base, claims(schedtest.MakePVC("c", "50Gi", "cap").Obj())),
 			schedtest.MakePod("p").PVC("c").Obj(), map[string]string{"n-a": ErrReasonNotEnoughSpace, "n-b": ErrReasonNotEnoughSpace}},
 		{"node and bind conflicts are both reported, in kube's order", with(base,
-			claims(pvc("b", "1Gi", "imm").Bound("pv").Obj(), pvc("u", "1Gi", "local").Obj()), pv("pv", "1Gi", "imm").NodeAffinityIn(v1.LabelTopologyZone, "b").ClaimRef("b").Obj()),
+			claims(schedtest.MakePVC("b", "1Gi", "imm").Bound("pv").Obj(), schedtest.MakePVC("u", "1Gi", "local").Obj()), schedtest.MakePV("pv", "1Gi", "imm").NodeAffinityIn(v1.LabelTopologyZone, "b").ClaimRef("b").Obj()),
 			schedtest.MakePod("p").PVC("b").PVC("u").Obj(), map[string]string{"n-a": ErrReasonNodeConflict + " | " + ErrReasonBindConflict, "n-b": ErrReasonBindConflict}},
-		{"two claims do not take the same PV", with(base, claims(pvc("c1", "1Gi", "local").Obj(), pvc("c2", "1Gi", "local").Obj()), pv("only", "1Gi", "local").Obj()),
+		{"two claims do not take the same PV", with(base, claims(schedtest.MakePVC("c1", "1Gi", "local").Obj(), schedtest.MakePVC("c2", "1Gi", "local").Obj()), schedtest.MakePV("only", "1Gi", "local").Obj()),
 			schedtest.MakePod("p").PVC("c1").PVC("c2").Obj(), map[string]string{"n-a": ErrReasonBindConflict, "n-b": ErrReasonBindConflict}},
 	}
 	for _, tt := range tests {
@@ -211,7 +208,7 @@ func problemsOn(t *testing.T, pl *VolumeBinding, pod *v1.Pod, node *v1.Node) []c
 	if _, st := pl.PreFilter(context.Background(), cs, pod, nil); !st.IsSuccess() {
 		t.Fatalf("PreFilter: %v", st)
 	}
-	state, err := getStateData(cs)
+	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,17 +240,17 @@ func TestClaimProblemsSayWhatEachClaimLacks(t *testing.T) {
 	capA := &storagev1.CSIStorageCapacity{StorageClassName: "cap", Capacity: resourcePtr("10Gi")}
 	capA.Name, capA.Namespace = "cap-a", "kube-system"
 	capA.NodeTopology = labelSelector(v1.LabelHostname, "n-a")
-	zonalB := pv("pv-b", "1Gi", "imm").NodeAffinityIn(v1.LabelTopologyZone, "b").ClaimRef("bound").Obj()
-	localA := pv("local-a", "10Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-a").Obj()
+	zonalB := schedtest.MakePV("pv-b", "1Gi", "imm").NodeAffinityIn(v1.LabelTopologyZone, "b").ClaimRef("bound").Obj()
+	localA := schedtest.MakePV("local-a", "10Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-a").Obj()
 	c := cluster{
 		classes: []*storagev1.StorageClass{local, csiA, capClass, imm}, drivers: []*storagev1.CSIDriver{capDriver}, caps: []*storagev1.CSIStorageCapacity{capA},
 		pvcs: []*v1.PersistentVolumeClaim{
-			pvc("bound", "1Gi", "imm").Bound("pv-b").Obj(),
-			pvc("ghost", "1Gi", "imm").Bound("gone").Obj(),
-			pvc("local", "5Gi", "local").Obj(),
-			pvc("dyn", "1Gi", "csi-a").Obj(),
-			pvc("big", "50Gi", "cap").Obj(),
-			pvc("elsewhere", "1Gi", "csi-a").Annotation("volume.kubernetes.io/selected-node", "n-a").Obj(),
+			schedtest.MakePVC("bound", "1Gi", "imm").Bound("pv-b").Obj(),
+			schedtest.MakePVC("ghost", "1Gi", "imm").Bound("gone").Obj(),
+			schedtest.MakePVC("local", "5Gi", "local").Obj(),
+			schedtest.MakePVC("dyn", "1Gi", "csi-a").Obj(),
+			schedtest.MakePVC("big", "50Gi", "cap").Obj(),
+			schedtest.MakePVC("elsewhere", "1Gi", "csi-a").Annotation("volume.kubernetes.io/selected-node", "n-a").Obj(),
 		},
 		pvs: []*v1.PersistentVolume{zonalB, localA},
 	}
@@ -301,10 +298,10 @@ func TestReserveAssumesBindingsForLaterCycles(t *testing.T) {
 	csiA := schedtest.MakeStorageClass("csi-a", "csi.example.com", wffc, "a", "b")
 	c := cluster{
 		classes: []*storagev1.StorageClass{local, csiA},
-		pvcs:    []*v1.PersistentVolumeClaim{pvc("c1", "5Gi", "local").Obj(), pvc("c2", "5Gi", "local").Obj(), pvc("dyn", "1Gi", "csi-a").Obj()},
+		pvcs:    []*v1.PersistentVolumeClaim{schedtest.MakePVC("c1", "5Gi", "local").Obj(), schedtest.MakePVC("c2", "5Gi", "local").Obj(), schedtest.MakePVC("dyn", "1Gi", "csi-a").Obj()},
 		pvs: []*v1.PersistentVolume{
-			pv("big-b", "20Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-b").Obj(),
-			pv("small-a", "6Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-a").Obj(),
+			schedtest.MakePV("big-b", "20Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-b").Obj(),
+			schedtest.MakePV("small-a", "6Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-a").Obj(),
 		},
 	}
 	pl, h := newPlugin(t, c, nil)
@@ -360,8 +357,8 @@ func (r *recordingBinder) BindPodVolumes(_ context.Context, _ *v1.Pod, pvs []*v1
 func TestPreBindHandsTheAssumedObjectsToTheDriver(t *testing.T) {
 	c := cluster{
 		classes: []*storagev1.StorageClass{schedtest.MakeStorageClass("local", "kubernetes.io/no-provisioner", wffc), schedtest.MakeStorageClass("dyn", "csi.example.com", wffc)},
-		pvcs:    []*v1.PersistentVolumeClaim{pvc("c", "1Gi", "local").Obj(), pvc("d", "1Gi", "dyn").Obj(), pvc("bound", "1Gi", "dyn").Bound("pv-bound").Obj()},
-		pvs:     []*v1.PersistentVolume{pv("pv", "1Gi", "local").Obj(), pv("pv-bound", "1Gi", "dyn").ClaimRef("bound").Obj()},
+		pvcs:    []*v1.PersistentVolumeClaim{schedtest.MakePVC("c", "1Gi", "local").Obj(), schedtest.MakePVC("d", "1Gi", "dyn").Obj(), schedtest.MakePVC("bound", "1Gi", "dyn").Bound("pv-bound").Obj()},
+		pvs:     []*v1.PersistentVolume{schedtest.MakePV("pv", "1Gi", "local").Obj(), schedtest.MakePV("pv-bound", "1Gi", "dyn").ClaimRef("bound").Obj()},
 	}
 	rb := &recordingBinder{}
 	pl, h := newPlugin(t, c, nil, schedcore.WithVolumeBinder(rb))
@@ -394,10 +391,10 @@ func TestScore(t *testing.T) {
 	local := schedtest.MakeStorageClass("local", "kubernetes.io/no-provisioner", wffc)
 	c := cluster{
 		classes: []*storagev1.StorageClass{local},
-		pvcs:    []*v1.PersistentVolumeClaim{pvc("c", "8Gi", "local").Obj()},
+		pvcs:    []*v1.PersistentVolumeClaim{schedtest.MakePVC("c", "8Gi", "local").Obj()},
 		pvs: []*v1.PersistentVolume{
-			pv("a", "10Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-a").Obj(),
-			pv("b", "32Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-b").Obj(),
+			schedtest.MakePV("a", "10Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-a").Obj(),
+			schedtest.MakePV("b", "32Gi", "local").NodeAffinityIn(v1.LabelHostname, "n-b").Obj(),
 		},
 	}
 	tests := []struct {
@@ -432,7 +429,7 @@ func TestScore(t *testing.T) {
 		})
 	}
 	t.Run("PreScore skips when no node has a static binding or a capacity", func(t *testing.T) {
-		pl, h := newPlugin(t, cluster{classes: []*storagev1.StorageClass{schedtest.MakeStorageClass("d", "csi.example.com", wffc)}, pvcs: []*v1.PersistentVolumeClaim{pvc("c", "1Gi", "d").Obj()}}, nil)
+		pl, h := newPlugin(t, cluster{classes: []*storagev1.StorageClass{schedtest.MakeStorageClass("d", "csi.example.com", wffc)}, pvcs: []*v1.PersistentVolumeClaim{schedtest.MakePVC("c", "1Gi", "d").Obj()}}, nil)
 		pod := schedtest.MakePod("p").PVC("c").Obj()
 		cs, _, _ := run(t, pl, h, pod)
 		if st := pl.PreScore(context.Background(), cs, pod, nil); !st.IsSkip() {
@@ -496,8 +493,8 @@ func TestQueueingHints(t *testing.T) {
 		old, new any
 		want     schedcore.QueueingHint
 	}{
-		{"the pod's claim added queues", pl.isSchedulableAfterPersistentVolumeClaimChange, nil, pvc("c", "1Gi", "s").Obj(), schedcore.Queue},
-		{"another claim added is skipped", pl.isSchedulableAfterPersistentVolumeClaimChange, nil, pvc("d", "1Gi", "s").Obj(), schedcore.QueueSkip},
+		{"the pod's claim added queues", pl.isSchedulableAfterPersistentVolumeClaimChange, nil, schedtest.MakePVC("c", "1Gi", "s").Obj(), schedcore.Queue},
+		{"another claim added is skipped", pl.isSchedulableAfterPersistentVolumeClaimChange, nil, schedtest.MakePVC("d", "1Gi", "s").Obj(), schedcore.QueueSkip},
 		{"a new StorageClass queues", pl.isSchedulableAfterStorageClassChange, nil, sc, schedcore.Queue},
 		{"a StorageClass update without topology change is skipped", pl.isSchedulableAfterStorageClassChange, sc, sc.DeepCopy(), schedcore.QueueSkip},
 		{"a StorageClass topology change queues", pl.isSchedulableAfterStorageClassChange, sc, sc2, schedcore.Queue},

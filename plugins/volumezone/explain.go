@@ -19,7 +19,7 @@ var _ schedcore.FilterExplainer = (*VolumeZone)(nil)
 // the shortfall is 1.
 func (pl *VolumeZone) ExplainFilter(_ context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
 	var tops []pvTopology
-	if state, err := getStateData(cs); err == nil {
+	if state, ok := schedcore.Lookup[*stateData](cs, preFilterStateKey); ok {
 		tops = state.podPVTopologies
 	} else if tops, _ = pl.getPVbyPod(pl.h.Logger(), pod); tops == nil {
 		return nil

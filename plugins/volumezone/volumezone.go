@@ -2,7 +2,6 @@ package volumezone
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 
@@ -164,18 +163,6 @@ func getPVTopologies(logger logr.Logger, pv *v1.PersistentVolume) []pvTopology {
 	return out
 }
 
-func getStateData(cs *schedcore.CycleState) (*stateData, error) {
-	state, err := cs.Read(preFilterStateKey)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := state.(*stateData)
-	if !ok {
-		return nil, errors.New("unable to convert state into stateData")
-	}
-	return s, nil
-}
-
 // Filter passes nodes without any zone or region label (single-zone
 // clusters); otherwise each PV topology label must be on the node (the beta
 // key falling back to the GA one) with one of the PV's values, else
@@ -185,13 +172,14 @@ func (pl *VolumeZone) Filter(_ context.Context, cs *schedcore.CycleState, pod *v
 		return nil
 	}
 	var tops []pvTopology
-	if state, err := getStateData(cs); err != nil {
+	if state, ok := schedcore.Lookup[*stateData](cs, preFilterStateKey); ok {
+		tops = state.podPVTopologies
+	} else {
+		// No PreFilter state (Filter called on its own): computed here.
 		var st *schedcore.Status
 		if tops, st = pl.getPVbyPod(pl.h.Logger(), pod); !st.IsSuccess() {
 			return st
 		}
-	} else {
-		tops = state.podPVTopologies
 	}
 	node := nodeInfo.Node()
 	if !hasTopologyLabel(node) {

@@ -1,0 +1,333 @@
+package schedcore
+
+import "sync/atomic"
+
+// Domain is a topology domain of one key of a DomainCounts: a label value,
+// by a small id.
+type Domain int32
+
+// NoDomain is the domain of a value no node has.
+const NoDomain Domain = -1
+
+// DomainCounts is a cycle's counts per topology domain (per value of a
+// topology key), for a few keys: the pods a spread constraint's selector
+// matches per zone, the pods an affinity term matches per domain. Domains
+// are the values' ids in the snapshot's label columns, so a count summed
+// over thousands of nodes, and a node's domain read in Filter and Score,
+// never touch a node's label map; plugins address domains through nodes
+// and values, never through list positions.
+//
+// A domain is counted once Add has touched it (even with 0): kube's maps
+// hold only the domains of the nodes that count, and minimums and domain
+// numbers are over those.
+//
+// Clone is copy-on-write: a clone shares the counts until one side adds
+// to a key, so AddPod and RemovePod on the clones the framework makes (for
+// nominated pods and preemption) copy only what they change, and every
+// copy keeps the dense form. Reads may run in parallel; each copy is
+// written by one goroutine at a time.
+type DomainCounts struct {
+	snap *Snapshot
+	keys []domainKey
+}
+
+type domainKey struct {
+	name string
+	col  *labelColumn
+	// data is nil until the first write.
+	data *domainData
+}
+
+// domainData is one key's counts, shared by the copies of a DomainCounts
+// until one of them writes.
+type domainData struct {
+	// refs counts the copies sharing the data; a copy writes in place only
+	// when it is the one.
+	refs    atomic.Int32
+	counts  []int64
+	counted []bool
+	// numCounted is the number of counted domains; nonZero the number of
+	// domains whose count is not 0.
+	numCounted, nonZero int
+	// extra are the values no node of the list has (a node from outside
+	// it), with ids from col.NumValues() on; values are them by id -
+	// col.NumValues().
+	extra  map[string]Domain
+	values []string
+}
+
+// NewDomainCounts returns zero counts for the keys over snap's nodes (a
+// key may repeat: each gets its own counts).
+func NewDomainCounts(snap *Snapshot, keys ...string) *DomainCounts {
+	d := &DomainCounts{snap: snap, keys: make([]domainKey, 0, len(keys))}
+	for _, k := range keys {
+		d.AddKey(k)
+	}
+	return d
+}
+
+// AddKey adds a key with zero counts and returns its index.
+func (d *DomainCounts) AddKey(name string) int {
+	d.keys = append(d.keys, domainKey{name: name, col: d.snap.column(name)})
+	return len(d.keys) - 1
+}
+
+// NumKeys is the number of keys.
+func (d *DomainCounts) NumKeys() int { return len(d.keys) }
+
+// KeyName is key k's label key.
+func (d *DomainCounts) KeyName(k int) string { return d.keys[k].name }
+
+// KeyIndex returns the index of the first key named name, -1 if none.
+func (d *DomainCounts) KeyIndex(name string) int {
+	for i := range d.keys {
+		if d.keys[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// NodeDomain returns the node's domain for key k, ok false when the node
+// lacks the label. A value no node of the snapshot has (a node from
+// outside it) is NoDomain, with ok true: nothing is counted there. It only
+// reads, so Filter and Score may call it in parallel.
+func (d *DomainCounts) NodeDomain(k int, ni *NodeInfo) (Domain, bool) {
+	key := &d.keys[k]
+	if i := indexIn(d.snap.nodeInfoList, ni); i >= 0 {
+		id := key.col.At(i)
+		return Domain(id), id >= 0
+	}
+	v, ok := ni.Node().Labels[key.name]
+	if !ok {
+		return NoDomain, false
+	}
+	return d.ValueDomain(k, v), true
+}
+
+// NodeDomainOrEmpty is NodeDomain with a node that lacks the label in the
+// domain of the value "" (what a missing label reads as).
+func (d *DomainCounts) NodeDomainOrEmpty(k int, ni *NodeInfo) Domain {
+	if dom, ok := d.NodeDomain(k, ni); ok {
+		return dom
+	}
+	return d.ValueDomain(k, "")
+}
+
+// ValueDomain returns the domain of a value of key k, NoDomain when no
+// node has it.
+func (d *DomainCounts) ValueDomain(k int, value string) Domain {
+	key := &d.keys[k]
+	if id, ok := key.col.ID(value); ok {
+		return Domain(id)
+	}
+	if key.data != nil {
+		if dom, ok := key.data.extra[value]; ok {
+			return dom
+		}
+	}
+	return NoDomain
+}
+
+// Value is the label value of a domain of key k.
+func (d *DomainCounts) Value(k int, dom Domain) string {
+	key := &d.keys[k]
+	if n := key.col.NumValues(); int(dom) >= n {
+		return key.data.values[int(dom)-n]
+	}
+	return key.col.Values[dom]
+}
+
+// At returns the count of a domain of key k (0 for NoDomain or a domain
+// not counted).
+func (d *DomainCounts) At(k int, dom Domain) int64 {
+	data := d.keys[k].data
+	if data == nil || dom < 0 || int(dom) >= len(data.counts) {
+		return 0
+	}
+	return data.counts[dom]
+}
+
+// Counted reports whether the domain of key k has been counted.
+func (d *DomainCounts) Counted(k int, dom Domain) bool {
+	data := d.keys[k].data
+	return data != nil && dom >= 0 && int(dom) < len(data.counted) && data.counted[dom]
+}
+
+// NumCounted is the number of counted domains of key k.
+func (d *DomainCounts) NumCounted(k int) int {
+	if data := d.keys[k].data; data != nil {
+		return data.numCounted
+	}
+	return 0
+}
+
+// NonZero is the number of domains, over every key, whose count is not 0.
+func (d *DomainCounts) NonZero() int {
+	n := 0
+	for i := range d.keys {
+		if data := d.keys[i].data; data != nil {
+			n += data.nonZero
+		}
+	}
+	return n
+}
+
+// Add adds delta to a domain of key k and counts it.
+func (d *DomainCounts) Add(k int, dom Domain, delta int64) {
+	if dom < 0 {
+		return
+	}
+	data := d.own(k)
+	was := data.counts[dom]
+	data.counts[dom] += delta
+	if was == 0 && data.counts[dom] != 0 {
+		data.nonZero++
+	} else if was != 0 && data.counts[dom] == 0 {
+		data.nonZero--
+	}
+	if !data.counted[dom] {
+		data.counted[dom] = true
+		data.numCounted++
+	}
+}
+
+// AddNode adds delta to the node's domain of key k and returns the
+// domain; nothing (ok false) when the node lacks the label.
+func (d *DomainCounts) AddNode(k int, ni *NodeInfo, delta int64) (dom Domain, ok bool) {
+	dom, ok = d.NodeDomain(k, ni)
+	if !ok {
+		return NoDomain, false
+	}
+	if dom == NoDomain {
+		dom = d.domainOf(k, ni.Node().Labels[d.keys[k].name])
+	}
+	d.Add(k, dom, delta)
+	return dom, true
+}
+
+// AddNodeOrEmpty is AddNode with a node that lacks the label in the domain
+// of the value "".
+func (d *DomainCounts) AddNodeOrEmpty(k int, ni *NodeInfo, delta int64) {
+	if _, ok := d.AddNode(k, ni, delta); !ok {
+		d.AddValue(k, "", delta)
+	}
+}
+
+// AddValue adds delta to the domain of a value of key k (one no node has
+// gets a domain of its own).
+func (d *DomainCounts) AddValue(k int, value string, delta int64) {
+	d.Add(k, d.domainOf(k, value), delta)
+}
+
+// ForEach calls fn for each counted domain of key k, in id order.
+func (d *DomainCounts) ForEach(k int, fn func(dom Domain, count int64)) {
+	data := d.keys[k].data
+	if data == nil {
+		return
+	}
+	for id, ok := range data.counted {
+		if ok {
+			fn(Domain(id), data.counts[id])
+		}
+	}
+}
+
+// Clone returns a copy that shares the counts until either side adds.
+// Copies may be made concurrently (the framework clones a cycle's state
+// from parallel Filter calls).
+func (d *DomainCounts) Clone() *DomainCounts {
+	if d == nil {
+		return nil
+	}
+	c := &DomainCounts{snap: d.snap, keys: make([]domainKey, len(d.keys))}
+	for i := range d.keys {
+		if data := d.keys[i].data; data != nil {
+			data.refs.Add(1)
+		}
+		c.keys[i] = d.keys[i]
+	}
+	return c
+}
+
+// domainOf returns the domain of a value, giving a value no node of the
+// list has an id of its own.
+func (d *DomainCounts) domainOf(k int, value string) Domain {
+	if dom := d.ValueDomain(k, value); dom != NoDomain {
+		return dom
+	}
+	data := d.own(k)
+	dom := Domain(len(data.counts))
+	if data.extra == nil {
+		data.extra = map[string]Domain{}
+	}
+	data.extra[value] = dom
+	data.values = append(data.values, value)
+	data.counts, data.counted = append(data.counts, 0), append(data.counted, false)
+	return dom
+}
+
+// own returns key k's data, made this copy's own before a write.
+func (d *DomainCounts) own(k int) *domainData {
+	key := &d.keys[k]
+	old := key.data
+	switch {
+	case old == nil:
+		n := key.col.NumValues()
+		key.data = &domainData{counts: make([]int64, n), counted: make([]bool, n)}
+		key.data.refs.Store(1)
+	case old.refs.Load() > 1:
+		data := &domainData{
+			counts:     append([]int64(nil), old.counts...),
+			counted:    append([]bool(nil), old.counted...),
+			numCounted: old.numCounted,
+			nonZero:    old.nonZero,
+			values:     append([]string(nil), old.values...),
+		}
+		if old.extra != nil {
+			data.extra = make(map[string]Domain, len(old.extra))
+			for v, dom := range old.extra {
+				data.extra[v] = dom
+			}
+		}
+		data.refs.Store(1)
+		old.refs.Add(-1)
+		key.data = data
+	}
+	return key.data
+}
+
+// NodeValues holds one value per node of a snapshot for one cycle (what
+// PreScore computed for each feasible node), so that Score reads it
+// without a map lookup. Set may run in parallel for distinct nodes; a node
+// from outside the snapshot has no value.
+type NodeValues[V any] struct {
+	list []*NodeInfo
+	vals []V
+	set  []bool
+}
+
+// NewNodeValues returns an empty table over snap's nodes.
+func NewNodeValues[V any](snap *Snapshot) *NodeValues[V] {
+	n := len(snap.nodeInfoList)
+	return &NodeValues[V]{list: snap.nodeInfoList, vals: make([]V, n), set: make([]bool, n)}
+}
+
+// Set records v for ni; nothing for a node from outside the snapshot.
+func (t *NodeValues[V]) Set(ni *NodeInfo, v V) {
+	if i := indexIn(t.list, ni); i >= 0 {
+		t.vals[i], t.set[i] = v, true
+	}
+}
+
+// Covers reports whether ni is a node of the table's snapshot.
+func (t *NodeValues[V]) Covers(ni *NodeInfo) bool { return indexIn(t.list, ni) >= 0 }
+
+// Get returns ni's value, ok false when none was set.
+func (t *NodeValues[V]) Get(ni *NodeInfo) (V, bool) {
+	if i := indexIn(t.list, ni); i >= 0 && t.set[i] {
+		return t.vals[i], true
+	}
+	var zero V
+	return zero, false
+}

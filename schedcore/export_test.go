@@ -1,0 +1,5 @@
+package schedcore
+
+// ListIndex is ni's position in its snapshot's list, for tests that check
+// the list's bookkeeping.
+func ListIndex(ni *NodeInfo) int { return ni.listIndex() }

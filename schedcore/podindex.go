@@ -1,0 +1,217 @@
+package schedcore
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+)
+
+// PodLabelIndex indexes a snapshot's pods by (namespace, label key,
+// value), so that counting the pods a selector with an equality
+// requirement matches visits only the pods carrying that label pair, not
+// every pod of every node. It is kept across cycles and brought up to
+// date node by node: a node whose generation is unchanged keeps its
+// entries. Safe for concurrent use.
+type PodLabelIndex struct {
+	mu    sync.Mutex
+	nodes NodeSlots[postingSlot]
+	byKey map[string]map[int32][]*PodInfo
+}
+
+// postingSlot is what a node put in the index: its keys, at its position.
+type postingSlot struct {
+	pos  int32
+	keys []string
+}
+
+// NewPodLabelIndex returns an empty index.
+func NewPodLabelIndex() *PodLabelIndex {
+	return &PodLabelIndex{byKey: map[string]map[int32][]*PodInfo{}}
+}
+
+func postingKey(ns, k, v string) string { return ns + "\x00" + k + "\x00" + v }
+
+// Candidates calls fn for each node of snap holding pods of namespace ns
+// that may match sel, with those pods: the ones carrying the rarest of
+// sel's single-valued equality requirements (terminating pods left out).
+// It reports false, calling nothing, when sel has no such requirement.
+func (x *PodLabelIndex) Candidates(snap *Snapshot, sel labels.Selector, ns string, fn func(ni *NodeInfo, pods []*PodInfo)) bool {
+	reqs, selectable := sel.Requirements()
+	if !selectable {
+		return false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	nodes := snap.List()
+	x.sync(nodes)
+	var best map[int32][]*PodInfo
+	found := false
+	for _, r := range reqs {
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In:
+		default:
+			continue
+		}
+		vals := r.Values()
+		if vals.Len() != 1 {
+			continue
+		}
+		m := x.byKey[postingKey(ns, r.Key(), vals.UnsortedList()[0])]
+		if !found || len(m) < len(best) {
+			best, found = m, true
+		}
+	}
+	for i, pods := range best {
+		if int(i) < len(nodes) {
+			fn(nodes[i], pods)
+		}
+	}
+	return found
+}
+
+// sync brings the index up to date with nodes; call with mu held.
+func (x *PodLabelIndex) sync(nodes []*NodeInfo) {
+	x.nodes.Sync(nodes, func(s *postingSlot) { x.drop(s.pos, s.keys) }, func(ni *NodeInfo, s *postingSlot) {
+		x.drop(s.pos, s.keys)
+		i, keys := ni.listIndex(), &s.keys
+		s.pos, *keys = int32(i), (*keys)[:0]
+		for _, pi := range ni.Pods {
+			p := pi.Pod
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			for k, v := range p.Labels {
+				key := postingKey(p.Namespace, k, v)
+				m := x.byKey[key]
+				if m == nil {
+					m = map[int32][]*PodInfo{}
+					x.byKey[key] = m
+				}
+				if len(m[int32(i)]) == 0 {
+					*keys = append(*keys, key)
+				}
+				m[int32(i)] = append(m[int32(i)], pi)
+			}
+		}
+	})
+}
+
+func (x *PodLabelIndex) drop(i int32, keys []string) {
+	for _, key := range keys {
+		m := x.byKey[key]
+		delete(m, i)
+		if len(m) == 0 {
+			delete(x.byKey, key)
+		}
+	}
+}
+
+// MatchCounter counts, per node, the pods of a namespace that a selector
+// matches, across cycles: a node's count is remembered while the node is
+// unchanged (its generation), and a selector with an equality requirement
+// is counted from a PodLabelIndex, visiting only the pods carrying the
+// label pair.
+type MatchCounter struct {
+	memo  *NodeMemo[int]
+	index *PodLabelIndex
+}
+
+// NewMatchCounter returns a counter remembering at most maxSelectors
+// selectors' counts.
+func NewMatchCounter(maxSelectors int) *MatchCounter {
+	return &MatchCounter{memo: NewNodeMemo[int](maxSelectors), index: NewPodLabelIndex()}
+}
+
+// SelectorCount is one selector's counts for a cycle (from Counts).
+type SelectorCount struct {
+	t   *memoTable[int]
+	sel labels.Selector
+	ns  string
+	// indexed holds every node's count from the index (nodes without a
+	// candidate pod count 0), when the selector has an equality
+	// requirement.
+	indexed *NodeValues[int]
+}
+
+// Counts returns a SelectorCount per selector for namespace ns over snap
+// (equal selectors share one); call release when the cycle's counting is
+// done. An empty selector counts nothing.
+func (m *MatchCounter) Counts(snap *Snapshot, ns string, sels []labels.Selector) (cs []SelectorCount, release func()) {
+	cs = make([]SelectorCount, len(sels))
+	keys := make([]string, len(sels))
+	var held []*memoTable[int]
+next:
+	for i, sel := range sels {
+		cs[i] = SelectorCount{sel: sel, ns: ns}
+		if sel.Empty() {
+			continue
+		}
+		key := new(MemoKey).String(ns).Selector(sel)
+		keys[i] = key.Key()
+		for j := 0; j < i; j++ {
+			if keys[j] == keys[i] {
+				cs[i] = cs[j]
+				continue next
+			}
+		}
+		t := m.memo.acquire(key, snap.NumNodes())
+		byNode := NewNodeValues[int](snap)
+		indexed := m.index.Candidates(snap, sel, ns, func(ni *NodeInfo, pods []*PodInfo) {
+			c, ok := t.get(ni)
+			if !ok {
+				c = CountMatchingPods(pods, sel, ns)
+				t.put(ni, c)
+			}
+			byNode.Set(ni, c)
+		})
+		if indexed {
+			t.release()
+			cs[i].indexed = byNode
+			continue
+		}
+		cs[i].t = t
+		held = append(held, t)
+	}
+	return cs, func() {
+		for _, t := range held {
+			t.release()
+		}
+	}
+}
+
+// Count returns the node's count. Safe in parallel for distinct nodes.
+func (c SelectorCount) Count(ni *NodeInfo) int {
+	switch {
+	case c.indexed != nil:
+		if v, ok := c.indexed.Get(ni); ok || c.indexed.Covers(ni) {
+			return v
+		}
+		return CountMatchingPods(ni.Pods, c.sel, c.ns)
+	case c.t == nil:
+		return 0
+	}
+	if v, ok := c.t.get(ni); ok {
+		return v
+	}
+	v := CountMatchingPods(ni.Pods, c.sel, c.ns)
+	c.t.put(ni, v)
+	return v
+}
+
+// CountMatchingPods counts the pods of namespace ns that the selector
+// matches, skipping terminating pods (kube #87621). An empty selector
+// counts nothing.
+func CountMatchingPods(pods []*PodInfo, sel labels.Selector, ns string) int {
+	if sel.Empty() {
+		return 0
+	}
+	n := 0
+	for _, pi := range pods {
+		p := pi.Pod
+		if p.DeletionTimestamp == nil && p.Namespace == ns && sel.Matches(labels.Set(p.Labels)) {
+			n++
+		}
+	}
+	return n
+}

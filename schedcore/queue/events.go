@@ -1,0 +1,82 @@
+package queue
+
+import (
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// Cluster events: the pods of the unschedulable pool that an event may help
+// move to the active or backoff queue, as their rejectors' hints decide.
+
+// MoveAllToActiveOrBackoffQueue requeues the pods of the unschedulable pool
+// (that pass preCheck, if set) whose rejectors' hints say the event may
+// help, and records the event for in-flight pods. Gated pods are only
+// re-evaluated on wildcard events or events their gating plugin registered.
+func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger logr.Logger, event schedcore.ClusterEvent, oldObj, newObj any, preCheck func(*v1.Pod) bool) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	p.moveAllToActiveOrBackoffQueue(logger, event, oldObj, newObj, preCheck)
+}
+
+func (p *PriorityQueue) moveAllToActiveOrBackoffQueue(logger logr.Logger, event schedcore.ClusterEvent, oldObj, newObj any, preCheck func(*v1.Pod) bool) {
+	if !p.isEventOfInterest(logger, event) {
+		return
+	}
+	all := p.unschedulable.list()
+	pods := all[:0:0]
+	for _, q := range all {
+		if preCheck == nil || preCheck(q.Pod) {
+			pods = append(pods, q)
+		}
+	}
+	p.movePodsToActiveOrBackoffQueue(logger, pods, event, oldObj, newObj)
+}
+
+func (p *PriorityQueue) movePodsToActiveOrBackoffQueue(logger logr.Logger, pods []*schedcore.QueuedPodInfo, event schedcore.ClusterEvent, oldObj, newObj any) {
+	if !p.isEventOfInterest(logger, event) {
+		return
+	}
+	activated := false
+	for _, q := range pods {
+		if q.Gated() && !isWildCard(event) && !matchAnyClusterEvent(event, q.GatingPluginEvents) {
+			continue
+		}
+		hint := p.isPodWorthRequeuing(logger, q, event, oldObj, newObj)
+		if hint == queueSkip {
+			logger.V(5).Info("Event is not making pod schedulable", "pod", schedcore.PodName(q.Pod), "event", event.Label())
+			continue
+		}
+		p.unschedulable.delete(q.Pod)
+		if p.wakes(p.requeue(logger, q, hint, event.Label())) {
+			activated = true
+		}
+	}
+	if p.activeQ.addEventIfAnyInFlight(oldObj, newObj, event) {
+		logger.V(5).Info("Event received while pods are in flight", "event", event.Label())
+	}
+	if activated {
+		p.activeQ.broadcast()
+	}
+}
+
+// AssignedPodAdded is kube's AssignedPod/Add event (a pod bound or added on
+// a node): the hints of the plugins that registered it (inter-pod affinity,
+// topology spread, ...) decide which pods move.
+func (p *PriorityQueue) AssignedPodAdded(logger logr.Logger, pod *v1.Pod) {
+	p.MoveAllToActiveOrBackoffQueue(logger, schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Add}, nil, pod, nil)
+}
+
+// AssignedPodUpdated is kube's AssignedPod/Update handling. A zero event
+// means "derive it": one move per event PodSchedulingPropertiesChange finds,
+// as kube's updateAssignedPodInCache.
+func (p *PriorityQueue) AssignedPodUpdated(logger logr.Logger, oldPod, newPod *v1.Pod, event schedcore.ClusterEvent) {
+	if event != (schedcore.ClusterEvent{}) {
+		p.MoveAllToActiveOrBackoffQueue(logger, event, oldPod, newPod, nil)
+		return
+	}
+	for _, e := range PodSchedulingPropertiesChange(newPod, oldPod, false, p.features) {
+		p.MoveAllToActiveOrBackoffQueue(logger, e, oldPod, newPod, nil)
+	}
+}
