@@ -68,6 +68,7 @@ const (
 	PodGroup              EventResource = "scheduling.k8s.io/PodGroup"
 	ResourceClaim         EventResource = "resource.k8s.io/ResourceClaim"
 	DeviceClass           EventResource = "resource.k8s.io/DeviceClass"
+	ResourceSlice         EventResource = "resource.k8s.io/ResourceSlice"
 	Namespace             EventResource = "Namespace"
 	WildCard              EventResource = "*"
 )

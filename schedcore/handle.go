@@ -91,6 +91,12 @@ type Handle struct {
 	// VolumeBinder makes VolumeBinding's PreBind writes; nil means the
 	// driver binds no volumes.
 	VolumeBinder VolumeBinder
+	// DRA holds the Dynamic Resource Allocation objects and in-flight
+	// allocations, shared by all profiles; nil means none.
+	DRA *DRAManager
+	// ClaimWriter makes DynamicResources' API writes (claim allocation
+	// and reservation); nil means the driver writes none.
+	ClaimWriter ResourceClaimWriter
 	// Activator moves pending pods to activeQ (the scheduling queue); nil
 	// means Activate does nothing.
 	Activator PodActivator

@@ -108,6 +108,7 @@ type evictor struct {
 	q      schedcore.SchedulingQueue
 	rep    *report.DryRun
 	logger logr.Logger
+	dra    *draDriver
 }
 
 func (e *evictor) PreemptPod(_ context.Context, preemptor, victim *v1.Pod, node string) error {
@@ -118,6 +119,7 @@ func (e *evictor) PreemptPod(_ context.Context, preemptor, victim *v1.Pod, node 
 	}
 	delete(e.s.pods, k)
 	e.cache.RemovePod(cur)
+	e.dra.releaseVictim(context.Background(), cur)
 	e.rep.Evictions = append(e.rep.Evictions, report.Eviction{Pod: schedcore.PodName(cur), Node: node, Preemptor: schedcore.PodName(preemptor)})
 	e.q.MoveAllToActiveOrBackoffQueue(e.logger, schedcore.EventAssignedPodDelete, cur, nil, nil)
 	return nil
@@ -177,7 +179,8 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	var podsOf func(namespace string) []*v1.Pod
 	objects := engine.NewObjects(func(ns string) []*v1.Pod { return podsOf(ns) }, cl.Others)
 	rep := &report.DryRun{Placements: []report.Placement{}, Unschedulable: []report.Unschedulable{}, Evictions: []report.Eviction{}}
-	ev := &evictor{s: st, cache: cache, rep: rep, logger: o.Logger}
+	dra := newDRADriver(st, o.Features, o.Logger)
+	ev := &evictor{s: st, cache: cache, rep: rep, logger: o.Logger, dra: dra}
 	hooks := schedcore.PreemptionHooks{
 		PDBs:    func() []*policyv1.PodDisruptionBudget { return cl.PDBs },
 		Evictor: ev,
@@ -188,7 +191,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		r := rand.New(rand.NewSource(o.Seed))
 		hooks.Offset = func(n int32) int32 { return r.Int31n(n) }
 	}
-	profiles, err := engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{Binder: binder{st}, VolumeBinder: vb, Seed: o.Seed, Features: o.Features, Clock: clk, Objects: objects, Preemption: hooks})
+	profiles, err := engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{Binder: binder{st}, VolumeBinder: vb, DRA: dra.dra, ClaimWriter: dra.writer, Seed: o.Seed, Features: o.Features, Clock: clk, Objects: objects, Preemption: hooks})
 	if err != nil {
 		return nil, err
 	}
@@ -219,6 +222,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		queue.WithLogger(o.Logger))
 	profiles.SetNominator(q)
 	ev.q = q
+	dra.q = q
 
 	var pct int32
 	if cfg.PercentageOfNodesToScore != nil {
@@ -245,7 +249,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 				o.Logger.Error(err, "confirming binding", "pod", schedcore.PodName(bound))
 			}
 			q.AssignedPodAdded(o.Logger, bound)
-			pl := report.Placement{Pod: schedcore.PodName(bound), Node: node, Feasible: res.FeasibleNodes, Attempts: qpi.Attempts}
+			pl := report.Placement{Pod: schedcore.PodName(bound), Node: node, Feasible: res.FeasibleNodes, Attempts: qpi.Attempts, Devices: dra.devices(bound)}
 			if len(res.Scores) > 0 {
 				pl.Score = res.Scores[0].TotalScore
 				for _, s := range res.Scores {

@@ -73,6 +73,11 @@ type HandleOptions struct {
 	Recorder  schedcore.MetricsRecorder
 	// VolumeBinder receives VolumeBinding's PreBind writes; nil: none.
 	VolumeBinder schedcore.VolumeBinder
+	// DRA is the DRA objects' manager all profiles share; nil: a new,
+	// empty one (FillCache fills it).
+	DRA *schedcore.DRAManager
+	// ClaimWriter receives DynamicResources' claim writes; nil: none.
+	ClaimWriter schedcore.ResourceClaimWriter
 	Seed         int64
 	Features     schedcore.Features
 	// Clock, when set, replaces the handles' real clock (Permit timeouts
@@ -101,11 +106,15 @@ func BuildProfiles(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration
 	if o.Features == (schedcore.Features{}) {
 		o.Features = schedcore.DefaultFeatures
 	}
+	if o.DRA == nil {
+		o.DRA = schedcore.NewDRAManager()
+	}
 	for i := range cfg.Profiles {
 		p := &cfg.Profiles[i]
 		h := schedcore.NewHandle(snap, par)
 		h.Binder, h.Events, h.Nominator, h.Features = o.Binder, o.Events, o.Nominator, o.Features
 		h.VolumeBinder = o.VolumeBinder
+		h.DRA, h.ClaimWriter = o.DRA, o.ClaimWriter
 		h.Objects = o.Objects
 		if o.Clock != nil {
 			h.Clock = o.Clock
@@ -133,11 +142,19 @@ func (p *Profiles) SetNominator(n schedcore.PodNominator) {
 }
 
 // FillCache adds a cluster's nodes, namespaces, storage objects, selector
-// sources and bound pods to the cache, and returns the pending pods of the
+// sources and bound pods to the cache, its DRA objects (with the template
+// claims the resourceclaim controller would create, see
+// CreateTemplateClaims) to the profiles' DRA manager, and returns the pending pods of the
 // given profiles in queue order (priority, creation time, namespace/name). Pods that
 // Succeeded or Failed hold no resources and are left out. Pods without a
 // UID get a stable one derived from namespace/name.
 func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*schedcore.Framework) []*v1.Pod {
+	if m := draManager(profiles); m != nil && !cl.DRA.Empty() {
+		// The resourceclaim controller's work first: pods then refer to
+		// their template claims.
+		CreateTemplateClaims(cl)
+		FillDRA(m, &cl.DRA)
+	}
 	for _, n := range cl.Nodes {
 		c.AddNode(n)
 	}

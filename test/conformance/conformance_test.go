@@ -26,20 +26,21 @@ import (
 const root = "../../testdata/conformance"
 
 type explainCase struct {
-	Pod                  string                                `json:"pod"`
-	Profile              string                                `json:"profile"`
-	AfterPlacements      int                                   `json:"afterPlacements"`
-	PreFilter            struct{ Code, Plugin, Reason string } `json:"preFilter"`
-	SkippedFilterPlugins []string                              `json:"skippedFilterPlugins"`
-	SkippedScorePlugins  []string                              `json:"skippedScorePlugins"`
-	ScorePluginWeights   map[string]int64                      `json:"scorePluginWeights"`
-	NumNodes             int                                   `json:"numNodes"`
-	NumFeasible          int                                   `json:"numFeasible"`
-	Nodes                []explainNode                         `json:"nodes"`
-	BestTotal            int64                                 `json:"bestTotal"`
-	TiedBest             []string                              `json:"tiedBest"`
-	Selected             string                                `json:"selected"`
-	Message              string                                `json:"message"`
+	Pod                  string                                 `json:"pod"`
+	Profile              string                                 `json:"profile"`
+	AfterPlacements      int                                    `json:"afterPlacements"`
+	PreEnqueue           *struct{ Code, Plugin, Reason string } `json:"preEnqueue"`
+	PreFilter            struct{ Code, Plugin, Reason string }  `json:"preFilter"`
+	SkippedFilterPlugins []string                               `json:"skippedFilterPlugins"`
+	SkippedScorePlugins  []string                               `json:"skippedScorePlugins"`
+	ScorePluginWeights   map[string]int64                       `json:"scorePluginWeights"`
+	NumNodes             int                                    `json:"numNodes"`
+	NumFeasible          int                                    `json:"numFeasible"`
+	Nodes                []explainNode                          `json:"nodes"`
+	BestTotal            int64                                  `json:"bestTotal"`
+	TiedBest             []string                               `json:"tiedBest"`
+	Selected             string                                 `json:"selected"`
+	Message              string                                 `json:"message"`
 }
 
 type explainNode struct {
@@ -120,7 +121,8 @@ func (f *fixture) state(t *testing.T, n int) (*schedcore.Snapshot, *engine.Profi
 	}
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
 	snap := schedcore.NewEmptySnapshot()
-	ps, err := engine.BuildProfiles(context.Background(), cfg, reg, snap, engine.HandleOptions{})
+	dra := schedcore.NewDRAManager()
+	ps, err := engine.BuildProfiles(context.Background(), cfg, reg, snap, engine.HandleOptions{DRA: dra, ClaimWriter: &engine.MemoryClaimWriter{DRA: dra}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +139,12 @@ func (f *fixture) state(t *testing.T, n int) (*schedcore.Snapshot, *engine.Profi
 	for i := 0; i < n; i++ {
 		pl := f.place.Placements[i]
 		p := pods[pl.Pod].DeepCopy()
+		if !f.cluster.DRA.Empty() {
+			// Commit the placement as the scheduler does, so that its
+			// claims get their allocation and reservation.
+			cache.UpdateSnapshot(snap)
+			commitOn(t, ps.ByName[p.Spec.SchedulerName], cache, snap, p, pl.Node)
+		}
 		p.Spec.NodeName = pl.Node
 		if err := cache.AddPod(p); err != nil {
 			t.Fatal(err)
@@ -145,6 +153,37 @@ func (f *fixture) state(t *testing.T, n int) (*schedcore.Snapshot, *engine.Profi
 	}
 	cache.UpdateSnapshot(snap)
 	return snap, ps, pods
+}
+
+// commitOn runs the pod's cycle on the node alone (PreFilter, Filter),
+// then Reserve and PreBind, as the scheduler commits a placement; the pod
+// is assumed on the node meanwhile and forgotten after.
+func commitOn(t *testing.T, fw *schedcore.Framework, cache *schedcore.Cache, snap *schedcore.Snapshot, pod *v1.Pod, node string) {
+	t.Helper()
+	ctx := context.Background()
+	state := schedcore.NewCycleState()
+	if _, st, _ := fw.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
+		t.Fatalf("%s: prefilter: %v", schedcore.PodName(pod), st)
+	}
+	ni, err := snap.Get(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fw.RunFilterPlugins(ctx, state, pod, ni); !st.IsSuccess() {
+		t.Fatalf("%s: filter on %s: %v", schedcore.PodName(pod), node, st)
+	}
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = node
+	if err := cache.AssumePod(assumed); err != nil {
+		t.Fatal(err)
+	}
+	defer cache.ForgetPod(assumed)
+	if st := fw.RunReservePluginsReserve(ctx, state, assumed, node); !st.IsSuccess() {
+		t.Fatalf("%s: reserve on %s: %v", schedcore.PodName(pod), node, st)
+	}
+	if st := fw.RunPreBindPlugins(ctx, state, assumed, node); !st.IsSuccess() {
+		t.Fatalf("%s: prebind on %s: %v", schedcore.PodName(pod), node, st)
+	}
 }
 
 func TestExplainCases(t *testing.T) {
@@ -162,7 +201,11 @@ func TestExplainCases(t *testing.T) {
 				if err := json.Unmarshal(b, &want); err != nil {
 					t.Fatal(err)
 				}
-				snap, ps, pods := f.state(t, want.AfterPlacements)
+				after := want.AfterPlacements
+				if q, ok := explainQuirks[filepath.Base(dir)+"/"+filepath.Base(file)]; ok {
+					after = q
+				}
+				snap, ps, pods := f.state(t, after)
 				pod := pods[want.Pod]
 				if pod == nil {
 					t.Fatalf("pod %s not in snapshot", want.Pod)
@@ -175,6 +218,18 @@ func TestExplainCases(t *testing.T) {
 	}
 }
 
+// explainQuirks are fixture cases whose recorded state is not the one
+// their afterPlacements names, with the placement count it does match.
+// dra-small/107 explains ml/job-h100-8-2e3488ea-v2wzq "after 35
+// placements", but place.json (kube's own run) rejects that pod after 35
+// placements with "... 36 Insufficient cpu" while the case says "38
+// Insufficient cpu": the two extra nodes are node-00030 and node-00019,
+// which receive pods at placements 37, 38 and 43. The case equals kube's
+// rejection of the pod's twin (same template) ml/job-h100-8-2e3488ea-s7s9q
+// after 64 placements, word for word; TestPlaceRuns checks the pod
+// after 35.
+var explainQuirks = map[string]int{"dra-small/107.json": 64}
+
 // ignorableScore are plugins kube runs that have nothing to say here.
 var ignorableScore = map[string]bool{"DynamicResources": true, "VolumeBinding": true}
 
@@ -182,6 +237,10 @@ func compareExplain(t *testing.T, want *explainCase, ex *schedcore.Explanation) 
 	t.Helper()
 	if ex.Err != nil {
 		t.Fatalf("explain failed: %v", ex.Err)
+	}
+	if want.PreEnqueue != nil || ex.PreEnqueue != nil {
+		comparePreEnqueue(t, want, ex)
+		return
 	}
 	wantPF := want.PreFilter.Code
 	gotPF := ex.PreFilter.Code().String()
@@ -264,6 +323,40 @@ func compareExplain(t *testing.T, want *explainCase, ex *schedcore.Explanation) 
 	}
 	if ex.Selected != want.Selected {
 		t.Errorf("selected = %s, want %s", ex.Selected, want.Selected)
+	}
+}
+
+// comparePreEnqueue compares a pod held by a PreEnqueue plugin: kube runs
+// no cycle (PreFilter "NotRun"), every node carries the plugin's status,
+// and the message is the status's.
+func comparePreEnqueue(t *testing.T, want *explainCase, ex *schedcore.Explanation) {
+	t.Helper()
+	if want.PreEnqueue == nil || ex.PreEnqueue == nil {
+		t.Fatalf("preEnqueue = %v, want %+v", ex.PreEnqueue, want.PreEnqueue)
+	}
+	w := *want.PreEnqueue
+	if got := ex.PreEnqueue; got.Code().String() != w.Code || got.Plugin() != w.Plugin || got.Message() != w.Reason {
+		t.Errorf("preEnqueue = %s/%s/%q, want %s/%s/%q", got.Code(), got.Plugin(), got.Message(), w.Code, w.Plugin, w.Reason)
+	}
+	if want.PreFilter.Code != "NotRun" {
+		t.Errorf("preFilter = %s, want NotRun for a gated pod", want.PreFilter.Code)
+	}
+	if ex.PreEnqueue.Message() != want.Message {
+		t.Errorf("message:\n got %q\nwant %q", ex.PreEnqueue.Message(), want.Message)
+	}
+	got := map[string]schedcore.NodeExplanation{}
+	for _, n := range ex.Nodes {
+		got[n.Name] = n
+	}
+	for _, wn := range want.Nodes {
+		gn := got[wn.Node]
+		var gf []failure
+		for i, v := range gn.Failures {
+			gf = append(gf, failure{Plugin: v.Plugin, Code: v.Status.Code().String(), Reason: strings.Join(v.Status.Reasons(), "; "), First: i == 0})
+		}
+		if d := cmp.Diff(wn.Failures, gf); d != "" || gn.Feasible {
+			t.Errorf("node %s failures (-want +got):\n%s", wn.Node, d)
+		}
 	}
 }
 
@@ -373,6 +466,12 @@ func comparePlaceRun(t *testing.T, f *fixture, config string) {
 			}
 			for _, u := range rep.Unschedulable {
 				after := u.After
+				if u.Attempts == 0 {
+					// Held by a PreEnqueue plugin (a claim not created
+					// yet) from the moment it was queued: the fixture
+					// records it at its turn in queue order.
+					after = wantAfter[u.Pod]
+				}
 				if u.Attempts > 1 {
 					// The fixture tries each pod once; our queue retries a
 					// pod when a placement's event may help it (queueing

@@ -1,0 +1,258 @@
+package dynamicresources
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// allocationMemo remembers the allocator's answer for a node, so that the
+// many pods of one template, or a pod retried, do not run the allocator
+// again on nodes where nothing it reads has changed. What the allocator
+// reads for a node is: the DeviceClasses, ResourceSlices and
+// DeviceTaintRules (the manager's objects revision), the node (its name
+// and labels: which shared slices apply), the specs of the claims to
+// allocate, and what is allocated in the pools the node sees. An entry is
+// keyed by exactly these: the objects revision, the node object, the
+// claims' specs, and, per pool the node sees, the set of allocated
+// devices, shared allocations and consumed capacities (interned). Results
+// that depend on more (errors naming a claim, timeouts, cancellations)
+// are not kept.
+type allocationMemo struct {
+	mu sync.Mutex
+	// objRev is the objects revision the node pools and entries are for.
+	objRev int64
+	// pools lists, per node, the pools of the slices that apply to it.
+	pools map[string]nodePools
+	// ids interns fingerprints (pool contents, node pool tuples, claims).
+	ids     map[string]int64
+	entries map[memoKey]memoEntry
+	// disabled turns the memo off (tests compare with and without it).
+	disabled bool
+}
+
+type nodePools struct {
+	node  *v1.Node
+	pools []string
+}
+
+type memoKey struct {
+	node   string
+	nodeFP int64
+	claims int64
+}
+
+type memoEntry struct {
+	results []resourceapi.AllocationResult
+	err     error
+}
+
+// memoInputs are a cycle's view: the objects revision, the slices, and
+// each pool's interned allocation fingerprint.
+type memoInputs struct {
+	objRev int64
+	slices []*resourceapi.ResourceSlice
+	poolFP map[string]int64
+}
+
+// maxMemoEntries bounds the memo; it starts over when full.
+const maxMemoEntries = 1 << 16
+
+func newAllocationMemo() *allocationMemo {
+	return &allocationMemo{pools: map[string]nodePools{}, ids: map[string]int64{}, entries: map[memoKey]memoEntry{}}
+}
+
+func (m *allocationMemo) internLocked(s string) int64 {
+	if id, ok := m.ids[s]; ok {
+		return id
+	}
+	id := int64(len(m.ids) + 1)
+	m.ids[s] = id
+	return id
+}
+
+// inputs captures the cycle's view for the memo: per pool, the allocated
+// devices, shared allocations and consumed capacities, written out in
+// order and interned.
+func (m *allocationMemo) inputs(dra *schedcore.DRAManager, st *structured.AllocatedState) *memoInputs {
+	rev := dra.ObjectsRevision()
+	in := &memoInputs{objRev: rev, slices: dra.Slices()}
+	if m.disabled {
+		return in
+	}
+	byPool := map[string][]string{}
+	for id := range st.AllocatedDevices {
+		p := id.Driver.String() + "/" + id.Pool.String()
+		byPool[p] = append(byPool[p], "d:"+id.Device.String())
+	}
+	for id := range st.AllocatedSharedDeviceIDs {
+		p := id.Driver.String() + "/" + id.Pool.String()
+		byPool[p] = append(byPool[p], "s:"+id.Device.String()+"/"+id.ShareID.String())
+	}
+	for id, caps := range st.AggregatedCapacity {
+		p := id.Driver.String() + "/" + id.Pool.String()
+		names := make([]string, 0, len(caps))
+		for n := range caps {
+			names = append(names, string(n))
+		}
+		sort.Strings(names)
+		var b strings.Builder
+		b.WriteString("c:" + id.Device.String())
+		for _, n := range names {
+			q := caps[resourceapi.QualifiedName(n)]
+			b.WriteString("," + n + "=" + q.String())
+		}
+		byPool[p] = append(byPool[p], b.String())
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.resetLocked(rev)
+	in.poolFP = make(map[string]int64, len(byPool))
+	for p, items := range byPool {
+		sort.Strings(items)
+		in.poolFP[p] = m.internLocked("pool:" + p + "|" + strings.Join(items, ";"))
+	}
+	return in
+}
+
+// resetLocked drops everything computed for another objects revision.
+func (m *allocationMemo) resetLocked(rev int64) {
+	if rev == m.objRev && len(m.entries) < maxMemoEntries {
+		return
+	}
+	m.objRev = rev
+	clear(m.pools)
+	clear(m.ids)
+	clear(m.entries)
+}
+
+// nodePoolsLocked returns the pools of the slices that apply to the node.
+func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node, features structured.Features) ([]string, error) {
+	if np, ok := m.pools[node.Name]; ok && np.node == node {
+		return np.pools, nil
+	}
+	set := map[string]bool{}
+	for _, s := range in.slices {
+		relevant := false
+		switch nodeName, all := ptr.Deref(s.Spec.NodeName, ""), ptr.Deref(s.Spec.AllNodes, false); {
+		case nodeName != "" || all || s.Spec.NodeSelector != nil:
+			ok, err := structured.NodeMatches(features, node, nodeName, all, s.Spec.NodeSelector)
+			if err != nil {
+				return nil, err
+			}
+			relevant = ok
+		case ptr.Deref(s.Spec.PerDeviceNodeSelection, false):
+			for _, d := range s.Spec.Devices {
+				ok, err := structured.NodeMatches(features, node, ptr.Deref(d.NodeName, ""), ptr.Deref(d.AllNodes, false), d.NodeSelector)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					relevant = true
+					break
+				}
+			}
+		}
+		if relevant {
+			set[s.Spec.Driver+"/"+s.Spec.Pool.Name] = true
+		}
+	}
+	pools := make([]string, 0, len(set))
+	for p := range set {
+		pools = append(pools, p)
+	}
+	sort.Strings(pools)
+	m.pools[node.Name] = nodePools{node: node, pools: pools}
+	return pools, nil
+}
+
+// allocate returns run's answer for the node, from the memo when the same
+// inputs were seen before.
+func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, features structured.Features, node *v1.Node, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
+	if m.disabled || in == nil || in.poolFP == nil {
+		return run(ctx)
+	}
+	spec, err := specs()
+	if err != nil {
+		return run(ctx)
+	}
+	m.mu.Lock()
+	if m.objRev != in.objRev {
+		// The objects changed since this cycle's PreFilter.
+		m.mu.Unlock()
+		return run(ctx)
+	}
+	pools, err := m.nodePoolsLocked(in, node, features)
+	if err != nil {
+		m.mu.Unlock()
+		return run(ctx)
+	}
+	var b strings.Builder
+	b.WriteString("node:")
+	for _, p := range pools {
+		b.WriteString(strconv.FormatInt(in.poolFP[p], 10))
+		b.WriteByte(',')
+	}
+	key := memoKey{node: node.Name, nodeFP: m.internLocked(b.String()), claims: m.internLocked(spec)}
+	e, ok := m.entries[key]
+	m.mu.Unlock()
+	if ok {
+		return copyResults(e.results), e.err
+	}
+	results, err := run(ctx)
+	if err != nil && !errors.Is(err, structured.ErrFailedAllocationOnNode) {
+		return results, err
+	}
+	if ctx.Err() != nil {
+		return results, err
+	}
+	m.mu.Lock()
+	if m.objRev == in.objRev {
+		m.entries[key] = memoEntry{results: copyResults(results), err: err}
+	}
+	m.mu.Unlock()
+	return results, err
+}
+
+// claimSpecs writes the claims' specs out, in order.
+func claimSpecs(claims []*resourceapi.ResourceClaim) (string, error) {
+	specs := make([]resourceapi.ResourceClaimSpec, len(claims))
+	for i, c := range claims {
+		specs[i] = c.Spec
+	}
+	b, err := json.Marshal(specs)
+	return "claims:" + string(b), err
+}
+
+// copyResults deep-copies allocation results; share IDs (of consumable
+// capacity) are drawn anew, as the allocator draws one per allocation.
+func copyResults(in []resourceapi.AllocationResult) []resourceapi.AllocationResult {
+	if in == nil {
+		return nil
+	}
+	out := make([]resourceapi.AllocationResult, len(in))
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
+		for j := range out[i].Devices.Results {
+			if out[i].Devices.Results[j].ShareID != nil {
+				id := types.UID(uuid.NewUUID())
+				out[i].Devices.Results[j].ShareID = &id
+			}
+		}
+	}
+	return slices.Clip(out)
+}
