@@ -78,8 +78,8 @@ type HandleOptions struct {
 	DRA *schedcore.DRAManager
 	// ClaimWriter receives DynamicResources' claim writes; nil: none.
 	ClaimWriter schedcore.ResourceClaimWriter
-	Seed         int64
-	Features     schedcore.Features
+	Seed        int64
+	Features    schedcore.Features
 	// Clock, when set, replaces the handles' real clock (Permit timeouts
 	// and plugin time follow it).
 	Clock clock.WithTicker

@@ -292,7 +292,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		nearest = DefaultNearest
 	}
 	rep.Nearest = []string{}
-	if nearest > 0 && ex.PreFilter.IsSuccess() {
+	if nearest > 0 && ex.PreFilter.IsSuccess() && ex.PreEnqueue == nil {
 		// A pod rejected at PreFilter fails every node alike, for the
 		// PreFilter reason the summary gives: no node is nearer.
 		rep.Nearest = nearestNodes(rep.Nodes, snap, nearest)
@@ -345,6 +345,11 @@ func convert(ex *schedcore.Explanation) *report.Explanation {
 	}
 	if ex.FitError != nil {
 		rep.Message = ex.FitError.Error()
+	}
+	if st := ex.PreEnqueue; st != nil {
+		rep.PreEnqueue = &report.PreFilterOutcome{Code: st.Code().String(), Plugin: st.Plugin(), Reason: st.Message()}
+		rep.PreFilter = report.PreFilterOutcome{Code: "NotRun"}
+		rep.Message = st.Message()
 	}
 	type scored struct {
 		s    *schedcore.NodePluginScores

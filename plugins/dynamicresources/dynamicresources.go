@@ -13,8 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/cel"
@@ -105,12 +105,12 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		dra = schedcore.NewDRAManager()
 	}
 	pl := &DynamicResources{
-		enabled:        true,
-		features:       f,
-		allocFeatures:  AllocatorFeatures(f),
-		filterTimeout:  ptr.Deref(a.FilterTimeout, metav1.Duration{}).Duration,
-		handle:         h,
-		dra:            dra,
+		enabled:       true,
+		features:      f,
+		allocFeatures: AllocatorFeatures(f),
+		filterTimeout: ptr.Deref(a.FilterTimeout, metav1.Duration{}).Duration,
+		handle:        h,
+		dra:           dra,
 		// kube's LRU of compiled CEL expressions (10 entries).
 		celCache:  cel.NewCache(10, cel.Features{EnableConsumableCapacity: f.DRAConsumableCapacity}),
 		allocated: &allocatedStates{m: dra},
@@ -156,7 +156,7 @@ type stateData struct {
 	mu sync.Mutex
 	// unavailableClaims are indices of allocated claims that were not
 	// available on some node (PostFilter may deallocate one).
-	unavailableClaims sets.Set[int]
+	unavailableClaims    sets.Set[int]
 	informationsForClaim []informationForClaim
 	nodeAllocations      map[string]nodeAllocation
 }
@@ -632,4 +632,3 @@ func (pl *DynamicResources) mayHaveExtendedResources(pod *v1.Pod) bool {
 	}
 	return has(pod.Spec.Containers) || has(pod.Spec.InitContainers)
 }
-

@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
 const root = "../../testdata/conformance"
@@ -108,7 +109,9 @@ func cases(t *testing.T) []string {
 	return out
 }
 
-// state builds the engine state after the first n placements of place.json.
+// state builds the engine state after the first n placements of
+// place.json, committed as the scheduler commits them (DRA claims
+// allocated and reserved).
 func (f *fixture) state(t *testing.T, n int) (*schedcore.Snapshot, *engine.Profiles, map[string]*v1.Pod) {
 	t.Helper()
 	cfg, err := engine.LoadConfig(f.config)
@@ -119,76 +122,33 @@ func (f *fixture) state(t *testing.T, n int) (*schedcore.Snapshot, *engine.Profi
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := schedcore.NewCache(schedcore.DefaultFeatures)
-	snap := schedcore.NewEmptySnapshot()
-	dra := schedcore.NewDRAManager()
-	ps, err := engine.BuildProfiles(context.Background(), cfg, reg, snap, engine.HandleOptions{DRA: dra, ClaimWriter: &engine.MemoryClaimWriter{DRA: dra}})
+	var placed []engine.Placement
+	for _, p := range f.place.Placements[:n] {
+		placed = append(placed, engine.Placement{Pod: p.Pod, Node: p.Node})
+	}
+	cl, err := engine.CommitPlacements(context.Background(), f.cluster, cfg, reg, placed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods := map[string]*v1.Pod{}
-	cl := *f.cluster
-	cl.Pods = nil
-	for _, p := range f.cluster.Pods {
-		cl.Pods = append(cl.Pods, p.DeepCopy())
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	snap := schedcore.NewEmptySnapshot()
+	ps, err := engine.BuildProfiles(context.Background(), cfg, reg, snap, engine.HandleOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	engine.FillCache(cache, &cl, ps.ByName)
+	engine.FillCache(cache, cl, ps.ByName)
+	pods := map[string]*v1.Pod{}
 	for _, p := range cl.Pods {
 		pods[p.Namespace+"/"+p.Name] = p
-	}
-	for i := 0; i < n; i++ {
-		pl := f.place.Placements[i]
-		p := pods[pl.Pod].DeepCopy()
-		if !f.cluster.DRA.Empty() {
-			// Commit the placement as the scheduler does, so that its
-			// claims get their allocation and reservation.
-			cache.UpdateSnapshot(snap)
-			commitOn(t, ps.ByName[p.Spec.SchedulerName], cache, snap, p, pl.Node)
-		}
-		p.Spec.NodeName = pl.Node
-		if err := cache.AddPod(p); err != nil {
-			t.Fatal(err)
-		}
-		pods[pl.Pod] = p
 	}
 	cache.UpdateSnapshot(snap)
 	return snap, ps, pods
 }
 
-// commitOn runs the pod's cycle on the node alone (PreFilter, Filter),
-// then Reserve and PreBind, as the scheduler commits a placement; the pod
-// is assumed on the node meanwhile and forgotten after.
-func commitOn(t *testing.T, fw *schedcore.Framework, cache *schedcore.Cache, snap *schedcore.Snapshot, pod *v1.Pod, node string) {
-	t.Helper()
-	ctx := context.Background()
-	state := schedcore.NewCycleState()
-	if _, st, _ := fw.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
-		t.Fatalf("%s: prefilter: %v", schedcore.PodName(pod), st)
-	}
-	ni, err := snap.Get(node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st := fw.RunFilterPlugins(ctx, state, pod, ni); !st.IsSuccess() {
-		t.Fatalf("%s: filter on %s: %v", schedcore.PodName(pod), node, st)
-	}
-	assumed := pod.DeepCopy()
-	assumed.Spec.NodeName = node
-	if err := cache.AssumePod(assumed); err != nil {
-		t.Fatal(err)
-	}
-	defer cache.ForgetPod(assumed)
-	if st := fw.RunReservePluginsReserve(ctx, state, assumed, node); !st.IsSuccess() {
-		t.Fatalf("%s: reserve on %s: %v", schedcore.PodName(pod), node, st)
-	}
-	if st := fw.RunPreBindPlugins(ctx, state, assumed, node); !st.IsSuccess() {
-		t.Fatalf("%s: prebind on %s: %v", schedcore.PodName(pod), node, st)
-	}
-}
-
 func TestExplainCases(t *testing.T) {
 	for _, dir := range cases(t) {
 		f := loadFixture(t, dir)
+		quirk := conformanceQuirks(t, dir)
 		files, _ := filepath.Glob(filepath.Join(dir, "explain", "*.json"))
 		for _, file := range files {
 			file := file
@@ -202,7 +162,7 @@ func TestExplainCases(t *testing.T) {
 					t.Fatal(err)
 				}
 				after := want.AfterPlacements
-				if q, ok := explainQuirks[filepath.Base(dir)+"/"+filepath.Base(file)]; ok {
+				if q, ok := quirk[filepath.Base(file)]; ok {
 					after = q
 				}
 				snap, ps, pods := f.state(t, after)
@@ -217,18 +177,6 @@ func TestExplainCases(t *testing.T) {
 		}
 	}
 }
-
-// explainQuirks are fixture cases whose recorded state is not the one
-// their afterPlacements names, with the placement count it does match.
-// dra-small/107 explains ml/job-h100-8-2e3488ea-v2wzq "after 35
-// placements", but place.json (kube's own run) rejects that pod after 35
-// placements with "... 36 Insufficient cpu" while the case says "38
-// Insufficient cpu": the two extra nodes are node-00030 and node-00019,
-// which receive pods at placements 37, 38 and 43. The case equals kube's
-// rejection of the pod's twin (same template) ml/job-h100-8-2e3488ea-s7s9q
-// after 64 placements, word for word; TestPlaceRuns checks the pod
-// after 35.
-var explainQuirks = map[string]int{"dra-small/107.json": 64}
 
 // ignorableScore are plugins kube runs that have nothing to say here.
 var ignorableScore = map[string]bool{"DynamicResources": true, "VolumeBinding": true}
@@ -488,4 +436,15 @@ func comparePlaceRun(t *testing.T, f *fixture, config string) {
 			}
 		}
 	}
+}
+
+// conformanceQuirks returns the case's explain files recorded at another
+// placement count (schedtest.ConformanceQuirks).
+func conformanceQuirks(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	q, err := schedtest.ConformanceQuirks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
 }
