@@ -97,6 +97,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	client := fake.NewClientset(cl.objects...)
+	simulateDeviceDrivers(client)
 	b, factory, err := newBench(ctx, client, cfg, int32(*percentage))
 	if err != nil {
 		fmt.Fprintf(stderr, "kubebench: building the scheduler: %v\n", err)
@@ -127,6 +128,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	pods := cl.pending
 	queueOrder(pods)
+	b.draPods = cl.dra
 	if *explainOut != "" {
 		res, err := b.explainAll(ctx, pods, *explainUnsched)
 		if err != nil {

@@ -113,6 +113,7 @@ func runPreemption(ctx context.Context, cl *cluster, cfg *schedulerapi.KubeSched
 		initial = append(initial, o)
 	}
 	client := fake.NewClientset(initial...)
+	simulateDeviceDrivers(client)
 	log := &apiLog{}
 	tracker := client.Tracker()
 	podsGVR := v1.SchemeGroupVersion.WithResource("pods")

@@ -42,6 +42,11 @@ type bench struct {
 	// cycle of run, against the state the earlier placements left.
 	explainRun bool
 	explained  []explainCase
+	// draPods: some pending pod has ResourceClaims or the snapshot has
+	// DeviceClasses (DRA-backed extended resources); placements then
+	// commit claims through PreBind (dra.go).
+	draPods bool
+	factory informers.SharedInformerFactory
 }
 
 func newBench(ctx context.Context, client clientset.Interface, cfg *schedulerapi.KubeSchedulerConfiguration, percentage int32) (*bench, informers.SharedInformerFactory, error) {
@@ -57,7 +62,7 @@ func newBench(ctx context.Context, client clientset.Interface, cfg *schedulerapi
 	if err != nil {
 		return nil, nil, err
 	}
-	return &bench{sched: sched, snapshot: snapshot, percentage: percentage}, factory, nil
+	return &bench{sched: sched, snapshot: snapshot, percentage: percentage, factory: factory}, factory, nil
 }
 
 // queueOrder sorts pods as PrioritySort does for pods queued in
@@ -116,9 +121,16 @@ func (b *bench) run(ctx context.Context, pods []*v1.Pod) (*result, error) {
 			c.AfterPlacements = len(res.Placements)
 			b.explained = append(b.explained, *c)
 		}
+		key := pod.Namespace + "/" + pod.Name
+		// A pod a PreEnqueue plugin holds (a scheduling gate, a
+		// ResourceClaim not created yet) gets no cycle in kube: it is
+		// recorded with the plugin's message at its turn.
+		if st := f.RunPreEnqueuePlugins(ctx, pod); !st.IsSuccess() {
+			res.Unschedulable = append(res.Unschedulable, failure{Pod: key, Message: st.Message(), After: len(res.Placements)})
+			continue
+		}
 		state := framework.NewCycleState()
 		node, fitErr, err := b.schedulePod(ctx, f, state, pod)
-		key := pod.Namespace + "/" + pod.Name
 		if err != nil {
 			return nil, fmt.Errorf("pod %s: %w", key, err)
 		}
@@ -133,6 +145,9 @@ func (b *bench) run(ctx context.Context, pods []*v1.Pod) (*result, error) {
 		}
 		if st := f.RunReservePluginsReserve(ctx, state, assumed, node); !st.IsSuccess() {
 			return nil, fmt.Errorf("pod %s: reserve on %s: %w", key, node, st.AsError())
+		}
+		if err := b.commitClaims(ctx, f, state, assumed, node); err != nil {
+			return nil, fmt.Errorf("pod %s: %w", key, err)
 		}
 		res.Placements = append(res.Placements, placement{Pod: key, Node: node})
 	}

@@ -311,7 +311,7 @@ func (g *gapper) resourceGaps(ni *schedcore.NodeInfo) []string {
 			ins = r.InsufficientResources(g.pod, ni)
 		}
 	} else {
-		ins = noderesources.Fits(g.pod, ni, g.features)
+		ins = noderesources.Fits(g.pod, ni, g.features, nil)
 	}
 	var out []string
 	for _, r := range ins {

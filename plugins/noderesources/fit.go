@@ -48,6 +48,10 @@ type Fit struct {
 	ignoredResourceGroups sets.Set[string]
 	features              schedcore.Features
 	scorer                *resourceAllocationScorer
+	// dra, with DRAExtendedResource, backs extended resources with
+	// DeviceClasses: a node without such a resource in its allocatable
+	// leaves it to DynamicResources.
+	dra *schedcore.DRAManager
 }
 
 var (
@@ -92,7 +96,17 @@ func NewFit(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedco
 		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
 		features:              features(h),
 		scorer:                scorer,
+		dra:                   draManager(h),
 	}, nil
+}
+
+// draManager returns the handle's DRA manager when DRA-backed extended
+// resources are on.
+func draManager(h *schedcore.Handle) *schedcore.DRAManager {
+	if h == nil || !h.Features.DRAExtendedResource {
+		return nil
+	}
+	return h.DRA
 }
 
 func features(h *schedcore.Handle) schedcore.Features {
@@ -110,6 +124,9 @@ type scalarRequest struct {
 	name     v1.ResourceName
 	quantity int64
 	reason   string
+	// dra: a DeviceClass backs the resource (DRAExtendedResource); a node
+	// without it in its allocatable hands it to DynamicResources.
+	dra bool
 }
 
 // preFilterState is the pod's requests, computed once per cycle, with the
@@ -125,7 +142,7 @@ func (s *preFilterState) Clone() schedcore.StateData { return s }
 
 // newPreFilterState computes the pod's requests and the scalar resources to
 // check: those with a positive request, minus ignored extended resources.
-func newPreFilterState(pod *v1.Pod, f schedcore.Features, ignored, ignoredGroups sets.Set[string]) *preFilterState {
+func newPreFilterState(pod *v1.Pod, f schedcore.Features, ignored, ignoredGroups sets.Set[string], dra *schedcore.DRAManager) *preFilterState {
 	s := &preFilterState{Resource: *schedcore.ComputePodRequests(pod, f)}
 	for name, q := range s.ScalarResources {
 		if q <= 0 {
@@ -140,7 +157,7 @@ func newPreFilterState(pod *v1.Pod, f schedcore.Features, ignored, ignoredGroups
 				continue
 			}
 		}
-		s.scalars = append(s.scalars, scalarRequest{name: name, quantity: q, reason: InsufficientReason(name)})
+		s.scalars = append(s.scalars, scalarRequest{name: name, quantity: q, reason: InsufficientReason(name), dra: dra.ExtendedResourceClass(name) != nil})
 	}
 	sort.Slice(s.scalars, func(i, j int) bool { return s.scalars[i].name < s.scalars[j].name })
 	return s
@@ -149,7 +166,7 @@ func newPreFilterState(pod *v1.Pod, f schedcore.Features, ignored, ignoredGroups
 // PreFilter computes the pod's requests (spec only: pod-level resources when
 // the gate is on, init containers and sidecars, overhead).
 func (pl *Fit) PreFilter(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
-	state.Write(preFilterStateKey, newPreFilterState(pod, pl.features, pl.ignoredResources, pl.ignoredResourceGroups))
+	state.Write(preFilterStateKey, newPreFilterState(pod, pl.features, pl.ignoredResources, pl.ignoredResourceGroups, pl.dra))
 	return nil, nil
 }
 
@@ -217,14 +234,17 @@ func (r InsufficientResource) Missing() int64 { return r.Requested - (r.Capacity
 // order; nil when the pod fits. Like kube's Fits it checks every extended
 // resource (no ignoredResources); explain uses it to say how much is
 // missing.
-func Fits(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, f schedcore.Features) []InsufficientResource {
-	return fitsRequest(newPreFilterState(pod, f, nil, nil), nodeInfo)
+func Fits(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, f schedcore.Features, dra *schedcore.DRAManager) []InsufficientResource {
+	if !f.DRAExtendedResource {
+		dra = nil
+	}
+	return fitsRequest(newPreFilterState(pod, f, nil, nil, dra), nodeInfo)
 }
 
 // InsufficientResources is Fits with this plugin's ignoredResources and
 // ignoredResourceGroups, i.e. exactly what its Filter reports.
 func (pl *Fit) InsufficientResources(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) []InsufficientResource {
-	return fitsRequest(newPreFilterState(pod, pl.features, pl.ignoredResources, pl.ignoredResourceGroups), nodeInfo)
+	return fitsRequest(newPreFilterState(pod, pl.features, pl.ignoredResources, pl.ignoredResourceGroups, pl.dra), nodeInfo)
 }
 
 // fitsRequest is kube's fitsRequest. It allocates only when the pod does not
@@ -267,6 +287,10 @@ func fitsRequest(s *preFilterState, nodeInfo *schedcore.NodeInfo) []Insufficient
 	for i := range s.scalars {
 		r := &s.scalars[i]
 		capacity, inUse := alloc.ScalarResources[r.name], used.ScalarResources[r.name]
+		if r.dra && capacity == 0 {
+			// DynamicResources allocates it from the node's devices.
+			continue
+		}
 		if r.quantity > capacity-inUse {
 			out = append(out, InsufficientResource{
 				ResourceName: r.name, Reason: r.reason,

@@ -464,7 +464,7 @@ func TestFilterNotEnoughPods(t *testing.T) {
 				t.Errorf("Filter status (-want +got):\n%s", diff)
 			}
 			wantIR := []InsufficientResource{{ResourceName: v1.ResourcePods, Reason: ErrReasonTooManyPods, Requested: 1, Used: 1, Capacity: 1}}
-			if diff := cmp.Diff(wantIR, Fits(tc.pod, ni, schedcore.DefaultFeatures)); diff != "" {
+			if diff := cmp.Diff(wantIR, Fits(tc.pod, ni, schedcore.DefaultFeatures, nil)); diff != "" {
 				t.Errorf("Fits (-want +got):\n%s", diff)
 			}
 		})
@@ -577,7 +577,7 @@ func TestIsFit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := isFit(tc.pod, tc.node, schedcore.DefaultFeatures); got != tc.expected {
+			if got := isFit(tc.pod, tc.node, schedcore.DefaultFeatures, nil); got != tc.expected {
 				t.Errorf("isFit = %v, want %v", got, tc.expected)
 			}
 		})
