@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -31,6 +34,14 @@ func (b *bench) commitClaims(ctx context.Context, f framework.Framework, state f
 	}
 	if st := f.RunPreBindPlugins(ctx, state, pod, node); !st.IsSuccess() {
 		return fmt.Errorf("prebind on %s: %w", node, st.AsError())
+	}
+	if os.Getenv("KUBEBENCH_DEBUG") != "" {
+		for _, pc := range pod.Spec.ResourceClaims {
+			if pc.ResourceClaimName != nil {
+				c, err := f.SharedDRAManager().ResourceClaims().Get(pod.Namespace, *pc.ResourceClaimName)
+				fmt.Fprintf(os.Stderr, "DEBUG %s claim %s err=%v alloc=%v pending=%v rv=%s\n", pod.Name, *pc.ResourceClaimName, err, c != nil && c.Status.Allocation != nil, c != nil && f.SharedDRAManager().ResourceClaims().GetPendingAllocation(c.UID) != nil, c.ResourceVersion)
+			}
+		}
 	}
 	// The claim informer delivers the write later anyway; waiting for it
 	// keeps the next PreFilter's view exact (the assume cache holds the
@@ -85,6 +96,27 @@ func reservedFor(c *resourceapi.ResourceClaim, pod *v1.Pod) bool {
 // so that PreBind's wait ends immediately (the dry-run's simulated driver
 // does the same).
 func simulateDeviceDrivers(client *fake.Clientset) {
+	// The API server names a claim from its generateName and gives every
+	// object a resourceVersion; the fake clientset does neither (the
+	// scheduler creates the claims of DRA-backed extended resources).
+	var created atomic.Int64
+	client.PrependReactor("create", "resourceclaims", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		c, ok := action.(k8stesting.CreateAction).GetObject().(*resourceapi.ResourceClaim)
+		if !ok {
+			return false, nil, nil
+		}
+		n := created.Add(1)
+		if c.Name == "" && c.GenerateName != "" {
+			c.Name = fmt.Sprintf("%s%05d", c.GenerateName, n)
+		}
+		if c.UID == "" {
+			c.UID = types.UID(fmt.Sprintf("kubebench-claim-%d", n))
+		}
+		if c.ResourceVersion == "" {
+			c.ResourceVersion = "1"
+		}
+		return false, nil, nil
+	})
 	client.PrependReactor("update", "resourceclaims", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		u, ok := action.(k8stesting.UpdateAction)
 		if !ok || u.GetSubresource() != "status" {
@@ -122,4 +154,15 @@ func simulateDeviceDrivers(client *fake.Clientset) {
 		}
 		return false, nil, nil
 	})
+}
+
+// runPreEnqueuePlugins runs the profile's PreEnqueue plugins in order, as
+// kube's queue does, and returns the first failure with the plugin's name.
+func runPreEnqueuePlugins(ctx context.Context, f framework.Framework, pod *v1.Pod) *fwk.Status {
+	for _, pl := range f.PreEnqueuePlugins() {
+		if st := pl.PreEnqueue(ctx, pod); !st.IsSuccess() {
+			return st.WithPlugin(pl.Name())
+		}
+	}
+	return nil
 }

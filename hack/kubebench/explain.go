@@ -138,7 +138,7 @@ func (b *bench) explain(ctx context.Context, f framework.Framework, pod *v1.Pod)
 		return nil, err
 	}
 	c.NumNodes = len(allNodes)
-	if st := f.RunPreEnqueuePlugins(ctx, pod); !st.IsSuccess() {
+	if st := runPreEnqueuePlugins(ctx, f, pod); !st.IsSuccess() {
 		// Held out of the queue: no cycle. As the shared fixtures record
 		// it: preEnqueue, preFilter "NotRun", every node with the status.
 		c.PreEnqueue = &explainStatus{Code: st.Code().String(), Plugin: st.Plugin(), Reason: st.Message()}

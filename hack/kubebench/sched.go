@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"sync/atomic"
 
@@ -52,7 +53,7 @@ type bench struct {
 func newBench(ctx context.Context, client clientset.Interface, cfg *schedulerapi.KubeSchedulerConfiguration, percentage int32) (*bench, informers.SharedInformerFactory, error) {
 	factory := scheduler.NewInformerFactory(client, 0, nil)
 	snapshot := internalcache.NewEmptySnapshot()
-	recorders := profile.RecorderFactory(func(string) events.EventRecorderLogger { return events.NewFakeRecorder(0) })
+	recorders := profile.RecorderFactory(func(string) events.EventRecorderLogger { return &events.FakeRecorder{} })
 	sched, err := scheduler.New(ctx, client, factory, nil, recorders,
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithParallelism(cfg.Parallelism),
@@ -125,7 +126,11 @@ func (b *bench) run(ctx context.Context, pods []*v1.Pod) (*result, error) {
 		// A pod a PreEnqueue plugin holds (a scheduling gate, a
 		// ResourceClaim not created yet) gets no cycle in kube: it is
 		// recorded with the plugin's message at its turn.
-		if st := f.RunPreEnqueuePlugins(ctx, pod); !st.IsSuccess() {
+		st := runPreEnqueuePlugins(ctx, f, pod)
+		if os.Getenv("KUBEBENCH_DEBUG") != "" && len(pod.Spec.ResourceClaims) > 0 {
+			fmt.Fprintf(os.Stderr, "DEBUG preenqueue %s: %v (dra=%v, plugins=%d)\n", key, st, b.draPods, len(f.PreEnqueuePlugins()))
+		}
+		if !st.IsSuccess() {
 			res.Unschedulable = append(res.Unschedulable, failure{Pod: key, Message: st.Message(), After: len(res.Placements)})
 			continue
 		}

@@ -1,6 +1,7 @@
 package dynamicresources
 
 import (
+	"slices"
 	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -24,41 +25,108 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 
 func (l classLister) List() ([]*resourceapi.DeviceClass, error) { return l.m.Classes(), nil }
 
-// allocatedStates builds the allocator's view of what is taken from the
+// allocatedStates keeps the allocator's view of what is taken from the
 // manager's allocations (stored, assumed and in flight), as kube's claim
-// tracker does with GatherAllocatedState, and keeps it while the
-// manager's allocations revision does not change: the allocator only
-// reads it, so every pod of a run shares one until a placement changes
-// what is allocated.
+// tracker does with GatherAllocatedState, up to date incrementally: when
+// the manager's allocations revision changes, only the allocations that
+// came or went are applied. The allocator only reads the state, and each
+// cycle's allocator is done (Filter) before the next PreFilter asks for
+// it, so it is updated in place. Each pool's version counts the changes
+// of what is allocated in it (the allocation memo's key).
 type allocatedStates struct {
-	mu       sync.Mutex
-	m        *schedcore.DRAManager
-	revision int64
-	state    *structured.AllocatedState
+	mu          sync.Mutex
+	m           *schedcore.DRAManager
+	revision    int64
+	state       *structured.AllocatedState
+	consumable  bool
+	contrib     map[*resourceapi.AllocationResult]contribution
+	poolVersion map[string]int64
 }
 
-// get returns the current allocated state. With consumableCapacity off,
-// shared allocations count as dedicated ones (kube's legacy model).
-func (a *allocatedStates) get(consumableCapacity bool) *structured.AllocatedState {
+// contribution is what one allocation adds to the state.
+type contribution struct {
+	devices []structured.DeviceID
+	shared  []structured.SharedDeviceID
+	caps    []structured.DeviceConsumedCapacity
+	pools   []string
+}
+
+// get returns the current allocated state and the pools' versions. With
+// consumableCapacity off, shared allocations count as dedicated ones
+// (kube's legacy model).
+func (a *allocatedStates) get(consumableCapacity bool) (*structured.AllocatedState, map[string]int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	allocs, rev := a.m.Allocations()
-	if a.state != nil && rev == a.revision {
-		return a.state
+	if a.state != nil && rev == a.revision && consumableCapacity == a.consumable {
+		return a.state, a.poolVersion
 	}
-	s := &structured.AllocatedState{
-		AllocatedDevices:         sets.New[structured.DeviceID](),
-		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
-		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
+	if a.state == nil || consumableCapacity != a.consumable {
+		a.state = &structured.AllocatedState{
+			AllocatedDevices:         sets.New[structured.DeviceID](),
+			AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
+			AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
+		}
+		a.contrib = map[*resourceapi.AllocationResult]contribution{}
+		if a.poolVersion == nil {
+			a.poolVersion = map[string]int64{}
+		}
+		// Versions go on counting: an earlier (pool, version) never
+		// names other contents.
+		for p := range a.poolVersion {
+			a.poolVersion[p]++
+		}
+		a.consumable = consumableCapacity
+	}
+	current := make(map[*resourceapi.AllocationResult]struct{}, len(allocs))
+	for _, alloc := range allocs {
+		current[alloc] = struct{}{}
+	}
+	s := a.state
+	for alloc, c := range a.contrib {
+		if _, ok := current[alloc]; ok {
+			continue
+		}
+		for _, id := range c.devices {
+			s.AllocatedDevices.Delete(id)
+		}
+		for _, id := range c.shared {
+			s.AllocatedSharedDeviceIDs.Delete(id)
+		}
+		for _, cc := range c.caps {
+			s.AggregatedCapacity.Remove(cc)
+		}
+		for _, p := range c.pools {
+			a.poolVersion[p]++
+		}
+		delete(a.contrib, alloc)
 	}
 	for _, alloc := range allocs {
+		if _, ok := a.contrib[alloc]; ok {
+			continue
+		}
+		var c contribution
 		foreachAllocatedDevice(alloc, consumableCapacity,
-			func(id structured.DeviceID) { s.AllocatedDevices.Insert(id) },
-			func(id structured.SharedDeviceID) { s.AllocatedSharedDeviceIDs.Insert(id) },
-			func(c structured.DeviceConsumedCapacity) { s.AggregatedCapacity.Insert(c) })
+			func(id structured.DeviceID) { c.devices = append(c.devices, id); s.AllocatedDevices.Insert(id) },
+			func(id structured.SharedDeviceID) {
+				c.shared = append(c.shared, id)
+				s.AllocatedSharedDeviceIDs.Insert(id)
+			},
+			func(cc structured.DeviceConsumedCapacity) {
+				c.caps = append(c.caps, cc)
+				s.AggregatedCapacity.Insert(cc)
+			})
+		for _, r := range alloc.Devices.Results {
+			p := r.Driver + "/" + r.Pool
+			if !slices.Contains(c.pools, p) {
+				c.pools = append(c.pools, p)
+				a.poolVersion[p]++
+			}
+		}
+		a.contrib[alloc] = c
 	}
-	a.state, a.revision = s, rev
-	return s
+	a.revision = rev
+	return s, a.poolVersion
 }
 
 // foreachAllocatedDevice is kube's helper of the same name: devices

@@ -318,14 +318,14 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, state *schedcore.Cycl
 		}
 	}
 	if numClaimsToAllocate > 0 {
-		allocated := pl.allocated.get(pl.features.DRAConsumableCapacity)
+		allocated, poolVer := pl.allocated.get(pl.features.DRAConsumableCapacity)
 		slices := pl.dra.Slices()
 		allocator, err := structured.NewAllocator(ctx, pl.allocFeatures, *allocated, classLister{pl.dra}, slices, pl.celCache)
 		if err != nil {
 			return nil, schedcore.AsStatus(err)
 		}
 		s.allocator = allocator
-		s.allocInputs = pl.memo.inputs(pl.dra, allocated)
+		s.allocInputs = pl.memo.inputs(pl.dra, poolVer)
 	}
 	s.claims = claims
 	return nil, nil
@@ -433,7 +433,7 @@ func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, node
 		state.specsOnce.Do(func() { state.specs, state.specsErr = claimSpecs(claims) })
 		return state.specs, state.specsErr
 	}
-	return pl.memo.allocate(ctx, state.allocInputs, pl.allocFeatures, node, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
+	return pl.memo.allocate(ctx, state.allocInputs, node, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
 		if pl.features.DRASchedulerFilterTimeout && pl.filterTimeout > 0 {
 			c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
 			defer cancel()

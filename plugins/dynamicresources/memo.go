@@ -14,6 +14,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 
@@ -36,6 +37,8 @@ type allocationMemo struct {
 	mu sync.Mutex
 	// objRev is the objects revision the node pools and entries are for.
 	objRev int64
+	// slices indexes the objects revision's slices.
+	slices *sliceIndex
 	// pools lists, per node, the pools of the slices that apply to it.
 	pools map[string]nodePools
 	// ids interns fingerprints (pool contents, node pool tuples, claims).
@@ -61,12 +64,19 @@ type memoEntry struct {
 	err     error
 }
 
-// memoInputs are a cycle's view: the objects revision, the slices, and
-// each pool's interned allocation fingerprint.
+// memoInputs are a cycle's view: the objects revision, the slices (with
+// the node-local ones by node), and each pool's allocation version.
 type memoInputs struct {
-	objRev int64
-	slices []*resourceapi.ResourceSlice
-	poolFP map[string]int64
+	objRev  int64
+	slices  *sliceIndex
+	poolVer map[string]int64
+}
+
+// sliceIndex is the slices of one objects revision, the node-local ones
+// by node name.
+type sliceIndex struct {
+	byNode map[string][]*resourceapi.ResourceSlice
+	shared []*resourceapi.ResourceSlice
 }
 
 // maxMemoEntries bounds the memo; it starts over when full.
@@ -85,48 +95,28 @@ func (m *allocationMemo) internLocked(s string) int64 {
 	return id
 }
 
-// inputs captures the cycle's view for the memo: per pool, the allocated
-// devices, shared allocations and consumed capacities, written out in
-// order and interned.
-func (m *allocationMemo) inputs(dra *schedcore.DRAManager, st *structured.AllocatedState) *memoInputs {
+// inputs captures the cycle's view for the memo. poolVer is read during
+// the cycle's filters only; the next PreFilter updates it.
+func (m *allocationMemo) inputs(dra *schedcore.DRAManager, poolVer map[string]int64) *memoInputs {
 	rev := dra.ObjectsRevision()
-	in := &memoInputs{objRev: rev, slices: dra.Slices()}
 	if m.disabled {
-		return in
-	}
-	byPool := map[string][]string{}
-	for id := range st.AllocatedDevices {
-		p := id.Driver.String() + "/" + id.Pool.String()
-		byPool[p] = append(byPool[p], "d:"+id.Device.String())
-	}
-	for id := range st.AllocatedSharedDeviceIDs {
-		p := id.Driver.String() + "/" + id.Pool.String()
-		byPool[p] = append(byPool[p], "s:"+id.Device.String()+"/"+id.ShareID.String())
-	}
-	for id, caps := range st.AggregatedCapacity {
-		p := id.Driver.String() + "/" + id.Pool.String()
-		names := make([]string, 0, len(caps))
-		for n := range caps {
-			names = append(names, string(n))
-		}
-		sort.Strings(names)
-		var b strings.Builder
-		b.WriteString("c:" + id.Device.String())
-		for _, n := range names {
-			q := caps[resourceapi.QualifiedName(n)]
-			b.WriteString("," + n + "=" + q.String())
-		}
-		byPool[p] = append(byPool[p], b.String())
+		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.resetLocked(rev)
-	in.poolFP = make(map[string]int64, len(byPool))
-	for p, items := range byPool {
-		sort.Strings(items)
-		in.poolFP[p] = m.internLocked("pool:" + p + "|" + strings.Join(items, ";"))
+	if m.slices == nil {
+		idx := &sliceIndex{byNode: map[string][]*resourceapi.ResourceSlice{}}
+		for _, s := range dra.Slices() {
+			if n := ptr.Deref(s.Spec.NodeName, ""); n != "" {
+				idx.byNode[n] = append(idx.byNode[n], s)
+			} else {
+				idx.shared = append(idx.shared, s)
+			}
+		}
+		m.slices = idx
 	}
-	return in
+	return &memoInputs{objRev: rev, slices: m.slices, poolVer: poolVer}
 }
 
 // resetLocked drops everything computed for another objects revision.
@@ -135,31 +125,46 @@ func (m *allocationMemo) resetLocked(rev int64) {
 		return
 	}
 	m.objRev = rev
+	m.slices = nil
 	clear(m.pools)
 	clear(m.ids)
 	clear(m.entries)
 }
 
-// nodePoolsLocked returns the pools of the slices that apply to the node.
-func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node, features structured.Features) ([]string, error) {
+// nodePoolsLocked returns the pools of the slices that apply to the node,
+// matched as the allocator's GatherPools matches them.
+func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) ([]string, error) {
 	if np, ok := m.pools[node.Name]; ok && np.node == node {
 		return np.pools, nil
 	}
 	set := map[string]bool{}
-	for _, s := range in.slices {
+	for _, s := range in.slices.byNode[node.Name] {
+		set[s.Spec.Driver+"/"+s.Spec.Pool.Name] = true
+	}
+	for _, s := range in.slices.shared {
 		relevant := false
-		switch nodeName, all := ptr.Deref(s.Spec.NodeName, ""), ptr.Deref(s.Spec.AllNodes, false); {
-		case nodeName != "" || all || s.Spec.NodeSelector != nil:
-			ok, err := structured.NodeMatches(features, node, nodeName, all, s.Spec.NodeSelector)
+		switch {
+		case ptr.Deref(s.Spec.AllNodes, false):
+			relevant = true
+		case s.Spec.NodeSelector != nil:
+			ok, err := matchSelector(s.Spec.NodeSelector, node)
 			if err != nil {
 				return nil, err
 			}
 			relevant = ok
 		case ptr.Deref(s.Spec.PerDeviceNodeSelection, false):
 			for _, d := range s.Spec.Devices {
-				ok, err := structured.NodeMatches(features, node, ptr.Deref(d.NodeName, ""), ptr.Deref(d.AllNodes, false), d.NodeSelector)
-				if err != nil {
-					return nil, err
+				ok := false
+				switch {
+				case ptr.Deref(d.NodeName, "") != "":
+					ok = *d.NodeName == node.Name
+				case ptr.Deref(d.AllNodes, false):
+					ok = true
+				case d.NodeSelector != nil:
+					var err error
+					if ok, err = matchSelector(d.NodeSelector, node); err != nil {
+						return nil, err
+					}
 				}
 				if ok {
 					relevant = true
@@ -180,10 +185,18 @@ func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node, features
 	return pools, nil
 }
 
+func matchSelector(sel *v1.NodeSelector, node *v1.Node) (bool, error) {
+	ns, err := nodeaffinity.NewNodeSelector(sel)
+	if err != nil {
+		return false, err
+	}
+	return ns.Match(node), nil
+}
+
 // allocate returns run's answer for the node, from the memo when the same
 // inputs were seen before.
-func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, features structured.Features, node *v1.Node, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
-	if m.disabled || in == nil || in.poolFP == nil {
+func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.Node, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
+	if m.disabled || in == nil {
 		return run(ctx)
 	}
 	spec, err := specs()
@@ -196,7 +209,7 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, features 
 		m.mu.Unlock()
 		return run(ctx)
 	}
-	pools, err := m.nodePoolsLocked(in, node, features)
+	pools, err := m.nodePoolsLocked(in, node)
 	if err != nil {
 		m.mu.Unlock()
 		return run(ctx)
@@ -204,7 +217,9 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, features 
 	var b strings.Builder
 	b.WriteString("node:")
 	for _, p := range pools {
-		b.WriteString(strconv.FormatInt(in.poolFP[p], 10))
+		b.WriteString(p)
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatInt(in.poolVer[p], 10))
 		b.WriteByte(',')
 	}
 	key := memoKey{node: node.Name, nodeFP: m.internLocked(b.String()), claims: m.internLocked(spec)}
