@@ -26,6 +26,8 @@ type cluster struct {
 	skipped []string  // kinds the fake clientset does not know
 	// dra: the snapshot has resource.k8s.io objects.
 	dra bool
+	// claims counts the ResourceClaims.
+	claims int
 }
 
 // loadSnapshot reads a v1 List (or several YAML documents, each an object
@@ -108,6 +110,9 @@ func (c *cluster) addObject(js []byte) error {
 	legacyscheme.Scheme.Default(obj)
 	if gvk.Group == "resource.k8s.io" {
 		c.dra = true
+		if gvk.Kind == "ResourceClaim" {
+			c.claims++
+		}
 	}
 	switch o := obj.(type) {
 	case *v1.Node:

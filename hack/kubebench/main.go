@@ -120,6 +120,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// The DRA manager's claim cache (an assume cache fed by the claim
+	// informer's handler) lags behind the informer: wait for every claim.
+	if cl.claims > 0 {
+		for _, f := range b.sched.Profiles {
+			for {
+				claims, err := f.SharedDRAManager().ResourceClaims().List()
+				if err == nil && len(claims) >= cl.claims {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			break
+		}
+	}
 	loadTime := time.Since(loadStart)
 	runtime.GC()
 	var ms runtime.MemStats

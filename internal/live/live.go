@@ -111,6 +111,9 @@ type driver struct {
 	profiles  *engine.Profiles
 	handlers  *handlers
 	regs      []cache.ResourceEventHandlerRegistration
+	// dra holds the DRA objects (dra.go), fed by informers when the API
+	// server serves resource.k8s.io/v1.
+	dra *schedcore.DRAManager
 
 	storageMu, selectorsMu sync.Mutex
 	listersReady           bool // guarded by both mutexes
@@ -168,8 +171,12 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	pdbs.Informer()
 	hooks := preemptionHooks(client, pdbs.Lister())
 	hooks.Attempted, hooks.Victims = d.metrics.PreemptionAttempt, d.metrics.PreemptionVictims
+	d.dra = schedcore.NewDRAManager()
+	d.dra.SetDeviceTaintRules(o.Features.DRADeviceTaints && o.Features.DRADeviceTaintRules)
 	d.profiles, err = engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{
-		Binder: newAPIBinder(client, d.binds),
+		Binder:      newAPIBinder(client, d.binds),
+		DRA:         d.dra,
+		ClaimWriter: apiClaimWriter{client: client},
 		VolumeBinder: apiVolumeBinder{client: client, pvs: factory.Core().V1().PersistentVolumes().Lister(),
 			pvcs: factory.Core().V1().PersistentVolumeClaims().Lister()},
 		Recorder:   d.metrics,
@@ -230,6 +237,11 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	}
 	if err := d.addEventHandlers(); err != nil {
 		return nil, err
+	}
+	if o.Features.DynamicResourceAllocation && servesDRA(client) {
+		if err := d.addDRAHandlers(); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.setUpPodGroups(ctx); err != nil {
 		return nil, err
