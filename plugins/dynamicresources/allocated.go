@@ -41,6 +41,10 @@ type allocatedStates struct {
 	consumable  bool
 	contrib     map[*resourceapi.AllocationResult]contribution
 	poolVersion map[string]int64
+	// poolItems counts, per pool, what is allocated in it by device name
+	// ("d:" a device, "c:" a consumed capacity, "s:" a share), for the
+	// memo's name-independent pool signatures.
+	poolItems map[string]map[string]int
 }
 
 // contribution is what one allocation adds to the state.
@@ -49,17 +53,19 @@ type contribution struct {
 	shared  []structured.SharedDeviceID
 	caps    []structured.DeviceConsumedCapacity
 	pools   []string
+	// items are the poolItems entries, by pool.
+	items [][2]string
 }
 
 // get returns the current allocated state and the pools' versions. With
 // consumableCapacity off, shared allocations count as dedicated ones
 // (kube's legacy model).
-func (a *allocatedStates) get(consumableCapacity bool) (*structured.AllocatedState, map[string]int64) {
+func (a *allocatedStates) get(consumableCapacity bool) (*structured.AllocatedState, map[string]int64, map[string]map[string]int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	allocs, rev := a.m.Allocations()
 	if a.state != nil && rev == a.revision && consumableCapacity == a.consumable {
-		return a.state, a.poolVersion
+		return a.state, a.poolVersion, a.poolItems
 	}
 	if a.state == nil || consumableCapacity != a.consumable {
 		a.state = &structured.AllocatedState{
@@ -68,6 +74,7 @@ func (a *allocatedStates) get(consumableCapacity bool) (*structured.AllocatedSta
 			AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
 		}
 		a.contrib = map[*resourceapi.AllocationResult]contribution{}
+		a.poolItems = map[string]map[string]int{}
 		if a.poolVersion == nil {
 			a.poolVersion = map[string]int64{}
 		}
@@ -99,6 +106,12 @@ func (a *allocatedStates) get(consumableCapacity bool) (*structured.AllocatedSta
 		for _, p := range c.pools {
 			a.poolVersion[p]++
 		}
+		for _, it := range c.items {
+			m := a.poolItems[it[0]]
+			if m[it[1]]--; m[it[1]] <= 0 {
+				delete(m, it[1])
+			}
+		}
 		delete(a.contrib, alloc)
 	}
 	for _, alloc := range allocs {
@@ -106,16 +119,43 @@ func (a *allocatedStates) get(consumableCapacity bool) (*structured.AllocatedSta
 			continue
 		}
 		var c contribution
+		item := func(id structured.DeviceID, v string) {
+			c.items = append(c.items, [2]string{id.Driver.String() + "/" + id.Pool.String(), v})
+		}
 		foreachAllocatedDevice(alloc, consumableCapacity,
-			func(id structured.DeviceID) { c.devices = append(c.devices, id); s.AllocatedDevices.Insert(id) },
+			func(id structured.DeviceID) {
+				c.devices = append(c.devices, id)
+				s.AllocatedDevices.Insert(id)
+				item(id, "d:"+id.Device.String())
+			},
 			func(id structured.SharedDeviceID) {
 				c.shared = append(c.shared, id)
 				s.AllocatedSharedDeviceIDs.Insert(id)
+				item(id.GetDeviceID(), "s:"+id.Device.String()+"/"+id.ShareID.String())
 			},
 			func(cc structured.DeviceConsumedCapacity) {
 				c.caps = append(c.caps, cc)
 				s.AggregatedCapacity.Insert(cc)
+				names := make([]string, 0, len(cc.ConsumedCapacity))
+				for n := range cc.ConsumedCapacity {
+					names = append(names, string(n))
+				}
+				slices.Sort(names)
+				v := "c:" + cc.DeviceID.Device.String()
+				for _, n := range names {
+					q := cc.ConsumedCapacity[resourceapi.QualifiedName(n)]
+					v += "," + n + "=" + q.String()
+				}
+				item(cc.DeviceID, v)
 			})
+		for _, it := range c.items {
+			m := a.poolItems[it[0]]
+			if m == nil {
+				m = map[string]int{}
+				a.poolItems[it[0]] = m
+			}
+			m[it[1]]++
+		}
 		for _, r := range alloc.Devices.Results {
 			p := r.Driver + "/" + r.Pool
 			if !slices.Contains(c.pools, p) {
@@ -126,7 +166,7 @@ func (a *allocatedStates) get(consumableCapacity bool) (*structured.AllocatedSta
 		a.contrib[alloc] = c
 	}
 	a.revision = rev
-	return s, a.poolVersion
+	return s, a.poolVersion, a.poolItems
 }
 
 // foreachAllocatedDevice is kube's helper of the same name: devices

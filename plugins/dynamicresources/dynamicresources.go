@@ -318,14 +318,14 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, state *schedcore.Cycl
 		}
 	}
 	if numClaimsToAllocate > 0 {
-		allocated, poolVer := pl.allocated.get(pl.features.DRAConsumableCapacity)
+		allocated, poolVer, poolItems := pl.allocated.get(pl.features.DRAConsumableCapacity)
 		slices := pl.dra.Slices()
 		allocator, err := structured.NewAllocator(ctx, pl.allocFeatures, *allocated, classLister{pl.dra}, slices, pl.celCache)
 		if err != nil {
 			return nil, schedcore.AsStatus(err)
 		}
 		s.allocator = allocator
-		s.allocInputs = pl.memo.inputs(pl.dra, poolVer)
+		s.allocInputs = pl.memo.inputs(pl.dra, poolVer, poolItems)
 	}
 	s.claims = claims
 	return nil, nil

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -44,8 +45,24 @@ type allocationMemo struct {
 	// ids interns fingerprints (pool contents, node pool tuples, claims).
 	ids     map[string]int64
 	entries map[memoKey]memoEntry
+	// failures are the allocator's failures by failKey: whether a node's
+	// devices can serve the claims does not depend on names (the allocator
+	// reads devices, their attributes, capacities, counters and taints,
+	// what is taken, the classes and the claims; names only in results).
+	failures map[failKey]error
+	// staticSig holds each pool's content signature for objRev (its slices
+	// in name order without node and pool names; the pool's name itself
+	// where devices choose their nodes); dynSig the interned signatures of
+	// (pool, version).
+	staticSig map[string]string
+	dynSig    map[poolAt]int64
 	// disabled turns the memo off (tests compare with and without it).
 	disabled bool
+}
+
+type poolAt struct {
+	pool    string
+	version int64
 }
 
 type nodePools struct {
@@ -59,6 +76,14 @@ type memoKey struct {
 	claims int64
 }
 
+// failKey keys the failures: the claims and the node's pools by content
+// (name-independent signatures, in the allocator's pool order), so that
+// nodes with the same devices and the same ones taken share an answer.
+type failKey struct {
+	claims int64
+	sig    int64
+}
+
 type memoEntry struct {
 	results []resourceapi.AllocationResult
 	err     error
@@ -70,6 +95,9 @@ type memoInputs struct {
 	objRev  int64
 	slices  *sliceIndex
 	poolVer map[string]int64
+	// poolSig is each pool's interned signature (content and what is
+	// taken).
+	poolSig map[string]int64
 }
 
 // sliceIndex is the slices of one objects revision, the node-local ones
@@ -82,8 +110,14 @@ type sliceIndex struct {
 // maxMemoEntries bounds the memo; it starts over when full.
 const maxMemoEntries = 1 << 16
 
+// MemoDisabled turns the allocation memo of plugins built afterwards off:
+// every node then runs the allocator. Tests use it to show the memo
+// changes no decision.
+var MemoDisabled atomic.Bool
+
 func newAllocationMemo() *allocationMemo {
-	return &allocationMemo{pools: map[string]nodePools{}, ids: map[string]int64{}, entries: map[memoKey]memoEntry{}}
+	return &allocationMemo{disabled: MemoDisabled.Load(), pools: map[string]nodePools{}, ids: map[string]int64{}, entries: map[memoKey]memoEntry{},
+		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{}}
 }
 
 func (m *allocationMemo) internLocked(s string) int64 {
@@ -97,7 +131,7 @@ func (m *allocationMemo) internLocked(s string) int64 {
 
 // inputs captures the cycle's view for the memo. poolVer is read during
 // the cycle's filters only; the next PreFilter updates it.
-func (m *allocationMemo) inputs(dra *schedcore.DRAManager, poolVer map[string]int64) *memoInputs {
+func (m *allocationMemo) inputs(dra *schedcore.DRAManager, poolVer map[string]int64, poolItems map[string]map[string]int) *memoInputs {
 	rev := dra.ObjectsRevision()
 	if m.disabled {
 		return nil
@@ -115,8 +149,54 @@ func (m *allocationMemo) inputs(dra *schedcore.DRAManager, poolVer map[string]in
 			}
 		}
 		m.slices = idx
+		m.buildStaticSigsLocked(dra.Slices())
 	}
-	return &memoInputs{objRev: rev, slices: m.slices, poolVer: poolVer}
+	in := &memoInputs{objRev: rev, slices: m.slices, poolVer: poolVer, poolSig: make(map[string]int64, len(m.staticSig))}
+	for p, static := range m.staticSig {
+		at := poolAt{p, poolVer[p]}
+		id, ok := m.dynSig[at]
+		if !ok {
+			items := make([]string, 0, len(poolItems[p]))
+			for it, n := range poolItems[p] {
+				items = append(items, it+"*"+strconv.Itoa(n))
+			}
+			sort.Strings(items)
+			id = m.internLocked("sig:" + static + "|" + strings.Join(items, ";"))
+			m.dynSig[at] = id
+		}
+		in.poolSig[p] = id
+	}
+	return in
+}
+
+// buildStaticSigsLocked writes each pool's slices out without the names
+// that differ from node to node.
+func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice) {
+	byPool := map[string][]*resourceapi.ResourceSlice{}
+	for _, s := range all {
+		p := s.Spec.Driver + "/" + s.Spec.Pool.Name
+		byPool[p] = append(byPool[p], s)
+	}
+	for p, ss := range byPool {
+		sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
+		specs := make([]resourceapi.ResourceSliceSpec, len(ss))
+		unique := false
+		for i, sl := range ss {
+			spec := *sl.Spec.DeepCopy()
+			spec.NodeName, spec.Pool.Name = nil, ""
+			if ptr.Deref(spec.PerDeviceNodeSelection, false) {
+				unique = true
+			}
+			specs[i] = spec
+		}
+		b, err := json.Marshal(specs)
+		if err != nil || unique {
+			// Devices that pick their nodes: only this pool is like itself.
+			m.staticSig[p] = "pool:" + p + "|" + string(b)
+			continue
+		}
+		m.staticSig[p] = string(b)
+	}
 }
 
 // resetLocked drops everything computed for another objects revision.
@@ -129,6 +209,9 @@ func (m *allocationMemo) resetLocked(rev int64) {
 	clear(m.pools)
 	clear(m.ids)
 	clear(m.entries)
+	clear(m.failures)
+	clear(m.staticSig)
+	clear(m.dynSig)
 }
 
 // nodePoolsLocked returns the pools of the slices that apply to the node,
@@ -222,8 +305,23 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		b.WriteString(strconv.FormatInt(in.poolVer[p], 10))
 		b.WriteByte(',')
 	}
-	key := memoKey{node: node.Name, nodeFP: m.internLocked(b.String()), claims: m.internLocked(spec)}
+	claimsID := m.internLocked(spec)
+	key := memoKey{node: node.Name, nodeFP: m.internLocked(b.String()), claims: claimsID}
 	e, ok := m.entries[key]
+	var fk failKey
+	if !ok {
+		b.Reset()
+		b.WriteString("nodesig:")
+		for _, p := range pools {
+			b.WriteString(strconv.FormatInt(in.poolSig[p], 10))
+			b.WriteByte(',')
+		}
+		fk = failKey{claims: claimsID, sig: m.internLocked(b.String())}
+		if ferr, failed := m.failures[fk]; failed {
+			m.mu.Unlock()
+			return nil, ferr
+		}
+	}
 	m.mu.Unlock()
 	if ok {
 		return copyResults(e.results), e.err
@@ -238,6 +336,9 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 	m.mu.Lock()
 	if m.objRev == in.objRev {
 		m.entries[key] = memoEntry{results: copyResults(results), err: err}
+		if results == nil && len(in.poolSig) > 0 {
+			m.failures[fk] = err
+		}
 	}
 	m.mu.Unlock()
 	return results, err
