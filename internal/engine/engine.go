@@ -149,6 +149,11 @@ func (p *Profiles) SetNominator(n schedcore.PodNominator) {
 // Succeeded or Failed hold no resources and are left out. Pods without a
 // UID get a stable one derived from namespace/name.
 func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*schedcore.Framework) []*v1.Pod {
+	for _, p := range cl.Pods {
+		if p.UID == "" {
+			p.UID = types.UID("snapshot-" + p.Namespace + "-" + p.Name)
+		}
+	}
 	if m := draManager(profiles); m != nil && !cl.DRA.Empty() {
 		// The resourceclaim controller's work first: pods then refer to
 		// their template claims.

@@ -230,6 +230,11 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 			if target.UID == "" {
 				target.UID = p.UID
 			}
+			if len(target.Status.ResourceClaimStatuses) == 0 {
+				// The template claims the state created for it (as the
+				// resourceclaim controller would).
+				target.Status.ResourceClaimStatuses = p.Status.ResourceClaimStatuses
+			}
 			if _, inCache := s.cache.GetPod(p); inCache {
 				s.cache.RemovePod(p)
 				defer func(p *v1.Pod) {

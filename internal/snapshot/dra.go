@@ -70,6 +70,7 @@ func (c *Cluster) addDRA(apiVersion, kind string, decode func(any) error, fail f
 			return true, err
 		}
 		ns(&o.ObjectMeta)
+		defaultClaimSpec(&o.Spec)
 		c.DRA.ResourceClaims = append(c.DRA.ResourceClaims, o)
 	case "ResourceClaimTemplate":
 		o := &resourceapi.ResourceClaimTemplate{}
@@ -77,6 +78,7 @@ func (c *Cluster) addDRA(apiVersion, kind string, decode func(any) error, fail f
 			return true, err
 		}
 		ns(&o.ObjectMeta)
+		defaultClaimSpec(&o.Spec.Spec)
 		c.DRA.ResourceClaimTemplates = append(c.DRA.ResourceClaimTemplates, o)
 	case "DeviceTaintRule":
 		o := &resourceapi.DeviceTaintRule{}
@@ -86,6 +88,41 @@ func (c *Cluster) addDRA(apiVersion, kind string, decode func(any) error, fail f
 		c.DRA.DeviceTaintRules = append(c.DRA.DeviceTaintRules, o)
 	}
 	return true, nil
+}
+
+// defaultClaimSpec applies the API server's defaults to a claim spec, so
+// that hand-written dumps read as stored ones: allocationMode ExactCount
+// with count 1, and tolerations' operator Equal.
+func defaultClaimSpec(spec *resourceapi.ResourceClaimSpec) {
+	tolerations := func(ts []resourceapi.DeviceToleration) {
+		for i := range ts {
+			if ts[i].Operator == "" {
+				ts[i].Operator = resourceapi.DeviceTolerationOpEqual
+			}
+		}
+	}
+	for i := range spec.Devices.Requests {
+		r := &spec.Devices.Requests[i]
+		if e := r.Exactly; e != nil {
+			if e.AllocationMode == "" {
+				e.AllocationMode = resourceapi.DeviceAllocationModeExactCount
+			}
+			if e.AllocationMode == resourceapi.DeviceAllocationModeExactCount && e.Count == 0 {
+				e.Count = 1
+			}
+			tolerations(e.Tolerations)
+		}
+		for j := range r.FirstAvailable {
+			sr := &r.FirstAvailable[j]
+			if sr.AllocationMode == "" {
+				sr.AllocationMode = resourceapi.DeviceAllocationModeExactCount
+			}
+			if sr.AllocationMode == resourceapi.DeviceAllocationModeExactCount && sr.Count == 0 {
+				sr.Count = 1
+			}
+			tolerations(sr.Tolerations)
+		}
+	}
 }
 
 // validateSlice checks what the allocator relies on and the API server
