@@ -21,7 +21,9 @@ type DRAObjects struct {
 	Claims     []*resourceapi.ResourceClaim
 }
 
-func typed(apiVersion, kind string) metav1.TypeMeta { return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind} }
+func typed(apiVersion, kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}
+}
 
 const resourceV1 = "resource.k8s.io/v1"
 
@@ -159,8 +161,8 @@ func SchedulingWithResourceClaimTemplate(name string, p Params) *Workload {
 			TypeMeta:   typed("v1", "Pod"),
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "test", UID: types.UID("uid-" + name), CreationTimestamp: clk.next()},
 			Spec: v1.PodSpec{
-				SchedulerName: v1.DefaultSchedulerName,
-				Containers:    []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10.1", Resources: v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "resource"}}}}},
+				SchedulerName:  v1.DefaultSchedulerName,
+				Containers:     []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10.1", Resources: v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "resource"}}}}},
 				ResourceClaims: []v1.PodResourceClaim{{Name: "resource", ResourceClaimTemplateName: ptr.To("test-claim-template")}},
 			},
 			Status: v1.PodStatus{Phase: v1.PodPending},

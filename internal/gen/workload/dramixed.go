@@ -65,7 +65,9 @@ type draGen struct {
 
 var zones = []string{"zone-a", "zone-b", "zone-c"}
 
-func str(s string) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{StringValue: ptr.To(s)} }
+func str(s string) resourceapi.DeviceAttribute {
+	return resourceapi.DeviceAttribute{StringValue: ptr.To(s)}
+}
 func intAttr(i int64) resourceapi.DeviceAttribute {
 	return resourceapi.DeviceAttribute{IntValue: ptr.To(i)}
 }
@@ -253,9 +255,9 @@ func (g *draGen) gpuSlice(dn *draNode, model, arch, memory string, count int) {
 			Name: fmt.Sprintf("gpu-%d", d),
 			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 				"type": str("gpu"), "model": str(model), "architecture": str(arch), "index": intAttr(int64(d)),
-				"numaNode":                       intAttr(int64(d * 2 / count)),
+				"numaNode":                        intAttr(int64(d * 2 / count)),
 				"resource.kubernetes.io/pcieRoot": str(fmt.Sprintf("pci0000:%02x", (d/2)*0x20)),
-				"driverVersion":                  {VersionValue: ptr.To("570.86.15")},
+				"driverVersion":                   {VersionValue: ptr.To("570.86.15")},
 			},
 			Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{"memory": {Value: resource.MustParse(memory)}},
 		}
