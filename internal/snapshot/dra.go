@@ -101,26 +101,23 @@ func defaultClaimSpec(spec *resourceapi.ResourceClaimSpec) {
 			}
 		}
 	}
+	count := func(mode *resourceapi.DeviceAllocationMode, n *int64, ts []resourceapi.DeviceToleration) {
+		if *mode == "" {
+			*mode = resourceapi.DeviceAllocationModeExactCount
+		}
+		if *mode == resourceapi.DeviceAllocationModeExactCount && *n == 0 {
+			*n = 1
+		}
+		tolerations(ts)
+	}
 	for i := range spec.Devices.Requests {
 		r := &spec.Devices.Requests[i]
 		if e := r.Exactly; e != nil {
-			if e.AllocationMode == "" {
-				e.AllocationMode = resourceapi.DeviceAllocationModeExactCount
-			}
-			if e.AllocationMode == resourceapi.DeviceAllocationModeExactCount && e.Count == 0 {
-				e.Count = 1
-			}
-			tolerations(e.Tolerations)
+			count(&e.AllocationMode, &e.Count, e.Tolerations)
 		}
 		for j := range r.FirstAvailable {
 			sr := &r.FirstAvailable[j]
-			if sr.AllocationMode == "" {
-				sr.AllocationMode = resourceapi.DeviceAllocationModeExactCount
-			}
-			if sr.AllocationMode == resourceapi.DeviceAllocationModeExactCount && sr.Count == 0 {
-				sr.Count = 1
-			}
-			tolerations(sr.Tolerations)
+			count(&sr.AllocationMode, &sr.Count, sr.Tolerations)
 		}
 	}
 }

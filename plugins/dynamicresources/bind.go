@@ -28,15 +28,9 @@ var (
 // flight, so that later pods do not take the same devices before PreBind
 // writes it.
 func (pl *DynamicResources) Reserve(_ context.Context, cs *schedcore.CycleState, _ *v1.Pod, nodeName string) *schedcore.Status {
-	if !pl.enabled {
-		return nil
-	}
-	state, err := getStateData(cs)
-	if err != nil {
-		return schedcore.AsStatus(err)
-	}
-	if state.claims.empty() {
-		return nil
+	state, st := pl.claimsState(cs)
+	if state == nil {
+		return st
 	}
 	numWithAllocator := 0
 	for _, claim := range state.claims.all() {
@@ -145,15 +139,9 @@ func (pl *DynamicResources) PreBindPreFlight(_ context.Context, cs *schedcore.Cy
 // the driver's claim writer (conflicts retried with a fresh claim), then
 // waits for the devices' binding conditions, as kube's PreBind does.
 func (pl *DynamicResources) PreBind(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeName string) (retStatus *schedcore.Status) {
-	if !pl.enabled {
-		return nil
-	}
-	state, err := getStateData(cs)
-	if err != nil {
-		return schedcore.AsStatus(err)
-	}
-	if state.claims.empty() {
-		return nil
+	state, st := pl.claimsState(cs)
+	if state == nil {
+		return st
 	}
 	if pl.handle.ClaimWriter == nil {
 		return schedcore.AsStatus(errors.New("no ResourceClaim writer: the driver cannot allocate claims"))
@@ -179,7 +167,7 @@ func (pl *DynamicResources) PreBind(ctx context.Context, cs *schedcore.CycleStat
 	if pl.handle.Events != nil {
 		pl.handle.Events.Eventf(pod, nil, v1.EventTypeNormal, "BindingConditionsPending", "Scheduling", "waiting for binding conditions for device on node %s", nodeName)
 	}
-	err = pl.waitForBinding(ctx, state)
+	err := pl.waitForBinding(ctx, state)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}

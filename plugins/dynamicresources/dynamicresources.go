@@ -176,6 +176,23 @@ type nodeAllocation struct {
 	containerResourceRequestMappings []v1.ContainerExtendedResourceRequest
 }
 
+// claimsState returns the cycle's state when the plugin has claims to
+// handle; otherwise nil and the status to return (nil, or the error of a
+// missing state).
+func (pl *DynamicResources) claimsState(cs *schedcore.CycleState) (*stateData, *schedcore.Status) {
+	if !pl.enabled {
+		return nil, nil
+	}
+	state, err := getStateData(cs)
+	if err != nil {
+		return nil, schedcore.AsStatus(err)
+	}
+	if state.claims.empty() {
+		return nil, nil
+	}
+	return state, nil
+}
+
 func getStateData(cs *schedcore.CycleState) (*stateData, error) {
 	return schedcore.ReadAs[*stateData](cs, stateKey)
 }
@@ -345,15 +362,9 @@ func (pl *DynamicResources) validateDeviceClass(className, requestName string) *
 // and that the unallocated ones can be allocated from its devices; the
 // allocation is kept for Reserve.
 func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	if !pl.enabled {
-		return nil
-	}
-	state, err := getStateData(cs)
-	if err != nil {
-		return schedcore.AsStatus(err)
-	}
-	if state.claims.empty() {
-		return nil
+	state, st := pl.claimsState(cs)
+	if state == nil {
+		return st
 	}
 	node := nodeInfo.Node()
 	nodeExtended, mappings, st := pl.filterExtendedResources(state, pod, nodeInfo)
