@@ -4,6 +4,7 @@
 //
 //	go run ./hack/openb2k8s -limit 400 > /tmp/openb.yaml
 //	go run ./hack/openb2k8s -pods testdata/openb/openb_pod_list_gpuspec33.csv -o /tmp/openb.json
+//	go run ./hack/openb2k8s -departures -o /tmp/openb-trace.yaml   # a trace for kubectl sched replay
 //
 // The first command reproduces testdata/conformance/openb-400/snapshot.json
 // (as YAML, with canonical quantities).
@@ -36,6 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ns := fs.String("namespace", openb.Namespace, "namespace of the pods")
 	out := fs.String("o", "-", "output file; .json writes JSON, anything else YAML; - is standard output")
 	format := fs.String("format", "", "json or yaml (default: from the -o extension, else yaml)")
+	departures := fs.Bool("departures", false, "set each pod's deletionTimestamp from deletion_time: a trace for kubectl sched replay")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -54,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			f = "json"
 		}
 	}
-	opts := openb.Options{Limit: *limit, Namespace: *ns}
+	opts := openb.Options{Limit: *limit, Namespace: *ns, Departures: *departures}
 	n, p, err := openb.LoadFiles(*nodes, *pods, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "openb2k8s: %v\n", err)

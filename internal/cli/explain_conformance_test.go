@@ -130,7 +130,7 @@ func writeCommittedState(t *testing.T, snapshotFile, dir string, placements []st
 	for _, p := range placements {
 		placed = append(placed, engine.Placement{Pod: p.Pod, Node: p.Node})
 	}
-	committed, err := engine.CommitPlacements(context.Background(), cl, cfg, reg, placed)
+	committed, err := engine.CommitPlacements(context.Background(), cl, engine.Options{Config: cfg, Registry: reg}, placed)
 	if err != nil {
 		t.Fatal(err)
 	}

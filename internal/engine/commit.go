@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -24,25 +23,31 @@ type Placement struct {
 // rebuilds a recorded state: kube's placements replayed on the snapshot
 // they were made on. Without DRA objects the pods are only bound (what
 // the cache accounts is the same). The given cluster is not modified.
-func CommitPlacements(ctx context.Context, cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry, placements []Placement) (*snapshot.Cluster, error) {
+func CommitPlacements(ctx context.Context, cl *snapshot.Cluster, o Options, placements []Placement) (*snapshot.Cluster, error) {
 	work := *cl
 	work.Pods = make([]*v1.Pod, len(cl.Pods))
 	for i, p := range cl.Pods {
 		work.Pods[i] = p.DeepCopy()
 	}
-	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cache := schedcore.NewCache(o.Features)
 	snap := schedcore.NewEmptySnapshot()
 	dra := schedcore.NewDRAManager()
+	dra.SetDeviceTaintRules(o.Features.DRADeviceTaints && o.Features.DRADeviceTaintRules)
 	byKey := map[string]int{}
 	writer := &MemoryClaimWriter{DRA: dra, OnPodStatus: func(pod *v1.Pod, st *v1.PodExtendedResourceClaimStatus) {
 		if i, ok := byKey[schedcore.PodName(pod)]; ok {
 			work.Pods[i].Status.ExtendedResourceClaimStatus = st.DeepCopy()
 		}
 	}}
-	profiles, err := BuildProfiles(ctx, cfg, reg, snap, HandleOptions{DRA: dra, ClaimWriter: writer})
+	profiles, err := BuildProfiles(ctx, o, snap, Driver{DRA: dra, ClaimWriter: writer})
 	if err != nil {
 		return nil, err
 	}
+	FillDRA(dra, &work)
 	FillCache(cache, &work, profiles.ByName)
 	for i, p := range work.Pods {
 		byKey[schedcore.PodName(p)] = i

@@ -20,8 +20,22 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-// FillDRA loads a dump's DRA objects into the manager.
-func FillDRA(m *schedcore.DRAManager, d *snapshot.DRA) {
+// FillDRA loads a cluster's DRA objects into the manager, after doing the
+// resourceclaim controller's work (CreateTemplateClaims: the pods then
+// refer to their template claims, so cl.Pods may be replaced by copies).
+// Pods without a UID get SnapshotUID first: template claims are owned by
+// their pod. A cluster without DRA objects is left alone.
+func FillDRA(m *schedcore.DRAManager, cl *snapshot.Cluster) {
+	if cl.DRA.Empty() {
+		return
+	}
+	for _, p := range cl.Pods {
+		if p.UID == "" {
+			p.UID = SnapshotUID(p.Namespace, p.Name)
+		}
+	}
+	CreateTemplateClaims(cl)
+	d := &cl.DRA
 	for _, c := range d.DeviceClasses {
 		m.AddClass(c)
 	}
@@ -36,77 +50,29 @@ func FillDRA(m *schedcore.DRAManager, d *snapshot.DRA) {
 	}
 }
 
-// draManager returns the DRA manager the profiles share, nil if none.
-func draManager(profiles map[string]*schedcore.Framework) *schedcore.DRAManager {
-	for _, fw := range profiles {
-		if fw != nil && fw.Handle().DRA != nil {
-			return fw.Handle().DRA
-		}
-	}
-	return nil
-}
-
 // claimNameAlphabet is the API server's alphabet for generated name
 // suffixes (utilrand.String: no vowels, no confusable characters).
 const claimNameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
 
 // CreateTemplateClaims does what kube's resourceclaim controller does for
 // the non-terminated pods of the cluster whose template claims do not
-// exist yet: it creates each claim from its ResourceClaimTemplate, named
-// "<pod>-<claim>-xxxxx" (the base proportionally cut to 57 characters),
-// owned by the pod, annotated with the pod claim's name, and records it
-// in the pod's status.resourceClaimStatuses. The suffix is derived from
-// the pod's namespace and name, so runs are reproducible. A claim whose
-// template is missing is not created: the pod then waits, as in kube.
-// Changed pods are replaced by copies in cl.Pods; the created claims are
-// appended to a fresh cl.DRA.ResourceClaims and returned.
+// exist yet (TemplateClaims). Changed pods are replaced by copies in
+// cl.Pods; the created claims are appended to a fresh
+// cl.DRA.ResourceClaims and returned.
 func CreateTemplateClaims(cl *snapshot.Cluster) []*resourceapi.ResourceClaim {
-	templates := map[string]*resourceapi.ResourceClaimTemplate{}
-	for _, t := range cl.DRA.ResourceClaimTemplates {
-		templates[t.Namespace+"/"+t.Name] = t
-	}
+	templates := templatesByKey(cl.DRA.ResourceClaimTemplates)
 	existing := map[string]*resourceapi.ResourceClaim{}
 	for _, c := range cl.DRA.ResourceClaims {
 		existing[c.Namespace+"/"+c.Name] = c
 	}
+	exists := func(namespace, name string) bool { _, ok := existing[namespace+"/"+name]; return ok }
 	var created []*resourceapi.ResourceClaim
 	for i, pod := range cl.Pods {
-		if len(pod.Spec.ResourceClaims) == 0 || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
-			continue
+		cp, claims := TemplateClaims(pod, templates, exists)
+		for _, c := range claims {
+			existing[c.Namespace+"/"+c.Name] = c
 		}
-		var statuses []v1.PodResourceClaimStatus
-		for _, pc := range pod.Spec.ResourceClaims {
-			if pc.ResourceClaimTemplateName == nil || pc.ResourceClaimName != nil {
-				continue
-			}
-			if recorded(pod, pc.Name, existing) {
-				continue
-			}
-			t := templates[pod.Namespace+"/"+*pc.ResourceClaimTemplateName]
-			if t == nil {
-				continue
-			}
-			claim := claimFromTemplate(pod, pc.Name, t, existing)
-			existing[claim.Namespace+"/"+claim.Name] = claim
-			created = append(created, claim)
-			statuses = append(statuses, v1.PodResourceClaimStatus{Name: pc.Name, ResourceClaimName: ptr.To(claim.Name)})
-		}
-		if len(statuses) == 0 {
-			continue
-		}
-		cp := pod.DeepCopy()
-		for _, st := range statuses {
-			replaced := false
-			for j := range cp.Status.ResourceClaimStatuses {
-				if cp.Status.ResourceClaimStatuses[j].Name == st.Name {
-					cp.Status.ResourceClaimStatuses[j] = st
-					replaced = true
-				}
-			}
-			if !replaced {
-				cp.Status.ResourceClaimStatuses = append(cp.Status.ResourceClaimStatuses, st)
-			}
-		}
+		created = append(created, claims...)
 		cl.Pods[i] = cp
 	}
 	if len(created) > 0 {
@@ -115,19 +81,80 @@ func CreateTemplateClaims(cl *snapshot.Cluster) []*resourceapi.ResourceClaim {
 	return created
 }
 
+func templatesByKey(ts []*resourceapi.ResourceClaimTemplate) map[string]*resourceapi.ResourceClaimTemplate {
+	out := make(map[string]*resourceapi.ResourceClaimTemplate, len(ts))
+	for _, t := range ts {
+		out[t.Namespace+"/"+t.Name] = t
+	}
+	return out
+}
+
+// TemplateClaims does what kube's resourceclaim controller does for a
+// non-terminated pod whose template claims do not exist yet: it makes
+// each claim from its ResourceClaimTemplate (templates by
+// "namespace/name"), named "<pod>-<claim>-xxxxx" (the base proportionally
+// cut to 57 characters), owned by the pod, annotated with the pod claim's
+// name, and returns the pod with them recorded in
+// status.resourceClaimStatuses (a copy; the pod itself when nothing was
+// made) and the claims to create. The suffix is derived from the pod's
+// namespace and name, so runs are reproducible; exists says which claim
+// names are taken. A claim whose template is missing is not made: the pod
+// then waits, as in kube.
+func TemplateClaims(pod *v1.Pod, templates map[string]*resourceapi.ResourceClaimTemplate, exists func(namespace, name string) bool) (*v1.Pod, []*resourceapi.ResourceClaim) {
+	if len(pod.Spec.ResourceClaims) == 0 || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+		return pod, nil
+	}
+	var statuses []v1.PodResourceClaimStatus
+	var created []*resourceapi.ResourceClaim
+	taken := func(namespace, name string) bool {
+		return exists(namespace, name) || slices.ContainsFunc(created, func(c *resourceapi.ResourceClaim) bool { return c.Name == name })
+	}
+	for _, pc := range pod.Spec.ResourceClaims {
+		if pc.ResourceClaimTemplateName == nil || pc.ResourceClaimName != nil {
+			continue
+		}
+		if recorded(pod, pc.Name, exists) {
+			continue
+		}
+		t := templates[pod.Namespace+"/"+*pc.ResourceClaimTemplateName]
+		if t == nil {
+			continue
+		}
+		claim := claimFromTemplate(pod, pc.Name, t, taken)
+		created = append(created, claim)
+		statuses = append(statuses, v1.PodResourceClaimStatus{Name: pc.Name, ResourceClaimName: ptr.To(claim.Name)})
+	}
+	if len(statuses) == 0 {
+		return pod, nil
+	}
+	cp := pod.DeepCopy()
+	for _, st := range statuses {
+		replaced := false
+		for j := range cp.Status.ResourceClaimStatuses {
+			if cp.Status.ResourceClaimStatuses[j].Name == st.Name {
+				cp.Status.ResourceClaimStatuses[j] = st
+				replaced = true
+			}
+		}
+		if !replaced {
+			cp.Status.ResourceClaimStatuses = append(cp.Status.ResourceClaimStatuses, st)
+		}
+	}
+	return cp, created
+}
+
 // recorded reports whether the pod's status names an existing claim for
 // the pod claim.
-func recorded(pod *v1.Pod, podClaim string, existing map[string]*resourceapi.ResourceClaim) bool {
+func recorded(pod *v1.Pod, podClaim string, exists func(namespace, name string) bool) bool {
 	for _, st := range pod.Status.ResourceClaimStatuses {
 		if st.Name == podClaim && st.ResourceClaimName != nil {
-			_, ok := existing[pod.Namespace+"/"+*st.ResourceClaimName]
-			return ok
+			return exists(pod.Namespace, *st.ResourceClaimName)
 		}
 	}
 	return false
 }
 
-func claimFromTemplate(pod *v1.Pod, podClaim string, t *resourceapi.ResourceClaimTemplate, existing map[string]*resourceapi.ResourceClaim) *resourceapi.ResourceClaim {
+func claimFromTemplate(pod *v1.Pod, podClaim string, t *resourceapi.ResourceClaimTemplate, taken func(namespace, name string) bool) *resourceapi.ResourceClaim {
 	base := pod.Name + "-" + podClaim + "-"
 	const maxBaseLen = 57
 	if len(base) > maxBaseLen {
@@ -144,7 +171,7 @@ func claimFromTemplate(pod *v1.Pod, podClaim string, t *resourceapi.ResourceClai
 			sum /= uint64(len(claimNameAlphabet))
 		}
 		name = base + string(suffix)
-		if _, taken := existing[pod.Namespace+"/"+name]; !taken {
+		if !taken(pod.Namespace, name) {
 			break
 		}
 	}

@@ -76,7 +76,7 @@ func servesDRA(client kubernetes.Interface) bool {
 func (d *driver) addDRAHandlers() error {
 	f := d.factory.Resource().V1()
 	h := d.handlers
-	m := d.dra
+	m := d.eng.DRA
 	type reg struct {
 		inf cache.SharedIndexInformer
 		h   cache.ResourceEventHandler

@@ -43,7 +43,10 @@ type DefaultPreemption struct {
 	args args
 }
 
-var _ schedcore.PostFilterPlugin = (*DefaultPreemption)(nil)
+var (
+	_ schedcore.PostFilterPlugin    = (*DefaultPreemption)(nil)
+	_ schedcore.PostFilterExplainer = (*DefaultPreemption)(nil)
+)
 
 // New returns the plugin; args is nil or *configv1.DefaultPreemptionArgs.
 func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
@@ -65,7 +68,7 @@ func (pl *DefaultPreemption) Name() string { return Name }
 // PreEnqueue gate ("waiting for the preemption for this pod to be
 // finished") never has anything to wait for here.
 func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, m *schedcore.NodeToStatus) (*schedcore.PostFilterResult, *schedcore.Status) {
-	if f := pl.h.Preemption.Attempted; f != nil {
+	if f := pl.h.Preemption().Attempted; f != nil {
 		defer f()
 	}
 	res, st := pl.preempt(ctx, state, pod, m)
@@ -90,6 +93,20 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *schedcore.Cycle
 // "preemption: " prefix.
 func FoundMessage(c *Candidate) string { return fmt.Sprintf(msgFound, c.Node, len(c.Victims)) }
 
+// ExplainPostFilter is what PostFilter would do, evicting nothing: the
+// node it would nominate and its victims, or kube's message saying why
+// preemption cannot help. Nil when the evaluation fails internally.
+func (pl *DefaultPreemption) ExplainPostFilter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, m *schedcore.NodeToStatus) *schedcore.PostFilterExplanation {
+	c, _, st := pl.Evaluate(ctx, state, pod, m)
+	switch {
+	case st.IsSuccess():
+		return &schedcore.PostFilterExplanation{Node: c.Node, Victims: c.Victims, PDBViolations: c.NumPDBViolations, Message: MsgPrefix + FoundMessage(c)}
+	case st.Code() == schedcore.Error:
+		return nil
+	}
+	return &schedcore.PostFilterExplanation{Message: MsgPrefix + st.Message()}
+}
+
 func nominate(node string) *schedcore.PostFilterResult {
 	return &schedcore.PostFilterResult{NominatingInfo: &schedcore.NominatingInfo{NominatedNodeName: node, NominatingMode: schedcore.ModeOverride}}
 }
@@ -98,8 +115,8 @@ func nominate(node string) *schedcore.PostFilterResult {
 // deleted (a victim waiting on Permit is rejected in memory instead), then
 // clear the nominations of lower-priority pods nominated to the node.
 func (pl *DefaultPreemption) actuate(ctx context.Context, c *Candidate, preemptor *v1.Pod) *schedcore.Status {
-	ev := pl.h.Preemption.Evictor
-	if f := pl.h.Preemption.Victims; f != nil {
+	ev := pl.h.Preemption().Evictor
+	if f := pl.h.Preemption().Victims; f != nil {
 		f(len(c.Victims))
 	}
 	fw := pl.h.Framework()
@@ -132,10 +149,10 @@ func (pl *DefaultPreemption) actuate(ctx context.Context, c *Candidate, preempto
 }
 
 func (pl *DefaultPreemption) event(victim, preemptor *v1.Pod, node, suffix string) {
-	if pl.h.Events == nil {
+	if pl.h.Events() == nil {
 		return
 	}
-	pl.h.Events.Eventf(victim, preemptor, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v%s", preemptor.UID, node, suffix)
+	pl.h.Events().Eventf(victim, preemptor, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v%s", preemptor.UID, node, suffix)
 }
 
 // lowerPriorityNominatedPods are the pods nominated to node with a lower
@@ -212,7 +229,7 @@ func (pl *DefaultPreemption) calculateNumCandidates(numNodes int32) int32 {
 // offset; here the driver's PreemptionHooks.Offset decides (0 if unset).
 func (pl *DefaultPreemption) GetOffsetAndNumCandidates(numNodes int32) (int32, int32) {
 	var off int32
-	if f := pl.h.Preemption.Offset; f != nil && numNodes > 0 {
+	if f := pl.h.Preemption().Offset; f != nil && numNodes > 0 {
 		off = f(numNodes)
 	}
 	return off, pl.calculateNumCandidates(numNodes)

@@ -93,14 +93,14 @@ func (pl *DynamicResources) Unreserve(ctx context.Context, cs *schedcore.CycleSt
 	if err != nil || state.claims.empty() {
 		return
 	}
-	w := pl.handle.ClaimWriter
+	w := pl.handle.ClaimWriter()
 	for _, claim := range state.claims.allUserClaims() {
 		if pl.dra.MaybeRemoveClaimPendingAllocation(claim.UID, false) {
 			pl.dra.RestoreClaim(claim.Namespace, claim.Name)
 		}
 		if claim.Status.Allocation != nil && resourceclaim.IsReservedForPod(pod, claim, false) && w != nil {
 			if err := w.RemoveClaimReservation(ctx, claim, pod.UID); err != nil {
-				pl.handle.Logger.Error(err, "unreserve", "resourceclaim", claim.Namespace+"/"+claim.Name)
+				pl.handle.Logger().Error(err, "unreserve", "resourceclaim", claim.Namespace+"/"+claim.Name)
 			}
 		}
 	}
@@ -115,7 +115,7 @@ func (pl *DynamicResources) Unreserve(ctx context.Context, cs *schedcore.CycleSt
 		return
 	}
 	if err := pl.deleteClaim(ctx, extended.DeepCopy()); err != nil {
-		pl.handle.Logger.Error(err, "delete", "resourceclaim", extended.Namespace+"/"+extended.Name)
+		pl.handle.Logger().Error(err, "delete", "resourceclaim", extended.Namespace+"/"+extended.Name)
 	}
 }
 
@@ -143,7 +143,7 @@ func (pl *DynamicResources) PreBind(ctx context.Context, cs *schedcore.CycleStat
 	if state == nil {
 		return st
 	}
-	if pl.handle.ClaimWriter == nil {
+	if pl.handle.ClaimWriter() == nil {
 		return schedcore.AsStatus(errors.New("no ResourceClaim writer: the driver cannot allocate claims"))
 	}
 	for index, claim := range state.claims.all() {
@@ -164,8 +164,8 @@ func (pl *DynamicResources) PreBind(ctx context.Context, cs *schedcore.CycleStat
 	if !pl.bindingConditions() || !hasBindingConditions(state) {
 		return nil
 	}
-	if pl.handle.Events != nil {
-		pl.handle.Events.Eventf(pod, nil, v1.EventTypeNormal, "BindingConditionsPending", "Scheduling", "waiting for binding conditions for device on node %s", nodeName)
+	if pl.handle.Events() != nil {
+		pl.handle.Events().Eventf(pod, nil, v1.EventTypeNormal, "BindingConditionsPending", "Scheduling", "waiting for binding conditions for device on node %s", nodeName)
 	}
 	err := pl.waitForBinding(ctx, state)
 	if err != nil {
@@ -178,7 +178,7 @@ func (pl *DynamicResources) PreBind(ctx context.Context, cs *schedcore.CycleStat
 // device's binding conditions are true, one fails or the binding timeout
 // passes.
 func (pl *DynamicResources) waitForBinding(ctx context.Context, state *stateData) error {
-	clk := pl.handle.Clock
+	clk := pl.handle.Clock()
 	deadline := clk.Now().Add(pl.bindingTimeout)
 	for {
 		ready, err := pl.isPodReadyForBinding(state)
@@ -204,7 +204,7 @@ func (pl *DynamicResources) waitForBinding(ctx context.Context, state *stateData
 // The returned cleanup, run once PreBind succeeds, drops the in-flight
 // allocation.
 func (pl *DynamicResources) bindClaim(ctx context.Context, state *stateData, index int, pod *v1.Pod, nodeName string) (*resourceapi.ResourceClaim, func(), error) {
-	w := pl.handle.ClaimWriter
+	w := pl.handle.ClaimWriter()
 	claim := state.claims.get(index)
 	allocation := state.informationsForClaim[index].allocation
 	isExtended := false
@@ -271,7 +271,7 @@ func (pl *DynamicResources) bindClaim(ctx context.Context, state *stateData, ind
 				return fmt.Errorf("claim %s/%s got deallocated elsewhere in the meantime", claim.Namespace, claim.Name)
 			}
 			if claim.Status.Allocation.AllocationTimestamp == nil {
-				claim.Status.Allocation.AllocationTimestamp = &metav1.Time{Time: pl.handle.Clock.Now()}
+				claim.Status.Allocation.AllocationTimestamp = &metav1.Time{Time: pl.handle.Clock().Now()}
 			}
 		}
 		c, err := w.UpdateClaimStatus(ctx, claim)
@@ -316,7 +316,7 @@ func (pl *DynamicResources) createExtendedResourceClaim(ctx context.Context, pod
 	claim := na.extendedResourceClaim.DeepCopy()
 	claim.Status.Allocation = nil
 	claim.Name, claim.UID = "", ""
-	created, err := pl.handle.ClaimWriter.CreateClaim(ctx, claim)
+	created, err := pl.handle.ClaimWriter().CreateClaim(ctx, claim)
 	if err != nil {
 		return nil, fmt.Errorf("create claim for extended resources %s/%s: %w", claim.Namespace, claim.GenerateName, err)
 	}
@@ -390,7 +390,7 @@ func (pl *DynamicResources) isClaimTimeout(claim *resourceapi.ResourceClaim) boo
 		if r.BindingConditions == nil {
 			continue
 		}
-		if claim.Status.Allocation.AllocationTimestamp.Add(pl.bindingTimeout).Before(pl.handle.Clock.Now()) {
+		if claim.Status.Allocation.AllocationTimestamp.Add(pl.bindingTimeout).Before(pl.handle.Clock().Now()) {
 			return true
 		}
 	}

@@ -88,7 +88,7 @@ var (
 func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
 	f := schedcore.DefaultFeatures
 	if h != nil {
-		f = h.Features
+		f = h.Features()
 	}
 	if !f.DynamicResourceAllocation {
 		return &DynamicResources{}, nil
@@ -100,7 +100,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 	if h == nil {
 		h = schedcore.NewHandle(nil, 0)
 	}
-	dra := h.DRA
+	dra := h.DRA()
 	if dra == nil {
 		dra = schedcore.NewDRAManager()
 	}
@@ -469,7 +469,7 @@ func (pl *DynamicResources) PostFilter(ctx context.Context, cs *schedcore.CycleS
 	if state.claims.empty() {
 		return nil, schedcore.NewStatus(schedcore.Unschedulable)
 	}
-	w := pl.handle.ClaimWriter
+	w := pl.handle.ClaimWriter()
 	extended := state.claims.extendedResourceClaim()
 	// kube ranges over a map (random order); the lowest index first keeps
 	// the dry-run reproducible.

@@ -84,8 +84,7 @@ func TestCycle(t *testing.T) {
 			for _, cl := range c.claims {
 				dra.AddClaim(cl)
 			}
-			h := schedcore.NewHandle(nil, 1)
-			h.DRA = dra
+			h := schedcore.NewHandle(nil, 1, schedcore.WithDRA(dra))
 			p, err := New(ctx, nil, h)
 			if err != nil {
 				t.Fatal(err)

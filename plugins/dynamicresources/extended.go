@@ -248,7 +248,7 @@ func createRequestsAndMappings(pod *v1.Pod, resources map[v1.ResourceName]int64,
 // deleteClaim removes the builtin finalizer (retrying on conflicts), then
 // deletes the claim, as kube's deleteClaim does.
 func (pl *DynamicResources) deleteClaim(ctx context.Context, claim *resourceapi.ResourceClaim) error {
-	w := pl.handle.ClaimWriter
+	w := pl.handle.ClaimWriter()
 	refresh := false
 	err := retryOnConflict(ctx, func() error {
 		if refresh {

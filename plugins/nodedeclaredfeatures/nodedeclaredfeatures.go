@@ -45,7 +45,7 @@ var (
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
 	f := schedcore.DefaultFeatures
 	if h != nil {
-		f = h.Features
+		f = h.Features()
 	}
 	return &NodeDeclaredFeatures{enabled: f.NodeDeclaredFeatures, framework: ndf.DefaultFramework}, nil
 }

@@ -149,7 +149,7 @@ func isFit(pod *v1.Pod, node *v1.Node, f schedcore.Features, dra *schedcore.DRAM
 	}
 	ni := schedcore.NewNodeInfo()
 	ni.SetNode(node)
-	return len(Fits(pod, ni, f, dra)) == 0
+	return len(fitsRequest(newPreFilterState(pod, f, nil, nil, dra), ni)) == 0
 }
 
 // haveAnyRequestedResourcesIncreased reports whether the node's allowed pod

@@ -41,6 +41,7 @@ type NodeUnschedulable struct {
 var (
 	_ schedcore.PreFilterPlugin   = (*NodeUnschedulable)(nil)
 	_ schedcore.FilterPlugin      = (*NodeUnschedulable)(nil)
+	_ schedcore.FilterExplainer   = (*NodeUnschedulable)(nil)
 	_ schedcore.EnqueueExtensions = (*NodeUnschedulable)(nil)
 )
 
@@ -48,9 +49,9 @@ var (
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
 	pl := &NodeUnschedulable{logger: logr.Discard()}
 	if h != nil {
-		pl.comparisonOps = h.Features.TaintTolerationComparisonOperators
-		if h.Logger.GetSink() != nil {
-			pl.logger = h.Logger
+		pl.comparisonOps = h.Features().TaintTolerationComparisonOperators
+		if h.Logger().GetSink() != nil {
+			pl.logger = h.Logger()
 		}
 	}
 	return pl, nil
@@ -114,4 +115,9 @@ func (pl *NodeUnschedulable) Filter(_ context.Context, _ *schedcore.CycleState, 
 		return statusUnschedulable
 	}
 	return nil
+}
+
+// ExplainFilter says what would let the pod on the cordoned node.
+func (pl *NodeUnschedulable) ExplainFilter(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) *schedcore.FilterExplanation {
+	return schedcore.NewFilterExplanation(1, "node is cordoned (spec.unschedulable); uncordon it or tolerate "+unschedulableTaint.ToString())
 }

@@ -126,23 +126,23 @@ func (f *fixture) state(t *testing.T, n int) (*schedcore.Snapshot, *engine.Profi
 	for _, p := range f.place.Placements[:n] {
 		placed = append(placed, engine.Placement{Pod: p.Pod, Node: p.Node})
 	}
-	cl, err := engine.CommitPlacements(context.Background(), f.cluster, cfg, reg, placed)
+	o := engine.Options{Config: cfg, Registry: reg}
+	cl, err := engine.CommitPlacements(context.Background(), f.cluster, o, placed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := schedcore.NewCache(schedcore.DefaultFeatures)
-	snap := schedcore.NewEmptySnapshot()
-	ps, err := engine.BuildProfiles(context.Background(), cfg, reg, snap, engine.HandleOptions{})
+	eng, err := engine.New(context.Background(), o, engine.Driver{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine.FillCache(cache, cl, ps.ByName)
+	if _, err := eng.Load(cl); err != nil {
+		t.Fatal(err)
+	}
 	pods := map[string]*v1.Pod{}
 	for _, p := range cl.Pods {
 		pods[p.Namespace+"/"+p.Name] = p
 	}
-	cache.UpdateSnapshot(snap)
-	return snap, ps, pods
+	return eng.Snapshot, eng.Profiles, pods
 }
 
 func TestExplainCases(t *testing.T) {
@@ -171,7 +171,7 @@ func TestExplainCases(t *testing.T) {
 					t.Fatalf("pod %s not in snapshot", want.Pod)
 				}
 				fw := ps.ByName[want.Profile]
-				ex := schedcore.Explain(context.Background(), fw, snap, pod, engine.LowestName)
+				ex := schedcore.Explain(context.Background(), fw, snap, pod, nil)
 				compareExplain(t, &want, ex)
 			})
 		}
