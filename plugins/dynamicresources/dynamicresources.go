@@ -147,6 +147,11 @@ type stateData struct {
 	allocator          structured.Allocator
 	// allocInputs are the memo's inputs of this cycle.
 	allocInputs *memoInputs
+	// allocated and slices are what the allocator was built from, for
+	// ExplainFilter (the allocated state is updated in place by the next
+	// PreFilter: explanations run before it).
+	allocated *structured.AllocatedState
+	slices    []*resourceapi.ResourceSlice
 	// specs are the specs of the claims to allocate when they are the
 	// pod's own (no node-specific special claim), written out once.
 	specsOnce sync.Once
@@ -343,6 +348,7 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, state *schedcore.Cycl
 		}
 		s.allocator = allocator
 		s.allocInputs = pl.memo.inputs(pl.dra, poolVer, poolItems)
+		s.allocated, s.slices = allocated, slices
 	}
 	s.claims = claims
 	return nil, nil
