@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -38,6 +39,7 @@ var (
 	_ schedcore.PreFilterPlugin   = (*NodeDeclaredFeatures)(nil)
 	_ schedcore.FilterPlugin      = (*NodeDeclaredFeatures)(nil)
 	_ schedcore.EnqueueExtensions = (*NodeDeclaredFeatures)(nil)
+	_ schedcore.FilterExplainer   = (*NodeDeclaredFeatures)(nil)
 )
 
 // New returns the plugin; it takes no args. With the NodeDeclaredFeatures
@@ -96,6 +98,32 @@ func (pl *NodeDeclaredFeatures) Filter(_ context.Context, state *schedcore.Cycle
 		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReason)
 	}
 	return nil
+}
+
+// ExplainFilter names the features the pod needs that the node does not
+// declare (node.status.declaredFeatures), from the needs PreFilter
+// inferred.
+func (pl *NodeDeclaredFeatures) ExplainFilter(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
+	s, err := schedcore.ReadAs[*preFilterState](state, preFilterStateKey)
+	if err != nil || nodeInfo.Node() == nil {
+		return nil
+	}
+	res, err := pl.framework.MatchNode(s.reqs, nodeInfo.Node())
+	if err != nil || res.IsMatch {
+		return nil
+	}
+	needed, err := pl.framework.Unmap(s.reqs)
+	if err != nil || len(needed) == 0 {
+		return nil
+	}
+	missing := res.UnsatisfiedRequirements
+	declared := "declares none"
+	if d := nodeInfo.Node().Status.DeclaredFeatures; len(d) > 0 {
+		declared = "declares " + strings.Join(d, ", ")
+	}
+	text := fmt.Sprintf("the pod needs node feature(s) %s; %s does not declare %s (it %s)",
+		strings.Join(needed, ", "), nodeInfo.Name(), strings.Join(missing, ", "), declared)
+	return schedcore.NewFilterExplanation(schedcore.ShortfallOf(int64(len(missing)), int64(len(needed))), text)
 }
 
 // EventsToRegister lists the node and pod changes that may help.
