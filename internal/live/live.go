@@ -200,7 +200,7 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	if err := d.addEventHandlers(); err != nil {
 		return nil, err
 	}
-	if o.Features.DynamicResourceAllocation && servesDRA(client) {
+	if d.eng.Options.Features.DynamicResourceAllocation && servesDRA(client) {
 		if err := d.addDRAHandlers(); err != nil {
 			return nil, err
 		}
