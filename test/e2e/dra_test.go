@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,9 +16,12 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/cli"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/test/e2e/cluster"
 )
 
@@ -66,6 +72,21 @@ func TestRunAllocatesDRAClaims(t *testing.T) {
 	impossible := claimPod("impossible", profile, group, "two-big-gpus")
 	impossibleKube := claimPod("impossible-kube", kubeProfile, group, "two-big-gpus-kube")
 	createPods(ctx, t, c.Client, ns, trainer, sharer, impossible, impossibleKube)
+
+	// Before any scheduler runs: snapshot dumps the DRA kinds, the dry-run
+	// of the dump allocates as run will, and live explain says per device
+	// why the impossible claim fits nowhere.
+	ourCfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(ourCfg, []byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: "+profile+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dryMsg := checkDRADryRun(t, c, ns, ourCfg, driver, class)
+	e := explainJSON(t, c, impossible.Name, "-n", ns, "--config", ourCfg, "--node", "dra-gpu-a")
+	wantGap := fmt.Sprintf("request gpu of claim %s/two-big-gpus: needs 2 free devices of class %s matching %s; dra-gpu-a has 1 free", ns, class, big)
+	if n := explainedNode(e, "dra-gpu-a"); n == nil || len(n.Gaps) != 1 || n.Gaps[0].Plugin != "DynamicResources" || n.Gaps[0].Gap != wantGap ||
+		!cmp.Equal(n.Gaps[0].Details, []string{driver + "/" + class + "-dra-gpu-a/gpu-0: free"}) {
+		t.Errorf("explain %s --node dra-gpu-a: %+v; want the gap %q with one device line", impossible.Name, n, wantGap)
+	}
 
 	kubeCfg := filepath.Join(t.TempDir(), "kube-scheduler.yaml")
 	body := fmt.Sprintf("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nclientConnection: {qps: 1000, burst: 1000}\nprofiles:\n- schedulerName: %s\n", kubeProfile)
@@ -129,6 +150,9 @@ func TestRunAllocatesDRAClaims(t *testing.T) {
 		t.Errorf("FailedScheduling event: %s %q; want Warning %q (kube-scheduler's)", gotEvent.Type, gotEvent.Note, wantEvent.Note)
 	}
 	t.Logf("impossible: %s", gotMsg)
+	if dryMsg != wantMsg {
+		t.Errorf("dry-run of the snapshot: message %q; want kube-scheduler's %q", dryMsg, wantMsg)
+	}
 	for _, name := range []string{"two-big-gpus", "two-big-gpus-kube"} {
 		cl, err := c.Client.ResourceV1().ResourceClaims(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -161,6 +185,63 @@ func TestRunAllocatesDRAClaims(t *testing.T) {
 	if a := cl.Status.Allocation; a == nil || len(a.Devices.Results) != 2 || a.Devices.Results[0].Pool != class+"-dra-cpu" || len(cl.Status.ReservedFor) != 1 {
 		t.Errorf("claim two-big-gpus after its pod was bound: %+v", cl.Status)
 	}
+}
+
+// checkDRADryRun dumps the cluster with `snapshot -A`, checks the DRA
+// kinds are in it, dry-runs the dump with the test's profile and checks
+// that trainer and sharer get dra-gpu-a's GPU (the claim allocated once)
+// and that impossible fits nowhere; it returns impossible's message.
+func checkDRADryRun(t *testing.T, c *cluster.Cluster, ns, cfg, driver, class string) string {
+	t.Helper()
+	dump := filepath.Join(t.TempDir(), "cluster.yaml")
+	if code, _, stderr := sched(t, c, "snapshot", "-A", "-o", dump); code != 0 {
+		t.Fatalf("snapshot: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kind: DeviceClass", "kind: ResourceSlice", "kind: ResourceClaim", "name: " + class, "driver: " + driver} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("snapshot lacks %q", want)
+		}
+	}
+	var out, errOut bytes.Buffer
+	code := cli.Execute(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, cli.Settings{}, []string{"dryrun", "-f", dump, "--config", cfg, "-o", "json"})
+	if code != 0 {
+		t.Fatalf("dryrun of the snapshot: exit %d: %s", code, errOut.String())
+	}
+	var rep report.DryRun
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	dev := report.AllocatedDevice{Claim: ns + "/big-gpu", Request: "gpu", Driver: driver, Pool: class + "-dra-gpu-a", Device: "gpu-0"}
+	placed := map[string]report.Placement{}
+	for _, p := range rep.Placements {
+		placed[p.Pod] = p
+	}
+	for _, name := range []string{"trainer", "sharer"} {
+		p, ok := placed[ns+"/"+name]
+		if !ok || p.Node != "dra-gpu-a" || len(p.Devices) != 1 || p.Devices[0].Claim != dev.Claim || p.Devices[0].Device != dev.Device || p.Devices[0].Pool != dev.Pool || p.Devices[0].Driver != dev.Driver {
+			t.Errorf("dry-run of the snapshot placed %s as %+v; want dra-gpu-a with %+v", name, p, dev)
+		}
+	}
+	for _, u := range rep.Unschedulable {
+		if u.Pod == ns+"/impossible" {
+			return u.Message
+		}
+	}
+	t.Errorf("dry-run of the snapshot: %s/impossible not unschedulable (placements %+v)", ns, rep.Placements)
+	return ""
+}
+
+func explainedNode(e *report.Explanation, node string) *report.ExplainNode {
+	for i := range e.Nodes {
+		if e.Nodes[i].Node == node {
+			return &e.Nodes[i]
+		}
+	}
+	return nil
 }
 
 // createDRA creates the DeviceClass of the test's GPUs and, per node, a
