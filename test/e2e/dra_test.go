@@ -172,7 +172,9 @@ func TestRunAllocatesDRAClaims(t *testing.T) {
 	if _, err := c.Client.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating ResourceSlice: %v", err)
 	}
-	t.Cleanup(func() { _ = c.Client.ResourceV1().ResourceSlices().Delete(context.Background(), s.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.Client.ResourceV1().ResourceSlices().Delete(context.Background(), s.Name, metav1.DeleteOptions{})
+	})
 	for _, p := range []*v1.Pod{impossible, impossibleKube} {
 		if got := waitForPod(ctx, t, c.Client, ns, p.Name, bound); got.Spec.NodeName != "dra-cpu" {
 			t.Errorf("pod %s bound to %s after the slice appeared; want dra-cpu", p.Name, got.Spec.NodeName)
@@ -254,13 +256,17 @@ func createDRA(ctx context.Context, t *testing.T, client kubernetes.Interface, d
 	if _, err := client.ResourceV1().DeviceClasses().Create(ctx, dc, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating DeviceClass: %v", err)
 	}
-	t.Cleanup(func() { _ = client.ResourceV1().DeviceClasses().Delete(context.Background(), class, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = client.ResourceV1().DeviceClasses().Delete(context.Background(), class, metav1.DeleteOptions{})
+	})
 	for node, mem := range gpus {
 		s := gpuSlice(driver, class, node, mem, 1)
 		if _, err := client.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("creating ResourceSlice: %v", err)
 		}
-		t.Cleanup(func() { _ = client.ResourceV1().ResourceSlices().Delete(context.Background(), s.Name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = client.ResourceV1().ResourceSlices().Delete(context.Background(), s.Name, metav1.DeleteOptions{})
+		})
 	}
 }
 
