@@ -10,6 +10,7 @@ import (
 const (
 	mixedSmall = "../../testdata/conformance/mixed-small/snapshot.json"
 	draCluster = "../../examples/gpu-cluster.yaml"
+	draSmall   = "../../testdata/conformance/dra-small/snapshot.json"
 )
 
 func TestExplainGoldenOutputs(t *testing.T) {
@@ -31,6 +32,7 @@ func TestExplainGoldenOutputs(t *testing.T) {
 		{"explain-mixed-small-ports-table", []string{"explain", "pod", "app-007-53844baf-ql8tz", "-n", "team-b", "--snapshot", mixedSmall}},
 		{"explain-mixed-small-json", []string{"explain", "pod", "app-007-53844baf-ql8tz", "-n", "team-b", "--snapshot", mixedSmall, "-o", "json"}},
 		{"explain-dra-devices-table", []string{"explain", "pod", "big-trainer", "-n", "ml", "--snapshot", draCluster}},
+		{"explain-dra-small-declared-features-node", []string{"explain", "pod", "sandboxed-tool-a7089b23-db9gs", "-n", "team-a", "--snapshot", draSmall, "--node", "node-00027"}},
 		{"explain-dra-constraint-node-json", []string{"explain", "pod", "paired", "-n", "ml", "--snapshot", draCluster, "--node", "gpu-c", "-o", "json"}},
 	}
 	for _, tt := range tests {
