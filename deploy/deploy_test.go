@@ -219,6 +219,15 @@ func TestClusterRoleIsWhatTheSchedulerUses(t *testing.T) {
 	}
 	want = append(want, perm{"", "persistentvolumes", "update"}, perm{"", "persistentvolumeclaims", "update"})
 	want = append(want, perm{"policy", "poddisruptionbudgets", "list"}, perm{"policy", "poddisruptionbudgets", "watch"})
+	// DynamicResources: the DRA informers; claims written by PreBind,
+	// Unreserve, PostFilter and for DRA-backed extended resources.
+	for _, res := range []string{"deviceclasses", "resourceslices", "devicetaintrules", "resourceclaims"} {
+		want = append(want, perm{"resource.k8s.io", res, "list"}, perm{"resource.k8s.io", res, "watch"})
+	}
+	for _, v := range []string{"get", "update", "create", "delete"} {
+		want = append(want, perm{"resource.k8s.io", "resourceclaims", v})
+	}
+	want = append(want, perm{"resource.k8s.io", "resourceclaims/status", "update"}, perm{"resource.k8s.io", "resourceclaims/status", "patch"})
 	want = append(want, perm{"", "pods/binding", "create"}, perm{"", "pods/status", "patch"}, perm{"", "pods", "delete"}, perm{"", "pods", "get"})
 	for _, g := range []string{"events.k8s.io", ""} {
 		for _, v := range []string{"create", "patch", "update"} {

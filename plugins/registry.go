@@ -8,11 +8,13 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultbinder"
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultpreemption"
+	"github.com/kubectl-sched/kubectl-sched/plugins/dynamicresources"
 	"github.com/kubectl-sched/kubectl-sched/plugins/gpushare"
 	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodeaffinity"
+	"github.com/kubectl-sched/kubectl-sched/plugins/nodedeclaredfeatures"
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodename"
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodeports"
 	"github.com/kubectl-sched/kubectl-sched/plugins/noderesources"
@@ -49,6 +51,8 @@ func NewInTreeRegistry() schedcore.Registry {
 		names.NodeResourcesBalancedAllocation: {Factory: noderesources.NewBalancedAllocation, NewArgs: noderesources.NewBalancedAllocationArgs},
 		names.ImageLocality:                   {Factory: imagelocality.New},
 		names.DefaultBinder:                   {Factory: defaultbinder.New},
+		names.DynamicResources:                {Factory: dynamicresources.New, NewArgs: dynamicresources.NewArgs},
+		names.NodeDeclaredFeatures:            {Factory: nodedeclaredfeatures.New},
 		// Out of tree in kube (scheduler-plugins); off by default.
 		names.Coscheduling: {Factory: coscheduling.New, NewArgs: coscheduling.NewArgs},
 		// The FGD paper's GPU-share model and policies; off by default.
@@ -63,8 +67,9 @@ func NewInTreeRegistry() schedcore.Registry {
 }
 
 // DefaultPlugins returns kube-scheduler v1.37.2's default multiPoint list
-// with its score weights, minus the plugins this engine does not have yet
-// (DynamicResources, NodeDeclaredFeatures).
+// with its score weights, with what its feature gates add (all on by
+// default in v1.37): DynamicResources (weight 2) just before
+// DefaultPreemption, NodeDeclaredFeatures appended last.
 func DefaultPlugins() *configv1.Plugins {
 	w := func(n string, weight int32) configv1.Plugin { return configv1.Plugin{Name: n, Weight: &weight} }
 	p := func(n string) configv1.Plugin { return configv1.Plugin{Name: n} }
@@ -83,9 +88,11 @@ func DefaultPlugins() *configv1.Plugins {
 		p(names.VolumeZone),
 		w(names.PodTopologySpread, 2),
 		w(names.InterPodAffinity, 2),
+		w(names.DynamicResources, 2),
 		p(names.DefaultPreemption),
 		w(names.NodeResourcesBalancedAllocation, 1),
 		w(names.ImageLocality, 1),
 		p(names.DefaultBinder),
+		p(names.NodeDeclaredFeatures),
 	}}}
 }

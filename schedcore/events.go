@@ -71,6 +71,7 @@ const (
 	PodGroupCRD   EventResource = "podgroups.v1alpha1.scheduling.x-k8s.io"
 	ResourceClaim EventResource = "resource.k8s.io/ResourceClaim"
 	DeviceClass   EventResource = "resource.k8s.io/DeviceClass"
+	ResourceSlice EventResource = "resource.k8s.io/ResourceSlice"
 	Namespace     EventResource = "Namespace"
 	WildCard      EventResource = "*"
 )

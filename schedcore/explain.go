@@ -16,6 +16,10 @@ import (
 type Explanation struct {
 	Pod     *v1.Pod
 	Profile string
+	// PreEnqueue is the status of the PreEnqueue plugin that holds the pod
+	// out of the scheduling queue (nil when none does): such a pod gets no
+	// cycle, and every node reports this status.
+	PreEnqueue *Status
 	// PreFilter is the PreFilter phase's status (nil = Success).
 	PreFilter *Status
 	// PreFilterNodes are the nodes a PreFilterResult restricted to (nil = all).
@@ -71,6 +75,14 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	ex := &Explanation{Pod: pod, Profile: fw.profileName, FilterPlugins: fw.FilterPluginNames(), ScoreWeights: fw.ScorePluginWeights()}
 	state := NewCycleState()
 	ex.State = state
+	if st := fw.RunPreEnqueuePlugins(ctx, pod); !st.IsSuccess() {
+		// A gated pod never reaches a cycle (kube keeps it out of activeQ).
+		ex.PreEnqueue = st
+		for _, ni := range snapshot.List() {
+			ex.Nodes = append(ex.Nodes, NodeExplanation{Name: ni.Name(), Status: st, Failures: []FilterVerdict{{Plugin: st.Plugin(), Status: st}}})
+		}
+		return ex
+	}
 	result, diag, err := alg.SchedulePod(ctx, fw, state, pod)
 	ex.SkippedFilterPlugins = sets.List(state.SkipFilterPlugins)
 	ex.SkippedScorePlugins = sets.List(state.SkipScorePlugins)

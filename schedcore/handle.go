@@ -90,6 +90,8 @@ type Handle struct {
 	objects         ObjectLister
 	preemption      PreemptionHooks
 	selectorSources func() *SelectorSources
+	dra             *DRAManager
+	claimWriter     ResourceClaimWriter
 	// queue is the scheduling queue, set by NewScheduler: the nominator
 	// (unless the handle has its own) and the activator.
 	queue SchedulingQueue
@@ -140,6 +142,18 @@ func WithObjects(o ObjectLister) HandleOption { return func(h *Handle) { h.objec
 
 // WithPreemption sets the driver's side of preemption (PDBs, evictions).
 func WithPreemption(p PreemptionHooks) HandleOption { return func(h *Handle) { h.preemption = p } }
+
+// WithDRA sets the manager of the Dynamic Resource Allocation objects
+// and in-flight allocations, shared by all profiles (default none: pods
+// with claims wait for them).
+func WithDRA(m *DRAManager) HandleOption { return func(h *Handle) { h.dra = m } }
+
+// WithClaimWriter sets where DynamicResources' API writes (claim
+// allocation and reservation) go (default none: PreBind of a pod with
+// claims fails).
+func WithClaimWriter(w ResourceClaimWriter) HandleOption {
+	return func(h *Handle) { h.claimWriter = w }
+}
 
 // WithSelectorSources sets where queueing hints read the current
 // Services, ReplicationControllers, ReplicaSets and StatefulSets, safely
@@ -251,6 +265,13 @@ func (h *Handle) Objects() ObjectLister { return h.objects }
 
 // Preemption is the driver's side of preemption (PDBs, evictions).
 func (h *Handle) Preemption() PreemptionHooks { return h.preemption }
+
+// DRA holds the DRA objects and in-flight allocations; nil means none.
+func (h *Handle) DRA() *DRAManager { return h.dra }
+
+// ClaimWriter makes DynamicResources' API writes; nil means the driver
+// writes none.
+func (h *Handle) ClaimWriter() ResourceClaimWriter { return h.claimWriter }
 
 // SelectorSources returns the current default-spreading selector sources,
 // safe from any goroutine when the driver set them, else the snapshot's.

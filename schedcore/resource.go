@@ -140,6 +140,25 @@ type Features struct {
 	// v1.37): the args' shape applies, and static bindings or provisioning
 	// capacities score nodes.
 	StorageCapacityScoring bool
+
+	// DynamicResourceAllocation turns the DynamicResources plugin on (GA
+	// and locked on since v1.35); the DRA* gates below are its features
+	// as the structured allocator and the plugin honour them.
+	DynamicResourceAllocation    bool
+	DRAAdminAccess               bool
+	DRAPrioritizedList           bool
+	DRAPartitionableDevices      bool
+	DRADeviceTaints              bool
+	DRADeviceTaintRules          bool
+	DRADeviceBindingConditions   bool
+	DRAResourceClaimDeviceStatus bool
+	DRAConsumableCapacity        bool
+	DRAFractionalCapacityRange   bool
+	DRAExtendedResource          bool
+	DRASchedulerFilterTimeout    bool
+	// NodeDeclaredFeatures turns the NodeDeclaredFeatures plugin on (GA
+	// and locked on in v1.37).
+	NodeDeclaredFeatures bool
 }
 
 // DefaultFeatures are kube-scheduler v1.37.2's defaults for the gates above.
@@ -148,6 +167,18 @@ var DefaultFeatures = Features{
 	InPlacePodVerticalScaling:               true,
 	InPlacePodLevelResourcesVerticalScaling: true,
 	StorageCapacityScoring:                  true,
+	DynamicResourceAllocation:               true,
+	DRAAdminAccess:                          true,
+	DRAPrioritizedList:                      true,
+	DRAPartitionableDevices:                 true,
+	DRADeviceTaints:                         true,
+	DRADeviceTaintRules:                     true,
+	DRADeviceBindingConditions:              true,
+	DRAResourceClaimDeviceStatus:            true,
+	DRAConsumableCapacity:                   true,
+	DRAExtendedResource:                     true,
+	DRASchedulerFilterTimeout:               true,
+	NodeDeclaredFeatures:                    true,
 }
 
 // ComputePodResource computes what an assigned pod occupies on a node, as

@@ -162,6 +162,11 @@ var generatedNames = []string{
 	"Mixed/500Nodes",
 	"Mixed/5000Nodes",
 	"Mixed/15000Nodes",
+	// DRA: scheduler_perf's DRA benchmark (500 nodes, 10 devices each) and
+	// the DRA GPU cluster.
+	"SchedulingWithResourceClaimTemplate/5000pods_500nodes",
+	"DRA/500Nodes",
+	"DRA/2000Nodes",
 }
 
 func generated() []workload {
@@ -175,6 +180,9 @@ func generated() []workload {
 			}
 			cl := &snapshot.Cluster{Namespaces: w.Namespaces, Nodes: w.Nodes, Services: w.Services}
 			cl.Pods = append(append(cl.Pods, w.Existing...), w.Pending...)
+			if d := w.DRA; d != nil {
+				cl.DRA = snapshot.DRA{DeviceClasses: d.Classes, ResourceSlices: d.Slices, DeviceTaintRules: d.TaintRules, ResourceClaimTemplates: d.Templates, ResourceClaims: d.Claims}
+			}
 			return cl, nil
 		}})
 	}

@@ -48,6 +48,7 @@ type explainNode struct {
 type explainCase struct {
 	Pod                  string           `json:"pod"`
 	Profile              string           `json:"profile"`
+	PreEnqueue           *explainStatus   `json:"preEnqueue,omitempty"`
 	PreFilter            explainStatus    `json:"preFilter"`
 	SkippedFilterPlugins []string         `json:"skippedFilterPlugins"`
 	SkippedScorePlugins  *[]string        `json:"skippedScorePlugins,omitempty"`
@@ -137,6 +138,19 @@ func (b *bench) explain(ctx context.Context, f framework.Framework, pod *v1.Pod)
 		return nil, err
 	}
 	c.NumNodes = len(allNodes)
+	if st := runPreEnqueuePlugins(ctx, f, pod); !st.IsSuccess() {
+		// Held out of the queue: no cycle. As the shared fixtures record
+		// it: preEnqueue, preFilter "NotRun", every node with the status.
+		c.PreEnqueue = &explainStatus{Code: st.Code().String(), Plugin: st.Plugin(), Reason: st.Message()}
+		c.PreFilter = explainStatus{Code: "NotRun"}
+		c.Message = st.Message()
+		for _, ni := range allNodes {
+			c.Nodes = append(c.Nodes, explainNode{Node: ni.Node().Name, Failures: []explainFailure{
+				{Plugin: st.Plugin(), Code: st.Code().String(), Reason: reasons(st), First: true}}})
+		}
+		sort.Slice(c.Nodes, func(i, j int) bool { return c.Nodes[i].Node < c.Nodes[j].Node })
+		return c, nil
+	}
 	state := framework.NewCycleState()
 	preRes, s, unschedulable := f.RunPreFilterPlugins(ctx, state, pod)
 	c.PreFilter = explainStatus{Code: s.Code().String()}

@@ -24,6 +24,10 @@ type cluster struct {
 	bound   int       // pods with spec.nodeName, not terminal
 	pending []*v1.Pod // no spec.nodeName, not terminal
 	skipped []string  // kinds the fake clientset does not know
+	// dra: the snapshot has resource.k8s.io objects.
+	dra bool
+	// claims counts the ResourceClaims.
+	claims int
 }
 
 // loadSnapshot reads a v1 List (or several YAML documents, each an object
@@ -104,6 +108,12 @@ func (c *cluster) addObject(js []byte) error {
 		return err
 	}
 	legacyscheme.Scheme.Default(obj)
+	if gvk.Group == "resource.k8s.io" {
+		c.dra = true
+		if gvk.Kind == "ResourceClaim" {
+			c.claims++
+		}
+	}
 	switch o := obj.(type) {
 	case *v1.Node:
 		c.nodes++

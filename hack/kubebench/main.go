@@ -131,6 +131,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	client := fake.NewClientset(cl.objects...)
+	simulateDeviceDrivers(client)
 	b, factory, err := newBench(ctx, client, cfg, int32(*percentage))
 	if err != nil {
 		fmt.Fprintf(stderr, "kubebench: building the scheduler: %v\n", err)
@@ -143,6 +144,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kubebench: %v\n", err)
 		return 1
 	}
+	// The DRA manager's claim cache (an assume cache fed by the claim
+	// informer's handler) lags behind the informer: wait for every claim.
+	if cl.claims > 0 {
+		for _, f := range b.sched.Profiles {
+			for {
+				claims, err := f.SharedDRAManager().ResourceClaims().List()
+				if err == nil && len(claims) >= cl.claims {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			break
+		}
+	}
 	loadTime := time.Since(loadStart)
 	runtime.GC()
 	var ms runtime.MemStats
@@ -151,6 +166,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	pods := cl.pending
 	queueOrder(pods)
+	b.draPods = cl.dra
 	if *explainOut != "" {
 		res, err := b.explainAll(ctx, pods, *explainUnsched)
 		if err != nil {

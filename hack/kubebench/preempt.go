@@ -121,6 +121,7 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 		initial = append(initial, o)
 	}
 	client := fake.NewClientset(initial...)
+	simulateDeviceDrivers(client)
 	log := &apiLog{}
 	tracker := client.Tracker()
 	podsGVR := v1.SchemeGroupVersion.WithResource("pods")

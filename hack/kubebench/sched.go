@@ -43,12 +43,17 @@ type bench struct {
 	// cycle of run, against the state the earlier placements left.
 	explainRun bool
 	explained  []explainCase
+	// draPods: some pending pod has ResourceClaims or the snapshot has
+	// DeviceClasses (DRA-backed extended resources); placements then
+	// commit claims through PreBind (dra.go).
+	draPods bool
+	factory informers.SharedInformerFactory
 }
 
 func newBench(ctx context.Context, client clientset.Interface, cfg *schedulerapi.KubeSchedulerConfiguration, percentage int32) (*bench, informers.SharedInformerFactory, error) {
 	factory := scheduler.NewInformerFactory(client, 0, nil)
 	snapshot := internalcache.NewEmptySnapshot()
-	recorders := profile.RecorderFactory(func(string) events.EventRecorderLogger { return events.NewFakeRecorder(0) })
+	recorders := profile.RecorderFactory(func(string) events.EventRecorderLogger { return &events.FakeRecorder{} })
 	sched, err := scheduler.New(ctx, client, factory, nil, recorders,
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithParallelism(cfg.Parallelism),
@@ -58,7 +63,7 @@ func newBench(ctx context.Context, client clientset.Interface, cfg *schedulerapi
 	if err != nil {
 		return nil, nil, err
 	}
-	return &bench{sched: sched, snapshot: snapshot, percentage: percentage}, factory, nil
+	return &bench{sched: sched, snapshot: snapshot, percentage: percentage, factory: factory}, factory, nil
 }
 
 // waitCache waits until the scheduler's cache holds the cluster's nodes and
@@ -137,8 +142,15 @@ func (b *bench) run(ctx context.Context, pods []*v1.Pod) (*result, error) {
 			c.AfterPlacements = len(res.Placements)
 			b.explained = append(b.explained, *c)
 		}
-		node, fitErr, err := b.commit(ctx, f, pod)
 		key := pod.Namespace + "/" + pod.Name
+		// A pod a PreEnqueue plugin holds (a scheduling gate, a
+		// ResourceClaim not created yet) gets no cycle in kube: it is
+		// recorded with the plugin's message at its turn.
+		if st := runPreEnqueuePlugins(ctx, f, pod); !st.IsSuccess() {
+			res.Unschedulable = append(res.Unschedulable, failure{Pod: key, Message: st.Message(), After: len(res.Placements)})
+			continue
+		}
+		node, fitErr, err := b.commit(ctx, f, pod)
 		if err != nil {
 			return nil, err
 		}
@@ -172,6 +184,9 @@ func (b *bench) commit(ctx context.Context, f framework.Framework, pod *v1.Pod) 
 	}
 	if st := f.RunReservePluginsReserve(ctx, state, assumed, node); !st.IsSuccess() {
 		return "", nil, fmt.Errorf("pod %s: reserve on %s: %w", key, node, st.AsError())
+	}
+	if err := b.commitClaims(ctx, f, state, assumed, node); err != nil {
+		return "", nil, fmt.Errorf("pod %s: %w", key, err)
 	}
 	return node, nil, nil
 }

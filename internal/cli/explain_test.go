@@ -7,7 +7,11 @@ import (
 	"testing"
 )
 
-const mixedSmall = "../../testdata/conformance/mixed-small/snapshot.json"
+const (
+	mixedSmall = "../../testdata/conformance/mixed-small/snapshot.json"
+	draCluster = "../../examples/gpu-cluster.yaml"
+	draSmall   = "../../testdata/conformance/dra-small/snapshot.json"
+)
 
 func TestExplainGoldenOutputs(t *testing.T) {
 	tests := []struct {
@@ -27,6 +31,9 @@ func TestExplainGoldenOutputs(t *testing.T) {
 		{"explain-mixed-small-spread-table", []string{"explain", "pod", "app-000-53847391-fscp8", "-n", "web", "--snapshot", mixedSmall}},
 		{"explain-mixed-small-ports-table", []string{"explain", "pod", "app-007-53844baf-ql8tz", "-n", "team-b", "--snapshot", mixedSmall}},
 		{"explain-mixed-small-json", []string{"explain", "pod", "app-007-53844baf-ql8tz", "-n", "team-b", "--snapshot", mixedSmall, "-o", "json"}},
+		{"explain-dra-devices-table", []string{"explain", "pod", "big-trainer", "-n", "ml", "--snapshot", draCluster}},
+		{"explain-dra-small-declared-features-node", []string{"explain", "pod", "sandboxed-tool-a7089b23-db9gs", "-n", "team-a", "--snapshot", draSmall, "--node", "node-00027"}},
+		{"explain-dra-constraint-node-json", []string{"explain", "pod", "paired", "-n", "ml", "--snapshot", draCluster, "--node", "gpu-c", "-o", "json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
@@ -72,12 +73,14 @@ type run struct {
 	failed map[string]*failure
 	placed sets.Set[string]
 	seq    int
+	// c is the offline cluster (set before it runs).
+	c *engine.Offline
 }
 
 func (r *run) observer() engine.Observer {
 	return engine.Observer{
 		Placed: func(pod *v1.Pod, node string, attempts int, res schedcore.ScheduleResult) {
-			pl := report.Placement{Pod: schedcore.PodName(pod), Node: node, Feasible: res.FeasibleNodes, Attempts: attempts}
+			pl := report.Placement{Pod: schedcore.PodName(pod), Node: node, Feasible: res.FeasibleNodes, Attempts: attempts, Devices: devices(r.c.Devices(pod))}
 			if len(res.Scores) > 0 {
 				pl.Score = res.Scores[0].TotalScore
 				for _, s := range res.Scores {
@@ -124,6 +127,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	if err != nil {
 		return nil, err
 	}
+	r.c = c
 	before := usage(c.Snapshot)
 	start := time.Now()
 	queued := pending
@@ -225,5 +229,17 @@ func mergeUsage(before, after map[string]nodeUse) []report.NodeUsage {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}
+
+// devices converts a pod's allocated devices for the report.
+func devices(ds []engine.PodDevice) []report.AllocatedDevice {
+	var out []report.AllocatedDevice
+	for _, d := range ds {
+		out = append(out, report.AllocatedDevice{
+			Claim: d.Claim, Request: d.Request, Driver: d.Driver, Pool: d.Pool, Device: d.Device,
+			AdminAccess: ptr.Deref(d.AdminAccess, false), Shared: d.ShareID != nil,
+		})
+	}
 	return out
 }

@@ -141,6 +141,14 @@ type Driver struct {
 	Binder schedcore.Binder
 	// VolumeBinder takes VolumeBinding's PreBind writes; nil: none.
 	VolumeBinder schedcore.VolumeBinder
+	// DRA holds the Dynamic Resource Allocation objects all profiles
+	// share; nil: a new, empty one (Load fills it from the cluster, run's
+	// informers feed it).
+	DRA *schedcore.DRAManager
+	// ClaimWriter takes DynamicResources' API writes (claim allocation,
+	// reservation, template and extended-resource claims); nil: none, so
+	// pods with claims cannot be bound.
+	ClaimWriter schedcore.ResourceClaimWriter
 	// Preemption is the driver's side of preemption: PDBs, the evictor,
 	// metrics. Offset, when nil, is set from Options.UseSeed.
 	Preemption schedcore.PreemptionHooks
@@ -187,6 +195,8 @@ type Engine struct {
 	Profiles  *Profiles
 	Queue     *queue.PriorityQueue
 	Scheduler *schedcore.Scheduler
+	// DRA holds the DRA objects and the in-flight allocations.
+	DRA *schedcore.DRAManager
 	// Options are the options the engine was built with, defaulted.
 	Options Options
 }
@@ -199,7 +209,11 @@ func New(ctx context.Context, o Options, d Driver) (*Engine, error) {
 		return nil, err
 	}
 	cfg := o.Config
-	e := &Engine{Cache: schedcore.NewCache(o.Features), Snapshot: schedcore.NewEmptySnapshot(), Options: o}
+	if d.DRA == nil {
+		d.DRA = schedcore.NewDRAManager()
+	}
+	d.DRA.SetDeviceTaintRules(o.Features.DRADeviceTaints && o.Features.DRADeviceTaintRules)
+	e := &Engine{Cache: schedcore.NewCache(o.Features), Snapshot: schedcore.NewEmptySnapshot(), DRA: d.DRA, Options: o}
 	if e.Profiles, err = buildProfiles(ctx, o, d, e.Snapshot, e.Cache.SelectorSources); err != nil {
 		return nil, err
 	}
@@ -252,6 +266,10 @@ func BuildProfiles(ctx context.Context, o Options, snap *schedcore.Snapshot, d D
 	if err != nil {
 		return nil, err
 	}
+	if d.DRA == nil {
+		d.DRA = schedcore.NewDRAManager()
+		d.DRA.SetDeviceTaintRules(o.Features.DRADeviceTaints && o.Features.DRADeviceTaintRules)
+	}
 	return buildProfiles(ctx, o, d, snap, nil)
 }
 
@@ -280,6 +298,8 @@ func buildProfiles(ctx context.Context, o Options, d Driver, snap *schedcore.Sna
 			schedcore.WithObjects(d.Objects),
 			schedcore.WithNominator(d.Nominator),
 			schedcore.WithPreemption(hooks),
+			schedcore.WithDRA(d.DRA),
+			schedcore.WithClaimWriter(d.ClaimWriter),
 		}
 		if d.Clock != nil {
 			opts = append(opts, schedcore.WithClock(d.Clock))
@@ -301,13 +321,17 @@ func buildProfiles(ctx context.Context, o Options, d Driver, snap *schedcore.Sna
 	return ps, nil
 }
 
-// Load puts a cluster into the cache (FillCache) and refreshes the
-// snapshot; it returns the pending pods of the engine's profiles in queue
-// order. It fails with ErrNoNodes for a cluster without nodes.
+// Load puts a cluster into the engine: its DRA objects into the DRA
+// manager (FillDRA: with the template claims the resourceclaim controller
+// would create, which changes cl's pods and claims), the rest into the
+// cache (FillCache); it refreshes the snapshot and returns the pending
+// pods of the engine's profiles in queue order. It fails with ErrNoNodes
+// for a cluster without nodes.
 func (e *Engine) Load(cl *snapshot.Cluster) ([]*v1.Pod, error) {
 	if len(cl.Nodes) == 0 {
 		return nil, ErrNoNodes
 	}
+	FillDRA(e.DRA, cl)
 	pending := FillCache(e.Cache, cl, e.Profiles.ByName)
 	e.Cache.UpdateSnapshot(e.Snapshot)
 	return pending, nil

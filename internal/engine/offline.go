@@ -65,6 +65,7 @@ type Offline struct {
 	objects *Objects
 	obs     Observer
 	placed  int
+	dra     offlineDRA
 }
 
 // NewOffline loads a copy of cl (its pods are not modified) into a new
@@ -77,9 +78,12 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	c := &Offline{Clock: clocktesting.NewFakeClock(Epoch), store: newStore(), obs: obs}
 	c.objects = NewObjects(c.store.list, cl.Others)
 	vb := &volumeBinder{}
+	m := c.newDRA(cl.DRA.ResourceClaimTemplates)
 	d := Driver{
 		Binder:       binder{c.store},
 		VolumeBinder: vb,
+		DRA:          m,
+		ClaimWriter:  c.dra.writer,
 		Preemption:   schedcore.PreemptionHooks{PDBs: PDBsOf(cl.PDBs), Evictor: evictor{c}},
 		Objects:      c.objects,
 		Pod:          c.store.get,
@@ -120,8 +124,9 @@ func (c *Offline) Submit(pods ...*v1.Pod) {
 }
 
 // Add brings a new pod into the cluster (an arrival): a bound pod goes to
-// the cache, a pending pod of one of the profiles to the queue. A pod
-// without a UID gets SnapshotUID. It is an error if the pod exists.
+// the cache, a pending pod of one of the profiles to the queue, after the
+// resourceclaim controller's work (its template claims are created). A
+// pod without a UID gets SnapshotUID. It is an error if the pod exists.
 func (c *Offline) Add(pod *v1.Pod) error {
 	p := pod.DeepCopy()
 	if p.UID == "" {
@@ -130,6 +135,7 @@ func (c *Offline) Add(pod *v1.Pod) error {
 	if _, ok := c.store.get(p.Namespace, p.Name); ok {
 		return fmt.Errorf("pod %s already exists", schedcore.PodName(p))
 	}
+	p = c.createTemplateClaims(context.Background(), p)
 	c.store.put(p)
 	switch {
 	case p.Spec.NodeName != "":
@@ -145,13 +151,15 @@ func (c *Offline) Add(pod *v1.Pod) error {
 
 // Delete removes a pod from the cluster (a departure or an eviction): a
 // bound pod leaves the cache and wakes the pods its resources may help, a
-// pending one leaves the queue. A pod that is not there is no error.
+// pending one leaves the queue; either releases its ResourceClaims (see
+// releaseClaims). A pod that is not there is no error.
 func (c *Offline) Delete(namespace, name string) {
 	cur, ok := c.store.get(namespace, name)
 	if !ok {
 		return
 	}
 	c.store.delete(cur)
+	c.releaseClaims(context.Background(), cur)
 	if cur.Spec.NodeName != "" {
 		c.Cache.RemovePod(cur)
 		c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.EventAssignedPodDelete, cur, nil, nil)
@@ -489,6 +497,7 @@ func (e evictor) PreemptPod(_ context.Context, preemptor, victim *v1.Pod, node s
 	}
 	e.c.store.delete(cur)
 	e.c.Cache.RemovePod(cur)
+	e.c.releaseClaims(context.Background(), cur)
 	if e.c.obs.Evicted != nil {
 		e.c.obs.Evicted(cur, node, preemptor)
 	}

@@ -8,8 +8,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -246,5 +248,89 @@ func TestOfflineNodeAndClaimArrivalsWakePods(t *testing.T) {
 	}
 	if _, err := c.RemoveNode("n1"); err == nil {
 		t.Error("removing n1 twice: no error")
+	}
+}
+
+// draCluster is one GPU node with one GPU, a CPU node, and a template for
+// one GPU.
+func draCluster() *snapshot.Cluster {
+	slice := &resourceapi.ResourceSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu-node-slice"},
+		Spec: resourceapi.ResourceSliceSpec{
+			Driver: "gpu.example.com", NodeName: ptr.To("gpu-node"),
+			Pool:    resourceapi.ResourcePool{Name: "gpu-node", Generation: 1, ResourceSliceCount: 1},
+			Devices: []resourceapi.Device{{Name: "gpu-0"}},
+		},
+	}
+	class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu.example.com"}}
+	tmpl := &resourceapi.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-gpu", Namespace: "ml"},
+		Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
+			Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: "gpu.example.com", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}}},
+		}}},
+	}
+	return &snapshot.Cluster{
+		Nodes: []*v1.Node{offlineNode("cpu-node", "4"), offlineNode("gpu-node", "4")},
+		DRA: snapshot.DRA{
+			DeviceClasses: []*resourceapi.DeviceClass{class}, ResourceSlices: []*resourceapi.ResourceSlice{slice},
+			ResourceClaimTemplates: []*resourceapi.ResourceClaimTemplate{tmpl},
+		},
+	}
+}
+
+func gpuPod(name string) *v1.Pod {
+	p := schedtest.MakePod(name).Namespace("ml").Req("cpu", "1").Obj()
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("one-gpu")}}
+	return p
+}
+
+// TestOfflineDRAClaimsFollowPods: an arriving pod gets its template claim
+// (as the resourceclaim controller makes it) and lands where the device
+// is; a second one waits for the device; when the first leaves, its claim
+// is deleted (garbage collection), the device is free, and the claim event
+// wakes the waiting pod, which gets the device.
+func TestOfflineDRAClaimsFollowPods(t *testing.T) {
+	ctx := context.Background()
+	j := &journal{}
+	c, _, err := NewOffline(ctx, draCluster(), Options{}, j.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, name := range []string{"a", "b"} {
+		if err := c.Add(gpuPod(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := c.Pod("ml", "a")
+	devs := c.Devices(a)
+	if len(devs) != 1 || devs[0].Device != "gpu-0" || !strings.HasPrefix(devs[0].Claim, "ml/a-gpu-") {
+		t.Fatalf("devices of a: %+v, want gpu-0 through its template claim", devs)
+	}
+	claim := strings.TrimPrefix(devs[0].Claim, "ml/")
+	if got, ok := c.DRA.Claim("ml", claim); !ok || len(got.Status.ReservedFor) != 1 || got.Status.ReservedFor[0].Name != "a" {
+		t.Fatalf("claim %s: %+v, want reserved for a", claim, got)
+	}
+	c.Delete("ml", "a")
+	if _, ok := c.DRA.Claim("ml", claim); ok {
+		t.Errorf("claim %s outlived its pod", claim)
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"placed a on gpu-node",
+		"failed b: 0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+		"placed b on gpu-node",
+	}
+	if d := cmp.Diff(want, j.events); d != "" {
+		t.Errorf("events (-want +got):\n%s", d)
+	}
+	b, _ := c.Pod("ml", "b")
+	if devs := c.Devices(b); len(devs) != 1 || devs[0].Device != "gpu-0" {
+		t.Errorf("devices of b: %+v, want gpu-0", devs)
 	}
 }

@@ -199,6 +199,11 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 			if target.UID == "" {
 				target.UID = p.UID
 			}
+			if len(target.Status.ResourceClaimStatuses) == 0 {
+				// The template claims the state created for it (as the
+				// resourceclaim controller would).
+				target.Status.ResourceClaimStatuses = p.Status.ResourceClaimStatuses
+			}
 			if _, inCache := s.eng.Cache.GetPod(p); inCache {
 				s.eng.Cache.RemovePod(p)
 				defer func(p *v1.Pod) {
@@ -256,7 +261,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		nearest = DefaultNearest
 	}
 	rep.Nearest = []string{}
-	if nearest > 0 && ex.PreFilter.IsSuccess() {
+	if nearest > 0 && ex.PreFilter.IsSuccess() && ex.PreEnqueue == nil {
 		// A pod rejected at PreFilter fails every node alike, for the
 		// PreFilter reason the summary gives: no node is nearer.
 		rep.Nearest = nearestNodes(rep.Nodes, ex, snap, nearest)
@@ -307,6 +312,11 @@ func convert(ex *schedcore.Explanation) *report.Explanation {
 	}
 	if ex.FitError != nil {
 		rep.Message = ex.FitError.Error()
+	}
+	if st := ex.PreEnqueue; st != nil {
+		rep.PreEnqueue = &report.PreFilterOutcome{Code: st.Code().String(), Plugin: st.Plugin(), Reason: st.Message()}
+		rep.PreFilter = report.PreFilterOutcome{Code: "NotRun"}
+		rep.Message = st.Message()
 	}
 	type scored struct {
 		s    *schedcore.NodePluginScores

@@ -66,8 +66,8 @@ var PodGroupGroups = []string{"scheduling.k8s.io", "scheduling.x-k8s.io"}
 // nodes, pods, namespaces, PDBs, PVCs, PVs, StorageClasses, CSINodes,
 // CSIDrivers, CSIStorageCapacities,
 // PriorityClasses, the Services, ReplicaSets, StatefulSets and
-// ReplicationControllers that give pods their default spread selector, and
-// PodGroups where the API exists. Nodes and pods must be listable; a kind
+// ReplicationControllers that give pods their default spread selector,
+// PodGroups where the API exists, and the resource.k8s.io/v1 DRA objects. Nodes and pods must be listable; a kind
 // the user may not list (Forbidden) or the cluster does not serve
 // (NotFound) becomes a warning. Secrets and ConfigMaps are never read.
 func ListCluster(ctx context.Context, c *Clients, o ListOptions) (*snapshot.Cluster, error) {
@@ -171,6 +171,9 @@ func ListCluster(ctx context.Context, c *Clients, o ListOptions) (*snapshot.Clus
 		cl.Namespaces = keep
 	}
 	if err := listPodGroups(ctx, c, ns, cl); err != nil {
+		return nil, err
+	}
+	if err := listDRA(ctx, c, ns, cl); err != nil {
 		return nil, err
 	}
 	return cl, nil

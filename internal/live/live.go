@@ -168,7 +168,8 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	pods := factory.Core().V1().Pods().Lister()
 	d.objects = &liveObjects{pods: pods}
 	d.eng, err = engine.New(ctx, engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Logger: d.logger, Seed: time.Now().UnixNano()}, engine.Driver{
-		Binder: newAPIBinder(client, d.binds),
+		Binder:      newAPIBinder(client, d.binds),
+		ClaimWriter: apiClaimWriter{client: client},
 		VolumeBinder: apiVolumeBinder{client: client, pvs: factory.Core().V1().PersistentVolumes().Lister(),
 			pvcs: factory.Core().V1().PersistentVolumeClaims().Lister()},
 		Preemption: hooks,
@@ -198,6 +199,11 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	}
 	if err := d.addEventHandlers(); err != nil {
 		return nil, err
+	}
+	if d.eng.Options.Features.DynamicResourceAllocation && servesDRA(client) {
+		if err := d.addDRAHandlers(); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.setUpPodGroups(ctx); err != nil {
 		return nil, err

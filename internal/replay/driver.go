@@ -163,7 +163,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 
 func (r *run) placed(pod *v1.Pod, node string, attempts int, _ schedcore.ScheduleResult) {
 	if i, ok := r.rec.pod(pod); ok {
-		r.rec.placed(r.instant, i, node, attempts)
+		r.rec.placed(r.instant, i, node, attempts, r.c.Devices(pod))
 	}
 	r.lastChange = r.instant
 }
@@ -318,13 +318,14 @@ func (r *run) apply(s step) error {
 			// The API server's default.
 			p.Spec.SchedulerName = v1.DefaultSchedulerName
 		}
-		if p.Spec.NodeName != "" {
-			r.rec.arrivedBound(now, s.i, p.Spec.NodeName)
-		} else {
+		if p.Spec.NodeName == "" {
 			r.rec.arrivedPending(s.i)
 		}
 		if err := r.c.Add(p); err != nil {
 			return fmt.Errorf("%s: %w", originOr(r.tr.Pods[s.i].Origin, s.i, "pods"), err)
+		}
+		if p.Spec.NodeName != "" {
+			r.rec.arrivedBound(now, s.i, p.Spec.NodeName, r.c.Devices(p))
 		}
 		if p.Spec.NodeName == "" && r.gangs && r.c.Framework(p) != nil {
 			// A new pod may complete a gang held in PreEnqueue.

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -38,6 +39,8 @@ type podRec struct {
 	placedAt time.Time
 	lastMsg  string
 	plugins  []string
+	// devices are the DRA devices the pod holds while running.
+	devices []deviceUse
 }
 
 type nodeRec struct {
@@ -86,6 +89,14 @@ type recorder struct {
 	nodeEvents                            []NodeEvent
 	series                                Series
 	probes                                []Probe
+
+	// localPools are the node-local DRA pools ("driver/pool") whose
+	// devices the device columns count; deviceHolders counts the running
+	// pods holding each device ("driver/pool/device").
+	localPools    map[string]bool
+	deviceHolders map[string]int
+	// deviceCols are the device columns (no fragmentation).
+	deviceCols []int
 }
 
 // Probe adds a column to the series: Fn is called at every sample with the
@@ -114,8 +125,13 @@ func newRecorder(tr *Trace, f schedcore.Features, probes []Probe) *recorder {
 		}
 	}
 	allocs := make([]*schedcore.Resource, len(tr.Nodes))
+	devices, pools := nodeDevices(tr.Objects)
+	r.localPools, r.deviceHolders = pools, map[string]int{}
 	for i, n := range tr.Nodes {
 		allocs[i] = schedcore.NewResource(n.Node.Status.Allocatable)
+		for d, count := range devices[n.Node.Name] {
+			allocs[i].SetScalar(v1.ResourceName(DeviceColumn(d)), count)
+		}
 		for k := range allocs[i].ScalarResources {
 			scalars[k] = true
 		}
@@ -129,6 +145,9 @@ func newRecorder(tr *Trace, f schedcore.Features, probes []Probe) *recorder {
 	r.names = append(r.names, extra...)
 	for i, n := range r.names {
 		r.index[v1.ResourceName(n)] = i
+	}
+	for _, d := range deviceDrivers(devices) {
+		r.deviceCols = append(r.deviceCols, r.index[v1.ResourceName(DeviceColumn(d))])
 	}
 	nr := len(r.names)
 	r.capacity, r.allocated, r.arrivedDemand = make([]int64, nr), make([]int64, nr), make([]int64, nr)
@@ -194,6 +213,7 @@ func (r *recorder) account(now time.Time, pi, ni, sign int) {
 			r.allocated[k] += int64(sign) * q
 		}
 	}
+	r.accountDevices(n, r.pods[pi].devices, sign)
 	n.pods += sign
 	r.markDirty(ni)
 }
@@ -255,9 +275,11 @@ func (r *recorder) arrivedPending(pi int) {
 	}
 }
 
-// arrivedBound records a pod that arrives already running on node.
-func (r *recorder) arrivedBound(now time.Time, pi int, node string) {
+// arrivedBound records a pod that arrives already running on node,
+// holding devices.
+func (r *recorder) arrivedBound(now time.Time, pi int, node string, devices []engine.PodDevice) {
 	p := &r.pods[pi]
+	p.devices = r.heldDevices(devices)
 	r.arrived++
 	for k, q := range p.req {
 		r.arrivedDemand[k] += q
@@ -283,11 +305,12 @@ func (r *recorder) leavePending(pi int) {
 	p.plugins = nil
 }
 
-func (r *recorder) placed(now time.Time, pi int, node string, attempt int) {
+func (r *recorder) placed(now time.Time, pi int, node string, attempt int, devices []engine.PodDevice) {
 	p := &r.pods[pi]
 	if p.state != psPending {
 		return
 	}
+	p.devices = r.heldDevices(devices)
 	r.leavePending(pi)
 	r.attempts++
 	r.placedN++
@@ -391,6 +414,9 @@ func (r *recorder) refreshFragmentation() {
 			free[k] = n.alloc[k] - n.used[k]
 		}
 		r.shapes.Fragmentation(free, n.maxPods-n.pods >= 1, unusable, frag)
+		for _, k := range r.deviceCols {
+			frag[k] = 0
+		}
 		for k := range n.frag {
 			n.frag[k] = frag[k]
 			r.fragTotal[k] += frag[k]

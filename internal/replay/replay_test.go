@@ -117,6 +117,21 @@ func loadOpenb(t testing.TB, limit, everyNth int, departures bool) *snapshot.Clu
 	return &snapshot.Cluster{Nodes: nodes, Pods: pods, Namespaces: []*v1.Namespace{openb.NamespaceObject(o)}}
 }
 
+// atOneInstant loads a dump whose pending pods all arrive at once.
+func atOneInstant(t testing.TB, path string) *snapshot.Cluster {
+	t.Helper()
+	cl, err := snapshot.LoadPaths([]string{path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range cl.Pods {
+		if p.Spec.NodeName == "" {
+			p.CreationTimestamp = metav1.Time{}
+		}
+	}
+	return cl
+}
+
 func TestReplayWithoutDeparturesEqualsTheDryRunInArrivalOrder(t *testing.T) {
 	tests := []struct {
 		name string
@@ -134,17 +149,16 @@ func TestReplayWithoutDeparturesEqualsTheDryRunInArrivalOrder(t *testing.T) {
 		},
 		{
 			name: "the shipped example (affinity, spread, taints, priorities, preemption) arriving at one instant",
+			load: func(t testing.TB) *snapshot.Cluster { return atOneInstant(t, "../../examples/cluster.yaml") },
+		},
+		{
+			name: "the DRA example (template claims, a shared claim, a missing class) arriving at one instant",
+			load: func(t testing.TB) *snapshot.Cluster { return atOneInstant(t, "../../examples/dra.yaml") },
+		},
+		{
+			name: "a GPU cluster kube-scheduler placed (dra-small: claims from templates, DeviceClasses with CEL selectors) arriving at one instant",
 			load: func(t testing.TB) *snapshot.Cluster {
-				cl, err := snapshot.LoadPaths([]string{"../../examples/cluster.yaml"}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, p := range cl.Pods {
-					if p.Spec.NodeName == "" {
-						p.CreationTimestamp = metav1.Time{}
-					}
-				}
-				return cl
+				return atOneInstant(t, "../../testdata/conformance/dra-small/snapshot.json")
 			},
 		},
 	}
@@ -199,5 +213,49 @@ func TestSweepRunsJobsSideBySideWithTheResultsOfRunningThemOneByOne(t *testing.T
 	bad.Name, bad.Trace = "empty", &replay.Trace{Start: tr.Start}
 	if _, err := replay.Sweep(context.Background(), []replay.Job{jobs[1], bad}, 2, nil); err == nil || err.Error() != "empty: the trace has no nodes" {
 		t.Errorf("got %v, want the failing job's error", err)
+	}
+}
+
+// TestDRADevicesAreSeriesAndFreedByDepartures replays the DRA example with
+// departures: the trainer leaves after a minute, which frees its GPU (its
+// template claim is deleted with it) and lets the third GPU pod in; the
+// evaluator leaves after two. The series count the GPUs by driver: two on
+// the GPU node, taken by the running pods.
+func TestDRADevicesAreSeriesAndFreedByDepartures(t *testing.T) {
+	cl := atOneInstant(t, "../../examples/dra.yaml")
+	start := replay.DefaultStart
+	for _, p := range cl.Pods {
+		p.CreationTimestamp = metav1.NewTime(start)
+		switch p.Name {
+		case "trainer":
+			p.DeletionTimestamp = &metav1.Time{Time: start.Add(time.Minute)}
+		case "evaluator":
+			p.DeletionTimestamp = &metav1.Time{Time: start.Add(2 * time.Minute)}
+		}
+	}
+	tr := mustTrace(t, cl)
+	res := mustRun(t, tr, defaults(t))
+	if got := res.Placements["ml/third"]; got != "gpu-node" {
+		t.Fatalf("ml/third placed on %q, want gpu-node once the trainer's GPU is free", got)
+	}
+	gpus := res.Series.Resource(replay.DeviceColumn("gpu.example.com"))
+	if gpus == nil {
+		t.Fatalf("no %s series among %d resources", replay.DeviceColumn("gpu.example.com"), len(res.Series.Resources))
+	}
+	var got []string
+	for i, s := range res.Series.Time {
+		got = append(got, fmt.Sprintf("%gs: %d/%d", s, gpus.Allocated[i], gpus.Capacity[i]))
+	}
+	// The last sample is the pool's flush that retries the TPU pod five
+	// minutes (and a 30 s tick) after the last change.
+	want := []string{"0s: 2/2", "60s: 2/2", "120s: 1/2", "450s: 1/2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("allocated/capacity GPUs (-want +got):\n%s", diff)
+	}
+	for _, f := range gpus.Fragmentation {
+		if f != 0 {
+			t.Errorf("device fragmentation %v, want none (no pod shape has devices)", gpus.Fragmentation)
+			break
+		}
 	}
 }

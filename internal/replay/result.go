@@ -99,7 +99,8 @@ type Series struct {
 	WaitP50           []float64 `json:"waitP50"`
 	WaitP99           []float64 `json:"waitP99"`
 	WaitWindowSeconds float64   `json:"waitWindowSeconds"`
-	// Resources are cpu, memory, then each extended resource by name.
+	// Resources are cpu, memory, then each extended resource and each
+	// DRA driver's devices ("<driver>/devices", see DeviceColumn) by name.
 	Resources []ResourceSeries `json:"resources"`
 	// PendingReasons count, per plugin, the pending pods that plugin
 	// rejected in their last attempt.

@@ -57,7 +57,28 @@ type Placement struct {
 	RunnerUp *NodeScore `json:"runnerUp,omitempty"`
 	// Attempts counts scheduling attempts of the pod.
 	Attempts int `json:"attempts"`
+	// Devices are the DRA devices allocated to the pod's claims, in claim
+	// and request order; absent for pods without claims.
+	Devices []AllocatedDevice `json:"devices,omitempty"`
 }
+
+// AllocatedDevice is one device of a ResourceClaim's allocation.
+type AllocatedDevice struct {
+	// Claim is the ResourceClaim, "namespace/name".
+	Claim string `json:"claim"`
+	// Request is the claim's request (or "request/subrequest").
+	Request string `json:"request"`
+	Driver  string `json:"driver"`
+	Pool    string `json:"pool"`
+	Device  string `json:"device"`
+	// AdminAccess marks a device used with admin access (not taken).
+	AdminAccess bool `json:"adminAccess,omitempty"`
+	// Shared marks a share of a device with consumable capacity.
+	Shared bool `json:"shared,omitempty"`
+}
+
+// String renders the device as "driver/pool/device".
+func (d AllocatedDevice) String() string { return d.Driver + "/" + d.Pool + "/" + d.Device }
 
 // NodeScore is a node with its total score.
 type NodeScore struct {
@@ -165,7 +186,10 @@ func WriteDryRun(w io.Writer, r *DryRun, format string) error {
 
 func writeTable(w io.Writer, r *DryRun, wide bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if wide {
+	devices := wide && hasDevices(r.Placements)
+	if devices {
+		fmt.Fprintln(tw, "POD\tNODE\tSCORE\tFEASIBLE\tRUNNER-UP\tDEVICES\tREASON")
+	} else if wide {
 		fmt.Fprintln(tw, "POD\tNODE\tSCORE\tFEASIBLE\tRUNNER-UP\tREASON")
 	} else {
 		fmt.Fprintln(tw, "POD\tNODE\tREASON")
@@ -176,7 +200,11 @@ func writeTable(w io.Writer, r *DryRun, wide bool) error {
 			if p.RunnerUp != nil {
 				ru = fmt.Sprintf("%s (%d)", p.RunnerUp.Node, p.RunnerUp.Score)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", p.Pod, p.Node, p.Score, p.Feasible, ru, "scheduled")
+			if devices {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.Pod, p.Node, p.Score, p.Feasible, ru, deviceList(p.Devices), "scheduled")
+			} else {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", p.Pod, p.Node, p.Score, p.Feasible, ru, "scheduled")
+			}
 		} else {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Pod, p.Node, "scheduled")
 		}
@@ -186,7 +214,9 @@ func writeTable(w io.Writer, r *DryRun, wide bool) error {
 		if !wide {
 			msg = ShortReason(msg)
 		}
-		if wide {
+		if devices {
+			fmt.Fprintf(tw, "%s\t%s\t-\t0\t-\t-\t%s\n", u.Pod, "<unschedulable>", msg)
+		} else if wide {
 			fmt.Fprintf(tw, "%s\t%s\t-\t0\t-\t%s\n", u.Pod, "<unschedulable>", msg)
 		} else {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Pod, "<unschedulable>", msg)
@@ -209,6 +239,31 @@ func writeTable(w io.Writer, r *DryRun, wide bool) error {
 	}
 	writeGroups(w, r.Groups, wide)
 	return writeUsage(w, r.Nodes)
+}
+
+func hasDevices(ps []Placement) bool {
+	for _, p := range ps {
+		if len(p.Devices) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// deviceList renders a pod's devices ("-" for none): each as
+// driver/pool/device, with "(admin)" for admin access.
+func deviceList(ds []AllocatedDevice) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = d.String()
+		if d.AdminAccess {
+			parts[i] += "(admin)"
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // writeGroups lists the gangs: each is placed whole or reported as one

@@ -102,6 +102,8 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 	fmt.Fprintf(kv, "Pod:\t%s (%s)\n", e.Pod, state)
 	fmt.Fprintf(kv, "Profile:\t%s\n", e.Profile)
 	switch {
+	case e.PreEnqueue != nil:
+		fmt.Fprintf(kv, "Verdict:\t%s\n", apply(st.Bad, fmt.Sprintf("unschedulable: held out of the scheduling queue by %s (PreEnqueue, %s): no cycle runs", orDash(e.PreEnqueue.Plugin), e.PreEnqueue.Code)))
 	case e.PreFilter.Code != "Success" && e.PreFilter.Code != "":
 		fmt.Fprintf(kv, "Verdict:\t%s\n", apply(st.Bad, fmt.Sprintf("unschedulable: rejected at PreFilter by %s (%s)", orDash(e.PreFilter.Plugin), e.PreFilter.Code)))
 	case e.NumFeasible == 0:

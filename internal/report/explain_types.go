@@ -23,6 +23,11 @@ type Explanation struct {
 	// NominatedNode is the pod's status.nominatedNodeName; explain evaluates
 	// every node rather than trying it first.
 	NominatedNode string `json:"nominatedNode,omitempty"`
+	// PreEnqueue is set when a PreEnqueue plugin holds the pod out of the
+	// scheduling queue (a scheduling gate, a ResourceClaim not created
+	// yet): the pod gets no cycle, PreFilter's code is "NotRun" and every
+	// node carries this status.
+	PreEnqueue *PreFilterOutcome `json:"preEnqueue,omitempty"`
 	// PreFilter is the PreFilter phase's outcome.
 	PreFilter PreFilterOutcome `json:"preFilter"`
 	// SkippedFilterPlugins / SkippedScorePlugins were skipped by PreFilter /
@@ -62,7 +67,8 @@ type Explanation struct {
 
 // PreFilterOutcome is the PreFilter phase's status.
 type PreFilterOutcome struct {
-	// Code is "Success", "Unschedulable", "UnschedulableAndUnresolvable".
+	// Code is "Success", "Unschedulable", "UnschedulableAndUnresolvable"
+	// ("NotRun" for PreFilter when PreEnqueue held the pod).
 	Code   string `json:"code"`
 	Plugin string `json:"plugin"`
 	Reason string `json:"reason"`

@@ -49,6 +49,9 @@ type Cluster struct {
 	// PriorityClasses are kept for completeness: pods carry their priority
 	// in spec.priority, which is what the engine reads.
 	PriorityClasses []*schedulingv1.PriorityClass
+	// DRA holds the resource.k8s.io objects (DeviceClasses, ResourceSlices,
+	// ResourceClaims, ResourceClaimTemplates, DeviceTaintRules).
+	DRA DRA
 	// Others are objects of kinds the engine reads through other packages
 	// (PodGroups), kept unstructured.
 	Others []*unstructured.Unstructured
@@ -300,6 +303,9 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 		group = apiVersion[:i]
 	}
 	handled, err := c.addTyped(kind, group, obj, decode, Origin{File: file, Line: line, Where: where})
+	if !handled {
+		handled, err = c.addDRA(apiVersion, kind, decode, fail)
+	}
 	if !handled {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("warning: %s:%d: skipping %s (kind %s/%s is not used by the scheduler)", file, line, ident, apiVersion, kind))
 	}

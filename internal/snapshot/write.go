@@ -30,6 +30,9 @@ var keptAnnotationPrefixes = []string{
 	"storage.alpha.kubernetes.io/migrated-plugins",
 	"storageclass.kubernetes.io/is-default-class",
 	"storageclass.beta.kubernetes.io/is-default-class",
+	// Generated ResourceClaims: the pod claim they are for, the claim of
+	// DRA-backed extended resources.
+	"resource.kubernetes.io/",
 }
 
 func keepAnnotation(k string) bool {
@@ -172,6 +175,7 @@ func (c *Cluster) objects() []object {
 	add("apps/v1", "StatefulSet", len(c.StatefulSets), func(i int) (*metav1.ObjectMeta, runtime.Object) {
 		return &c.StatefulSets[i].ObjectMeta, c.StatefulSets[i]
 	})
+	c.draObjects(add)
 	add("v1", "Pod", len(c.Pods), func(i int) (*metav1.ObjectMeta, runtime.Object) { return &c.Pods[i].ObjectMeta, c.Pods[i] })
 	return out
 }

@@ -2,6 +2,8 @@ package noderesources
 
 import (
 	"context"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -19,6 +21,9 @@ func (pl *Fit) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHi
 	events := []schedcore.ClusterEventWithHint{
 		{Event: schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Delete}, QueueingHintFn: pl.isSchedulableAfterAssignedPodDelete},
 		{Event: schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add | schedcore.UpdateNodeAllocatable}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+	}
+	if pl.dra != nil {
+		events = append(events, schedcore.ClusterEventWithHint{Event: schedcore.ClusterEvent{Resource: schedcore.DeviceClass, ActionType: schedcore.Add | schedcore.Update}, QueueingHintFn: pl.isSchedulableAfterDeviceClassEvent})
 	}
 	if pl.features.InPlacePodVerticalScaling {
 		events = append(events,
@@ -120,7 +125,7 @@ func (pl *Fit) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, old
 	if err != nil {
 		return schedcore.Queue, err
 	}
-	if !isFit(pod, modified, pl.features) {
+	if !isFit(pod, modified, pl.features, pl.dra) {
 		logger.V(5).Info("node was created or updated, but it doesn't have enough resource(s) to accommodate this pod", "pod", schedcore.PodName(pod))
 		return schedcore.QueueSkip, nil
 	}
@@ -138,13 +143,13 @@ func (pl *Fit) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1.Pod, old
 
 // isFit reports whether the pod fits an empty node (no ignored resources,
 // as in kube).
-func isFit(pod *v1.Pod, node *v1.Node, f schedcore.Features) bool {
+func isFit(pod *v1.Pod, node *v1.Node, f schedcore.Features, dra *schedcore.DRAManager) bool {
 	if node == nil {
 		return false
 	}
 	ni := schedcore.NewNodeInfo()
 	ni.SetNode(node)
-	return len(fitsRequest(newPreFilterState(pod, f, nil, nil), ni)) == 0
+	return len(fitsRequest(newPreFilterState(pod, f, nil, nil, dra), ni)) == 0
 }
 
 // haveAnyRequestedResourcesIncreased reports whether the node's allowed pod
@@ -173,4 +178,29 @@ func haveAnyRequestedResourcesIncreased(pod *v1.Pod, originalNode, modifiedNode 
 		}
 	}
 	return false
+}
+
+// isSchedulableAfterDeviceClassEvent is kube's hint for DeviceClass events
+// with DRA-backed extended resources: a class that newly backs one of the
+// pod's requested resources (implicitly, or by an extendedResourceName that
+// changed) may make it fit.
+func (pl *Fit) isSchedulableAfterDeviceClassEvent(_ logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
+	original, modified, err := helper.As[*resourceapi.DeviceClass](oldObj, newObj)
+	if err != nil {
+		return schedcore.Queue, err
+	}
+	reqs := schedcore.ComputePodRequests(pod, pl.features)
+	if original != nil {
+		if ptr.Deref(original.Spec.ExtendedResourceName, "") == ptr.Deref(modified.Spec.ExtendedResourceName, "") {
+			return schedcore.QueueSkip, nil
+		}
+	} else if _, ok := reqs.ScalarResources[v1.ResourceName(resourceapi.ResourceDeviceClassPrefix+modified.Name)]; ok {
+		return schedcore.Queue, nil
+	}
+	if modified.Spec.ExtendedResourceName != nil {
+		if _, ok := reqs.ScalarResources[v1.ResourceName(*modified.Spec.ExtendedResourceName)]; ok {
+			return schedcore.Queue, nil
+		}
+	}
+	return schedcore.QueueSkip, nil
 }

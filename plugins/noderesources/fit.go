@@ -48,6 +48,10 @@ type Fit struct {
 	ignoredResourceGroups sets.Set[string]
 	features              schedcore.Features
 	scorer                *resourceAllocationScorer
+	// dra, with DRAExtendedResource, backs extended resources with
+	// DeviceClasses: a node without such a resource in its allocatable
+	// leaves it to DynamicResources.
+	dra *schedcore.DRAManager
 }
 
 var (
@@ -98,7 +102,17 @@ func NewFit(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedco
 		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
 		features:              features(h),
 		scorer:                scorer,
+		dra:                   draManager(h),
 	}, nil
+}
+
+// draManager returns the handle's DRA manager when DRA-backed extended
+// resources are on.
+func draManager(h *schedcore.Handle) *schedcore.DRAManager {
+	if h == nil || !h.Features().DRAExtendedResource {
+		return nil
+	}
+	return h.DRA()
 }
 
 func features(h *schedcore.Handle) schedcore.Features {
@@ -116,6 +130,9 @@ type scalarRequest struct {
 	name     v1.ResourceName
 	quantity int64
 	reason   string
+	// dra: a DeviceClass backs the resource (DRAExtendedResource); a node
+	// without it in its allocatable hands it to DynamicResources.
+	dra bool
 }
 
 // preFilterState is the pod's requests, computed once per cycle, with the
@@ -131,7 +148,7 @@ func (s *preFilterState) Clone() schedcore.StateData { return s }
 
 // newPreFilterState computes the pod's requests and the scalar resources to
 // check: those with a positive request, minus ignored extended resources.
-func newPreFilterState(pod *v1.Pod, f schedcore.Features, ignored, ignoredGroups sets.Set[string]) *preFilterState {
+func newPreFilterState(pod *v1.Pod, f schedcore.Features, ignored, ignoredGroups sets.Set[string], dra *schedcore.DRAManager) *preFilterState {
 	s := &preFilterState{Resource: *schedcore.ComputePodRequests(pod, f)}
 	for name, q := range s.ScalarResources {
 		if q <= 0 {
@@ -146,7 +163,7 @@ func newPreFilterState(pod *v1.Pod, f schedcore.Features, ignored, ignoredGroups
 				continue
 			}
 		}
-		s.scalars = append(s.scalars, scalarRequest{name: name, quantity: q, reason: InsufficientReason(name)})
+		s.scalars = append(s.scalars, scalarRequest{name: name, quantity: q, reason: InsufficientReason(name), dra: dra.ExtendedResourceClass(name) != nil})
 	}
 	sort.Slice(s.scalars, func(i, j int) bool { return s.scalars[i].name < s.scalars[j].name })
 	return s
@@ -155,7 +172,7 @@ func newPreFilterState(pod *v1.Pod, f schedcore.Features, ignored, ignoredGroups
 // PreFilter computes the pod's requests (spec only: pod-level resources when
 // the gate is on, init containers and sidecars, overhead).
 func (pl *Fit) PreFilter(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
-	state.Write(preFilterStateKey, newPreFilterState(pod, pl.features, pl.ignoredResources, pl.ignoredResourceGroups))
+	state.Write(preFilterStateKey, newPreFilterState(pod, pl.features, pl.ignoredResources, pl.ignoredResourceGroups, pl.dra))
 	return nil, nil
 }
 
@@ -283,6 +300,10 @@ func fitsRequest(s *preFilterState, nodeInfo *schedcore.NodeInfo) []Insufficient
 	for i := range s.scalars {
 		r := &s.scalars[i]
 		capacity, inUse := alloc.ScalarResources[r.name], used.ScalarResources[r.name]
+		if r.dra && capacity == 0 {
+			// DynamicResources allocates it from the node's devices.
+			continue
+		}
 		if r.quantity > capacity-inUse {
 			out = append(out, InsufficientResource{
 				ResourceName: r.name, Reason: r.reason,

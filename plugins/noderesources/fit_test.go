@@ -590,7 +590,7 @@ func TestIsFit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := isFit(tc.pod, tc.node, schedcore.DefaultFeatures); got != tc.expected {
+			if got := isFit(tc.pod, tc.node, schedcore.DefaultFeatures, nil); got != tc.expected {
 				t.Errorf("isFit = %v, want %v", got, tc.expected)
 			}
 		})

@@ -44,10 +44,13 @@ type Workload struct {
 	Existing []*v1.Pod
 	// Pending pods have no node; they are what a dry-run places.
 	Pending []*v1.Pod
+	// DRA holds the resource.k8s.io objects of DRA workloads; nil for others.
+	DRA *DRAObjects
 }
 
 // Objects returns everything in the order a v1 List of the cluster lists
-// it: namespaces, nodes, services, existing pods, pending pods.
+// it: namespaces, nodes, services, DRA objects (classes, slices, taint
+// rules, templates, claims), existing pods, pending pods.
 func (w *Workload) Objects() []runtime.Object {
 	objs := make([]runtime.Object, 0, len(w.Namespaces)+len(w.Nodes)+len(w.Services)+len(w.Existing)+len(w.Pending))
 	for _, o := range w.Namespaces {
@@ -58,6 +61,23 @@ func (w *Workload) Objects() []runtime.Object {
 	}
 	for _, o := range w.Services {
 		objs = append(objs, o)
+	}
+	if d := w.DRA; d != nil {
+		for _, o := range d.Classes {
+			objs = append(objs, o)
+		}
+		for _, o := range d.Slices {
+			objs = append(objs, o)
+		}
+		for _, o := range d.TaintRules {
+			objs = append(objs, o)
+		}
+		for _, o := range d.Templates {
+			objs = append(objs, o)
+		}
+		for _, o := range d.Claims {
+			objs = append(objs, o)
+		}
 	}
 	for _, o := range w.Existing {
 		objs = append(objs, o)
@@ -133,6 +153,15 @@ var Cases = map[string]*Case{
 	"MixedSchedulingBasePod": {Name: "MixedSchedulingBasePod", gen: MixedSchedulingBasePod, Workloads: map[string]Params{
 		"5Nodes": {Nodes: 5, InitPods: 2, MeasurePods: 10}, "500Nodes": {Nodes: 500, InitPods: 200, MeasurePods: 1000},
 		"5000Nodes": {Nodes: 5000, InitPods: 2000, MeasurePods: 1000}, "5000Nodes_5000Pods": {Nodes: 5000, InitPods: 2000, MeasurePods: 5000},
+	}},
+	"SchedulingWithResourceClaimTemplate": {Name: "SchedulingWithResourceClaimTemplate", gen: SchedulingWithResourceClaimTemplate, Workloads: map[string]Params{
+		"fast": {Nodes: 1, InitPods: 0, MeasurePods: 10}, "2000pods_200nodes": {Nodes: 200, InitPods: 1000, MeasurePods: 1000},
+		"5000pods_500nodes": {Nodes: 500, InitPods: 2500, MeasurePods: 2500},
+	}},
+	// DRA: InitPods are running pods (most hold a GPU), MeasurePods pending.
+	"DRA": {Name: "DRA", gen: DRACluster, Workloads: map[string]Params{
+		"40Nodes": {Nodes: 40, InitPods: 60, MeasurePods: 120}, "150Nodes": {Nodes: 150, InitPods: 250, MeasurePods: 300},
+		"500Nodes": {Nodes: 500, InitPods: 800, MeasurePods: 1000}, "2000Nodes": {Nodes: 2000, InitPods: 3000, MeasurePods: 3000},
 	}},
 	"Mixed": {Name: "Mixed", gen: mixedCase, Workloads: map[string]Params{
 		"500Nodes": {Nodes: 500, InitPods: 1000, MeasurePods: 1000}, "1000Nodes": {Nodes: 1000, InitPods: 2000, MeasurePods: 2000},

@@ -1,0 +1,192 @@
+package dynamicresources
+
+import (
+	"slices"
+	"sync"
+
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// classLister serves the allocator's DeviceClassLister from the manager.
+type classLister struct{ m *schedcore.DRAManager }
+
+func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
+	if c, ok := l.m.Class(name); ok {
+		return c, nil
+	}
+	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
+}
+
+func (l classLister) List() ([]*resourceapi.DeviceClass, error) { return l.m.Classes(), nil }
+
+// allocatedStates keeps the allocator's view of what is taken from the
+// manager's allocations (stored, assumed and in flight), as kube's claim
+// tracker does with GatherAllocatedState, up to date incrementally: when
+// the manager's allocations revision changes, only the allocations that
+// came or went are applied. The allocator only reads the state, and each
+// cycle's allocator is done (Filter) before the next PreFilter asks for
+// it, so it is updated in place. Each pool's version counts the changes
+// of what is allocated in it (the allocation memo's key).
+type allocatedStates struct {
+	mu          sync.Mutex
+	m           *schedcore.DRAManager
+	revision    int64
+	state       *structured.AllocatedState
+	consumable  bool
+	contrib     map[*resourceapi.AllocationResult]contribution
+	poolVersion map[string]int64
+	// poolItems counts, per pool, what is allocated in it by device name
+	// ("d:" a device, "c:" a consumed capacity, "s:" a share), for the
+	// memo's name-independent pool signatures.
+	poolItems map[string]map[string]int
+}
+
+// contribution is what one allocation adds to the state.
+type contribution struct {
+	devices []structured.DeviceID
+	shared  []structured.SharedDeviceID
+	caps    []structured.DeviceConsumedCapacity
+	pools   []string
+	// items are the poolItems entries, by pool.
+	items [][2]string
+}
+
+// get returns the current allocated state and the pools' versions. With
+// consumableCapacity off, shared allocations count as dedicated ones
+// (kube's legacy model).
+func (a *allocatedStates) get(consumableCapacity bool) (*structured.AllocatedState, map[string]int64, map[string]map[string]int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	allocs, rev := a.m.Allocations()
+	if a.state != nil && rev == a.revision && consumableCapacity == a.consumable {
+		return a.state, a.poolVersion, a.poolItems
+	}
+	if a.state == nil || consumableCapacity != a.consumable {
+		a.state = &structured.AllocatedState{
+			AllocatedDevices:         sets.New[structured.DeviceID](),
+			AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
+			AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
+		}
+		a.contrib = map[*resourceapi.AllocationResult]contribution{}
+		a.poolItems = map[string]map[string]int{}
+		if a.poolVersion == nil {
+			a.poolVersion = map[string]int64{}
+		}
+		// Versions go on counting: an earlier (pool, version) never
+		// names other contents.
+		for p := range a.poolVersion {
+			a.poolVersion[p]++
+		}
+		a.consumable = consumableCapacity
+	}
+	current := make(map[*resourceapi.AllocationResult]struct{}, len(allocs))
+	for _, alloc := range allocs {
+		current[alloc] = struct{}{}
+	}
+	s := a.state
+	for alloc, c := range a.contrib {
+		if _, ok := current[alloc]; ok {
+			continue
+		}
+		for _, id := range c.devices {
+			s.AllocatedDevices.Delete(id)
+		}
+		for _, id := range c.shared {
+			s.AllocatedSharedDeviceIDs.Delete(id)
+		}
+		for _, cc := range c.caps {
+			s.AggregatedCapacity.Remove(cc)
+		}
+		for _, p := range c.pools {
+			a.poolVersion[p]++
+		}
+		for _, it := range c.items {
+			m := a.poolItems[it[0]]
+			if m[it[1]]--; m[it[1]] <= 0 {
+				delete(m, it[1])
+			}
+		}
+		delete(a.contrib, alloc)
+	}
+	for _, alloc := range allocs {
+		if _, ok := a.contrib[alloc]; ok {
+			continue
+		}
+		var c contribution
+		item := func(id structured.DeviceID, v string) {
+			c.items = append(c.items, [2]string{id.Driver.String() + "/" + id.Pool.String(), v})
+		}
+		foreachAllocatedDevice(alloc, consumableCapacity,
+			func(id structured.DeviceID) {
+				c.devices = append(c.devices, id)
+				s.AllocatedDevices.Insert(id)
+				item(id, "d:"+id.Device.String())
+			},
+			func(id structured.SharedDeviceID) {
+				c.shared = append(c.shared, id)
+				s.AllocatedSharedDeviceIDs.Insert(id)
+				item(id.GetDeviceID(), "s:"+id.Device.String()+"/"+id.ShareID.String())
+			},
+			func(cc structured.DeviceConsumedCapacity) {
+				c.caps = append(c.caps, cc)
+				s.AggregatedCapacity.Insert(cc)
+				names := make([]string, 0, len(cc.ConsumedCapacity))
+				for n := range cc.ConsumedCapacity {
+					names = append(names, string(n))
+				}
+				slices.Sort(names)
+				v := "c:" + cc.DeviceID.Device.String()
+				for _, n := range names {
+					q := cc.ConsumedCapacity[resourceapi.QualifiedName(n)]
+					v += "," + n + "=" + q.String()
+				}
+				item(cc.DeviceID, v)
+			})
+		for _, it := range c.items {
+			m := a.poolItems[it[0]]
+			if m == nil {
+				m = map[string]int{}
+				a.poolItems[it[0]] = m
+			}
+			m[it[1]]++
+		}
+		for _, r := range alloc.Devices.Results {
+			p := r.Driver + "/" + r.Pool
+			if !slices.Contains(c.pools, p) {
+				c.pools = append(c.pools, p)
+				a.poolVersion[p]++
+			}
+		}
+		a.contrib[alloc] = c
+	}
+	a.revision = rev
+	return s, a.poolVersion, a.poolItems
+}
+
+// foreachAllocatedDevice is kube's helper of the same name: devices
+// allocated with admin access are not taken; with consumable capacity a
+// result with a share ID is a shared allocation (with its consumed
+// capacity), any other one a dedicated device.
+func foreachAllocatedDevice(alloc *resourceapi.AllocationResult, consumableCapacity bool,
+	dedicated func(structured.DeviceID), shared func(structured.SharedDeviceID), consumed func(structured.DeviceConsumedCapacity)) {
+	for _, r := range alloc.Devices.Results {
+		if ptr.Deref(r.AdminAccess, false) {
+			continue
+		}
+		id := structured.MakeDeviceID(r.Driver, r.Pool, r.Device)
+		if consumableCapacity && r.ShareID != nil {
+			shared(structured.MakeSharedDeviceID(id, r.ShareID))
+			if r.ConsumedCapacity != nil {
+				consumed(structured.NewDeviceConsumedCapacity(id, r.ConsumedCapacity))
+			}
+			continue
+		}
+		dedicated(id)
+	}
+}

@@ -1,0 +1,98 @@
+package dynamicresources
+
+import (
+	"errors"
+	"iter"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// claimStore holds a pod's ResourceClaims (spec.resourceClaims order),
+// optionally followed by the special claim of DRA-backed extended
+// resources, as kube's claimStore does. The zero value is empty.
+type claimStore struct {
+	claims       []*resourceapi.ResourceClaim
+	numUserOwned int
+	// initialExtendedUID is the special claim's UID from PreFilter (a
+	// temporary one until PreBind creates the claim).
+	initialExtendedUID types.UID
+}
+
+func newClaimStore(claims []*resourceapi.ResourceClaim, extended *resourceapi.ResourceClaim) claimStore {
+	cs := claimStore{claims: claims, numUserOwned: len(claims)}
+	if extended != nil {
+		cs.claims = append(cs.claims, extended)
+		cs.initialExtendedUID = extended.UID
+	}
+	return cs
+}
+
+func (cs *claimStore) empty() bool { return len(cs.claims) == 0 }
+
+func (cs *claimStore) len() int { return len(cs.claims) }
+
+// all iterates over every claim, the special one last.
+func (cs *claimStore) all() iter.Seq2[int, *resourceapi.ResourceClaim] {
+	return func(yield func(int, *resourceapi.ResourceClaim) bool) {
+		for i, c := range cs.claims {
+			if !yield(i, c) {
+				return
+			}
+		}
+	}
+}
+
+// allUserClaims iterates over the claims of spec.resourceClaims.
+func (cs *claimStore) allUserClaims() iter.Seq2[int, *resourceapi.ResourceClaim] {
+	return func(yield func(int, *resourceapi.ResourceClaim) bool) {
+		for i, c := range cs.claims[:cs.numUserOwned] {
+			if !yield(i, c) {
+				return
+			}
+		}
+	}
+}
+
+// toAllocate iterates over the claims without an allocation, with their
+// index in the store.
+func (cs *claimStore) toAllocate() iter.Seq2[int, *resourceapi.ResourceClaim] {
+	return func(yield func(int, *resourceapi.ResourceClaim) bool) {
+		for i, c := range cs.claims {
+			if c.Status.Allocation != nil {
+				continue
+			}
+			if !yield(i, c) {
+				return
+			}
+		}
+	}
+}
+
+// extendedResourceClaim returns the special claim, nil if there is none.
+func (cs *claimStore) extendedResourceClaim() *resourceapi.ResourceClaim {
+	if cs.numUserOwned == len(cs.claims) {
+		return nil
+	}
+	return cs.claims[cs.numUserOwned]
+}
+
+func (cs *claimStore) noUserClaim() bool { return cs.numUserOwned == 0 }
+
+func (cs *claimStore) get(i int) *resourceapi.ResourceClaim { return cs.claims[i] }
+
+func (cs *claimStore) set(i int, c *resourceapi.ResourceClaim) { cs.claims[i] = c }
+
+// binding is the consumer a claim gets reserved for: the pod.
+func binding(pod *v1.Pod) resourceapi.ResourceClaimConsumerReference {
+	return resourceapi.ResourceClaimConsumerReference{APIGroup: v1.GroupName, Resource: "pods", Name: pod.Name, UID: pod.UID}
+}
+
+func (cs *claimStore) updateExtendedResourceClaim(c *resourceapi.ResourceClaim) error {
+	if cs.numUserOwned == len(cs.claims) {
+		return errors.New("no extended resource claim")
+	}
+	cs.claims[cs.numUserOwned] = c
+	return nil
+}

@@ -1,0 +1,660 @@
+package dynamicresources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// Name is the plugin's name in the registry and in configurations.
+const Name = names.DynamicResources
+
+// Reasons and messages, word for word kube-scheduler v1.37's. Every
+// rejection is UnschedulableAndUnresolvable.
+const (
+	// ErrReasonCannotAllocate is the Filter reason when the node's devices
+	// cannot satisfy all of the pod's unallocated claims.
+	ErrReasonCannotAllocate = "cannot allocate all claims"
+	// ErrReasonNotAvailable is the Filter reason when an allocated claim's
+	// node selector excludes the node (or its binding failed or timed out).
+	ErrReasonNotAvailable = "resourceclaim not available on the node"
+	// ErrReasonInUse is the PreFilter reason for an allocated claim that
+	// cannot be reserved for one more consumer.
+	ErrReasonInUse = "resourceclaim in use"
+	// ErrReasonExtendedStale is the Filter reason for a special claim of
+	// extended resources left over by an earlier cycle.
+	ErrReasonExtendedStale = "cannot schedule extended resource claim"
+	// ErrReasonCannotFit is the Filter reason for an extended resource that
+	// neither the node nor any DeviceClass provides.
+	ErrReasonCannotFit = "cannot fit resource"
+	// MsgDeallocated is PostFilter's message after deallocating a claim.
+	MsgDeallocated = "deallocation of ResourceClaim completed"
+	// MsgDeleted is PostFilter's message after deleting a stale special claim.
+	MsgDeleted = "deletion of ResourceClaim completed"
+)
+
+const stateKey schedcore.StateKey = Name
+
+// DynamicResources allocates devices to a pod's ResourceClaims with the
+// structured allocator of k8s.io/dynamic-resource-allocation, as
+// kube-scheduler v1.37.2's plugin of the same name does.
+type DynamicResources struct {
+	enabled        bool
+	features       schedcore.Features
+	allocFeatures  structured.Features
+	filterTimeout  time.Duration
+	bindingTimeout time.Duration
+	handle         *schedcore.Handle
+	dra            *schedcore.DRAManager
+	celCache       *cel.Cache
+	allocated      *allocatedStates
+	memo           *allocationMemo
+}
+
+var (
+	_ schedcore.PreEnqueuePlugin       = (*DynamicResources)(nil)
+	_ schedcore.PreFilterPlugin        = (*DynamicResources)(nil)
+	_ schedcore.FilterPlugin           = (*DynamicResources)(nil)
+	_ schedcore.PostFilterPlugin       = (*DynamicResources)(nil)
+	_ schedcore.ScorePlugin            = (*DynamicResources)(nil)
+	_ schedcore.NormalizeScorePlugin   = (*DynamicResources)(nil)
+	_ schedcore.ReservePlugin          = (*DynamicResources)(nil)
+	_ schedcore.PreBindPreFlightPlugin = (*DynamicResources)(nil)
+	_ schedcore.EnqueueExtensions      = (*DynamicResources)(nil)
+)
+
+// New builds the plugin from DynamicResourcesArgs (nil: defaults). With
+// the DynamicResourceAllocation gate off it does nothing.
+func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+	f := schedcore.DefaultFeatures
+	if h != nil {
+		f = h.Features()
+	}
+	if !f.DynamicResourceAllocation {
+		return &DynamicResources{}, nil
+	}
+	a, err := args(obj, f)
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		h = schedcore.NewHandle(nil, 0)
+	}
+	dra := h.DRA()
+	if dra == nil {
+		dra = schedcore.NewDRAManager()
+	}
+	pl := &DynamicResources{
+		enabled:       true,
+		features:      f,
+		allocFeatures: AllocatorFeatures(f),
+		filterTimeout: ptr.Deref(a.FilterTimeout, metav1.Duration{}).Duration,
+		handle:        h,
+		dra:           dra,
+		// kube's LRU of compiled CEL expressions (10 entries).
+		celCache:  cel.NewCache(10, cel.Features{EnableConsumableCapacity: f.DRAConsumableCapacity}),
+		allocated: &allocatedStates{m: dra},
+		memo:      newAllocationMemo(),
+	}
+	if a.BindingTimeout != nil {
+		pl.bindingTimeout = a.BindingTimeout.Duration
+	}
+	return pl, nil
+}
+
+// AllocatorFeatures maps the feature gates to the allocator's features,
+// as kube's AllocatorFeatures does.
+func AllocatorFeatures(f schedcore.Features) structured.Features {
+	return structured.Features{
+		AdminAccess:             f.DRAAdminAccess,
+		PrioritizedList:         f.DRAPrioritizedList,
+		PartitionableDevices:    f.DRAPartitionableDevices,
+		DeviceTaints:            f.DRADeviceTaints,
+		DeviceBindingAndStatus:  f.DRADeviceBindingConditions && f.DRAResourceClaimDeviceStatus,
+		ConsumableCapacity:      f.DRAConsumableCapacity,
+		FractionalCapacityRange: f.DRAFractionalCapacityRange,
+	}
+}
+
+// Name returns the plugin's name.
+func (pl *DynamicResources) Name() string { return Name }
+
+// stateData is the cycle state, written in PreFilter and updated in
+// place later (kube's stateData).
+type stateData struct {
+	claims             claimStore
+	podScalarResources map[v1.ResourceName]int64
+	allocator          structured.Allocator
+	// allocInputs are the memo's inputs of this cycle.
+	allocInputs *memoInputs
+	// allocated and slices are what the allocator was built from, for
+	// ExplainFilter (the allocated state is updated in place by the next
+	// PreFilter: explanations run before it).
+	allocated *structured.AllocatedState
+	slices    []*resourceapi.ResourceSlice
+	// specs are the specs of the claims to allocate when they are the
+	// pod's own (no node-specific special claim), written out once.
+	specsOnce sync.Once
+	specs     string
+	specsErr  error
+
+	mu sync.Mutex
+	// unavailableClaims are indices of allocated claims that were not
+	// available on some node (PostFilter may deallocate one).
+	unavailableClaims    sets.Set[int]
+	informationsForClaim []informationForClaim
+	nodeAllocations      map[string]nodeAllocation
+}
+
+func (d *stateData) Clone() schedcore.StateData { return d }
+
+type informationForClaim struct {
+	availableOnNodes *nodeaffinity.NodeSelector
+	// allocation is set by Reserve, written by PreBind; nil if nothing had
+	// to be allocated.
+	allocation *resourceapi.AllocationResult
+}
+
+type nodeAllocation struct {
+	allocationResults                []resourceapi.AllocationResult
+	extendedResourceClaim            *resourceapi.ResourceClaim
+	containerResourceRequestMappings []v1.ContainerExtendedResourceRequest
+}
+
+// claimsState returns the cycle's state when the plugin has claims to
+// handle; otherwise nil and the status to return (nil, or the error of a
+// missing state).
+func (pl *DynamicResources) claimsState(cs *schedcore.CycleState) (*stateData, *schedcore.Status) {
+	if !pl.enabled {
+		return nil, nil
+	}
+	state, err := getStateData(cs)
+	if err != nil {
+		return nil, schedcore.AsStatus(err)
+	}
+	if state.claims.empty() {
+		return nil, nil
+	}
+	return state, nil
+}
+
+func getStateData(cs *schedcore.CycleState) (*stateData, error) {
+	return schedcore.ReadAs[*stateData](cs, stateKey)
+}
+
+// statusUnschedulable is every rejection of the plugin.
+func statusUnschedulable(reason string) *schedcore.Status {
+	return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, reason)
+}
+
+// EventsToRegister lists the events that may make a rejected pod
+// schedulable, with kube's hints.
+func (pl *DynamicResources) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHint, error) {
+	if !pl.enabled {
+		return nil, nil
+	}
+	return []schedcore.ClusterEventWithHint{
+		{Event: schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add | schedcore.UpdateNodeLabel | schedcore.UpdateNodeAllocatable}},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.ResourceClaim, ActionType: schedcore.Add | schedcore.Update | schedcore.Delete}, QueueingHintFn: pl.isSchedulableAfterClaimChange},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.TargetPod, ActionType: schedcore.UpdatePodGeneratedResourceClaim}, QueueingHintFn: pl.isSchedulableAfterTargetPodUpdate},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.DeviceClass, ActionType: schedcore.Add | schedcore.Update}},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.ResourceSlice, ActionType: schedcore.Add | schedcore.Update}},
+	}, nil
+}
+
+// PreEnqueue holds a pod until each of its claims exists (and, for a
+// template claim, was made for it).
+func (pl *DynamicResources) PreEnqueue(_ context.Context, pod *v1.Pod) *schedcore.Status {
+	if !pl.enabled {
+		return nil
+	}
+	if err := pl.foreachPodResourceClaim(pod, nil); err != nil {
+		return statusUnschedulable(err.Error())
+	}
+	return nil
+}
+
+// foreachPodResourceClaim checks that each claim of the pod exists, is not
+// being deleted and, for a template claim, is owned by the pod; cb sees
+// each one found.
+func (pl *DynamicResources) foreachPodResourceClaim(pod *v1.Pod, cb func(podClaimName string, claim *resourceapi.ResourceClaim)) error {
+	for i := range pod.Spec.ResourceClaims {
+		pc := &pod.Spec.ResourceClaims[i]
+		name, mustCheckOwner, err := resourceclaim.Name(pod, pc)
+		if err != nil {
+			return err
+		}
+		if name == nil {
+			continue
+		}
+		claim, ok := pl.dra.Claim(pod.Namespace, *name)
+		if !ok {
+			return fmt.Errorf("could not find ResourceClaim %q", pod.Namespace+"/"+*name)
+		}
+		if claim.DeletionTimestamp != nil {
+			return fmt.Errorf("resourceclaim %q is being deleted", claim.Name)
+		}
+		if mustCheckOwner {
+			if err := resourceclaim.IsForPod(pod, claim, false); err != nil {
+				return err
+			}
+		}
+		if cb != nil {
+			cb(pc.Name, claim)
+		}
+	}
+	return nil
+}
+
+func (pl *DynamicResources) podResourceClaims(pod *v1.Pod) ([]*resourceapi.ResourceClaim, error) {
+	claims := make([]*resourceapi.ResourceClaim, 0, len(pod.Spec.ResourceClaims))
+	err := pl.foreachPodResourceClaim(pod, func(_ string, c *resourceapi.ResourceClaim) { claims = append(claims, c) })
+	return claims, err
+}
+
+// PreFilter gathers the pod's claims, checks the allocated ones can be
+// reserved and the unallocated ones' device classes exist, and prepares
+// the allocator over the current ResourceSlices and allocations.
+func (pl *DynamicResources) PreFilter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
+	if !pl.enabled {
+		return nil, schedcore.NewStatus(schedcore.Skip)
+	}
+	s := &stateData{nodeAllocations: map[string]nodeAllocation{}}
+	state.Write(stateKey, s)
+	if len(pod.Spec.ResourceClaims) == 0 && !pl.mayHaveExtendedResources(pod) {
+		return nil, schedcore.NewStatus(schedcore.Skip)
+	}
+	userClaims, err := pl.podResourceClaims(pod)
+	if err != nil {
+		return nil, statusUnschedulable(err.Error())
+	}
+	extended, st := pl.preFilterExtendedResources(pod, s)
+	if st != nil {
+		return nil, st
+	}
+	claims := newClaimStore(userClaims, extended)
+	if claims.empty() {
+		return nil, schedcore.NewStatus(schedcore.Skip)
+	}
+	numClaimsToAllocate := 0
+	s.informationsForClaim = make([]informationForClaim, claims.len())
+	for index, claim := range claims.all() {
+		if claim.Status.Allocation != nil && !resourceclaim.CanBeReserved(claim) && !resourceclaim.IsReservedForPod(pod, claim, false) {
+			return nil, statusUnschedulable(ErrReasonInUse)
+		}
+		if claim.Status.Allocation != nil {
+			sel, err := nodeSelectorFromAllocation(claim.Status.Allocation)
+			if err != nil {
+				return nil, schedcore.AsStatus(err)
+			}
+			s.informationsForClaim[index].availableOnNodes = sel
+			continue
+		}
+		numClaimsToAllocate++
+		// An allocation in flight (Reserve done, PreBind not yet): wait
+		// for it.
+		if pl.dra.PendingAllocation(claim.UID) != nil {
+			return nil, statusUnschedulable(fmt.Sprintf("resource claim %s/%s is in the process of being allocated", claim.Namespace, claim.Name))
+		}
+		if claim == extended {
+			continue
+		}
+		for _, request := range claim.Spec.Devices.Requests {
+			switch {
+			case request.Exactly != nil:
+				if st := pl.validateDeviceClass(request.Exactly.DeviceClassName, request.Name); st != nil {
+					return nil, st
+				}
+			case len(request.FirstAvailable) > 0:
+				if !pl.features.DRAPrioritizedList {
+					return nil, statusUnschedulable(fmt.Sprintf("resource claim %s/%s, request %s: has subrequests, but the DRAPrioritizedList feature is disabled", claim.Namespace, claim.Name, request.Name))
+				}
+				for _, sub := range request.FirstAvailable {
+					if st := pl.validateDeviceClass(sub.DeviceClassName, strings.Join([]string{request.Name, sub.Name}, "/")); st != nil {
+						return nil, st
+					}
+				}
+			default:
+				return nil, statusUnschedulable(fmt.Sprintf("resource claim %s/%s, request %s: unknown request type", claim.Namespace, claim.Name, request.Name))
+			}
+		}
+	}
+	if numClaimsToAllocate > 0 {
+		allocated, poolVer, poolItems := pl.allocated.get(pl.features.DRAConsumableCapacity)
+		slices := pl.dra.Slices()
+		allocator, err := structured.NewAllocator(ctx, pl.allocFeatures, *allocated, classLister{pl.dra}, slices, pl.celCache)
+		if err != nil {
+			return nil, schedcore.AsStatus(err)
+		}
+		s.allocator = allocator
+		s.allocInputs = pl.memo.inputs(pl.dra, poolVer, poolItems)
+		s.allocated, s.slices = allocated, slices
+	}
+	s.claims = claims
+	return nil, nil
+}
+
+func (pl *DynamicResources) validateDeviceClass(className, requestName string) *schedcore.Status {
+	if className == "" {
+		return schedcore.AsStatus(fmt.Errorf("request %s: unsupported request type", requestName))
+	}
+	if _, ok := pl.dra.Class(className); !ok {
+		return statusUnschedulable(fmt.Sprintf("request %s: device class %s does not exist", requestName, className))
+	}
+	return nil
+}
+
+// Filter checks that the pod's allocated claims are available on the node
+// and that the unallocated ones can be allocated from its devices; the
+// allocation is kept for Reserve.
+func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+	state, st := pl.claimsState(cs)
+	if state == nil {
+		return st
+	}
+	node := nodeInfo.Node()
+	nodeExtended, mappings, st := pl.filterExtendedResources(state, pod, nodeInfo)
+	if st != nil {
+		return st
+	}
+	if nodeExtended == nil && state.claims.noUserClaim() {
+		return nil
+	}
+	var unavailable []int
+	for index, claim := range state.claims.all() {
+		if sel := state.informationsForClaim[index].availableOnNodes; sel != nil && !sel.Match(node) {
+			unavailable = append(unavailable, index)
+			continue
+		}
+		if allocationRequiresOptionalNodeOperations(claim.Status.Allocation) && !slices.Contains(node.Status.DeclaredFeatures, optionalNodeOperationsFeature) {
+			unavailable = append(unavailable, index)
+			continue
+		}
+		if claim.Status.Allocation != nil && pl.bindingConditions() {
+			ready, err := isClaimReadyForBinding(claim)
+			if err != nil || (!ready && pl.isClaimTimeout(claim)) {
+				unavailable = append(unavailable, index)
+			}
+		}
+	}
+	var allocations []resourceapi.AllocationResult
+	if state.allocator != nil {
+		claimsToAllocate := make([]*resourceapi.ResourceClaim, 0, state.claims.len())
+		extended := state.claims.extendedResourceClaim()
+		for _, claim := range state.claims.toAllocate() {
+			if claim == extended && nodeExtended != nil {
+				claim = nodeExtended
+			}
+			claimsToAllocate = append(claimsToAllocate, claim)
+		}
+		result, err := pl.allocate(ctx, state, node, claimsToAllocate)
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return schedcore.AsStatus(fmt.Errorf("node %s: timed out trying to allocate devices", node.Name))
+		case errors.Is(err, structured.ErrFailedAllocationOnNode):
+			return statusUnschedulable(err.Error())
+		case ctx.Err() != nil:
+			return statusUnschedulable(fmt.Sprintf("asked by caller to stop allocating devices: %v", context.Cause(ctx)))
+		case err != nil:
+			return schedcore.AsStatus(err)
+		}
+		if len(result) != len(claimsToAllocate) {
+			return statusUnschedulable(ErrReasonCannotAllocate)
+		}
+		allocations = result
+	}
+	if state.allocator != nil || len(unavailable) > 0 {
+		state.mu.Lock()
+		defer state.mu.Unlock()
+	}
+	if len(unavailable) > 0 {
+		if state.unavailableClaims == nil {
+			state.unavailableClaims = sets.New[int]()
+		}
+		state.unavailableClaims.Insert(unavailable...)
+		return statusUnschedulable(ErrReasonNotAvailable)
+	}
+	if state.allocator != nil {
+		state.nodeAllocations[node.Name] = nodeAllocation{allocationResults: allocations, extendedResourceClaim: nodeExtended, containerResourceRequestMappings: mappings}
+	}
+	return nil
+}
+
+// allocate runs the allocator for the node, within the filter timeout,
+// reusing an earlier identical answer when the memo has one.
+func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, node *v1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
+	specs := func() (string, error) {
+		if !state.userClaimsOnly(claims) {
+			return claimSpecs(claims)
+		}
+		state.specsOnce.Do(func() { state.specs, state.specsErr = claimSpecs(claims) })
+		return state.specs, state.specsErr
+	}
+	return pl.memo.allocate(ctx, state.allocInputs, node, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
+		if pl.features.DRASchedulerFilterTimeout && pl.filterTimeout > 0 {
+			c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
+			defer cancel()
+			ctx = c
+		}
+		return state.allocator.Allocate(ctx, node, claims)
+	})
+}
+
+// PostFilter deallocates one allocated claim that was unavailable on some
+// node and is reserved for nobody else, so that the next attempt can pick
+// other devices; a special claim of extended resources left from an
+// earlier cycle is deleted.
+func (pl *DynamicResources) PostFilter(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, _ *schedcore.NodeToStatus) (*schedcore.PostFilterResult, *schedcore.Status) {
+	if !pl.enabled {
+		return nil, schedcore.NewStatus(schedcore.Unschedulable)
+	}
+	state, err := getStateData(cs)
+	if err != nil {
+		return nil, schedcore.AsStatus(err)
+	}
+	if state.claims.empty() {
+		return nil, schedcore.NewStatus(schedcore.Unschedulable)
+	}
+	w := pl.handle.ClaimWriter()
+	extended := state.claims.extendedResourceClaim()
+	// kube ranges over a map (random order); the lowest index first keeps
+	// the dry-run reproducible.
+	for _, index := range sets.List(state.unavailableClaims) {
+		claim := state.claims.get(index)
+		if claim == extended {
+			if extended != nil && !isSpecialClaimName(extended.Name) {
+				break
+			}
+			continue
+		}
+		if len(claim.Status.ReservedFor) == 0 || (len(claim.Status.ReservedFor) == 1 && claim.Status.ReservedFor[0].UID == pod.UID) {
+			if w == nil {
+				return nil, schedcore.NewStatus(schedcore.Unschedulable)
+			}
+			c := claim.DeepCopy()
+			c.Status.ReservedFor, c.Status.Allocation, c.Status.Devices = nil, nil, nil
+			if _, err := w.UpdateClaimStatus(ctx, c); err != nil {
+				return nil, schedcore.AsStatus(err)
+			}
+			return nil, schedcore.NewStatus(schedcore.Unschedulable, MsgDeallocated)
+		}
+	}
+	if extended != nil && !isSpecialClaimName(extended.Name) && w != nil {
+		if err := pl.deleteClaim(ctx, extended.DeepCopy()); err != nil {
+			return nil, schedcore.AsStatus(err)
+		}
+		return nil, schedcore.NewStatus(schedcore.Unschedulable, MsgDeleted)
+	}
+	return nil, schedcore.NewStatus(schedcore.Unschedulable)
+}
+
+// Score rates the node by the firstAvailable subrequests its allocation
+// picked: 8 - index for each (the earlier the choice, the higher).
+func (pl *DynamicResources) Score(_ context.Context, cs *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	if !pl.enabled || !pl.features.DRAPrioritizedList {
+		return 0, nil
+	}
+	state, err := getStateData(cs)
+	if err != nil {
+		return 0, schedcore.AsStatus(err)
+	}
+	if state.claims.empty() {
+		return 0, nil
+	}
+	state.mu.Lock()
+	allocations, found := state.nodeAllocations[nodeInfo.Name()]
+	state.mu.Unlock()
+	if !found {
+		return 0, nil
+	}
+	score, err := computeScore(state.claims.all(), allocations)
+	if err != nil {
+		return 0, schedcore.AsStatus(err)
+	}
+	return score, nil
+}
+
+func computeScore(claims iter.Seq2[int, *resourceapi.ResourceClaim], allocations nodeAllocation) (int64, error) {
+	var score int64
+	unallocatedIndex := 0
+	for _, claim := range claims {
+		allocated := sets.New[string]()
+		var allocation *resourceapi.AllocationResult
+		if claim.Status.Allocation != nil {
+			allocation = claim.Status.Allocation
+		} else {
+			if unallocatedIndex >= len(allocations.allocationResults) {
+				return 0, fmt.Errorf("number of allocations %d is smaller than number of claims needing allocation", len(allocations.allocationResults))
+			}
+			allocation = &allocations.allocationResults[unallocatedIndex]
+			unallocatedIndex++
+		}
+		for _, r := range allocation.Devices.Results {
+			if resourceclaim.IsSubRequestRef(r.Request) {
+				allocated.Insert(r.Request)
+			}
+		}
+		for _, req := range claim.Spec.Devices.Requests {
+			if req.Exactly != nil {
+				continue
+			}
+			for i, sub := range req.FirstAvailable {
+				if allocated.Has(resourceclaim.CreateSubRequestRef(req.Name, sub.Name)) {
+					score += int64(resourceapi.FirstAvailableDeviceRequestMaxSize - i)
+				}
+			}
+		}
+	}
+	return score, nil
+}
+
+// NormalizeScore scales the scores to [0, 100], the best node at 100.
+func (pl *DynamicResources) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
+	if !pl.enabled {
+		return nil
+	}
+	var highest int64
+	for _, s := range scores {
+		highest = max(highest, s.Score)
+	}
+	if highest == 0 {
+		return nil
+	}
+	for i := range scores {
+		scores[i].Score = schedcore.MaxNodeScore * scores[i].Score / highest
+	}
+	return nil
+}
+
+// userClaimsOnly reports whether claims are the store's unallocated
+// claims themselves (no node-specific special claim among them).
+func (d *stateData) userClaimsOnly(claims []*resourceapi.ResourceClaim) bool {
+	i := 0
+	for _, c := range d.claims.toAllocate() {
+		if i >= len(claims) || claims[i] != c {
+			return false
+		}
+		i++
+	}
+	return i == len(claims)
+}
+
+// nodeSelectorFromAllocation returns the allocation's node selector, nil
+// when it is available everywhere.
+func nodeSelectorFromAllocation(a *resourceapi.AllocationResult) (*nodeaffinity.NodeSelector, error) {
+	if a.NodeSelector == nil {
+		return nil, nil
+	}
+	return nodeaffinity.NewNodeSelector(a.NodeSelector)
+}
+
+// optionalNodeOperationsFeature is the node feature devices that skip node
+// operations need (DRAOptionalNodeOperations).
+const optionalNodeOperationsFeature = "DRAOptionalNodeOperations"
+
+func allocationRequiresOptionalNodeOperations(a *resourceapi.AllocationResult) bool {
+	if a == nil {
+		return false
+	}
+	for _, r := range a.Devices.Results {
+		if len(r.SkipNodeOperations) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
+
+// mayHaveExtendedResources reports whether the pod requests an extended
+// resource some DeviceClass backs (cheap test before PreFilter's work).
+func (pl *DynamicResources) mayHaveExtendedResources(pod *v1.Pod) bool {
+	if !pl.features.DRAExtendedResource || !pl.dra.HasExtendedResources() {
+		return false
+	}
+	has := func(cs []v1.Container) bool {
+		for i := range cs {
+			for name := range cs[i].Resources.Requests {
+				if isDRAExtendedResourceName(name) {
+					return true
+				}
+			}
+			for name := range cs[i].Resources.Limits {
+				if isDRAExtendedResourceName(name) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return has(pod.Spec.Containers) || has(pod.Spec.InitContainers)
+}
+
+var _ schedcore.NodeLocalPlugin = (*DynamicResources)(nil)
+
+// NodeLocal is true for a pod the plugin skips (no claims, no extended
+// resources DRA may back): it then rejects no node. A pod with claims is
+// not: its copies compete for devices, and a claim can be shared.
+func (pl *DynamicResources) NodeLocal(pod *v1.Pod) bool {
+	return !pl.enabled || (len(pod.Spec.ResourceClaims) == 0 && !pl.mayHaveExtendedResources(pod))
+}

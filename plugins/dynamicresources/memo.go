@@ -1,0 +1,374 @@
+package dynamicresources
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// allocationMemo remembers the allocator's answer for a node, so that the
+// many pods of one template, or a pod retried, do not run the allocator
+// again on nodes where nothing it reads has changed. What the allocator
+// reads for a node is: the DeviceClasses, ResourceSlices and
+// DeviceTaintRules (the manager's objects revision), the node (its name
+// and labels: which shared slices apply), the specs of the claims to
+// allocate, and what is allocated in the pools the node sees. An entry is
+// keyed by exactly these: the objects revision, the node object, the
+// claims' specs, and, per pool the node sees, the set of allocated
+// devices, shared allocations and consumed capacities (interned). Results
+// that depend on more (errors naming a claim, timeouts, cancellations)
+// are not kept.
+type allocationMemo struct {
+	mu sync.Mutex
+	// objRev is the objects revision the node pools and entries are for.
+	objRev int64
+	// slices indexes the objects revision's slices.
+	slices *sliceIndex
+	// pools lists, per node, the pools of the slices that apply to it.
+	pools map[string]nodePools
+	// ids interns fingerprints (pool contents, node pool tuples, claims).
+	ids     map[string]int64
+	entries map[memoKey]memoEntry
+	// failures are the allocator's failures by failKey: whether a node's
+	// devices can serve the claims does not depend on names (the allocator
+	// reads devices, their attributes, capacities, counters and taints,
+	// what is taken, the classes and the claims; names only in results).
+	failures map[failKey]error
+	// staticSig holds each pool's content signature for objRev (its slices
+	// in name order without node and pool names; the pool's name itself
+	// where devices choose their nodes); dynSig the interned signatures of
+	// (pool, version).
+	staticSig map[string]string
+	dynSig    map[poolAt]int64
+	// disabled turns the memo off (tests compare with and without it).
+	disabled bool
+}
+
+type poolAt struct {
+	pool    string
+	version int64
+}
+
+type nodePools struct {
+	node  *v1.Node
+	pools []string
+}
+
+type memoKey struct {
+	node   string
+	nodeFP int64
+	claims int64
+}
+
+// failKey keys the failures: the claims and the node's pools by content
+// (name-independent signatures, in the allocator's pool order), so that
+// nodes with the same devices and the same ones taken share an answer.
+type failKey struct {
+	claims int64
+	sig    int64
+}
+
+type memoEntry struct {
+	results []resourceapi.AllocationResult
+	err     error
+}
+
+// memoInputs are a cycle's view: the objects revision, the slices (with
+// the node-local ones by node), and each pool's allocation version.
+type memoInputs struct {
+	objRev  int64
+	slices  *sliceIndex
+	poolVer map[string]int64
+	// poolSig is each pool's interned signature (content and what is
+	// taken).
+	poolSig map[string]int64
+}
+
+// sliceIndex is the slices of one objects revision, the node-local ones
+// by node name.
+type sliceIndex struct {
+	byNode map[string][]*resourceapi.ResourceSlice
+	shared []*resourceapi.ResourceSlice
+}
+
+// maxMemoEntries bounds the memo; it starts over when full.
+const maxMemoEntries = 1 << 16
+
+// MemoDisabled turns the allocation memo of plugins built afterwards off:
+// every node then runs the allocator. Tests use it to show the memo
+// changes no decision.
+var MemoDisabled atomic.Bool
+
+func newAllocationMemo() *allocationMemo {
+	return &allocationMemo{disabled: MemoDisabled.Load(), pools: map[string]nodePools{}, ids: map[string]int64{}, entries: map[memoKey]memoEntry{},
+		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{}}
+}
+
+func (m *allocationMemo) internLocked(s string) int64 {
+	if id, ok := m.ids[s]; ok {
+		return id
+	}
+	id := int64(len(m.ids) + 1)
+	m.ids[s] = id
+	return id
+}
+
+// inputs captures the cycle's view for the memo. poolVer is read during
+// the cycle's filters only; the next PreFilter updates it.
+func (m *allocationMemo) inputs(dra *schedcore.DRAManager, poolVer map[string]int64, poolItems map[string]map[string]int) *memoInputs {
+	rev := dra.ObjectsRevision()
+	if m.disabled {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.resetLocked(rev)
+	if m.slices == nil {
+		idx := &sliceIndex{byNode: map[string][]*resourceapi.ResourceSlice{}}
+		for _, s := range dra.Slices() {
+			if n := ptr.Deref(s.Spec.NodeName, ""); n != "" {
+				idx.byNode[n] = append(idx.byNode[n], s)
+			} else {
+				idx.shared = append(idx.shared, s)
+			}
+		}
+		m.slices = idx
+		m.buildStaticSigsLocked(dra.Slices())
+	}
+	in := &memoInputs{objRev: rev, slices: m.slices, poolVer: poolVer, poolSig: make(map[string]int64, len(m.staticSig))}
+	for p, static := range m.staticSig {
+		at := poolAt{p, poolVer[p]}
+		id, ok := m.dynSig[at]
+		if !ok {
+			items := make([]string, 0, len(poolItems[p]))
+			for it, n := range poolItems[p] {
+				items = append(items, it+"*"+strconv.Itoa(n))
+			}
+			sort.Strings(items)
+			id = m.internLocked("sig:" + static + "|" + strings.Join(items, ";"))
+			m.dynSig[at] = id
+		}
+		in.poolSig[p] = id
+	}
+	return in
+}
+
+// buildStaticSigsLocked writes each pool's slices out without the names
+// that differ from node to node.
+func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice) {
+	byPool := map[string][]*resourceapi.ResourceSlice{}
+	for _, s := range all {
+		p := s.Spec.Driver + "/" + s.Spec.Pool.Name
+		byPool[p] = append(byPool[p], s)
+	}
+	for p, ss := range byPool {
+		sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
+		specs := make([]resourceapi.ResourceSliceSpec, len(ss))
+		unique := false
+		for i, sl := range ss {
+			spec := *sl.Spec.DeepCopy()
+			spec.NodeName, spec.Pool.Name = nil, ""
+			if ptr.Deref(spec.PerDeviceNodeSelection, false) {
+				unique = true
+			}
+			specs[i] = spec
+		}
+		b, err := json.Marshal(specs)
+		if err != nil || unique {
+			// Devices that pick their nodes: only this pool is like itself.
+			m.staticSig[p] = "pool:" + p + "|" + string(b)
+			continue
+		}
+		m.staticSig[p] = string(b)
+	}
+}
+
+// resetLocked drops everything computed for another objects revision.
+func (m *allocationMemo) resetLocked(rev int64) {
+	if rev == m.objRev && len(m.entries) < maxMemoEntries {
+		return
+	}
+	m.objRev = rev
+	m.slices = nil
+	clear(m.pools)
+	clear(m.ids)
+	clear(m.entries)
+	clear(m.failures)
+	clear(m.staticSig)
+	clear(m.dynSig)
+}
+
+// nodePoolsLocked returns the pools of the slices that apply to the node,
+// matched as the allocator's GatherPools matches them.
+func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) ([]string, error) {
+	if np, ok := m.pools[node.Name]; ok && np.node == node {
+		return np.pools, nil
+	}
+	set := map[string]bool{}
+	for _, s := range in.slices.byNode[node.Name] {
+		set[s.Spec.Driver+"/"+s.Spec.Pool.Name] = true
+	}
+	for _, s := range in.slices.shared {
+		relevant := false
+		switch {
+		case ptr.Deref(s.Spec.AllNodes, false):
+			relevant = true
+		case s.Spec.NodeSelector != nil:
+			ok, err := matchSelector(s.Spec.NodeSelector, node)
+			if err != nil {
+				return nil, err
+			}
+			relevant = ok
+		case ptr.Deref(s.Spec.PerDeviceNodeSelection, false):
+			for _, d := range s.Spec.Devices {
+				ok := false
+				switch {
+				case ptr.Deref(d.NodeName, "") != "":
+					ok = *d.NodeName == node.Name
+				case ptr.Deref(d.AllNodes, false):
+					ok = true
+				case d.NodeSelector != nil:
+					var err error
+					if ok, err = matchSelector(d.NodeSelector, node); err != nil {
+						return nil, err
+					}
+				}
+				if ok {
+					relevant = true
+					break
+				}
+			}
+		}
+		if relevant {
+			set[s.Spec.Driver+"/"+s.Spec.Pool.Name] = true
+		}
+	}
+	pools := make([]string, 0, len(set))
+	for p := range set {
+		pools = append(pools, p)
+	}
+	sort.Strings(pools)
+	m.pools[node.Name] = nodePools{node: node, pools: pools}
+	return pools, nil
+}
+
+func matchSelector(sel *v1.NodeSelector, node *v1.Node) (bool, error) {
+	ns, err := nodeaffinity.NewNodeSelector(sel)
+	if err != nil {
+		return false, err
+	}
+	return ns.Match(node), nil
+}
+
+// allocate returns run's answer for the node, from the memo when the same
+// inputs were seen before.
+func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.Node, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
+	if m.disabled || in == nil {
+		return run(ctx)
+	}
+	spec, err := specs()
+	if err != nil {
+		return run(ctx)
+	}
+	m.mu.Lock()
+	if m.objRev != in.objRev {
+		// The objects changed since this cycle's PreFilter.
+		m.mu.Unlock()
+		return run(ctx)
+	}
+	pools, err := m.nodePoolsLocked(in, node)
+	if err != nil {
+		m.mu.Unlock()
+		return run(ctx)
+	}
+	var b strings.Builder
+	b.WriteString("node:")
+	for _, p := range pools {
+		b.WriteString(p)
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatInt(in.poolVer[p], 10))
+		b.WriteByte(',')
+	}
+	claimsID := m.internLocked(spec)
+	key := memoKey{node: node.Name, nodeFP: m.internLocked(b.String()), claims: claimsID}
+	e, ok := m.entries[key]
+	var fk failKey
+	if !ok {
+		b.Reset()
+		b.WriteString("nodesig:")
+		for _, p := range pools {
+			b.WriteString(strconv.FormatInt(in.poolSig[p], 10))
+			b.WriteByte(',')
+		}
+		fk = failKey{claims: claimsID, sig: m.internLocked(b.String())}
+		if ferr, failed := m.failures[fk]; failed {
+			m.mu.Unlock()
+			return nil, ferr
+		}
+	}
+	m.mu.Unlock()
+	if ok {
+		return copyResults(e.results), e.err
+	}
+	results, err := run(ctx)
+	if err != nil && !errors.Is(err, structured.ErrFailedAllocationOnNode) {
+		return results, err
+	}
+	if ctx.Err() != nil {
+		return results, err
+	}
+	m.mu.Lock()
+	if m.objRev == in.objRev {
+		m.entries[key] = memoEntry{results: copyResults(results), err: err}
+		if results == nil && len(in.poolSig) > 0 {
+			m.failures[fk] = err
+		}
+	}
+	m.mu.Unlock()
+	return results, err
+}
+
+// claimSpecs writes the claims' specs out, in order.
+func claimSpecs(claims []*resourceapi.ResourceClaim) (string, error) {
+	specs := make([]resourceapi.ResourceClaimSpec, len(claims))
+	for i, c := range claims {
+		specs[i] = c.Spec
+	}
+	b, err := json.Marshal(specs)
+	return "claims:" + string(b), err
+}
+
+// copyResults deep-copies allocation results; share IDs (of consumable
+// capacity) are drawn anew, as the allocator draws one per allocation.
+func copyResults(in []resourceapi.AllocationResult) []resourceapi.AllocationResult {
+	if in == nil {
+		return nil
+	}
+	out := make([]resourceapi.AllocationResult, len(in))
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
+		for j := range out[i].Devices.Results {
+			if out[i].Devices.Results[j].ShareID != nil {
+				id := types.UID(uuid.NewUUID())
+				out[i].Devices.Results[j].ShareID = &id
+			}
+		}
+	}
+	return slices.Clip(out)
+}

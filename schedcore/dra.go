@@ -1,0 +1,580 @@
+package schedcore
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// DRAManager holds the Dynamic Resource Allocation objects the scheduler
+// reads (DeviceClasses, ResourceSlices with their DeviceTaintRules applied,
+// ResourceClaims) and tracks claim allocations between Reserve and the
+// API write in PreBind, as kube-scheduler's DefaultDRAManager does with its
+// informers, assume cache and in-flight map. Drivers feed it (dryrun from
+// the snapshot and its own commits, run from informers); plugins read it
+// through Handle.DRA. It is shared by all profiles and safe for concurrent
+// use. Objects are shared and must not be modified.
+type DRAManager struct {
+	mu sync.RWMutex
+
+	classes  map[string]*resourceapi.DeviceClass
+	extended map[v1.ResourceName]*resourceapi.DeviceClass
+	slices   map[string]*resourceapi.ResourceSlice
+	rules    map[string]*resourceapi.DeviceTaintRule
+	// patched is the slices with the taint rules applied, sorted by name;
+	// nil means it must be rebuilt.
+	patched []*resourceapi.ResourceSlice
+	// DeviceTaintRules applies the rules to the slices (the
+	// DRADeviceTaintRules gate, GA and on in v1.37).
+	deviceTaintRules bool
+
+	claims   map[string]*claimEntry
+	inFlight map[types.UID]inFlightAllocation
+
+	// objects changes with every class, slice or taint rule change;
+	// allocations with every change of what is allocated (a claim's
+	// allocation, an in-flight allocation).
+	objects, allocations int64
+}
+
+type claimEntry struct {
+	// api is the object as the API server (informer) has it; assumed a
+	// newer one the scheduler wrote and has not seen come back yet.
+	api, assumed *resourceapi.ResourceClaim
+}
+
+func (e *claimEntry) latest() *resourceapi.ResourceClaim {
+	if e.assumed != nil {
+		return e.assumed
+	}
+	return e.api
+}
+
+type inFlightAllocation struct {
+	claim   *resourceapi.ResourceClaim
+	sharers int
+}
+
+// NewDRAManager returns an empty manager that applies DeviceTaintRules, as
+// kube-scheduler v1.37 does by default.
+func NewDRAManager() *DRAManager {
+	return &DRAManager{
+		classes:          map[string]*resourceapi.DeviceClass{},
+		extended:         map[v1.ResourceName]*resourceapi.DeviceClass{},
+		slices:           map[string]*resourceapi.ResourceSlice{},
+		rules:            map[string]*resourceapi.DeviceTaintRule{},
+		claims:           map[string]*claimEntry{},
+		inFlight:         map[types.UID]inFlightAllocation{},
+		deviceTaintRules: true,
+		objects:          1,
+		allocations:      1,
+	}
+}
+
+// SetDeviceTaintRules turns the application of DeviceTaintRules on or off.
+func (m *DRAManager) SetDeviceTaintRules(on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.deviceTaintRules = on
+	m.patched = nil
+	m.objects++
+}
+
+// Empty reports whether the manager holds no DRA object at all, so that
+// plugins can skip work on clusters without DRA.
+func (m *DRAManager) Empty() bool {
+	if m == nil {
+		return true
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.classes) == 0 && len(m.slices) == 0 && len(m.claims) == 0
+}
+
+// ObjectsRevision changes whenever a DeviceClass, ResourceSlice or
+// DeviceTaintRule changes.
+func (m *DRAManager) ObjectsRevision() int64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.objects
+}
+
+// AllocationsRevision changes whenever what is allocated changes: a
+// claim's allocation (stored or assumed), or an in-flight allocation.
+func (m *DRAManager) AllocationsRevision() int64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.allocations
+}
+
+// AddClass adds or replaces a DeviceClass.
+func (m *DRAManager) AddClass(c *resourceapi.DeviceClass) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.classes[c.Name] = c
+	m.rebuildExtendedLocked()
+	m.objects++
+}
+
+// DeleteClass removes a DeviceClass.
+func (m *DRAManager) DeleteClass(c *resourceapi.DeviceClass) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.classes, c.Name)
+	m.rebuildExtendedLocked()
+	m.objects++
+}
+
+// rebuildExtendedLocked maps extended resource names to classes as kube's
+// extended resource cache does: every class backs its implicit
+// "deviceclass.resource.kubernetes.io/<name>"; an explicit
+// extendedResourceName claimed by several classes goes to the newest
+// (creationTimestamp), then to the lowest name.
+func (m *DRAManager) rebuildExtendedLocked() {
+	clear(m.extended)
+	for _, c := range m.classes {
+		m.extended[v1.ResourceName(resourceapi.ResourceDeviceClassPrefix+c.Name)] = c
+	}
+	for _, c := range m.classes {
+		if c.Spec.ExtendedResourceName == nil {
+			continue
+		}
+		name := v1.ResourceName(*c.Spec.ExtendedResourceName)
+		if cur, ok := m.extended[name]; ok && cur.Spec.ExtendedResourceName != nil && *cur.Spec.ExtendedResourceName == string(name) {
+			ct, nt := cur.CreationTimestamp.UnixNano(), c.CreationTimestamp.UnixNano()
+			if nt < ct || (nt == ct && c.Name >= cur.Name) {
+				continue
+			}
+		}
+		m.extended[name] = c
+	}
+}
+
+// Class returns a DeviceClass by name.
+func (m *DRAManager) Class(name string) (*resourceapi.DeviceClass, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	c, ok := m.classes[name]
+	return c, ok
+}
+
+// Classes lists the DeviceClasses by name.
+func (m *DRAManager) Classes() []*resourceapi.DeviceClass {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*resourceapi.DeviceClass, 0, len(m.classes))
+	for _, c := range m.classes {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// ExtendedResourceClass returns the DeviceClass backing an extended
+// resource name (DRAExtendedResource), nil if none does.
+func (m *DRAManager) ExtendedResourceClass(name v1.ResourceName) *resourceapi.DeviceClass {
+	if m == nil {
+		return nil
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.extended[name]
+}
+
+// HasExtendedResources reports whether any DeviceClass backs an extended
+// resource (every class does, implicitly).
+func (m *DRAManager) HasExtendedResources() bool {
+	if m == nil {
+		return false
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.extended) > 0
+}
+
+// AddSlice adds or replaces a ResourceSlice.
+func (m *DRAManager) AddSlice(s *resourceapi.ResourceSlice) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.slices[s.Name] = s
+	m.patched = nil
+	m.objects++
+}
+
+// DeleteSlice removes a ResourceSlice.
+func (m *DRAManager) DeleteSlice(s *resourceapi.ResourceSlice) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.slices, s.Name)
+	m.patched = nil
+	m.objects++
+}
+
+// AddTaintRule adds or replaces a DeviceTaintRule.
+func (m *DRAManager) AddTaintRule(r *resourceapi.DeviceTaintRule) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rules[r.Name] = r
+	m.patched = nil
+	m.objects++
+}
+
+// DeleteTaintRule removes a DeviceTaintRule.
+func (m *DRAManager) DeleteTaintRule(r *resourceapi.DeviceTaintRule) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.rules, r.Name)
+	m.patched = nil
+	m.objects++
+}
+
+// TaintRules lists the DeviceTaintRules by name.
+func (m *DRAManager) TaintRules() []*resourceapi.DeviceTaintRule {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*resourceapi.DeviceTaintRule, 0, len(m.rules))
+	for _, r := range m.rules {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// RawSlices lists the ResourceSlices as stored (without taint rules), by
+// name.
+func (m *DRAManager) RawSlices() []*resourceapi.ResourceSlice {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*resourceapi.ResourceSlice, 0, len(m.slices))
+	for _, s := range m.slices {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Slices lists the ResourceSlices by name with the DeviceTaintRules'
+// taints added to the devices they select, as kube's ResourceSlice tracker
+// (ListPatchedResourceSlices) presents them to the allocator. The list is
+// shared until the next change and must not be modified.
+func (m *DRAManager) Slices() []*resourceapi.ResourceSlice {
+	m.mu.RLock()
+	if m.patched != nil {
+		p := m.patched
+		m.mu.RUnlock()
+		return p
+	}
+	m.mu.RUnlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.patched != nil {
+		return m.patched
+	}
+	rules := make([]*resourceapi.DeviceTaintRule, 0, len(m.rules))
+	for _, r := range m.rules {
+		rules = append(rules, r)
+	}
+	sort.Slice(rules, func(i, j int) bool { return rules[i].Name < rules[j].Name })
+	out := make([]*resourceapi.ResourceSlice, 0, len(m.slices))
+	for _, s := range m.slices {
+		if m.deviceTaintRules {
+			s = applyTaintRules(s, rules)
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	m.patched = out
+	return out
+}
+
+// applyTaintRules returns the slice with the taints of the matching rules
+// appended to the selected devices (a copy only when one matches), as the
+// tracker's applyPatches does: a rule without a selector matches nothing,
+// nil driver, pool and device fields match any.
+func applyTaintRules(slice *resourceapi.ResourceSlice, rules []*resourceapi.DeviceTaintRule) *resourceapi.ResourceSlice {
+	patched := slice
+	for _, r := range rules {
+		sel := r.Spec.DeviceSelector
+		if sel == nil {
+			continue
+		}
+		if sel.Driver != nil && *sel.Driver != slice.Spec.Driver {
+			continue
+		}
+		if sel.Pool != nil && *sel.Pool != slice.Spec.Pool.Name {
+			continue
+		}
+		for i, d := range slice.Spec.Devices {
+			if sel.Device != nil && *sel.Device != d.Name {
+				continue
+			}
+			if patched == slice {
+				patched = slice.DeepCopy()
+			}
+			patched.Spec.Devices[i].Taints = append(patched.Spec.Devices[i].Taints, r.Spec.Taint)
+		}
+	}
+	return patched
+}
+
+// AddClaim stores a claim as the API server has it (an informer's add or
+// update). An assumed newer version written by the scheduler stays until
+// the API's version catches up, as in kube's assume cache.
+func (m *DRAManager) AddClaim(c *resourceapi.ResourceClaim) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := c.Namespace + "/" + c.Name
+	e := m.claims[k]
+	if e == nil {
+		e = &claimEntry{}
+		m.claims[k] = e
+	}
+	before := e.latest()
+	e.api = c
+	if e.assumed != nil && (e.assumed.UID != c.UID || !olderVersion(c, e.assumed)) {
+		e.assumed = nil
+	}
+	if allocationChanged(before, e.latest()) {
+		m.allocations++
+	}
+}
+
+// UpdateClaim is AddClaim for an informer's update.
+func (m *DRAManager) UpdateClaim(_, c *resourceapi.ResourceClaim) { m.AddClaim(c) }
+
+// DeleteClaim removes a claim (and any assumed version of it).
+func (m *DRAManager) DeleteClaim(c *resourceapi.ResourceClaim) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := c.Namespace + "/" + c.Name
+	if e := m.claims[k]; e != nil {
+		if l := e.latest(); l != nil && l.Status.Allocation != nil {
+			m.allocations++
+		}
+		delete(m.claims, k)
+	}
+}
+
+// olderVersion reports whether a's resourceVersion is older than b's (both
+// numeric, as etcd's are; otherwise not older).
+func olderVersion(a, b *resourceapi.ResourceClaim) bool {
+	av, err1 := strconv.ParseInt(a.ResourceVersion, 10, 64)
+	bv, err2 := strconv.ParseInt(b.ResourceVersion, 10, 64)
+	return err1 == nil && err2 == nil && av < bv
+}
+
+func allocationChanged(a, b *resourceapi.ResourceClaim) bool {
+	var aa, ba *resourceapi.AllocationResult
+	if a != nil {
+		aa = a.Status.Allocation
+	}
+	if b != nil {
+		ba = b.Status.Allocation
+	}
+	return aa != ba
+}
+
+// ErrClaimNotFound is returned for a claim the manager does not have.
+var ErrClaimNotFound = fmt.Errorf("resourceclaim not found")
+
+// Claim returns the latest known version of a claim: the one the
+// scheduler assumed after writing it, else the API's.
+func (m *DRAManager) Claim(namespace, name string) (*resourceapi.ResourceClaim, bool) {
+	if m == nil {
+		return nil, false
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e := m.claims[namespace+"/"+name]
+	if e == nil {
+		return nil, false
+	}
+	return e.latest(), true
+}
+
+// Claims lists the latest version of every claim, by namespace/name.
+func (m *DRAManager) Claims() []*resourceapi.ResourceClaim {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	keys := make([]string, 0, len(m.claims))
+	for k := range m.claims {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]*resourceapi.ResourceClaim, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, m.claims[k].latest())
+	}
+	return out
+}
+
+// AssumeClaim records a claim the scheduler has just written (PreBind),
+// before the API's version comes back. It fails for an unknown claim or a
+// version older than the one held, as kube's assume cache does.
+func (m *DRAManager) AssumeClaim(c *resourceapi.ResourceClaim) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.claims[c.Namespace+"/"+c.Name]
+	if e == nil {
+		return fmt.Errorf("%w: %s/%s", ErrClaimNotFound, c.Namespace, c.Name)
+	}
+	if cur := e.latest(); cur != nil && olderVersion(c, cur) {
+		return fmt.Errorf("resourceclaim %s/%s: version %s is older than the known %s", c.Namespace, c.Name, c.ResourceVersion, cur.ResourceVersion)
+	}
+	before := e.latest()
+	e.assumed = c
+	if allocationChanged(before, c) {
+		m.allocations++
+	}
+	return nil
+}
+
+// RestoreClaim drops the assumed version of a claim.
+func (m *DRAManager) RestoreClaim(namespace, name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.claims[namespace+"/"+name]; e != nil && e.assumed != nil {
+		before := e.latest()
+		e.assumed = nil
+		if allocationChanged(before, e.latest()) {
+			m.allocations++
+		}
+	}
+}
+
+// SignalClaimPendingAllocation records an allocation made in Reserve and
+// not yet written by PreBind (kube's in-flight allocations); a claim
+// already in flight gets one more sharer. A claim found allocated already
+// is not recorded.
+func (m *DRAManager) SignalClaimPendingAllocation(uid types.UID, allocated *resourceapi.ResourceClaim) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if f, ok := m.inFlight[uid]; ok {
+		f.sharers++
+		m.inFlight[uid] = f
+		return
+	}
+	if e := m.claims[allocated.Namespace+"/"+allocated.Name]; e != nil {
+		if l := e.latest(); l != nil && l.UID == uid && l.Status.Allocation != nil {
+			return
+		}
+	}
+	m.inFlight[uid] = inFlightAllocation{claim: allocated, sharers: 1}
+	m.allocations++
+}
+
+// MaybeRemoveClaimPendingAllocation drops one sharer of an in-flight
+// allocation (all of them with force) and reports whether it is gone.
+func (m *DRAManager) MaybeRemoveClaimPendingAllocation(uid types.UID, force bool) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.inFlight[uid]
+	if !ok {
+		return false
+	}
+	if force || f.sharers == 1 {
+		delete(m.inFlight, uid)
+		m.allocations++
+		return true
+	}
+	f.sharers--
+	m.inFlight[uid] = f
+	return false
+}
+
+// PendingAllocation returns the in-flight allocation of a claim, nil if none.
+func (m *DRAManager) PendingAllocation(uid types.UID) *resourceapi.AllocationResult {
+	if m == nil {
+		return nil
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if f, ok := m.inFlight[uid]; ok && f.claim != nil {
+		return f.claim.Status.Allocation
+	}
+	return nil
+}
+
+// Allocations returns every allocation the scheduler must treat as taken:
+// the allocated claims (their latest version) and the in-flight
+// allocations, with the allocations revision they were read at.
+func (m *DRAManager) Allocations() ([]*resourceapi.AllocationResult, int64) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*resourceapi.AllocationResult, 0, len(m.claims)+len(m.inFlight))
+	for _, e := range m.claims {
+		if l := e.latest(); l != nil && l.Status.Allocation != nil {
+			out = append(out, l.Status.Allocation)
+		}
+	}
+	for _, f := range m.inFlight {
+		if f.claim != nil && f.claim.Status.Allocation != nil {
+			out = append(out, f.claim.Status.Allocation)
+		}
+	}
+	return out, m.allocations
+}
+
+// ClaimsAllocatingDevice lists the claims (latest versions, in-flight ones
+// included) whose allocation holds the device, for explanations.
+func (m *DRAManager) ClaimsAllocatingDevice(driver, pool, device string) []*resourceapi.ResourceClaim {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []*resourceapi.ResourceClaim
+	has := func(c *resourceapi.ResourceClaim) bool {
+		if c == nil || c.Status.Allocation == nil {
+			return false
+		}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			if r.Driver == driver && r.Pool == pool && r.Device == device {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range m.claims {
+		if l := e.latest(); has(l) {
+			out = append(out, l)
+		}
+	}
+	for _, f := range m.inFlight {
+		if has(f.claim) {
+			out = append(out, f.claim)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
+	})
+	return out
+}
+
+// ResourceClaimWriter makes the API writes of the DynamicResources plugin
+// (PreBind, PostFilter, Unreserve) in the driver's cluster: the dry-run
+// commits them into its DRAManager as an API server and its informer
+// would, run sends them to the API server. Nil in the Handle means the
+// driver writes nothing (explain).
+type ResourceClaimWriter interface {
+	// GetClaim reads a claim from the API (after a conflict).
+	GetClaim(ctx context.Context, namespace, name string) (*resourceapi.ResourceClaim, error)
+	// UpdateClaim writes a claim's metadata and spec (the finalizer).
+	UpdateClaim(ctx context.Context, claim *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error)
+	// UpdateClaimStatus writes a claim's status (allocation, reservedFor).
+	UpdateClaimStatus(ctx context.Context, claim *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error)
+	// RemoveClaimReservation removes one consumer from status.reservedFor
+	// (a strategic merge patch, valid without the latest claim).
+	RemoveClaimReservation(ctx context.Context, claim *resourceapi.ResourceClaim, consumer types.UID) error
+	// CreateClaim creates a claim (the special claim of DRA-backed
+	// extended resources).
+	CreateClaim(ctx context.Context, claim *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error)
+	// DeleteClaim deletes a claim; a missing one is not an error.
+	DeleteClaim(ctx context.Context, claim *resourceapi.ResourceClaim) error
+	// SetPodExtendedResourceClaimStatus writes the pod's
+	// status.extendedResourceClaimStatus.
+	SetPodExtendedResourceClaimStatus(ctx context.Context, pod *v1.Pod, status *v1.PodExtendedResourceClaimStatus) error
+}
