@@ -87,8 +87,10 @@ func TestWriteFile(t *testing.T) {
 			},
 		},
 		{
-			name:  "a dangling link gets its target created",
-			setup: func(t *testing.T, dir string) string { return symlink(t, "later.yaml", filepath.Join(dir, "link.yaml")) },
+			name: "a dangling link gets its target created",
+			setup: func(t *testing.T, dir string) string {
+				return symlink(t, "later.yaml", filepath.Join(dir, "link.yaml"))
+			},
 			check: func(t *testing.T, dir string) {
 				wantLink(t, filepath.Join(dir, "link.yaml"), "later.yaml")
 				wantFile(t, filepath.Join(dir, "later.yaml"), "data", 0o600)
