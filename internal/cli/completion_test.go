@@ -78,7 +78,8 @@ func TestCompletion(t *testing.T) {
 		{"-n completes namespaces from the cluster", namespaces, []string{"snapshot", "-n", ""}, []string{"kube-system", "ml", "shop"}, noFile},
 		{"-n of explain completes the snapshot's namespaces", noCluster(t), []string{"explain", "pod", "--snapshot", small, "-n", ""}, []string{"ml", "shop"}, noFile},
 		{"-o of dryrun completes the formats", noCluster(t), []string{"dryrun", "-o", ""}, []string{"table", "wide", "json", "yaml"}, noFile},
-		{"--format of snapshot", noCluster(t), []string{"snapshot", "--format", "j"}, []string{"json"}, noFile},
+		{"-o of snapshot completes its formats", noCluster(t), []string{"snapshot", "-o", "j"}, []string{"json"}, noFile},
+		{"--output-file of snapshot completes YAML and JSON files", noCluster(t), []string{"snapshot", "--output-file", ""}, []string{"yaml", "yml", "json"}, ":8"},
 		{"no positional arguments for dryrun", noCluster(t), []string{"dryrun", ""}, nil, noFile},
 		{"--config completes YAML and JSON files", noCluster(t), []string{"dryrun", "--config", ""}, []string{"yaml", "yml", "json"}, ":8"}, // ShellCompDirectiveFilterFileExt
 	}

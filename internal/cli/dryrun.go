@@ -100,8 +100,8 @@ func (o *DryRunOptions) Validate() error {
 	if len(o.Files) == 0 {
 		return UsageErrorf("-f/--filename is required: a cluster dump (kubectl get nodes,pods -A -o yaml)")
 	}
-	if !report.ValidFormat(o.Output) {
-		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.Formats, ", "))
+	if err := checkFormat(o.Output, report.Formats, redirectHint); err != nil {
+		return err
 	}
 	return nil
 }

@@ -163,8 +163,8 @@ func (o *ExplainOptions) Validate() error {
 			}
 		}
 	}
-	if !report.ValidFormat(o.Output) {
-		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.Formats, ", "))
+	if err := checkFormat(o.Output, report.Formats, redirectHint); err != nil {
+		return err
 	}
 	if o.Nearest < 0 {
 		return UsageErrorf("--nearest: must not be negative, got %d", o.Nearest)

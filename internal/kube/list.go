@@ -154,8 +154,13 @@ func ListCluster(ctx context.Context, c *Clients, o ListOptions) (*snapshot.Clus
 			return
 		}},
 	}
+	namespacesListed := true
 	for _, s := range steps {
-		if err := optional(s.what, s.run()); err != nil {
+		err := s.run()
+		if err != nil && s.what == "namespaces" {
+			namespacesListed = false
+		}
+		if err := optional(s.what, err); err != nil {
 			return nil, err
 		}
 	}
@@ -169,6 +174,9 @@ func ListCluster(ctx context.Context, c *Clients, o ListOptions) (*snapshot.Clus
 			}
 		}
 		cl.Namespaces = keep
+		if namespacesListed && len(keep) == 0 {
+			cl.Warnings = append(cl.Warnings, fmt.Sprintf("warning: namespace %q not found: the snapshot has no pods or other objects of it", ns))
+		}
 	}
 	if err := listPodGroups(ctx, c, ns, cl); err != nil {
 		return nil, err

@@ -186,3 +186,25 @@ func TestListClusterWarnsAboutForbiddenOptionalKinds(t *testing.T) {
 		t.Errorf("err = %v, want listing pods: forbidden", err)
 	}
 }
+
+func TestListClusterWarnsAboutAMissingNamespace(t *testing.T) {
+	c, kc := fakeClients(false)
+	cl, err := ListCluster(context.Background(), c, ListOptions{Namespace: "nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`warning: namespace "nope" not found: the snapshot has no pods or other objects of it`}
+	if d := cmp.Diff(want, cl.Warnings); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+	// Who may not list namespaces cannot tell: only that warning.
+	kc.PrependReactor("list", "namespaces", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "", errors.New("no RBAC"))
+	})
+	if cl, err = ListCluster(context.Background(), c, ListOptions{Namespace: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(cl.Warnings) != 1 || !strings.HasPrefix(cl.Warnings[0], "warning: cannot list namespaces (") {
+		t.Errorf("warnings = %q, want only the one about listing namespaces", cl.Warnings)
+	}
+}
