@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -112,9 +113,9 @@ func (o *DryRunOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := engine.LoadConfig(o.ConfigPath)
+	cfg, err := loadConfig(o.ConfigPath)
 	if err != nil {
-		return AsUsage(fmt.Errorf("loading config: %w", err))
+		return err
 	}
 	reg, err := engine.Registry(o.Settings.ExtraPlugins)
 	if err != nil {
@@ -144,8 +145,26 @@ func (o *DryRunOptions) Run(ctx context.Context) error {
 	for _, w := range cl.Warnings {
 		fmt.Fprintln(o.ErrOut, w)
 	}
+	for _, w := range engine.UnservedWarnings(cl, cfg) {
+		fmt.Fprintln(o.ErrOut, w)
+	}
 	_, err = o.Out.Write(buf.Bytes())
 	return err
+}
+
+// loadConfig loads --config, defaulted and validated as kube-scheduler
+// does; without it, the default configuration knows run's profile too
+// (engine.AddRunProfile), so pods meant for `run` are dry-run and
+// explained without a --config.
+func loadConfig(path string) (*configv1.KubeSchedulerConfiguration, error) {
+	cfg, err := engine.LoadConfig(path)
+	if err != nil {
+		return nil, AsUsage(fmt.Errorf("loading config: %w", err))
+	}
+	if path == "" {
+		engine.AddRunProfile(cfg)
+	}
+	return cfg, nil
 }
 
 func withConfigPath(path string, err error) error {

@@ -178,9 +178,9 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := engine.LoadConfig(o.ConfigPath)
+	cfg, err := loadConfig(o.ConfigPath)
 	if err != nil {
-		return AsUsage(fmt.Errorf("loading config: %w", err))
+		return err
 	}
 	reg, err := engine.Registry(o.Settings.ExtraPlugins)
 	if err != nil {

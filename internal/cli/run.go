@@ -33,7 +33,8 @@ import (
 // DefaultRunSchedulerName is the profile name `run` schedules for when no
 // --config is given: pods opt in with spec.schedulerName: kubectl-sched, so
 // kubectl-sched runs beside the cluster's kube-scheduler without fighting it.
-const DefaultRunSchedulerName = "kubectl-sched"
+// dryrun and explain know it too (engine.AddRunProfile).
+const DefaultRunSchedulerName = engine.RunSchedulerName
 
 // kube-scheduler's clientConnection defaults.
 const (

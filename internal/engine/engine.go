@@ -158,7 +158,7 @@ func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*sc
 			_ = c.AddPod(p)
 			continue
 		}
-		if _, ok := profiles[p.Spec.SchedulerName]; ok && p.DeletionTimestamp == nil {
+		if _, ok := profiles[p.Spec.SchedulerName]; ok && Pending(p) {
 			pending = append(pending, p)
 		}
 	}
