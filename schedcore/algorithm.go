@@ -39,7 +39,7 @@ type ScheduleResult struct {
 }
 
 // TieBreak picks one node among those sharing the best total. The default
-// (nil) picks the lowest name; SeededTieBreak picks pseudo-randomly.
+// (nil) picks the lowest name; a driver's seeded one picks pseudo-randomly.
 type TieBreak func(tied []string) string
 
 // Algorithm is the filter-and-score core shared by every driver: it finds
@@ -51,6 +51,9 @@ type Algorithm struct {
 	TieBreak TieBreak
 	// Snapshot is the cycle's snapshot.
 	Snapshot *Snapshot
+	// EvaluateAllNodes filters every node, whatever the global and the
+	// profile's percentageOfNodesToScore say (Explain).
+	EvaluateAllNodes bool
 
 	mu                 sync.Mutex
 	nextStartNodeIndex int
@@ -65,7 +68,7 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *Cycle
 	if n == 0 {
 		return result, nil, ErrNoNodesAvailable
 	}
-	if c, ok := fw.handle.Nominator.(NominatedPodCounter); ok && c.NumNominatedPods() == 0 {
+	if c, ok := fw.handle.Nominator().(NominatedPodCounter); ok && c.NumNominatedPods() == 0 {
 		state.noNominatedPods = true
 	}
 	feasible, diag, err := a.findNodesThatFitPod(ctx, fw, state, pod)
@@ -191,7 +194,8 @@ func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, stat
 				nodes = append(nodes, ni)
 			}
 		}
-		diag.NodeToStatus.SetAbsentNodesStatus(NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unsched))))
+		diag.LeftOutBy = sets.List(unsched)
+		diag.NodeToStatus.SetAbsentNodesStatus(NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", diag.LeftOutBy)))
 	}
 	feasible, err := a.findNodesThatPassFilters(ctx, fw, state, pod, &diag, nodes, true)
 	return feasible, diag, err
@@ -222,7 +226,10 @@ func NumFeasibleNodesToFind(profilePct *int32, globalPct int32, numAllNodes int3
 func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod, diag *Diagnosis, nodes []*NodeInfo, rotate bool) ([]*NodeInfo, error) {
 	start := time.Now()
 	numAll := len(nodes)
-	toFind := int(NumFeasibleNodesToFind(fw.PercentageOfNodesToScore(), a.PercentageOfNodesToScore, int32(numAll)))
+	toFind := numAll
+	if !a.EvaluateAllNodes {
+		toFind = int(NumFeasibleNodesToFind(fw.PercentageOfNodesToScore(), a.PercentageOfNodesToScore, int32(numAll)))
+	}
 	if !fw.HasScorePlugins() {
 		toFind = 1
 	}

@@ -1,6 +1,7 @@
 package schedcore
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -78,6 +79,9 @@ type Diagnosis struct {
 	PendingPlugins       sets.Set[string]
 	PreFilterMsg         string
 	PostFilterMsg        string
+	// LeftOutBy are the PreFilter plugins whose PreFilterResults left
+	// nodes out of the cycle (the absent nodes' status names them).
+	LeftOutBy []string
 }
 
 // AddPluginStatus records the plugin of a rejecting status.
@@ -145,4 +149,28 @@ func (f *FitError) ReasonHistogram() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// RejectedForGroup reports whether a failed attempt's status rejected the
+// pod for the sake of its group rather than its own fit: the status, or
+// one of the node statuses of its FitError (the PreFilter status when
+// PreFilter rejected every node), is marked ForGroup.
+func RejectedForGroup(st *Status) bool {
+	if st.IsForGroup() {
+		return true
+	}
+	var fe *FitError
+	if !errors.As(st.Err(), &fe) || fe.Diagnosis.NodeToStatus == nil {
+		return false
+	}
+	n2s := fe.Diagnosis.NodeToStatus
+	if fe.Diagnosis.PreFilterMsg != "" && n2s.AbsentNodesStatus().IsForGroup() {
+		return true
+	}
+	for _, s := range n2s.m {
+		if s.IsForGroup() {
+			return true
+		}
+	}
+	return false
 }

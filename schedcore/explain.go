@@ -51,19 +51,22 @@ type NodeExplanation struct {
 	// rejecting filter (or the PreFilter/absent status).
 	Status *Status
 	// Failures are every filter plugin that rejects the node, in filter
-	// order; the first one is Status.
+	// order, with their explanations; the first one is Status.
 	Failures []FilterVerdict
+	// LeftOutBy are, for a node a PreFilterResult left out, the plugins
+	// whose results did, with their explanations.
+	LeftOutBy []FilterVerdict
+	// Nominated are the pods nominated to the node that the filters
+	// counted as running there (equal or higher priority, not the pod).
+	Nominated []*PodInfo
 }
 
 // Explain runs one scheduling cycle of pod against the snapshot with every
 // node evaluated (as with percentageOfNodesToScore: 100) and collects the
-// full diagnosis. Nothing is assumed or bound.
+// full diagnosis. Nothing is assumed or bound, and neither fw nor the
+// snapshot is changed, so explanations of several pods may run at once.
 func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak) *Explanation {
-	alg := &Algorithm{PercentageOfNodesToScore: 100, TieBreak: tie, Snapshot: snapshot}
-	pct := int32(100)
-	saved := fw.percentageOfNodesToScore
-	fw.percentageOfNodesToScore = &pct
-	defer func() { fw.percentageOfNodesToScore = saved }()
+	alg := &Algorithm{EvaluateAllNodes: true, TieBreak: tie, Snapshot: snapshot}
 
 	ex := &Explanation{Pod: pod, Profile: fw.profileName, FilterPlugins: fw.FilterPluginNames(), ScoreWeights: fw.ScorePluginWeights()}
 	state := NewCycleState()
@@ -96,10 +99,14 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 		ne := NodeExplanation{Name: ni.Name(), Feasible: feasible.Has(ni.Name())}
 		if !ne.Feasible && diag != nil {
 			ne.Status = diag.NodeToStatus.Get(ni.Name())
-			if ex.PreFilter == nil && diag.NodeToStatus.Len() > 0 {
-				if _, explicit := diag.NodeToStatus.m[ni.Name()]; explicit {
-					ne.Failures = fw.DiagnoseFilterPluginsWithNominatedPods(ctx, state, pod, ni)
-				}
+			_, explicit := diag.NodeToStatus.m[ni.Name()]
+			switch {
+			case ex.PreFilter != nil:
+			case explicit:
+				ne.Failures = fw.DiagnoseFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+				ne.Nominated = fw.countedNominatedPods(pod, ni)
+			case len(diag.LeftOutBy) > 0:
+				ne.LeftOutBy = fw.ExplainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status)
 			}
 		}
 		ex.Nodes = append(ex.Nodes, ne)

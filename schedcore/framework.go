@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -43,6 +44,7 @@ type Framework struct {
 	bind         []BindPlugin
 	postBind     []PostBindPlugin
 
+	podGroups         []PodGroupPlugin
 	enqueueExtensions []EnqueueExtensions
 	waitingPods       *waitingPodsMap
 	recorder          MetricsRecorder
@@ -68,6 +70,17 @@ func (f *Framework) EnqueueExtensions() []EnqueueExtensions { return f.enqueueEx
 
 // Plugin returns an instantiated plugin by name.
 func (f *Framework) Plugin(name string) (Plugin, bool) { p, ok := f.pluginsMap[name]; return p, ok }
+
+// PodGroup returns the pod's group, as the profile's first group plugin
+// that puts it in one says; ok is false for a pod in no group.
+func (f *Framework) PodGroup(pod *v1.Pod) (PodGroupInfo, bool) {
+	for _, g := range f.podGroups {
+		if pg, ok := g.PodGroup(pod); ok {
+			return pg, true
+		}
+	}
+	return PodGroupInfo{}, false
+}
 
 // FilterPluginNames lists the filter plugins in order.
 func (f *Framework) FilterPluginNames() []string { return names(f.filter) }
@@ -96,9 +109,6 @@ func (f *Framework) HasScorePlugins() bool { return len(f.score) > 0 }
 // HasPostFilterPlugins reports whether any PostFilter is enabled.
 func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
 
-// DisablePostFilter removes the PostFilter plugins (the --no-preemption flag).
-func (f *Framework) DisablePostFilter() { f.postFilter = nil }
-
 func names[T Plugin](ps []T) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
@@ -111,6 +121,8 @@ func names[T Plugin](ps []T) []string {
 type FrameworkOptions struct {
 	// Recorder receives extension point and plugin timings; nil = none.
 	Recorder MetricsRecorder
+	// NoPostFilter leaves the PostFilter plugins out (no preemption).
+	NoPostFilter bool
 }
 
 // NewFramework instantiates the plugins a profile needs from the registry,
@@ -167,6 +179,9 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 			return nil, fmt.Errorf("initializing plugin %q: %w", name, err)
 		}
 		f.pluginsMap[name] = p
+		if g, ok := p.(PodGroupPlugin); ok {
+			f.podGroups = append(f.podGroups, g)
+		}
 		if shouldHaveEnqueueExtensions(p) {
 			if ext, ok := p.(EnqueueExtensions); ok {
 				f.enqueueExtensions = append(f.enqueueExtensions, ext)
@@ -187,6 +202,9 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 	}
 	if err := f.setScoreWeights(plugins); err != nil {
 		return nil, fmt.Errorf("plugins.score: %w", err)
+	}
+	if opts.NoPostFilter {
+		f.postFilter = nil
 	}
 	return f, nil
 }

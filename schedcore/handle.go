@@ -66,46 +66,88 @@ type PreemptionHooks struct {
 	Victims   func(n int)
 }
 
-// Handle is what the framework gives plugins: the cycle's snapshot, a clock,
-// a seeded random source, a logger, the feature gates, a parallelizer, and
-// the binder and event sink of the driver. It is small on purpose.
+// Handle is what the framework gives plugins: the cycle's snapshot, a
+// clock, a seeded random source, a logger, the feature gates, a
+// parallelizer, and the driver's write hooks (binder, volume binder,
+// evictions, events). It is built once by NewHandle from options and never
+// changes afterwards, so plugins may keep it and read it from any
+// goroutine. The one thing bound later is the scheduling queue (the
+// nominator and activator): the queue is built from the profiles, so
+// NewScheduler points every profile's handle at it before the first cycle.
 type Handle struct {
 	snapshot     *Snapshot
 	parallelizer Parallelizer
 	framework    *Framework
 
-	// Clock is injected so queues and timeouts can be tested without sleeps.
-	Clock clock.WithTicker
-	// Rand is seeded by the driver for reproducible runs.
-	Rand *rand.Rand
-	// Logger is a logr logger; the zero value discards.
-	Logger logr.Logger
-	// Features are the feature gates in force.
-	Features Features
-	// Binder is used by DefaultBinder; nil means binding is not possible.
-	Binder Binder
-	// Events is the event sink; nil means none.
-	Events EventRecorder
-	// Nominator answers nominated pods per node; nil means none.
-	Nominator PodNominator
-	// VolumeBinder makes VolumeBinding's PreBind writes; nil means the
-	// driver binds no volumes.
-	VolumeBinder VolumeBinder
-	// Activator moves pending pods to activeQ (the scheduling queue); nil
-	// means Activate does nothing.
-	Activator PodActivator
-	// Objects lists what the cache does not hold: every pod the driver
-	// knows (pending ones too) and objects of other kinds such as
-	// PodGroups; nil means none.
-	Objects ObjectLister
-	// Preemption is the driver's side of preemption (PDBs, evictions).
-	Preemption PreemptionHooks
-	// SelectorSources, when set, returns the current Services,
-	// ReplicationControllers, ReplicaSets and StatefulSets, safely from any
-	// goroutine: queueing hints run on the driver's event goroutines while
-	// a cycle refreshes the snapshot, so they must not read
-	// Snapshot().Selectors. Nil: the snapshot's (the dry-run, one goroutine).
-	SelectorSources func() *SelectorSources
+	clock           clock.WithTicker
+	rand            *rand.Rand
+	logger          logr.Logger
+	features        Features
+	binder          Binder
+	events          EventRecorder
+	nominator       PodNominator
+	volumeBinder    VolumeBinder
+	objects         ObjectLister
+	preemption      PreemptionHooks
+	selectorSources func() *SelectorSources
+	// queue is the scheduling queue, set by NewScheduler: the nominator
+	// (unless the handle has its own) and the activator.
+	queue SchedulingQueue
+}
+
+// HandleOption sets one part of a Handle at construction.
+type HandleOption func(*Handle)
+
+// WithClock sets the clock Permit timeouts and plugins follow (default
+// the real clock); drivers that simulate time pass a fake one.
+func WithClock(c clock.WithTicker) HandleOption { return func(h *Handle) { h.clock = c } }
+
+// WithSeed seeds the handle's random source (default 1).
+func WithSeed(seed int64) HandleOption {
+	return func(h *Handle) { h.rand = rand.New(rand.NewSource(seed)) }
+}
+
+// WithLogger sets the logger (default discard).
+func WithLogger(l logr.Logger) HandleOption {
+	return func(h *Handle) {
+		if l.GetSink() != nil {
+			h.logger = l
+		}
+	}
+}
+
+// WithFeatures sets the feature gates (default DefaultFeatures).
+func WithFeatures(f Features) HandleOption { return func(h *Handle) { h.features = f } }
+
+// WithBinder sets where DefaultBinder binds (default none: binding fails).
+func WithBinder(b Binder) HandleOption { return func(h *Handle) { h.binder = b } }
+
+// WithEvents sets the event sink (default none).
+func WithEvents(e EventRecorder) HandleOption { return func(h *Handle) { h.events = e } }
+
+// WithNominator sets where nominated pods come from when no scheduling
+// queue does (explain, which holds the cluster's nominations itself).
+func WithNominator(n PodNominator) HandleOption { return func(h *Handle) { h.nominator = n } }
+
+// WithVolumeBinder sets where VolumeBinding's PreBind writes go (default
+// none: the driver binds no volumes).
+func WithVolumeBinder(b VolumeBinder) HandleOption { return func(h *Handle) { h.volumeBinder = b } }
+
+// WithObjects sets the lister of what the cache does not hold: every pod
+// the driver knows (pending ones too) and objects of other kinds such as
+// PodGroups (default none).
+func WithObjects(o ObjectLister) HandleOption { return func(h *Handle) { h.objects = o } }
+
+// WithPreemption sets the driver's side of preemption (PDBs, evictions).
+func WithPreemption(p PreemptionHooks) HandleOption { return func(h *Handle) { h.preemption = p } }
+
+// WithSelectorSources sets where queueing hints read the current
+// Services, ReplicationControllers, ReplicaSets and StatefulSets, safely
+// from any goroutine: hints run on the driver's event goroutines while a
+// cycle refreshes the snapshot, so they must not read
+// Snapshot().Selectors. Default: the snapshot's (one goroutine only).
+func WithSelectorSources(f func() *SelectorSources) HandleOption {
+	return func(h *Handle) { h.selectorSources = f }
 }
 
 // PodActivator is the part of the scheduling queue plugins may use: move
@@ -131,8 +173,8 @@ type ObjectLister interface {
 
 // Activate moves pods to activeQ, as kube's Handle.Activate.
 func (h *Handle) Activate(pods map[string]*v1.Pod) {
-	if h.Activator != nil && len(pods) > 0 {
-		h.Activator.Activate(h.Logger, pods)
+	if h.queue != nil && len(pods) > 0 {
+		h.queue.Activate(h.logger, pods)
 	}
 }
 
@@ -156,22 +198,24 @@ func (h *Handle) RejectWaitingPod(uid types.UID) bool {
 	return h.framework != nil && h.framework.RejectWaitingPod(uid)
 }
 
-// NewHandle returns a handle over snapshot with the given parallelism.
-func NewHandle(snapshot *Snapshot, parallelism int) *Handle {
+// NewHandle returns a handle over snapshot (nil: an empty one) with the
+// given parallelism (0 or less: DefaultParallelism) and options.
+func NewHandle(snapshot *Snapshot, parallelism int, opts ...HandleOption) *Handle {
 	if snapshot == nil {
 		snapshot = NewEmptySnapshot()
 	}
 	if parallelism <= 0 {
 		parallelism = DefaultParallelism
 	}
-	return &Handle{snapshot: snapshot, parallelizer: NewParallelizer(parallelism), Clock: clock.RealClock{}, Rand: rand.New(rand.NewSource(1)), Features: DefaultFeatures, Logger: logr.Discard()}
+	h := &Handle{snapshot: snapshot, parallelizer: NewParallelizer(parallelism), clock: clock.RealClock{}, rand: rand.New(rand.NewSource(1)), features: DefaultFeatures, logger: logr.Discard()}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
 }
 
 // Snapshot returns the current cycle's snapshot.
 func (h *Handle) Snapshot() *Snapshot { return h.snapshot }
-
-// SetSnapshot replaces the snapshot (drivers only).
-func (h *Handle) SetSnapshot(s *Snapshot) { h.snapshot = s }
 
 // Parallelizer returns the worker pool plugins may use in PreFilter/PreScore.
 func (h *Handle) Parallelizer() Parallelizer { return h.parallelizer }
@@ -180,10 +224,59 @@ func (h *Handle) Parallelizer() Parallelizer { return h.parallelizer }
 // re-run filters, such as preemption). Nil until the profile is built.
 func (h *Handle) Framework() *Framework { return h.framework }
 
+// Clock is the clock; drivers that simulate time inject a fake one.
+func (h *Handle) Clock() clock.WithTicker { return h.clock }
+
+// Rand is the handle's seeded random source (one goroutine at a time).
+func (h *Handle) Rand() *rand.Rand { return h.rand }
+
+// Logger is the logger; it discards unless the driver set one.
+func (h *Handle) Logger() logr.Logger { return h.logger }
+
+// Features are the feature gates in force.
+func (h *Handle) Features() Features { return h.features }
+
+// Binder is used by DefaultBinder; nil means binding is not possible.
+func (h *Handle) Binder() Binder { return h.binder }
+
+// Events is the event sink; nil means none.
+func (h *Handle) Events() EventRecorder { return h.events }
+
+// VolumeBinder makes VolumeBinding's PreBind writes; nil means the driver
+// binds no volumes.
+func (h *Handle) VolumeBinder() VolumeBinder { return h.volumeBinder }
+
+// Objects lists pods and objects of other kinds; nil means none.
+func (h *Handle) Objects() ObjectLister { return h.objects }
+
+// Preemption is the driver's side of preemption (PDBs, evictions).
+func (h *Handle) Preemption() PreemptionHooks { return h.preemption }
+
+// SelectorSources returns the current default-spreading selector sources,
+// safe from any goroutine when the driver set them, else the snapshot's.
+func (h *Handle) SelectorSources() *SelectorSources {
+	if h.selectorSources != nil {
+		return h.selectorSources()
+	}
+	return h.snapshot.Selectors
+}
+
+// Nominator answers nominated pods per node: the handle's own, else the
+// scheduling queue; nil means none.
+func (h *Handle) Nominator() PodNominator {
+	if h.nominator != nil {
+		return h.nominator
+	}
+	if h.queue != nil {
+		return h.queue
+	}
+	return nil
+}
+
 // NominatedPodsForNode returns pods nominated to a node, if a nominator is set.
 func (h *Handle) NominatedPodsForNode(node string) []*PodInfo {
-	if h.Nominator == nil {
-		return nil
+	if n := h.Nominator(); n != nil {
+		return n.NominatedPodsForNode(node)
 	}
-	return h.Nominator.NominatedPodsForNode(node)
+	return nil
 }

@@ -177,6 +177,25 @@ type PostBindPlugin interface {
 	PostBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
 }
 
+// PodGroupInfo is a group of pods placed all together or not at all.
+type PodGroupInfo struct {
+	// Name is "namespace/name".
+	Name string
+	// MinMember is how many of its pods must be placed for the group to be.
+	MinMember int
+}
+
+// PodGroupPlugin is implemented by plugins that place pods in groups
+// (Coscheduling's gangs). Drivers that report per group read the groups
+// through Framework.PodGroup, never through a plugin's type; a group
+// plugin marks the rejections it gives for a group's sake with
+// Status.ForGroup.
+type PodGroupPlugin interface {
+	Plugin
+	// PodGroup returns the pod's group; ok is false for a pod in no group.
+	PodGroup(pod *v1.Pod) (g PodGroupInfo, ok bool)
+}
+
 // NodeScore is one node's score.
 type NodeScore struct {
 	Name  string

@@ -109,6 +109,9 @@ func TestFailuresAfterReserve(t *testing.T) {
 		wantCalls   []string
 		wantBound   bool
 		wantMessage string
+		// wantForGroup: the failure is one for the group's sake
+		// (RejectedForGroup), not the pod's own fit.
+		wantForGroup bool
 	}{
 		{
 			name:        "a refused Reserve unreserves every Reserve plugin in reverse order",
@@ -135,8 +138,9 @@ func TestFailuresAfterReserve(t *testing.T) {
 				clk.Step(9 * time.Second)
 				clk.Step(time.Second)
 			},
-			wantCalls:   []string{"Reserve/A", "Reserve/B", "Permit", "Unreserve/B", "Unreserve/A"},
-			wantMessage: "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Stages.",
+			wantCalls:    []string{"Reserve/A", "Reserve/B", "Permit", "Unreserve/B", "Unreserve/A"},
+			wantMessage:  "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Stages.",
+			wantForGroup: true,
 		},
 		{
 			name: "a waiting pod rejected by another plugin through the handle unreserves in reverse order",
@@ -144,8 +148,9 @@ func TestFailuresAfterReserve(t *testing.T) {
 			then: func(_ *clocktesting.FakeClock, h *schedcore.Handle) {
 				h.IterateOverWaitingPods(func(w *schedcore.WaitingPod) { w.Reject("Other", "sibling failed") })
 			},
-			wantCalls:   []string{"Reserve/A", "Reserve/B", "Permit", "Unreserve/B", "Unreserve/A"},
-			wantMessage: "0/1 nodes are available: 1 sibling failed.",
+			wantCalls:    []string{"Reserve/A", "Reserve/B", "Permit", "Unreserve/B", "Unreserve/A"},
+			wantMessage:  "0/1 nodes are available: 1 sibling failed.",
+			wantForGroup: true,
 		},
 		{
 			name: "a waiting pod removed through RejectWaitingPod unreserves",
@@ -205,15 +210,13 @@ func TestFailuresAfterReserve(t *testing.T) {
 				}}
 				clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 				snap := schedcore.NewEmptySnapshot()
-				h := schedcore.NewHandle(snap, 1)
-				h.Clock = clk
+				h := schedcore.NewHandle(snap, 1, schedcore.WithClock(clk))
 				fw, err := schedcore.NewFramework(context.Background(), reg, profile, h, schedcore.FrameworkOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				profiles := map[string]*schedcore.Framework{name: fw}
 				q := queue.New(fw.QueueSortLess(), profiles, queue.WithClock(clk))
-				h.Nominator, h.Activator = q, q
 				cache := schedcore.NewCache(schedcore.DefaultFeatures)
 				cache.AddNode(schedtest.MakeNode("n1").Capacity("cpu", "4", "pods", "10").Obj())
 				s := schedcore.NewScheduler(cache, q, profiles, snap, &schedcore.Algorithm{})
@@ -222,6 +225,7 @@ func TestFailuresAfterReserve(t *testing.T) {
 				var mu sync.Mutex
 				var bound bool
 				var message string
+				var forGroup bool
 				s.Hooks = schedcore.Hooks{
 					Scheduled: func(context.Context, *schedcore.Framework, *schedcore.QueuedPodInfo, string, schedcore.ScheduleResult) {
 						mu.Lock()
@@ -231,6 +235,7 @@ func TestFailuresAfterReserve(t *testing.T) {
 					Failed: func(_ context.Context, _ *schedcore.Framework, _ *schedcore.QueuedPodInfo, _ string, st *schedcore.Status, _ *schedcore.NominatingInfo) {
 						mu.Lock()
 						message = st.Message()
+						forGroup = schedcore.RejectedForGroup(st)
 						mu.Unlock()
 					},
 				}
@@ -262,6 +267,9 @@ func TestFailuresAfterReserve(t *testing.T) {
 				}
 				if !strings.Contains(message, tt.wantMessage) || (tt.wantMessage == "") != (message == "") {
 					t.Errorf("failure message %q, want %q", message, tt.wantMessage)
+				}
+				if forGroup != tt.wantForGroup {
+					t.Errorf("RejectedForGroup = %v, want %v", forGroup, tt.wantForGroup)
 				}
 				if n := fw.NumWaitingPods(); n != 0 {
 					t.Errorf("%d pods still in the waiting map", n)

@@ -167,25 +167,55 @@ func (f *Framework) activeFilters(state *CycleState) []FilterPlugin {
 type FilterVerdict struct {
 	Plugin string
 	Status *Status
+	// Explanation is the plugin's own account of the rejection, computed
+	// from the state and node its Filter saw (FilterExplainer); nil when
+	// the plugin has none.
+	Explanation *FilterExplanation
 }
 
 // DiagnoseFilterPlugins runs every non-skipped filter on the node, each on
-// its own, and returns every rejection (kube stops at the first: that one is
-// the first element). It is what explain shows; the scheduling path uses
-// RunFilterPlugins.
+// its own, and returns every rejection with the plugin's explanation (kube
+// stops at the first: that one is the first element). It is what explain
+// shows; the scheduling path uses RunFilterPlugins.
 func (f *Framework) DiagnoseFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) []FilterVerdict {
 	var out []FilterVerdict
 	for _, pl := range f.filter {
 		if state.SkipFilterPlugins.Has(pl.Name()) {
 			continue
 		}
-		s := pl.Filter(ctx, state, pod, nodeInfo)
-		if !s.IsSuccess() {
-			if !s.IsRejected() {
-				s = AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
-			}
-			out = append(out, FilterVerdict{Plugin: pl.Name(), Status: s.WithPlugin(pl.Name())})
+		if v, failed := diagnose(ctx, pl, state, pod, nodeInfo); failed {
+			out = append(out, v)
 		}
+	}
+	return out
+}
+
+// diagnose runs one filter on the node and, when it rejects, its
+// explainer on the same state and node.
+func diagnose(ctx context.Context, pl FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) (FilterVerdict, bool) {
+	s := pl.Filter(ctx, state, pod, nodeInfo)
+	if s.IsSuccess() {
+		return FilterVerdict{}, false
+	}
+	if !s.IsRejected() {
+		s = AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
+	}
+	s = s.WithPlugin(pl.Name())
+	return FilterVerdict{Plugin: pl.Name(), Status: s, Explanation: explainFilter(ctx, pl, state, pod, nodeInfo, s)}, true
+}
+
+// ExplainLeftOut asks the plugins whose PreFilterResult left a node out
+// what they have against it: each one that explains itself does so from
+// the cycle's state, as if its Filter had rejected the node with status.
+func (f *Framework) ExplainLeftOut(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, plugins []string, status *Status) []FilterVerdict {
+	var out []FilterVerdict
+	for _, name := range plugins {
+		pl, ok := f.pluginsMap[name].(FilterPlugin)
+		if !ok {
+			out = append(out, FilterVerdict{Plugin: name, Status: status})
+			continue
+		}
+		out = append(out, FilterVerdict{Plugin: name, Status: status, Explanation: explainFilter(ctx, pl, state, pod, nodeInfo, status)})
 	}
 	return out
 }
@@ -197,7 +227,7 @@ func (f *Framework) DiagnoseFilterPlugins(ctx context.Context, state *CycleState
 // failure in either pass is the plugin's verdict, as kube would report it
 // if that plugin ran alone.
 func (f *Framework) DiagnoseFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) []FilterVerdict {
-	if f.handle.Nominator == nil || state.noNominatedPods {
+	if f.handle.Nominator() == nil || state.noNominatedPods {
 		return f.DiagnoseFilterPlugins(ctx, state, pod, nodeInfo)
 	}
 	added, withState, withInfo, err := f.addGENominatedPods(ctx, pod, state, nodeInfo)
@@ -212,15 +242,12 @@ func (f *Framework) DiagnoseFilterPluginsWithNominatedPods(ctx context.Context, 
 		if state.SkipFilterPlugins.Has(pl.Name()) {
 			continue
 		}
-		s := pl.Filter(ctx, withState, pod, withInfo)
-		if s.IsSuccess() {
-			s = pl.Filter(ctx, state, pod, nodeInfo)
+		v, failed := diagnose(ctx, pl, withState, pod, withInfo)
+		if !failed {
+			v, failed = diagnose(ctx, pl, state, pod, nodeInfo)
 		}
-		if !s.IsSuccess() {
-			if !s.IsRejected() {
-				s = AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
-			}
-			out = append(out, FilterVerdict{Plugin: pl.Name(), Status: s.WithPlugin(pl.Name())})
+		if failed {
+			out = append(out, v)
 		}
 	}
 	return out
@@ -230,7 +257,7 @@ func (f *Framework) DiagnoseFilterPluginsWithNominatedPods(ctx context.Context, 
 // priority pods nominated to the node added, and, if that passes and such
 // pods exist, once more without them, as kube does.
 func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, info *NodeInfo) *Status {
-	if f.handle.Nominator == nil || state.noNominatedPods {
+	if f.handle.Nominator() == nil || state.noNominatedPods {
 		return f.RunFilterPlugins(ctx, state, pod, info)
 	}
 	var status *Status
@@ -254,6 +281,18 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 	return status
 }
 
+// countedNominatedPods lists the pods nominated to the node that the
+// filters count for pod (equal or higher priority, not pod itself).
+func (f *Framework) countedNominatedPods(pod *v1.Pod, info *NodeInfo) []*PodInfo {
+	var out []*PodInfo
+	for _, pi := range f.handle.NominatedPodsForNode(info.Name()) {
+		if PodPriority(pi.Pod) >= PodPriority(pod) && pi.Pod.UID != pod.UID {
+			out = append(out, pi)
+		}
+	}
+	return out
+}
+
 func (f *Framework) addGENominatedPods(ctx context.Context, pod *v1.Pod, state *CycleState, info *NodeInfo) (bool, *CycleState, *NodeInfo, error) {
 	nominated := f.handle.NominatedPodsForNode(info.Name())
 	if len(nominated) == 0 {
@@ -264,7 +303,7 @@ func (f *Framework) addGENominatedPods(ctx context.Context, pod *v1.Pod, state *
 	added := false
 	for _, pi := range nominated {
 		if PodPriority(pi.Pod) >= PodPriority(pod) && pi.Pod.UID != pod.UID {
-			infoOut.AddPodInfo(pi, f.handle.Features)
+			infoOut.AddPodInfo(pi, f.handle.Features())
 			if s := f.RunPreFilterExtensionAddPod(ctx, stateOut, pod, pi, infoOut); !s.IsSuccess() {
 				return false, state, info, s.AsError()
 			}

@@ -72,9 +72,15 @@ type parkedBinding struct {
 	start   time.Time
 }
 
-// NewScheduler wires a scheduler; every profile's handle must share snapshot.
+// NewScheduler wires a scheduler; every profile's handle must share
+// snapshot. It points the profiles' handles at the queue (their nominator,
+// unless they have their own, and their activator): call it before the
+// first cycle and before the queue receives pods.
 func NewScheduler(cache *Cache, queue SchedulingQueue, profiles map[string]*Framework, snapshot *Snapshot, alg *Algorithm) *Scheduler {
 	alg.Snapshot = snapshot
+	for _, fw := range profiles {
+		fw.handle.queue = queue
+	}
 	return &Scheduler{Cache: cache, Queue: queue, Profiles: profiles, Algorithm: alg, snapshot: snapshot, Logger: logr.Discard(), Clock: clock.RealClock{}, Rand: rand.New(rand.NewSource(1))}
 }
 
@@ -149,7 +155,7 @@ var clearNominatedNode = &NominatingInfo{NominatingMode: ModeOverride}
 func (s *Scheduler) schedulingCycle(ctx context.Context, state *CycleState, fw *Framework, qpi *QueuedPodInfo) (ScheduleResult, *QueuedPodInfo, *Status) {
 	s.Cache.UpdateSnapshot(s.snapshot)
 	algStart := time.Now()
-	result, diag, err := s.Algorithm.SchedulePod(ctx, fw, state, qpi.Pod)
+	result, _, err := s.Algorithm.SchedulePod(ctx, fw, state, qpi.Pod)
 	if s.Recorder != nil {
 		s.Recorder.AlgorithmDuration(time.Since(algStart))
 	}
@@ -161,7 +167,6 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *CycleState, fw *
 		if !errors.As(err, &fitErr) {
 			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, AsStatus(err)
 		}
-		_ = diag
 		if !fw.HasPostFilterPlugins() {
 			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, NewStatus(Unschedulable).WithError(fitErr)
 		}
@@ -290,8 +295,8 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *CycleState, fw *Fra
 		return st
 	}
 	s.Cache.FinishBinding(pod)
-	if fw.handle.Events != nil {
-		fw.handle.Events.Eventf(pod, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", pod.Namespace, pod.Name, result.SuggestedHost)
+	if fw.handle.Events() != nil {
+		fw.handle.Events().Eventf(pod, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", pod.Namespace, pod.Name, result.SuggestedHost)
 	}
 	fw.RunPostBindPlugins(ctx, state, pod, result.SuggestedHost)
 	return nil
@@ -338,8 +343,8 @@ func (s *Scheduler) handleFailure(ctx context.Context, fw *Framework, qpi *Queue
 	if nominating != nil {
 		s.Queue.AddNominatedPod(s.Logger, q.PodInfo, nominating)
 	}
-	if fw.handle.Events != nil {
-		fw.handle.Events.Eventf(q.Pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", TruncateMessage(st.Message()))
+	if fw.handle.Events() != nil {
+		fw.handle.Events().Eventf(q.Pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", TruncateMessage(st.Message()))
 	}
 	if s.Hooks.Failed != nil {
 		s.Hooks.Failed(ctx, fw, &q, reason, st, nominating)

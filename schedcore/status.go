@@ -61,6 +61,9 @@ type Status struct {
 	reasons []string
 	err     error
 	plugin  string
+	// forGroup marks a rejection for the sake of the pod's group rather
+	// than its own fit (ForGroup).
+	forGroup bool
 	// shared marks a status from NewSharedStatus; stamped is its copy
 	// carrying the plugin name.
 	shared  bool
@@ -144,13 +147,28 @@ func (s *Status) WithPlugin(name string) *Status {
 		if c := s.stamped.Load(); c != nil && c.plugin == name {
 			return c
 		}
-		c := &Status{code: s.code, reasons: s.reasons, err: s.err, plugin: name}
+		c := &Status{code: s.code, reasons: s.reasons, err: s.err, plugin: name, forGroup: s.forGroup}
 		s.stamped.Store(c)
 		return c
 	}
 	s.plugin = name
 	return s
 }
+
+// ForGroup marks a rejection as one for the sake of the pod's group (a
+// sibling failed, the group timed out or backs off) rather than the pod's
+// own fit, and returns the status for chaining. Group plugins mark their
+// statuses; a pod waiting at Permit that is rejected or times out is
+// marked by the framework. Drivers read it with RejectedForGroup.
+func (s *Status) ForGroup() *Status {
+	if s != nil {
+		s.forGroup = true
+	}
+	return s
+}
+
+// IsForGroup reports whether the status is marked ForGroup.
+func (s *Status) IsForGroup() bool { return s != nil && s.forGroup }
 
 // WithError attaches an underlying error.
 func (s *Status) WithError(err error) *Status {

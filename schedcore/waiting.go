@@ -62,14 +62,20 @@ func (w *WaitingPod) Allow(plugin string) {
 }
 
 // Reject releases the pod with an Unschedulable status naming the plugin.
-// A pod already allowed or rejected stays as it was.
+// A pod already allowed or rejected stays as it was. The pod passed its
+// filters and was reserved, so the status is marked ForGroup: it is
+// rejected for the sake of the pods it waits with, not its own fit.
 func (w *WaitingPod) Reject(plugin, msg string) {
+	w.reject(NewStatus(Unschedulable, msg).WithPlugin(plugin).ForGroup())
+}
+
+func (w *WaitingPod) reject(s *Status) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, t := range w.pending {
 		t.Stop()
 	}
-	w.send(NewStatus(Unschedulable, msg).WithPlugin(plugin))
+	w.send(s)
 }
 
 // timeout rejects the pod from a timer callback. It does not stop the other
@@ -78,7 +84,7 @@ func (w *WaitingPod) Reject(plugin, msg string) {
 func (w *WaitingPod) timeout(plugin string, d time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.send(NewStatus(Unschedulable, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", d, plugin)).WithPlugin(plugin))
+	w.send(NewStatus(Unschedulable, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", d, plugin)).WithPlugin(plugin).ForGroup())
 }
 
 // Decided reports whether the pod has been allowed or rejected (its binding
@@ -123,7 +129,7 @@ func (m *waitingPodsMap) remove(uid types.UID) {
 // callbacks (the real clock and the dry-run's fake clock both can), so
 // permit timeouts follow an injected clock.
 func (f *Framework) afterFunc(d time.Duration, fn func()) clock.Timer {
-	if c, ok := f.handle.Clock.(clock.WithDelayedExecution); ok {
+	if c, ok := f.handle.Clock().(clock.WithDelayedExecution); ok {
 		return c.AfterFunc(d, fn)
 	}
 	return clock.RealClock{}.AfterFunc(d, fn)
@@ -178,7 +184,7 @@ func (f *Framework) IterateOverWaitingPods(fn func(*WaitingPod)) {
 // a waiting pod is deleted; it reports whether the pod was waiting.
 func (f *Framework) RejectWaitingPod(uid types.UID) bool {
 	if w := f.GetWaitingPod(uid); w != nil {
-		w.Reject("", "removed")
+		w.reject(NewStatus(Unschedulable, "removed"))
 		return true
 	}
 	return false

@@ -187,7 +187,7 @@ func (o *RunOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	if _, err := engine.BuildProfiles(context.Background(), cfg, reg, schedcore.NewEmptySnapshot(), engine.HandleOptions{}); err != nil {
+	if _, err := engine.BuildProfiles(context.Background(), engine.Options{Config: cfg, Registry: reg}, schedcore.NewEmptySnapshot(), engine.Driver{}); err != nil {
 		return AsUsage(withConfigPath(o.ConfigPath, err))
 	}
 	o.registry = reg

@@ -8,19 +8,17 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
-	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
-	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-// gangReport sums up the gangs of pending pods whose profile runs
-// Coscheduling: a gang is Scheduled when at least minMember of its pods
-// were placed, else Unschedulable with the reason of the member that
-// failed on its own (the last one whose failure was not a rejection for
-// the group's sake), or, when none did, a member that never got a cycle
-// (gated), or else the first group rejection (a timeout). It also stamps
-// each unschedulable member with its group.
-func gangReport(pending []*v1.Pod, profiles *engine.Profiles, placed sets.Set[string], failed map[string]*failure, unsched []report.Unschedulable) []report.Group {
+// gangReport sums up the groups of pending pods (schedcore.PodGroupPlugin:
+// Coscheduling's gangs): a group is Scheduled when at least minMember of
+// its pods were placed, else Unschedulable with the reason of the member
+// that failed on its own (the last one whose failure was not a rejection
+// for the group's sake), or, when none did, a member that never got a
+// cycle (gated), or else the first group rejection (a timeout). It also
+// stamps each unschedulable member with its group.
+func gangReport(pending []*v1.Pod, e *engine.Engine, placed sets.Set[string], failed map[string]*failure, unsched []report.Unschedulable) []report.Group {
 	type gang struct {
 		g       report.Group
 		members []*v1.Pod
@@ -29,34 +27,26 @@ func gangReport(pending []*v1.Pod, profiles *engine.Profiles, placed sets.Set[st
 	var order []string
 	memberOf := map[string]string{}
 	for _, p := range pending {
-		fw := profiles.ByName[p.Spec.SchedulerName]
+		fw := e.Framework(p)
 		if fw == nil {
 			continue
 		}
-		pl, ok := fw.Plugin(names.Coscheduling)
+		pg, ok := fw.PodGroup(p)
 		if !ok {
 			continue
 		}
-		cs, ok := pl.(*coscheduling.Coscheduling)
-		if !ok {
-			continue
-		}
-		key, minMember, ok := cs.GroupOf(p)
-		if !ok {
-			continue
-		}
-		gg := gangs[key]
+		gg := gangs[pg.Name]
 		if gg == nil {
-			gg = &gang{g: report.Group{Group: key, MinMember: int(minMember)}}
-			gangs[key] = gg
-			order = append(order, key)
+			gg = &gang{g: report.Group{Group: pg.Name, MinMember: pg.MinMember}}
+			gangs[pg.Name] = gg
+			order = append(order, pg.Name)
 		}
 		gg.members = append(gg.members, p)
 		gg.g.Pods++
 		if placed.Has(schedcore.PodKey(p)) {
 			gg.g.Scheduled++
 		}
-		memberOf[schedcore.PodName(p)] = key
+		memberOf[schedcore.PodName(p)] = pg.Name
 	}
 	for i := range unsched {
 		unsched[i].Group = memberOf[unsched[i].Pod]
@@ -92,7 +82,7 @@ func gangReport(pending []*v1.Pod, profiles *engine.Profiles, placed sets.Set[st
 			if f.own != "" && (own == nil || f.ownSeq > own.ownSeq) {
 				own, ownPod = f, schedcore.PodName(p)
 			}
-			if coscheduling.IsGangRejection(f.msg) && (rejected == nil || f.seq < rejected.seq) {
+			if f.ForGroup && (rejected == nil || f.seq < rejected.seq) {
 				rejected, rejectedPod = f, schedcore.PodName(p)
 			}
 		}

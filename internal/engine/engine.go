@@ -1,7 +1,9 @@
-// Package engine assembles schedcore for the drivers: it turns a
-// KubeSchedulerConfiguration and a plugin registry into profiles, feeds a
-// cache from cluster objects, and wires the queue and scheduler loop. The
-// dry-run, explain and run verbs differ only in what they pass in.
+// Package engine assembles schedcore for the drivers, in one place: it
+// loads and defaults the KubeSchedulerConfiguration, merges the plugin
+// registry, builds the profiles, the scheduling queue and the scheduler
+// loop, and fills the cache from cluster objects. A driver (dryrun,
+// explain, run, and the offline drivers built on Offline) supplies only
+// what differs: where state comes from and where decisions go (a Driver).
 package engine
 
 import (
@@ -9,17 +11,22 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"sort"
+	"time"
 
+	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	policyv1 "k8s.io/api/policy/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/plugins"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
 )
+
+// ErrNoNodes is returned for a cluster without nodes.
+var ErrNoNodes = errors.New("the cluster has no nodes")
 
 // LoadConfig reads, defaults and validates a KubeSchedulerConfiguration
 // file; "" gives kube-scheduler v1.37's defaults. Errors name the file and
@@ -65,23 +72,105 @@ type configError struct{ err error }
 func (e configError) Error() string   { return e.err.Error() }
 func (e configError) Unwrap() []error { return []error{e.err, ErrConfig} }
 
-// HandleOptions are what each profile's handle gets from the driver.
-type HandleOptions struct {
-	Binder    schedcore.Binder
-	Events    schedcore.EventRecorder
-	Nominator schedcore.PodNominator
-	Recorder  schedcore.MetricsRecorder
-	// VolumeBinder receives VolumeBinding's PreBind writes; nil: none.
+// Options are what every driver's engine is made of: the configuration,
+// the plugins, the feature gates and how ties are broken.
+type Options struct {
+	// Config is a defaulted, validated KubeSchedulerConfiguration (nil:
+	// kube-scheduler's defaults).
+	Config *configv1.KubeSchedulerConfiguration
+	// Registry holds the plugins (nil: the in-tree ones).
+	Registry schedcore.Registry
+	// Features are the feature gates; the zero value means
+	// schedcore.DefaultFeatures.
+	Features schedcore.Features
+	// Logger receives the engine's logs; the zero value discards.
+	Logger logr.Logger
+	// Seed seeds the handles' random sources. With UseSeed it also breaks
+	// ties between equal best totals and picks where the preemption scan
+	// starts, pseudo-randomly and reproducibly; without it the lowest node
+	// name wins and the scan starts at the first node (or where the
+	// driver's PreemptionHooks.Offset says).
+	Seed    int64
+	UseSeed bool
+	// NoPreemption turns the PostFilter plugins off.
+	NoPreemption bool
+}
+
+// withDefaults fills in what the zero value leaves out; it is the one
+// place where zero features mean the defaults.
+func (o Options) withDefaults() (Options, error) {
+	if o.Features == (schedcore.Features{}) {
+		o.Features = schedcore.DefaultFeatures
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Config == nil {
+		cfg, err := LoadConfig("")
+		if err != nil {
+			return o, err
+		}
+		o.Config = cfg
+	}
+	if o.Registry == nil {
+		r, err := Registry(nil)
+		if err != nil {
+			return o, err
+		}
+		o.Registry = r
+	}
+	return o, nil
+}
+
+// TieBreak is the options' choice among nodes tied for the best total:
+// nil (the lowest name) unless UseSeed.
+func (o Options) TieBreak() schedcore.TieBreak {
+	if !o.UseSeed {
+		return nil
+	}
+	r := rand.New(rand.NewSource(o.Seed))
+	return func(tied []string) string { return tied[r.Intn(len(tied))] }
+}
+
+// Driver is what a driver plugs into the engine: where the current state
+// of pods and other objects comes from, where decisions go, and what it
+// observes. The zero value is a driver that reads nothing beyond the cache
+// and writes nothing (explain's).
+type Driver struct {
+	// Binder takes bindings (DefaultBinder); nil: binding fails.
+	Binder schedcore.Binder
+	// VolumeBinder takes VolumeBinding's PreBind writes; nil: none.
 	VolumeBinder schedcore.VolumeBinder
-	Seed         int64
-	Features     schedcore.Features
-	// Clock, when set, replaces the handles' real clock (Permit timeouts
-	// and plugin time follow it).
-	Clock clock.WithTicker
-	// Objects lists pods and other objects for plugins that need them.
-	Objects schedcore.ObjectLister
-	// Preemption is the driver's side of preemption (PDBs, evictions).
+	// Preemption is the driver's side of preemption: PDBs, the evictor,
+	// metrics. Offset, when nil, is set from Options.UseSeed.
 	Preemption schedcore.PreemptionHooks
+	// Events returns the event sink of a profile; nil: no events.
+	Events func(profile string) schedcore.EventRecorder
+	// Objects lists every pod the driver knows and objects of other
+	// kinds (PodGroups); nil: none.
+	Objects schedcore.ObjectLister
+	// Nominator, when set, answers the nominated pods instead of the
+	// scheduling queue (explain holds the cluster's nominations itself).
+	Nominator schedcore.PodNominator
+	// Pod returns the driver's latest copy of a pod, ok false when it is
+	// gone: the scheduler requeues a failed pod only if it still exists
+	// unassigned, and the queue nominates only such pods. Nil: every pod
+	// is taken as current.
+	Pod queue.PodGetter
+	// Clock is the engine's clock (Permit timeouts, backoff, plugin
+	// time); nil: the real clock.
+	Clock clock.WithTicker
+	// SyncBinding runs binding cycles in the scheduling goroutine (the
+	// offline drivers).
+	SyncBinding bool
+	// Scheduled and Failed observe each pod bound and each failed attempt
+	// (schedcore.Hooks).
+	Scheduled func(ctx context.Context, fw *schedcore.Framework, qpi *schedcore.QueuedPodInfo, node string, result schedcore.ScheduleResult)
+	Failed    func(ctx context.Context, fw *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, nominating *schedcore.NominatingInfo)
+	// Recorder and QueueMetrics receive the framework's, the scheduler's
+	// and the queue's measurements; nil: none.
+	Recorder     schedcore.MetricsRecorder
+	QueueMetrics queue.Metrics
 }
 
 // Profiles are the built frameworks by schedulerName, with their order.
@@ -90,29 +179,119 @@ type Profiles struct {
 	Order  []string
 }
 
-// BuildProfiles instantiates every profile's framework over snapshot.
-// Errors name the profile field ("profiles[0].pluginConfig[1].args...").
-func BuildProfiles(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, r schedcore.Registry, snap *schedcore.Snapshot, o HandleOptions) (*Profiles, error) {
+// Engine is schedcore assembled: the cache and its snapshot, the profiles,
+// the scheduling queue and the scheduler loop, wired to one driver.
+type Engine struct {
+	Cache     *schedcore.Cache
+	Snapshot  *schedcore.Snapshot
+	Profiles  *Profiles
+	Queue     *queue.PriorityQueue
+	Scheduler *schedcore.Scheduler
+	// Options are the options the engine was built with, defaulted.
+	Options Options
+}
+
+// New assembles an engine for a driver. Configuration errors (unknown
+// plugins, invalid args) wrap ErrConfig and name the profile field.
+func New(ctx context.Context, o Options, d Driver) (*Engine, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cfg := o.Config
+	e := &Engine{Cache: schedcore.NewCache(o.Features), Snapshot: schedcore.NewEmptySnapshot(), Options: o}
+	if e.Profiles, err = buildProfiles(ctx, o, d, e.Snapshot, e.Cache.SelectorSources); err != nil {
+		return nil, err
+	}
+	qopts := []queue.Option{
+		queue.WithPodInitialBackoffDuration(time.Duration(*cfg.PodInitialBackoffSeconds) * time.Second),
+		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds) * time.Second),
+		queue.WithLogger(o.Logger),
+		queue.WithFeatures(o.Features),
+	}
+	if d.Clock != nil {
+		qopts = append(qopts, queue.WithClock(d.Clock))
+	}
+	if d.QueueMetrics != nil {
+		qopts = append(qopts, queue.WithMetrics(d.QueueMetrics))
+	}
+	if d.Pod != nil {
+		qopts = append(qopts, queue.WithPodGetter(d.Pod))
+	}
+	first := e.Profiles.ByName[e.Profiles.Order[0]]
+	e.Queue = queue.New(first.QueueSortLess(), e.Profiles.ByName, qopts...)
+
+	var pct int32
+	if cfg.PercentageOfNodesToScore != nil {
+		pct = *cfg.PercentageOfNodesToScore
+	}
+	s := schedcore.NewScheduler(e.Cache, e.Queue, e.Profiles.ByName, e.Snapshot, &schedcore.Algorithm{PercentageOfNodesToScore: pct, TieBreak: o.TieBreak()})
+	s.Recorder, s.Logger, s.SyncBinding = d.Recorder, o.Logger, d.SyncBinding
+	if d.Clock != nil {
+		s.Clock = d.Clock
+	}
+	s.Hooks = schedcore.Hooks{Scheduled: d.Scheduled, Failed: d.Failed}
+	if d.Pod != nil {
+		s.Hooks.CurrentPod = func(p *v1.Pod) *v1.Pod {
+			cur, ok := d.Pod(p.Namespace, p.Name)
+			if !ok {
+				return nil
+			}
+			return cur
+		}
+	}
+	e.Scheduler = s
+	return e, nil
+}
+
+// BuildProfiles instantiates every profile's framework over snapshot, with
+// handles built from the options and the driver. Errors wrap ErrConfig and
+// name the profile field ("profiles[0].pluginConfig[1].args...").
+func BuildProfiles(ctx context.Context, o Options, snap *schedcore.Snapshot, d Driver) (*Profiles, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return buildProfiles(ctx, o, d, snap, nil)
+}
+
+func buildProfiles(ctx context.Context, o Options, d Driver, snap *schedcore.Snapshot, selectors func() *schedcore.SelectorSources) (*Profiles, error) {
+	cfg := o.Config
 	ps := &Profiles{ByName: map[string]*schedcore.Framework{}}
-	par := 16
+	par := 0
 	if cfg.Parallelism != nil {
 		par = int(*cfg.Parallelism)
 	}
-	if o.Features == (schedcore.Features{}) {
-		o.Features = schedcore.DefaultFeatures
+	hooks := d.Preemption
+	if hooks.Offset == nil && o.UseSeed {
+		// kube starts the preemption scan at a random node; seeded, the
+		// engine does too, reproducibly. Unseeded it starts at 0.
+		r := rand.New(rand.NewSource(o.Seed))
+		hooks.Offset = func(n int32) int32 { return r.Int31n(n) }
 	}
 	for i := range cfg.Profiles {
 		p := &cfg.Profiles[i]
-		h := schedcore.NewHandle(snap, par)
-		h.Binder, h.Events, h.Nominator, h.Features = o.Binder, o.Events, o.Nominator, o.Features
-		h.VolumeBinder = o.VolumeBinder
-		h.Objects = o.Objects
-		if o.Clock != nil {
-			h.Clock = o.Clock
+		opts := []schedcore.HandleOption{
+			schedcore.WithSeed(o.Seed + int64(i)),
+			schedcore.WithLogger(o.Logger),
+			schedcore.WithFeatures(o.Features),
+			schedcore.WithBinder(d.Binder),
+			schedcore.WithVolumeBinder(d.VolumeBinder),
+			schedcore.WithObjects(d.Objects),
+			schedcore.WithNominator(d.Nominator),
+			schedcore.WithPreemption(hooks),
 		}
-		h.Preemption = o.Preemption
-		h.Rand = rand.New(rand.NewSource(o.Seed + int64(i)))
-		fw, err := schedcore.NewFramework(ctx, r, p, h, schedcore.FrameworkOptions{Recorder: o.Recorder})
+		if d.Clock != nil {
+			opts = append(opts, schedcore.WithClock(d.Clock))
+		}
+		if d.Events != nil && p.SchedulerName != nil {
+			opts = append(opts, schedcore.WithEvents(d.Events(*p.SchedulerName)))
+		}
+		if selectors != nil {
+			opts = append(opts, schedcore.WithSelectorSources(selectors))
+		}
+		h := schedcore.NewHandle(snap, par, opts...)
+		fw, err := schedcore.NewFramework(ctx, o.Registry, p, h, schedcore.FrameworkOptions{Recorder: d.Recorder, NoPostFilter: o.NoPreemption})
 		if err != nil {
 			return nil, configError{fmt.Errorf("profiles[%d]: %w", i, err)}
 		}
@@ -122,71 +301,49 @@ func BuildProfiles(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration
 	return ps, nil
 }
 
-// SetNominator points every profile's handle at the nominator, and at it
-// as the activator when it is one (the scheduling queue is both).
-func (p *Profiles) SetNominator(n schedcore.PodNominator) {
-	a, _ := n.(schedcore.PodActivator)
-	for _, fw := range p.ByName {
-		fw.Handle().Nominator = n
-		fw.Handle().Activator = a
+// Load puts a cluster into the cache (FillCache) and refreshes the
+// snapshot; it returns the pending pods of the engine's profiles in queue
+// order. It fails with ErrNoNodes for a cluster without nodes.
+func (e *Engine) Load(cl *snapshot.Cluster) ([]*v1.Pod, error) {
+	if len(cl.Nodes) == 0 {
+		return nil, ErrNoNodes
 	}
+	pending := FillCache(e.Cache, cl, e.Profiles.ByName)
+	e.Cache.UpdateSnapshot(e.Snapshot)
+	return pending, nil
 }
 
-// FillCache adds a cluster's nodes, namespaces, storage objects, selector
-// sources and bound pods to the cache, and returns the pending pods of the
-// given profiles in queue order (priority, creation time, namespace/name). Pods that
-// Succeeded or Failed hold no resources and are left out. Pods without a
-// UID get a stable one derived from namespace/name.
-func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*schedcore.Framework) []*v1.Pod {
-	for _, n := range cl.Nodes {
-		c.AddNode(n)
-	}
-	for _, ns := range cl.Namespaces {
-		c.AddNamespace(ns)
-	}
-	c.SetStorage(schedcore.NewStorageState(cl.PVCs, cl.PVs, cl.StorageClasses, cl.CSINodes, cl.CSIDrivers, cl.CSIStorageCapacities))
-	c.SetSelectorSources(&schedcore.SelectorSources{Services: cl.Services, ReplicationControllers: cl.ReplicationControllers, ReplicaSets: cl.ReplicaSets, StatefulSets: cl.StatefulSets})
-	var pending []*v1.Pod
-	for _, p := range cl.Pods {
-		if p.UID == "" {
-			p.UID = types.UID("snapshot-" + p.Namespace + "-" + p.Name)
-		}
-		if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
-			continue
-		}
-		if p.Spec.NodeName != "" {
-			_ = c.AddPod(p)
-			continue
-		}
-		if _, ok := profiles[p.Spec.SchedulerName]; ok && Pending(p) {
-			pending = append(pending, p)
-		}
-	}
-	SortQueueOrder(pending)
-	return pending
+// Framework returns the profile of the pod's schedulerName, nil if none.
+func (e *Engine) Framework(pod *v1.Pod) *schedcore.Framework {
+	return e.Profiles.ByName[pod.Spec.SchedulerName]
 }
 
-// SortQueueOrder sorts pods as the conformance fixtures' queue does:
-// priority descending, then creationTimestamp, then namespace/name.
-func SortQueueOrder(pods []*v1.Pod) {
-	sort.SliceStable(pods, func(i, j int) bool {
-		pi, pj := schedcore.PodPriority(pods[i]), schedcore.PodPriority(pods[j])
-		if pi != pj {
-			return pi > pj
-		}
-		ti, tj := pods[i].CreationTimestamp.Time, pods[j].CreationTimestamp.Time
-		if !ti.Equal(tj) {
-			return ti.Before(tj)
-		}
-		return schedcore.PodName(pods[i]) < schedcore.PodName(pods[j])
-	})
+// Explain runs one scheduling cycle of pod on the current snapshot with
+// full diagnosis, with the options' tie-break (schedcore.Explain).
+func (e *Engine) Explain(ctx context.Context, fw *schedcore.Framework, pod *v1.Pod) *schedcore.Explanation {
+	return schedcore.Explain(ctx, fw, e.Snapshot, pod, e.Options.TieBreak())
 }
 
-// LowestName is the default tie-break: the lowest node name.
-func LowestName(tied []string) string { return tied[0] }
+// GatedBy returns the message and name of the PreEnqueue plugin that holds
+// a pending pod out of activeQ, if one does.
+func (e *Engine) GatedBy(ctx context.Context, p *v1.Pod) (msg, plugin string) {
+	qpi, ok := e.Queue.GetPod(p.Name, p.Namespace)
+	if !ok || !qpi.Gated() {
+		return "", ""
+	}
+	fw := e.Framework(p)
+	if fw == nil {
+		return "", ""
+	}
+	for _, pl := range fw.PreEnqueuePlugins() {
+		if pl.Name() == qpi.GatingPlugin {
+			return pl.PreEnqueue(ctx, p).Message(), pl.Name()
+		}
+	}
+	return "", ""
+}
 
-// SeededTieBreak picks among tied nodes with a seeded source.
-func SeededTieBreak(seed int64) schedcore.TieBreak {
-	r := rand.New(rand.NewSource(seed))
-	return func(tied []string) string { return tied[r.Intn(len(tied))] }
+// PDBsOf returns a PreemptionHooks.PDBs over a fixed list.
+func PDBsOf(pdbs []*policyv1.PodDisruptionBudget) func() []*policyv1.PodDisruptionBudget {
+	return func() []*policyv1.PodDisruptionBudget { return pdbs }
 }

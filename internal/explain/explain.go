@@ -15,8 +15,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/types"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -42,7 +40,7 @@ var (
 	// of the configuration's profiles.
 	ErrUnknownProfile = errors.New("no such scheduler profile")
 	// ErrNoNodes is returned for a cluster without nodes.
-	ErrNoNodes = errors.New("the cluster has no nodes")
+	ErrNoNodes = engine.ErrNoNodes
 	// ErrUnknownNode is returned when --node names no node of the cluster.
 	ErrUnknownNode = errors.New("no such node")
 )
@@ -94,24 +92,19 @@ type Options struct {
 // snapshot and the profiles. Several pods can be explained against it (the
 // per-pod cost is one scheduling cycle with full diagnosis).
 type State struct {
-	o        Options
-	cluster  *snapshot.Cluster
-	cache    *schedcore.Cache
-	snap     *schedcore.Snapshot
-	profiles *engine.Profiles
-	// nominated are the pods preemption nominated to nodes.
-	nominated *nominator
+	o       Options
+	cluster *snapshot.Cluster
+	eng     *engine.Engine
 }
 
-// NewState loads the cluster into a fresh cache. The cluster's objects are
-// shared, not copied (the engine does not modify them); pods without a UID
-// are copied to get the stable one the dry-run gives them.
+// NewState loads the cluster into a fresh engine. The cluster's objects
+// are shared, not copied (the engine does not modify them); pods without a
+// UID are copied to get the stable one the dry-run gives them. Preemption
+// is evaluated, never carried out (no evictor), and the pods the cluster's
+// pending pods are nominated to count on their nodes.
 func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, error) {
 	if len(cl.Nodes) == 0 {
 		return nil, ErrNoNodes
-	}
-	if o.Features == (schedcore.Features{}) {
-		o.Features = schedcore.DefaultFeatures
 	}
 	work := *cl
 	work.Pods = make([]*v1.Pod, len(cl.Pods))
@@ -122,19 +115,17 @@ func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, err
 		}
 		work.Pods[i] = p
 	}
-	s := &State{o: o, cluster: &work, cache: schedcore.NewCache(o.Features), snap: schedcore.NewEmptySnapshot()}
-	var err error
-	// Preemption is evaluated, never carried out: no Evictor.
-	hooks := schedcore.PreemptionHooks{PDBs: func() []*policyv1.PodDisruptionBudget { return cl.PDBs }}
 	nom := &nominator{byNode: map[string][]*schedcore.PodInfo{}}
-	s.nominated = nom
-	if s.profiles, err = engine.BuildProfiles(ctx, o.Config, o.Registry, s.snap, engine.HandleOptions{Seed: o.Seed, Features: o.Features, Preemption: hooks, Nominator: nom}); err != nil {
+	eng, err := engine.New(ctx, engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed},
+		engine.Driver{Nominator: nom, Preemption: schedcore.PreemptionHooks{PDBs: engine.PDBsOf(cl.PDBs)}})
+	if err != nil {
 		return nil, err
 	}
-	nom.fill(work.Pods, s.profiles)
-	engine.FillCache(s.cache, s.cluster, s.profiles.ByName)
-	s.cache.UpdateSnapshot(s.snap)
-	return s, nil
+	nom.fill(work.Pods, eng.Profiles)
+	if _, err := eng.Load(&work); err != nil {
+		return nil, err
+	}
+	return &State{o: o, cluster: &work, eng: eng}, nil
 }
 
 // nominator holds the cluster's pending pods that preemption nominated to a
@@ -166,28 +157,6 @@ func (n *nominator) fill(pods []*v1.Pod, profiles *engine.Profiles) {
 
 // NominatedPodsForNode returns the pods nominated to the node.
 func (n *nominator) NominatedPodsForNode(node string) []*schedcore.PodInfo { return n.byNode[node] }
-
-// withNominated returns the node with the pods nominated to it that the
-// filters count for pod (equal or higher priority, not the pod itself)
-// added, and a gap naming them; ni itself when there are none.
-func (n *nominator) withNominated(ni *schedcore.NodeInfo, pod *v1.Pod, f schedcore.Features) (*schedcore.NodeInfo, []report.Gap) {
-	var names []string
-	out := ni
-	for _, pi := range n.byNode[ni.Name()] {
-		if schedcore.PodPriority(pi.Pod) < schedcore.PodPriority(pod) || pi.Pod.UID == pod.UID {
-			continue
-		}
-		if out == ni {
-			out = ni.Clone()
-		}
-		out.AddPodInfo(pi, f)
-		names = append(names, fmt.Sprintf("%s (priority %d)", schedcore.PodName(pi.Pod), schedcore.PodPriority(pi.Pod)))
-	}
-	if len(names) == 0 {
-		return ni, nil
-	}
-	return out, []report.Gap{{Gap: "preemption nominated this node for " + strings.Join(names, ", ") + ": the filters count them as running here"}}
-}
 
 // NumNominatedPods says how many pods are nominated at all.
 func (n *nominator) NumNominatedPods() int { return n.n }
@@ -230,37 +199,33 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 			if target.UID == "" {
 				target.UID = p.UID
 			}
-			if _, inCache := s.cache.GetPod(p); inCache {
-				s.cache.RemovePod(p)
+			if _, inCache := s.eng.Cache.GetPod(p); inCache {
+				s.eng.Cache.RemovePod(p)
 				defer func(p *v1.Pod) {
-					_ = s.cache.AddPod(p)
-					s.cache.UpdateSnapshot(s.snap)
+					_ = s.eng.Cache.AddPod(p)
+					s.eng.Cache.UpdateSnapshot(s.eng.Snapshot)
 				}(p)
 			}
 		}
 	}
 	if target.UID == "" {
-		target.UID = types.UID("snapshot-" + target.Namespace + "-" + target.Name)
+		target.UID = engine.SnapshotUID(target.Namespace, target.Name)
 	}
-	s.cache.UpdateSnapshot(s.snap)
+	s.eng.Cache.UpdateSnapshot(s.eng.Snapshot)
 
-	fw := s.profiles.ByName[target.Spec.SchedulerName]
+	fw := s.eng.Framework(target)
 	if fw == nil {
 		return nil, fmt.Errorf("pod %s has schedulerName %q, which is not a profile of the configuration (profiles: %s): %w",
-			schedcore.PodName(target), target.Spec.SchedulerName, strings.Join(s.profiles.Order, ", "), ErrUnknownProfile)
+			schedcore.PodName(target), target.Spec.SchedulerName, strings.Join(s.eng.Profiles.Order, ", "), ErrUnknownProfile)
 	}
-	snap := s.snap
+	snap := s.eng.Snapshot
 	if o.Node != "" {
 		if _, err := snap.Get(o.Node); err != nil {
 			return nil, fmt.Errorf("--node: node %q is not in the cluster: %w", o.Node, ErrUnknownNode)
 		}
 	}
 
-	tie := schedcore.TieBreak(engine.LowestName)
-	if o.UseSeed {
-		tie = engine.SeededTieBreak(o.Seed)
-	}
-	ex := schedcore.Explain(ctx, fw, snap, target, tie)
+	ex := s.eng.Explain(ctx, fw, target)
 	if ex.Err != nil {
 		return nil, fmt.Errorf("explaining pod %s: %w", schedcore.PodName(target), ex.Err)
 	}
@@ -286,7 +251,6 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		}
 	}
 
-	g := newGapper(target, snap, fw, o.Features)
 	nearest := o.Nearest
 	if nearest == 0 {
 		nearest = DefaultNearest
@@ -295,24 +259,23 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	if nearest > 0 && ex.PreFilter.IsSuccess() {
 		// A pod rejected at PreFilter fails every node alike, for the
 		// PreFilter reason the summary gives: no node is nearer.
-		rep.Nearest = nearestNodes(rep.Nodes, snap, nearest)
+		rep.Nearest = nearestNodes(rep.Nodes, ex, snap, nearest)
 	}
 	want := map[string]bool{o.Node: o.Node != ""}
 	for _, n := range rep.Nearest {
 		want[n] = true
 	}
+	g := newGapper(target, snap, fw, s.eng.Options.Features)
+	byName := nodeExplanations(ex)
 	for i := range rep.Nodes {
 		n := &rep.Nodes[i]
 		if !want[n.Node] {
 			continue
 		}
 		ni, _ := snap.Get(n.Node)
-		n.Free = free(ni, target, o.Features)
+		n.Free = free(ni, target, s.eng.Options.Features)
 		if !n.Feasible {
-			// The filters counted the pods nominated to the node; so do
-			// the gaps, and they name them.
-			withNominated, held := s.nominated.withNominated(ni, target, o.Features)
-			n.Gaps = append(held, g.gaps(withNominated, n.Failures)...)
+			n.Gaps = g.nodeGaps(ni, byName[n.Node])
 		}
 	}
 	if o.Node != "" {
@@ -407,15 +370,43 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// nodeExplanations indexes the rejected nodes' diagnoses by name.
+func nodeExplanations(ex *schedcore.Explanation) map[string]*schedcore.NodeExplanation {
+	out := make(map[string]*schedcore.NodeExplanation, len(ex.Nodes))
+	for i := range ex.Nodes {
+		if !ex.Nodes[i].Feasible {
+			out[ex.Nodes[i].Name] = &ex.Nodes[i]
+		}
+	}
+	return out
+}
+
+// shortfall sums the plugins' shortfalls on a rejected node (a plugin that
+// does not explain itself counts 1): how far the node is from fitting.
+func shortfall(ne *schedcore.NodeExplanation) float64 {
+	var sum float64
+	for _, v := range append(ne.Failures, ne.LeftOutBy...) {
+		if v.Explanation != nil && v.Explanation.Shortfall > 0 {
+			sum += v.Explanation.Shortfall
+		} else {
+			sum++
+		}
+	}
+	return sum
+}
+
 // nearestNodes picks the rejected nodes closest to fitting: fewest
-// failures, then fewest that preemption cannot resolve, then most free
-// cpu, then most free memory, then name.
-func nearestNodes(nodes []report.ExplainNode, snap *schedcore.Snapshot, n int) []string {
+// failures, then fewest that preemption cannot resolve, then the smallest
+// shortfall the plugins report, then most free cpu, then most free memory,
+// then name.
+func nearestNodes(nodes []report.ExplainNode, ex *schedcore.Explanation, snap *schedcore.Snapshot, n int) []string {
 	type cand struct {
 		name                 string
 		failures, unresolved int
+		shortfall            float64
 		cpu, mem             int64
 	}
+	diag := nodeExplanations(ex)
 	var cs []cand
 	for _, nd := range nodes {
 		if nd.Feasible {
@@ -432,6 +423,9 @@ func nearestNodes(nodes []report.ExplainNode, snap *schedcore.Snapshot, n int) [
 				c.unresolved++
 			}
 		}
+		if ne := diag[nd.Node]; ne != nil {
+			c.shortfall = shortfall(ne)
+		}
 		cs = append(cs, c)
 	}
 	sort.Slice(cs, func(i, j int) bool {
@@ -441,6 +435,9 @@ func nearestNodes(nodes []report.ExplainNode, snap *schedcore.Snapshot, n int) [
 		}
 		if a.unresolved != b.unresolved {
 			return a.unresolved < b.unresolved
+		}
+		if a.shortfall != b.shortfall {
+			return a.shortfall < b.shortfall
 		}
 		if a.cpu != b.cpu {
 			return a.cpu > b.cpu

@@ -18,7 +18,6 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	nodeaffinityplugin "github.com/kubectl-sched/kubectl-sched/plugins/nodeaffinity"
-	"github.com/kubectl-sched/kubectl-sched/plugins/noderesources"
 	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
 	"github.com/kubectl-sched/kubectl-sched/plugins/volumezone"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -43,92 +42,97 @@ func newGapper(pod *v1.Pod, snap *schedcore.Snapshot, fw *schedcore.Framework, f
 	return &gapper{pod: pod, podInfo: schedcore.NewPodInfo(pod), snap: snap, fw: fw, features: f}
 }
 
-// gaps returns one or more gaps per failure, in the failures' order.
-func (g *gapper) gaps(ni *schedcore.NodeInfo, failures []report.Failure) []report.Gap {
+// nodeGaps says what stands in the way on a rejected node: the pods
+// nominated to it that the filters counted, then each failing plugin's
+// explanation (its own, from the cycle state its Filter read), in filter
+// order; a plugin without one is explained by its reason.
+func (g *gapper) nodeGaps(ni *schedcore.NodeInfo, ne *schedcore.NodeExplanation) []report.Gap {
+	if ne == nil {
+		return nil
+	}
 	var out []report.Gap
-	for _, f := range failures {
-		if f.Plugin == "" {
-			out = append(out, g.preFilterResultGaps(ni, f)...)
-			continue
+	if len(ne.Nominated) > 0 {
+		names := make([]string, len(ne.Nominated))
+		withNominated := ni.Clone()
+		for i, pi := range ne.Nominated {
+			names[i] = fmt.Sprintf("%s (priority %d)", schedcore.PodName(pi.Pod), schedcore.PodPriority(pi.Pod))
+			withNominated.AddPodInfo(pi, g.features)
 		}
-		var texts []string
-		switch f.Plugin {
-		case names.NodeName:
-			texts = []string{fmt.Sprintf("the pod asks for node %q (spec.nodeName)", g.pod.Spec.NodeName)}
-		case names.NodeUnschedulable:
-			texts = []string{"node is cordoned (spec.unschedulable); uncordon it or tolerate node.kubernetes.io/unschedulable:NoSchedule"}
-		case names.TaintToleration:
-			texts = g.taintGaps(ni.Node())
-		case names.NodeAffinity:
-			texts = g.nodeAffinityGaps(ni.Node(), f.Reason)
-		case names.NodePorts:
-			texts = g.portGaps(ni)
-		case names.NodeResourcesFit:
-			texts = g.resourceGaps(ni)
-		case names.PodTopologySpread:
-			texts = g.spreadGaps(ni.Node())
-		case names.InterPodAffinity:
-			texts = g.interPodGaps(ni.Node(), f.Reason)
-		case names.VolumeBinding:
-			texts = g.volumeBindingGaps(ni)
-		case names.VolumeZone:
-			if f.Reason == volumezone.ErrReasonConflict {
-				texts = g.volumeZoneGaps(ni.Node())
-			}
-		case names.NodeVolumeLimits:
-			texts = g.volumeLimitGaps(ni)
-		case names.VolumeRestrictions:
-			texts = g.volumeRestrictionGaps(ni, f.Reason)
-		}
-		if len(texts) == 0 {
-			texts = []string{f.Reason}
-		}
-		for _, t := range texts {
-			out = append(out, report.Gap{Plugin: f.Plugin, Gap: t})
-		}
+		ni = withNominated
+		out = append(out, report.Gap{Gap: "preemption nominated this node for " + strings.Join(names, ", ") + ": the filters count them as running here"})
+	}
+	for _, v := range ne.Failures {
+		out = append(out, g.verdictGaps(ni, v, "")...)
+	}
+	for _, v := range ne.LeftOutBy {
+		out = append(out, g.verdictGaps(ni, v, fmt.Sprintf("node is not among the nodes %s's PreFilter allows", v.Plugin))...)
+	}
+	if len(ne.Failures) == 0 && len(ne.LeftOutBy) == 0 && ne.Status != nil {
+		out = append(out, report.Gap{Plugin: ne.Status.Plugin(), Gap: ne.Status.Message()})
 	}
 	return out
 }
 
-// preFilterResultPrefix starts the status of nodes that a PreFilterResult
-// left out (schedcore's findNodesThatFitPod).
-const preFilterResultPrefix = "node(s) didn't satisfy plugin(s) ["
-
-// preFilterResultGaps explains a node that the plugins' PreFilterResults
-// left out: NodeAffinity says which term names other nodes.
-func (g *gapper) preFilterResultGaps(ni *schedcore.NodeInfo, f report.Failure) []report.Gap {
-	if !strings.HasPrefix(f.Reason, preFilterResultPrefix) {
-		return []report.Gap{{Plugin: f.Plugin, Gap: f.Reason}}
+// verdictGaps renders one plugin's verdict: its explanation's gaps, or
+// fallback (the reason when "") when it has none.
+func (g *gapper) verdictGaps(ni *schedcore.NodeInfo, v schedcore.FilterVerdict, fallback string) []report.Gap {
+	if v.Explanation != nil && len(v.Explanation.Gaps) > 0 {
+		out := make([]report.Gap, len(v.Explanation.Gaps))
+		for i, gp := range v.Explanation.Gaps {
+			out[i] = report.Gap{Plugin: v.Plugin, Gap: gp.Text, Details: gp.Details}
+		}
+		return out
 	}
-	var out []report.Gap
-	for _, pl := range strings.Fields(strings.TrimSuffix(strings.TrimPrefix(f.Reason, preFilterResultPrefix), "]")) {
-		texts := []string{}
-		if pl == names.NodeAffinity {
-			texts = g.nodeAffinityGaps(ni.Node(), "")
+	reason := strings.Join(v.Status.Reasons(), "; ")
+	texts := g.pluginGaps(ni, v.Plugin, reason, fallback != "")
+	if len(texts) == 0 {
+		texts = []string{fallback}
+		if fallback == "" {
+			texts = []string{reason}
 		}
-		if len(texts) == 0 {
-			texts = []string{fmt.Sprintf("node is not among the nodes %s's PreFilter allows", pl)}
-		}
-		for _, t := range texts {
-			out = append(out, report.Gap{Plugin: pl, Gap: t})
-		}
+	}
+	out := make([]report.Gap, len(texts))
+	for i, t := range texts {
+		out[i] = report.Gap{Plugin: v.Plugin, Gap: t}
 	}
 	return out
 }
 
-// taintGaps lists the NoSchedule/NoExecute taints no toleration tolerates.
-func (g *gapper) taintGaps(node *v1.Node) []string {
-	var out []string
-	for i := range node.Spec.Taints {
-		t := &node.Spec.Taints[i]
-		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
-			continue
+// pluginGaps re-derives, for the plugins that do not explain themselves
+// yet, what their Filter rejected.
+func (g *gapper) pluginGaps(ni *schedcore.NodeInfo, plugin, reason string, leftOut bool) []string {
+	if leftOut {
+		if plugin == names.NodeAffinity {
+			return g.nodeAffinityGaps(ni.Node(), "")
 		}
-		if !v1helper.TolerationsTolerateTaint(logr.Discard(), g.pod.Spec.Tolerations, t, false) {
-			out = append(out, fmt.Sprintf("taint %s not tolerated", t.ToString()))
-		}
+		return nil
 	}
-	return out
+	var texts []string
+	switch plugin {
+	case names.NodeName:
+		texts = []string{fmt.Sprintf("the pod asks for node %q (spec.nodeName)", g.pod.Spec.NodeName)}
+	case names.NodeUnschedulable:
+		texts = []string{"node is cordoned (spec.unschedulable); uncordon it or tolerate node.kubernetes.io/unschedulable:NoSchedule"}
+	case names.NodeAffinity:
+		texts = g.nodeAffinityGaps(ni.Node(), reason)
+	case names.NodePorts:
+		texts = g.portGaps(ni)
+	case names.PodTopologySpread:
+		texts = g.spreadGaps(ni.Node())
+	case names.InterPodAffinity:
+		texts = g.interPodGaps(ni.Node(), reason)
+	case names.VolumeBinding:
+		texts = g.volumeBindingGaps(ni)
+	case names.VolumeZone:
+		if reason == volumezone.ErrReasonConflict {
+			texts = g.volumeZoneGaps(ni.Node())
+		}
+	case names.NodeVolumeLimits:
+		texts = g.volumeLimitGaps(ni)
+	case names.VolumeRestrictions:
+		texts = g.volumeRestrictionGaps(ni, reason)
+	}
+	return texts
 }
 
 // nodeAffinityGaps names the nodeSelector labels and the required node
@@ -292,38 +296,6 @@ func (g *gapper) portGaps(ni *schedcore.NodeInfo) []string {
 			out = append(out, port+" in use")
 		} else {
 			out = append(out, fmt.Sprintf("%s in use by %s", port, strings.Join(owners, ", ")))
-		}
-	}
-	return out
-}
-
-// insufficientResourcer is NodeResourcesFit's diagnosis hook: exactly what
-// its Filter reports, with the profile's ignored resources.
-type insufficientResourcer interface {
-	InsufficientResources(*v1.Pod, *schedcore.NodeInfo) []noderesources.InsufficientResource
-}
-
-// resourceGaps says how much of each resource is missing.
-func (g *gapper) resourceGaps(ni *schedcore.NodeInfo) []string {
-	var ins []noderesources.InsufficientResource
-	if pl, ok := g.fw.Plugin(names.NodeResourcesFit); ok {
-		if r, ok := pl.(insufficientResourcer); ok {
-			ins = r.InsufficientResources(g.pod, ni)
-		}
-	} else {
-		ins = noderesources.Fits(g.pod, ni, g.features)
-	}
-	var out []string
-	for _, r := range ins {
-		name := string(r.ResourceName)
-		q := func(v int64) string { return report.FormatQuantity(name, v) }
-		switch {
-		case r.ResourceName == v1.ResourcePods:
-			out = append(out, fmt.Sprintf("node already runs %d pods, its maximum (allocatable pods %d)", r.Used, r.Capacity))
-		case r.Unresolvable:
-			out = append(out, fmt.Sprintf("requests %s %s, more than the node's allocatable %s (removing pods cannot help)", q(r.Requested), name, q(r.Capacity)))
-		default:
-			out = append(out, fmt.Sprintf("needs %s %s more (free %s of %s)", q(r.Missing()), name, q(r.Capacity-r.Used), q(r.Capacity)))
 		}
 	}
 	return out

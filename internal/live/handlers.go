@@ -271,7 +271,7 @@ func (h *handlers) updateNode(oldObj, newObj any) {
 	h.logger.V(4).Info("Update event for node", "node", newNode.Name)
 	h.cache.UpdateNode(oldNode, newNode)
 	// Only changes that may make pods schedulable requeue them.
-	for _, e := range NodeSchedulingPropertiesChange(newNode, oldNode) {
+	for _, e := range schedcore.NodeSchedulingPropertiesChange(newNode, oldNode) {
 		h.queue.MoveAllToActiveOrBackoffQueue(h.logger, e, oldNode, newNode, nil)
 		h.since(e, start)
 	}

@@ -87,7 +87,7 @@ func testProfiles(t *testing.T) map[string]*schedcore.Framework {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := engine.BuildProfiles(context.Background(), cfg, reg, schedcore.NewEmptySnapshot(), engine.HandleOptions{})
+	ps, err := engine.BuildProfiles(context.Background(), engine.Options{Config: cfg, Registry: reg}, schedcore.NewEmptySnapshot(), engine.Driver{})
 	if err != nil {
 		t.Fatal(err)
 	}

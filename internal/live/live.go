@@ -114,12 +114,15 @@ type driver struct {
 	eventSink *yieldingSink
 	binds     *flights
 	metrics   *Metrics
+	eng       *engine.Engine
 	cache     *schedcore.Cache
 	queue     *queue.PriorityQueue
-	sched     *schedcore.Scheduler
 	profiles  *engine.Profiles
 	handlers  *handlers
-	regs      []cache.ResourceEventHandlerRegistration
+	// objects serves the plugins pods and PodGroups; its PodGroup listers
+	// are set once the API's PodGroup resources are known.
+	objects *liveObjects
+	regs    []cache.ResourceEventHandlerRegistration
 
 	storageMu, selectorsMu sync.Mutex
 	listersReady           bool // guarded by both mutexes
@@ -130,9 +133,6 @@ type driver struct {
 func newDriver(ctx context.Context, o Options) (*driver, error) {
 	if o.Config == nil || o.RESTConfig == nil || o.Registry == nil {
 		return nil, errors.New("live: Config, RESTConfig and Registry are required")
-	}
-	if o.Features == (schedcore.Features{}) {
-		o.Features = schedcore.DefaultFeatures
 	}
 	if o.ShutdownGracePeriod == 0 {
 		o.ShutdownGracePeriod = DefaultShutdownGracePeriod
@@ -169,70 +169,38 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	d.binds = newFlights()
 	d.broadcaster, d.eventSink = newEventBroadcaster(ctx, eventClient, d.binds)
 
-	cfg := o.Config
-	d.cache = schedcore.NewCache(o.Features)
-	snap := schedcore.NewEmptySnapshot()
 	// The PDB informer is requested here so that factory.Start starts it.
 	pdbs := factory.Policy().V1().PodDisruptionBudgets()
 	pdbs.Informer()
 	hooks := preemptionHooks(client, pdbs.Lister())
 	hooks.Attempted, hooks.Victims = d.metrics.PreemptionAttempt, d.metrics.PreemptionVictims
-	d.profiles, err = engine.BuildProfiles(ctx, cfg, o.Registry, snap, engine.HandleOptions{
+	pods := factory.Core().V1().Pods().Lister()
+	d.objects = &liveObjects{pods: pods}
+	d.eng, err = engine.New(ctx, engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Logger: d.logger, Seed: time.Now().UnixNano()}, engine.Driver{
 		Binder: newAPIBinder(client, d.binds),
 		VolumeBinder: apiVolumeBinder{client: client, pvs: factory.Core().V1().PersistentVolumes().Lister(),
 			pvcs: factory.Core().V1().PersistentVolumeClaims().Lister()},
-		Recorder:   d.metrics,
-		Features:   o.Features,
-		Seed:       time.Now().UnixNano(),
 		Preemption: hooks,
+		// Events name the profile as their reporting controller, as
+		// kube-scheduler's recorder factory does.
+		Events:  func(profile string) schedcore.EventRecorder { return d.broadcaster.NewRecorder(profile) },
+		Objects: d.objects,
+		Pod: func(ns, name string) (*v1.Pod, bool) {
+			p, err := pods.Pods(ns).Get(name)
+			return p, err == nil
+		},
+		Scheduled:    d.scheduled,
+		Failed:       d.failed,
+		Recorder:     d.metrics,
+		QueueMetrics: d.metrics,
 	})
 	if err != nil {
 		return nil, err
 	}
-	for name, fw := range d.profiles.ByName {
-		// Events name the profile as their reporting controller, as
-		// kube-scheduler's recorder factory does.
-		fw.Handle().Events = d.broadcaster.NewRecorder(name)
-		fw.Handle().Logger = d.logger
-		// Queueing hints read the selectors on event goroutines.
-		fw.Handle().SelectorSources = d.cache.SelectorSources
-	}
-
-	pods := factory.Core().V1().Pods().Lister()
-	first := d.profiles.ByName[d.profiles.Order[0]]
-	d.queue = queue.New(first.QueueSortLess(), d.profiles.ByName,
-		queue.WithPodInitialBackoffDuration(time.Duration(*cfg.PodInitialBackoffSeconds)*time.Second),
-		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds)*time.Second),
-		queue.WithMetrics(d.metrics),
-		queue.WithLogger(d.logger),
-		queue.WithFeatures(o.Features),
-		queue.WithPodGetter(func(ns, name string) (*v1.Pod, bool) {
-			p, err := pods.Pods(ns).Get(name)
-			return p, err == nil
-		}))
-	d.profiles.SetNominator(d.queue)
-
-	var pct int32
-	if cfg.PercentageOfNodesToScore != nil {
-		pct = *cfg.PercentageOfNodesToScore
-	}
-	d.sched = schedcore.NewScheduler(d.cache, d.queue, d.profiles.ByName, snap, &schedcore.Algorithm{PercentageOfNodesToScore: pct})
-	d.sched.Recorder = d.metrics
-	d.sched.Logger = d.logger
-	d.sched.Hooks = schedcore.Hooks{
-		CurrentPod: func(p *v1.Pod) *v1.Pod {
-			cur, err := pods.Pods(p.Namespace).Get(p.Name)
-			if err != nil {
-				return nil
-			}
-			return cur
-		},
-		Scheduled: d.scheduled,
-		Failed:    d.failed,
-	}
+	d.cache, d.queue, d.profiles = d.eng.Cache, d.eng.Queue, d.eng.Profiles
 
 	d.handlers = &handlers{
-		cache: d.cache, queue: d.queue, profiles: d.profiles.ByName, features: o.Features, logger: d.logger,
+		cache: d.cache, queue: d.queue, profiles: d.profiles.ByName, features: d.eng.Options.Features, logger: d.logger,
 		observe:          d.metrics.EventHandled,
 		refreshStorage:   d.refreshStorage,
 		refreshSelectors: d.refreshSelectors,
@@ -485,7 +453,7 @@ func (d *driver) schedule(ctx, leading context.Context) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		d.sched.Run(bindCtx)
+		d.eng.Scheduler.Run(bindCtx)
 	}()
 	select {
 	case <-ctx.Done():

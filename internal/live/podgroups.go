@@ -95,7 +95,7 @@ func (d *driver) setUpPodGroups(ctx context.Context) error {
 		return nil
 	}
 	d.handlers.gangs = true
-	objs := &liveObjects{pods: d.factory.Core().V1().Pods().Lister()}
+	objs := d.objects
 	requeue := func(res schedcore.EventResource) cache.ResourceEventHandler {
 		return cache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) {
@@ -134,9 +134,6 @@ func (d *driver) setUpPodGroups(ctx context.Context) error {
 			return fmt.Errorf("registering PodGroup handler: %w", err)
 		}
 		d.regs = append(d.regs, reg)
-	}
-	for _, fw := range d.profiles.ByName {
-		fw.Handle().Objects = objs
 	}
 	_ = ctx
 	return nil

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 )
 
@@ -309,19 +308,4 @@ func pct(used, alloc int64) string {
 		return "over"
 	}
 	return fmt.Sprintf("%d%%", used*100/alloc)
-}
-
-// FormatQuantity renders a value of a resource for people (cpu in cores or
-// millicores, memory in binary units).
-func FormatQuantity(name string, v int64) string {
-	switch name {
-	case "cpu":
-		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
-	case "memory", "ephemeral-storage":
-		return resource.NewQuantity(v, resource.BinarySI).String()
-	}
-	if strings.HasPrefix(name, "hugepages-") {
-		return resource.NewQuantity(v, resource.BinarySI).String()
-	}
-	return fmt.Sprint(v)
 }

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // ExplainView tunes the table rendering of an Explanation.
@@ -194,7 +197,7 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 			}
 			fmt.Fprintf(&b, "  %s (%s; free %s):\n", n.Node, plural(len(n.Failures), "failure"), freeString(n.Free))
 			for _, g := range n.Gaps {
-				fmt.Fprintf(&b, "    %s\n", gapLine(g))
+				writeGap(&b, "    ", g)
 			}
 		}
 	}
@@ -313,7 +316,7 @@ func writeNodeDetail(b *bytes.Buffer, e *Explanation, n *ExplainNode, st Styles)
 		if len(n.Gaps) > 0 {
 			fmt.Fprintln(b, "What would make it fit here:")
 			for _, g := range n.Gaps {
-				fmt.Fprintf(b, "  %s\n", gapLine(g))
+				writeGap(b, "  ", g)
 			}
 		}
 	} else {
@@ -428,7 +431,7 @@ func freeString(free map[string]int64) string {
 	sort.Strings(rest)
 	parts := make([]string, 0, len(free))
 	for _, k := range append(keys, rest...) {
-		parts = append(parts, fmt.Sprintf("%s %s", k, FormatQuantity(k, free[k])))
+		parts = append(parts, fmt.Sprintf("%s %s", k, schedcore.FormatQuantity(v1.ResourceName(k), free[k])))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -471,6 +474,14 @@ func deref(p *int64) int64 {
 		return 0
 	}
 	return *p
+}
+
+// writeGap writes a gap's line at indent and its details under it.
+func writeGap(b *bytes.Buffer, indent string, g Gap) {
+	fmt.Fprintf(b, "%s%s\n", indent, gapLine(g))
+	for _, d := range g.Details {
+		fmt.Fprintf(b, "%s  - %s\n", indent, d)
+	}
 }
 
 // gapLine is "Plugin: gap", or the gap alone when it is about no one

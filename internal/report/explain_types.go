@@ -104,10 +104,14 @@ type Failure struct {
 }
 
 // Gap is a concrete reason a node rejects the pod, and so what would have to
-// change: "needs 250m cpu more (free 750m of 4)".
+// change: "needs 250m cpu more (free 750m of 4)". The plugin says it
+// (schedcore.FilterExplainer), from the cycle state its Filter read.
 type Gap struct {
 	Plugin string `json:"plugin"`
 	Gap    string `json:"gap"`
+	// Details are lines under the gap: one per device, claim, PV or pod
+	// involved ("gpu-1: allocated to ml/trainer-0").
+	Details []string `json:"details,omitempty"`
 }
 
 // PreemptionOutcome is explain's preemption dry run: the node preemption

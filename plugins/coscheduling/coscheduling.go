@@ -100,6 +100,7 @@ var (
 	_ schedcore.ReservePlugin     = (*Coscheduling)(nil)
 	_ schedcore.PermitPlugin      = (*Coscheduling)(nil)
 	_ schedcore.EnqueueExtensions = (*Coscheduling)(nil)
+	_ schedcore.PodGroupPlugin    = (*Coscheduling)(nil)
 )
 
 // New builds the plugin from *CoschedulingArgs (nil means defaults).
@@ -143,20 +144,20 @@ func id(r ref) string {
 // when the PodGroup does not exist); member is false for pods in no group.
 func (pl *Coscheduling) lookup(p *v1.Pod) (r ref, g *group, member bool) {
 	r, member = groupOf(p)
-	if !member || pl.h.Objects == nil {
+	if !member || pl.h.Objects() == nil {
 		return r, nil, member
 	}
 	apiVersion := PodGroupAPIVersion
 	if r.native {
 		apiVersion = NativePodGroupAPIVersion
 	}
-	obj, ok := pl.h.Objects.Get(apiVersion, PodGroupKind, r.namespace, r.name)
+	obj, ok := pl.h.Objects().Get(apiVersion, PodGroupKind, r.namespace, r.name)
 	if !ok {
 		return r, nil, true
 	}
 	g, err := pl.groups.parse(r, obj)
 	if err != nil {
-		pl.h.Logger.Error(err, "Ignoring PodGroup", "podGroup", r.key())
+		pl.h.Logger().Error(err, "Ignoring PodGroup", "podGroup", r.key())
 		return r, nil, true
 	}
 	return r, g, true
@@ -165,11 +166,11 @@ func (pl *Coscheduling) lookup(p *v1.Pod) (r ref, g *group, member bool) {
 // siblings lists the group's pods that can still run (the pod itself
 // included), in the driver's order.
 func (pl *Coscheduling) siblings(r ref) []*v1.Pod {
-	if pl.h.Objects == nil {
+	if pl.h.Objects() == nil {
 		return nil
 	}
 	var out []*v1.Pod
-	for _, p := range pl.h.Objects.Pods(r.namespace) {
+	for _, p := range pl.h.Objects().Pods(r.namespace) {
 		if p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed && inGroup(p, r) {
 			out = append(out, p)
 		}
@@ -216,16 +217,16 @@ func (pl *Coscheduling) PreEnqueue(_ context.Context, p *v1.Pod) *schedcore.Stat
 	}
 	pl.mu.Lock()
 	if _, ok := pl.firstSeen[id(r)]; !ok {
-		pl.firstSeen[id(r)] = pl.h.Clock.Now()
+		pl.firstSeen[id(r)] = pl.h.Clock().Now()
 	}
 	pl.mu.Unlock()
 	if g == nil {
-		if r.native && pl.h.Objects != nil {
+		if r.native && pl.h.Objects() != nil {
 			return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonWaitingForPodGroupFormat, r.name))
 		}
 		return nil
 	}
-	if !g.gang || pl.h.Objects == nil {
+	if !g.gang || pl.h.Objects() == nil {
 		return nil
 	}
 	if len(pl.siblings(r)) < int(g.minMember) {
@@ -283,26 +284,26 @@ func (pl *Coscheduling) PreFilter(_ context.Context, _ *schedcore.CycleState, p 
 	if !member || g == nil || !g.gang {
 		return nil, nil
 	}
-	now := pl.h.Clock.Now()
+	now := pl.h.Clock().Now()
 	k := id(r)
 	pl.mu.Lock()
 	until, off := pl.backedOff[k]
 	pl.mu.Unlock()
 	if off && now.Before(until) {
-		return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonFailedRecentlyFormat, r.key()))
+		return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonFailedRecentlyFormat, r.key())).ForGroup()
 	}
 	pl.mu.Lock()
 	was, failed := pl.failedIn[k]
 	pl.mu.Unlock()
 	if failed {
 		if was == pl.stateOutside(r, nodes) {
-			return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonFailedRecentlyFormat, r.key()))
+			return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonFailedRecentlyFormat, r.key())).ForGroup()
 		}
 		pl.mu.Lock()
 		delete(pl.failedIn, k)
 		pl.mu.Unlock()
 	}
-	if pl.h.Objects != nil {
+	if pl.h.Objects() != nil {
 		if n := len(pl.siblings(r)); n < int(g.minMember) {
 			return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf(ErrReasonNotEnoughSiblingsFormat, p.Name, n, g.minMember))
 		}
@@ -329,7 +330,7 @@ func (pl *Coscheduling) PreFilter(_ context.Context, _ *schedcore.CycleState, p 
 // group's.
 func (pl *Coscheduling) stateOutside(r ref, nodes []*schedcore.NodeInfo) clusterState {
 	st := clusterState{nodes: len(nodes)}
-	f := pl.h.Features
+	f := pl.h.Features()
 	for _, ni := range nodes {
 		st.cpu += ni.Requested.MilliCPU
 		st.memory += ni.Requested.Memory
@@ -353,7 +354,7 @@ func (pl *Coscheduling) stateOutside(r ref, nodes []*schedcore.NodeInfo) cluster
 func (pl *Coscheduling) resourceGap(r ref, g *group, nodes []*schedcore.NodeInfo) string {
 	need := schedcore.NewResource(g.minResources)
 	need.AllowedPodNumber = int(g.minMember)
-	f := pl.h.Features
+	f := pl.h.Features()
 	for _, ni := range nodes {
 		if ni.Node() == nil {
 			continue
@@ -453,7 +454,7 @@ func (pl *Coscheduling) PostFilter(_ context.Context, _ *schedcore.CycleState, p
 	pl.mu.Lock()
 	pl.failedIn[k] = state
 	if pl.backoff > 0 && len(pl.siblings(r)) >= int(g.minMember) {
-		pl.backedOff[k] = pl.h.Clock.Now().Add(pl.backoff)
+		pl.backedOff[k] = pl.h.Clock().Now().Add(pl.backoff)
 	}
 	delete(pl.permitted, k)
 	pl.mu.Unlock()
@@ -655,21 +656,13 @@ func (pl *Coscheduling) isSchedulableAfterPodGroupChange(_ logr.Logger, pod *v1.
 	return schedcore.QueueSkip, nil
 }
 
-// GroupOf returns the pod's gang as "namespace/name" with its minMember,
-// for reports; ok is false for a pod in no gang (no group, no PodGroup, or
-// a native PodGroup with the basic policy).
-func (pl *Coscheduling) GroupOf(p *v1.Pod) (key string, minMember int32, ok bool) {
+// PodGroup returns the pod's gang as "namespace/name" with its
+// minMember; ok is false for a pod in no gang (no group, no PodGroup, or a
+// native PodGroup with the basic policy).
+func (pl *Coscheduling) PodGroup(p *v1.Pod) (schedcore.PodGroupInfo, bool) {
 	r, g, member := pl.lookup(p)
 	if !member || g == nil || !g.gang {
-		return "", 0, false
+		return schedcore.PodGroupInfo{}, false
 	}
-	return r.key(), g.minMember, true
-}
-
-// IsGangRejection reports whether a failure message is one the plugin
-// gives a member because of its group rather than its own fit: a waiting
-// member rejected when a sibling failed, or a Permit timeout.
-func IsGangRejection(msg string) bool {
-	return strings.Contains(msg, RejectionInPostFilter) || strings.Contains(msg, RejectionInUnreserve) ||
-		strings.Contains(msg, "rejected due to timeout after waiting") || strings.Contains(msg, "failed recently")
+	return schedcore.PodGroupInfo{Name: r.key(), MinMember: int(g.minMember)}, true
 }

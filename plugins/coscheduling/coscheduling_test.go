@@ -83,10 +83,8 @@ func newPlugin(t *testing.T, args *CoschedulingArgs, pods []*v1.Pod, nodes []*v1
 		}
 		others[apiVersion+"/PodGroup/ns/"+name] = obj
 	}
-	h := schedcore.NewHandle(schedcore.NewSnapshot(pods, nodes), 1)
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	h.Clock = clk
-	h.Objects = &objects{pods: pods, others: others}
+	h := schedcore.NewHandle(schedcore.NewSnapshot(pods, nodes), 1, schedcore.WithClock(clk), schedcore.WithObjects(&objects{pods: pods, others: others}))
 	var obj runtime.Object
 	if args != nil {
 		obj = args
@@ -256,7 +254,7 @@ func TestPermitWaitsForMinMember(t *testing.T) {
 		t.Errorf("without PodGroup: %v %q", st.Code(), st.Message())
 	}
 	tp := labelled("t0", "t")
-	f.pl.h.Objects.(*objects).pods = append(f.pl.h.Objects.(*objects).pods, tp)
+	f.pl.h.Objects().(*objects).pods = append(f.pl.h.Objects().(*objects).pods, tp)
 	if _, d := f.pl.Permit(ctx, state, tp, "n"); d != 5*time.Second {
 		t.Errorf("scheduleTimeoutSeconds: wait %v, want 5s", d)
 	}

@@ -31,9 +31,9 @@ func TestUnreserveOnTheBindingGoroutine(t *testing.T) {
 	snap := schedcore.NewEmptySnapshot()
 	cache.UpdateSnapshot(snap)
 	gang := []*v1.Pod{labelled("a", "g"), labelled("b", "g"), labelled("c", "g")}
-	h := schedcore.NewHandle(snap, 1)
-	h.Clock = clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	h.Objects = &objects{pods: gang, others: map[string]runtime.Object{PodGroupAPIVersion + "/PodGroup/ns/g": crd("g", 3, nil)}}
+	h := schedcore.NewHandle(snap, 1,
+		schedcore.WithClock(clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))),
+		schedcore.WithObjects(&objects{pods: gang, others: map[string]runtime.Object{PodGroupAPIVersion + "/PodGroup/ns/g": crd("g", 3, nil)}}))
 	p, err := New(ctx, nil, h)
 	if err != nil {
 		t.Fatal(err)

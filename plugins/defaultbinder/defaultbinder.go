@@ -35,11 +35,11 @@ func (b *DefaultBinder) Name() string { return Name }
 
 // Bind binds the pod to the node.
 func (b *DefaultBinder) Bind(ctx context.Context, _ *schedcore.CycleState, p *v1.Pod, nodeName string) *schedcore.Status {
-	if b.handle == nil || b.handle.Binder == nil {
+	if b.handle == nil || b.handle.Binder() == nil {
 		return schedcore.AsStatus(ErrNoBinder)
 	}
-	b.handle.Logger.V(3).Info("Attempting to bind pod to node", "pod", schedcore.PodName(p), "node", nodeName)
-	if err := b.handle.Binder.Bind(ctx, p, nodeName); err != nil {
+	b.handle.Logger().V(3).Info("Attempting to bind pod to node", "pod", schedcore.PodName(p), "node", nodeName)
+	if err := b.handle.Binder().Bind(ctx, p, nodeName); err != nil {
 		return schedcore.AsStatus(err)
 	}
 	return nil

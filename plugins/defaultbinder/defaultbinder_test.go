@@ -38,14 +38,13 @@ func TestBind(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := schedcore.NewHandle(nil, 0)
-			p, err := New(context.Background(), nil, h)
+			var opts []schedcore.HandleOption
+			if tc.binder != nil {
+				opts = append(opts, schedcore.WithBinder(tc.binder))
+			}
+			p, err := New(context.Background(), nil, schedcore.NewHandle(nil, 0, opts...))
 			if err != nil {
 				t.Fatal(err)
-			}
-			// The binder is set after the plugin is built, as drivers do.
-			if tc.binder != nil {
-				h.Binder = tc.binder
 			}
 			pod := schedtest.MakePod("foo").Obj()
 			got := p.(*DefaultBinder).Bind(context.Background(), schedcore.NewCycleState(), pod, "n1")

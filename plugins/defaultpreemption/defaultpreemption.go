@@ -65,7 +65,7 @@ func (pl *DefaultPreemption) Name() string { return Name }
 // PreEnqueue gate ("waiting for the preemption for this pod to be
 // finished") never has anything to wait for here.
 func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, m *schedcore.NodeToStatus) (*schedcore.PostFilterResult, *schedcore.Status) {
-	if f := pl.h.Preemption.Attempted; f != nil {
+	if f := pl.h.Preemption().Attempted; f != nil {
 		defer f()
 	}
 	res, st := pl.preempt(ctx, state, pod, m)
@@ -98,8 +98,8 @@ func nominate(node string) *schedcore.PostFilterResult {
 // deleted (a victim waiting on Permit is rejected in memory instead), then
 // clear the nominations of lower-priority pods nominated to the node.
 func (pl *DefaultPreemption) actuate(ctx context.Context, c *Candidate, preemptor *v1.Pod) *schedcore.Status {
-	ev := pl.h.Preemption.Evictor
-	if f := pl.h.Preemption.Victims; f != nil {
+	ev := pl.h.Preemption().Evictor
+	if f := pl.h.Preemption().Victims; f != nil {
 		f(len(c.Victims))
 	}
 	fw := pl.h.Framework()
@@ -132,10 +132,10 @@ func (pl *DefaultPreemption) actuate(ctx context.Context, c *Candidate, preempto
 }
 
 func (pl *DefaultPreemption) event(victim, preemptor *v1.Pod, node, suffix string) {
-	if pl.h.Events == nil {
+	if pl.h.Events() == nil {
 		return
 	}
-	pl.h.Events.Eventf(victim, preemptor, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v%s", preemptor.UID, node, suffix)
+	pl.h.Events().Eventf(victim, preemptor, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v%s", preemptor.UID, node, suffix)
 }
 
 // lowerPriorityNominatedPods are the pods nominated to node with a lower
@@ -212,7 +212,7 @@ func (pl *DefaultPreemption) calculateNumCandidates(numNodes int32) int32 {
 // offset; here the driver's PreemptionHooks.Offset decides (0 if unset).
 func (pl *DefaultPreemption) GetOffsetAndNumCandidates(numNodes int32) (int32, int32) {
 	var off int32
-	if f := pl.h.Preemption.Offset; f != nil && numNodes > 0 {
+	if f := pl.h.Preemption().Offset; f != nil && numNodes > 0 {
 		off = f(numNodes)
 	}
 	return off, pl.calculateNumCandidates(numNodes)

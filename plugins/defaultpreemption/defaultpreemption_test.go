@@ -82,15 +82,16 @@ type env struct {
 func newEnv(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, pdbs []*policyv1.PodDisruptionBudget, args *configv1.DefaultPreemptionArgs, nominated fakeNominator, offset int32) *env {
 	t.Helper()
 	snap := schedcore.NewSnapshot(pods, nodes)
-	h := schedcore.NewHandle(snap, 4)
 	ev := &fakeEvictor{}
-	h.Preemption = schedcore.PreemptionHooks{PDBs: func() []*policyv1.PodDisruptionBudget { return pdbs }, Evictor: ev}
+	hooks := schedcore.PreemptionHooks{PDBs: func() []*policyv1.PodDisruptionBudget { return pdbs }, Evictor: ev}
 	if offset != 0 {
-		h.Preemption.Offset = func(int32) int32 { return offset }
+		hooks.Offset = func(int32) int32 { return offset }
 	}
+	opts := []schedcore.HandleOption{schedcore.WithPreemption(hooks)}
 	if nominated != nil {
-		h.Nominator = nominated
+		opts = append(opts, schedcore.WithNominator(nominated))
 	}
+	h := schedcore.NewHandle(snap, 4, opts...)
 	name := v1.DefaultSchedulerName
 	prof := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins.DefaultPlugins()}
 	if args != nil {

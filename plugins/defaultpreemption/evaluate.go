@@ -64,7 +64,7 @@ func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *schedcor
 		return nil, schedcore.NewNodeToStatus(), nil
 	}
 	var pdbs []*policyv1.PodDisruptionBudget
-	if f := pl.h.Preemption.PDBs; f != nil {
+	if f := pl.h.Preemption().PDBs; f != nil {
 		pdbs = f()
 	}
 	offset, num := pl.GetOffsetAndNumCandidates(int32(len(potential)))
@@ -142,8 +142,8 @@ func (pl *DefaultPreemption) DryRunPreemption(ctx context.Context, state *schedc
 }
 
 func (pl *DefaultPreemption) now() time.Time {
-	if pl.h.Clock != nil {
-		return pl.h.Clock.Now()
+	if pl.h.Clock() != nil {
+		return pl.h.Clock().Now()
 	}
 	return time.Now()
 }
@@ -159,7 +159,7 @@ func (pl *DefaultPreemption) now() time.Time {
 func (pl *DefaultPreemption) SelectVictimsOnNode(ctx context.Context, state *schedcore.CycleState, preemptor *v1.Pod, nodeInfo *schedcore.NodeInfo,
 	pdbs []*policyv1.PodDisruptionBudget, now time.Time) ([]*v1.Pod, int, *schedcore.Status) {
 	fw := pl.h.Framework()
-	feats := pl.h.Features
+	feats := pl.h.Features()
 	remove := func(pi *schedcore.PodInfo) error {
 		if err := nodeInfo.RemovePod(pi.Pod, feats); err != nil {
 			return err

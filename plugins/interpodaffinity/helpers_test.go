@@ -155,8 +155,9 @@ func newSnapshot(pods []*v1.Pod, nodes []*v1.Node, namespaces []*v1.Namespace) *
 // newPlugin builds the plugin through New over snap.
 func newPlugin(t *testing.T, args *configv1.InterPodAffinityArgs, snap *schedcore.Snapshot, fastPath bool) *InterPodAffinity {
 	t.Helper()
-	h := schedcore.NewHandle(snap, 4)
-	h.Features.InterPodAffinityHostnameFastPath = fastPath
+	f := schedcore.DefaultFeatures
+	f.InterPodAffinityHostnameFastPath = fastPath
+	h := schedcore.NewHandle(snap, 4, schedcore.WithFeatures(f))
 	pl, err := New(context.Background(), args, h)
 	if err != nil {
 		t.Fatalf("New: %v", err)

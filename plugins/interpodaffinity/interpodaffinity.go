@@ -63,7 +63,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 	if err != nil {
 		return nil, err
 	}
-	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features.InterPodAffinityHostnameFastPath, terms: newTermIndex(a.hardPodAffinityWeight), incoming: schedcore.NewNodeMemo[int32](memoTerms), required: schedcore.NewNodeMemo[[]int32](memoTerms), existing: schedcore.NewNodeMemo[existingRow](memoTerms)}, nil
+	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features().InterPodAffinityHostnameFastPath, terms: newTermIndex(a.hardPodAffinityWeight), incoming: schedcore.NewNodeMemo[int32](memoTerms), required: schedcore.NewNodeMemo[[]int32](memoTerms), existing: schedcore.NewNodeMemo[existingRow](memoTerms)}, nil
 }
 
 // Name returns the plugin's name.

@@ -144,7 +144,7 @@ func isFit(pod *v1.Pod, node *v1.Node, f schedcore.Features) bool {
 	}
 	ni := schedcore.NewNodeInfo()
 	ni.SetNode(node)
-	return len(Fits(pod, ni, f)) == 0
+	return len(fitsRequest(newPreFilterState(pod, f, nil, nil), ni)) == 0
 }
 
 // haveAnyRequestedResourcesIncreased reports whether the node's allowed pod

@@ -38,8 +38,9 @@ func TestEventsToRegister(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := schedcore.NewHandle(nil, 1)
-			h.Features.InPlacePodVerticalScaling = tc.ippvs
+			f := schedcore.DefaultFeatures
+			f.InPlacePodVerticalScaling = tc.ippvs
+			h := schedcore.NewHandle(nil, 1, schedcore.WithFeatures(f))
 			p, err := NewFit(context.Background(), nil, h)
 			if err != nil {
 				t.Fatal(err)

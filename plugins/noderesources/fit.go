@@ -56,6 +56,7 @@ var (
 	_ schedcore.EnqueueExtensions = (*Fit)(nil)
 	_ schedcore.PreScorePlugin    = (*Fit)(nil)
 	_ schedcore.ScorePlugin       = (*Fit)(nil)
+	_ schedcore.FilterExplainer   = (*Fit)(nil)
 )
 
 // NewFit builds NodeResourcesFit from NodeResourcesFitArgs (nil means the
@@ -99,7 +100,7 @@ func features(h *schedcore.Handle) schedcore.Features {
 	if h == nil {
 		return schedcore.DefaultFeatures
 	}
-	return h.Features
+	return h.Features()
 }
 
 // Name returns NodeResourcesFit.
@@ -194,6 +195,42 @@ func insufficientStatus(insufficient []InsufficientResource) *schedcore.Status {
 	return schedcore.NewStatus(code, reasons...)
 }
 
+// ExplainFilter says how much of each resource the node lacks, from the
+// requests PreFilter computed: "needs 250m cpu more (free 750m of 4)", or
+// that a request exceeds the node's allocatable by itself. The shortfall
+// is the largest share of a request that is missing, 1 when a request
+// exceeds the allocatable (no room freed on the node can help).
+func (pl *Fit) ExplainFilter(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
+	s, err := getPreFilterState(state)
+	if err != nil {
+		return nil
+	}
+	ins := fitsRequest(s, nodeInfo)
+	if len(ins) == 0 {
+		return nil
+	}
+	out := &schedcore.FilterExplanation{}
+	for _, r := range ins {
+		q := func(v int64) string { return schedcore.FormatQuantity(r.ResourceName, v) }
+		var text string
+		switch {
+		case r.ResourceName == v1.ResourcePods:
+			text = fmt.Sprintf("node already runs %d pods, its maximum (allocatable pods %d)", r.Used, r.Capacity)
+		case r.Unresolvable:
+			text = fmt.Sprintf("requests %s %s, more than the node's allocatable %s (removing pods cannot help)", q(r.Requested), r.ResourceName, q(r.Capacity))
+		default:
+			text = fmt.Sprintf("needs %s %s more (free %s of %s)", q(r.Missing()), r.ResourceName, q(r.Capacity-r.Used), q(r.Capacity))
+		}
+		out.Gaps = append(out.Gaps, schedcore.Gap{Text: text})
+		short := 1.0
+		if !r.Unresolvable {
+			short = schedcore.ShortfallOf(r.Missing(), r.Requested)
+		}
+		out.Shortfall = max(out.Shortfall, short)
+	}
+	return out
+}
+
 // InsufficientResource is one resource a node lacks for a pod: what the pod
 // requests, what the node's pods already use and what the node can allocate
 // (milli-units for cpu).
@@ -212,20 +249,6 @@ type InsufficientResource struct {
 // Missing is how much would have to be freed or added for the pod to fit:
 // Requested - (Capacity - Used).
 func (r InsufficientResource) Missing() int64 { return r.Requested - (r.Capacity - r.Used) }
-
-// Fits returns every resource the node lacks for the pod, in the Filter's
-// order; nil when the pod fits. Like kube's Fits it checks every extended
-// resource (no ignoredResources); explain uses it to say how much is
-// missing.
-func Fits(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, f schedcore.Features) []InsufficientResource {
-	return fitsRequest(newPreFilterState(pod, f, nil, nil), nodeInfo)
-}
-
-// InsufficientResources is Fits with this plugin's ignoredResources and
-// ignoredResourceGroups, i.e. exactly what its Filter reports.
-func (pl *Fit) InsufficientResources(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) []InsufficientResource {
-	return fitsRequest(newPreFilterState(pod, pl.features, pl.ignoredResources, pl.ignoredResourceGroups), nodeInfo)
-}
 
 // fitsRequest is kube's fitsRequest. It allocates only when the pod does not
 // fit.

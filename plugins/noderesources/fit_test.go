@@ -42,11 +42,19 @@ func nodeInfoWith(node *v1.Node, pods ...*v1.Pod) *schedcore.NodeInfo {
 
 func runFilter(t *testing.T, pl *Fit, pod *v1.Pod, ni *schedcore.NodeInfo) *schedcore.Status {
 	t.Helper()
+	st, _ := runFilterState(t, pl, pod, ni)
+	return st
+}
+
+// runFilterState runs PreFilter and Filter and returns the Filter status
+// with the cycle state both used.
+func runFilterState(t *testing.T, pl *Fit, pod *v1.Pod, ni *schedcore.NodeInfo) (*schedcore.Status, *schedcore.CycleState) {
+	t.Helper()
 	state := schedcore.NewCycleState()
 	if _, st := pl.PreFilter(context.Background(), state, pod, nil); !st.IsSuccess() {
 		t.Fatalf("PreFilter: %v", st)
 	}
-	return pl.Filter(context.Background(), state, pod, ni)
+	return pl.Filter(context.Background(), state, pod, ni), state
 }
 
 func TestFilterEnoughRequests(t *testing.T) {
@@ -412,10 +420,11 @@ func TestFilterEnoughRequests(t *testing.T) {
 			if tc.args != nil {
 				args = tc.args
 			}
-			h := schedcore.NewHandle(nil, 1)
+			f := schedcore.DefaultFeatures
 			if tc.podLevelDisabled {
-				h.Features.PodLevelResources = false
+				f.PodLevelResources = false
 			}
+			h := schedcore.NewHandle(nil, 1, schedcore.WithFeatures(f))
 			p, err := NewFit(context.Background(), args, h)
 			if err != nil {
 				t.Fatal(err)
@@ -426,13 +435,16 @@ func TestFilterEnoughRequests(t *testing.T) {
 				pods = append(pods, tc.existing)
 			}
 			ni := nodeInfoWith(kubeTestNode(), pods...)
-			got := runFilter(t, pl, tc.pod, ni)
+			got, state := runFilterState(t, pl, tc.pod, ni)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Filter status (-want +got):\n%s", diff)
 			}
-			gotInsufficient := pl.InsufficientResources(tc.pod, ni)
-			if diff := cmp.Diff(tc.wantInsufficient, gotInsufficient); diff != "" {
-				t.Errorf("InsufficientResources (-want +got):\n%s", diff)
+			s, err := getPreFilterState(state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantInsufficient, fitsRequest(s, ni)); diff != "" {
+				t.Errorf("insufficient resources from the Filter's state (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -458,14 +470,15 @@ func TestFilterNotEnoughPods(t *testing.T) {
 				v1.ResourcePods:   *resource.NewQuantity(1, resource.DecimalSI),
 			}
 			ni := nodeInfoWith(node, tc.existing)
-			got := runFilter(t, newFit(t, nil), tc.pod, ni)
+			pl := newFit(t, nil)
+			got, state := runFilterState(t, pl, tc.pod, ni)
 			want := schedcore.NewStatus(schedcore.Unschedulable, ErrReasonTooManyPods)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Filter status (-want +got):\n%s", diff)
 			}
-			wantIR := []InsufficientResource{{ResourceName: v1.ResourcePods, Reason: ErrReasonTooManyPods, Requested: 1, Used: 1, Capacity: 1}}
-			if diff := cmp.Diff(wantIR, Fits(tc.pod, ni, schedcore.DefaultFeatures)); diff != "" {
-				t.Errorf("Fits (-want +got):\n%s", diff)
+			wantEx := schedcore.NewFilterExplanation(1, "node already runs 1 pods, its maximum (allocatable pods 1)")
+			if diff := cmp.Diff(wantEx, pl.ExplainFilter(context.Background(), state, tc.pod, ni, got)); diff != "" {
+				t.Errorf("ExplainFilter (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -48,9 +48,9 @@ var (
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
 	pl := &NodeUnschedulable{logger: logr.Discard()}
 	if h != nil {
-		pl.comparisonOps = h.Features.TaintTolerationComparisonOperators
-		if h.Logger.GetSink() != nil {
-			pl.logger = h.Logger
+		pl.comparisonOps = h.Features().TaintTolerationComparisonOperators
+		if h.Logger().GetSink() != nil {
+			pl.logger = h.Logger()
 		}
 	}
 	return pl, nil

@@ -90,7 +90,7 @@ func (pl *CSILimits) Filter(_ context.Context, _ *schedcore.CycleState, pod *v1.
 	storage := pl.h.Snapshot().StorageLister()
 	node := nodeInfo.Node()
 	csiNode := storage.CSINode(node.Name)
-	logger := pl.h.Logger
+	logger := pl.h.Logger()
 
 	newVolumes := map[string]string{}
 	if err := pl.filterAttachableVolumes(logger, storage, pod, csiNode, true, newVolumes); err != nil {
@@ -222,7 +222,7 @@ func (pl *CSILimits) checkAttachableInlineVolume(vol *v1.Volume, csiNode *storag
 	if !isCSIMigrationOn(csiNode, inTree) {
 		return nil
 	}
-	pv, err := pl.translator.TranslateInTreeInlineVolumeToCSI(pl.h.Logger, vol, pod.Namespace)
+	pv, err := pl.translator.TranslateInTreeInlineVolumeToCSI(pl.h.Logger(), vol, pod.Namespace)
 	if err != nil || pv == nil {
 		return fmt.Errorf("converting volume(%s) from inline to csi: %w", vol.Name, err)
 	}
@@ -432,12 +432,12 @@ func (pl *CSILimits) VolumeCounts(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) []D
 	storage := pl.h.Snapshot().StorageLister()
 	csiNode := storage.CSINode(nodeInfo.Node().Name)
 	newVolumes := map[string]string{}
-	if err := pl.filterAttachableVolumes(pl.h.Logger, storage, pod, csiNode, true, newVolumes); err != nil || len(newVolumes) == 0 {
+	if err := pl.filterAttachableVolumes(pl.h.Logger(), storage, pod, csiNode, true, newVolumes); err != nil || len(newVolumes) == 0 {
 		return nil
 	}
 	attached := map[string]string{}
 	for _, ep := range nodeInfo.Pods {
-		if err := pl.filterAttachableVolumes(pl.h.Logger, storage, ep.Pod, csiNode, false, attached); err != nil {
+		if err := pl.filterAttachableVolumes(pl.h.Logger(), storage, ep.Pod, csiNode, false, attached); err != nil {
 			return nil
 		}
 	}

@@ -77,7 +77,7 @@ func (in *inclusion) verdict(ni *schedcore.NodeInfo) uint16 {
 	if match, _ := in.require.Match(node); !match {
 		v |= inclAffinityFails
 	}
-	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(in.pl.handle.Logger, node.Spec.Taints, in.pod.Spec.Tolerations, doNotScheduleTaints, in.pl.enableTaintTolerationComparisonOperators); untolerated {
+	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(in.pl.handle.Logger(), node.Spec.Taints, in.pod.Spec.Tolerations, doNotScheduleTaints, in.pl.enableTaintTolerationComparisonOperators); untolerated {
 		v |= inclTaintsFail
 	}
 	if in.memo {
@@ -158,15 +158,9 @@ func (pl *PodTopologySpread) buildDefaultConstraints(p *v1.Pod, action v1.Unsati
 // selectorSources returns the Services, ReplicaSets, ...: the driver's
 // current ones when it serves them (run: the queueing hints call this on
 // event goroutines, concurrently with snapshot updates), else the
-// snapshot's (nil when there is no snapshot).
+// snapshot's.
 func (pl *PodTopologySpread) selectorSources() *schedcore.SelectorSources {
-	if f := pl.handle.SelectorSources; f != nil {
-		return f()
-	}
-	if s := pl.handle.Snapshot(); s != nil {
-		return s.Selectors
-	}
-	return nil
+	return pl.handle.SelectorSources()
 }
 
 // nodeLabelsMatchSpreadConstraints reports whether the node has every

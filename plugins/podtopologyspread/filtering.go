@@ -181,7 +181,7 @@ func (pl *PodTopologySpread) updateWithPod(s *preFilterState, updatedPod, preemp
 		if !c.Selector.Matches(podLabelSet) {
 			continue
 		}
-		if !c.matchNodeInclusionPolicies(pl.handle.Logger, preemptorPod, node, &s.requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
+		if !c.matchNodeInclusionPolicies(pl.handle.Logger(), preemptorPod, node, &s.requiredNodeAffinity, pl.enableTaintTolerationComparisonOperators) {
 			continue
 		}
 		v := node.Labels[c.TopologyKey]
@@ -381,7 +381,7 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleSta
 // logFilter logs a failing node at V(5), as kube does; only failing nodes
 // pay for it.
 func (pl *PodTopologySpread) logFilter(node *v1.Node, c *topologySpreadConstraint, msg string, matchNum, selfMatchNum, minMatchNum int) {
-	if l := pl.handle.Logger.V(5); l.Enabled() {
+	if l := pl.handle.Logger().V(5); l.Enabled() {
 		logFilterTo(l, node, c, msg, matchNum, selfMatchNum, minMatchNum)
 	}
 }

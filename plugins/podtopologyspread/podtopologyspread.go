@@ -90,7 +90,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		postings:             newPostings(),
 		inclusionMemo:        schedcore.NewVerdictMemo(memoKeys),
 
-		enableTaintTolerationComparisonOperators: h.Features.TaintTolerationComparisonOperators,
+		enableTaintTolerationComparisonOperators: h.Features().TaintTolerationComparisonOperators,
 	}, nil
 }
 

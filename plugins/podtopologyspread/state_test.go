@@ -41,7 +41,7 @@ func TestInvalidSelectorIsAnError(t *testing.T) {
 	})
 	t.Run("hints with a bad selector queue with an error", func(t *testing.T) {
 		p, _ := newPlugin(t, listArgs(), nil, nil, nil)
-		h, err := p.isSchedulableAfterNodeChange(p.handle.Logger, mkPod("p").spread(1, "zone", dns, badSelector).obj(), nil, zn("n", "z"))
+		h, err := p.isSchedulableAfterNodeChange(p.handle.Logger(), mkPod("p").spread(1, "zone", dns, badSelector).obj(), nil, zn("n", "z"))
 		if err == nil || h != schedcore.Queue {
 			t.Errorf("hint = %v, %v; want Queue with an error", h, err)
 		}

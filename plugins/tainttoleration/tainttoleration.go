@@ -45,15 +45,16 @@ var (
 	_ schedcore.ScorePlugin          = (*TaintToleration)(nil)
 	_ schedcore.NormalizeScorePlugin = (*TaintToleration)(nil)
 	_ schedcore.EnqueueExtensions    = (*TaintToleration)(nil)
+	_ schedcore.FilterExplainer      = (*TaintToleration)(nil)
 )
 
 // New returns the plugin; it takes no args.
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
 	pl := &TaintToleration{logger: logr.Discard()}
 	if h != nil {
-		pl.comparisonOps = h.Features.TaintTolerationComparisonOperators
-		if h.Logger.GetSink() != nil {
-			pl.logger = h.Logger
+		pl.comparisonOps = h.Features().TaintTolerationComparisonOperators
+		if h.Logger().GetSink() != nil {
+			pl.logger = h.Logger()
 		}
 	}
 	return pl, nil
@@ -115,6 +116,28 @@ func (pl *TaintToleration) Filter(_ context.Context, _ *schedcore.CycleState, po
 		l.Info("node had untolerated taints", "node", nodeInfo.Name(), "pod", schedcore.PodName(pod), "untoleratedTaint", taint)
 	}
 	return statusUntolerated
+}
+
+// ExplainFilter names every NoSchedule or NoExecute taint of the node that
+// no toleration of the pod tolerates, with the comparison operators as the
+// Filter reads them: each one must be tolerated (or removed) for the pod
+// to fit. Preemption cannot help, so the shortfall is 1.
+func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
+	taints := nodeInfo.Taints()
+	var texts []string
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		if !v1helper.TolerationsTolerateTaint(logr.Discard(), pod.Spec.Tolerations, t, pl.comparisonOps) {
+			texts = append(texts, fmt.Sprintf("taint %s not tolerated", t.ToString()))
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	return schedcore.NewFilterExplanation(1, texts...)
 }
 
 // untoleratedTaint returns the first NoSchedule or NoExecute taint that no

@@ -381,8 +381,9 @@ func TestComparisonOperatorsFollowTheFeatureGate(t *testing.T) {
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: v1.NodeSpec{Taints: []v1.Taint{{Key: "tier", Value: "5", Effect: v1.TaintEffectNoSchedule}}}}
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Tolerations: []v1.Toleration{{Key: "tier", Operator: "Gt", Value: "3", Effect: v1.TaintEffectNoSchedule}}}}
 	for _, on := range []bool{false, true} {
-		h := schedcore.NewHandle(nil, 0)
-		h.Features.TaintTolerationComparisonOperators = on
+		f := schedcore.DefaultFeatures
+		f.TaintTolerationComparisonOperators = on
+		h := schedcore.NewHandle(nil, 0, schedcore.WithFeatures(f))
 		p, err := New(context.Background(), nil, h)
 		if err != nil {
 			t.Fatal(err)
@@ -394,5 +395,49 @@ func TestComparisonOperatorsFollowTheFeatureGate(t *testing.T) {
 		if st.IsSuccess() != on {
 			t.Errorf("gate %v: Filter = %v", on, st)
 		}
+	}
+}
+
+// TestExplainFilterNamesEveryUntoleratedTaint checks the explanation of a
+// rejection: every NoSchedule and NoExecute taint no toleration tolerates,
+// under the same comparison-operator gate the Filter reads.
+func TestExplainFilterNamesEveryUntoleratedTaint(t *testing.T) {
+	taints := []v1.Taint{
+		{Key: "dedicated", Value: "gpu", Effect: v1.TaintEffectNoSchedule},
+		{Key: "soft", Value: "x", Effect: v1.TaintEffectPreferNoSchedule},
+		{Key: "tier", Value: "5", Effect: v1.TaintEffectNoExecute},
+	}
+	gt := v1.Toleration{Key: "tier", Operator: "Gt", Value: "3", Effect: v1.TaintEffectNoExecute}
+	tests := []struct {
+		name string
+		gate bool
+		tols []v1.Toleration
+		want *schedcore.FilterExplanation
+	}{
+		{"every hard taint untolerated is named, PreferNoSchedule is not", false, nil,
+			schedcore.NewFilterExplanation(1, "taint dedicated=gpu:NoSchedule not tolerated", "taint tier=5:NoExecute not tolerated")},
+		{"a Gt toleration tolerates nothing with the gate off", false, []v1.Toleration{gt},
+			schedcore.NewFilterExplanation(1, "taint dedicated=gpu:NoSchedule not tolerated", "taint tier=5:NoExecute not tolerated")},
+		{"with the gate on it tolerates tier=5", true, []v1.Toleration{gt},
+			schedcore.NewFilterExplanation(1, "taint dedicated=gpu:NoSchedule not tolerated")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := schedcore.DefaultFeatures
+			f.TaintTolerationComparisonOperators = tt.gate
+			p, err := New(context.Background(), nil, schedcore.NewHandle(nil, 0, schedcore.WithFeatures(f)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl := p.(*TaintToleration)
+			pod, ni := podWithTolerations(tt.tols...), nodeInfo(nodeWithTaints("n", taints...))
+			st := pl.Filter(context.Background(), schedcore.NewCycleState(), pod, ni)
+			if st.IsSuccess() {
+				t.Fatal("Filter passed the node")
+			}
+			if d := cmp.Diff(tt.want, pl.ExplainFilter(context.Background(), schedcore.NewCycleState(), pod, ni, st)); d != "" {
+				t.Errorf("ExplainFilter (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -62,7 +62,7 @@ func (pl *VolumeBinding) ClaimProblems(pod *v1.Pod, node *v1.Node) []ClaimProble
 			out = append(out, ClaimProblem{Claim: c.pvc.Namespace + "/" + c.pvc.Name, PVC: c.pvc, Reason: ErrReasonPVNotExist, VolumeName: c.pvc.Spec.VolumeName})
 			break // checkBoundClaims stops at the first problem
 		}
-		pv, err := pl.tryTranslatePVToCSI(pl.h.Logger, c.pv, csiNode)
+		pv, err := pl.tryTranslatePVToCSI(pl.h.Logger(), c.pv, csiNode)
 		if err != nil {
 			continue
 		}
@@ -116,13 +116,13 @@ func (pl *VolumeBinding) ClaimProblems(pod *v1.Pod, node *v1.Node) []ClaimProble
 		case !helper.MatchTopologySelectorTerms(class.AllowedTopologies, labels.Set(node.Labels)):
 			p.TopologyMismatch = true
 		default:
-			ok, _, err := hasEnoughCapacity(pl.h.Logger, s, class.Provisioner, pvc, class, node)
+			ok, _, err := hasEnoughCapacity(pl.h.Logger(), s, class.Provisioner, pvc, class, node)
 			if err != nil || ok {
 				continue
 			}
 			p.Reason, p.Candidates = ErrReasonNotEnoughSpace, nil
 			for _, c := range s.CSIStorageCapacities() {
-				if c.StorageClassName == class.Name && nodeHasAccess(pl.h.Logger, node, c) {
+				if c.StorageClassName == class.Name && nodeHasAccess(pl.h.Logger(), node, c) {
 					p.Capacities = append(p.Capacities, c)
 				}
 			}

@@ -56,7 +56,7 @@ var (
 // New builds the plugin from VolumeBindingArgs (nil: defaults), defaulted
 // and validated as kube does.
 func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
-	scoring := h.Features.StorageCapacityScoring
+	scoring := h.Features().StorageCapacityScoring
 	a, err := args(obj, scoring)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (pl *VolumeBinding) Filter(_ context.Context, cs *schedcore.CycleState, pod
 		return schedcore.AsStatus(err)
 	}
 	node := nodeInfo.Node()
-	pv, reasons, err := pl.findPodVolumes(pl.h.Logger, pl.h.Snapshot().StorageLister(), pod, state.claims, node)
+	pv, reasons, err := pl.findPodVolumes(pl.h.Logger(), pl.h.Snapshot().StorageLister(), pod, state.claims, node)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -364,7 +364,7 @@ func (pl *VolumeBinding) PreBind(ctx context.Context, cs *schedcore.CycleState, 
 	if !ok {
 		return schedcore.AsStatus(fmt.Errorf("%w %q", errNoPodVolumeForNode, nodeName))
 	}
-	if pl.h.VolumeBinder == nil {
+	if pl.h.VolumeBinder() == nil {
 		return nil
 	}
 	pvs := make([]*v1.PersistentVolume, 0, len(pv.staticBindings))
@@ -380,7 +380,7 @@ func (pl *VolumeBinding) PreBind(ctx context.Context, cs *schedcore.CycleState, 
 		ctx, cancel = context.WithTimeout(ctx, pl.bindTimeout)
 		defer cancel()
 	}
-	if err := pl.h.VolumeBinder.BindPodVolumes(ctx, pod, pvs, pvcs); err != nil {
+	if err := pl.h.VolumeBinder().BindPodVolumes(ctx, pod, pvs, pvcs); err != nil {
 		pl.revertPVs(pv.staticBindings)
 		pl.revertPVCs(pv.dynamicProvisions)
 		return schedcore.AsStatus(fmt.Errorf("binding volumes: %w", err))

@@ -35,11 +35,11 @@ type cluster struct {
 	csiNodes []*storagev1.CSINode
 }
 
-func newPlugin(t *testing.T, c cluster, args *configv1.VolumeBindingArgs) (*VolumeBinding, *schedcore.Handle) {
+func newPlugin(t *testing.T, c cluster, args *configv1.VolumeBindingArgs, opts ...schedcore.HandleOption) (*VolumeBinding, *schedcore.Handle) {
 	t.Helper()
 	snap := schedcore.NewSnapshot(nil, nodes())
 	snap.Storage = schedcore.NewStorageState(c.pvcs, c.pvs, c.classes, c.csiNodes, c.drivers, c.caps)
-	h := schedcore.NewHandle(snap, 1)
+	h := schedcore.NewHandle(snap, 1, opts...)
 	var p schedcore.Plugin
 	var err error
 	if args == nil {
@@ -348,9 +348,8 @@ func TestPreBindHandsTheAssumedObjectsToTheDriver(t *testing.T) {
 		pvcs:    []*v1.PersistentVolumeClaim{pvc("c", "1Gi", "local").Obj(), pvc("d", "1Gi", "dyn").Obj(), pvc("bound", "1Gi", "dyn").Bound("pv-bound").Obj()},
 		pvs:     []*v1.PersistentVolume{pv("pv", "1Gi", "local").Obj(), pv("pv-bound", "1Gi", "dyn").ClaimRef("bound").Obj()},
 	}
-	pl, h := newPlugin(t, c, nil)
 	rb := &recordingBinder{}
-	h.VolumeBinder = rb
+	pl, h := newPlugin(t, c, nil, schedcore.WithVolumeBinder(rb))
 	pod := schedtest.MakePod("p").PVC("c").PVC("d").Obj()
 	cs, _, _ := run(t, pl, h, pod)
 	if st := pl.Reserve(context.Background(), cs, pod, "n-a"); !st.IsSuccess() {
@@ -447,8 +446,9 @@ func TestArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := schedcore.NewHandle(nil, 1)
-			h.Features.StorageCapacityScoring = tt.scoring
+			f := schedcore.DefaultFeatures
+			f.StorageCapacityScoring = tt.scoring
+			h := schedcore.NewHandle(nil, 1, schedcore.WithFeatures(f))
 			_, err := New(context.Background(), tt.args, h)
 			if tt.wantErr == "" {
 				if err != nil {
@@ -491,7 +491,7 @@ func TestQueueingHints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.fn(pl.h.Logger, pod, tt.old, tt.new)
+			got, err := tt.fn(pl.h.Logger(), pod, tt.old, tt.new)
 			if err != nil || got != tt.want {
 				t.Errorf("hint = %v, %v; want %v", got, err, tt.want)
 			}

@@ -84,7 +84,7 @@ func (d *stateData) Clone() schedcore.StateData { return d }
 // claims; claims of WaitForFirstConsumer classes not yet bound are skipped.
 // Skip when there are none.
 func (pl *VolumeZone) PreFilter(_ context.Context, cs *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
-	tops, st := pl.getPVbyPod(pl.h.Logger, pod)
+	tops, st := pl.getPVbyPod(pl.h.Logger(), pod)
 	if !st.IsSuccess() {
 		return nil, st
 	}
@@ -184,7 +184,7 @@ func (pl *VolumeZone) Filter(_ context.Context, cs *schedcore.CycleState, pod *v
 	var tops []pvTopology
 	if state, err := getStateData(cs); err != nil {
 		var st *schedcore.Status
-		if tops, st = pl.getPVbyPod(pl.h.Logger, pod); !st.IsSuccess() {
+		if tops, st = pl.getPVbyPod(pl.h.Logger(), pod); !st.IsSuccess() {
 			return st
 		}
 	} else {
@@ -282,7 +282,7 @@ type ZoneConflict struct {
 // the PV labels the node does not match (none for a node without any
 // topology label, which Filter passes). It allocates; not for a cycle.
 func (pl *VolumeZone) ZoneConflicts(pod *v1.Pod, node *v1.Node) []ZoneConflict {
-	tops, st := pl.getPVbyPod(pl.h.Logger, pod)
+	tops, st := pl.getPVbyPod(pl.h.Logger(), pod)
 	if !st.IsSuccess() {
 		return nil
 	}

@@ -166,7 +166,7 @@ func TestQueueingHints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.fn(schedcore.NewHandle(nil, 1).Logger, pod, tt.old, tt.new)
+			got, err := tt.fn(schedcore.NewHandle(nil, 1).Logger(), pod, tt.old, tt.new)
 			if err != nil || got != tt.want {
 				t.Errorf("hint = %v, %v; want %v", got, err, tt.want)
 			}

@@ -101,7 +101,7 @@ func New(less func(a, b *schedcore.QueuedPodInfo) bool, profiles map[string]*sch
 	for _, name := range names {
 		fw := profiles[name]
 		if !haveFeatures && fw.Handle() != nil {
-			p.features, haveFeatures = fw.Handle().Features, true
+			p.features, haveFeatures = fw.Handle().Features(), true
 		}
 		m, err := buildHintMap(context.Background(), fw)
 		if err != nil {

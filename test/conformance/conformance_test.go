@@ -120,7 +120,7 @@ func (f *fixture) state(t *testing.T, n int) (*schedcore.Snapshot, *engine.Profi
 	}
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
 	snap := schedcore.NewEmptySnapshot()
-	ps, err := engine.BuildProfiles(context.Background(), cfg, reg, snap, engine.HandleOptions{})
+	ps, err := engine.BuildProfiles(context.Background(), engine.Options{Config: cfg, Registry: reg}, snap, engine.Driver{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestExplainCases(t *testing.T) {
 					t.Fatalf("pod %s not in snapshot", want.Pod)
 				}
 				fw := ps.ByName[want.Profile]
-				ex := schedcore.Explain(context.Background(), fw, snap, pod, engine.LowestName)
+				ex := schedcore.Explain(context.Background(), fw, snap, pod, nil)
 				compareExplain(t, &want, ex)
 			})
 		}

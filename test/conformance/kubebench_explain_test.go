@@ -237,7 +237,7 @@ func testKubebenchExplainInRun(t *testing.T, snapshotFile, name string, pods int
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
 	snap := schedcore.NewEmptySnapshot()
 	vb := &storageBinder{}
-	ps, err := engine.BuildProfiles(ctx, cfg, reg, snap, engine.HandleOptions{VolumeBinder: vb})
+	ps, err := engine.BuildProfiles(ctx, engine.Options{Config: cfg, Registry: reg}, snap, engine.Driver{VolumeBinder: vb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func testKubebenchExplainInRun(t *testing.T, snapshotFile, name string, pods int
 		key := pod.Namespace + "/" + pod.Name
 		cache.UpdateSnapshot(snap)
 		fw := ps.ByName[pod.Spec.SchedulerName]
-		ex := schedcore.Explain(ctx, fw, snap, pod, engine.LowestName)
+		ex := schedcore.Explain(ctx, fw, snap, pod, nil)
 		w := cases[key]
 		t.Run(key, func(t *testing.T) {
 			if w == nil {

@@ -4,7 +4,8 @@
 //
 //   - Filter: rejects nodes whose pool is in args.avoid, with the reason
 //     ErrReasonAvoidedPool (UnschedulableAndUnresolvable: evicting pods
-//     cannot change a node's pool);
+//     cannot change a node's pool), and explains the rejection to
+//     `explain` (ExplainFilter: which pool, and that the args avoid it);
 //   - Score: prefers the pools in args.prefer, the first most: with n
 //     preferred pools the i-th (from 0) scores 100*(n-i)/n, other nodes 0.
 //
@@ -73,6 +74,7 @@ var (
 	_ schedcore.FilterPlugin      = (*PoolPreference)(nil)
 	_ schedcore.ScorePlugin       = (*PoolPreference)(nil)
 	_ schedcore.EnqueueExtensions = (*PoolPreference)(nil)
+	_ schedcore.FilterExplainer   = (*PoolPreference)(nil)
 )
 
 // New builds the plugin from its args (nil means defaults), validating them
@@ -116,6 +118,15 @@ func (pl *PoolPreference) Filter(_ context.Context, _ *schedcore.CycleState, _ *
 		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonAvoidedPool)
 	}
 	return nil
+}
+
+// ExplainFilter says, for a node Filter rejected, which pool it is in:
+// what `explain` shows as the gap ("PoolPreference: node is in pool spot,
+// which the args avoid"). Nothing on the node can change that, so the
+// shortfall is 1.
+func (pl *PoolPreference) ExplainFilter(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
+	pool := nodeInfo.Node().Labels[pl.labelKey]
+	return schedcore.NewFilterExplanation(1, fmt.Sprintf("node is in pool %s, which the args avoid (label %s)", pool, pl.labelKey))
 }
 
 // Score is the node's pool's preference, already in [0, 100]: the plugin

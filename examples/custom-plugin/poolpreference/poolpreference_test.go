@@ -55,6 +55,10 @@ func TestFilterAndScore(t *testing.T) {
 				if d := cmp.Diff([]string{ErrReasonAvoidedPool}, st.Reasons()); d != "" {
 					t.Errorf("reasons (-want +got):\n%s", d)
 				}
+				want := schedcore.NewFilterExplanation(1, "node is in pool "+tt.pool+", which the args avoid (label pool)")
+				if d := cmp.Diff(want, p.ExplainFilter(context.Background(), nil, pod, nodeInfo(tt.pool), st)); d != "" {
+					t.Errorf("ExplainFilter (-want +got):\n%s", d)
+				}
 				return
 			}
 			got, st := p.Score(context.Background(), nil, pod, nodeInfo(tt.pool))

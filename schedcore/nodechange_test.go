@@ -1,4 +1,4 @@
-package live
+package schedcore_test
 
 import (
 	"testing"
@@ -59,7 +59,7 @@ func TestNodeSchedulingPropertiesChange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, NodeSchedulingPropertiesChange(tt.new, tt.old)); diff != "" {
+			if diff := cmp.Diff(tt.want, schedcore.NodeSchedulingPropertiesChange(tt.new, tt.old)); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})

@@ -1,30 +1,28 @@
-package live
+package schedcore
 
 import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // NodeSchedulingPropertiesChange returns the events a node update is, as
 // kube-scheduler v1.37's function of that name: one Node event per kind of
 // change that may make pods schedulable, in kube's order. An update that
 // changes none of them (a heartbeat) gives no event, so it requeues nothing.
-func NodeSchedulingPropertiesChange(newNode, oldNode *v1.Node) []schedcore.ClusterEvent {
-	var events []schedcore.ClusterEvent
+func NodeSchedulingPropertiesChange(newNode, oldNode *v1.Node) []ClusterEvent {
+	var events []ClusterEvent
 	for _, fn := range nodeChangeExtractors {
-		if a := fn(newNode, oldNode); a != schedcore.None {
-			events = append(events, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: a})
+		if a := fn(newNode, oldNode); a != None {
+			events = append(events, ClusterEvent{Resource: Node, ActionType: a})
 		}
 	}
 	return events
 }
 
 // nodeChangeExtractors are kube's, NodeDeclaredFeatures (GA in v1.37) last.
-var nodeChangeExtractors = []func(newNode, oldNode *v1.Node) schedcore.ActionType{
+var nodeChangeExtractors = []func(newNode, oldNode *v1.Node) ActionType{
 	nodeSpecUnschedulableChange,
 	nodeAllocatableChange,
 	nodeLabelsChange,
@@ -37,37 +35,37 @@ var nodeChangeExtractors = []func(newNode, oldNode *v1.Node) schedcore.ActionTyp
 
 // nodeSpecUnschedulableChange: only a node becoming schedulable counts, and
 // kube reports it as a taint change.
-func nodeSpecUnschedulableChange(newNode, oldNode *v1.Node) schedcore.ActionType {
+func nodeSpecUnschedulableChange(newNode, oldNode *v1.Node) ActionType {
 	if newNode.Spec.Unschedulable != oldNode.Spec.Unschedulable && !newNode.Spec.Unschedulable {
-		return schedcore.UpdateNodeTaint
+		return UpdateNodeTaint
 	}
-	return schedcore.None
+	return None
 }
 
-func nodeAllocatableChange(newNode, oldNode *v1.Node) schedcore.ActionType {
+func nodeAllocatableChange(newNode, oldNode *v1.Node) ActionType {
 	if !equality.Semantic.DeepEqual(oldNode.Status.Allocatable, newNode.Status.Allocatable) {
-		return schedcore.UpdateNodeAllocatable
+		return UpdateNodeAllocatable
 	}
-	return schedcore.None
+	return None
 }
 
-func nodeLabelsChange(newNode, oldNode *v1.Node) schedcore.ActionType {
+func nodeLabelsChange(newNode, oldNode *v1.Node) ActionType {
 	if !equality.Semantic.DeepEqual(newNode.GetLabels(), oldNode.GetLabels()) {
-		return schedcore.UpdateNodeLabel
+		return UpdateNodeLabel
 	}
-	return schedcore.None
+	return None
 }
 
-func nodeTaintsChange(newNode, oldNode *v1.Node) schedcore.ActionType {
+func nodeTaintsChange(newNode, oldNode *v1.Node) ActionType {
 	if !equality.Semantic.DeepEqual(newNode.Spec.Taints, oldNode.Spec.Taints) {
-		return schedcore.UpdateNodeTaint
+		return UpdateNodeTaint
 	}
-	return schedcore.None
+	return None
 }
 
 // nodeConditionsChange compares condition statuses by type only: heartbeat
 // and transition times, reasons and messages do not count.
-func nodeConditionsChange(newNode, oldNode *v1.Node) schedcore.ActionType {
+func nodeConditionsChange(newNode, oldNode *v1.Node) ActionType {
 	strip := func(cs []v1.NodeCondition) map[v1.NodeConditionType]v1.ConditionStatus {
 		m := make(map[v1.NodeConditionType]v1.ConditionStatus, len(cs))
 		for i := range cs {
@@ -76,30 +74,30 @@ func nodeConditionsChange(newNode, oldNode *v1.Node) schedcore.ActionType {
 		return m
 	}
 	if !equality.Semantic.DeepEqual(strip(oldNode.Status.Conditions), strip(newNode.Status.Conditions)) {
-		return schedcore.UpdateNodeCondition
+		return UpdateNodeCondition
 	}
-	return schedcore.None
+	return None
 }
 
-func nodeAnnotationsChange(newNode, oldNode *v1.Node) schedcore.ActionType {
+func nodeAnnotationsChange(newNode, oldNode *v1.Node) ActionType {
 	if !equality.Semantic.DeepEqual(oldNode.GetAnnotations(), newNode.GetAnnotations()) {
-		return schedcore.UpdateNodeAnnotation
+		return UpdateNodeAnnotation
 	}
-	return schedcore.None
+	return None
 }
 
-func nodePreemptionPolicyChange(newNode, oldNode *v1.Node) schedcore.ActionType {
+func nodePreemptionPolicyChange(newNode, oldNode *v1.Node) ActionType {
 	if !equality.Semantic.DeepEqual(oldNode.Spec.PodPreemptionPolicy, newNode.Spec.PodPreemptionPolicy) {
-		return schedcore.UpdateNodePreemptionPolicy
+		return UpdateNodePreemptionPolicy
 	}
-	return schedcore.None
+	return None
 }
 
 // nodeDeclaredFeaturesChange: the kubelet keeps the list sorted, so a
 // slice comparison is enough.
-func nodeDeclaredFeaturesChange(newNode, oldNode *v1.Node) schedcore.ActionType {
+func nodeDeclaredFeaturesChange(newNode, oldNode *v1.Node) ActionType {
 	if !slices.Equal(oldNode.Status.DeclaredFeatures, newNode.Status.DeclaredFeatures) {
-		return schedcore.UpdateNodeDeclaredFeature
+		return UpdateNodeDeclaredFeature
 	}
-	return schedcore.None
+	return None
 }

@@ -1,0 +1,66 @@
+package engine
+
+import (
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// FillCache adds a cluster's nodes, namespaces, storage objects, selector
+// sources and bound pods to the cache, and returns the pending pods of the
+// given profiles in queue order (priority, creation time, namespace/name). Pods that
+// Succeeded or Failed hold no resources and are left out. Pods without a
+// UID get a stable one derived from namespace/name.
+func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*schedcore.Framework) []*v1.Pod {
+	for _, n := range cl.Nodes {
+		c.AddNode(n)
+	}
+	for _, ns := range cl.Namespaces {
+		c.AddNamespace(ns)
+	}
+	c.SetStorage(schedcore.NewStorageState(cl.PVCs, cl.PVs, cl.StorageClasses, cl.CSINodes, cl.CSIDrivers, cl.CSIStorageCapacities))
+	c.SetSelectorSources(&schedcore.SelectorSources{Services: cl.Services, ReplicationControllers: cl.ReplicationControllers, ReplicaSets: cl.ReplicaSets, StatefulSets: cl.StatefulSets})
+	var pending []*v1.Pod
+	for _, p := range cl.Pods {
+		if p.UID == "" {
+			p.UID = SnapshotUID(p.Namespace, p.Name)
+		}
+		if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		if p.Spec.NodeName != "" {
+			_ = c.AddPod(p)
+			continue
+		}
+		if _, ok := profiles[p.Spec.SchedulerName]; ok && p.DeletionTimestamp == nil {
+			pending = append(pending, p)
+		}
+	}
+	SortQueueOrder(pending)
+	return pending
+}
+
+// SnapshotUID is the stable UID a pod of a dump without one gets.
+func SnapshotUID(namespace, name string) types.UID {
+	return types.UID("snapshot-" + namespace + "-" + name)
+}
+
+// SortQueueOrder sorts pods as the conformance fixtures' queue does:
+// priority descending, then creationTimestamp, then namespace/name.
+func SortQueueOrder(pods []*v1.Pod) {
+	sort.SliceStable(pods, func(i, j int) bool {
+		pi, pj := schedcore.PodPriority(pods[i]), schedcore.PodPriority(pods[j])
+		if pi != pj {
+			return pi > pj
+		}
+		ti, tj := pods[i].CreationTimestamp.Time, pods[j].CreationTimestamp.Time
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return schedcore.PodName(pods[i]) < schedcore.PodName(pods[j])
+	})
+}

@@ -1,0 +1,421 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// Epoch is where an offline cluster's clock starts; only differences
+// matter.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Observer is told what happens in an offline cluster, as it happens. Nil
+// functions are not called.
+type Observer struct {
+	// Placed: a pod was bound to node (after attempts scheduling attempts).
+	Placed func(pod *v1.Pod, node string, attempts int, result schedcore.ScheduleResult)
+	// Failed: a scheduling attempt of pod failed.
+	Failed func(pod *v1.Pod, f Failure)
+	// Evicted: preemption evicted victim from node for preemptor.
+	Evicted func(victim *v1.Pod, node string, preemptor *v1.Pod)
+	// Nominated: preemption nominated node for pod.
+	Nominated func(pod *v1.Pod, node string)
+}
+
+// Failure is one failed scheduling attempt.
+type Failure struct {
+	// Reason is schedcore.ReasonUnschedulable or ReasonSchedulerError.
+	Reason string
+	// Status carries the message (kube's FitError for unschedulable pods).
+	Status *schedcore.Status
+	// Plugins rejected the pod or left it pending, by name.
+	Plugins []string
+	// Attempts counts the pod's scheduling attempts so far.
+	Attempts int
+	// ForGroup is set when the pod was rejected for its group's sake (a
+	// sibling failed, the group timed out or backs off), not its own fit.
+	ForGroup bool
+}
+
+// Offline is an engine over an in-memory cluster, shared by the drivers
+// that simulate (dryrun; replays, capacity and drain plans): the pods'
+// API store, the cache, a binder that commits into the store, a volume
+// binder, an evictor, and a fake clock. Changes (bindings, evictions,
+// arrivals, departures) reach the queue as the informers would deliver
+// them, so the queueing hints requeue pods as in a live scheduler. It is
+// driven from one goroutine.
+type Offline struct {
+	*Engine
+	// Clock is the cluster's clock; it moves only when Run waits for
+	// backoffs and Permit timeouts, or when the driver moves it (Advance).
+	Clock *clocktesting.FakeClock
+
+	store  *store
+	obs    Observer
+	placed int
+}
+
+// NewOffline loads a copy of cl (its pods are not modified) into a new
+// engine and returns it with the cluster's pending pods in queue order,
+// not yet queued (Submit queues them).
+func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observer) (*Offline, []*v1.Pod, error) {
+	if len(cl.Nodes) == 0 {
+		return nil, nil, ErrNoNodes
+	}
+	c := &Offline{Clock: clocktesting.NewFakeClock(Epoch), store: newStore(), obs: obs}
+	vb := &volumeBinder{}
+	d := Driver{
+		Binder:       binder{c.store},
+		VolumeBinder: vb,
+		Preemption:   schedcore.PreemptionHooks{PDBs: PDBsOf(cl.PDBs), Evictor: evictor{c}},
+		Objects:      NewObjects(c.store.list, cl.Others),
+		Pod:          c.store.get,
+		Clock:        c.Clock,
+		SyncBinding:  true,
+		Scheduled:    c.scheduled,
+		Failed:       c.failed,
+	}
+	e, err := New(ctx, o, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.Engine = e
+	work := *cl
+	work.Pods = make([]*v1.Pod, len(cl.Pods))
+	for i, p := range cl.Pods {
+		work.Pods[i] = p.DeepCopy()
+	}
+	pending, err := e.Load(&work)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range work.Pods {
+		c.store.put(p)
+	}
+	vb.state = e.Snapshot.Storage
+	return c, pending, nil
+}
+
+// Submit queues pods already in the cluster (the pending pods NewOffline
+// returned), in the given order: queue timestamps follow it, so pods of
+// equal priority keep it.
+func (c *Offline) Submit(pods ...*v1.Pod) {
+	for _, p := range pods {
+		c.Queue.Add(c.Options.Logger, p)
+		c.Clock.Step(time.Microsecond)
+	}
+}
+
+// Add brings a new pod into the cluster (an arrival): a bound pod goes to
+// the cache, a pending pod of one of the profiles to the queue. A pod
+// without a UID gets SnapshotUID. It is an error if the pod exists.
+func (c *Offline) Add(pod *v1.Pod) error {
+	p := pod.DeepCopy()
+	if p.UID == "" {
+		p.UID = SnapshotUID(p.Namespace, p.Name)
+	}
+	if _, ok := c.store.get(p.Namespace, p.Name); ok {
+		return fmt.Errorf("pod %s already exists", schedcore.PodName(p))
+	}
+	c.store.put(p)
+	switch {
+	case p.Spec.NodeName != "":
+		if err := c.Cache.AddPod(p); err != nil {
+			return err
+		}
+		c.Queue.AssignedPodAdded(c.Options.Logger, p)
+	case c.Framework(p) != nil:
+		c.Submit(p)
+	}
+	return nil
+}
+
+// Delete removes a pod from the cluster (a departure or an eviction): a
+// bound pod leaves the cache and wakes the pods its resources may help, a
+// pending one leaves the queue. A pod that is not there is no error.
+func (c *Offline) Delete(namespace, name string) {
+	cur, ok := c.store.get(namespace, name)
+	if !ok {
+		return
+	}
+	c.store.delete(cur)
+	if cur.Spec.NodeName != "" {
+		c.Cache.RemovePod(cur)
+		c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.EventAssignedPodDelete, cur, nil, nil)
+		return
+	}
+	c.Queue.Delete(cur)
+}
+
+// UpdateNode replaces a node (cordoning, relabelling, resizing) and sends
+// the queue the events its changes are, as the node informer would.
+func (c *Offline) UpdateNode(node *v1.Node) error {
+	ni, err := c.Snapshot.Get(node.Name)
+	if err != nil {
+		return fmt.Errorf("node %q: %w", node.Name, err)
+	}
+	old := ni.Node()
+	c.Cache.UpdateNode(old, node)
+	for _, ev := range schedcore.NodeSchedulingPropertiesChange(node, old) {
+		c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, ev, old, node, nil)
+	}
+	return nil
+}
+
+// Pod returns the cluster's current copy of a pod.
+func (c *Offline) Pod(namespace, name string) (*v1.Pod, bool) { return c.store.get(namespace, name) }
+
+// Pods lists a namespace's pods, bound and pending, in name order.
+func (c *Offline) Pods(namespace string) []*v1.Pod { return c.store.list(namespace) }
+
+// Placements counts the pods placed so far.
+func (c *Offline) Placements() int { return c.placed }
+
+// Advance moves the clock by d and runs the binding cycles whose Permit
+// wait is decided by then.
+func (c *Offline) Advance(ctx context.Context, d time.Duration) {
+	c.Clock.Step(d)
+	c.Scheduler.ResolveWaiting(ctx)
+}
+
+// Close stops the queue.
+func (c *Offline) Close() { c.Queue.Close() }
+
+func (c *Offline) scheduled(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, node string, res schedcore.ScheduleResult) {
+	bound, _ := c.store.get(qpi.Pod.Namespace, qpi.Pod.Name)
+	if err := c.Cache.AddPod(bound); err != nil {
+		c.Options.Logger.Error(err, "confirming binding", "pod", schedcore.PodName(bound))
+	}
+	c.Queue.AssignedPodAdded(c.Options.Logger, bound)
+	c.placed++
+	if c.obs.Placed != nil {
+		c.obs.Placed(bound, node, qpi.Attempts, res)
+	}
+}
+
+func (c *Offline) failed(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, nominating *schedcore.NominatingInfo) {
+	if c.obs.Failed != nil {
+		c.obs.Failed(qpi.Pod, Failure{
+			Reason: reason, Status: status, Attempts: qpi.Attempts,
+			Plugins:  sets.List(qpi.UnschedulablePlugins.Union(qpi.PendingPlugins)),
+			ForGroup: schedcore.RejectedForGroup(status),
+		})
+	}
+	// kube patches the nomination into the pod's status (updatePod) when
+	// it changes; the update reaches the queue like an informer event, so
+	// the next attempt tries that node first.
+	if nominating != nil && nominating.NominatingMode == schedcore.ModeOverride {
+		if c.setNominatedNode(qpi.Pod, nominating.NominatedNodeName) && nominating.NominatedNodeName != "" && c.obs.Nominated != nil {
+			c.obs.Nominated(qpi.Pod, nominating.NominatedNodeName)
+		}
+	}
+}
+
+// setNominatedNode patches status.nominatedNodeName of a pending pod and
+// delivers the update to the queue, as the informer would; it reports
+// whether the pod changed.
+func (c *Offline) setNominatedNode(p *v1.Pod, node string) bool {
+	cur, ok := c.store.get(p.Namespace, p.Name)
+	if !ok || cur.UID != p.UID || cur.Spec.NodeName != "" || cur.Status.NominatedNodeName == node {
+		return false
+	}
+	upd := cur.DeepCopy()
+	upd.Status.NominatedNodeName = node
+	c.store.put(upd)
+	c.Queue.Update(c.Options.Logger, cur, upd)
+	return true
+}
+
+// Run schedules until nothing is left in activeQ or backoffQ and no pod
+// waits at Permit. Pods in backoff are taken when activeQ is empty (kube's
+// SchedulerPopFromBackoffQ); pods in the unschedulable pool stay there,
+// since only a cluster event could move them. While pods wait at Permit
+// the clock moves a second at a time, so their timeouts fire as they would
+// in a live scheduler. A gang that keeps timing out and retrying would
+// loop forever; Run stops once no pod has been placed for twice the
+// longest Permit timeout plus the longest backoff (the state then only
+// repeats).
+func (c *Offline) Run(ctx context.Context) error {
+	s, q, clk := c.Scheduler, c.Queue, c.Clock
+	lastPlaced, lastProgress := c.placed, clk.Now()
+	var longest time.Duration
+	idle := 0
+	settle := func() error {
+		// Let the last waits time out so that no partial gang keeps its
+		// reservations.
+		for s.NumParked() > 0 && ctx.Err() == nil {
+			c.Advance(ctx, time.Second)
+		}
+		return ctx.Err()
+	}
+	for ctx.Err() == nil {
+		if c.placed != lastPlaced {
+			lastPlaced, lastProgress = c.placed, clk.Now()
+		}
+		qpi, ok := q.TryPop(c.Options.Logger)
+		if !ok {
+			l := q.Lengths()
+			if l.Active == 0 && l.Backoff == 0 && s.NumParked() == 0 {
+				return nil
+			}
+			for _, fw := range c.Profiles.ByName {
+				fw.IterateOverWaitingPods(func(w *schedcore.WaitingPod) { longest = max(longest, w.Timeout()) })
+			}
+			if longest > 0 && clk.Since(lastProgress) > 2*longest+maxBackoff {
+				return settle()
+			}
+			// Let backoff and Permit timeouts expire on the fake clock.
+			c.Advance(ctx, time.Second)
+			continue
+		}
+		before := c.placed
+		s.ScheduleOnePod(ctx, qpi)
+		if c.placed == before {
+			idle++
+		} else {
+			idle = 0
+		}
+		if idle > maxIdleCycles {
+			// Safety net: pods that keep failing and requeueing one
+			// another without anything being placed.
+			return settle()
+		}
+	}
+	return ctx.Err()
+}
+
+// maxIdleCycles bounds the scheduling cycles in a row without a placement.
+const maxIdleCycles = 100000
+
+// maxBackoff bounds a pod's backoff (kube's podMaxBackoffSeconds ceiling
+// in practice) for Run's stop rule.
+const maxBackoff = 10 * time.Second
+
+// store is the in-memory API: the latest copy of every pod, by
+// namespace/name, with each namespace's names in order.
+type store struct {
+	pods map[string]*v1.Pod
+	byNS map[string][]string
+}
+
+func newStore() *store { return &store{pods: map[string]*v1.Pod{}, byNS: map[string][]string{}} }
+
+func key(namespace, name string) string { return namespace + "/" + name }
+
+func (s *store) get(namespace, name string) (*v1.Pod, bool) {
+	p, ok := s.pods[key(namespace, name)]
+	return p, ok
+}
+
+func (s *store) put(p *v1.Pod) {
+	k := key(p.Namespace, p.Name)
+	if _, ok := s.pods[k]; !ok {
+		names := s.byNS[p.Namespace]
+		i := sort.SearchStrings(names, p.Name)
+		names = append(names, "")
+		copy(names[i+1:], names[i:])
+		names[i] = p.Name
+		s.byNS[p.Namespace] = names
+	}
+	s.pods[k] = p
+}
+
+func (s *store) delete(p *v1.Pod) {
+	k := key(p.Namespace, p.Name)
+	if _, ok := s.pods[k]; !ok {
+		return
+	}
+	delete(s.pods, k)
+	names := s.byNS[p.Namespace]
+	if i := sort.SearchStrings(names, p.Name); i < len(names) && names[i] == p.Name {
+		s.byNS[p.Namespace] = append(names[:i], names[i+1:]...)
+	}
+}
+
+// list returns a namespace's pods in name order.
+func (s *store) list(namespace string) []*v1.Pod {
+	names := s.byNS[namespace]
+	out := make([]*v1.Pod, len(names))
+	for i, n := range names {
+		out[i] = s.pods[key(namespace, n)]
+	}
+	return out
+}
+
+// binder commits a binding into the store, as the pods/binding subresource
+// would on a real API server.
+type binder struct{ s *store }
+
+func (b binder) Bind(_ context.Context, pod *v1.Pod, node string) error {
+	cur, ok := b.s.get(pod.Namespace, pod.Name)
+	if !ok || cur.UID != pod.UID {
+		return fmt.Errorf("pod %s not found", schedcore.PodName(pod))
+	}
+	if cur.Spec.NodeName != "" {
+		return fmt.Errorf("pod %s is already assigned to node %q", schedcore.PodName(pod), cur.Spec.NodeName)
+	}
+	bound := cur.DeepCopy()
+	bound.Spec.NodeName = node
+	// The API server clears the nomination on binding
+	// (ClearingNominatedNodeNameAfterBinding, on by default).
+	bound.Status.NominatedNodeName = ""
+	b.s.put(bound)
+	return nil
+}
+
+// volumeBinder commits VolumeBinding's PreBind writes into the storage
+// state, as the API server would store them: the PVs bound to their claims
+// and the claims annotated with the selected node. No PV controller runs,
+// so claims stay unbound, as in kube-scheduler's assume cache right after
+// Reserve; later pods see the bound PVs and the selected nodes.
+type volumeBinder struct{ state *schedcore.StorageState }
+
+func (b *volumeBinder) BindPodVolumes(_ context.Context, _ *v1.Pod, pvs []*v1.PersistentVolume, pvcs []*v1.PersistentVolumeClaim) error {
+	if b.state == nil {
+		return errors.New("no storage state")
+	}
+	for _, pv := range pvs {
+		b.state.PutPV(pv)
+	}
+	for _, pvc := range pvcs {
+		b.state.PutPVC(pvc)
+	}
+	return nil
+}
+
+// evictor carries out preemption in the in-memory cluster, as the API
+// server and the informers would: the victim is deleted from the store and
+// the cache, and the deletion is an AssignedPod/Delete event for the queue
+// (it requeues the preemptor, among others).
+type evictor struct{ c *Offline }
+
+func (e evictor) PreemptPod(_ context.Context, preemptor, victim *v1.Pod, node string) error {
+	cur, ok := e.c.store.get(victim.Namespace, victim.Name)
+	if !ok || cur.UID != victim.UID {
+		return nil
+	}
+	e.c.store.delete(cur)
+	e.c.Cache.RemovePod(cur)
+	if e.c.obs.Evicted != nil {
+		e.c.obs.Evicted(cur, node, preemptor)
+	}
+	e.c.Queue.MoveAllToActiveOrBackoffQueue(e.c.Options.Logger, schedcore.EventAssignedPodDelete, cur, nil, nil)
+	return nil
+}
+
+func (e evictor) ClearNominatedNodeName(_ context.Context, pods []*v1.Pod) error {
+	for _, p := range pods {
+		e.c.setNominatedNode(p, "")
+	}
+	return nil
+}
