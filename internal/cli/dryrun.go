@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -121,17 +122,21 @@ func (o *DryRunOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := snapshot.LoadPaths(o.Files, o.In)
+	cl, err := loadDump(o.Files, o.In, o.ErrOut)
 	if err != nil {
-		if errors.Is(err, snapshot.ErrInvalid) {
-			return AsUsage(err)
-		}
 		return err
 	}
 	if len(cl.Nodes) == 0 {
 		return UsageErrorf("%s: %v", strings.Join(o.Files, ", "), dryrun.ErrNoNodes)
 	}
-	rep, err := dryrun.Run(ctx, cl, dryrun.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption})
+	opts := dryrun.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption}
+	if p := newProgress(o.ErrOut, "dryrun"); p != nil {
+		defer p.done()
+		opts.Progress = func(placed, failing, total int) {
+			p.update(placed+failing, total, "pods", fmt.Sprintf("%s placed, %s unschedulable", count(placed), count(failing)))
+		}
+	}
+	rep, err := dryrun.Run(ctx, cl, opts)
 	if err != nil {
 		if errors.Is(err, engine.ErrConfig) {
 			return AsUsage(withConfigPath(o.ConfigPath, err))
@@ -150,6 +155,30 @@ func (o *DryRunOptions) Run(ctx context.Context) error {
 	}
 	_, err = o.Out.Write(buf.Bytes())
 	return err
+}
+
+// loadDump reads cluster dumps (files, directories, '-' for in), showing
+// the progress on errOut when it is a terminal. Bad input is a usage
+// error.
+func loadDump(paths []string, in io.Reader, errOut io.Writer) (*snapshot.Cluster, error) {
+	cl := &snapshot.Cluster{}
+	if p := newProgress(errOut, "reading"); p != nil {
+		defer p.done()
+		cl.OnProgress = func(file string, n, total int) {
+			if total == 0 {
+				p.note("parsing " + file)
+				return
+			}
+			p.update(n, total, "objects", file)
+		}
+	}
+	if err := cl.AddPaths(paths, in); err != nil {
+		if errors.Is(err, snapshot.ErrInvalid) {
+			return nil, AsUsage(err)
+		}
+		return nil, err
+	}
+	return cl, nil
 }
 
 // loadConfig loads --config, defaulted and validated as kube-scheduler

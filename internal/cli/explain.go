@@ -189,10 +189,7 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	var cl *snapshot.Cluster
 	source := explain.SourceSnapshot
 	if len(o.Snapshots) > 0 {
-		if cl, err = snapshot.LoadPaths(o.Snapshots, o.In); err != nil {
-			if errors.Is(err, snapshot.ErrInvalid) {
-				return AsUsage(err)
-			}
+		if cl, err = loadDump(o.Snapshots, o.In, o.ErrOut); err != nil {
 			return err
 		}
 	} else {
@@ -277,5 +274,7 @@ func (o *ExplainOptions) liveCluster(ctx context.Context) (*snapshot.Cluster, er
 	if err != nil {
 		return nil, err
 	}
-	return kube.ListCluster(ctx, clients, kube.ListOptions{})
+	lctx, done := listProgress(ctx, o.ErrOut)
+	defer done()
+	return kube.ListCluster(lctx, clients, kube.ListOptions{})
 }

@@ -167,7 +167,9 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := kube.ListCluster(ctx, clients, kube.ListOptions{Namespace: o.namespace})
+	lctx, done := listProgress(ctx, o.ErrOut)
+	cl, err := kube.ListCluster(lctx, clients, kube.ListOptions{Namespace: o.namespace})
+	done()
 	if err != nil {
 		return err
 	}

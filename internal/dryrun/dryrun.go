@@ -40,6 +40,10 @@ type Options struct {
 	Features schedcore.Features
 	// Logger receives debug logs; zero discards.
 	Logger logr.Logger
+	// Progress, when set, is called after every scheduling attempt with
+	// the pods placed so far, the pods whose last attempt failed, and the
+	// pending pods in all (the CLI draws a progress line from it).
+	Progress func(placed, failing, total int)
 }
 
 func (o Options) engine() engine.Options {
@@ -65,6 +69,16 @@ type run struct {
 	failed map[string]*failure
 	placed sets.Set[string]
 	seq    int
+	// progress and total: Options.Progress and the pending pods.
+	progress func(placed, failing, total int)
+	total    int
+}
+
+// attempted reports progress after an attempt.
+func (r *run) attempted() {
+	if r.progress != nil {
+		r.progress(len(r.placed), len(r.failed), r.total)
+	}
 }
 
 func (r *run) observer() engine.Observer {
@@ -83,6 +97,7 @@ func (r *run) observer() engine.Observer {
 			r.rep.Placements = append(r.rep.Placements, pl)
 			r.placed.Insert(schedcore.PodKey(pod))
 			delete(r.failed, schedcore.PodKey(pod))
+			r.attempted()
 		},
 		Failed: func(pod *v1.Pod, f engine.Failure) {
 			r.seq++
@@ -95,6 +110,7 @@ func (r *run) observer() engine.Observer {
 				nf.own, nf.ownSeq = nf.msg, r.seq
 			}
 			r.failed[k] = nf
+			r.attempted()
 		},
 		Evicted: func(victim *v1.Pod, node string, preemptor *v1.Pod) {
 			r.rep.Evictions = append(r.rep.Evictions, report.Eviction{Pod: schedcore.PodName(victim), Node: node, Preemptor: schedcore.PodName(preemptor)})
@@ -109,14 +125,16 @@ func (r *run) observer() engine.Observer {
 // The cluster's pods are not modified.
 func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, error) {
 	r := &run{
-		rep:    &report.DryRun{Placements: []report.Placement{}, Unschedulable: []report.Unschedulable{}, Evictions: []report.Eviction{}},
-		failed: map[string]*failure{},
-		placed: sets.New[string](),
+		rep:      &report.DryRun{Placements: []report.Placement{}, Unschedulable: []report.Unschedulable{}, Evictions: []report.Eviction{}},
+		failed:   map[string]*failure{},
+		placed:   sets.New[string](),
+		progress: o.Progress,
 	}
 	c, pending, err := engine.NewOffline(ctx, cl, o.engine(), r.observer())
 	if err != nil {
 		return nil, err
 	}
+	r.total = len(pending)
 	before := usage(c.Snapshot)
 	start := time.Now()
 	c.Submit(pending...)

@@ -257,10 +257,21 @@ func listPodGroups(ctx context.Context, c *Clients, ns string, cl *snapshot.Clus
 	return nil
 }
 
+// listProgressKey carries a WithListProgress callback.
+type listProgressKey struct{}
+
+// WithListProgress returns ctx with a callback that ListCluster calls
+// after each page it lists, with the number of objects in it (the CLI
+// draws a progress line from it), as net/http/httptrace carries its hooks.
+func WithListProgress(ctx context.Context, page func(objects int)) context.Context {
+	return context.WithValue(ctx, listProgressKey{}, page)
+}
+
 // listAll lists every page of one kind and returns pointers to the items.
 func listAll[L interface{ GetContinue() string }, T any](ctx context.Context, list func(context.Context, metav1.ListOptions) (L, error), items func(L) []T) ([]*T, error) {
 	var out []*T
 	opts := metav1.ListOptions{Limit: pageSize}
+	progress, _ := ctx.Value(listProgressKey{}).(func(int))
 	for {
 		l, err := list(ctx, opts)
 		if err != nil {
@@ -269,6 +280,9 @@ func listAll[L interface{ GetContinue() string }, T any](ctx context.Context, li
 		page := items(l)
 		for i := range page {
 			out = append(out, &page[i])
+		}
+		if progress != nil {
+			progress(len(page))
 		}
 		if opts.Continue = l.GetContinue(); opts.Continue == "" {
 			return out, nil

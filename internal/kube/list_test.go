@@ -208,3 +208,18 @@ func TestListClusterWarnsAboutAMissingNamespace(t *testing.T) {
 		t.Errorf("warnings = %q, want only the one about listing namespaces", cl.Warnings)
 	}
 }
+
+func TestListClusterReportsItsPages(t *testing.T) {
+	c, _ := fakeClients(false)
+	listed := 0
+	cl, err := ListCluster(WithListProgress(context.Background(), func(n int) { listed += n }), c, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(cl.Nodes) + len(cl.Pods) + len(cl.Namespaces) + len(cl.PDBs) + len(cl.PVCs) + len(cl.PVs) + len(cl.StorageClasses) +
+		len(cl.CSINodes) + len(cl.CSIDrivers) + len(cl.CSIStorageCapacities) + len(cl.PriorityClasses) + len(cl.Services) +
+		len(cl.ReplicationControllers) + len(cl.ReplicaSets) + len(cl.StatefulSets)
+	if listed != want || want == 0 {
+		t.Errorf("progress counted %d objects, want %d", listed, want)
+	}
+}

@@ -54,6 +54,9 @@ type Cluster struct {
 	// DefaultNamespace is given to pods without a namespace ("" means
 	// "default"), as kubectl's --namespace does for files without one.
 	DefaultNamespace string
+	// OnProgress, when set, hears how loading goes: a file's objects read
+	// of a List's items (total 0 while the file is being parsed).
+	OnProgress func(file string, objects, total int)
 }
 
 // LoadError is a load failure with its file and position.
@@ -168,6 +171,12 @@ func splitDocs(data []byte) []doc {
 
 // AddData decodes one file's content.
 func (c *Cluster) AddData(file string, data []byte) error {
+	if c.OnProgress != nil {
+		c.OnProgress(file, 0, 0)
+	}
+	if msg := notObjects(data); msg != "" {
+		return &LoadError{File: file, Line: 1, Msg: msg}
+	}
 	for _, d := range splitDocs(data) {
 		if len(bytes.TrimSpace(stripComments(d.data))) == 0 {
 			continue
@@ -235,6 +244,9 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 	if strings.HasSuffix(kind, "List") {
 		items, _ := obj["items"].([]any)
 		for i, it := range items {
+			if c.OnProgress != nil {
+				c.OnProgress(file, i, len(items))
+			}
 			m, ok := it.(map[string]any)
 			if !ok {
 				return fail(fmt.Sprintf("items[%d]: not an object", i))
@@ -248,7 +260,12 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 		}
 		return nil
 	}
-	if name == "" {
+	switch {
+	case kind == "KubeSchedulerConfiguration":
+		return fail("a scheduler configuration, not cluster state: give it with --config")
+	case kind == "Config" && obj["clusters"] != nil:
+		return fail("a kubeconfig, not cluster state: give it with --kubeconfig, or dump the cluster with 'kubectl sched snapshot -A'")
+	case name == "":
 		return fail("metadata.name: required")
 	}
 	if err := checkQuantities(kind, obj); err != nil {

@@ -129,3 +129,33 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+func TestLoadSaysWhatAFileThatIsNotObjectsIs(t *testing.T) {
+	tests := []struct {
+		name, data, want string
+	}{
+		{"the trace's node list", "sn,cpu_milli,memory_mib,gpu,model\nopenb-node-0000,32000,262144,0,\n",
+			"f:1: the Alibaba GPU trace's node list (CSV: sn,cpu_milli,memory_mib,gpu,model), not Kubernetes objects: convert it with 'go run ./hack/openb2k8s -nodes NODES.csv -pods PODS.csv > cluster.yaml' in a clone of kubectl-sched (see docs/dryrun.md), then dry-run cluster.yaml"},
+		{"the trace's pod list", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\nopenb-pod-0000,12000,16384,1,1000,,LS,Running,0,12537496,0\n",
+			"f:1: the Alibaba GPU trace's pod list (CSV: name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time), not Kubernetes objects: convert it"},
+		{"another CSV", "\ufeffhost,cpus\na,4\n", "f:1: a CSV table (first line: host,cpus), not Kubernetes objects: dryrun and explain read YAML or JSON"},
+		{"a scheduler configuration", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n",
+			"f:1: KubeSchedulerConfiguration: a scheduler configuration, not cluster state: give it with --config"},
+		{"a kubeconfig", "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://x'}}]\n",
+			"f:1: Config: a kubeconfig, not cluster state: give it with --kubeconfig, or dump the cluster with 'kubectl sched snapshot -A'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := (&Cluster{}).AddData("f", []byte(tt.data))
+			if err == nil || !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("error %v, want ErrInvalid starting %q", err, tt.want)
+			}
+		})
+	}
+	// JSON or YAML whose first line has a comma is not taken for a table.
+	for _, data := range []string{`{"apiVersion": "v1", "kind": "List", "items": []}`, "metadata: {name: n1, labels: {a: b}}\napiVersion: v1\nkind: Node\n"} {
+		if err := (&Cluster{}).AddData("f", []byte(data)); err != nil {
+			t.Errorf("%q: %v", data, err)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func TestProgress(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var out bytes.Buffer
+	p := newProgressOn(&out, clk, "dryrun")
+	var lines []string
+	step := func(d time.Duration, done, total int, detail string) {
+		clk.Step(d)
+		before := out.Len()
+		p.update(done, total, "pods", detail)
+		if out.Len() > before {
+			lines = append(lines, strings.TrimPrefix(out.String()[before:], "\r\x1b[K"))
+		}
+	}
+	step(500*time.Millisecond, 500, 50000, "") // under a second: nothing yet; the rate counts from here
+	step(500*time.Millisecond, 1000, 50000, "1,000 placed, 0 unschedulable")
+	step(100*time.Millisecond, 1100, 50000, "") // too soon after the last line
+	step(time.Second, 12000, 50000, "11,000 placed, 1,000 unschedulable")
+	step(4*time.Minute, 49999, 50000, "")
+	// A line longer than the terminal would wrap, and \r redraw only its
+	// last row: it is cut to fit.
+	p.width = 40
+	step(time.Second, 50000, 50000, "")
+	want := []string{
+		"dryrun: 1,000/50,000 pods (2%) · 2,000 pods/s · ~25s left · 1,000 placed, 0 unschedulable",
+		"dryrun: 12,000/50,000 pods (24%) · 7,500 pods/s · ~5s left · 11,000 placed, 1,000 unschedulable",
+		"dryrun: 49,999/50,000 pods (99%) · 206 pods/s · ~0s left",
+		"dryrun: 50,000/50,000 pods (100%) · 20…",
+	}
+	if d := cmp.Diff(want, lines); d != "" {
+		t.Errorf("lines (-want +got):\n%s", d)
+	}
+	p.done()
+	if !strings.HasSuffix(out.String(), "\r\x1b[K") {
+		t.Errorf("done did not clear the line: %q", out.String())
+	}
+	// Work that ends within a second prints nothing, not even the clearing.
+	out.Reset()
+	q := newProgressOn(&out, clk, "reading")
+	q.update(10, 100, "objects", "")
+	q.note("parsing x")
+	q.done()
+	if out.Len() != 0 {
+		t.Errorf("short work printed %q", out.String())
+	}
+	// A nil progress (stderr not a terminal) does nothing.
+	var none *progress
+	none.update(1, 2, "pods", "")
+	none.note("x")
+	none.done()
+	if newProgress(&out, "x") != nil {
+		t.Error("a progress line on a buffer, which is no terminal")
+	}
+}
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 50000: "50,000", 1234567: "1,234,567", -1500: "-1,500"} {
+		if got := count(n); got != want {
+			t.Errorf("count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
