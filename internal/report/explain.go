@@ -110,7 +110,9 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 		fmt.Fprintf(kv, "Verdict:\t%s\n", apply(st.Good, fmt.Sprintf("schedulable: %d of %d nodes feasible", e.NumFeasible, e.NumNodes)))
 		sel := fmt.Sprintf("%s (score %d)", e.Selected, e.BestTotal)
 		if len(e.TiedBest) > 1 {
-			sel += fmt.Sprintf(", tied with %s", strings.Join(without(e.TiedBest, e.Selected), ", "))
+			// One line: a handful of names and how many more (-o json
+			// lists them all).
+			sel += fmt.Sprintf(", tied with %s", examples(without(e.TiedBest, e.Selected), maxListed))
 		}
 		if e.NominatedNode != "" && e.Selected == e.NominatedNode {
 			sel = fmt.Sprintf("%s (its nominated node: kube-scheduler tries it first and takes it, unscored, when it fits)", e.Selected)
@@ -211,7 +213,7 @@ func preemptionLine(p *PreemptionOutcome) string {
 	if p.Node == "" {
 		return strings.TrimPrefix(p.Message, "preemption: ")
 	}
-	line := fmt.Sprintf("would nominate %s, evicting %s: %s", p.Node, plural(len(p.Victims), "pod"), strings.Join(p.Victims, ", "))
+	line := fmt.Sprintf("would nominate %s, evicting %s: %s", p.Node, plural(len(p.Victims), "pod"), examples(p.Victims, maxListed))
 	if p.PDBViolations > 0 {
 		line += fmt.Sprintf(" (%d of them violating a PodDisruptionBudget)", p.PDBViolations)
 	}
@@ -395,6 +397,10 @@ func failureSet(fs []Failure) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// maxListed is how many names a one-line list of the table shows before
+// "+N more".
+const maxListed = 5
 
 func examples(nodes []string, n int) string {
 	if len(nodes) <= n {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -96,5 +97,33 @@ func TestExplainTableSummaryLines(t *testing.T) {
 				t.Errorf("table lacks %q:\n%s", tt.want, b.String())
 			}
 		})
+	}
+}
+
+// TestExplainTableCapsOneLineLists: 999 nodes tied for the best score, or
+// many victims, fit on one line: a few names and how many more.
+func TestExplainTableCapsOneLineLists(t *testing.T) {
+	e := sample()
+	e.NumFeasible = 1000
+	e.TiedBest = []string{"c"}
+	for i := range 999 {
+		e.TiedBest = append(e.TiedBest, fmt.Sprintf("n%03d", i))
+	}
+	var b bytes.Buffer
+	if err := WriteExplain(&b, e, "table", ExplainView{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Would be placed on: c (score 412), tied with n000, n001, n002, n003, n004, +994 more\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("no capped tie line %q in:\n%s", want, b.String())
+	}
+	e = sample()
+	e.NumFeasible = 0
+	e.Preemption = &PreemptionOutcome{Node: "a", Victims: []string{"ns/v1", "ns/v2", "ns/v3", "ns/v4", "ns/v5", "ns/v6", "ns/v7"}}
+	b.Reset()
+	if err := WriteExplain(&b, e, "table", ExplainView{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "would nominate a, evicting 7 pods: ns/v1, ns/v2, ns/v3, ns/v4, ns/v5, +2 more"; !strings.Contains(b.String(), want) {
+		t.Errorf("no capped victims %q in:\n%s", want, b.String())
 	}
 }
