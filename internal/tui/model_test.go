@@ -3,8 +3,8 @@ package tui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
