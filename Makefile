@@ -13,7 +13,7 @@ LDFLAGS   := -X github.com/kubectl-sched/kubectl-sched/internal/version.Version=
 UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/test/e2e')
 FUZZTIME  ?= 15s
 
-.PHONY: all build install demo test test-unit test-long test-e2e fuzz vet fmt-check check-imports bench golden docs completions krew-manifest clean help
+.PHONY: all build install demo test test-unit browser test-long test-e2e fuzz vet fmt-check check-imports bench golden docs completions krew-manifest clean help
 
 all: build
 
@@ -32,8 +32,11 @@ demo: build ## dry-run of examples/cluster.yaml
 
 test: fmt-check vet check-imports test-unit test-long fuzz test-e2e ## every test
 
-test-unit: ## unit, golden and conformance tests with the race detector
-	$(GO) test -race -count=1 $(UNIT_PKGS)
+test-unit: browser ## unit, golden and conformance tests with the race detector (the HTML report test needs chromium)
+	KUBECTL_SCHED_BROWSER=1 $(GO) test -race -count=1 -timeout 30m $(UNIT_PKGS)
+
+browser: ## install Debian's chromium for the HTML report test (docs), if missing
+	@./hack/install-chromium.sh
 
 test-long: ## the 5000-node / 5000-pod placement comparison with kube-scheduler (no race detector: seconds, not minutes)
 	KUBECTL_SCHED_LONG=1 $(GO) test -count=1 -run 'TestKubebenchPlaceRuns/mixed-5000nodes' ./test/conformance

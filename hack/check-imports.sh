@@ -5,6 +5,9 @@
 #   lipgloss or prometheus (transitively);
 # - a plugin does not import another plugin (plugins/names and plugins/helper aside)
 #   nor anything under internal/;
+# - the drivers (internal/dryrun, internal/explain, internal/live) import no
+#   plugin (plugins/names aside): the registry comes through internal/engine,
+#   gangs and explanations through schedcore's interfaces;
 # - only internal/live and internal/kube import client-go informers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +33,15 @@ for pkg in $(go list ./plugins/...); do
         if [ "$other" != "$self" ] && [ "$pkg" != "$mod/plugins" ]; then
           echo "check-imports: $pkg imports $imp (plugins do not import each other)"; fail=1
         fi ;;
+    esac
+  done
+done
+
+for pkg in $(go list ./internal/dryrun/... ./internal/explain/... ./internal/live/...); do
+  for imp in $(go list -f '{{join .Imports "\n"}}' "$pkg"); do
+    case "$imp" in
+      $mod/plugins/names) ;;
+      $mod/plugins|$mod/plugins/*) echo "check-imports: $pkg imports $imp (drivers reach plugins through internal/engine and schedcore)"; fail=1 ;;
     esac
   done
 done

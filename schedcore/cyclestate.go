@@ -2,6 +2,7 @@ package schedcore
 
 import (
 	"errors"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -112,17 +113,18 @@ func (c *CycleState) Clone() *CycleState {
 	return n
 }
 
-// ReadAs reads key and asserts its type; a missing key or wrong type is an error
-// naming the key.
+// ReadAs reads key and asserts its type; a missing key or wrong type is an
+// error naming the key, in kube's words (`reading "PreFilterNodePorts"
+// from cycleState: not found`; it wraps ErrNotFound).
 func ReadAs[T StateData](c *CycleState, key StateKey) (T, error) {
 	var zero T
 	v, err := c.Read(key)
 	if err != nil {
-		return zero, errors.New("reading " + string(key) + " from cycleState: " + err.Error())
+		return zero, fmt.Errorf("reading %q from cycleState: %w", key, err)
 	}
 	t, ok := v.(T)
 	if !ok {
-		return zero, errors.New("invalid type for " + string(key) + " in cycleState")
+		return zero, fmt.Errorf("%+v convert to %s state error", v, key)
 	}
 	return t, nil
 }

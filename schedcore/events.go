@@ -66,10 +66,28 @@ const (
 	CSIStorageCapacity    EventResource = "storage.k8s.io/CSIStorageCapacity"
 	StorageClass          EventResource = "storage.k8s.io/StorageClass"
 	PodGroup              EventResource = "scheduling.k8s.io/PodGroup"
-	ResourceClaim         EventResource = "resource.k8s.io/ResourceClaim"
-	DeviceClass           EventResource = "resource.k8s.io/DeviceClass"
-	Namespace             EventResource = "Namespace"
-	WildCard              EventResource = "*"
+	// PodGroupCRD is scheduler-plugins' PodGroup, named as kube names
+	// custom resources (<resource>.<version>.<group>).
+	PodGroupCRD   EventResource = "podgroups.v1alpha1.scheduling.x-k8s.io"
+	ResourceClaim EventResource = "resource.k8s.io/ResourceClaim"
+	DeviceClass   EventResource = "resource.k8s.io/DeviceClass"
+	Namespace     EventResource = "Namespace"
+	WildCard      EventResource = "*"
+)
+
+// The PodGroup APIs group plugins read through ObjectLister.Get, and the
+// label by which a pod joins a scheduler-plugins PodGroup. Drivers serve
+// these objects without knowing the plugins.
+const (
+	// PodGroupKind is the kind of both PodGroup APIs.
+	PodGroupKind = "PodGroup"
+	// NativePodGroupAPIVersion is Kubernetes 1.37's PodGroup, referenced
+	// by pod.spec.schedulingGroup.podGroupName.
+	NativePodGroupAPIVersion = "scheduling.k8s.io/v1beta1"
+	// CRDPodGroupAPIVersion is scheduler-plugins' PodGroup CRD version.
+	CRDPodGroupAPIVersion = "scheduling.x-k8s.io/v1alpha1"
+	// PodGroupLabel is scheduler-plugins' label naming the pod's PodGroup.
+	PodGroupLabel = "scheduling.x-k8s.io/pod-group"
 )
 
 // ClusterEvent is a change in the cluster that may make pods schedulable.

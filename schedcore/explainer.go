@@ -75,6 +75,42 @@ func ShortfallOf(missing, wanted int64) float64 {
 	return float64(missing) / float64(wanted)
 }
 
+// PostFilterExplainer is implemented by PostFilter plugins that can say
+// what they would do for a pod no node fits, without doing it (explain's
+// preemption dry run). ExplainPostFilter gets a clone of the failed
+// cycle's state and the nodes' statuses, as PostFilter would; it must not
+// act on the cluster. Nil means the plugin has nothing to say (it failed
+// internally, or does not apply).
+type PostFilterExplainer interface {
+	PostFilterPlugin
+	ExplainPostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, statuses *NodeToStatus) *PostFilterExplanation
+}
+
+// PostFilterExplanation is what a PostFilter plugin would do.
+type PostFilterExplanation struct {
+	// Node is the node it would nominate; "" when it cannot help.
+	Node string
+	// Victims are the pods it would evict, most important first.
+	Victims []*v1.Pod
+	// PDBViolations counts victims whose eviction violates a
+	// PodDisruptionBudget.
+	PDBViolations int
+	// Message is the plugin's status message, word for word as it would
+	// follow kube's FitError message.
+	Message string
+}
+
+// ExplainPostFilter asks the profile's PostFilter plugins, in order, what
+// the first one that explains itself would do for pod; nil when none does.
+func (f *Framework) ExplainPostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, statuses *NodeToStatus) *PostFilterExplanation {
+	for _, pl := range f.postFilter {
+		if ex, ok := pl.(PostFilterExplainer); ok {
+			return ex.ExplainPostFilter(ctx, state.Clone(), pod, statuses)
+		}
+	}
+	return nil
+}
+
 // explainFilter runs pl's explainer, if it has one, on a rejected node.
 func explainFilter(ctx context.Context, pl FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, s *Status) *FilterExplanation {
 	ex, ok := pl.(FilterExplainer)

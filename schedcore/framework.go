@@ -82,6 +82,10 @@ func (f *Framework) PodGroup(pod *v1.Pod) (PodGroupInfo, bool) {
 	return PodGroupInfo{}, false
 }
 
+// HasPodGroupPlugins reports whether a plugin of the profile places pods
+// in groups (PodGroupPlugin).
+func (f *Framework) HasPodGroupPlugins() bool { return len(f.podGroups) > 0 }
+
 // FilterPluginNames lists the filter plugins in order.
 func (f *Framework) FilterPluginNames() []string { return names(f.filter) }
 

@@ -4,6 +4,7 @@
 //
 //	go run ./hack/openb2k8s -limit 400 > /tmp/openb.yaml
 //	go run ./hack/openb2k8s -pods testdata/openb/openb_pod_list_gpuspec33.csv -output-file /tmp/openb.json
+//	go run ./hack/openb2k8s -departures -output-file /tmp/openb-trace.yaml   # a trace for kubectl sched replay
 //
 // -o is the format (yaml or json), as in kubectl; -output-file the file,
 // written as snapshot's --output-file is (atomically, links followed).
@@ -37,6 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("output-file", "-", "output file (- is standard output)")
 	format := fs.String("o", "", "output format: json or yaml (default: json for a .json -output-file, else yaml)")
 	fs.StringVar(format, "format", "", "the former name of -o")
+	departures := fs.Bool("departures", false, "set each pod's deletionTimestamp from deletion_time: a trace for kubectl sched replay")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -53,7 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "openb2k8s: %v\n", err)
 		return 2
 	}
-	opts := openb.Options{Limit: *limit, Namespace: *ns}
+	opts := openb.Options{Limit: *limit, Namespace: *ns, Departures: *departures}
 	n, p, err := openb.LoadFiles(*nodes, *pods, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "openb2k8s: %v\n", err)

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/replay"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
 func TestRunWritesTheList(t *testing.T) {
@@ -58,5 +61,33 @@ func TestRunRejectsBadUsage(t *testing.T) {
 				t.Errorf("exit %d, stderr %q, stdout %d bytes; want 2 and %q", code, stderr.String(), stdout.Len(), tt.want)
 			}
 		})
+	}
+}
+
+// TestDeparturesWriteATraceReplayReads writes the trace with departures and
+// reads it back as `kubectl sched replay -f` does.
+func TestDeparturesWriteATraceReplayReads(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "trace.yaml")
+	var stdout, stderr bytes.Buffer
+	args := []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv", "-limit", "50", "-departures", "-output-file", out}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	cl, err := snapshot.LoadPaths([]string{out}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := replay.FromCluster(cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaving := 0
+	for _, p := range tr.Pods {
+		if !p.Leave.IsZero() && p.Leave.After(p.Arrive) {
+			leaving++
+		}
+	}
+	if len(tr.Pods) != 50 || leaving != 50 || len(tr.Nodes) != 1523 {
+		t.Errorf("got %d pods (%d leaving after they arrive) and %d nodes, want 50, 50 and 1523", len(tr.Pods), leaving, len(tr.Nodes))
 	}
 }

@@ -132,6 +132,10 @@ func (p *progress) update(done, total int, unit, detail string) {
 	p.show(b.String())
 }
 
+// steps and runs report a replay's trace steps and a comparison's runs.
+func (p *progress) steps(done, total int) { p.update(done, total, "events", "") }
+func (p *progress) runs(done, total int)  { p.update(done, total, "runs", "") }
+
 // done clears the line, if it was shown.
 func (p *progress) done() {
 	if p == nil {

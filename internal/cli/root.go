@@ -53,6 +53,8 @@ KubeSchedulerConfiguration files you already have.`),
 		return UsageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.AddCommand(NewCmdDryRun(streams, settings))
+	root.AddCommand(NewCmdReplay(streams, settings))
+	root.AddCommand(NewCmdCompare(streams, settings))
 	root.AddCommand(NewCmdRun(streams, settings))
 	root.AddCommand(NewCmdExplain(streams, settings))
 	root.AddCommand(NewCmdSnapshot(streams, settings))

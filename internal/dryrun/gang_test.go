@@ -19,8 +19,8 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
-	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -89,12 +89,12 @@ func TestGangScenarios(t *testing.T) {
 }
 
 func gangPod(name, group, cpu string, created int64) *v1.Pod {
-	return schedtest.MakePod(name).Namespace("jobs").Label(coscheduling.PodGroupLabel, group).Req("cpu", cpu).Created(created).Obj()
+	return schedtest.MakePod(name).Namespace("jobs").Label(schedcore.PodGroupLabel, group).Req("cpu", cpu).Created(created).Obj()
 }
 
 func podGroup(name string, minMember int64, created string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": coscheduling.PodGroupAPIVersion, "kind": "PodGroup",
+		"apiVersion": schedcore.CRDPodGroupAPIVersion, "kind": "PodGroup",
 		"metadata": map[string]any{"name": name, "namespace": "jobs"},
 		"spec":     map[string]any{"minMember": minMember},
 	}}

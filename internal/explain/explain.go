@@ -265,7 +265,6 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	for _, n := range rep.Nearest {
 		want[n] = true
 	}
-	g := newGapper(target, snap, fw, s.eng.Options.Features)
 	byName := nodeExplanations(ex)
 	for i := range rep.Nodes {
 		n := &rep.Nodes[i]
@@ -275,7 +274,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		ni, _ := snap.Get(n.Node)
 		n.Free = free(ni, target, s.eng.Options.Features)
 		if !n.Feasible {
-			n.Gaps = g.nodeGaps(ni, byName[n.Node])
+			n.Gaps = nodeGaps(byName[n.Node])
 		}
 	}
 	if o.Node != "" {

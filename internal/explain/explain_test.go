@@ -3,6 +3,8 @@ package explain
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -377,5 +379,53 @@ func TestRunSelectsTheNominatedNodeWhenItFits(t *testing.T) {
 				t.Errorf("selected %q (nominated %q, best %q), want %q", rep.Selected, rep.NominatedNode, rep.Ranking[0], tt.want)
 			}
 		})
+	}
+}
+
+// TestGapsHonourTheConfiguredDefaultSpreadConstraints: a pod without
+// constraints of its own is spread by the configuration's default
+// constraints (over its Service's pods); the gap comes from
+// PodTopologySpread's own counts, so it gives the skew, not a guess.
+func TestGapsHonourTheConfiguredDefaultSpreadConstraints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sched.yaml")
+	cfgYAML := `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints:
+      - maxSkew: 1
+        topologyKey: topology.kubernetes.io/zone
+        whenUnsatisfiable: DoNotSchedule
+`
+	if err := os.WriteFile(path, []byte(cfgYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := engine.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := func(name, on string) *v1.Pod {
+		return st.MakePod(name).Namespace("ns").Label("app", "web").Node(on).Obj()
+	}
+	svc := &v1.Service{}
+	svc.Name, svc.Namespace, svc.Spec.Selector = "web", "ns", map[string]string{"app": "web"}
+	cl := &snapshot.Cluster{
+		Nodes:    []*v1.Node{node("a1").Label(zone, "a").Obj(), node("b1").Label(zone, "b").Obj()},
+		Pods:     []*v1.Pod{web("w1", "a1"), web("w2", "a1"), web("w3", "a1")},
+		Services: []*v1.Service{svc},
+	}
+	o := options(t)
+	o.Config, o.Node = cfg, "a1"
+	rep, err := Run(context.Background(), cl, st.MakePod("p").Namespace("ns").Label("app", "web").Obj(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []report.Gap{{Plugin: "PodTopologySpread", Gap: "zone skew would be 4 > maxSkew 1 (zone a has 3 matching pods, the emptiest 0)"}}
+	if d := cmp.Diff(want, rep.Nodes[0].Gaps); d != "" {
+		t.Errorf("gaps (-want +got):\n%s\nfailures: %+v", d, rep.Nodes[0].Failures)
 	}
 }

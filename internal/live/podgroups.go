@@ -18,16 +18,11 @@ import (
 	schedulinglisters "k8s.io/client-go/listers/scheduling/v1beta1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubectl-sched/kubectl-sched/plugins/coscheduling"
-	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // crdPodGroups is scheduler-plugins' PodGroup resource.
 var crdPodGroups = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
-
-// podGroupEventCRD is the queue event of the CRD, as Coscheduling registers it.
-const podGroupEventCRD schedcore.EventResource = "podgroups.v1alpha1.scheduling.x-k8s.io"
 
 // liveObjects serves schedcore.ObjectLister from informers: pods from the
 // pod informer, native PodGroups from a typed informer and the CRD from a
@@ -45,24 +40,25 @@ func (o *liveObjects) Pods(namespace string) []*v1.Pod {
 }
 
 func (o *liveObjects) Get(apiVersion, kind, namespace, name string) (runtime.Object, bool) {
-	if kind != coscheduling.PodGroupKind {
+	if kind != schedcore.PodGroupKind {
 		return nil, false
 	}
 	switch {
-	case apiVersion == coscheduling.NativePodGroupAPIVersion && o.native != nil:
+	case apiVersion == schedcore.NativePodGroupAPIVersion && o.native != nil:
 		pg, err := o.native.PodGroups(namespace).Get(name)
 		return pg, err == nil
-	case apiVersion == coscheduling.PodGroupAPIVersion && o.crd != nil:
+	case apiVersion == schedcore.CRDPodGroupAPIVersion && o.crd != nil:
 		obj, err := o.crd.ByNamespace(namespace).Get(name)
 		return obj, err == nil
 	}
 	return nil, false
 }
 
-// gangsEnabled reports whether a profile runs Coscheduling.
+// gangsEnabled reports whether a profile runs a group plugin
+// (Coscheduling).
 func gangsEnabled(profiles map[string]*schedcore.Framework) bool {
 	for _, fw := range profiles {
-		if _, ok := fw.Plugin(names.Coscheduling); ok {
+		if fw.HasPodGroupPlugins() {
 			return true
 		}
 	}
@@ -86,10 +82,10 @@ func serves(dc discovery.DiscoveryInterface, gvr schema.GroupVersionResource) (b
 	return false, nil
 }
 
-// setUpPodGroups gives the profiles' handles an object lister and, for the
-// PodGroup APIs the server has, informers whose changes requeue pods
-// (Coscheduling's PodGroup events). It does nothing unless a profile runs
-// Coscheduling. Absent APIs are tolerated: their groups are then unknown.
+// setUpPodGroups sets, for the PodGroup APIs the server has, the object
+// lister's PodGroup listers and informers whose changes requeue pods (the
+// group plugins' PodGroup events). It does nothing unless a profile runs
+// a group plugin. Absent APIs are tolerated: their groups are then unknown.
 func (d *driver) setUpPodGroups(ctx context.Context) error {
 	if !gangsEnabled(d.profiles.ByName) {
 		return nil
@@ -129,7 +125,7 @@ func (d *driver) setUpPodGroups(ctx context.Context) error {
 		d.dynFactory = dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 		inf := d.dynFactory.ForResource(crdPodGroups)
 		objs.crd = inf.Lister()
-		reg, err := inf.Informer().AddEventHandler(requeue(podGroupEventCRD))
+		reg, err := inf.Informer().AddEventHandler(requeue(schedcore.PodGroupCRD))
 		if err != nil {
 			return fmt.Errorf("registering PodGroup handler: %w", err)
 		}

@@ -57,6 +57,43 @@ type Cluster struct {
 	// OnProgress, when set, hears how loading goes: a file's objects read
 	// of a List's items (total 0 while the file is being parsed).
 	OnProgress func(file string, objects, total int)
+
+	// origins maps each loaded Pod and Node to where it was read.
+	origins map[any]Origin
+}
+
+// Origin is where an object was read: its file, the first line of its
+// document, and its place in a List ("items[3]"), if it was in one.
+type Origin struct {
+	File  string
+	Line  int
+	Where string
+}
+
+// String renders the origin as errors quote it: "file:line" or
+// "file:line: items[3]".
+func (o Origin) String() string {
+	s := o.File
+	if o.Line > 0 {
+		s = fmt.Sprintf("%s:%d", o.File, o.Line)
+	}
+	if o.Where != "" {
+		s += ": " + o.Where
+	}
+	return s
+}
+
+// OriginOf returns where a loaded *v1.Pod or *v1.Node was read.
+func (c *Cluster) OriginOf(obj any) (Origin, bool) {
+	o, ok := c.origins[obj]
+	return o, ok
+}
+
+func (c *Cluster) setOrigin(obj any, o Origin) {
+	if c.origins == nil {
+		c.origins = map[any]Origin{}
+	}
+	c.origins[obj] = o
 }
 
 // LoadError is a load failure with its file and position.
@@ -291,6 +328,7 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 			return err
 		}
 		c.Nodes = append(c.Nodes, n)
+		c.setOrigin(n, Origin{File: file, Line: line, Where: where})
 	case kind == "Pod" && group == "":
 		p := &v1.Pod{}
 		if err := decode(p); err != nil {
@@ -306,6 +344,7 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 			p.Spec.SchedulerName = v1.DefaultSchedulerName
 		}
 		c.Pods = append(c.Pods, p)
+		c.setOrigin(p, Origin{File: file, Line: line, Where: where})
 	case kind == "Namespace" && group == "":
 		n := &v1.Namespace{}
 		if err := decode(n); err != nil {

@@ -159,3 +159,27 @@ func TestLoadSaysWhatAFileThatIsNotObjectsIs(t *testing.T) {
 		}
 	}
 }
+
+func TestOriginsNameFileLineAndListItem(t *testing.T) {
+	c := &Cluster{}
+	docs := "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n# a pod\napiVersion: v1\nkind: Pod\nmetadata: {name: p1}\n"
+	list := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: p2}}\n"
+	if err := c.AddData("docs.yaml", []byte(docs)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddData("list.yaml", []byte(list)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, obj := range []any{c.Nodes[0], c.Pods[0], c.Pods[1]} {
+		o, ok := c.OriginOf(obj)
+		if !ok {
+			t.Fatalf("no origin for %T", obj)
+		}
+		got = append(got, o.String())
+	}
+	want := []string{"docs.yaml:1", "docs.yaml:5", "list.yaml:1: items[0]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

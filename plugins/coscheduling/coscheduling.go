@@ -57,10 +57,6 @@ const (
 	RejectionInUnreserve = "rejection in Unreserve"
 )
 
-// podGroupCRDEvent is the event resource of scheduler-plugins' PodGroup,
-// named as kube names custom resources (<resource>.<version>.<group>).
-const podGroupCRDEvent schedcore.EventResource = "podgroups.v1alpha1.scheduling.x-k8s.io"
-
 // Coscheduling places a group of pods all together or not at all.
 type Coscheduling struct {
 	h              *schedcore.Handle
@@ -603,7 +599,7 @@ func (pl *Coscheduling) EventsToRegister(context.Context) ([]schedcore.ClusterEv
 		{Event: schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Delete}, QueueingHintFn: pl.isSchedulableAfterPodDeleted},
 		{Event: schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add | schedcore.UpdateNodeAllocatable}},
 		{Event: schedcore.ClusterEvent{Resource: schedcore.PodGroup, ActionType: schedcore.Add | schedcore.Update}, QueueingHintFn: pl.isSchedulableAfterPodGroupChange},
-		{Event: schedcore.ClusterEvent{Resource: podGroupCRDEvent, ActionType: schedcore.Add | schedcore.Update}, QueueingHintFn: pl.isSchedulableAfterPodGroupChange},
+		{Event: schedcore.ClusterEvent{Resource: schedcore.PodGroupCRD, ActionType: schedcore.Add | schedcore.Update}, QueueingHintFn: pl.isSchedulableAfterPodGroupChange},
 	}, nil
 }
 

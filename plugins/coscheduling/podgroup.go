@@ -11,19 +11,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // The two ways a pod joins a group.
 const (
 	// PodGroupLabel is scheduler-plugins' label naming the pod's PodGroup.
-	PodGroupLabel = "scheduling.x-k8s.io/pod-group"
+	PodGroupLabel = schedcore.PodGroupLabel
 	// PodGroupAPIVersion is scheduler-plugins' PodGroup CRD version.
-	PodGroupAPIVersion = "scheduling.x-k8s.io/v1alpha1"
+	PodGroupAPIVersion = schedcore.CRDPodGroupAPIVersion
 	// NativePodGroupAPIVersion is Kubernetes 1.37's PodGroup, referenced
 	// by pod.spec.schedulingGroup.podGroupName.
-	NativePodGroupAPIVersion = "scheduling.k8s.io/v1beta1"
+	NativePodGroupAPIVersion = schedcore.NativePodGroupAPIVersion
 	// PodGroupKind is the kind of both.
-	PodGroupKind = "PodGroup"
+	PodGroupKind = schedcore.PodGroupKind
 )
 
 // PodGroup is the part of scheduler-plugins' PodGroup

@@ -43,7 +43,10 @@ type DefaultPreemption struct {
 	args args
 }
 
-var _ schedcore.PostFilterPlugin = (*DefaultPreemption)(nil)
+var (
+	_ schedcore.PostFilterPlugin    = (*DefaultPreemption)(nil)
+	_ schedcore.PostFilterExplainer = (*DefaultPreemption)(nil)
+)
 
 // New returns the plugin; args is nil or *configv1.DefaultPreemptionArgs.
 func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
@@ -89,6 +92,20 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *schedcore.Cycle
 // FoundMessage is kube's success message for a candidate, without the
 // "preemption: " prefix.
 func FoundMessage(c *Candidate) string { return fmt.Sprintf(msgFound, c.Node, len(c.Victims)) }
+
+// ExplainPostFilter is what PostFilter would do, evicting nothing: the
+// node it would nominate and its victims, or kube's message saying why
+// preemption cannot help. Nil when the evaluation fails internally.
+func (pl *DefaultPreemption) ExplainPostFilter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, m *schedcore.NodeToStatus) *schedcore.PostFilterExplanation {
+	c, _, st := pl.Evaluate(ctx, state, pod, m)
+	switch {
+	case st.IsSuccess():
+		return &schedcore.PostFilterExplanation{Node: c.Node, Victims: c.Victims, PDBViolations: c.NumPDBViolations, Message: MsgPrefix + FoundMessage(c)}
+	case st.Code() == schedcore.Error:
+		return nil
+	}
+	return &schedcore.PostFilterExplanation{Message: MsgPrefix + st.Message()}
+}
 
 func nominate(node string) *schedcore.PostFilterResult {
 	return &schedcore.PostFilterResult{NominatingInfo: &schedcore.NominatingInfo{NominatedNodeName: node, NominatingMode: schedcore.ModeOverride}}

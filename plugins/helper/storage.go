@@ -65,3 +65,13 @@ func LabelZonesToSet(value string) (map[string]struct{}, error) {
 	}
 	return out, nil
 }
+
+// HasAccessMode reports whether modes holds mode.
+func HasAccessMode(modes []v1.PersistentVolumeAccessMode, mode v1.PersistentVolumeAccessMode) bool {
+	for _, m := range modes {
+		if m == mode {
+			return true
+		}
+	}
+	return false
+}

@@ -72,6 +72,7 @@ var (
 	_ schedcore.ScorePlugin          = (*NodeAffinity)(nil)
 	_ schedcore.NormalizeScorePlugin = (*NodeAffinity)(nil)
 	_ schedcore.EnqueueExtensions    = (*NodeAffinity)(nil)
+	_ schedcore.FilterExplainer      = (*NodeAffinity)(nil)
 )
 
 // New builds the plugin from *configv1.NodeAffinityArgs (nil means none).
@@ -235,6 +236,41 @@ func (pl *NodeAffinity) Filter(_ context.Context, cycleState *schedcore.CycleSta
 		return statusPod
 	}
 	return nil
+}
+
+// ExplainFilter names what the node lacks, in Filter's order: the
+// scheduler-enforced affinity, else each nodeSelector label it does not
+// have as wanted and, when no required term matches, each term's first
+// failing requirement (the terms are ORed). Labels cannot be changed by
+// preemption, so the shortfall is 1. It also explains a node the
+// PreFilterResult (the terms' metadata.name) left out.
+func (pl *NodeAffinity) ExplainFilter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
+	node := nodeInfo.Node()
+	if pl.addedNodeSelector != nil && !pl.addedNodeSelector.Match(node) {
+		return schedcore.NewFilterExplanation(1, "node does not match the scheduler-enforced node affinity (NodeAffinity args.addedAffinity)")
+	}
+	out := helper.NodeSelectorGaps(pod.Spec.NodeSelector, node)
+	a := pod.Spec.Affinity
+	if a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+		var termGaps []string
+		for i := range terms {
+			gap := helper.NodeSelectorTermGap(&terms[i], node)
+			if gap == "" {
+				termGaps = nil // a term matches: the selector is what fails
+				break
+			}
+			termGaps = append(termGaps, fmt.Sprintf("node affinity term %d: %s", i+1, gap))
+		}
+		if len(terms) == 0 {
+			termGaps = []string{"node affinity: required terms are empty and match no node"}
+		}
+		out = append(out, termGaps...)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return schedcore.NewFilterExplanation(1, out...)
 }
 
 // snapshotSize is the number of nodes of the handle's snapshot (0 without

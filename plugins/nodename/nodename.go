@@ -2,6 +2,7 @@ package nodename
 
 import (
 	"context"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +26,7 @@ var (
 	_ schedcore.PreFilterPlugin   = (*NodeName)(nil)
 	_ schedcore.FilterPlugin      = (*NodeName)(nil)
 	_ schedcore.EnqueueExtensions = (*NodeName)(nil)
+	_ schedcore.FilterExplainer   = (*NodeName)(nil)
 )
 
 // New returns the plugin; it takes no args.
@@ -57,6 +59,11 @@ func (pl *NodeName) Filter(_ context.Context, _ *schedcore.CycleState, pod *v1.P
 		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReason)
 	}
 	return nil
+}
+
+// ExplainFilter names the node the pod asks for.
+func (pl *NodeName) ExplainFilter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, _ *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
+	return schedcore.NewFilterExplanation(1, fmt.Sprintf("the pod asks for node %q (spec.nodeName)", pod.Spec.NodeName))
 }
 
 // Fits reports whether the pod names no node or names this one.

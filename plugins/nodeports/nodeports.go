@@ -3,6 +3,7 @@ package nodeports
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -33,6 +34,7 @@ var (
 	_ schedcore.PreFilterPlugin   = (*NodePorts)(nil)
 	_ schedcore.FilterPlugin      = (*NodePorts)(nil)
 	_ schedcore.EnqueueExtensions = (*NodePorts)(nil)
+	_ schedcore.FilterExplainer   = (*NodePorts)(nil)
 )
 
 // New returns the plugin; it takes no args.
@@ -57,18 +59,6 @@ func (pl *NodePorts) PreFilter(_ context.Context, cycleState *schedcore.CycleSta
 	}
 	cycleState.Write(preFilterStateKey, preFilterState(s))
 	return nil, nil
-}
-
-func getPreFilterState(cycleState *schedcore.CycleState) (preFilterState, error) {
-	c, err := cycleState.Read(preFilterStateKey)
-	if err != nil {
-		return nil, fmt.Errorf("reading %q from cycleState: %w", preFilterStateKey, err)
-	}
-	s, ok := c.(preFilterState)
-	if !ok {
-		return nil, fmt.Errorf("%+v  convert to nodeports.preFilterState error", c)
-	}
-	return s, nil
 }
 
 // EventsToRegister: a deleted assigned pod may free a port; a new node has
@@ -109,7 +99,7 @@ func (pl *NodePorts) isSchedulableAfterAssignedPodDeleted(logger logr.Logger, po
 
 // Filter rejects the node if a wanted port is in use there.
 func (pl *NodePorts) Filter(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	wantPorts, err := getPreFilterState(cycleState)
+	wantPorts, err := schedcore.ReadAs[preFilterState](cycleState, preFilterStateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -117,6 +107,48 @@ func (pl *NodePorts) Filter(_ context.Context, cycleState *schedcore.CycleState,
 		return statusConflict
 	}
 	return nil
+}
+
+// ExplainFilter names each wanted host port in use on the node and the
+// pods holding it. The shortfall is the share of the wanted ports taken.
+func (pl *NodePorts) ExplainFilter(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
+	wantPorts, err := schedcore.ReadAs[preFilterState](cycleState, preFilterStateKey)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, cp := range wantPorts {
+		proto := string(cp.Protocol)
+		if proto == "" {
+			proto = string(v1.ProtocolTCP)
+		}
+		if !nodeInfo.UsedPorts.CheckConflict(cp.HostIP, proto, cp.HostPort) {
+			continue
+		}
+		var owners []string
+		for _, pi := range nodeInfo.Pods {
+			used := schedcore.HostPortInfo{}
+			for _, p := range schedcore.HostPorts(pi.Pod) {
+				used.Add(p.HostIP, string(p.Protocol), p.HostPort)
+			}
+			if used.CheckConflict(cp.HostIP, proto, cp.HostPort) {
+				owners = append(owners, schedcore.PodName(pi.Pod))
+			}
+		}
+		port := fmt.Sprintf("host port %d/%s", cp.HostPort, proto)
+		if cp.HostIP != "" && cp.HostIP != schedcore.DefaultBindAllHostIP {
+			port = fmt.Sprintf("host port %s:%d/%s", cp.HostIP, cp.HostPort, proto)
+		}
+		if len(owners) == 0 {
+			out = append(out, port+" in use")
+		} else {
+			out = append(out, fmt.Sprintf("%s in use by %s", port, strings.Join(owners, ", ")))
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return schedcore.NewFilterExplanation(schedcore.ShortfallOf(int64(len(out)), int64(len(wantPorts))), out...)
 }
 
 // Fits reports whether none of the pod's host ports is in use on the node.

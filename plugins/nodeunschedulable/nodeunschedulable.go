@@ -41,6 +41,7 @@ type NodeUnschedulable struct {
 var (
 	_ schedcore.PreFilterPlugin   = (*NodeUnschedulable)(nil)
 	_ schedcore.FilterPlugin      = (*NodeUnschedulable)(nil)
+	_ schedcore.FilterExplainer   = (*NodeUnschedulable)(nil)
 	_ schedcore.EnqueueExtensions = (*NodeUnschedulable)(nil)
 )
 
@@ -114,4 +115,9 @@ func (pl *NodeUnschedulable) Filter(_ context.Context, _ *schedcore.CycleState, 
 		return statusUnschedulable
 	}
 	return nil
+}
+
+// ExplainFilter says what would let the pod on the cordoned node.
+func (pl *NodeUnschedulable) ExplainFilter(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) *schedcore.FilterExplanation {
+	return schedcore.NewFilterExplanation(1, "node is cordoned (spec.unschedulable); uncordon it or tolerate "+unschedulableTaint.ToString())
 }

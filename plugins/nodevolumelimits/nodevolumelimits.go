@@ -57,6 +57,7 @@ var (
 	_ schedcore.PreFilterPlugin   = (*CSILimits)(nil)
 	_ schedcore.FilterPlugin      = (*CSILimits)(nil)
 	_ schedcore.EnqueueExtensions = (*CSILimits)(nil)
+	_ schedcore.FilterExplainer   = (*CSILimits)(nil)
 )
 
 // New returns the plugin; it takes no args.
@@ -408,9 +409,9 @@ func (pl *CSILimits) isSchedulableAfterCSINodeUpdated(_ logr.Logger, _ *v1.Pod, 
 	return schedcore.QueueSkip, nil
 }
 
-// DriverVolumes is what Filter counts for one CSI driver of the pod on a
-// node: for explain, which says how far the node is from fitting.
-type DriverVolumes struct {
+// driverVolumes is what Filter counts for one CSI driver of the pod on a
+// node: for ExplainFilter, which says how far the node is from fitting.
+type driverVolumes struct {
 	Driver string
 	// Installed is false when the driver's CSIDriver sets
 	// preventPodSchedulingIfMissing and the node's CSINode lacks it.
@@ -422,13 +423,13 @@ type DriverVolumes struct {
 	Attached, New int
 }
 
-// Exceeded says whether the pod's new volumes go over the limit.
-func (d DriverVolumes) Exceeded() bool { return d.Limit >= 0 && d.Attached+d.New > d.Limit }
+// exceeded says whether the pod's new volumes go over the limit.
+func (d driverVolumes) exceeded() bool { return d.Limit >= 0 && d.Attached+d.New > d.Limit }
 
-// VolumeCounts returns, per driver of the pod's volumes (by name), what
+// volumeCounts returns, per driver of the pod's volumes (by name), what
 // Filter counts on the node; nil when the pod has none or a claim is
-// missing. It allocates; use it for diagnosis, not in a scheduling cycle.
-func (pl *CSILimits) VolumeCounts(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) []DriverVolumes {
+// missing. It allocates; it is for ExplainFilter, not a scheduling cycle.
+func (pl *CSILimits) volumeCounts(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) []driverVolumes {
 	storage := pl.h.Snapshot().StorageLister()
 	csiNode := storage.CSINode(nodeInfo.Node().Name)
 	newVolumes := map[string]string{}
@@ -442,11 +443,11 @@ func (pl *CSILimits) VolumeCounts(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) []D
 		}
 	}
 	limits := getVolumeLimits(csiNode)
-	byDriver := map[string]*DriverVolumes{}
-	get := func(driver string) *DriverVolumes {
+	byDriver := map[string]*driverVolumes{}
+	get := func(driver string) *driverVolumes {
 		d, ok := byDriver[driver]
 		if !ok {
-			d = &DriverVolumes{Driver: driver, Installed: checkCSIDriverOnNode(storage, driver, csiNode), Limit: -1}
+			d = &driverVolumes{Driver: driver, Installed: checkCSIDriverOnNode(storage, driver, csiNode), Limit: -1}
 			if l, ok := limits[driver]; ok {
 				d.Limit = int(l)
 			}
@@ -466,10 +467,32 @@ func (pl *CSILimits) VolumeCounts(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) []D
 			d.Attached++
 		}
 	}
-	out := make([]DriverVolumes, 0, len(byDriver))
+	out := make([]driverVolumes, 0, len(byDriver))
 	for _, d := range byDriver {
 		out = append(out, *d)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Driver < out[j].Driver })
+	return out
+}
+
+// ExplainFilter says, per CSI driver of the pod's volumes, that it is not
+// on the node's CSINode, or how many volumes the node attaches at most,
+// how many its pods use and how many the pod adds. The shortfall is the
+// share of the pod's new volumes over the limit.
+func (pl *CSILimits) ExplainFilter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
+	out := &schedcore.FilterExplanation{}
+	for _, d := range pl.volumeCounts(pod, nodeInfo) {
+		switch {
+		case !d.Installed:
+			out.Gaps = append(out.Gaps, schedcore.Gap{Text: fmt.Sprintf("CSI driver %s is not on the node's CSINode (its CSIDriver sets preventPodSchedulingIfMissing)", d.Driver)})
+			out.Shortfall = 1
+		case d.exceeded():
+			out.Gaps = append(out.Gaps, schedcore.Gap{Text: fmt.Sprintf("%s: the node attaches at most %d volume(s) (CSINode allocatable), its pods use %d, this pod adds %d", d.Driver, d.Limit, d.Attached, d.New)})
+			out.Shortfall = max(out.Shortfall, schedcore.ShortfallOf(int64(d.Attached+d.New-d.Limit), int64(d.New)))
+		}
+	}
+	if len(out.Gaps) == 0 {
+		return nil
+	}
 	return out
 }

@@ -160,17 +160,17 @@ func TestVolumeCountsSayWhatFilterCounts(t *testing.T) {
 		csiNode  *storagev1.CSINode
 		existing []string
 		claims   []string
-		want     []DriverVolumes
+		want     []driverVolumes
 		exceeded bool
 	}{
 		{"a volume over the limit counts what is attached and what is new", schedtest.MakeCSINode("n", map[string]int32{driver: 2}), []string{"c1", "c2"}, []string{"c3"},
-			[]DriverVolumes{{Driver: driver, Installed: true, Limit: 2, Attached: 2, New: 1}}, true},
+			[]driverVolumes{{Driver: driver, Installed: true, Limit: 2, Attached: 2, New: 1}}, true},
 		{"a volume already attached is not new", schedtest.MakeCSINode("n", map[string]int32{driver: 2}), []string{"c1", "c2"}, []string{"c2"},
-			[]DriverVolumes{{Driver: driver, Installed: true, Limit: 2, Attached: 2, New: 0}}, false},
+			[]driverVolumes{{Driver: driver, Installed: true, Limit: 2, Attached: 2, New: 0}}, false},
 		{"a driver without a count has no limit", schedtest.MakeCSINode("n", map[string]int32{driver: -1}), []string{"c1"}, []string{"c2", "c3"},
-			[]DriverVolumes{{Driver: driver, Installed: true, Limit: -1, Attached: 1, New: 2}}, false},
+			[]driverVolumes{{Driver: driver, Installed: true, Limit: -1, Attached: 1, New: 2}}, false},
 		{"an opted-in driver missing from the CSINode is not installed", schedtest.MakeCSINode("n", map[string]int32{driver: 5}), nil, []string{"strict"},
-			[]DriverVolumes{{Driver: "strict.example.com", Installed: false, Limit: -1, New: 1}}, false},
+			[]driverVolumes{{Driver: "strict.example.com", Installed: false, Limit: -1, New: 1}}, false},
 		{"a missing claim gives nothing", schedtest.MakeCSINode("n", map[string]int32{driver: 5}), nil, []string{"gone"}, nil, false},
 	}
 	for _, tt := range tests {
@@ -194,13 +194,13 @@ func TestVolumeCountsSayWhatFilterCounts(t *testing.T) {
 				w.PVC(c)
 			}
 			ni, _ := snap.Get("n")
-			got := p.(*CSILimits).VolumeCounts(w.Obj(), ni)
+			got := p.(*CSILimits).volumeCounts(w.Obj(), ni)
 			if d := cmp.Diff(tt.want, got); d != "" {
-				t.Errorf("VolumeCounts (-want +got):\n%s", d)
+				t.Errorf("volumeCounts (-want +got):\n%s", d)
 			}
 			exceeded := false
 			for _, d := range got {
-				exceeded = exceeded || d.Exceeded()
+				exceeded = exceeded || d.exceeded()
 			}
 			if exceeded != tt.exceeded {
 				t.Errorf("exceeded = %v, want %v", exceeded, tt.exceeded)

@@ -12,9 +12,9 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-// ClaimProblem is, for diagnosis (explain), one claim of the pod behind a
-// Filter reason on a node, with what the reason is about.
-type ClaimProblem struct {
+// claimProblem is, for ExplainFilter, one claim of the pod behind a Filter
+// reason on a node, with what the reason is about.
+type claimProblem struct {
 	// Claim is the claim's "namespace/name".
 	Claim string
 	// PVC is the claim (its assumed version, if any).
@@ -45,21 +45,20 @@ type ClaimProblem struct {
 	Capacities []*storagev1.CSIStorageCapacity
 }
 
-// ClaimProblems returns, claim by claim, why the pod's volumes do not fit
-// on the node, following Filter's checks (kube's FindPodVolumes); nil when
-// they fit or the claims cannot be read (PreFilter rejects the pod then).
-// It allocates; use it for diagnosis, not in a scheduling cycle.
-func (pl *VolumeBinding) ClaimProblems(pod *v1.Pod, node *v1.Node) []ClaimProblem {
-	s := pl.h.Snapshot().StorageLister()
-	claims, err := pl.getPodVolumeClaims(s, pod)
-	if err != nil {
+// claimProblems returns, claim by claim, why the pod's claims (as PreFilter
+// read them) do not fit on the node, following Filter's checks (kube's
+// FindPodVolumes); nil when they fit. It allocates; it is for ExplainFilter,
+// not a scheduling cycle.
+func (pl *VolumeBinding) claimProblems(claims *podVolumeClaims, node *v1.Node) []claimProblem {
+	if claims == nil {
 		return nil
 	}
-	var out []ClaimProblem
+	s := pl.h.Snapshot().StorageLister()
+	var out []claimProblem
 	csiNode := s.CSINode(node.Name)
 	for _, c := range claims.bound {
 		if c.pv == nil {
-			out = append(out, ClaimProblem{Claim: c.pvc.Namespace + "/" + c.pvc.Name, PVC: c.pvc, Reason: ErrReasonPVNotExist, VolumeName: c.pvc.Spec.VolumeName})
+			out = append(out, claimProblem{Claim: c.pvc.Namespace + "/" + c.pvc.Name, PVC: c.pvc, Reason: ErrReasonPVNotExist, VolumeName: c.pvc.Spec.VolumeName})
 			break // checkBoundClaims stops at the first problem
 		}
 		pv, err := pl.tryTranslatePVToCSI(pl.h.Logger(), c.pv, csiNode)
@@ -67,7 +66,7 @@ func (pl *VolumeBinding) ClaimProblems(pod *v1.Pod, node *v1.Node) []ClaimProble
 			continue
 		}
 		if volume.CheckNodeAffinity(pv, node.Labels) != nil {
-			out = append(out, ClaimProblem{Claim: c.pvc.Namespace + "/" + c.pvc.Name, PVC: c.pvc, Reason: ErrReasonNodeConflict, PV: pv})
+			out = append(out, claimProblem{Claim: c.pvc.Namespace + "/" + c.pvc.Name, PVC: c.pvc, Reason: ErrReasonNodeConflict, PV: pv})
 			break
 		}
 	}
@@ -133,7 +132,7 @@ func (pl *VolumeBinding) ClaimProblems(pod *v1.Pod, node *v1.Node) []ClaimProble
 	return out
 }
 
-func (pl *VolumeBinding) problem(s schedcore.StorageLister, pvc *v1.PersistentVolumeClaim, reason string) ClaimProblem {
+func (pl *VolumeBinding) problem(s schedcore.StorageLister, pvc *v1.PersistentVolumeClaim, reason string) claimProblem {
 	className := volume.GetPersistentVolumeClaimClass(pvc)
-	return ClaimProblem{Claim: pvc.Namespace + "/" + pvc.Name, PVC: pvc, Reason: reason, ClassName: className, Class: s.StorageClass(className)}
+	return claimProblem{Claim: pvc.Namespace + "/" + pvc.Name, PVC: pvc, Reason: reason, ClassName: className, Class: s.StorageClass(className)}
 }

@@ -195,16 +195,31 @@ func TestFilter(t *testing.T) {
 			}
 			// The diagnosis hook gives the same reasons, claim by claim.
 			for _, n := range nodes() {
-				if d := cmp.Diff(tt.want[n.Name], problemReasons(pl.ClaimProblems(tt.pod, n))); d != "" {
-					t.Errorf("ClaimProblems on %s (-Filter +ClaimProblems):\n%s", n.Name, d)
+				if d := cmp.Diff(tt.want[n.Name], problemReasons(problemsOn(t, pl, tt.pod, n))); d != "" {
+					t.Errorf("claimProblems on %s (-Filter +claimProblems):\n%s", n.Name, d)
 				}
 			}
 		})
 	}
 }
 
+// problemsOn runs PreFilter and returns the claims' problems on the node
+// from the claims it read, as ExplainFilter does.
+func problemsOn(t *testing.T, pl *VolumeBinding, pod *v1.Pod, node *v1.Node) []claimProblem {
+	t.Helper()
+	cs := schedcore.NewCycleState()
+	if _, st := pl.PreFilter(context.Background(), cs, pod, nil); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st)
+	}
+	state, err := getStateData(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl.claimProblems(state.claims, node)
+}
+
 // problemReasons are the problems' reasons in Filter's order and format.
-func problemReasons(ps []ClaimProblem) string {
+func problemReasons(ps []claimProblem) string {
 	var out []string
 	for _, r := range []string{ErrReasonNodeConflict, ErrReasonBindConflict, ErrReasonNotEnoughSpace, ErrReasonPVNotExist} {
 		for _, p := range ps {
@@ -248,21 +263,21 @@ func TestClaimProblemsSayWhatEachClaimLacks(t *testing.T) {
 		name  string
 		claim string
 		node  *v1.Node
-		want  ClaimProblem
+		want  claimProblem
 	}{
-		{"a bound PV's node affinity", "bound", nodeA, ClaimProblem{Reason: ErrReasonNodeConflict, PV: zonalB}},
-		{"a bound claim's missing PV", "ghost", nodeA, ClaimProblem{Reason: ErrReasonPVNotExist, VolumeName: "gone"}},
-		{"a class that cannot provision and PVs that do not fit here", "local", nodeB, ClaimProblem{Reason: ErrReasonBindConflict, ClassName: "local", Class: local, CannotProvision: true, Candidates: []*v1.PersistentVolume{localA}}},
-		{"a class whose topologies exclude the node", "dyn", nodeB, ClaimProblem{Reason: ErrReasonBindConflict, ClassName: "csi-a", Class: csiA, TopologyMismatch: true, Candidates: []*v1.PersistentVolume{}}},
-		{"capacities too small", "big", nodeA, ClaimProblem{Reason: ErrReasonNotEnoughSpace, ClassName: "cap", Class: capClass, Capacities: []*storagev1.CSIStorageCapacity{capA}}},
-		{"no capacity reaching the node", "big", nodeB, ClaimProblem{Reason: ErrReasonNotEnoughSpace, ClassName: "cap", Class: capClass}},
-		{"a claim being provisioned for another node", "elsewhere", nodeB, ClaimProblem{Reason: ErrReasonBindConflict, ClassName: "csi-a", Class: csiA, SelectedNode: "n-a"}},
+		{"a bound PV's node affinity", "bound", nodeA, claimProblem{Reason: ErrReasonNodeConflict, PV: zonalB}},
+		{"a bound claim's missing PV", "ghost", nodeA, claimProblem{Reason: ErrReasonPVNotExist, VolumeName: "gone"}},
+		{"a class that cannot provision and PVs that do not fit here", "local", nodeB, claimProblem{Reason: ErrReasonBindConflict, ClassName: "local", Class: local, CannotProvision: true, Candidates: []*v1.PersistentVolume{localA}}},
+		{"a class whose topologies exclude the node", "dyn", nodeB, claimProblem{Reason: ErrReasonBindConflict, ClassName: "csi-a", Class: csiA, TopologyMismatch: true, Candidates: []*v1.PersistentVolume{}}},
+		{"capacities too small", "big", nodeA, claimProblem{Reason: ErrReasonNotEnoughSpace, ClassName: "cap", Class: capClass, Capacities: []*storagev1.CSIStorageCapacity{capA}}},
+		{"no capacity reaching the node", "big", nodeB, claimProblem{Reason: ErrReasonNotEnoughSpace, ClassName: "cap", Class: capClass}},
+		{"a claim being provisioned for another node", "elsewhere", nodeB, claimProblem{Reason: ErrReasonBindConflict, ClassName: "csi-a", Class: csiA, SelectedNode: "n-a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := pl.ClaimProblems(schedtest.MakePod("p").PVC(tt.claim).Obj(), tt.node)
+			got := problemsOn(t, pl, schedtest.MakePod("p").PVC(tt.claim).Obj(), tt.node)
 			if len(got) != 1 {
-				t.Fatalf("ClaimProblems = %+v, want one", got)
+				t.Fatalf("claimProblems = %+v, want one", got)
 			}
 			want := tt.want
 			want.Claim, want.PVC = "default/"+tt.claim, got[0].PVC
@@ -270,11 +285,11 @@ func TestClaimProblemsSayWhatEachClaimLacks(t *testing.T) {
 				t.Errorf("PVC = %v, want %s", got[0].PVC, tt.claim)
 			}
 			if d := cmp.Diff(want, got[0], cmpopts.EquateEmpty()); d != "" {
-				t.Errorf("ClaimProblems (-want +got):\n%s", d)
+				t.Errorf("claimProblems (-want +got):\n%s", d)
 			}
 		})
 	}
-	if got := pl.ClaimProblems(schedtest.MakePod("p").PVC("local").Obj(), nodeA); got != nil {
+	if got := problemsOn(t, pl, schedtest.MakePod("p").PVC("local").Obj(), nodeA); got != nil {
 		t.Errorf("a claim that binds on the node has problems: %+v", got)
 	}
 }

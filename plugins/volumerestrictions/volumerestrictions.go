@@ -110,7 +110,7 @@ func (pl *VolumeRestrictions) PreFilter(_ context.Context, cycleState *schedcore
 		if pvc == nil {
 			return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, helper.NotFoundMessage(helper.ResourcePVC, v.PersistentVolumeClaim.ClaimName))
 		}
-		if !containsAccessMode(pvc.Spec.AccessModes, v1.ReadWriteOncePod) {
+		if !helper.HasAccessMode(pvc.Spec.AccessModes, v1.ReadWriteOncePod) {
 			continue
 		}
 		if s.rwopClaims == nil {
@@ -131,30 +131,9 @@ func (pl *VolumeRestrictions) PreFilter(_ context.Context, cycleState *schedcore
 	return nil, nil
 }
 
-func containsAccessMode(modes []v1.PersistentVolumeAccessMode, mode v1.PersistentVolumeAccessMode) bool {
-	for _, m := range modes {
-		if m == mode {
-			return true
-		}
-	}
-	return false
-}
-
-func getPreFilterState(cycleState *schedcore.CycleState) (*preFilterState, error) {
-	c, err := cycleState.Read(preFilterStateKey)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %q from cycleState", preFilterStateKey)
-	}
-	s, ok := c.(*preFilterState)
-	if !ok {
-		return nil, fmt.Errorf("%+v convert to volumerestrictions.state error", c)
-	}
-	return s, nil
-}
-
 // AddPod counts the added pod's uses of the ReadWriteOncePod claims.
 func (pl *VolumeRestrictions) AddPod(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, podInfoToAdd *schedcore.PodInfo, _ *schedcore.NodeInfo) *schedcore.Status {
-	s, err := getPreFilterState(cycleState)
+	s, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -164,7 +143,7 @@ func (pl *VolumeRestrictions) AddPod(_ context.Context, cycleState *schedcore.Cy
 
 // RemovePod uncounts the removed pod's uses of the ReadWriteOncePod claims.
 func (pl *VolumeRestrictions) RemovePod(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, podInfoToRemove *schedcore.PodInfo, _ *schedcore.NodeInfo) *schedcore.Status {
-	s, err := getPreFilterState(cycleState)
+	s, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -177,7 +156,7 @@ func (pl *VolumeRestrictions) RemovePod(_ context.Context, cycleState *schedcore
 // use (ErrReasonReadWriteOncePodConflict); both are Unschedulable, since
 // preemption may help.
 func (pl *VolumeRestrictions) Filter(_ context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	s, err := getPreFilterState(cycleState)
+	s, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -304,46 +283,4 @@ func (pl *VolumeRestrictions) isSchedulableAfterAssignedPodDeleted(logger logr.L
 		}
 	}
 	return schedcore.QueueSkip, nil
-}
-
-// DiskConflict is a volume of the pod that one of the node's pods also
-// mounts, as Filter's disk check sees it.
-type DiskConflict struct {
-	// Volume names the disk: "GCE PD disk-1", "EBS vol-1", "iSCSI iqn...",
-	// "RBD pool/image".
-	Volume string
-	// Pod is the node's pod using it.
-	Pod *v1.Pod
-}
-
-// DiskConflicts lists, for diagnosis, the pods of the node whose inline
-// disks conflict with the pod's (ErrReasonDiskConflict).
-func DiskConflicts(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) []DiskConflict {
-	var out []DiskConflict
-	for i := range pod.Spec.Volumes {
-		v := &pod.Spec.Volumes[i]
-		if !needsRestrictionsCheck(v) {
-			continue
-		}
-		for _, ev := range nodeInfo.Pods {
-			if isVolumeConflict(v, ev.Pod) {
-				out = append(out, DiskConflict{Volume: diskName(v), Pod: ev.Pod})
-			}
-		}
-	}
-	return out
-}
-
-func diskName(v *v1.Volume) string {
-	switch {
-	case v.GCEPersistentDisk != nil:
-		return "GCE PD " + v.GCEPersistentDisk.PDName
-	case v.AWSElasticBlockStore != nil:
-		return "EBS " + v.AWSElasticBlockStore.VolumeID
-	case v.ISCSI != nil:
-		return "iSCSI " + v.ISCSI.IQN
-	case v.RBD != nil:
-		return "RBD " + v.RBD.RBDPool + "/" + v.RBD.RBDImage
-	}
-	return v.Name
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -155,7 +157,7 @@ func TestQueueingHints(t *testing.T) {
 	}
 }
 
-func TestDiskConflictsNameTheDiskAndThePod(t *testing.T) {
+func TestExplainFilterNamesTheDiskAndThePod(t *testing.T) {
 	tests := []struct {
 		name     string
 		pod      v1.VolumeSource
@@ -171,15 +173,23 @@ func TestDiskConflictsNameTheDiskAndThePod(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			existing := withVolume(schedtest.MakePod("old").Node("n1"), tt.existing).Obj()
-			_, h := newPlugin(t, []*v1.Pod{existing})
+			pl, h := newPlugin(t, []*v1.Pod{existing})
 			ni, _ := h.Snapshot().Get("n1")
-			got := DiskConflicts(withVolume(schedtest.MakePod("new"), tt.pod).Obj(), ni)
-			var want []DiskConflict
-			if tt.want != "" {
-				want = []DiskConflict{{Volume: tt.want, Pod: existing}}
+			pod := withVolume(schedtest.MakePod("new"), tt.pod).Obj()
+			cs := schedcore.NewCycleState()
+			if _, st := pl.PreFilter(context.Background(), cs, pod, nil); !st.IsSuccess() {
+				t.Fatalf("PreFilter: %v", st)
 			}
-			if len(got) != len(want) || len(got) == 1 && (got[0].Volume != want[0].Volume || got[0].Pod.Name != "old") {
-				t.Errorf("DiskConflicts = %+v, want %+v", got, want)
+			st := pl.Filter(context.Background(), cs, pod, ni)
+			var want *schedcore.FilterExplanation
+			if tt.want != "" {
+				want = schedcore.NewFilterExplanation(1, tt.want+" is in use by pod default/old on this node")
+			}
+			if st.IsSuccess() != (want == nil) {
+				t.Fatalf("Filter = %v", st)
+			}
+			if d := cmp.Diff(want, pl.ExplainFilter(context.Background(), cs, pod, ni, st)); d != "" {
+				t.Errorf("ExplainFilter (-want +got):\n%s", d)
 			}
 		})
 	}

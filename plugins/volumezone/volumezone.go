@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sort"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -191,26 +190,38 @@ func (pl *VolumeZone) Filter(_ context.Context, cs *schedcore.CycleState, pod *v
 		tops = state.podPVTopologies
 	}
 	node := nodeInfo.Node()
-	hasAny := false
-	for _, l := range topologyLabels {
-		if _, ok := node.Labels[l]; ok {
-			hasAny = true
-			break
-		}
-	}
-	if !hasAny {
+	if !hasTopologyLabel(node) {
 		return nil
 	}
 	for _, t := range tops {
-		v, ok := node.Labels[t.key]
-		if !ok {
-			v, ok = node.Labels[translateToGALabel(t.key)]
-		}
-		if _, has := t.values[v]; !ok || !has {
+		if _, _, ok := t.matches(node); !ok {
 			return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonConflict)
 		}
 	}
 	return nil
+}
+
+// hasTopologyLabel reports whether the node has a zone or region label;
+// a node without any (a single-zone cluster) fits every PV.
+func hasTopologyLabel(node *v1.Node) bool {
+	for _, l := range topologyLabels {
+		if _, ok := node.Labels[l]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// matches reports whether the node's value for the topology key (the GA
+// key's when the node lacks a beta one) is one of the PV's; value and has
+// say what the node has.
+func (t *pvTopology) matches(node *v1.Node) (value string, has, ok bool) {
+	v, has := node.Labels[t.key]
+	if !has {
+		v, has = node.Labels[translateToGALabel(t.key)]
+	}
+	_, in := t.values[v]
+	return v, has, has && in
 }
 
 // EventsToRegister: a WaitForFirstConsumer StorageClass added, a node added
@@ -264,53 +275,4 @@ func (pl *VolumeZone) isSchedulableAfterPersistentVolumeChange(logger logr.Logge
 		return schedcore.Queue, nil
 	}
 	return schedcore.QueueSkip, nil
-}
-
-// ZoneConflict is one topology label of a bound PV of the pod that the
-// node does not satisfy.
-type ZoneConflict struct {
-	PV, Key string
-	// Values are the PV's zones (or regions) for Key, sorted.
-	Values []string
-	// NodeValue is the node's value for Key (or its GA equivalent); empty
-	// with NodeHas false when the node has neither label.
-	NodeValue string
-	NodeHas   bool
-}
-
-// ZoneConflicts lists, for diagnosis, what Filter rejects the node for:
-// the PV labels the node does not match (none for a node without any
-// topology label, which Filter passes). It allocates; not for a cycle.
-func (pl *VolumeZone) ZoneConflicts(pod *v1.Pod, node *v1.Node) []ZoneConflict {
-	tops, st := pl.getPVbyPod(pl.h.Logger(), pod)
-	if !st.IsSuccess() {
-		return nil
-	}
-	hasAny := false
-	for _, l := range topologyLabels {
-		if _, ok := node.Labels[l]; ok {
-			hasAny = true
-			break
-		}
-	}
-	if !hasAny {
-		return nil
-	}
-	var out []ZoneConflict
-	for _, t := range tops {
-		v, ok := node.Labels[t.key]
-		if !ok {
-			v, ok = node.Labels[translateToGALabel(t.key)]
-		}
-		if _, has := t.values[v]; ok && has {
-			continue
-		}
-		c := ZoneConflict{PV: t.pvName, Key: t.key, NodeValue: v, NodeHas: ok}
-		for z := range t.values {
-			c.Values = append(c.Values, z)
-		}
-		sort.Strings(c.Values)
-		out = append(out, c)
-	}
-	return out
 }

@@ -90,15 +90,15 @@ func TestVolumeZone(t *testing.T) {
 				if !fs.IsSuccess() && fs.Code() != schedcore.UnschedulableAndUnresolvable {
 					t.Errorf("Filter on %s code = %v", ni.Name(), fs.Code())
 				}
-				if got := pl.ZoneConflicts(pod, ni.Node()); (len(got) > 0) != !fs.IsSuccess() {
-					t.Errorf("ZoneConflicts on %s = %+v, but Filter = %v", ni.Name(), got, fs)
+				if got := pl.ExplainFilter(context.Background(), cs, pod, ni, fs); (got != nil) != !fs.IsSuccess() {
+					t.Errorf("ExplainFilter on %s = %+v, but Filter = %v", ni.Name(), got, fs)
 				}
 			}
 		})
 	}
 }
 
-func TestZoneConflictsNameThePVLabelAndTheNodeValue(t *testing.T) {
+func TestExplainFilterNamesThePVLabelAndTheNodeValue(t *testing.T) {
 	pvs := []*v1.PersistentVolume{
 		schedtest.MakePV("pv-ab", "1Gi", "imm").Label(v1.LabelTopologyZone, "zone-b__zone-a").Obj(),
 		schedtest.MakePV("pv-beta-a", "1Gi", "imm").Label(v1.LabelFailureDomainBetaZone, "zone-a").Obj(),
@@ -120,22 +120,29 @@ func TestZoneConflictsNameThePVLabelAndTheNodeValue(t *testing.T) {
 		name  string
 		claim string
 		node  *v1.Node
-		want  []ZoneConflict
+		want  *schedcore.FilterExplanation
 	}{
 		{"a node in another zone", "c-ab", schedtest.MakeNode("n").Label(v1.LabelTopologyZone, "zone-c").Obj(),
-			[]ZoneConflict{{PV: "pv-ab", Key: v1.LabelTopologyZone, Values: []string{"zone-a", "zone-b"}, NodeValue: "zone-c", NodeHas: true}}},
+			schedcore.NewFilterExplanation(1, "PV pv-ab is in topology.kubernetes.io/zone in (zone-a, zone-b), node has topology.kubernetes.io/zone=zone-c")},
 		{"a node in one of the zones", "c-ab", schedtest.MakeNode("n").Label(v1.LabelTopologyZone, "zone-a").Obj(), nil},
 		{"a beta label compared with the node's GA one", "c-beta-a", schedtest.MakeNode("n").Label(v1.LabelTopologyZone, "zone-b").Obj(),
-			[]ZoneConflict{{PV: "pv-beta-a", Key: v1.LabelFailureDomainBetaZone, Values: []string{"zone-a"}, NodeValue: "zone-b", NodeHas: true}}},
+			schedcore.NewFilterExplanation(1, "PV pv-beta-a is in failure-domain.beta.kubernetes.io/zone=zone-a, node has topology.kubernetes.io/zone=zone-b")},
 		{"a node without the region label", "c-region", schedtest.MakeNode("n").Label(v1.LabelTopologyZone, "zone-a").Obj(),
-			[]ZoneConflict{{PV: "pv-region", Key: v1.LabelTopologyRegion, Values: []string{"r1"}}}},
+			schedcore.NewFilterExplanation(1, "PV pv-region is in topology.kubernetes.io/region=r1, node has no topology.kubernetes.io/region label")},
 		{"a node without any topology label passes", "c-region", schedtest.MakeNode("n").Obj(), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := pl.ZoneConflicts(schedtest.MakePod("p").PVC(tt.claim).Obj(), tt.node)
+			pod := schedtest.MakePod("p").PVC(tt.claim).Obj()
+			cs := schedcore.NewCycleState()
+			if _, st := pl.PreFilter(context.Background(), cs, pod, nil); !st.IsSuccess() {
+				t.Fatalf("PreFilter: %v", st)
+			}
+			ni := schedcore.NewNodeInfo()
+			ni.SetNode(tt.node)
+			got := pl.ExplainFilter(context.Background(), cs, pod, ni, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonConflict))
 			if d := cmp.Diff(tt.want, got); d != "" {
-				t.Errorf("ZoneConflicts (-want +got):\n%s", d)
+				t.Errorf("ExplainFilter (-want +got):\n%s", d)
 			}
 		})
 	}

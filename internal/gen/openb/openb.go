@@ -21,8 +21,8 @@
 //     Limit counts the rows kept;
 //   - every kept pod is pending, whatever its phase in the trace (Running,
 //     Succeeded, Pending): status.phase Pending, no spec.nodeName, so the
-//     trace replays as one scheduling queue. deletion_time and scheduled_time
-//     are not used;
+//     trace replays as one scheduling queue. scheduled_time is not used;
+//     deletion_time is used only with Options.Departures (below);
 //   - namespace openb; labels app=openb and qos=<qos> (when the column
 //     exists); creationTimestamp = Epoch + creation_time seconds (Epoch when
 //     the column is missing); no UID, no schedulerName (the default);
@@ -33,6 +33,12 @@
 //     plain Kubernetes can express;
 //   - a non-empty gpu_spec ("T4|P100") becomes required node affinity
 //     gpu.model In [T4, P100].
+//
+// With Options.Departures (the trace `kubectl sched replay` reads), a pod
+// also leaves: metadata.deletionTimestamp = Epoch + deletion_time seconds
+// when the column is present and not empty. A deletion_time before the
+// row's creation_time is an error naming the file and line. Nothing else
+// changes, so the pods are the same objects with one more field.
 package openb
 
 import (
@@ -82,6 +88,9 @@ type Options struct {
 	Namespace string
 	// Epoch overrides Epoch.
 	Epoch time.Time
+	// Departures sets each pod's deletionTimestamp from deletion_time, for
+	// a replay with departures.
+	Departures bool
 }
 
 func (o Options) namespace() string {
@@ -205,7 +214,7 @@ func ReadPods(r io.Reader, file string, o Options) ([]*v1.Pod, error) {
 		if t.str("pod_phase") == string(v1.PodFailed) {
 			continue
 		}
-		p, err := podFromRow(t, ns, epoch)
+		p, err := podFromRow(t, ns, epoch, o.Departures)
 		if err != nil {
 			return nil, err
 		}
@@ -218,7 +227,7 @@ func ReadPods(r io.Reader, file string, o Options) ([]*v1.Pod, error) {
 	return pods, nil
 }
 
-func podFromRow(t *table, ns string, epoch time.Time) (*v1.Pod, error) {
+func podFromRow(t *table, ns string, epoch time.Time, departures bool) (*v1.Pod, error) {
 	name := t.str("name")
 	if name == "" {
 		return nil, t.errorf("name: empty pod name")
@@ -241,6 +250,18 @@ func podFromRow(t *table, ns string, epoch time.Time) (*v1.Pod, error) {
 			return nil, err
 		}
 	}
+	var deleted *metav1.Time
+	if departures && t.str("deletion_time") != "" {
+		d, err := t.nonNegative("deletion_time")
+		if err != nil {
+			return nil, err
+		}
+		if d < created {
+			return nil, t.errorf("deletion_time %d is before creation_time %d", d, created)
+		}
+		dt := metav1.NewTime(epoch.Add(time.Duration(d) * time.Second))
+		deleted = &dt
+	}
 	res := v1.ResourceList{
 		v1.ResourceCPU:    *resource.NewMilliQuantity(cpu, resource.DecimalSI),
 		v1.ResourceMemory: *resource.NewQuantity(mem<<20, resource.BinarySI),
@@ -257,6 +278,7 @@ func podFromRow(t *table, ns string, epoch time.Time) (*v1.Pod, error) {
 			Name:              name,
 			Namespace:         ns,
 			CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(created) * time.Second)),
+			DeletionTimestamp: deleted,
 			Labels:            labels,
 		},
 		Spec: v1.PodSpec{Containers: []v1.Container{{
@@ -329,6 +351,10 @@ func (t *table) next() (bool, error) {
 		return false, nil
 	}
 	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return false, fmt.Errorf("%s:%d: %w: %v", t.file, pe.StartLine, ErrInvalid, pe.Err)
+		}
 		return false, fmt.Errorf("%s: %w: %v", t.file, ErrInvalid, err)
 	}
 	t.row = row

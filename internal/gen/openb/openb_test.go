@@ -257,6 +257,22 @@ func TestReadPods(t *testing.T) {
 			}(),
 		},
 		{
+			name: "with departures a pod leaves at its deletion_time",
+			csv:  header + "p0,6000,12288,1,460,,LS,Running,427061,12902960,427061\n" + "p1,100,10,0,0,,BE,Pending,5,,\n",
+			opts: Options{Departures: true},
+			want: func() []*v1.Pod {
+				p0 := pod("p0", 427061, "LS", v1.ResourceList{"cpu": q("6"), "memory": q("12Gi"), GPUResource: q("1")})
+				gone := metav1.NewTime(Epoch.Add(12902960 * time.Second))
+				p0.DeletionTimestamp = &gone
+				return []*v1.Pod{p0, pod("p1", 5, "BE", v1.ResourceList{"cpu": q("100m"), "memory": q("10Mi")})}
+			}(),
+		},
+		{
+			name: "without departures deletion_time is not read, even when malformed",
+			csv:  header + "p0,100,10,0,0,,BE,Running,5,soon,\n",
+			want: []*v1.Pod{pod("p0", 5, "BE", v1.ResourceList{"cpu": q("100m"), "memory": q("10Mi")})},
+		},
+		{
 			name: "without qos, phase and times (multigpu50) every row is a pod created at the epoch",
 			csv:  "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,2,1000\n",
 			want: func() []*v1.Pod {
@@ -314,7 +330,10 @@ func TestMalformedInputIsReportedWithFileAndLine(t *testing.T) {
 		{"a number that is not one", false, podHeader + "p0,1,1,0\np1,x,1,0\n", `pods.csv:3: invalid openb trace: cpu_milli: invalid value "x": want a non-negative integer`},
 		{"a negative number", false, podHeader + "p0,1,-1,0\n", `pods.csv:2: invalid openb trace: memory_mib: invalid value "-1": want a non-negative integer`},
 		{"a duplicate pod", false, podHeader + "p0,1,1,0\np0,1,1,0\n", `pods.csv:3: invalid openb trace: name: duplicate pod "p0"`},
-		{"a short row", false, podHeader + "p0,1,1\n", "pods.csv: invalid openb trace: record on line 2: wrong number of fields"},
+		{"a short row", false, podHeader + "p0,1,1\n", "pods.csv:2: invalid openb trace: wrong number of fields"},
+		{"a bare quote", false, podHeader + "p0,1,1,0\np\"1,1,1,0\n", `pods.csv:3: invalid openb trace: bare " in non-quoted-field`},
+		{"a departure before the arrival", false, "name,cpu_milli,memory_mib,num_gpu,creation_time,deletion_time\np0,1,1,0,10,20\np1,1,1,0,30,29\n", "pods.csv:3: invalid openb trace: deletion_time 29 is before creation_time 30"},
+		{"a departure that is not a number", false, "name,cpu_milli,memory_mib,num_gpu,creation_time,deletion_time\np0,1,1,0,10,soon\n", `pods.csv:2: invalid openb trace: deletion_time: invalid value "soon": want a non-negative integer`},
 		{"a node without a name", true, "sn,cpu_milli,memory_mib,gpu,model\n,1,1,0,\n", "nodes.csv:2: invalid openb trace: sn: empty node name"},
 		{"a duplicate node", true, "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,0,\nn,1,1,0,\n", `nodes.csv:3: invalid openb trace: sn: duplicate node "n"`},
 	}
@@ -324,7 +343,7 @@ func TestMalformedInputIsReportedWithFileAndLine(t *testing.T) {
 			if tt.nodes {
 				_, err = ReadNodes(strings.NewReader(tt.csv), "nodes.csv")
 			} else {
-				_, err = ReadPods(strings.NewReader(tt.csv), "pods.csv", Options{})
+				_, err = ReadPods(strings.NewReader(tt.csv), "pods.csv", Options{Departures: true})
 			}
 			if err == nil || err.Error() != tt.want || !errors.Is(err, ErrInvalid) {
 				t.Errorf("got error %v, want %q wrapping ErrInvalid", err, tt.want)

@@ -1,6 +1,7 @@
-package explain
+package volumebinding
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -10,44 +11,39 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/storage/volume"
 
-	"github.com/kubectl-sched/kubectl-sched/plugins/names"
-	"github.com/kubectl-sched/kubectl-sched/plugins/nodevolumelimits"
-	"github.com/kubectl-sched/kubectl-sched/plugins/volumebinding"
-	"github.com/kubectl-sched/kubectl-sched/plugins/volumerestrictions"
-	"github.com/kubectl-sched/kubectl-sched/plugins/volumezone"
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
+
+var _ schedcore.FilterExplainer = (*VolumeBinding)(nil)
 
 // maxCandidates is how many PVs a bind conflict names.
 const maxCandidates = 3
 
-// volumeBindingGaps says, claim by claim, what VolumeBinding lacks on the
-// node: the bound PV's node affinity, the PV that does not exist, the
-// provisioning already started elsewhere, the class that cannot provision
-// or not here, the PVs of the class and why each one does not bind, the
-// capacities that are too small.
-func (g *gapper) volumeBindingGaps(ni *schedcore.NodeInfo) []string {
-	p, ok := g.fw.Plugin(names.VolumeBinding)
-	if !ok {
+// ExplainFilter says, claim by claim, what the pod's volumes lack on the
+// node, following Filter's checks on the claims PreFilter read: the bound
+// PV's node affinity, the PV that does not exist, the provisioning already
+// started elsewhere, the class that cannot provision or not here, the PVs
+// of the class and why each one does not bind, the capacities that are too
+// small. Volumes cannot follow the pod, so the shortfall is 1.
+func (pl *VolumeBinding) ExplainFilter(_ context.Context, cs *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
+	state, err := getStateData(cs)
+	if err != nil {
 		return nil
 	}
-	vb, ok := p.(*volumebinding.VolumeBinding)
-	if !ok {
-		return nil
-	}
-	node := ni.Node()
+	node := nodeInfo.Node()
 	var out []string
-	for _, pr := range vb.ClaimProblems(g.pod, node) {
+	for _, pr := range pl.claimProblems(state.claims, node) {
 		claim := "claim " + pr.Claim
 		switch {
-		case pr.Reason == volumebinding.ErrReasonPVNotExist:
+		case pr.Reason == ErrReasonPVNotExist:
 			out = append(out, fmt.Sprintf("%s is bound to PV %s, which does not exist", claim, pr.VolumeName))
-		case pr.Reason == volumebinding.ErrReasonNodeConflict:
+		case pr.Reason == ErrReasonNodeConflict:
 			out = append(out, fmt.Sprintf("%s is bound to PV %s, whose node affinity excludes the node: %s", claim, pr.PV.Name, pvAffinityGap(pr.PV, node)))
 		case pr.SelectedNode != "":
 			out = append(out, fmt.Sprintf("%s is being provisioned for node %s (annotation %s)", claim, pr.SelectedNode, volume.AnnSelectedNode))
-		case pr.Reason == volumebinding.ErrReasonNotEnoughSpace:
-			out = append(out, fmt.Sprintf("%s requests %s of class %s: %s", claim, claimSize(pr.PVC), pr.ClassName, capacitiesGap(pr, claimBytes(pr.PVC))))
+		case pr.Reason == ErrReasonNotEnoughSpace:
+			out = append(out, fmt.Sprintf("%s requests %s of class %s: %s", claim, claimSize(pr.PVC), pr.ClassName, capacitiesGap(pr)))
 		case pr.TopologyMismatch:
 			out = append(out, fmt.Sprintf("%s: StorageClass %s provisions only where %s; %s", claim, pr.ClassName,
 				topologyTerms(pr.Class.AllowedTopologies), nodeLabelsFor(node, pr.Class.AllowedTopologies)))
@@ -57,15 +53,18 @@ func (g *gapper) volumeBindingGaps(ni *schedcore.NodeInfo) []string {
 			if pr.Class == nil {
 				why = fmt.Sprintf("StorageClass %s does not exist", pr.ClassName)
 			}
-			out = append(out, fmt.Sprintf("%s: no available PV binds on this node and %s; %s", what, why, g.candidatesGap(pr, node)))
+			out = append(out, fmt.Sprintf("%s: no available PV binds on this node and %s; %s", what, why, candidatesGap(pr, node)))
 		}
 	}
-	return out
+	if len(out) == 0 {
+		return nil
+	}
+	return schedcore.NewFilterExplanation(1, out...)
 }
 
 // candidatesGap says why each PV of the claim's class does not bind on
 // the node, the ones on this node first.
-func (g *gapper) candidatesGap(pr volumebinding.ClaimProblem, node *v1.Node) string {
+func candidatesGap(pr claimProblem, node *v1.Node) string {
 	if len(pr.Candidates) == 0 {
 		return "the class has no PVs"
 	}
@@ -110,7 +109,7 @@ func pvMismatch(pvc *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) string {
 		}
 	}
 	for _, m := range pvc.Spec.AccessModes {
-		if !containsMode(pv.Spec.AccessModes, m) {
+		if !helper.HasAccessMode(pv.Spec.AccessModes, m) {
 			return fmt.Sprintf("(access modes %s, the claim wants %s)", modes(pv.Spec.AccessModes), modes(pvc.Spec.AccessModes))
 		}
 	}
@@ -128,15 +127,6 @@ func volumeMode(m *v1.PersistentVolumeMode) v1.PersistentVolumeMode {
 	return *m
 }
 
-func containsMode(list []v1.PersistentVolumeAccessMode, m v1.PersistentVolumeAccessMode) bool {
-	for _, x := range list {
-		if x == m {
-			return true
-		}
-	}
-	return false
-}
-
 func modes(ms []v1.PersistentVolumeAccessMode) string {
 	s := make([]string, len(ms))
 	for i, m := range ms {
@@ -150,13 +140,8 @@ func claimSize(pvc *v1.PersistentVolumeClaim) string {
 	return q.String()
 }
 
-func claimBytes(pvc *v1.PersistentVolumeClaim) int64 {
-	q := pvc.Spec.Resources.Requests[v1.ResourceStorage]
-	return q.Value()
-}
-
 // capacitiesGap lists the class's capacities reaching the node.
-func capacitiesGap(pr volumebinding.ClaimProblem, want int64) string {
+func capacitiesGap(pr claimProblem) string {
 	if len(pr.Capacities) == 0 {
 		return "no CSIStorageCapacity of the class covers this node"
 	}
@@ -187,7 +172,7 @@ func pvAffinityGap(pv *v1.PersistentVolume, node *v1.Node) string {
 	terms := pv.Spec.NodeAffinity.Required.NodeSelectorTerms
 	var gaps []string
 	for i := range terms {
-		if gap := termGap(&terms[i], node); gap != "" {
+		if gap := helper.NodeSelectorTermGap(&terms[i], node); gap != "" {
 			if len(terms) > 1 {
 				gap = fmt.Sprintf("term %d: %s", i+1, gap)
 			}
@@ -229,97 +214,4 @@ func nodeLabelsFor(node *v1.Node, terms []v1.TopologySelectorTerm) string {
 		}
 	}
 	return "node has " + strings.Join(has, ", ")
-}
-
-// volumeZoneGaps names the PV labels the node does not match.
-func (g *gapper) volumeZoneGaps(node *v1.Node) []string {
-	p, ok := g.fw.Plugin(names.VolumeZone)
-	if !ok {
-		return nil
-	}
-	vz, ok := p.(*volumezone.VolumeZone)
-	if !ok {
-		return nil
-	}
-	var out []string
-	for _, c := range vz.ZoneConflicts(g.pod, node) {
-		has := fmt.Sprintf("node has %s=%s", c.Key, c.NodeValue)
-		if !c.NodeHas {
-			has = fmt.Sprintf("node has no %s label", c.Key)
-		} else if _, direct := node.Labels[c.Key]; !direct {
-			// A beta key compared with the node's GA label.
-			for k, v := range node.Labels {
-				if v == c.NodeValue && (k == v1.LabelTopologyZone || k == v1.LabelTopologyRegion) {
-					has = fmt.Sprintf("node has %s=%s", k, v)
-				}
-			}
-		}
-		in := c.Key + "=" + c.Values[0]
-		if len(c.Values) > 1 {
-			in = fmt.Sprintf("%s in (%s)", c.Key, strings.Join(c.Values, ", "))
-		}
-		out = append(out, fmt.Sprintf("PV %s is in %s, %s", c.PV, in, has))
-	}
-	return out
-}
-
-// volumeLimitGaps says, per CSI driver, how many volumes the node attaches
-// at most and how many it has, or that the driver is not on the node.
-func (g *gapper) volumeLimitGaps(ni *schedcore.NodeInfo) []string {
-	p, ok := g.fw.Plugin(names.NodeVolumeLimits)
-	if !ok {
-		return nil
-	}
-	nl, ok := p.(*nodevolumelimits.CSILimits)
-	if !ok {
-		return nil
-	}
-	var out []string
-	for _, d := range nl.VolumeCounts(g.pod, ni) {
-		switch {
-		case !d.Installed:
-			out = append(out, fmt.Sprintf("CSI driver %s is not on the node's CSINode (its CSIDriver sets preventPodSchedulingIfMissing)", d.Driver))
-		case d.Exceeded():
-			out = append(out, fmt.Sprintf("%s: the node attaches at most %d volume(s) (CSINode allocatable), its pods use %d, this pod adds %d", d.Driver, d.Limit, d.Attached, d.New))
-		}
-	}
-	return out
-}
-
-// volumeRestrictionGaps names the pods holding a ReadWriteOncePod claim of
-// the pod, anywhere, and the node's pods using the same disk.
-func (g *gapper) volumeRestrictionGaps(ni *schedcore.NodeInfo, reason string) []string {
-	var out []string
-	if strings.Contains(reason, volumerestrictions.ErrReasonDiskConflict) {
-		for _, c := range volumerestrictions.DiskConflicts(g.pod, ni) {
-			out = append(out, fmt.Sprintf("%s is in use by pod %s on this node", c.Volume, schedcore.PodName(c.Pod)))
-		}
-	}
-	if !strings.Contains(reason, volumerestrictions.ErrReasonReadWriteOncePodConflict) {
-		return out
-	}
-	storage := g.snap.StorageLister()
-	for i := range g.pod.Spec.Volumes {
-		v := &g.pod.Spec.Volumes[i]
-		if v.PersistentVolumeClaim == nil {
-			continue
-		}
-		pvc := storage.PVC(g.pod.Namespace, v.PersistentVolumeClaim.ClaimName)
-		if pvc == nil || !containsMode(pvc.Spec.AccessModes, v1.ReadWriteOncePod) {
-			continue
-		}
-		for _, other := range g.snap.List() {
-			for _, pi := range other.Pods {
-				if pi.Pod.Namespace != g.pod.Namespace || pi.Pod.UID == g.pod.UID {
-					continue
-				}
-				for j := range pi.Pod.Spec.Volumes {
-					if c := pi.Pod.Spec.Volumes[j].PersistentVolumeClaim; c != nil && c.ClaimName == pvc.Name {
-						out = append(out, fmt.Sprintf("claim %s/%s (ReadWriteOncePod) is in use by pod %s on node %s", pvc.Namespace, pvc.Name, schedcore.PodName(pi.Pod), other.Name()))
-					}
-				}
-			}
-		}
-	}
-	return out
 }

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/compare"
+	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+)
+
+// defaultConfig is the --config value that stands for kube's defaults.
+const defaultConfig = "default"
+
+// CompareOptions are the settings of `kubectl sched compare`.
+type CompareOptions struct {
+	genericiooptions.IOStreams
+	Settings Settings
+
+	Files        []string
+	OpenbNodes   string
+	OpenbPods    string
+	Configs      []string
+	Replay       bool
+	Output       string
+	Until        time.Duration
+	Seed         int64
+	NoPreemption bool
+	Workers      int
+
+	useSeed bool
+}
+
+// NewCmdCompare builds `kubectl sched compare`.
+func NewCmdCompare(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
+	o := &CompareOptions{IOStreams: streams, Settings: settings, Output: "table"}
+	cmd := &cobra.Command{
+		Use:   "compare -f CLUSTER.yaml --config A.yaml --config B.yaml [--config C.yaml ...] [--replay]",
+		Short: "Run scheduler configurations side by side on the same input and show how they differ",
+		Long: strings.TrimSpace(`
+Run each KubeSchedulerConfiguration on the same input, a dry-run of a
+cluster dump or, with --replay, a replay of a trace over time, and put the
+outcomes side by side: pods placed and unschedulable, utilisation,
+imbalance (standard deviation of the nodes' utilisation) and fragmentation
+per resource, wait times (replays) and the nodes used. Then, against the
+first configuration, the pods that land on other nodes and those that
+became schedulable or unschedulable.
+
+The runs are spread over the cores; each is deterministic, and each run's
+result is exactly what 'kubectl sched dryrun --config' (or 'replay') gives
+for that configuration. '--config default' stands for kube-scheduler's
+defaults; a single --config is compared with the defaults.`),
+		Example: `  # Which NodeResourcesFit strategy suits this cluster?
+  kubectl sched compare -f cluster.yaml --config least-allocated.yaml --config most-allocated.yaml
+
+  # Your configuration against kube-scheduler's defaults, over a day of arrivals and departures
+  kubectl sched compare -f cluster.yaml -f trace.yaml --config mine.yaml --replay --until 24h
+
+  # Machine-readable, with every run's full dry-run document (schema: docs/compare.md)
+  kubectl sched compare -f cluster.yaml --config a.yaml --config b.yaml -o json`,
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.useSeed = cmd.Flags().Changed("seed")
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVarP(&o.Files, "filename", "f", nil, "Cluster dump (or, with --replay, trace) file or directory (repeatable; '-' for stdin)")
+	f.StringVar(&o.OpenbNodes, "openb-nodes", "", "With --replay: Alibaba openb node list CSV")
+	f.StringVar(&o.OpenbPods, "openb-pods", "", "With --replay: Alibaba openb pod list CSV")
+	f.StringArrayVar(&o.Configs, "config", nil, "KubeSchedulerConfiguration file to compare (repeatable; 'default' for kube's defaults)")
+	f.BoolVar(&o.Replay, "replay", false, "Replay the input over time instead of dry-running it")
+	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json or yaml")
+	f.DurationVar(&o.Until, "until", 0, "With --replay: stop this long after the start")
+	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed (every run the same)")
+	f.BoolVar(&o.NoPreemption, "no-preemption", false, "Turn PostFilter (preemption) off")
+	f.IntVar(&o.Workers, "workers", 0, "Runs at once (default: one per core)")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.CompareFormats...))
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	_ = cmd.MarkFlagFilename("openb-nodes", "csv")
+	_ = cmd.MarkFlagFilename("openb-pods", "csv")
+	markConfigFile(cmd)
+	return cmd
+}
+
+// Validate checks flags before anything is read.
+func (o *CompareOptions) Validate() error {
+	if o.Replay {
+		if err := validateTraceFlags(o.Files, o.OpenbNodes, o.OpenbPods); err != nil {
+			return err
+		}
+	} else {
+		if o.OpenbNodes != "" || o.OpenbPods != "" || o.Until != 0 {
+			return UsageErrorf("--openb-nodes, --openb-pods and --until need --replay")
+		}
+		if len(o.Files) == 0 {
+			return UsageErrorf("-f/--filename is required: a cluster dump (kubectl get nodes,pods -A -o yaml)")
+		}
+	}
+	if len(o.Configs) == 0 {
+		return UsageErrorf("--config is required: the configurations to compare (at least one; 'default' for kube's defaults)")
+	}
+	if !validIn(o.Output, report.CompareFormats) {
+		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.CompareFormats, ", "))
+	}
+	if o.Until < 0 || o.Workers < 0 {
+		return UsageErrorf("--until and --workers must not be negative")
+	}
+	return nil
+}
+
+// configs loads every configuration; a single one is compared with the
+// defaults.
+func (o *CompareOptions) configs() ([]compare.Config, error) {
+	paths := o.Configs
+	if len(paths) == 1 && paths[0] != defaultConfig {
+		paths = []string{defaultConfig, paths[0]}
+	}
+	names := labels(paths)
+	out := make([]compare.Config, 0, len(paths))
+	for i, p := range paths {
+		file := p
+		if p == defaultConfig {
+			file = ""
+		}
+		cfg, err := engine.LoadConfig(file)
+		if err != nil {
+			return nil, AsUsage(fmt.Errorf("loading config: %w", err))
+		}
+		out = append(out, compare.Config{Name: names[i], Path: file, Config: cfg})
+	}
+	return out, nil
+}
+
+// labels names each configuration by its file's base name, without the
+// extension, or by its path when two base names clash.
+func labels(paths []string) []string {
+	out := make([]string, len(paths))
+	seen := map[string]int{}
+	for i, p := range paths {
+		out[i] = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+		seen[out[i]]++
+	}
+	for i, p := range paths {
+		if seen[out[i]] > 1 {
+			out[i] = p
+		}
+	}
+	return out
+}
+
+// Run loads the input, runs every configuration and prints.
+func (o *CompareOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfgs, err := o.configs()
+	if err != nil {
+		return err
+	}
+	reg, err := engine.Registry(o.Settings.ExtraPlugins)
+	if err != nil {
+		return err
+	}
+	co := compare.Options{Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption, Until: o.Until, Workers: o.Workers}
+	progress := newProgress(o.ErrOut, "comparing")
+	co.Progress = progress.runs
+	var res *report.Compare
+	var warnings []string
+	if o.Replay {
+		tr, w, err := loadTrace(o.Files, o.OpenbNodes, o.OpenbPods, o.In)
+		if err != nil {
+			return err
+		}
+		warnings = w
+		res, err = compare.Replays(ctx, tr, cfgs, co)
+		progress.done()
+		if err != nil {
+			return o.runError(err)
+		}
+	} else {
+		cl, err := snapshot.LoadPaths(o.Files, o.In)
+		if err != nil {
+			if errors.Is(err, snapshot.ErrInvalid) {
+				return AsUsage(err)
+			}
+			return err
+		}
+		if len(cl.Nodes) == 0 {
+			return UsageErrorf("%s: %v", strings.Join(o.Files, ", "), dryrun.ErrNoNodes)
+		}
+		warnings = cl.Warnings
+		res, err = compare.DryRuns(ctx, cl, cfgs, co)
+		progress.done()
+		if err != nil {
+			return o.runError(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := report.WriteCompare(&buf, res, o.Output); err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(o.ErrOut, w)
+	}
+	_, err = o.Out.Write(buf.Bytes())
+	return err
+}
+
+// runError marks configuration errors found when a run builds its
+// profiles as bad input, naming the file.
+func (o *CompareOptions) runError(err error) error {
+	if errors.Is(err, engine.ErrConfig) {
+		return AsUsage(err)
+	}
+	return err
+}

@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
+	"github.com/kubectl-sched/kubectl-sched/internal/replay"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+)
+
+// ReplayOptions are the settings of `kubectl sched replay`.
+type ReplayOptions struct {
+	genericiooptions.IOStreams
+	Settings Settings
+
+	Files        []string
+	OpenbNodes   string
+	OpenbPods    string
+	ConfigPath   string
+	Output       string
+	HTML         string
+	Until        time.Duration
+	WaitWindow   time.Duration
+	Seed         int64
+	NoPreemption bool
+
+	useSeed bool
+}
+
+// NewCmdReplay builds `kubectl sched replay`.
+func NewCmdReplay(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
+	o := &ReplayOptions{IOStreams: streams, Settings: settings, Output: "table"}
+	cmd := &cobra.Command{
+		Use:   "replay -f CLUSTER.yaml -f TRACE.yaml | --openb-nodes NODES.csv --openb-pods PODS.csv",
+		Short: "Replay a workload over time on a virtual clock and chart what the scheduler did",
+		Long: strings.TrimSpace(`
+Replay a workload of arrivals and departures through the real scheduling
+queue and cycle, on a virtual clock that jumps from event to event.
+
+A trace is ordinary Kubernetes objects: a pod arrives at its
+metadata.creationTimestamp and, if it has a metadata.deletionTimestamp,
+leaves then (a pod still pending then is deleted from the queue). Nodes
+arrive and leave the same way. Bound pods are running from their arrival;
+the replay starts at the first pending pod's arrival, and whatever was
+created before is the starting state. The Alibaba openb trace's CSVs are
+read as they are with --openb-nodes and --openb-pods (mapping: docs/replay.md).
+
+Between events the queue runs as kube-scheduler's does, in virtual time:
+activeQ, backoff with kube's timings, the unschedulable pool and its
+periodic flush, requeueing by the plugins' queueing hints when a pod leaves
+or a node arrives, and preemption. A pod that did not fit at arrival is
+placed when kube-scheduler would have retried it.
+
+The output is a summary with the curves as terminal charts (-o table), the
+event log, series and summary as JSON or YAML (a documented contract), or
+the series as CSV (-o csv). --html writes a self-contained report with the
+charts, the pending reasons over time and the busiest nodes.`),
+		Example: `  # Replay a cluster dump and a trace of pods over time
+  kubectl sched replay -f cluster.yaml -f trace.yaml
+
+  # The Alibaba openb trace as it is, with an HTML report
+  kubectl sched replay --openb-nodes openb_node_list_all_node.csv --openb-pods openb_pod_list_default.csv --html openb.html
+
+  # The first day only, with your scheduler configuration
+  kubectl sched replay -f cluster.yaml -f trace.yaml --config sched-config.yaml --until 24h
+
+  # The time series as CSV, the event log as JSON (schema: docs/replay.md)
+  kubectl sched replay -f trace.yaml -o csv > series.csv
+  kubectl sched replay -f trace.yaml -o json | jq '.events[] | select(.type == "unschedulable")'`,
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.useSeed = cmd.Flags().Changed("seed")
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVarP(&o.Files, "filename", "f", nil, "Cluster dump or trace file or directory (repeatable; '-' for stdin)")
+	f.StringVar(&o.OpenbNodes, "openb-nodes", "", "Alibaba openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
+	f.StringVar(&o.OpenbPods, "openb-pods", "", "Alibaba openb pod list CSV (name,cpu_milli,...,creation_time,deletion_time,...)")
+	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
+	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json, yaml or csv")
+	f.StringVar(&o.HTML, "html", "", "Also write a self-contained HTML report to this file")
+	f.DurationVar(&o.Until, "until", 0, "Stop this long after the start (default: when nothing is left to happen)")
+	f.DurationVar(&o.WaitWindow, "wait-window", 0, "Window of the wait-time quantile curves (default: a fiftieth of the replay)")
+	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed, and seed where the preemption scan starts")
+	f.BoolVar(&o.NoPreemption, "no-preemption", false, "Turn PostFilter (preemption) off")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.ReplayFormats...))
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	_ = cmd.MarkFlagFilename("openb-nodes", "csv")
+	_ = cmd.MarkFlagFilename("openb-pods", "csv")
+	_ = cmd.MarkFlagFilename("html", "html")
+	markConfigFile(cmd)
+	return cmd
+}
+
+// Validate checks flags before anything is read.
+func (o *ReplayOptions) Validate() error {
+	if err := validateTraceFlags(o.Files, o.OpenbNodes, o.OpenbPods); err != nil {
+		return err
+	}
+	if !validIn(o.Output, report.ReplayFormats) {
+		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.ReplayFormats, ", "))
+	}
+	if o.Until < 0 || o.WaitWindow < 0 {
+		return UsageErrorf("--until and --wait-window must not be negative")
+	}
+	return nil
+}
+
+func validateTraceFlags(files []string, nodes, pods string) error {
+	if (nodes == "") != (pods == "") {
+		return UsageErrorf("--openb-nodes and --openb-pods go together")
+	}
+	if len(files) == 0 && nodes == "" {
+		return UsageErrorf("-f/--filename (a cluster dump and trace) or --openb-nodes and --openb-pods are required")
+	}
+	return nil
+}
+
+func validIn(v string, values []string) bool {
+	for _, x := range values {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// loadTrace reads the trace from files and openb CSVs; bad input is a
+// usage error (exit 2).
+func loadTrace(files []string, nodesCSV, podsCSV string, stdin io.Reader) (*replay.Trace, []string, error) {
+	cl := &snapshot.Cluster{}
+	if len(files) > 0 {
+		if err := cl.AddPaths(files, stdin); err != nil {
+			if errors.Is(err, snapshot.ErrInvalid) {
+				return nil, nil, AsUsage(err)
+			}
+			return nil, nil, err
+		}
+	}
+	if nodesCSV != "" {
+		oo := openb.Options{Departures: true}
+		nodes, pods, err := openb.LoadFiles(nodesCSV, podsCSV, oo)
+		if err != nil {
+			if errors.Is(err, openb.ErrInvalid) || errors.Is(err, os.ErrNotExist) {
+				return nil, nil, AsUsage(err)
+			}
+			return nil, nil, err
+		}
+		cl.Nodes = append(cl.Nodes, nodes...)
+		cl.Pods = append(cl.Pods, pods...)
+		cl.Namespaces = append(cl.Namespaces, openb.NamespaceObject(oo))
+	}
+	tr, err := replay.FromCluster(cl)
+	if err != nil {
+		return nil, nil, AsUsage(err)
+	}
+	if len(tr.Nodes) == 0 {
+		return nil, nil, UsageErrorf("%s: %v", strings.Join(append(append([]string{}, files...), nodesCSV), ", "), replay.ErrNoNodes)
+	}
+	return tr, cl.Warnings, nil
+}
+
+// Run loads, replays and prints. Everything is rendered before anything is
+// written, so a failure leaves no partial report.
+func (o *ReplayOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := engine.LoadConfig(o.ConfigPath)
+	if err != nil {
+		return AsUsage(fmt.Errorf("loading config: %w", err))
+	}
+	reg, err := engine.Registry(o.Settings.ExtraPlugins)
+	if err != nil {
+		return err
+	}
+	tr, warnings, err := loadTrace(o.Files, o.OpenbNodes, o.OpenbPods, o.In)
+	if err != nil {
+		return err
+	}
+	ro := replay.Options{Options: engine.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption}, Until: o.Until, WaitWindow: o.WaitWindow}
+	progress := newProgress(o.ErrOut, "replaying")
+	ro.Progress = progress.steps
+	res, err := replay.Run(ctx, tr, ro)
+	progress.done()
+	if err != nil {
+		if errors.Is(err, engine.ErrConfig) {
+			return AsUsage(withConfigPath(o.ConfigPath, err))
+		}
+		return err
+	}
+	var out, page bytes.Buffer
+	if err := report.WriteReplay(&out, res, o.Output); err != nil {
+		return err
+	}
+	if o.HTML != "" {
+		if err := report.WriteReplayHTML(&page, res); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(o.HTML, page.Bytes()); err != nil {
+			return fmt.Errorf("writing --html: %w", err)
+		}
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(o.ErrOut, w)
+	}
+	_, err = o.Out.Write(out.Bytes())
+	return err
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it over path, so a failure leaves path as it was.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
