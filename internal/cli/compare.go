@@ -114,11 +114,14 @@ func (o *CompareOptions) Validate() error {
 	if len(o.Configs) == 0 {
 		return UsageErrorf("--config is required: the configurations to compare (at least one; 'default' for kube's defaults)")
 	}
-	if !validIn(o.Output, report.CompareFormats) {
-		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.CompareFormats, ", "))
+	if err := checkFormat(o.Output, report.CompareFormats, redirectHint); err != nil {
+		return err
 	}
-	if o.Until < 0 || o.Workers < 0 {
-		return UsageErrorf("--until and --workers must not be negative")
+	if o.Until < 0 {
+		return UsageErrorf("--until %s: must not be negative", o.Until)
+	}
+	if o.Workers < 0 {
+		return UsageErrorf("--workers %d: must not be negative (0 is one per core)", o.Workers)
 	}
 	return nil
 }

@@ -133,6 +133,9 @@ func (o *SnapshotOptions) Validate() error {
 	if o.OutputFile == "-" {
 		return UsageErrorf("--output-file: '-' is standard output, where the dump goes without --output-file")
 	}
+	if err := checkOutputFile("--output-file", o.OutputFile); err != nil {
+		return err
+	}
 	o.warnFlagMixUps()
 	if o.AllNamespaces && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
 		return UsageErrorf("-n/--namespace and -A/--all-namespaces cannot be used together")
@@ -187,8 +190,8 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 		_, err = o.Out.Write(data)
 		return err
 	}
-	if err := snapshot.WriteFile(o.OutputFile, data, 0o600); err != nil {
-		return fmt.Errorf("writing %s: %w", o.OutputFile, err)
+	if err := writeOutputFile("--output-file", o.OutputFile, data, 0o600); err != nil {
+		return err
 	}
 	scope := "all namespaces"
 	if o.namespace != "" {

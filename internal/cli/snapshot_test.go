@@ -214,8 +214,10 @@ func TestSnapshotOutputFlags(t *testing.T) {
 			wantStderr: []string{`warning: writing the dump to a file named "json" (-o json is the format)`, "wrote json: 4 nodes, 6 pods, 0 other objects from all namespaces"}, file: "json", format: "yaml"},
 		{name: "--format still works, deprecated", args: []string{"--format", "json"},
 			wantStderr: []string{"warning: --format is deprecated: use -o/--output"}},
-		{name: "a missing directory fails naming it, not a temporary file", args: []string{"--output-file", "missing/c.yaml"}, wantCode: 1,
-			wantStderr: []string{"error: writing missing/c.yaml: directory missing does not exist"}},
+		{name: "a missing directory fails before the cluster is listed, naming it, not a temporary file", args: []string{"--output-file", "missing/c.yaml"}, wantCode: 2,
+			wantStderr: []string{"error: --output-file missing/c.yaml: directory missing does not exist"}},
+		{name: "a directory fails before the cluster is listed", args: []string{"--output-file", "."}, wantCode: 2,
+			wantStderr: []string{"error: --output-file .: is a directory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

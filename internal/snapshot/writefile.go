@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // maxLinks bounds how many symbolic links WriteFile follows, as the
@@ -139,4 +140,35 @@ func pathErr(err error) error {
 		return le.Err
 	}
 	return err
+}
+
+// CheckWritable reports, before long work, what would make WriteFile
+// fail for want of a place to write: path (its links followed) is a
+// directory, or its directory does not exist or is not one. It does not
+// create anything.
+func CheckWritable(path string) error {
+	target, err := followLinks(path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(target)
+	switch {
+	case err == nil && fi.IsDir():
+		return errors.New("is a directory")
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return pathErr(err)
+	}
+	dir := filepath.Dir(target)
+	di, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist", filepath.Clean(dir))
+	case err != nil:
+		return pathErr(err)
+	case !di.IsDir():
+		return fmt.Errorf("%s is not a directory", filepath.Clean(dir))
+	}
+	return nil
 }

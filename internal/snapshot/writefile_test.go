@@ -215,3 +215,41 @@ func TestWriteFileErrorsKeepTheirCause(t *testing.T) {
 		t.Errorf("error %v carries a path", err)
 	}
 }
+
+func TestCheckWritable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	mustWrite(t, file, "x", 0o600)
+	if err := os.Symlink(dir, filepath.Join(dir, "todir")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "gone", "x"), filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "new"), filepath.Join(dir, "tonew")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ path, want string }{
+		{file, ""},
+		{filepath.Join(dir, "new.html"), ""},
+		{filepath.Join(dir, "tonew"), ""},
+		{"/dev/null", ""},
+		{dir, "is a directory"},
+		{filepath.Join(dir, "todir"), "is a directory"},
+		{filepath.Join(dir, "missing", "x.html"), "directory " + filepath.Join(dir, "missing") + " does not exist"},
+		{filepath.Join(dir, "dangling"), "directory " + filepath.Join(dir, "gone") + " does not exist"},
+		{filepath.Join(file, "x.html"), file + " is not a directory"},
+	} {
+		err := CheckWritable(tt.path)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("CheckWritable(%s) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+	if diff := cmp.Diff([]string{"dangling", "file", "todir", "tonew"}, files(t, dir)); diff != "" {
+		t.Errorf("it created or removed files (-want +got):\n%s", diff)
+	}
+}
