@@ -121,7 +121,11 @@ func (p *progress) update(done, total int, unit, detail string) {
 	if elapsed > 0 {
 		rate = float64(done) / elapsed.Seconds()
 	}
-	fmt.Fprintf(&b, " · %s %s/s", count(int(rate)), unit)
+	if rate < 10 {
+		fmt.Fprintf(&b, " · %.1f %s/s", rate, unit)
+	} else {
+		fmt.Fprintf(&b, " · %s %s/s", count(int(rate)), unit)
+	}
 	if total > 0 && rate > 0 && done < total {
 		left := time.Duration(float64(total-done) / rate * float64(time.Second))
 		fmt.Fprintf(&b, " · ~%s left", roundLeft(left))
@@ -134,7 +138,20 @@ func (p *progress) update(done, total int, unit, detail string) {
 
 // steps and runs report a replay's trace steps and a comparison's runs.
 func (p *progress) steps(done, total int) { p.update(done, total, "events", "") }
-func (p *progress) runs(done, total int)  { p.update(done, total, "runs", "") }
+
+// runs are counted from the start: the first is done only after a whole
+// run, not at once as pods and events are.
+func (p *progress) runs(done, total int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.first.IsZero() {
+		p.first = p.start
+	}
+	p.mu.Unlock()
+	p.update(done, total, "runs", "")
+}
 
 // done clears the line, if it was shown.
 func (p *progress) done() {

@@ -64,6 +64,19 @@ func TestProgress(t *testing.T) {
 	}
 }
 
+// Runs of a comparison take seconds each: the rate counts from the start
+// and keeps a decimal.
+func TestProgressOfRuns(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var out bytes.Buffer
+	p := newProgressOn(&out, clk, "comparing")
+	clk.Step(4 * time.Second)
+	p.runs(1, 3)
+	if want := "\r\x1b[Kcomparing: 1/3 runs (33%) · 0.2 runs/s · ~8s left"; out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}
+
 func TestCount(t *testing.T) {
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 50000: "50,000", 1234567: "1,234,567", -1500: "-1,500"} {
 		if got := count(n); got != want {
