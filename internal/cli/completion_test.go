@@ -95,3 +95,20 @@ func TestCompletion(t *testing.T) {
 		})
 	}
 }
+
+// completion without a shell, or with one cobra does not know, printed
+// the help and exited 0.
+func TestCompletionOfNoOrAnUnknownShellIsAnError(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"completion"}, "error: a shell is required: bash, fish, powershell or zsh (see 'kubectl sched completion --help')\n"},
+		{[]string{"completion", "bogus"}, "error: unknown command \"bogus\" for \"kubectl sched completion\"\n"},
+	} {
+		code, out, stderr := run(t, "", tt.args...)
+		if code != 2 || out != "" || stderr != tt.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, %q", tt.args, code, out, stderr, tt.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -123,13 +124,22 @@ func (o *ExplainOptions) Complete(args []string) error {
 	if len(args) == 0 {
 		return UsageErrorf("a resource type is required: kubectl sched explain pod (NAME | -f POD.yaml)")
 	}
+	live := len(o.Snapshots) == 0
+	ns, explicit, err := kube.Namespace(o.ConfigFlags, live)
+	if err != nil {
+		return AsUsage(fmt.Errorf("reading kubeconfig: %w", err))
+	}
+	o.namespace, o.nsExplicit = ns, explicit
 	kind, name, _ := strings.Cut(args[0], "/")
+	rest := args[1:]
 	switch strings.ToLower(kind) {
 	case "pod", "pods", "po":
 	default:
-		return UsageErrorf("cannot explain %q: only pods can be explained (kubectl sched explain pod NAME)", kind)
+		if len(rest) > 0 && name == "" {
+			name = rest[0]
+		}
+		return o.notAPod(kind, name, false)
 	}
-	rest := args[1:]
 	if name != "" {
 		rest = append([]string{name}, rest...)
 	}
@@ -138,14 +148,53 @@ func (o *ExplainOptions) Complete(args []string) error {
 	}
 	if len(rest) == 1 {
 		o.Name = rest[0]
+		// explain pod deploy/web: a TYPE/NAME where a pod name goes.
+		if kind, name, ok := strings.Cut(o.Name, "/"); ok {
+			return o.notAPod(kind, name, true)
+		}
 	}
-	live := len(o.Snapshots) == 0
-	ns, explicit, err := kube.Namespace(o.ConfigFlags, live)
-	if err != nil {
-		return AsUsage(fmt.Errorf("reading kubeconfig: %w", err))
-	}
-	o.namespace, o.nsExplicit = ns, explicit
 	return nil
+}
+
+// workloads are the kinds whose pods explain is asked about by the
+// workload's name, with how their pods are named (kubectl's short names
+// too).
+var workloads = []struct {
+	kind    string
+	aliases []string
+	pods    string
+}{
+	{"deployment", []string{"deploy", "deployments", "deployment.apps"}, "NAME-<hash>-<id>"},
+	{"replicaset", []string{"rs", "replicasets", "replicaset.apps"}, "NAME-<id>"},
+	{"statefulset", []string{"sts", "statefulsets", "statefulset.apps"}, "NAME-0, NAME-1, ..."},
+	{"daemonset", []string{"ds", "daemonsets", "daemonset.apps"}, "NAME-<id>"},
+	{"job", []string{"jobs", "job.batch"}, "NAME-<id>"},
+	{"cronjob", []string{"cj", "cronjobs", "cronjob.batch"}, "NAME-<time>-<id>"},
+	{"replicationcontroller", []string{"rc", "replicationcontrollers"}, "NAME-<id>"},
+}
+
+// notAPod is the error for `explain KIND NAME` and (asPodName) `explain
+// pod KIND/NAME`: explain takes a pod, and a workload's pods are named
+// after it.
+func (o *ExplainOptions) notAPod(kind, name string, asPodName bool) error {
+	ns := ""
+	if o.nsExplicit {
+		ns = " -n " + o.namespace
+	}
+	for _, w := range workloads {
+		if !strings.EqualFold(kind, w.kind) && !slices.ContainsFunc(w.aliases, func(a string) bool { return strings.EqualFold(kind, a) }) {
+			continue
+		}
+		if name == "" {
+			name = "NAME"
+		}
+		return UsageErrorf("explain takes a pod, not a %s: explain one of the pods of %s %s (named %s; 'kubectl get pods%s' lists them): kubectl sched explain pod POD%s",
+			w.kind, w.kind, name, strings.ReplaceAll(w.pods, "NAME", name), ns, ns)
+	}
+	if asPodName {
+		return UsageErrorf("explain takes a pod: %q is not a pod name (kubectl sched explain pod NAME%s)", kind+"/"+name, ns)
+	}
+	return UsageErrorf("cannot explain %q: only pods can be explained (kubectl sched explain pod NAME%s)", kind, ns)
 }
 
 // Validate checks flags before anything is read.
