@@ -108,7 +108,7 @@ func (o *CompareOptions) Validate() error {
 			return UsageErrorf("--openb-nodes, --openb-pods and --until need --replay")
 		}
 		if len(o.Files) == 0 {
-			return UsageErrorf("-f/--filename is required: a cluster dump (kubectl get nodes,pods -A -o yaml)")
+			return UsageErrorf("-f/--filename is required: a cluster dump (kubectl sched snapshot -A > cluster.yaml)")
 		}
 	}
 	if len(o.Configs) == 0 {

@@ -43,12 +43,14 @@ Schedule every pending pod of a cluster dump through the real scheduling
 cycle, in queue order, committing each placement before the next pod, and
 print where each pod lands or why it cannot.
 
-The dump is what 'kubectl get nodes,pods,pdb,pvc,pv,storageclass,csinode -A -o yaml'
-or 'kubectl sched snapshot' prints: a v1 List, several documents separated
-by '---', or a directory of such files ('-' reads standard input). Pods with
-an empty spec.nodeName whose schedulerName is one of the profiles' are
-pending; pods with a node run there. Unknown kinds are skipped with a
-warning on stderr.
+The dump is what 'kubectl sched snapshot' prints, or this:
+
+  ` + snapshot.KubectlGet + `
+
+(a v1 List); several documents separated by '---' and directories of such
+files are read too ('-' reads standard input). Pods with an empty
+spec.nodeName whose schedulerName is one of the profiles' are pending; pods
+with a node run there. Unknown kinds are skipped with a warning on stderr.
 
 Ties between nodes with the same best total go to the lowest node name
 unless --seed is given. Messages of unschedulable pods are kube-scheduler's
@@ -61,7 +63,7 @@ nominated to that node and placed there on its next attempt. The preemption
 scan starts at the first candidate node, or at a seeded one with --seed.
 --no-preemption turns preemption off.`),
 		Example: `  # Dry-run a dump of a live cluster
-  kubectl get nodes,pods -A -o yaml > cluster.yaml
+  kubectl sched snapshot -A > cluster.yaml
   kubectl sched dryrun -f cluster.yaml
 
   # Try extra pods against it, with your scheduler configuration
@@ -100,7 +102,7 @@ scan starts at the first candidate node, or at a seeded one with --seed.
 // Validate checks flags before anything is read.
 func (o *DryRunOptions) Validate() error {
 	if len(o.Files) == 0 {
-		return UsageErrorf("-f/--filename is required: a cluster dump (kubectl get nodes,pods -A -o yaml)")
+		return UsageErrorf("-f/--filename is required: a cluster dump (kubectl sched snapshot -A > cluster.yaml)")
 	}
 	if err := checkFormat(o.Output, report.Formats, redirectHint); err != nil {
 		return err

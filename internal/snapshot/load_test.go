@@ -183,3 +183,22 @@ func TestOriginsNameFileLineAndListItem(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestEveryListedKindIsRead: Kinds, which the docs quote, are kinds the
+// loader reads rather than skips with a warning.
+func TestEveryListedKindIsRead(t *testing.T) {
+	for _, k := range Kinds {
+		c := &Cluster{}
+		doc := "apiVersion: " + k.APIVersion + "\nkind: " + k.Kind + "\nmetadata: {name: x, namespace: default}\n"
+		if err := c.AddData("f.yaml", []byte(doc)); err != nil {
+			t.Errorf("%s: %v", k.Kind, err)
+		}
+		if len(c.Warnings) > 0 {
+			t.Errorf("%s is skipped: %v", k.Kind, c.Warnings)
+		}
+	}
+	c := &Cluster{}
+	if err := c.AddData("f.yaml", []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n")); err != nil || len(c.Warnings) != 1 {
+		t.Errorf("a Deployment is not skipped with a warning: %v, %v", err, c.Warnings)
+	}
+}
