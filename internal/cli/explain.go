@@ -35,6 +35,7 @@ type ExplainOptions struct {
 	AllNodes   bool
 	Nearest    int
 	Seed       int64
+	AtTurn     bool
 
 	useSeed    bool
 	namespace  string
@@ -64,6 +65,14 @@ bound is explained as if it were pending: taken off its node, so its node's
 rank against the others shows why it landed there. Nothing is changed
 anywhere: explain never binds.
 
+The state explained is the cluster as listed: pods that are pending are not
+placed, so a pod may fit here that a dry-run, which places the pods ahead of
+it in the queue first, reports unschedulable (the output's State line says
+how many are ahead). --at-turn explains the pod at its turn in a dry-run of
+the same state instead: the pods ahead of it placed (and preemption carried
+out) as 'kubectl sched dryrun' does, at the attempt whose outcome the dry-run
+reports.
+
 Cluster state comes from --snapshot files (what 'kubectl sched snapshot' or
 'kubectl get nodes,pods,... -A -o yaml' writes; repeatable, '-' for stdin) or,
 without --snapshot, from the cluster of the current kubeconfig context, listed
@@ -83,6 +92,9 @@ files or configuration).`),
   # Every node on its own line, and one node in full detail
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml --all-nodes
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml --node worker-3
+
+  # The same pod at its turn in a dry-run of the dump, as dryrun sees it
+  kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml --at-turn
 
   # Machine-readable (schema: docs/explain.md)
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml -o json`,
@@ -106,6 +118,7 @@ files or configuration).`),
 	f.BoolVar(&o.AllNodes, "all-nodes", false, "List every rejected node and every feasible node instead of grouping them")
 	f.IntVar(&o.Nearest, "nearest", o.Nearest, "How many of the rejected nodes nearest to fitting get 'what would make it fit'")
 	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)")
+	f.BoolVar(&o.AtTurn, "at-turn", false, "Explain the pod at its turn in a dry-run of the state (the pending pods ahead of it placed first), as dryrun reports it")
 	o.ConfigFlags.AddFlags(f)
 
 	src := completionSource{settings: settings, flags: o.ConfigFlags, snapshots: &o.Snapshots}
@@ -269,10 +282,15 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	if nearest == 0 {
 		nearest = -1
 	}
-	rep, err := explain.Run(ctx, cl, pod, explain.Options{
+	eo := explain.Options{
 		Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed,
 		Nearest: nearest, Node: o.Node, Source: source,
-	})
+	}
+	run := explain.Run
+	if o.AtTurn {
+		run = explain.RunAtTurn
+	}
+	rep, err := run(ctx, cl, pod, eo)
 	if err != nil {
 		switch {
 		case errors.Is(err, engine.ErrConfig):

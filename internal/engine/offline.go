@@ -30,6 +30,11 @@ type Observer struct {
 	Evicted func(victim *v1.Pod, node string, preemptor *v1.Pod)
 	// Nominated: preemption nominated node for pod.
 	Nominated func(pod *v1.Pod, node string)
+	// Attempting: pod is about to go through a scheduling cycle (its
+	// attempt number attempt, from 1) on the cluster as it is now: every
+	// placement and eviction so far is in the cache. The engine is not to
+	// be changed (explain --at-turn explains the pod here).
+	Attempting func(ctx context.Context, pod *v1.Pod, attempt int)
 }
 
 // Failure is one failed scheduling attempt.
@@ -279,6 +284,9 @@ func (c *Offline) Run(ctx context.Context) error {
 			continue
 		}
 		before := c.placed
+		if c.obs.Attempting != nil {
+			c.obs.Attempting(ctx, qpi.Pod, qpi.Attempts)
+		}
 		s.ScheduleOnePod(ctx, qpi)
 		if c.placed == before {
 			idle++

@@ -101,6 +101,9 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 	kv := tabwriter.NewWriter(&b, 0, 4, 1, ' ', 0)
 	fmt.Fprintf(kv, "Pod:\t%s (%s)\n", e.Pod, state)
 	fmt.Fprintf(kv, "Profile:\t%s\n", e.Profile)
+	if line := stateLine(e); line != "" {
+		fmt.Fprintf(kv, "State:\t%s\n", line)
+	}
 	switch {
 	case e.PreFilter.Code != "Success" && e.PreFilter.Code != "":
 		fmt.Fprintf(kv, "Verdict:\t%s\n", apply(st.Bad, fmt.Sprintf("unschedulable: rejected at PreFilter by %s (%s)", orDash(e.PreFilter.Plugin), e.PreFilter.Code)))
@@ -497,4 +500,29 @@ func gapLine(g Gap) string {
 		return g.Gap
 	}
 	return g.Plugin + ": " + g.Gap
+}
+
+// stateLine says which cluster state was explained.
+func stateLine(e *Explanation) string {
+	switch e.State {
+	case "at-turn":
+		t := e.Turn
+		if t == nil {
+			return "at its turn in a dry-run"
+		}
+		s := fmt.Sprintf("at its turn in a dry-run: attempt %d, after %s", t.Attempt, plural(t.PlacedBefore, "placement"))
+		if t.EvictedBefore > 0 {
+			s += " and " + plural(t.EvictedBefore, "eviction")
+		}
+		if t.Node != "" {
+			return s + "; the dry-run places it on " + t.Node
+		}
+		return s + "; the dry-run leaves it unschedulable"
+	case "as-listed":
+		if e.Ahead == 0 {
+			return "as listed (no pending pod is ahead of it in the queue)"
+		}
+		return fmt.Sprintf("as listed, without the %s ahead of it in the queue, which a dry-run places first (it may then answer otherwise: --at-turn)", plural(e.Ahead, "pending pod"))
+	}
+	return ""
 }
