@@ -289,6 +289,12 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	run := explain.Run
 	if o.AtTurn {
 		run = explain.RunAtTurn
+		if p := newProgress(o.ErrOut, "dryrun"); p != nil {
+			defer p.done()
+			eo.Progress = func(placed, failing, total int) {
+				p.update(placed+failing, total, "pods", fmt.Sprintf("%s placed, %s unschedulable", count(placed), count(failing)))
+			}
+		}
 	}
 	rep, err := run(ctx, cl, pod, eo)
 	if err != nil {
@@ -310,6 +316,12 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	}
 	for _, w := range cl.Warnings {
 		fmt.Fprintln(o.ErrOut, w)
+	}
+	if o.AtTurn {
+		// The dry-run leaves them pending, as dryrun says.
+		for _, w := range engine.UnservedWarnings(cl, cfg) {
+			fmt.Fprintln(o.ErrOut, w)
+		}
 	}
 	_, err = o.Out.Write(buf.Bytes())
 	return err

@@ -96,6 +96,10 @@ type Options struct {
 	Node string
 	// Source is recorded in the report (SourceSnapshot when empty).
 	Source string
+	// Progress, when set, is called by RunAtTurn after every attempt of
+	// its dry-run with the pods placed so far, the pods whose last attempt
+	// failed, and the pending pods in all.
+	Progress func(placed, failing, total int)
 }
 
 // State is cluster state loaded into the engine once: the cache, its

@@ -69,6 +69,10 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 	work.Pods = append(work.Pods, target)
 	isTarget := func(p *v1.Pod) bool { return p.Namespace == target.Namespace && p.Name == target.Name }
 
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	failing := map[string]bool{}
+	total := 0
 	var (
 		c       *engine.Offline
 		rep     *report.Explanation
@@ -76,6 +80,11 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		evicted int
 		turn    *report.ExplainTurn
 	)
+	progress := func() {
+		if o.Progress != nil {
+			o.Progress(c.Placements(), len(failing), total)
+		}
+	}
 	obs := engine.Observer{
 		Attempting: func(ctx context.Context, p *v1.Pod, attempt int) {
 			if !isTarget(p) {
@@ -88,7 +97,15 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		Placed: func(p *v1.Pod, node string, _ int, _ schedcore.ScheduleResult) {
 			if isTarget(p) && turn != nil {
 				turn.Node = node
+				// Nothing after its placement changes the answer.
+				stop()
 			}
+			delete(failing, schedcore.PodKey(p))
+			progress()
+		},
+		Failed: func(p *v1.Pod, _ engine.Failure) {
+			failing[schedcore.PodKey(p)] = true
+			progress()
 		},
 		Evicted: func(*v1.Pod, string, *v1.Pod) { evicted++ },
 	}
@@ -103,8 +120,9 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		return nil, fmt.Errorf("pod %s has schedulerName %q, which is not a profile of the configuration (profiles: %s): %w",
 			schedcore.PodName(target), target.Spec.SchedulerName, strings.Join(c.Profiles.Order, ", "), ErrUnknownProfile)
 	}
+	total = len(pending)
 	c.Submit(pending...)
-	if err := c.Run(ctx); err != nil {
+	if err := c.Run(runCtx); err != nil && (turn == nil || turn.Node == "" || ctx.Err() != nil) {
 		return nil, err
 	}
 	if expErr != nil {
