@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/kube"
 )
 
 // Exit codes.
@@ -12,7 +14,8 @@ const (
 	ExitUsage   = 2
 )
 
-// ErrUsage marks errors caused by bad usage or bad input: exit code 2.
+// ErrUsage marks errors caused by bad usage or bad input: exit code 2
+// (so does kube.ErrKubeconfig, a kubeconfig that cannot be loaded).
 var ErrUsage = errors.New("bad usage or input")
 
 type usageError struct{ err error }
@@ -38,7 +41,7 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, ErrUsage):
+	case errors.Is(err, ErrUsage), errors.Is(err, kube.ErrKubeconfig):
 		return ExitUsage
 	default:
 		return ExitFailure

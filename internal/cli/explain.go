@@ -140,7 +140,7 @@ func (o *ExplainOptions) Complete(args []string) error {
 	live := len(o.Snapshots) == 0
 	ns, explicit, err := kube.Namespace(o.ConfigFlags, live)
 	if err != nil {
-		return AsUsage(fmt.Errorf("reading kubeconfig: %w", err))
+		return err
 	}
 	o.namespace, o.nsExplicit = ns, explicit
 	kind, name, _ := strings.Cut(args[0], "/")

@@ -34,7 +34,7 @@ func TestRunBadInput(t *testing.T) {
 		{"a lease shorter than the renew deadline", []string{"run", "--config", badLease, "--kubeconfig", kubeconfig}, 2, badLease + ": leaderElection.leaseDuration: 5s must be greater than renewDeadline 10s"},
 		{"the config is checked before the kubeconfig is read", []string{"run", "--config", unknownPlugin, "--kubeconfig", filepath.Join(dir, "nope")}, 2, unknownPlugin + ": "},
 		{"a negative sync timeout", []string{"run", "--sync-timeout", "-1s"}, 2, "--sync-timeout: must not be negative"},
-		{"a missing kubeconfig", []string{"run", "--kubeconfig", filepath.Join(dir, "nope")}, 1, "loading kubeconfig"},
+		{"a missing kubeconfig", []string{"run", "--kubeconfig", filepath.Join(dir, "nope")}, 2, "loading kubeconfig"},
 		{"arguments", []string{"run", "extra"}, 2, `unknown command "extra"`},
 	}
 	for _, tt := range tests {

@@ -119,7 +119,7 @@ func (o *SnapshotOptions) Complete() error {
 	}
 	ns, _, err := kube.Namespace(o.ConfigFlags, true)
 	if err != nil {
-		return AsUsage(fmt.Errorf("reading kubeconfig: %w", err))
+		return err
 	}
 	o.namespace = ns
 	return nil

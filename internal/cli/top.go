@@ -195,10 +195,18 @@ func splitSchedulerPod(s string) (ns, id string, err error) {
 	return ns, scheme + ":" + name + ":" + port, nil
 }
 
+// given says whether a kubeconfig string flag was set.
+func given(f *string) bool { return f != nil && *f != "" }
+
 // Complete builds the source and, when the kubeconfig loads, the cluster
 // access of the pods panel.
 func (o *TopOptions) Complete() error {
 	o.restConfig, o.restErr = o.ConfigFlags.ToRESTConfig()
+	if o.restErr != nil && (given(o.ConfigFlags.KubeConfig) || given(o.ConfigFlags.Context)) {
+		// Without them a missing kubeconfig only leaves the pods panel
+		// out; a kubeconfig or context asked for must load.
+		return kube.KubeconfigError(o.restErr)
+	}
 	if o.SchedulerPod != "" {
 		if o.restErr != nil {
 			return fmt.Errorf("--scheduler-pod needs a kubeconfig: %w", o.restErr)

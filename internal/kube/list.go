@@ -34,7 +34,7 @@ type Clients struct {
 func NewClients(f *genericclioptions.ConfigFlags) (*Clients, error) {
 	cfg, err := f.ToRESTConfig()
 	if err != nil {
-		return nil, err
+		return nil, KubeconfigError(err)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	kc, err := kubernetes.NewForConfig(cfg)
