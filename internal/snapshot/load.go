@@ -507,6 +507,10 @@ func checkList(path string, v any) error {
 			return fmt.Errorf("%s.%s: invalid quantity %v", path, k, x)
 		}
 		q, err := resource.ParseQuantity(s)
+		if errors.Is(err, resource.ErrFormatWrong) {
+			// Not apimachinery's regular expression: what a quantity is.
+			return fmt.Errorf("%s.%s: invalid quantity %q: want a number with an optional suffix (500m, 2, 1.5Gi, 10M)", path, k, s)
+		}
 		if err != nil {
 			return fmt.Errorf("%s.%s: invalid quantity %q: %v", path, k, s, err)
 		}

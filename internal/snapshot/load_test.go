@@ -28,7 +28,7 @@ func TestLoadPathsRejectsBadInput(t *testing.T) {
 		{"malformed JSON names the line", "{\"kind\": \"List\",\n\"items\": [\n{\"kind\": \"Node\"},,\n]}", "c.yaml:3: malformed JSON: invalid character ','"},
 		{"a pod without a name", "apiVersion: v1\nkind: Pod\nmetadata: {namespace: a}\n", "c.yaml:1: Pod: metadata.name: required"},
 		{"an unparseable quantity names the field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 4x}}\n",
-			`c.yaml:1: Pod p: spec.containers[0].resources.requests.cpu: invalid quantity "4x"`},
+			`c.yaml:1: Pod p: spec.containers[0].resources.requests.cpu: invalid quantity "4x": want a number with an optional suffix (500m, 2, 1.5Gi, 10M)`},
 		{"a negative quantity", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"-1\"}}\n", "c.yaml:1: Node n1: status.allocatable.cpu"},
 		{"an object without kind", "apiVersion: v1\nmetadata: {name: x}\n", "c.yaml:1: x: missing kind"},
 		{"a List item that is not an object", "apiVersion: v1\nkind: List\nitems: [3]\n", "c.yaml:1: List: items[0]: not an object"},
