@@ -78,8 +78,8 @@ charts, the pending reasons over time and the busiest nodes.`),
   kubectl sched replay -f cluster.yaml -f trace.yaml --config sched-config.yaml --until 24h
 
   # The time series as CSV, the event log as JSON (schema: docs/replay.md)
-  kubectl sched replay -f trace.yaml -o csv > series.csv
-  kubectl sched replay -f trace.yaml -o json | jq '.events[] | select(.type == "unschedulable")'`,
+  kubectl sched replay -f cluster.yaml -f trace.yaml -o csv > series.csv
+  kubectl sched replay -f cluster.yaml -f trace.yaml -o json | jq '.events[] | select(.type == "unschedulable")'`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
