@@ -2,7 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -64,13 +65,8 @@ func UnservedWarnings(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfigura
 			skipped[p.Spec.SchedulerName]++
 		}
 	}
-	order := make([]string, 0, len(skipped))
-	for name := range skipped {
-		order = append(order, name)
-	}
-	sort.Strings(order)
 	var out []string
-	for _, name := range order {
+	for _, name := range slices.Sorted(maps.Keys(skipped)) {
 		n := skipped[name]
 		pods := "pods"
 		if n == 1 {
