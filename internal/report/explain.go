@@ -513,6 +513,8 @@ func stateLine(e *Explanation) string {
 		s := fmt.Sprintf("at its turn in a dry-run: attempt %d, after %s", t.Attempt, plural(t.PlacedBefore, "placement"))
 		if t.EvictedBefore > 0 {
 			s += " and " + plural(t.EvictedBefore, "eviction")
+		} else if t.PlacedBefore == 0 {
+			s = fmt.Sprintf("at its turn in a dry-run: attempt %d, nothing placed before it", t.Attempt)
 		}
 		if t.Node != "" {
 			return s + "; the dry-run places it on " + t.Node
