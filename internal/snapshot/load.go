@@ -60,6 +60,9 @@ type Cluster struct {
 
 	// origins maps each loaded Pod and Node to where it was read.
 	origins map[any]Origin
+	// named maps each read object's group, kind, namespace and name to
+	// where it was read: an object named twice is an error.
+	named map[string]Origin
 }
 
 // Origin is where an object was read: its file, the first line of its
@@ -321,6 +324,26 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 	} else {
 		group = ""
 	}
+	if name != "" && readKind(group, kind) {
+		// Two objects of one name would both count (a node's room twice,
+		// a pod placed twice); the API server holds one.
+		key := group + "/" + kind + "/" + ns + "/" + name
+		if ns == "" && kind == "Pod" && group == "" {
+			key = "/Pod/" + c.DefaultNamespace + "/" + name
+			if c.DefaultNamespace == "" {
+				key = "/Pod/default/" + name
+			}
+			ident = strings.Replace(ident, "Pod "+name, "Pod "+strings.Split(key, "/")[2]+"/"+name, 1)
+		}
+		here := Origin{File: file, Line: line, Where: where}
+		if prev, ok := c.named[key]; ok {
+			return fail("named twice (also at " + prev.String() + ")")
+		}
+		if c.named == nil {
+			c.named = map[string]Origin{}
+		}
+		c.named[key] = here
+	}
 	switch {
 	case kind == "Node" && group == "":
 		n := &v1.Node{}
@@ -552,4 +575,18 @@ func cleanYAMLErr(err error) string {
 		}
 	}
 	return msg
+}
+
+// readKind says whether the loader reads objects of the kind (Kinds).
+func readKind(group, kind string) bool {
+	for _, k := range Kinds {
+		g, _, ok := strings.Cut(k.APIVersion, "/")
+		if !ok {
+			g = ""
+		}
+		if k.Kind == kind && g == group {
+			return true
+		}
+	}
+	return false
 }

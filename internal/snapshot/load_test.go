@@ -202,3 +202,49 @@ func TestEveryListedKindIsRead(t *testing.T) {
 		t.Errorf("a Deployment is not skipped with a warning: %v, %v", err, c.Warnings)
 	}
 }
+
+// TestAnObjectNamedTwiceIsAnError: the API server holds one object of a
+// kind and name (per namespace); a dump that has two (a file given twice,
+// a pod with and without its namespace) would count it twice, so it is
+// refused, naming both places.
+func TestAnObjectNamedTwiceIsAnError(t *testing.T) {
+	node := func(name string) string {
+		return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name + "}\n"
+	}
+	pod := func(meta string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: " + meta + "\nspec: {containers: [{name: c}]}\n"
+	}
+	tests := []struct {
+		name    string
+		files   [][2]string // name, content
+		wantErr string      // "" = loads
+	}{
+		{"one file given twice", [][2]string{{"a.yaml", node("n1")}, {"a.yaml", node("n1")}}, "a.yaml:1: Node n1: named twice (also at a.yaml:1)"},
+		{"a pod twice in one List", [][2]string{{"l.yaml", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: p, namespace: x}}\n- {apiVersion: v1, kind: Pod, metadata: {name: p, namespace: x}}\n"}},
+			"l.yaml:1: items[1] Pod x/p: named twice (also at l.yaml:1: items[0])"},
+		{"a pod without a namespace is the one in default", [][2]string{{"a.yaml", pod("{name: p, namespace: default}")}, {"b.yaml", pod("{name: p}")}}, "b.yaml:1: Pod default/p: named twice (also at a.yaml:1)"},
+		{"one name in two namespaces", [][2]string{{"a.yaml", pod("{name: p, namespace: a}")}, {"b.yaml", pod("{name: p, namespace: b}")}}, ""},
+		{"one name for two kinds", [][2]string{{"a.yaml", node("x")}, {"b.yaml", pod("{name: x}")}}, ""},
+		{"a kind that is skipped is not counted", [][2]string{{"a.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"}, {"b.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Cluster{}
+			var err error
+			for _, f := range tt.files {
+				if err = c.AddData(f[0], []byte(f[1])); err != nil {
+					break
+				}
+			}
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Errorf("error %v, want none", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.wantErr || !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v, want %q (invalid input)", err, tt.wantErr)
+			}
+		})
+	}
+}
