@@ -161,6 +161,9 @@ func (c *Cluster) AddPaths(paths []string, stdin io.Reader) error {
 			if err != nil {
 				return &LoadError{File: p, Msg: err.Error()}
 			}
+			if len(files) == 0 {
+				return &LoadError{File: p, Msg: "a directory without *.yaml, *.yml or *.json files"}
+			}
 			sort.Strings(files)
 		}
 		for _, f := range files {
@@ -225,6 +228,9 @@ func (c *Cluster) AddData(file string, data []byte) error {
 		if t := bytes.TrimSpace(d.data); t[0] == '{' {
 			// JSON (kubectl -o json) needs no YAML pass.
 			if err := json.Unmarshal(t, &obj); err != nil {
+				if msg := notAnObject(err); msg != "" {
+					return &LoadError{File: file, Line: d.line, Msg: msg}
+				}
 				return &LoadError{File: file, Line: d.line + jsonErrLine(t, err) - 1, Msg: "malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
 			}
 		} else {
@@ -233,6 +239,9 @@ func (c *Cluster) AddData(file string, data []byte) error {
 				return &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
 			}
 			if err := json.Unmarshal(js, &obj); err != nil {
+				if msg := notAnObject(err); msg != "" {
+					return &LoadError{File: file, Line: d.line, Msg: msg}
+				}
 				return &LoadError{File: file, Line: d.line, Msg: "malformed document: " + err.Error()}
 			}
 		}
@@ -244,6 +253,20 @@ func (c *Cluster) AddData(file string, data []byte) error {
 		}
 	}
 	return nil
+}
+
+// notAnObject says what a document is that decodes to text, a number or
+// a list where an object goes; "" for other errors.
+func notAnObject(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return ""
+	}
+	what := map[string]string{"string": "plain text", "array": "a list", "number": "a number", "bool": "true or false"}[te.Value]
+	if what == "" {
+		what = "a " + te.Value
+	}
+	return "not a Kubernetes object: the document is " + what + ", not a mapping with apiVersion, kind and metadata"
 }
 
 func stripComments(b []byte) []byte {

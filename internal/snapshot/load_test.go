@@ -26,6 +26,10 @@ func TestLoadPathsRejectsBadInput(t *testing.T) {
 	}{
 		{"malformed YAML names the line", goodNode + "---\nkind: Pod\nmetadata: [\n", "c.yaml:9: malformed YAML"},
 		{"malformed JSON names the line", "{\"kind\": \"List\",\n\"items\": [\n{\"kind\": \"Node\"},,\n]}", "c.yaml:3: malformed JSON: invalid character ','"},
+		{"plain text", "root:x:0:0:root:/root:/bin/bash\n", "c.yaml:1: not a Kubernetes object: the document is plain text, not a mapping with apiVersion, kind and metadata"},
+		{"a YAML list", "- a\n- b\n", "c.yaml:1: not a Kubernetes object: the document is a list, not a mapping"},
+		{"a JSON list", "[1, 2]", "c.yaml:1: not a Kubernetes object: the document is a list, not a mapping"},
+		{"a number in the second document", goodNode + "---\n42\n", "c.yaml:8: not a Kubernetes object: the document is a number"},
 		{"a pod without a name", "apiVersion: v1\nkind: Pod\nmetadata: {namespace: a}\n", "c.yaml:1: Pod: metadata.name: required"},
 		{"an unparseable quantity names the field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 4x}}\n",
 			`c.yaml:1: Pod p: spec.containers[0].resources.requests.cpu: invalid quantity "4x": want a number with an optional suffix (500m, 2, 1.5Gi, 10M)`},
@@ -104,6 +108,19 @@ func TestLoadPathsReadsListsDocumentsAndDirectories(t *testing.T) {
 func TestLoadPathsMissingFile(t *testing.T) {
 	_, err := LoadPaths([]string{"/nonexistent/cluster.yaml"}, nil)
 	if err == nil || !errors.Is(err, ErrInvalid) || err.Error() != "/nonexistent/cluster.yaml: no such file or directory" {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+// TestLoadPathsDirectoryWithoutDumps: a directory with no file the loader
+// reads says so, rather than that the cluster has no nodes.
+func TestLoadPathsDirectoryWithoutDumps(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte(goodNode), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadPaths([]string{dir}, nil)
+	if err == nil || !errors.Is(err, ErrInvalid) || err.Error() != dir+": a directory without *.yaml, *.yml or *.json files" {
 		t.Fatalf("error = %v", err)
 	}
 }
