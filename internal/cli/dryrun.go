@@ -180,6 +180,9 @@ func loadDump(paths []string, in io.Reader, errOut io.Writer) (*snapshot.Cluster
 		}
 		return nil, err
 	}
+	// Pods written by hand carry a priorityClassName, not the priority
+	// the API server would give them.
+	cl.ResolvePriorities()
 	return cl, nil
 }
 

@@ -274,6 +274,9 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 		if pod, err = o.loadPodFile(); err != nil {
 			return err
 		}
+		if w := snapshot.ResolvePriority(pod, cl.PriorityClasses); w != "" {
+			cl.Warnings = append(cl.Warnings, w)
+		}
 	} else if pod, err = explain.FindPod(cl, o.namespace, o.Name); err != nil {
 		return AsUsage(err)
 	}

@@ -112,3 +112,49 @@ func TestExplainExitsZeroWhetherOrNotThePodFits(t *testing.T) {
 		}
 	}
 }
+
+// TestAPodByHandGetsItsClassPriority: a pod manifest written by hand names
+// a priorityClassName, and the API server would give it that class's
+// priority: explain and dryrun do too, so it preempts as it would; a class
+// the dump lacks is a warning.
+func TestAPodByHandGetsItsClassPriority(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dump := write("dump.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "2", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low, namespace: ns}
+spec: {nodeName: n1, priority: 0, containers: [{name: c, resources: {requests: {cpu: "2"}}}]}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+`)
+	pod := func(class string) string {
+		return write(class+".yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: new, namespace: ns}\nspec: {priorityClassName: "+class+", containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}\n")
+	}
+	code, out, stderr := run(t, "", "explain", "pod", "-f", pod("high"), "--snapshot", dump)
+	if code != 0 || !strings.Contains(out, "Preemption: would nominate n1, evicting 1 pod: ns/low") || stderr != "" {
+		t.Errorf("explain: exit %d, stderr %q, want the preemption of ns/low:\n%s", code, stderr, out)
+	}
+	code, out, _ = run(t, "", "dryrun", "-f", dump, "-f", pod("high"))
+	if code != 0 || !strings.Contains(out, "ns/new  n1    scheduled") {
+		t.Errorf("dryrun: exit %d, want ns/new placed on n1:\n%s", code, out)
+	}
+	code, out, stderr = run(t, "", "explain", "pod", "-f", pod("nope"), "--snapshot", dump)
+	if code != 0 || !strings.Contains(out, "Preemption: 0/1 nodes are available") ||
+		stderr != "warning: pod ns/new: priorityClassName \"nope\" is not a PriorityClass of the dump: priority 0 (the API server would refuse the pod)\n" {
+		t.Errorf("explain of an unknown class: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+}
