@@ -18,9 +18,10 @@ FUZZTIME  ?= 15s
 all: build
 
 help: ## list targets
-	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/\$$\$$/$$/g'
 
 build: ## build bin/kubectl-sched
+	@[ -x $(BIN) ] || echo "make: building $(BIN); the first build compiles client-go and the other Kubernetes modules and takes minutes (later ones, seconds)"
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kubectl-sched
 
 install: ## go install kubectl-sched into GOBIN (kubectl finds it as `kubectl sched`)
@@ -52,7 +53,7 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-check-imports: ## enforce the dependency direction (STYLE.md)
+check-imports: ## enforce the dependency direction (docs/architecture.md)
 	@./hack/check-imports.sh
 
 bench: ## dry-run throughput (pods/s) on shipped and generated snapshots, then capacity and drain timings

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Enforces the dependency direction of STYLE.md:
+# Enforces the dependency direction of docs/architecture.md ("Packages"):
 #   cmd -> internal/cli -> internal/* -> plugins -> schedcore
 # - schedcore/... imports no client-go, cli-runtime, cobra, viper, bubbletea,
 #   lipgloss or prometheus (transitively);

@@ -2,7 +2,7 @@
 // as a v1 List that `kubectl sched dryrun -f` and hack/kubebench read:
 //
 //	go run ./hack/gensnap -list
-//	go run ./hack/gensnap -w SchedulingBasic/5000Nodes_10000Pods -o /tmp/basic.json
+//	go run ./hack/gensnap -w SchedulingBasic/5000Nodes_10000Pods -output-file /tmp/basic.json
 //	go run ./hack/gensnap -w Mixed -nodes 5000 -init 10000 -pending 5000 -seed 7 > /tmp/mixed.yaml
 //
 // Named workloads keep scheduler_perf's sizes; -nodes (with -init and
@@ -10,14 +10,11 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
@@ -34,8 +31,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	initPods := fs.Int("init", 0, "explicit running pods (per init template for MixedSchedulingBasePod)")
 	pending := fs.Int("pending", 0, "explicit pending pods")
 	seed := fs.Uint64("seed", 1, "seed of the random parts (names, mixed features)")
-	out := fs.String("o", "-", "output file; .json writes JSON, anything else YAML; - is standard output")
-	format := fs.String("format", "", "json or yaml (default: from the -o extension, else yaml)")
+	out := fs.String("output-file", "-", "output file (- is standard output)")
+	format := fs.String("o", "", "output format: json or yaml (default: json for a .json -output-file, else yaml)")
+	fs.StringVar(format, "format", "", "the former name of -o")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,28 +59,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	f := *format
-	if f == "" {
-		f = "yaml"
-		if strings.EqualFold(filepath.Ext(*out), ".json") {
-			f = "json"
-		}
+	f, err := v1list.Format(*format, *out)
+	if err != nil {
+		fmt.Fprintf(stderr, "gensnap: %v\n", err)
+		return 2
 	}
 	b, err := v1list.Marshal(f, w.Objects()...)
 	if err != nil {
 		fmt.Fprintf(stderr, "gensnap: %v\n", err)
 		return 2
 	}
-	if *out == "-" || *out == "" {
-		bw := bufio.NewWriter(stdout)
-		_, err = bw.Write(b)
-		if err == nil {
-			err = bw.Flush()
-		}
-	} else {
-		err = os.WriteFile(*out, b, 0o644)
-	}
-	if err != nil {
+	if err := v1list.WriteOutput(*out, b, stdout); err != nil {
 		fmt.Fprintf(stderr, "gensnap: writing %s: %v\n", *out, err)
 		return 1
 	}

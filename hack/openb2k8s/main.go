@@ -3,8 +3,11 @@
 // and pending Pods that `kubectl sched dryrun -f` reads:
 //
 //	go run ./hack/openb2k8s -limit 400 > /tmp/openb.yaml
-//	go run ./hack/openb2k8s -pods testdata/openb/openb_pod_list_gpuspec33.csv -o /tmp/openb.json
-//	go run ./hack/openb2k8s -departures -o /tmp/openb-trace.yaml   # a trace for kubectl sched replay
+//	go run ./hack/openb2k8s -pods testdata/openb/openb_pod_list_gpuspec33.csv -output-file /tmp/openb.json
+//	go run ./hack/openb2k8s -departures -output-file /tmp/openb-trace.yaml   # a trace for kubectl sched replay
+//
+// -o is the format (yaml or json), as in kubectl; -output-file the file,
+// written as snapshot's --output-file is (atomically, links followed).
 //
 // The first command reproduces testdata/conformance/openb-400/snapshot.json
 // (as YAML, with canonical quantities). -gpu chooses how GPU requests are
@@ -13,18 +16,15 @@
 // the DeviceClass, the GPU nodes' ResourceSlices and the claim templates
 // are written too). The FGD paper's cluster and pod list:
 //
-//	go run ./hack/openb2k8s -gpu gpushare -gpu-nodes-only -keep-failed -o /tmp/fgd.yaml
+//	go run ./hack/openb2k8s -gpu gpushare -gpu-nodes-only -keep-failed -output-file /tmp/fgd.yaml
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,8 +42,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	pods := fs.String("pods", "testdata/openb/openb_pod_list_default.csv", "pod list CSV (name,cpu_milli,memory_mib,num_gpu,...)")
 	limit := fs.Int("limit", 0, "keep the first N non-failed pods (0: all)")
 	ns := fs.String("namespace", openb.Namespace, "namespace of the pods")
-	out := fs.String("o", "-", "output file; .json writes JSON, anything else YAML; - is standard output")
-	format := fs.String("format", "", "json or yaml (default: from the -o extension, else yaml)")
+	out := fs.String("output-file", "-", "output file (- is standard output)")
+	format := fs.String("o", "", "output format: json or yaml (default: json for a .json -output-file, else yaml)")
+	fs.StringVar(format, "format", "", "the former name of -o")
 	gpu := fs.String("gpu", "whole", "GPU requests as whole (nvidia.com/gpu), gpushare (annotations) or dra (resource claims)")
 	keepFailed := fs.Bool("keep-failed", false, "keep the pods whose pod_phase is Failed (the FGD artifact does)")
 	gpuNodesOnly := fs.Bool("gpu-nodes-only", false, "keep only the nodes with GPUs (the FGD paper's cluster)")
@@ -59,12 +60,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "openb2k8s: -limit must not be negative")
 		return 2
 	}
-	f := *format
-	if f == "" {
-		f = "yaml"
-		if strings.EqualFold(filepath.Ext(*out), ".json") {
-			f = "json"
-		}
+	f, err := v1list.Format(*format, *out)
+	if err != nil {
+		fmt.Fprintf(stderr, "openb2k8s: %v\n", err)
+		return 2
 	}
 	mapping, ok := map[string]openb.GPUMapping{"whole": openb.GPUWhole, "gpushare": openb.GPUShare, "dra": openb.GPUDRA}[*gpu]
 	if !ok {
@@ -116,21 +115,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "openb2k8s: %v\n", err)
 		return 2
 	}
-	if err := writeOut(*out, b, stdout); err != nil {
+	if err := v1list.WriteOutput(*out, b, stdout); err != nil {
 		fmt.Fprintf(stderr, "openb2k8s: writing %s: %v\n", *out, err)
 		return 1
 	}
 	fmt.Fprintf(stderr, "openb2k8s: %d nodes, %d pending pods\n", len(n), len(p))
 	return 0
-}
-
-func writeOut(path string, b []byte, stdout io.Writer) error {
-	if path == "-" || path == "" {
-		w := bufio.NewWriter(stdout)
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		return w.Flush()
-	}
-	return os.WriteFile(path, b, 0o644)
 }

@@ -16,7 +16,7 @@ import (
 func TestRunWritesTheList(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "openb.json")
 	var stdout, stderr bytes.Buffer
-	args := []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv", "-limit", "400", "-o", out}
+	args := []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv", "-limit", "400", "-output-file", out}
 	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -57,7 +57,7 @@ func TestRunWritesTheGPUMappings(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "openb.json")
 			var stdout, stderr bytes.Buffer
 			args := []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv",
-				"-gpu", tt.gpu, "-keep-failed", "-gpu-nodes-only", "-limit", "400", "-o", out}
+				"-gpu", tt.gpu, "-keep-failed", "-gpu-nodes-only", "-limit", "400", "-output-file", out}
 			if code := run(args, &stdout, &stderr); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
@@ -88,7 +88,8 @@ func TestRunRejectsBadUsage(t *testing.T) {
 	}{
 		{"a missing file", []string{"-nodes", "nope.csv"}, "no such file"},
 		{"a negative limit", []string{"-limit", "-1"}, "-limit must not be negative"},
-		{"an unknown format", []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv", "-limit", "1", "-format", "xml"}, "unsupported output format"},
+		{"an unknown format", []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv", "-limit", "1", "-o", "xml"}, `-o: unknown format "xml", want yaml or json`},
+		{"a file for -o", []string{"-o", "out.yaml"}, `-o: unknown format "out.yaml", want yaml or json (-o is the format; the file is -output-file out.yaml)`},
 		{"a stray argument", []string{"x"}, "unexpected arguments"},
 		{"an unknown GPU mapping", []string{"-gpu", "mig"}, `-gpu: unsupported value "mig"`},
 	}
@@ -107,7 +108,7 @@ func TestRunRejectsBadUsage(t *testing.T) {
 func TestDeparturesWriteATraceReplayReads(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "trace.yaml")
 	var stdout, stderr bytes.Buffer
-	args := []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv", "-limit", "50", "-departures", "-o", out}
+	args := []string{"-nodes", "../../testdata/openb/openb_node_list_all_node.csv", "-pods", "../../testdata/openb/openb_pod_list_default.csv", "-limit", "50", "-departures", "-output-file", out}
 	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

@@ -200,7 +200,7 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	prog := newProgress(o.ErrOut)
+	prog := newProgress(o.ErrOut, "capacity")
 	defer prog.done()
 	prog.set("loading the cluster")
 	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In)

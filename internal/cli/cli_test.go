@@ -100,7 +100,8 @@ func TestDryRunBadInput(t *testing.T) {
 		{"a cluster without nodes", []string{"dryrun", "-f", noNodes}, "the cluster has no nodes"},
 		{"an unknown plugin names the config file", []string{"dryrun", "-f", small, "--config", unknownPlugin}, unknownPlugin + ": "},
 		{"invalid plugin args name the field", []string{"dryrun", "-f", small, "--config", badArgs}, "scoringStrategy.type"},
-		{"an unknown output format", []string{"dryrun", "-f", small, "-o", "xml"}, `--output: unknown format "xml"`},
+		{"an unknown output format", []string{"dryrun", "-f", small, "-o", "xml"}, `--output: unknown format "xml" (want one of table, wide, json, yaml)`},
+		{"a file name for -o, the format", []string{"dryrun", "-f", small, "-o", "out/placements.json"}, "; -o is the output format, as in kubectl; to save the output, redirect it: > out/placements.json"},
 		{"no file", []string{"dryrun"}, "-f/--filename is required"},
 		{"an unknown flag", []string{"dryrun", "--bogus"}, "unknown flag: --bogus"},
 	}

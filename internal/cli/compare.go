@@ -108,17 +108,20 @@ func (o *CompareOptions) Validate() error {
 			return UsageErrorf("--openb-nodes, --openb-pods and --until need --replay")
 		}
 		if len(o.Files) == 0 {
-			return UsageErrorf("-f/--filename is required: a cluster dump (kubectl get nodes,pods -A -o yaml)")
+			return UsageErrorf("-f/--filename is required: a cluster dump (kubectl sched snapshot -A > cluster.yaml)")
 		}
 	}
 	if len(o.Configs) == 0 {
 		return UsageErrorf("--config is required: the configurations to compare (at least one; 'default' for kube's defaults)")
 	}
-	if !validIn(o.Output, report.CompareFormats) {
-		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.CompareFormats, ", "))
+	if err := checkFormat(o.Output, report.CompareFormats, redirectHint); err != nil {
+		return err
 	}
-	if o.Until < 0 || o.Workers < 0 {
-		return UsageErrorf("--until and --workers must not be negative")
+	if o.Until < 0 {
+		return UsageErrorf("--until %s: must not be negative", o.Until)
+	}
+	if o.Workers < 0 {
+		return UsageErrorf("--workers %d: must not be negative (0 is one per core)", o.Workers)
 	}
 	return nil
 }
@@ -177,8 +180,8 @@ func (o *CompareOptions) Run(ctx context.Context) error {
 		return err
 	}
 	co := compare.Options{Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption, Until: o.Until, Workers: o.Workers}
-	progress := newProgress(o.ErrOut)
-	co.Progress = func(done, total int) { progress.set("comparing: %d of %d runs done", done, total) }
+	progress := newProgress(o.ErrOut, "comparing")
+	co.Progress = progress.runs
 	var res *report.Compare
 	var warnings []string
 	if o.Replay {

@@ -278,7 +278,23 @@ func addCompletionCmd(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
+			c.Use = "completion SHELL"
 			c.Example = completionExample
+			// Without a RunE, cobra prints the help for any argument and
+			// exits 0: `completion bogus` seemed to work.
+			c.RunE = func(c *cobra.Command, args []string) error {
+				var shells []string
+				for _, s := range c.Commands() {
+					if s.IsAvailableCommand() {
+						shells = append(shells, s.Name())
+					}
+				}
+				want := strings.Join(shells[:len(shells)-1], ", ") + " or " + shells[len(shells)-1]
+				if len(args) == 0 {
+					return UsageErrorf("a shell is required: %s (see '%s --help')", want, c.CommandPath())
+				}
+				return UsageErrorf("unknown shell %q: want %s (see '%s --help')", args[0], want, c.CommandPath())
+			}
 		}
 	}
 }

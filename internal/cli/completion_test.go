@@ -78,7 +78,8 @@ func TestCompletion(t *testing.T) {
 		{"-n completes namespaces from the cluster", namespaces, []string{"snapshot", "-n", ""}, []string{"kube-system", "ml", "shop"}, noFile},
 		{"-n of explain completes the snapshot's namespaces", noCluster(t), []string{"explain", "pod", "--snapshot", small, "-n", ""}, []string{"ml", "shop"}, noFile},
 		{"-o of dryrun completes the formats", noCluster(t), []string{"dryrun", "-o", ""}, []string{"table", "wide", "json", "yaml"}, noFile},
-		{"--format of snapshot", noCluster(t), []string{"snapshot", "--format", "j"}, []string{"json"}, noFile},
+		{"-o of snapshot completes its formats", noCluster(t), []string{"snapshot", "-o", "j"}, []string{"json"}, noFile},
+		{"--output-file of snapshot completes YAML and JSON files", noCluster(t), []string{"snapshot", "--output-file", ""}, []string{"yaml", "yml", "json"}, ":8"},
 		{"no positional arguments for dryrun", noCluster(t), []string{"dryrun", ""}, nil, noFile},
 		{"drain completes node names from the snapshot", noCluster(t), []string{"drain", "--snapshot", small, "w"}, []string{"worker-a", "worker-b"}, noFile},
 		{"drain leaves out the nodes already named", live, []string{"drain", "worker-b", "gpu-a", ""}, []string{"cordoned", "worker-a"}, noFile},
@@ -99,5 +100,22 @@ func TestCompletion(t *testing.T) {
 				t.Errorf("directive = %q, want %q", dir, tt.wantDir)
 			}
 		})
+	}
+}
+
+// completion without a shell, or with one cobra does not know, printed
+// the help and exited 0.
+func TestCompletionOfNoOrAnUnknownShellIsAnError(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"completion"}, "error: a shell is required: bash, fish, powershell or zsh (see 'kubectl sched completion --help')\n"},
+		{[]string{"completion", "bogus"}, "error: unknown command \"bogus\" for \"kubectl sched completion\"\n"},
+	} {
+		code, out, stderr := run(t, "", tt.args...)
+		if code != 2 || out != "" || stderr != tt.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, %q", tt.args, code, out, stderr, tt.want)
+		}
 	}
 }

@@ -133,7 +133,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	prog := newProgress(o.ErrOut)
+	prog := newProgress(o.ErrOut, "drain")
 	defer prog.done()
 	prog.set("loading the cluster")
 	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In)

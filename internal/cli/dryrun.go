@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -41,12 +43,14 @@ Schedule every pending pod of a cluster dump through the real scheduling
 cycle, in queue order, committing each placement before the next pod, and
 print where each pod lands or why it cannot.
 
-The dump is what 'kubectl get nodes,pods,pdb,pvc,pv,storageclass,csinode -A -o yaml'
-or 'kubectl sched snapshot' prints: a v1 List, several documents separated
-by '---', or a directory of such files ('-' reads standard input). Pods with
-an empty spec.nodeName whose schedulerName is one of the profiles' are
-pending; pods with a node run there. Unknown kinds are skipped with a
-warning on stderr.
+The dump is what 'kubectl sched snapshot' prints, or this:
+
+  ` + snapshot.KubectlGet + `
+
+(a v1 List); several documents separated by '---' and directories of such
+files are read too ('-' reads standard input). Pods with an empty
+spec.nodeName whose schedulerName is one of the profiles' are pending; pods
+with a node run there. Unknown kinds are skipped with a warning on stderr.
 
 Ties between nodes with the same best total go to the lowest node name
 unless --seed is given. Messages of unschedulable pods are kube-scheduler's
@@ -59,7 +63,7 @@ nominated to that node and placed there on its next attempt. The preemption
 scan starts at the first candidate node, or at a seeded one with --seed.
 --no-preemption turns preemption off.`),
 		Example: `  # Dry-run a dump of a live cluster
-  kubectl get nodes,pods -A -o yaml > cluster.yaml
+  kubectl sched snapshot -A > cluster.yaml
   kubectl sched dryrun -f cluster.yaml
 
   # Try extra pods against it, with your scheduler configuration
@@ -98,10 +102,10 @@ scan starts at the first candidate node, or at a seeded one with --seed.
 // Validate checks flags before anything is read.
 func (o *DryRunOptions) Validate() error {
 	if len(o.Files) == 0 {
-		return UsageErrorf("-f/--filename is required: a cluster dump (kubectl get nodes,pods -A -o yaml)")
+		return UsageErrorf("-f/--filename is required: a cluster dump (kubectl sched snapshot -A > cluster.yaml)")
 	}
-	if !report.ValidFormat(o.Output) {
-		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.Formats, ", "))
+	if err := checkFormat(o.Output, report.Formats, redirectHint); err != nil {
+		return err
 	}
 	return nil
 }
@@ -112,25 +116,29 @@ func (o *DryRunOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := engine.LoadConfig(o.ConfigPath)
+	cfg, err := loadConfig(o.ConfigPath)
 	if err != nil {
-		return AsUsage(fmt.Errorf("loading config: %w", err))
+		return err
 	}
 	reg, err := engine.Registry(o.Settings.ExtraPlugins)
 	if err != nil {
 		return err
 	}
-	cl, err := snapshot.LoadPaths(o.Files, o.In)
+	cl, err := loadDump(o.Files, o.In, o.ErrOut)
 	if err != nil {
-		if errors.Is(err, snapshot.ErrInvalid) {
-			return AsUsage(err)
-		}
 		return err
 	}
 	if len(cl.Nodes) == 0 {
 		return UsageErrorf("%s: %v", strings.Join(o.Files, ", "), dryrun.ErrNoNodes)
 	}
-	rep, err := dryrun.Run(ctx, cl, dryrun.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption})
+	opts := dryrun.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption}
+	if p := newProgress(o.ErrOut, "dryrun"); p != nil {
+		defer p.done()
+		opts.Progress = func(placed, failing, total int) {
+			p.update(placed+failing, total, "pods", fmt.Sprintf("%s placed, %s unschedulable", count(placed), count(failing)))
+		}
+	}
+	rep, err := dryrun.Run(ctx, cl, opts)
 	if err != nil {
 		if errors.Is(err, engine.ErrConfig) {
 			return AsUsage(withConfigPath(o.ConfigPath, err))
@@ -144,8 +152,53 @@ func (o *DryRunOptions) Run(ctx context.Context) error {
 	for _, w := range cl.Warnings {
 		fmt.Fprintln(o.ErrOut, w)
 	}
+	for _, w := range engine.UnservedWarnings(cl, cfg) {
+		fmt.Fprintln(o.ErrOut, w)
+	}
 	_, err = o.Out.Write(buf.Bytes())
 	return err
+}
+
+// loadDump reads cluster dumps (files, directories, '-' for in), showing
+// the progress on errOut when it is a terminal. Bad input is a usage
+// error.
+func loadDump(paths []string, in io.Reader, errOut io.Writer) (*snapshot.Cluster, error) {
+	cl := &snapshot.Cluster{}
+	if p := newProgress(errOut, "reading"); p != nil {
+		defer p.done()
+		cl.OnProgress = func(file string, n, total int) {
+			if total == 0 {
+				p.note("parsing " + file)
+				return
+			}
+			p.update(n, total, "objects", file)
+		}
+	}
+	if err := cl.AddPaths(paths, in); err != nil {
+		if errors.Is(err, snapshot.ErrInvalid) {
+			return nil, AsUsage(err)
+		}
+		return nil, err
+	}
+	// Pods written by hand carry a priorityClassName, not the priority
+	// the API server would give them.
+	cl.ResolvePriorities()
+	return cl, nil
+}
+
+// loadConfig loads --config, defaulted and validated as kube-scheduler
+// does; without it, the default configuration knows run's profile too
+// (engine.AddRunProfile), so pods meant for `run` are dry-run and
+// explained without a --config.
+func loadConfig(path string) (*configv1.KubeSchedulerConfiguration, error) {
+	cfg, err := engine.LoadConfig(path)
+	if err != nil {
+		return nil, AsUsage(fmt.Errorf("loading config: %w", err))
+	}
+	if path == "" {
+		engine.AddRunProfile(cfg)
+	}
+	return cfg, nil
 }
 
 func withConfigPath(path string, err error) error {

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/kube"
 )
 
 // Exit codes.
@@ -24,7 +26,8 @@ func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code
 // Code is the exit code (tests and the docs' example runner read it).
 func (e exitStatus) Code() int { return e.code }
 
-// ErrUsage marks errors caused by bad usage or bad input: exit code 2.
+// ErrUsage marks errors caused by bad usage or bad input: exit code 2
+// (so does kube.ErrKubeconfig, a kubeconfig that cannot be loaded).
 var ErrUsage = errors.New("bad usage or input")
 
 type usageError struct{ err error }
@@ -50,7 +53,7 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, ErrUsage):
+	case errors.Is(err, ErrUsage), errors.Is(err, kube.ErrKubeconfig):
 		return ExitUsage
 	case errors.As(err, new(exitStatus)):
 		var es exitStatus

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -34,6 +35,7 @@ type ExplainOptions struct {
 	AllNodes   bool
 	Nearest    int
 	Seed       int64
+	AtTurn     bool
 
 	useSeed    bool
 	namespace  string
@@ -63,6 +65,14 @@ bound is explained as if it were pending: taken off its node, so its node's
 rank against the others shows why it landed there. Nothing is changed
 anywhere: explain never binds.
 
+The state explained is the cluster as listed: pods that are pending are not
+placed, so a pod may fit here that a dry-run, which places the pods ahead of
+it in the queue first, reports unschedulable (the output's State line says
+how many are ahead). --at-turn explains the pod at its turn in a dry-run of
+the same state instead: the pods ahead of it placed (and preemption carried
+out) as 'kubectl sched dryrun' does, at the attempt whose outcome the dry-run
+reports.
+
 Cluster state comes from --snapshot files (what 'kubectl sched snapshot' or
 'kubectl get nodes,pods,... -A -o yaml' writes; repeatable, '-' for stdin) or,
 without --snapshot, from the cluster of the current kubeconfig context, listed
@@ -82,6 +92,9 @@ files or configuration).`),
   # Every node on its own line, and one node in full detail
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml --all-nodes
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml --node worker-3
+
+  # The same pod at its turn in a dry-run of the dump, as dryrun sees it
+  kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml --at-turn
 
   # Machine-readable (schema: docs/explain.md)
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml -o json`,
@@ -105,6 +118,7 @@ files or configuration).`),
 	f.BoolVar(&o.AllNodes, "all-nodes", false, "List every rejected node and every feasible node instead of grouping them")
 	f.IntVar(&o.Nearest, "nearest", o.Nearest, "How many of the rejected nodes nearest to fitting get 'what would make it fit'")
 	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)")
+	f.BoolVar(&o.AtTurn, "at-turn", false, "Explain the pod at its turn in a dry-run of the state (the pending pods ahead of it placed first), as dryrun reports it")
 	o.ConfigFlags.AddFlags(f)
 
 	src := completionSource{settings: settings, flags: o.ConfigFlags, snapshots: &o.Snapshots}
@@ -123,13 +137,22 @@ func (o *ExplainOptions) Complete(args []string) error {
 	if len(args) == 0 {
 		return UsageErrorf("a resource type is required: kubectl sched explain pod (NAME | -f POD.yaml)")
 	}
+	live := len(o.Snapshots) == 0
+	ns, explicit, err := kube.Namespace(o.ConfigFlags, live)
+	if err != nil {
+		return err
+	}
+	o.namespace, o.nsExplicit = ns, explicit
 	kind, name, _ := strings.Cut(args[0], "/")
+	rest := args[1:]
 	switch strings.ToLower(kind) {
 	case "pod", "pods", "po":
 	default:
-		return UsageErrorf("cannot explain %q: only pods can be explained (kubectl sched explain pod NAME)", kind)
+		if len(rest) > 0 && name == "" {
+			name = rest[0]
+		}
+		return o.notAPod(kind, name, false)
 	}
-	rest := args[1:]
 	if name != "" {
 		rest = append([]string{name}, rest...)
 	}
@@ -138,14 +161,53 @@ func (o *ExplainOptions) Complete(args []string) error {
 	}
 	if len(rest) == 1 {
 		o.Name = rest[0]
+		// explain pod deploy/web: a TYPE/NAME where a pod name goes.
+		if kind, name, ok := strings.Cut(o.Name, "/"); ok {
+			return o.notAPod(kind, name, true)
+		}
 	}
-	live := len(o.Snapshots) == 0
-	ns, explicit, err := kube.Namespace(o.ConfigFlags, live)
-	if err != nil {
-		return AsUsage(fmt.Errorf("reading kubeconfig: %w", err))
-	}
-	o.namespace, o.nsExplicit = ns, explicit
 	return nil
+}
+
+// workloads are the kinds whose pods explain is asked about by the
+// workload's name, with how their pods are named (kubectl's short names
+// too).
+var workloads = []struct {
+	kind    string
+	aliases []string
+	pods    string
+}{
+	{"deployment", []string{"deploy", "deployments", "deployment.apps"}, "NAME-<hash>-<id>"},
+	{"replicaset", []string{"rs", "replicasets", "replicaset.apps"}, "NAME-<id>"},
+	{"statefulset", []string{"sts", "statefulsets", "statefulset.apps"}, "NAME-0, NAME-1, ..."},
+	{"daemonset", []string{"ds", "daemonsets", "daemonset.apps"}, "NAME-<id>"},
+	{"job", []string{"jobs", "job.batch"}, "NAME-<id>"},
+	{"cronjob", []string{"cj", "cronjobs", "cronjob.batch"}, "NAME-<time>-<id>"},
+	{"replicationcontroller", []string{"rc", "replicationcontrollers"}, "NAME-<id>"},
+}
+
+// notAPod is the error for `explain KIND NAME` and (asPodName) `explain
+// pod KIND/NAME`: explain takes a pod, and a workload's pods are named
+// after it.
+func (o *ExplainOptions) notAPod(kind, name string, asPodName bool) error {
+	ns := ""
+	if o.nsExplicit {
+		ns = " -n " + o.namespace
+	}
+	for _, w := range workloads {
+		if !strings.EqualFold(kind, w.kind) && !slices.ContainsFunc(w.aliases, func(a string) bool { return strings.EqualFold(kind, a) }) {
+			continue
+		}
+		if name == "" {
+			name = "NAME"
+		}
+		return UsageErrorf("explain takes a pod, not a %s: explain one of the pods of %s %s (named %s; 'kubectl get pods%s' lists them): kubectl sched explain pod POD%s",
+			w.kind, w.kind, name, strings.ReplaceAll(w.pods, "NAME", name), ns, ns)
+	}
+	if asPodName {
+		return UsageErrorf("explain takes a pod: %q is not a pod name (kubectl sched explain pod NAME%s)", kind+"/"+name, ns)
+	}
+	return UsageErrorf("cannot explain %q: only pods can be explained (kubectl sched explain pod NAME%s)", kind, ns)
 }
 
 // Validate checks flags before anything is read.
@@ -163,8 +225,8 @@ func (o *ExplainOptions) Validate() error {
 			}
 		}
 	}
-	if !report.ValidFormat(o.Output) {
-		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.Formats, ", "))
+	if err := checkFormat(o.Output, report.Formats, redirectHint); err != nil {
+		return err
 	}
 	if o.Nearest < 0 {
 		return UsageErrorf("--nearest: must not be negative, got %d", o.Nearest)
@@ -178,9 +240,9 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := engine.LoadConfig(o.ConfigPath)
+	cfg, err := loadConfig(o.ConfigPath)
 	if err != nil {
-		return AsUsage(fmt.Errorf("loading config: %w", err))
+		return err
 	}
 	reg, err := engine.Registry(o.Settings.ExtraPlugins)
 	if err != nil {
@@ -189,10 +251,7 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	var cl *snapshot.Cluster
 	source := explain.SourceSnapshot
 	if len(o.Snapshots) > 0 {
-		if cl, err = snapshot.LoadPaths(o.Snapshots, o.In); err != nil {
-			if errors.Is(err, snapshot.ErrInvalid) {
-				return AsUsage(err)
-			}
+		if cl, err = loadDump(o.Snapshots, o.In, o.ErrOut); err != nil {
 			return err
 		}
 	} else {
@@ -215,6 +274,9 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 		if pod, err = o.loadPodFile(); err != nil {
 			return err
 		}
+		if w := snapshot.ResolvePriority(pod, cl.PriorityClasses); w != "" {
+			cl.Warnings = append(cl.Warnings, w)
+		}
 	} else if pod, err = explain.FindPod(cl, o.namespace, o.Name); err != nil {
 		return AsUsage(err)
 	}
@@ -223,10 +285,21 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	if nearest == 0 {
 		nearest = -1
 	}
-	rep, err := explain.Run(ctx, cl, pod, explain.Options{
+	eo := explain.Options{
 		Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed,
 		Nearest: nearest, Node: o.Node, Source: source,
-	})
+	}
+	run := explain.Run
+	if o.AtTurn {
+		run = explain.RunAtTurn
+		if p := newProgress(o.ErrOut, "dryrun"); p != nil {
+			defer p.done()
+			eo.Progress = func(placed, failing, total int) {
+				p.update(placed+failing, total, "pods", fmt.Sprintf("%s placed, %s unschedulable", count(placed), count(failing)))
+			}
+		}
+	}
+	rep, err := run(ctx, cl, pod, eo)
 	if err != nil {
 		switch {
 		case errors.Is(err, engine.ErrConfig):
@@ -246,6 +319,12 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	}
 	for _, w := range cl.Warnings {
 		fmt.Fprintln(o.ErrOut, w)
+	}
+	if o.AtTurn {
+		// The dry-run leaves them pending, as dryrun says.
+		for _, w := range engine.UnservedWarnings(cl, cfg) {
+			fmt.Fprintln(o.ErrOut, w)
+		}
 	}
 	_, err = o.Out.Write(buf.Bytes())
 	return err
@@ -277,5 +356,7 @@ func (o *ExplainOptions) liveCluster(ctx context.Context) (*snapshot.Cluster, er
 	if err != nil {
 		return nil, err
 	}
-	return kube.ListCluster(ctx, clients, kube.ListOptions{})
+	lctx, done := listProgress(ctx, o.ErrOut)
+	defer done()
+	return kube.ListCluster(lctx, clients, kube.ListOptions{})
 }

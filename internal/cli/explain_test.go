@@ -27,6 +27,8 @@ func TestExplainGoldenOutputs(t *testing.T) {
 		{"explain-small-node-feasible", []string{"explain", "pod", "web-1", "-n", "shop", "--snapshot", small, "--node", "worker-a"}},
 		{"explain-small-file-table", []string{"explain", "pod", "-f", "testdata/new-pod.yaml", "--snapshot", small}},
 		{"explain-small-unschedulable-json", []string{"explain", "pod", "train-big", "-n", "ml", "--snapshot", small, "-o", "json"}},
+		{"explain-small-at-turn-table", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small, "--at-turn"}},
+		{"explain-small-at-turn-json", []string{"explain", "pod", "web-2", "-n", "shop", "--snapshot", small, "--at-turn", "-o", "json"}},
 		{"explain-small-fits-yaml", []string{"explain", "pod", "web-1", "-n", "shop", "--snapshot", small, "-o", "yaml"}},
 		{"explain-mixed-small-spread-table", []string{"explain", "pod", "app-000-53847391-fscp8", "-n", "web", "--snapshot", mixedSmall}},
 		{"explain-mixed-small-ports-table", []string{"explain", "pod", "app-007-53844baf-ql8tz", "-n", "team-b", "--snapshot", mixedSmall}},
@@ -70,12 +72,18 @@ func TestExplainBadInput(t *testing.T) {
 		{"the default namespace when -n is not given", []string{"explain", "pod", "batch", "--snapshot", small}, `pods "batch" not found in namespace "default"`},
 		{"no resource type", []string{"explain"}, "a resource type is required"},
 		{"a resource type other than pods", []string{"explain", "node", "n1", "--snapshot", small}, `cannot explain "node": only pods can be explained`},
+		{"a Deployment where a pod name goes says how to explain its pods", []string{"explain", "pod", "deploy/web", "-n", "shop", "--snapshot", small},
+			"explain takes a pod, not a deployment: explain one of the pods of deployment web (named web-<hash>-<id>; 'kubectl get pods -n shop' lists them): kubectl sched explain pod POD -n shop"},
+		{"a StatefulSet as the type", []string{"explain", "sts", "db", "--snapshot", small}, "explain takes a pod, not a statefulset: explain one of the pods of statefulset db (named db-0, db-1, ...;"},
+		{"another TYPE/NAME as the pod name", []string{"explain", "pod", "svc/web", "--snapshot", small}, `explain takes a pod: "svc/web" is not a pod name (kubectl sched explain pod NAME)`},
 		{"no pod name and no file", []string{"explain", "pod", "--snapshot", small}, "a pod name or -f POD.yaml is required"},
 		{"a name and a file", []string{"explain", "pod", "x", "-f", otherNS, "--snapshot", small}, "give a pod name or -f, not both"},
 		{"two pods", []string{"explain", "pod", "a", "b", "--snapshot", small}, "one pod at a time"},
 		{"a file with two pods", []string{"explain", "pod", "-f", twoPods, "--snapshot", small}, "want exactly one Pod, found 2 pods"},
 		{"a file whose namespace contradicts -n", []string{"explain", "pod", "-f", otherNS, "-n", "shop", "--snapshot", small}, `the namespace from the provided object "other" does not match the namespace "shop"`},
 		{"a pod of another scheduler", []string{"explain", "pod", "-f", otherSched, "--snapshot", small}, `has schedulerName "mine", which is not a profile`},
+		{"a pod of another scheduler at its turn", []string{"explain", "pod", "-f", otherSched, "--snapshot", small, "--at-turn"}, `has schedulerName "mine", which is not a profile`},
+		{"a node that is not in the cluster at its turn", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small, "--node", "nope", "--at-turn"}, `--node: node "nope" is not in the cluster`},
 		{"a node that is not in the cluster", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small, "--node", "nope"}, `--node: node "nope" is not in the cluster`},
 		{"a malformed snapshot", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", malformed}, malformed + ":3: malformed YAML"},
 		{"a missing snapshot", []string{"explain", "pod", "batch", "--snapshot", filepath.Join(dir, "nope.yaml")}, "nope.yaml: no such file or directory"},
@@ -109,5 +117,51 @@ func TestExplainExitsZeroWhetherOrNotThePodFits(t *testing.T) {
 		if code != 0 || out == "" {
 			t.Errorf("explain %s: exit code %d, output %d bytes", pod, code, len(out))
 		}
+	}
+}
+
+// TestAPodByHandGetsItsClassPriority: a pod manifest written by hand names
+// a priorityClassName, and the API server would give it that class's
+// priority: explain and dryrun do too, so it preempts as it would; a class
+// the dump lacks is a warning.
+func TestAPodByHandGetsItsClassPriority(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dump := write("dump.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "2", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low, namespace: ns}
+spec: {nodeName: n1, priority: 0, containers: [{name: c, resources: {requests: {cpu: "2"}}}]}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+`)
+	pod := func(class string) string {
+		return write(class+".yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: new, namespace: ns}\nspec: {priorityClassName: "+class+", containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}\n")
+	}
+	code, out, stderr := run(t, "", "explain", "pod", "-f", pod("high"), "--snapshot", dump)
+	if code != 0 || !strings.Contains(out, "Preemption: would nominate n1, evicting 1 pod: ns/low") || stderr != "" {
+		t.Errorf("explain: exit %d, stderr %q, want the preemption of ns/low:\n%s", code, stderr, out)
+	}
+	code, out, _ = run(t, "", "dryrun", "-f", dump, "-f", pod("high"))
+	if code != 0 || !strings.Contains(out, "ns/new  n1    scheduled") {
+		t.Errorf("dryrun: exit %d, want ns/new placed on n1:\n%s", code, out)
+	}
+	code, out, stderr = run(t, "", "explain", "pod", "-f", pod("nope"), "--snapshot", dump)
+	if code != 0 || !strings.Contains(out, "Preemption: 0/1 nodes are available") ||
+		stderr != "warning: pod ns/new: priorityClassName \"nope\" is not a PriorityClass of the dump: priority 0 (the API server would refuse the pod)\n" {
+		t.Errorf("explain of an unknown class: exit %d, stderr %q:\n%s", code, stderr, out)
 	}
 }

@@ -78,8 +78,8 @@ charts, the pending reasons over time and the busiest nodes.`),
   kubectl sched replay -f cluster.yaml -f trace.yaml --config sched-config.yaml --until 24h
 
   # The time series as CSV, the event log as JSON (schema: docs/replay.md)
-  kubectl sched replay -f trace.yaml -o csv > series.csv
-  kubectl sched replay -f trace.yaml -o json | jq '.events[] | select(.type == "unschedulable")'`,
+  kubectl sched replay -f cluster.yaml -f trace.yaml -o csv > series.csv
+  kubectl sched replay -f cluster.yaml -f trace.yaml -o json | jq '.events[] | select(.type == "unschedulable")'`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -115,13 +115,28 @@ func (o *ReplayOptions) Validate() error {
 	if err := validateTraceFlags(o.Files, o.OpenbNodes, o.OpenbPods); err != nil {
 		return err
 	}
-	if !validIn(o.Output, report.ReplayFormats) {
-		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.ReplayFormats, ", "))
+	if err := checkFormat(o.Output, report.ReplayFormats, replayOutputHint(o.Output)); err != nil {
+		return err
 	}
-	if o.Until < 0 || o.WaitWindow < 0 {
-		return UsageErrorf("--until and --wait-window must not be negative")
+	if o.Until < 0 {
+		return UsageErrorf("--until %s: must not be negative", o.Until)
 	}
-	return nil
+	if o.WaitWindow < 0 {
+		return UsageErrorf("--wait-window %s: must not be negative", o.WaitWindow)
+	}
+	return checkOutputFile("--html", o.HTML)
+}
+
+// replayOutputHint is what -o FILE (or -o html) gets: the HTML report has
+// its own flag, the rest is a redirect.
+func replayOutputHint(value string) string {
+	switch {
+	case strings.EqualFold(value, "html"):
+		return "the HTML report is written with --html report.html"
+	case strings.EqualFold(filepath.Ext(value), ".html"), strings.EqualFold(filepath.Ext(value), ".htm"):
+		return "the HTML report is written with --html %s"
+	}
+	return redirectHint
 }
 
 func validateTraceFlags(files []string, nodes, pods string) error {
@@ -172,10 +187,35 @@ func loadTrace(files []string, nodesCSV, podsCSV string, stdin io.Reader) (*repl
 	if err != nil {
 		return nil, nil, AsUsage(err)
 	}
+	names := append([]string{}, files...)
+	if nodesCSV != "" {
+		names = append(names, nodesCSV, podsCSV)
+	}
+	inputs := strings.Join(names, ", ")
 	if len(tr.Nodes) == 0 {
-		return nil, nil, UsageErrorf("%s: %v", strings.Join(append(append([]string{}, files...), nodesCSV), ", "), replay.ErrNoNodes)
+		return nil, nil, UsageErrorf("%s: %v", inputs, replay.ErrNoNodes)
+	}
+	if err := nodesAtStart(tr); err != nil {
+		return nil, nil, AsUsage(fmt.Errorf("%s: %w", inputs, err))
 	}
 	return tr, cl.Warnings, nil
+}
+
+// nodesAtStart says, before the replay, that no node is there when it
+// starts (a trace of arrivals given without the cluster it arrives in),
+// and what to give.
+func nodesAtStart(tr *replay.Trace) error {
+	first := tr.Nodes[0].Arrive
+	for _, n := range tr.Nodes {
+		if !n.Arrive.After(tr.Start) {
+			return nil
+		}
+		if n.Arrive.Before(first) {
+			first = n.Arrive
+		}
+	}
+	return fmt.Errorf("%w (it starts at %s, the first pending pod's arrival; the first node arrives at %s): give the nodes there from the start too, e.g. the cluster dump: -f cluster.yaml -f trace.yaml",
+		replay.ErrNoNodesAtStart, tr.Start.UTC().Format(time.RFC3339), first.UTC().Format(time.RFC3339))
 }
 
 // Run loads, replays and prints. Everything is rendered before anything is
@@ -197,12 +237,8 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return err
 	}
 	ro := replay.Options{Options: engine.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption}, Until: o.Until, WaitWindow: o.WaitWindow}
-	progress := newProgress(o.ErrOut)
-	ro.Progress = func(done, total int) {
-		if total > 0 {
-			progress.set("replaying: %3d%% (%d of %d events)", done*100/total, done, total)
-		}
-	}
+	progress := newProgress(o.ErrOut, "replaying")
+	ro.Progress = progress.steps
 	res, err := replay.Run(ctx, tr, ro)
 	progress.done()
 	if err != nil {
@@ -219,8 +255,8 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		if err := report.WriteReplayHTML(&page, res); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(o.HTML, page.Bytes()); err != nil {
-			return fmt.Errorf("writing --html: %w", err)
+		if err := writeOutputFile("--html", o.HTML, page.Bytes(), 0o644); err != nil {
+			return err
 		}
 	}
 	for _, w := range warnings {
@@ -228,25 +264,4 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	_, err = o.Out.Write(out.Bytes())
 	return err
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path, so a failure leaves path as it was.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

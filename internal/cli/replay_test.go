@@ -109,6 +109,17 @@ spec: {containers: [{name: c}]}
 		{"replay: openb nodes without pods", []string{"replay", "--openb-nodes", nodesCSV}, "--openb-nodes and --openb-pods go together"},
 		{"replay without input", []string{"replay"}, "-f/--filename (a cluster dump and trace) or --openb-nodes and --openb-pods are required"},
 		{"replay: an unknown output format", []string{"replay", "-f", exampleCluster, "-o", "wide"}, `--output: unknown format "wide"`},
+		{"replay: a file for -o gets told to redirect", []string{"replay", "-f", exampleCluster, "-o", "replay.json"}, `--output: unknown format "replay.json" (want one of table, json, yaml, csv); -o is the output format, as in kubectl; to save the output, redirect it: > replay.json`},
+		{"replay: an HTML file for -o gets told about --html", []string{"replay", "-f", exampleCluster, "-o", "out/r.html"}, `; the HTML report is written with --html out/r.html`},
+		{"replay: -o html gets told about --html", []string{"replay", "-f", exampleCluster, "-o", "html"}, `--output: unknown format "html" (want one of table, json, yaml, csv); the HTML report is written with --html report.html`},
+		{"compare: a file for -o gets told to redirect", []string{"compare", "-f", exampleCluster, "--config", exampleConfig, "-o", "out.json"}, `; -o is the output format, as in kubectl; to save the output, redirect it: > out.json`},
+		{"replay: a negative --until names it", []string{"replay", "-f", exampleCluster, "--until", "-1h"}, "--until -1h0m0s: must not be negative"},
+		{"replay: a negative --wait-window names it", []string{"replay", "-f", exampleCluster, "--wait-window", "-1m"}, "--wait-window -1m0s: must not be negative"},
+		{"compare: negative --workers", []string{"compare", "-f", exampleCluster, "--config", exampleConfig, "--workers", "-1"}, "--workers -1: must not be negative (0 is one per core)"},
+		{"replay: --html a directory, before the replay", []string{"replay", "-f", exampleCluster, "--html", dir}, "--html " + dir + ": is a directory"},
+		{"replay: --html in a missing directory, before the replay", []string{"replay", "-f", exampleCluster, "--html", filepath.Join(dir, "no", "r.html")}, "directory " + filepath.Join(dir, "no") + " does not exist"},
+		{"replay: a trace without the nodes it starts on says what to give", []string{"replay", "-f", exampleTrace, "--html", html}, exampleTrace + ": the trace has no node at its start (it starts at 2026-03-02T09:10:00Z, the first pending pod's arrival; the first node arrives at 2026-03-02T09:40:00Z): give the nodes there from the start too, e.g. the cluster dump: -f cluster.yaml -f trace.yaml"},
+		{"compare: a trace without the nodes it starts on", []string{"compare", "--replay", "-f", exampleTrace, "--config", exampleConfig}, "the trace has no node at its start"},
 		{"replay: a missing openb file", []string{"replay", "--openb-nodes", filepath.Join(dir, "nope.csv"), "--openb-pods", badPods}, "nope.csv: no such file or directory"},
 	}
 	for _, tt := range tests {
@@ -151,5 +162,39 @@ func TestReplayHTMLDoesNotOverwriteOnFailure(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, ".*"))
 	if len(left) > 0 {
 		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+// TestReplayHTMLIsWrittenAsTheShellWould: --html through a symbolic link
+// writes the link's target and keeps the link, and an existing report
+// keeps its mode (replay used to rename a new file over the link).
+func TestReplayHTMLIsWrittenAsTheShellWould(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "reports", "r.html")
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "latest.html")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "", "replay", "-f", exampleCluster, "-f", exampleTrace, "--until", "10m", "--html", link); code != 0 {
+		t.Fatalf("exit code %d: %s", code, stderr)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a symbolic link: %v", link, err)
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); !strings.HasPrefix(string(b), "<!DOCTYPE html>") {
+		t.Errorf("the link's target was not written: %.40q", b)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("the report's mode is %v, want the old file's 0600", fi.Mode().Perm())
 	}
 }

@@ -28,12 +28,20 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/live"
 	"github.com/kubectl-sched/kubectl-sched/internal/top"
 	"github.com/kubectl-sched/kubectl-sched/internal/tui"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
+
+// DefaultSyncTimeout is how long run waits for the informers' first sync
+// before it gives up (--sync-timeout): long enough to list a cluster of
+// 50,000 pods, short enough that a wrong server or missing permissions
+// end in an error rather than a silent wait.
+const DefaultSyncTimeout = 2 * time.Minute
 
 // DefaultRunSchedulerName is the profile name `run` schedules for when no
 // --config is given: pods opt in with spec.schedulerName: kubectl-sched, so
 // kubectl-sched runs beside the cluster's kube-scheduler without fighting it.
-const DefaultRunSchedulerName = "kubectl-sched"
+// dryrun and explain know it too (engine.AddRunProfile).
+const DefaultRunSchedulerName = engine.RunSchedulerName
 
 // kube-scheduler's clientConnection defaults.
 const (
@@ -54,12 +62,14 @@ type RunOptions struct {
 	LeaseNamespace      string
 	MetricsBindAddress  string
 	ShutdownGracePeriod time.Duration
+	SyncTimeout         time.Duration
 	Verbosity           int
 	// TUI shows `top` on the terminal, fed in-process, while scheduling.
 	TUI bool
 
 	leaderElectSet bool
 	config         *configv1.KubeSchedulerConfiguration
+	registry       schedcore.Registry
 	election       live.LeaderElection
 	leaderElect    bool
 }
@@ -72,6 +82,7 @@ func NewCmdRun(streams genericiooptions.IOStreams, settings Settings) *cobra.Com
 		ConfigFlags:         genericclioptions.NewConfigFlags(true),
 		MetricsBindAddress:  live.DefaultMetricsBindAddress,
 		ShutdownGracePeriod: live.DefaultShutdownGracePeriod,
+		SyncTimeout:         DefaultSyncTimeout,
 	}
 	cmd := &cobra.Command{
 		Use:   "run [--config FILE] [--leader-elect]",
@@ -105,6 +116,12 @@ true, as in kube) decides unless --leader-elect is given.
 --tui shows 'kubectl sched top' of this scheduler in the terminal, read
 from its metrics registry in-process (logs are then discarded); quitting
 the UI stops the scheduler.
+
+Failures to reach the API server are logged as they happen (then every 10s
+while they last). If the informers have not listed the cluster within
+--sync-timeout (default 2m; 0 waits forever, as kube-scheduler), run exits
+with code 1 and the last failure. --config is checked before the cluster is
+contacted: a bad configuration exits with code 2.
 
 SIGINT or SIGTERM stops taking pods, lets in-flight bindings finish (up to
 --shutdown-grace-period) and releases the lease.`),
@@ -145,6 +162,7 @@ SIGINT or SIGTERM stops taking pods, lets in-flight bindings finish (up to
 	f.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", "", "Namespace of the Lease (default: the config's, else "+live.DefaultResourceNamespace+")")
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "host:port for /metrics, /healthz, /readyz, /livez (plain HTTP); \"0\" disables")
 	f.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", o.ShutdownGracePeriod, "How long a shutdown waits for in-flight bindings")
+	f.DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "Exit (code 1) if the informers have not synced with the API server within this time; 0 waits forever")
 	f.BoolVar(&o.TUI, "tui", false, "Show the top UI (queue, attempts, latency, pending pods) of this scheduler while it runs")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "Log verbosity (klog levels: 2 placements, 3 queue events, 4+ debugging)")
 	o.ConfigFlags.AddFlags(f)
@@ -153,7 +171,9 @@ SIGINT or SIGTERM stops taking pods, lets in-flight bindings finish (up to
 	return cmd
 }
 
-// Complete loads the configuration and works out the leader election.
+// Complete loads the configuration, builds its profiles once to check them
+// (before the kubeconfig is read or the cluster contacted), and works out
+// the leader election.
 func (o *RunOptions) Complete() error {
 	cfg, err := engine.LoadConfig(o.ConfigPath)
 	if err != nil {
@@ -163,6 +183,14 @@ func (o *RunOptions) Complete() error {
 		name := DefaultRunSchedulerName
 		cfg.Profiles[0].SchedulerName = &name
 	}
+	reg, err := engine.Registry(o.Settings.ExtraPlugins)
+	if err != nil {
+		return err
+	}
+	if _, err := engine.BuildProfiles(context.Background(), engine.Options{Config: cfg, Registry: reg}, schedcore.NewEmptySnapshot(), engine.Driver{}); err != nil {
+		return AsUsage(withConfigPath(o.ConfigPath, err))
+	}
+	o.registry = reg
 	cc := &cfg.ClientConnection
 	if cc.QPS == 0 {
 		cc.QPS = defaultQPS
@@ -193,6 +221,11 @@ func (o *RunOptions) Complete() error {
 	if o.LeaseNamespace != "" {
 		o.election.ResourceNamespace = o.LeaseNamespace
 	}
+	if o.leaderElect {
+		if err := o.election.Validate(); err != nil {
+			return AsUsage(withConfigPath(o.ConfigPath, err))
+		}
+	}
 	return nil
 }
 
@@ -208,6 +241,9 @@ func (o *RunOptions) Validate() error {
 	if o.ShutdownGracePeriod < 0 {
 		return UsageErrorf("--shutdown-grace-period: must not be negative")
 	}
+	if o.SyncTimeout < 0 {
+		return UsageErrorf("--sync-timeout: must not be negative (0 waits forever)")
+	}
 	if o.Verbosity < 0 {
 		return UsageErrorf("-v: must not be negative")
 	}
@@ -222,12 +258,20 @@ func (o *RunOptions) Run(ctx context.Context) error {
 	var fs goflag.FlagSet
 	klog.InitFlags(&fs)
 	_ = fs.Set("v", strconv.Itoa(o.Verbosity))
+	// The logs go to the verb's stderr (the process's, but for tests), all
+	// of them there only.
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	_ = fs.Set("one_output", "true")
+	klog.SetOutput(o.ErrOut)
+	defer func() { // klog's defaults again, for whoever runs verbs in-process next
+		_ = fs.Set("logtostderr", "true")
+		_ = fs.Set("stderrthreshold", "ERROR")
+		_ = fs.Set("one_output", "false")
+		klog.SetOutput(os.Stderr)
+	}()
 	logger := klog.NewKlogr()
 
-	reg, err := engine.Registry(o.Settings.ExtraPlugins)
-	if err != nil {
-		return err
-	}
 	cc := o.config.ClientConnection
 	restCfg, err := kube.RESTConfig(o.ConfigFlags, cc.QPS, cc.Burst)
 	if err != nil {
@@ -235,16 +279,20 @@ func (o *RunOptions) Run(ctx context.Context) error {
 	}
 	restCfg.ContentType = cc.ContentType
 	restCfg.AcceptContentTypes = cc.AcceptContentTypes
+	reporter := &kube.ConnectionReporter{Server: restCfg.Host, Logger: logger}
+	restCfg.Wrap(reporter.Wrap)
 	lo := live.Options{
 		Config:              o.config,
-		Registry:            reg,
+		Registry:            o.registry,
 		RESTConfig:          restCfg,
 		LeaderElect:         o.leaderElect,
 		LeaderElection:      o.election,
 		MetricsBindAddress:  o.MetricsBindAddress,
 		ShutdownGracePeriod: o.ShutdownGracePeriod,
+		SyncTimeout:         o.SyncTimeout,
 		Logger:              logger,
 	}
+	logger.Info("Connecting to the API server", "server", restCfg.Host, "syncTimeout", o.SyncTimeout.String())
 	if o.TUI {
 		err = o.runWithTUI(ctx, lo)
 	} else {
@@ -253,6 +301,11 @@ func (o *RunOptions) Run(ctx context.Context) error {
 	switch {
 	case errors.Is(err, engine.ErrConfig):
 		return AsUsage(withConfigPath(o.ConfigPath, err))
+	case errors.Is(err, live.ErrSyncTimeout):
+		if last := reporter.Err(); last != nil {
+			return fmt.Errorf("%s: not ready after --sync-timeout %s: %w (last failure: %v)", restCfg.Host, o.SyncTimeout, err, last)
+		}
+		return fmt.Errorf("%s: not ready after --sync-timeout %s: %w", restCfg.Host, o.SyncTimeout, err)
 	case err != nil:
 		return err
 	}

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRunBadInput(t *testing.T) {
@@ -29,8 +31,10 @@ func TestRunBadInput(t *testing.T) {
 		{"a metrics address with a bad port", []string{"run", "--metrics-bind-address", "127.0.0.1:99999"}, 2, `--metrics-bind-address: bad port "99999"`},
 		{"a missing config file", []string{"run", "--config", filepath.Join(dir, "nope.yaml")}, 2, "nope.yaml"},
 		{"an unknown plugin names the config file", []string{"run", "--config", unknownPlugin, "--kubeconfig", kubeconfig}, 2, unknownPlugin + ": "},
-		{"a lease shorter than the renew deadline", []string{"run", "--config", badLease, "--kubeconfig", kubeconfig}, 1, "leaderElection.leaseDuration: 5s must be greater than renewDeadline 10s"},
-		{"a missing kubeconfig", []string{"run", "--kubeconfig", filepath.Join(dir, "nope")}, 1, "loading kubeconfig"},
+		{"a lease shorter than the renew deadline", []string{"run", "--config", badLease, "--kubeconfig", kubeconfig}, 2, badLease + ": leaderElection.leaseDuration: 5s must be greater than renewDeadline 10s"},
+		{"the config is checked before the kubeconfig is read", []string{"run", "--config", unknownPlugin, "--kubeconfig", filepath.Join(dir, "nope")}, 2, unknownPlugin + ": "},
+		{"a negative sync timeout", []string{"run", "--sync-timeout", "-1s"}, 2, "--sync-timeout: must not be negative"},
+		{"a missing kubeconfig", []string{"run", "--kubeconfig", filepath.Join(dir, "nope")}, 2, "loading kubeconfig"},
 		{"arguments", []string{"run", "extra"}, 2, `unknown command "extra"`},
 	}
 	for _, tt := range tests {
@@ -47,5 +51,36 @@ func TestRunBadInput(t *testing.T) {
 				t.Errorf("stderr last line = %q, want an error containing %q", last, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestRunReportsAnUnreachableServer runs `run` against a port nobody
+// listens on: the failure is logged at the default verbosity as it
+// happens, and run gives up after --sync-timeout with exit code 1 and one
+// line saying what failed.
+func TestRunReportsAnUnreachableServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := "https://" + l.Addr().String()
+	l.Close()
+	start := time.Now()
+	code, out, stderr := run(t, "", "run", "--server", server, "--insecure-skip-tls-verify", "--sync-timeout", "2s", "--metrics-bind-address", "0")
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("run took %s to give up after a 2s --sync-timeout", took)
+	}
+	if code != ExitFailure || out != "" {
+		t.Errorf("exit %d, stdout %q; want 1 and nothing", code, out)
+	}
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	if !strings.Contains(stderr, `"Cannot reach the API server; client-go retries with backoff" err="GET `+server) ||
+		!strings.Contains(stderr, "connect: connection refused") {
+		t.Errorf("no report of the failed connection at the default verbosity:\n%s", stderr)
+	}
+	last := lines[len(lines)-1]
+	want := "error: " + server + ": not ready after --sync-timeout 2s: informers not synced within 2s: "
+	if !strings.HasPrefix(last, want) || !strings.Contains(last, "(last failure: GET "+server) || !strings.HasSuffix(last, "connect: connection refused)") {
+		t.Errorf("last line = %q, want %q... with the last failure", last, want)
 	}
 }

@@ -55,7 +55,7 @@ func runWith(t *testing.T, s Settings, args ...string) (code int, stdout, stderr
 func TestSnapshotThenDryRunGivesTheSamePlacements(t *testing.T) {
 	live := fakeCluster(t, small)
 	dump := filepath.Join(t.TempDir(), "cluster.yaml")
-	code, out, stderr := runWith(t, live, "snapshot", "-A", "-o", dump)
+	code, out, stderr := runWith(t, live, "snapshot", "-A", "--output-file", dump)
 	if code != 0 || out != "" {
 		t.Fatalf("snapshot: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
@@ -88,7 +88,7 @@ func TestSnapshotFormatsAndScope(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "apiVersion: v1\nitems:\n") || !strings.HasSuffix(out, "kind: List\n") {
 		t.Errorf("stdout is not a YAML v1 List (exit %d):\n%.200s", code, out)
 	}
-	code, out, _ = runWith(t, live, "snapshot", "-A", "--format", "json")
+	code, out, _ = runWith(t, live, "snapshot", "-A", "-o", "json")
 	var list struct {
 		Kind  string
 		Items []struct{ Kind string }
@@ -97,7 +97,7 @@ func TestSnapshotFormatsAndScope(t *testing.T) {
 		t.Errorf("json: exit %d, err %v, kind %q, %d items", code, err, list.Kind, len(list.Items))
 	}
 	dump := filepath.Join(t.TempDir(), "shop.json")
-	code, _, stderr := runWith(t, live, "snapshot", "-n", "shop", "-o", dump)
+	code, _, stderr := runWith(t, live, "snapshot", "-n", "shop", "--output-file", dump)
 	if code != 0 || !strings.Contains(stderr, "4 nodes, 4 pods") || !strings.Contains(stderr, "namespace shop (pods of other namespaces are left out: -A for all)") {
 		t.Errorf("snapshot -n shop: exit %d, stderr %q", code, stderr)
 	}
@@ -114,8 +114,11 @@ func TestSnapshotBadInput(t *testing.T) {
 		wantErr string
 	}{
 		{"-n and -A", []string{"snapshot", "-n", "a", "-A"}, "cannot be used together"},
-		{"an unknown format", []string{"snapshot", "-A", "--format", "xml"}, `--format: unknown format "xml"`},
+		{"an unknown format", []string{"snapshot", "-A", "-o", "xml"}, `--output: unknown format "xml" (want yaml or json)`},
+		{"a file name for -o, the format, names the flag for files", []string{"snapshot", "-A", "-o", "cluster.yaml"},
+			`--output: unknown format "cluster.yaml" (want yaml or json); to write the dump to a file: --output-file cluster.yaml`},
 		{"an argument", []string{"snapshot", "pods"}, "unknown command"},
+		{"standard output as the file", []string{"snapshot", "-A", "--output-file", "-"}, "--output-file: '-' is standard output"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,5 +191,63 @@ func TestSnapshotStripsSensitiveFieldsUnlessFull(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestSnapshotOutputFlags(t *testing.T) {
+	live := fakeCluster(t, small)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr []string // lines
+		// file is written, in format "json" or "yaml"; "" for none.
+		file, format string
+	}{
+		{name: "--output-file names the file; its extension the format", args: []string{"--output-file", "c.json"},
+			wantStderr: []string{"wrote c.json: 4 nodes, 6 pods, 0 other objects from all namespaces"}, file: "c.json", format: "json"},
+		{name: "-o wins over the extension, with a warning", args: []string{"-o", "json", "--output-file", "c.yaml"},
+			wantStderr: []string{"warning: writing JSON into c.yaml (-o json)", "wrote c.yaml: 4 nodes, 6 pods, 0 other objects from all namespaces"}, file: "c.yaml", format: "json"},
+		{name: "a file named as a format is written, with a warning", args: []string{"--output-file", "json"},
+			wantStderr: []string{`warning: writing the dump to a file named "json" (-o json is the format)`, "wrote json: 4 nodes, 6 pods, 0 other objects from all namespaces"}, file: "json", format: "yaml"},
+		{name: "--format still works, deprecated", args: []string{"--format", "json"},
+			wantStderr: []string{"warning: --format is deprecated: use -o/--output"}},
+		{name: "a missing directory fails before the cluster is listed, naming it, not a temporary file", args: []string{"--output-file", "missing/c.yaml"}, wantCode: 2,
+			wantStderr: []string{"error: --output-file missing/c.yaml: directory missing does not exist"}},
+		{name: "a directory fails before the cluster is listed", args: []string{"--output-file", "."}, wantCode: 2,
+			wantStderr: []string{"error: --output-file .: is a directory"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runWith(t, live, append([]string{"snapshot", "-A"}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tt.wantCode, stderr)
+			}
+			if d := cmp.Diff(tt.wantStderr, strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")); d != "" {
+				t.Errorf("stderr (-want +got):\n%s", d)
+			}
+			if tt.file == "" {
+				return
+			}
+			b, err := os.ReadFile(tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if isJSON := bytes.HasPrefix(b, []byte("{")); isJSON != (tt.format == "json") {
+				t.Errorf("%s: JSON %v, want %s:\n%.80s", tt.file, isJSON, tt.format, b)
+			}
+		})
+	}
+}
+
+func TestSnapshotOfAMissingNamespaceWarns(t *testing.T) {
+	code, out, stderr := runWith(t, fakeCluster(t, small), "snapshot", "-n", "nope")
+	if code != 0 || !strings.HasPrefix(out, "apiVersion: v1\n") {
+		t.Errorf("exit %d, stdout %.80q", code, out)
+	}
+	if want := "warning: namespace \"nope\" not found: the snapshot has no pods or other objects of it\n"; stderr != want {
+		t.Errorf("stderr = %q, want %q", stderr, want)
 	}
 }

@@ -81,8 +81,8 @@ credentials (--scheduler-pod). An https --metrics-url is scraped with the
 kubeconfig's client certificate or token.
 
 --once scrapes twice, --interval apart, and prints one document (-o json or
-yaml; schema in docs/top.md) instead of the UI; without a terminal, --once
-is required.`),
+yaml, which imply --once; schema in docs/top.md) instead of the UI; without
+a terminal, --once is required.`),
 		Example: `  # The local 'kubectl sched run'
   kubectl sched top
 
@@ -97,6 +97,9 @@ is required.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.metricsURLChosen = cmd.Flags().Changed("metrics-url")
+			// -o is only for a printed sample: asking for a format asks
+			// for one.
+			o.Once = o.Once || cmd.Flags().Changed("output")
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -116,7 +119,8 @@ is required.`),
 	f.DurationVar(&o.Interval, "interval", o.Interval, "Time between scrapes")
 	f.DurationVar(&o.Window, "window", o.Window, "How far back quantiles and sparklines look")
 	f.BoolVar(&o.Once, "once", false, "Print one sample (two scrapes --interval apart) instead of the UI")
-	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format of --once: json or yaml")
+	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format of --once: json or yaml (implies --once)")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(topFormats...))
 	f.BoolVar(&o.InsecureMetrics, "metrics-insecure-skip-tls-verify", false, "Do not verify an https --metrics-url's certificate (kube-scheduler's is self-signed)")
 	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration for the explain view (default: the default profile under the pod's schedulerName)")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List pending pods of every namespace (the default unless -n is given)")
@@ -124,6 +128,9 @@ is required.`),
 	o.ConfigFlags.AddFlags(f)
 	return cmd
 }
+
+// topFormats are the formats of --once.
+var topFormats = []string{"json", "yaml"}
 
 // Validate checks the flags.
 func (o *TopOptions) Validate() error {
@@ -133,8 +140,8 @@ func (o *TopOptions) Validate() error {
 	if o.Window < o.Interval {
 		return UsageErrorf("--window (%s) must not be shorter than --interval (%s)", o.Window, o.Interval)
 	}
-	if o.Output != "json" && o.Output != "yaml" {
-		return UsageErrorf("--output: unknown format %q (want json or yaml)", o.Output)
+	if err := checkFormat(o.Output, topFormats, redirectHint); err != nil {
+		return err
 	}
 	if o.SchedulerPod != "" && o.metricsURLChosen {
 		return UsageErrorf("give --metrics-url or --scheduler-pod, not both")
@@ -147,7 +154,7 @@ func (o *TopOptions) Validate() error {
 		return UsageErrorf("--metrics-url: want an http:// or https:// URL, got %q", o.MetricsURL)
 	}
 	if !o.Once && !isTTY(o.Out) {
-		return UsageErrorf("standard output is not a terminal: use --once -o json")
+		return UsageErrorf("standard output is not a terminal: use --once (or -o json)")
 	}
 	return nil
 }
@@ -188,10 +195,18 @@ func splitSchedulerPod(s string) (ns, id string, err error) {
 	return ns, scheme + ":" + name + ":" + port, nil
 }
 
+// given says whether a kubeconfig string flag was set.
+func given(f *string) bool { return f != nil && *f != "" }
+
 // Complete builds the source and, when the kubeconfig loads, the cluster
 // access of the pods panel.
 func (o *TopOptions) Complete() error {
 	o.restConfig, o.restErr = o.ConfigFlags.ToRESTConfig()
+	if o.restErr != nil && (given(o.ConfigFlags.KubeConfig) || given(o.ConfigFlags.Context)) {
+		// Without them a missing kubeconfig only leaves the pods panel
+		// out; a kubeconfig or context asked for must load.
+		return kube.KubeconfigError(o.restErr)
+	}
 	if o.SchedulerPod != "" {
 		if o.restErr != nil {
 			return fmt.Errorf("--scheduler-pod needs a kubeconfig: %w", o.restErr)

@@ -20,10 +20,11 @@ func TestTopRejectsBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"a UI needs a terminal", []string{"top"}, "standard output is not a terminal: use --once -o json"},
+		{"a UI needs a terminal", []string{"top"}, "standard output is not a terminal: use --once (or -o json)"},
 		{"an interval below 100ms", []string{"top", "--once", "--interval", "10ms"}, "--interval: must be at least 100ms"},
 		{"a window shorter than the interval", []string{"top", "--once", "--interval", "5s", "--window", "2s"}, "--window (2s) must not be shorter"},
-		{"an unknown output", []string{"top", "--once", "-o", "table"}, `--output: unknown format "table"`},
+		{"an unknown output", []string{"top", "--once", "-o", "table"}, `--output: unknown format "table" (want json or yaml)`},
+		{"a file for -o gets told to redirect", []string{"top", "-o", "stats.json"}, `--output: unknown format "stats.json" (want json or yaml); -o is the output format, as in kubectl; to save the output, redirect it: > stats.json`},
 		{"both sources", []string{"top", "--once", "--metrics-url", "http://x/metrics", "--scheduler-pod", "kube-system/s"}, "not both"},
 		{"a URL that is not http", []string{"top", "--once", "--metrics-url", "ftp://x/metrics"}, "want an http:// or https:// URL"},
 		{"a pod without namespace", []string{"top", "--once", "--scheduler-pod", "kube-scheduler"}, "want NAMESPACE/POD"},
@@ -93,7 +94,8 @@ func TestTopOnceJSON(t *testing.T) {
 	if len(st.Latency) == 0 || st.Latency[0].Metric != top.MetricPodSchedulingSLI || st.Latency[0].Count != 2 {
 		t.Errorf("latency %+v", st.Latency)
 	}
-	code, out, _ = run(t, "", "top", "--once", "-o", "yaml", "--interval", "100ms", "--metrics-url", srv.URL+"/metrics")
+	// -o asks for a printed sample: --once goes without saying.
+	code, out, _ = run(t, "", "top", "-o", "yaml", "--interval", "100ms", "--metrics-url", srv.URL+"/metrics")
 	if code != 0 || !strings.Contains(out, "windowSeconds:") {
 		t.Errorf("-o yaml: exit %d\n%s", code, out)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/version"
 )
@@ -26,7 +27,7 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 		Example: `  # Print the version
   kubectl sched version
 
-  # As JSON: version, commit, date, kubernetes, go, platform
+  # As JSON (or -o yaml): version, commit, date, kubernetes, go, platform
   kubectl sched version -o json
 
   # Only the Kubernetes release whose scheduling it follows
@@ -40,15 +41,19 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 			return o.Run()
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: '' or json")
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion("json"))
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: one line of text)")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(versionFormats[1:]...))
 	return cmd
 }
 
+// versionFormats are the formats of -o: text, json and yaml, as kubectl
+// version's.
+var versionFormats = []string{"", "json", "yaml"}
+
 // Validate checks the output format.
 func (o *VersionOptions) Validate() error {
-	if o.Output != "" && o.Output != "json" {
-		return UsageErrorf("--output: unknown format %q (want json)", o.Output)
+	if err := checkFormat(o.Output, versionFormats, redirectHint); err != nil {
+		return err
 	}
 	return nil
 }
@@ -59,10 +64,15 @@ func (o *VersionOptions) Run() error {
 		"version": version.Version, "commit": version.Commit, "date": version.Date,
 		"kubernetes": version.KubernetesVersion, "go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH,
 	}
-	if o.Output == "json" {
+	switch o.Output {
+	case "json":
 		b, _ := json.MarshalIndent(info, "", "  ")
 		fmt.Fprintf(o.Out, "%s\n", b)
 		return nil
+	case "yaml":
+		b, _ := yaml.Marshal(info)
+		_, err := o.Out.Write(b)
+		return err
 	}
 	fmt.Fprintf(o.Out, "kubectl-sched %s (commit %s, built %s, %s %s)\nscheduling behaviour of kube-scheduler %s\n",
 		version.Version, version.Commit, version.Date, runtime.Version(), info["platform"], version.KubernetesVersion)

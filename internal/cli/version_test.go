@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/version"
 )
@@ -49,7 +50,16 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version -o json (-want +got):\n%s", d)
 	}
 
-	if code, _, stderr := run(t, "", "version", "-o", "yaml"); code != 2 || !strings.Contains(stderr, `unknown format "yaml"`) {
-		t.Errorf("version -o yaml: exit %d, stderr %q; want 2 and the format named", code, stderr)
+	code, out, _ = run(t, "", "version", "-o", "yaml")
+	var gotYAML map[string]string
+	if err := yaml.Unmarshal([]byte(out), &gotYAML); code != 0 || err != nil {
+		t.Fatalf("version -o yaml: exit %d, %v", code, err)
+	}
+	if d := cmp.Diff(wantJSON, gotYAML); d != "" {
+		t.Errorf("version -o yaml (-want +got):\n%s", d)
+	}
+
+	if code, _, stderr := run(t, "", "version", "-o", "table"); code != 2 || stderr != "error: --output: unknown format \"table\" (want json or yaml)\n" {
+		t.Errorf("version -o table: exit %d, stderr %q; want 2 and the formats named", code, stderr)
 	}
 }

@@ -48,6 +48,10 @@ type Options struct {
 	// them), are reported with the cluster's pending pods, which are
 	// queued after them.
 	Changes func(*engine.Offline) ([]*v1.Pod, error)
+	// Progress, when set, is called after every scheduling attempt with
+	// the pods placed so far, the pods whose last attempt failed, and the
+	// pending pods in all (the CLI draws a progress line from it).
+	Progress func(placed, failing, total int)
 }
 
 func (o Options) engine() engine.Options {
@@ -75,6 +79,16 @@ type run struct {
 	seq    int
 	// c is the offline cluster (set before it runs).
 	c *engine.Offline
+	// progress and total: Options.Progress and the pending pods.
+	progress func(placed, failing, total int)
+	total    int
+}
+
+// attempted reports progress after an attempt.
+func (r *run) attempted() {
+	if r.progress != nil {
+		r.progress(len(r.placed), len(r.failed), r.total)
+	}
 }
 
 func (r *run) observer() engine.Observer {
@@ -93,6 +107,7 @@ func (r *run) observer() engine.Observer {
 			r.rep.Placements = append(r.rep.Placements, pl)
 			r.placed.Insert(schedcore.PodKey(pod))
 			delete(r.failed, schedcore.PodKey(pod))
+			r.attempted()
 		},
 		Failed: func(pod *v1.Pod, f engine.Failure) {
 			r.seq++
@@ -105,6 +120,7 @@ func (r *run) observer() engine.Observer {
 				nf.own, nf.ownSeq = nf.msg, r.seq
 			}
 			r.failed[k] = nf
+			r.attempted()
 		},
 		Evicted: func(victim *v1.Pod, node string, preemptor *v1.Pod) {
 			r.rep.Evictions = append(r.rep.Evictions, report.Eviction{Pod: schedcore.PodName(victim), Node: node, Preemptor: schedcore.PodName(preemptor)})
@@ -119,9 +135,10 @@ func (r *run) observer() engine.Observer {
 // The cluster's pods are not modified.
 func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, error) {
 	r := &run{
-		rep:    &report.DryRun{Placements: []report.Placement{}, Unschedulable: []report.Unschedulable{}, Evictions: []report.Eviction{}},
-		failed: map[string]*failure{},
-		placed: sets.New[string](),
+		rep:      &report.DryRun{Placements: []report.Placement{}, Unschedulable: []report.Unschedulable{}, Evictions: []report.Eviction{}},
+		failed:   map[string]*failure{},
+		placed:   sets.New[string](),
+		progress: o.Progress,
 	}
 	c, pending, err := engine.NewOffline(ctx, cl, o.engine(), r.observer())
 	if err != nil {
@@ -138,6 +155,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		}
 		pending = append(added, pending...)
 	}
+	r.total = len(pending)
 	c.Submit(queued...)
 	if err := c.Run(ctx); err != nil {
 		return nil, err

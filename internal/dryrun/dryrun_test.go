@@ -152,3 +152,28 @@ func TestTheInputIsNotModified(t *testing.T) {
 		t.Errorf("input pod changed (-before +after):\n%s", d)
 	}
 }
+
+// TestProgressCountsEveryAttempt: the progress callback hears every
+// attempt, its counts never go down, and at the end they are the report's.
+func TestProgressCountsEveryAttempt(t *testing.T) {
+	cl := tieCluster()
+	// Two pods that fit nowhere.
+	for _, n := range []string{"huge-1", "huge-2"} {
+		cl.Pods = append(cl.Pods, schedtest.MakePod(n).Namespace("ns").Req("cpu", "64").Created(100).Obj())
+	}
+	type call struct{ placed, failing, total int }
+	var calls []call
+	rep := runCluster(t, cl, nil, Options{Progress: func(placed, failing, total int) { calls = append(calls, call{placed, failing, total}) }})
+	if len(calls) < len(cl.Pods) {
+		t.Fatalf("%d progress calls for %d pods", len(calls), len(cl.Pods))
+	}
+	for i := 1; i < len(calls); i++ {
+		if calls[i].placed < calls[i-1].placed || calls[i].total != len(cl.Pods) {
+			t.Errorf("call %d: %+v after %+v", i, calls[i], calls[i-1])
+		}
+	}
+	want := call{len(rep.Placements), len(rep.Unschedulable), len(cl.Pods)}
+	if got := calls[len(calls)-1]; got != want || want.failing != 2 {
+		t.Errorf("last call %+v, want %+v (2 unschedulable)", got, want)
+	}
+}

@@ -31,6 +31,11 @@ type Observer struct {
 	Evicted func(victim *v1.Pod, node string, preemptor *v1.Pod)
 	// Nominated: preemption nominated node for pod.
 	Nominated func(pod *v1.Pod, node string)
+	// Attempting: pod is about to go through a scheduling cycle (its
+	// attempt number attempt, from 1) on the cluster as it is now: every
+	// placement and eviction so far is in the cache. The engine is not to
+	// be changed (explain --at-turn explains the pod here).
+	Attempting func(ctx context.Context, pod *v1.Pod, attempt int)
 }
 
 // Failure is one failed scheduling attempt.
@@ -360,6 +365,9 @@ func (c *Offline) Run(ctx context.Context) error {
 			continue
 		}
 		before := c.placed
+		if c.obs.Attempting != nil {
+			c.obs.Attempting(ctx, qpi.Pod, qpi.Attempts)
+		}
 		s.ScheduleOnePod(ctx, qpi)
 		// A cycle takes time: what it queues (a failed pod, the pods its
 		// binding or preemption wakes) is stamped after what earlier

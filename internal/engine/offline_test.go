@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -28,6 +29,9 @@ func (j *journal) observer() Observer {
 		},
 		Failed: func(pod *v1.Pod, f Failure) {
 			j.events = append(j.events, "failed "+pod.Name+": "+f.Status.Message())
+		},
+		Attempting: func(_ context.Context, pod *v1.Pod, attempt int) {
+			j.events = append(j.events, fmt.Sprintf("attempt %d of %s", attempt, pod.Name))
 		},
 	}
 }
@@ -78,7 +82,7 @@ func TestOfflineDrainReplacesAPod(t *testing.T) {
 	if err := c.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([]string{"placed p on n2", "placed a-2 on n2"}, j.events); d != "" {
+	if d := cmp.Diff([]string{"attempt 1 of p", "placed p on n2", "attempt 1 of a-2", "placed a-2 on n2"}, j.events); d != "" {
 		t.Errorf("events (-want +got):\n%s", d)
 	}
 	var names []string
@@ -121,7 +125,7 @@ func TestOfflineDepartureWakesAWaitingPod(t *testing.T) {
 	if err := c.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"failed q: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.", "placed q on n1"}
+	want := []string{"attempt 1 of q", "failed q: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.", "attempt 2 of q", "placed q on n1"}
 	if d := cmp.Diff(want, j.events); d != "" {
 		t.Errorf("events (-want +got):\n%s", d)
 	}

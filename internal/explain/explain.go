@@ -30,6 +30,16 @@ const (
 	SourceFile     = "file"
 )
 
+// Which cluster state an explanation is of (report.Explanation.State).
+const (
+	// StateAsListed: the dump or the listing as it is; pending pods are
+	// not placed.
+	StateAsListed = "as-listed"
+	// StateAtTurn: the state at the pod's last attempt in a dry-run
+	// (RunAtTurn).
+	StateAtTurn = "at-turn"
+)
+
 // DefaultNearest is how many rejected nodes get their gaps computed.
 const DefaultNearest = 3
 
@@ -86,6 +96,10 @@ type Options struct {
 	Node string
 	// Source is recorded in the report (SourceSnapshot when empty).
 	Source string
+	// Progress, when set, is called by RunAtTurn after every attempt of
+	// its dry-run with the pods placed so far, the pods whose last attempt
+	// failed, and the pending pods in all.
+	Progress func(placed, failing, total int)
 }
 
 // State is cluster state loaded into the engine once: the cache, its
@@ -95,6 +109,11 @@ type State struct {
 	o       Options
 	cluster *snapshot.Cluster
 	eng     *engine.Engine
+	// pending are the cluster's pending pods in queue order (what a
+	// dry-run would schedule); turn, when set, is the dry-run attempt
+	// being explained (explainAtTurn).
+	pending []*v1.Pod
+	turn    *report.ExplainTurn
 }
 
 // NewState loads the cluster into a fresh engine. The cluster's objects
@@ -122,10 +141,11 @@ func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, err
 		return nil, err
 	}
 	nom.fill(work.Pods, eng.Profiles)
-	if _, err := eng.Load(&work); err != nil {
+	pending, err := eng.Load(&work)
+	if err != nil {
 		return nil, err
 	}
-	return &State{o: o, cluster: &work, eng: eng}, nil
+	return &State{o: o, cluster: &work, eng: eng, pending: pending}, nil
 }
 
 // nominator holds the cluster's pending pods that preemption nominated to a
@@ -236,6 +256,11 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	}
 	rep := convert(ex)
 	rep.Source, rep.BoundNode, rep.NominatedNode = o.Source, bound, nominated
+	if s.turn != nil {
+		rep.State, rep.Turn = StateAtTurn, s.turn
+	} else {
+		rep.State, rep.Ahead = StateAsListed, s.ahead(target, bound != "")
+	}
 	if ex.FitError != nil {
 		rep.Preemption = preemption(ctx, fw, ex, target)
 	}
@@ -291,6 +316,28 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		}
 	}
 	return rep, nil
+}
+
+// ahead counts the pending pods a dry-run would schedule before the
+// target: those before it in queue order when it is pending itself, none
+// for a bound pod, and for a pod from a file (queued last) every pending
+// pod of equal or higher priority. Gated pods never reach a cycle and are
+// not counted.
+func (s *State) ahead(target *v1.Pod, bound bool) int {
+	if bound {
+		return 0
+	}
+	prio := schedcore.PodPriority(target)
+	n := 0
+	for _, p := range s.pending {
+		if p.Namespace == target.Namespace && p.Name == target.Name {
+			return n
+		}
+		if len(p.Spec.SchedulingGates) == 0 && schedcore.PodPriority(p) >= prio {
+			n++
+		}
+	}
+	return n
 }
 
 // convert renders schedcore's Explanation as the report's schema: nodes in

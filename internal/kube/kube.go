@@ -4,6 +4,7 @@
 package kube
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -25,6 +26,25 @@ import (
 // UserAgent is what kubectl-sched tells the API server it is.
 const UserAgent = "kubectl-sched"
 
+// ErrKubeconfig marks a kubeconfig that cannot be used: a missing or
+// malformed file, an unknown context, cluster or user (bad input, exit
+// code 2).
+var ErrKubeconfig = errors.New("unusable kubeconfig")
+
+type kubeconfigError struct{ err error }
+
+func (e kubeconfigError) Error() string   { return "loading kubeconfig: " + e.err.Error() }
+func (e kubeconfigError) Unwrap() []error { return []error{e.err, ErrKubeconfig} }
+
+// KubeconfigError wraps an error of loading the kubeconfig as
+// ErrKubeconfig, saying "loading kubeconfig: ..." (nil stays nil).
+func KubeconfigError(err error) error {
+	if err == nil || errors.Is(err, ErrKubeconfig) {
+		return err
+	}
+	return kubeconfigError{err}
+}
+
 // RESTConfig resolves the kubeconfig flags (--kubeconfig, --context,
 // --server, ...; in-cluster config when run in a pod without a kubeconfig)
 // into a rest.Config with the given client-side rate limits, as
@@ -36,7 +56,7 @@ func RESTConfig(flags *genericclioptions.ConfigFlags, qps float32, burst int32) 
 	}
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+		return nil, KubeconfigError(err)
 	}
 	cfg = rest.CopyConfig(cfg)
 	if qps != 0 {
@@ -111,7 +131,7 @@ func Namespace(f *genericclioptions.ConfigFlags, useKubeconfig bool) (ns string,
 	}
 	ns, explicit, err = f.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
-		return "", false, err
+		return "", false, KubeconfigError(err)
 	}
 	return ns, explicit, nil
 }

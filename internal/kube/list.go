@@ -34,7 +34,7 @@ type Clients struct {
 func NewClients(f *genericclioptions.ConfigFlags) (*Clients, error) {
 	cfg, err := f.ToRESTConfig()
 	if err != nil {
-		return nil, err
+		return nil, KubeconfigError(err)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	kc, err := kubernetes.NewForConfig(cfg)
@@ -154,8 +154,13 @@ func ListCluster(ctx context.Context, c *Clients, o ListOptions) (*snapshot.Clus
 			return
 		}},
 	}
+	namespacesListed := true
 	for _, s := range steps {
-		if err := optional(s.what, s.run()); err != nil {
+		err := s.run()
+		if err != nil && s.what == "namespaces" {
+			namespacesListed = false
+		}
+		if err := optional(s.what, err); err != nil {
 			return nil, err
 		}
 	}
@@ -169,6 +174,9 @@ func ListCluster(ctx context.Context, c *Clients, o ListOptions) (*snapshot.Clus
 			}
 		}
 		cl.Namespaces = keep
+		if namespacesListed && len(keep) == 0 {
+			cl.Warnings = append(cl.Warnings, fmt.Sprintf("warning: namespace %q not found: the snapshot has no pods or other objects of it", ns))
+		}
 	}
 	if err := listPodGroups(ctx, c, ns, cl); err != nil {
 		return nil, err
@@ -252,10 +260,21 @@ func listPodGroups(ctx context.Context, c *Clients, ns string, cl *snapshot.Clus
 	return nil
 }
 
+// listProgressKey carries a WithListProgress callback.
+type listProgressKey struct{}
+
+// WithListProgress returns ctx with a callback that ListCluster calls
+// after each page it lists, with the number of objects in it (the CLI
+// draws a progress line from it), as net/http/httptrace carries its hooks.
+func WithListProgress(ctx context.Context, page func(objects int)) context.Context {
+	return context.WithValue(ctx, listProgressKey{}, page)
+}
+
 // listAll lists every page of one kind and returns pointers to the items.
 func listAll[L interface{ GetContinue() string }, T any](ctx context.Context, list func(context.Context, metav1.ListOptions) (L, error), items func(L) []T) ([]*T, error) {
 	var out []*T
 	opts := metav1.ListOptions{Limit: pageSize}
+	progress, _ := ctx.Value(listProgressKey{}).(func(int))
 	for {
 		l, err := list(ctx, opts)
 		if err != nil {
@@ -264,6 +283,9 @@ func listAll[L interface{ GetContinue() string }, T any](ctx context.Context, li
 		page := items(l)
 		for i := range page {
 			out = append(out, &page[i])
+		}
+		if progress != nil {
+			progress(len(page))
 		}
 		if opts.Continue = l.GetContinue(); opts.Continue == "" {
 			return out, nil

@@ -186,3 +186,40 @@ func TestListClusterWarnsAboutForbiddenOptionalKinds(t *testing.T) {
 		t.Errorf("err = %v, want listing pods: forbidden", err)
 	}
 }
+
+func TestListClusterWarnsAboutAMissingNamespace(t *testing.T) {
+	c, kc := fakeClients(false)
+	cl, err := ListCluster(context.Background(), c, ListOptions{Namespace: "nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`warning: namespace "nope" not found: the snapshot has no pods or other objects of it`}
+	if d := cmp.Diff(want, cl.Warnings); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+	// Who may not list namespaces cannot tell: only that warning.
+	kc.PrependReactor("list", "namespaces", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "", errors.New("no RBAC"))
+	})
+	if cl, err = ListCluster(context.Background(), c, ListOptions{Namespace: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(cl.Warnings) != 1 || !strings.HasPrefix(cl.Warnings[0], "warning: cannot list namespaces (") {
+		t.Errorf("warnings = %q, want only the one about listing namespaces", cl.Warnings)
+	}
+}
+
+func TestListClusterReportsItsPages(t *testing.T) {
+	c, _ := fakeClients(false)
+	listed := 0
+	cl, err := ListCluster(WithListProgress(context.Background(), func(n int) { listed += n }), c, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(cl.Nodes) + len(cl.Pods) + len(cl.Namespaces) + len(cl.PDBs) + len(cl.PVCs) + len(cl.PVs) + len(cl.StorageClasses) +
+		len(cl.CSINodes) + len(cl.CSIDrivers) + len(cl.CSIStorageCapacities) + len(cl.PriorityClasses) + len(cl.Services) +
+		len(cl.ReplicationControllers) + len(cl.ReplicaSets) + len(cl.StatefulSets)
+	if listed != want || want == 0 {
+		t.Errorf("progress counted %d objects, want %d", listed, want)
+	}
+}

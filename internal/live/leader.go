@@ -71,6 +71,10 @@ func (l LeaderElection) withDefaults() LeaderElection {
 	return l
 }
 
+// Validate checks l, with the defaults for its zero fields, as Run will:
+// callers check it before contacting the cluster.
+func (l LeaderElection) Validate() error { return l.withDefaults().validate() }
+
 // validate applies kube's rules (component-base ValidateLeaderElectionConfiguration).
 func (l LeaderElection) validate() error {
 	switch {

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +46,10 @@ var ErrLeaderElectionLost = errors.New("leaderelection lost")
 // on shutdown; those still running afterwards are cancelled (and unreserve).
 const DefaultShutdownGracePeriod = 30 * time.Second
 
+// ErrSyncTimeout is returned when the informers have not synced within
+// Options.SyncTimeout.
+var ErrSyncTimeout = errors.New("informers not synced")
+
 // Options configure Run.
 type Options struct {
 	// Config is a defaulted, validated KubeSchedulerConfiguration. Its
@@ -64,6 +70,9 @@ type Options struct {
 	// ShutdownGracePeriod bounds the wait for in-flight bindings on
 	// shutdown (default DefaultShutdownGracePeriod).
 	ShutdownGracePeriod time.Duration
+	// SyncTimeout bounds the wait for the informers' first sync; Run
+	// returns ErrSyncTimeout after it. Zero waits as long as ctx lasts.
+	SyncTimeout time.Duration
 	// Features are the feature gates (zero value: defaults).
 	Features schedcore.Features
 	// Logger receives the logs; zero discards.
@@ -378,28 +387,48 @@ func (d *driver) run(ctx context.Context) error {
 		d.logger.Info("Reading the server version", "err", err)
 	}
 	d.factory.Start(infCtx.Done())
+	syncCtx := ctx
+	if d.o.SyncTimeout > 0 {
+		var cancel context.CancelFunc
+		syncCtx, cancel = context.WithTimeout(ctx, d.o.SyncTimeout)
+		defer cancel()
+	}
+	// notSynced is the error of a wait that ended: nil when ctx ended (a
+	// shutdown), ErrSyncTimeout when the timeout did.
+	notSynced := func(what string) error {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if syncCtx.Err() != nil {
+			return fmt.Errorf("%w within %s: %s", ErrSyncTimeout, d.o.SyncTimeout, what)
+		}
+		return fmt.Errorf("informer for %s did not sync", what)
+	}
 	if d.dynFactory != nil {
 		d.dynFactory.Start(infCtx.Done())
-		for gvr, ok := range d.dynFactory.WaitForCacheSync(ctx.Done()) {
+		for gvr, ok := range d.dynFactory.WaitForCacheSync(syncCtx.Done()) {
 			if !ok {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("informer for %v did not sync", gvr)
+				return notSynced(gvr.String())
 			}
 		}
 	}
-	for typ, ok := range d.factory.WaitForCacheSync(ctx.Done()) {
+	var unsynced []string
+	synced := d.factory.WaitForCacheSync(syncCtx.Done())
+	for typ, ok := range synced {
 		if !ok {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("informer for %v did not sync", typ)
+			unsynced = append(unsynced, strings.TrimPrefix(typ.String(), "*"))
 		}
+	}
+	switch {
+	case len(unsynced) == len(synced) && len(synced) > 1:
+		return notSynced(fmt.Sprintf("none of the %d kinds listed", len(synced)))
+	case len(unsynced) > 0:
+		sort.Strings(unsynced)
+		return notSynced(strings.Join(unsynced, ", "))
 	}
 	for _, r := range d.regs {
-		if !cache.WaitForCacheSync(ctx.Done(), r.HasSynced) {
-			return nil
+		if !cache.WaitForCacheSync(syncCtx.Done(), r.HasSynced) {
+			return notSynced("event handlers")
 		}
 	}
 	d.storageMu.Lock()

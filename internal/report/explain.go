@@ -101,6 +101,9 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 	kv := tabwriter.NewWriter(&b, 0, 4, 1, ' ', 0)
 	fmt.Fprintf(kv, "Pod:\t%s (%s)\n", e.Pod, state)
 	fmt.Fprintf(kv, "Profile:\t%s\n", e.Profile)
+	if line := stateLine(e); line != "" {
+		fmt.Fprintf(kv, "State:\t%s\n", line)
+	}
 	switch {
 	case e.PreEnqueue != nil:
 		fmt.Fprintf(kv, "Verdict:\t%s\n", apply(st.Bad, fmt.Sprintf("unschedulable: held out of the scheduling queue by %s (PreEnqueue, %s): no cycle runs", orDash(e.PreEnqueue.Plugin), e.PreEnqueue.Code)))
@@ -112,7 +115,9 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 		fmt.Fprintf(kv, "Verdict:\t%s\n", apply(st.Good, fmt.Sprintf("schedulable: %d of %d nodes feasible", e.NumFeasible, e.NumNodes)))
 		sel := fmt.Sprintf("%s (score %d)", e.Selected, e.BestTotal)
 		if len(e.TiedBest) > 1 {
-			sel += fmt.Sprintf(", tied with %s", strings.Join(without(e.TiedBest, e.Selected), ", "))
+			// One line: a handful of names and how many more (-o json
+			// lists them all).
+			sel += fmt.Sprintf(", tied with %s", examples(without(e.TiedBest, e.Selected), maxListed))
 		}
 		if e.NominatedNode != "" && e.Selected == e.NominatedNode {
 			sel = fmt.Sprintf("%s (its nominated node: kube-scheduler tries it first and takes it, unscored, when it fits)", e.Selected)
@@ -213,7 +218,7 @@ func preemptionLine(p *PreemptionOutcome) string {
 	if p.Node == "" {
 		return strings.TrimPrefix(p.Message, "preemption: ")
 	}
-	line := fmt.Sprintf("would nominate %s, evicting %s: %s", p.Node, plural(len(p.Victims), "pod"), strings.Join(p.Victims, ", "))
+	line := fmt.Sprintf("would nominate %s, evicting %s: %s", p.Node, plural(len(p.Victims), "pod"), examples(p.Victims, maxListed))
 	if p.PDBViolations > 0 {
 		line += fmt.Sprintf(" (%d of them violating a PodDisruptionBudget)", p.PDBViolations)
 	}
@@ -398,6 +403,10 @@ func failureSet(fs []Failure) string {
 	return strings.Join(parts, "; ")
 }
 
+// maxListed is how many names a one-line list of the table shows before
+// "+N more".
+const maxListed = 5
+
 func examples(nodes []string, n int) string {
 	if len(nodes) <= n {
 		return strings.Join(nodes, ", ")
@@ -493,4 +502,31 @@ func gapLine(g Gap) string {
 		return g.Gap
 	}
 	return g.Plugin + ": " + g.Gap
+}
+
+// stateLine says which cluster state was explained.
+func stateLine(e *Explanation) string {
+	switch e.State {
+	case "at-turn":
+		t := e.Turn
+		if t == nil {
+			return "at its turn in a dry-run"
+		}
+		s := fmt.Sprintf("at its turn in a dry-run: attempt %d, after %s", t.Attempt, plural(t.PlacedBefore, "placement"))
+		if t.EvictedBefore > 0 {
+			s += " and " + plural(t.EvictedBefore, "eviction")
+		} else if t.PlacedBefore == 0 {
+			s = fmt.Sprintf("at its turn in a dry-run: attempt %d, nothing placed before it", t.Attempt)
+		}
+		if t.Node != "" {
+			return s + "; the dry-run places it on " + t.Node
+		}
+		return s + "; the dry-run leaves it unschedulable"
+	case "as-listed":
+		if e.Ahead == 0 {
+			return "as listed (no pending pod is ahead of it in the queue)"
+		}
+		return fmt.Sprintf("as listed, without the %s ahead of it in the queue, which a dry-run places first (it may then answer otherwise: --at-turn)", plural(e.Ahead, "pending pod"))
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -94,6 +95,71 @@ func TestExplainTableSummaryLines(t *testing.T) {
 			}
 			if !strings.Contains(b.String(), tt.want) {
 				t.Errorf("table lacks %q:\n%s", tt.want, b.String())
+			}
+		})
+	}
+}
+
+// TestExplainTableCapsOneLineLists: 999 nodes tied for the best score, or
+// many victims, fit on one line: a few names and how many more.
+func TestExplainTableCapsOneLineLists(t *testing.T) {
+	e := sample()
+	e.NumFeasible = 1000
+	e.TiedBest = []string{"c"}
+	for i := range 999 {
+		e.TiedBest = append(e.TiedBest, fmt.Sprintf("n%03d", i))
+	}
+	var b bytes.Buffer
+	if err := WriteExplain(&b, e, "table", ExplainView{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Would be placed on: c (score 412), tied with n000, n001, n002, n003, n004, +994 more\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("no capped tie line %q in:\n%s", want, b.String())
+	}
+	e = sample()
+	e.NumFeasible = 0
+	e.Preemption = &PreemptionOutcome{Node: "a", Victims: []string{"ns/v1", "ns/v2", "ns/v3", "ns/v4", "ns/v5", "ns/v6", "ns/v7"}}
+	b.Reset()
+	if err := WriteExplain(&b, e, "table", ExplainView{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "would nominate a, evicting 7 pods: ns/v1, ns/v2, ns/v3, ns/v4, ns/v5, +2 more"; !strings.Contains(b.String(), want) {
+		t.Errorf("no capped victims %q in:\n%s", want, b.String())
+	}
+}
+
+// TestStateLineSaysWhichStateWasExplained: the State line of the table
+// says whether pending pods were placed before the pod, and how many.
+func TestStateLineSaysWhichStateWasExplained(t *testing.T) {
+	tests := []struct {
+		name string
+		e    Explanation
+		want string
+	}{
+		{"as listed, first in the queue", Explanation{State: "as-listed"}, "as listed (no pending pod is ahead of it in the queue)"},
+		{"as listed, one ahead", Explanation{State: "as-listed", Ahead: 1},
+			"as listed, without the 1 pending pod ahead of it in the queue, which a dry-run places first (it may then answer otherwise: --at-turn)"},
+		{"as listed, several ahead", Explanation{State: "as-listed", Ahead: 14},
+			"as listed, without the 14 pending pods ahead of it in the queue, which a dry-run places first (it may then answer otherwise: --at-turn)"},
+		{"at its turn, placed", Explanation{State: "at-turn", Turn: &ExplainTurn{Attempt: 1, PlacedBefore: 3, Node: "n1"}},
+			"at its turn in a dry-run: attempt 1, after 3 placements; the dry-run places it on n1"},
+		{"at its turn after preemption", Explanation{State: "at-turn", Turn: &ExplainTurn{Attempt: 2, PlacedBefore: 1, EvictedBefore: 1, Node: "n1"}},
+			"at its turn in a dry-run: attempt 2, after 1 placement and 1 eviction; the dry-run places it on n1"},
+		{"at its turn, first", Explanation{State: "at-turn", Turn: &ExplainTurn{Attempt: 1}},
+			"at its turn in a dry-run: attempt 1, nothing placed before it; the dry-run leaves it unschedulable"},
+		{"no state (an older document)", Explanation{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := stateLine(&tt.e); got != tt.want {
+				t.Errorf("stateLine = %q, want %q", got, tt.want)
+			}
+			var b strings.Builder
+			if err := WriteExplain(&b, &tt.e, "table", ExplainView{}); err != nil {
+				t.Fatal(err)
+			}
+			if has := strings.Contains(b.String(), "State:"); has != (tt.want != "") {
+				t.Errorf("table has a State line: %v, want %v:\n%s", has, tt.want != "", b.String())
 			}
 		})
 	}

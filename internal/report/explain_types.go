@@ -28,6 +28,16 @@ type Explanation struct {
 	// yet): the pod gets no cycle, PreFilter's code is "NotRun" and every
 	// node carries this status.
 	PreEnqueue *PreFilterOutcome `json:"preEnqueue,omitempty"`
+	// State says which cluster state was explained: "as-listed" (the dump
+	// or listing as it is: pending pods are not placed) or "at-turn" (the
+	// state at the pod's last attempt in a dry-run, explain --at-turn).
+	State string `json:"state"`
+	// Ahead, for "as-listed", is how many pending pods a dry-run would
+	// schedule before this one; they are not placed in the state
+	// explained, so a dry-run may answer differently.
+	Ahead int `json:"ahead,omitempty"`
+	// Turn, for "at-turn", is where in the dry-run the pod was explained.
+	Turn *ExplainTurn `json:"turn,omitempty"`
 	// PreFilter is the PreFilter phase's outcome.
 	PreFilter PreFilterOutcome `json:"preFilter"`
 	// SkippedFilterPlugins / SkippedScorePlugins were skipped by PreFilter /
@@ -63,6 +73,20 @@ type Explanation struct {
 	// then fewest unresolvable ones, then most free cpu, then memory), whose
 	// gaps are filled in.
 	Nearest []string `json:"nearest"`
+}
+
+// ExplainTurn is the pod's last scheduling attempt in a dry-run, the one
+// explained and the one whose outcome the dry-run reports.
+type ExplainTurn struct {
+	// Attempt counts the pod's attempts (1 = its first).
+	Attempt int `json:"attempt"`
+	// PlacedBefore and EvictedBefore count the dry-run's placements and
+	// evictions before that attempt.
+	PlacedBefore  int `json:"placedBefore"`
+	EvictedBefore int `json:"evictedBefore"`
+	// Node is where the dry-run placed the pod, "" when it left it
+	// unschedulable.
+	Node string `json:"node,omitempty"`
 }
 
 // PreFilterOutcome is the PreFilter phase's status.

@@ -60,9 +60,15 @@ type Cluster struct {
 	// DefaultNamespace is given to pods without a namespace ("" means
 	// "default"), as kubectl's --namespace does for files without one.
 	DefaultNamespace string
+	// OnProgress, when set, hears how loading goes: a file's objects read
+	// of a List's items (total 0 while the file is being parsed).
+	OnProgress func(file string, objects, total int)
 
 	// origins maps each loaded Pod and Node to where it was read.
 	origins map[any]Origin
+	// named maps each read object's group, kind, namespace and name to
+	// where it was read: an object named twice is an error.
+	named map[string]Origin
 }
 
 // Origin is where an object was read: its file, the first line of its
@@ -148,6 +154,10 @@ func (c *Cluster) AddPaths(paths []string, stdin io.Reader) error {
 			if files, err = manifestFiles(p); err != nil {
 				return err
 			}
+			if len(files) == 0 {
+				return &LoadError{File: p, Msg: "a directory without *.yaml, *.yml or *.json files"}
+			}
+			sort.Strings(files)
 		}
 		for _, f := range files {
 			data, err := os.ReadFile(f)
@@ -219,6 +229,12 @@ func splitDocs(data []byte) []doc {
 
 // AddData decodes one file's content.
 func (c *Cluster) AddData(file string, data []byte) error {
+	if c.OnProgress != nil {
+		c.OnProgress(file, 0, 0)
+	}
+	if msg := notObjects(data); msg != "" {
+		return &LoadError{File: file, Line: 1, Msg: msg}
+	}
 	for _, d := range splitDocs(data) {
 		if len(bytes.TrimSpace(stripComments(d.data))) == 0 {
 			continue
@@ -243,6 +259,9 @@ func decodeDoc(file string, d doc) (map[string]any, error) {
 	if t := bytes.TrimSpace(d.data); t[0] == '{' {
 		// JSON (kubectl -o json) needs no YAML pass.
 		if err := json.Unmarshal(t, &obj); err != nil {
+			if msg := notAnObject(err); msg != "" {
+				return nil, &LoadError{File: file, Line: d.line, Msg: msg}
+			}
 			return nil, &LoadError{File: file, Line: d.line + jsonErrLine(t, err) - 1, Msg: "malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
 		}
 		return obj, nil
@@ -252,9 +271,26 @@ func decodeDoc(file string, d doc) (map[string]any, error) {
 		return nil, &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
 	}
 	if err := json.Unmarshal(js, &obj); err != nil {
+		if msg := notAnObject(err); msg != "" {
+			return nil, &LoadError{File: file, Line: d.line, Msg: msg}
+		}
 		return nil, &LoadError{File: file, Line: d.line, Msg: "malformed document: " + err.Error()}
 	}
 	return obj, nil
+}
+
+// notAnObject says what a document is that decodes to text, a number or
+// a list where an object goes; "" for other errors.
+func notAnObject(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return ""
+	}
+	what := map[string]string{"string": "plain text", "array": "a list", "number": "a number", "bool": "true or false"}[te.Value]
+	if what == "" {
+		what = "a " + te.Value
+	}
+	return "not a Kubernetes object: the document is " + what + ", not a mapping with apiVersion, kind and metadata"
 }
 
 func stripComments(b []byte) []byte {
@@ -275,6 +311,7 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 	apiVersion, _ := obj["apiVersion"].(string)
 	meta, _ := obj["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
+	ns, _ := meta["namespace"].(string)
 	ident := objectIdent(where, kind, meta)
 	fail := func(msg string) error {
 		return &LoadError{File: file, Line: line, Msg: strings.TrimSpace(ident + ": " + msg)}
@@ -285,7 +322,12 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 	if strings.HasSuffix(kind, "List") {
 		return c.addList(file, line, kind, obj, fail)
 	}
-	if name == "" {
+	switch {
+	case kind == "KubeSchedulerConfiguration":
+		return fail("a scheduler configuration, not cluster state: give it with --config")
+	case kind == "Config" && obj["clusters"] != nil:
+		return fail("a kubeconfig, not cluster state: give it with --kubeconfig, or dump the cluster with 'kubectl sched snapshot -A'")
+	case name == "":
 		return fail("metadata.name: required")
 	}
 	if err := checkQuantities(kind, obj); err != nil {
@@ -301,6 +343,26 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 	group := ""
 	if i := strings.Index(apiVersion, "/"); i >= 0 {
 		group = apiVersion[:i]
+	}
+	if name != "" && readKind(group, kind) {
+		// Two objects of one name would both count (a node's room twice,
+		// a pod placed twice); the API server holds one.
+		key := group + "/" + kind + "/" + ns + "/" + name
+		if ns == "" && kind == "Pod" && group == "" {
+			key = "/Pod/" + c.DefaultNamespace + "/" + name
+			if c.DefaultNamespace == "" {
+				key = "/Pod/default/" + name
+			}
+			ident = strings.Replace(ident, "Pod "+name, "Pod "+strings.Split(key, "/")[2]+"/"+name, 1)
+		}
+		here := Origin{File: file, Line: line, Where: where}
+		if prev, ok := c.named[key]; ok {
+			return fail("named twice (also at " + prev.String() + ")")
+		}
+		if c.named == nil {
+			c.named = map[string]Origin{}
+		}
+		c.named[key] = here
 	}
 	handled, err := c.addTyped(kind, group, obj, decode, Origin{File: file, Line: line, Where: where})
 	if !handled {
@@ -405,6 +467,9 @@ func objectIdent(where, kind string, meta map[string]any) string {
 func (c *Cluster) addList(file string, line int, kind string, obj map[string]any, fail func(string) error) error {
 	items, _ := obj["items"].([]any)
 	for i, it := range items {
+		if c.OnProgress != nil {
+			c.OnProgress(file, i, len(items))
+		}
 		m, ok := it.(map[string]any)
 		if !ok {
 			return fail(fmt.Sprintf("items[%d]: not an object", i))
@@ -505,6 +570,10 @@ func checkList(path string, v any) error {
 			return fmt.Errorf("%s.%s: invalid quantity %v", path, k, x)
 		}
 		q, err := resource.ParseQuantity(s)
+		if errors.Is(err, resource.ErrFormatWrong) {
+			// Not apimachinery's regular expression: what a quantity is.
+			return fmt.Errorf("%s.%s: invalid quantity %q: want a number with an optional suffix (500m, 2, 1.5Gi, 10M)", path, k, s)
+		}
 		if err != nil {
 			return fmt.Errorf("%s.%s: invalid quantity %q: %v", path, k, s, err)
 		}
@@ -546,4 +615,18 @@ func cleanYAMLErr(err error) string {
 		}
 	}
 	return msg
+}
+
+// readKind says whether the loader reads objects of the kind (Kinds).
+func readKind(group, kind string) bool {
+	for _, k := range Kinds {
+		g, _, ok := strings.Cut(k.APIVersion, "/")
+		if !ok {
+			g = ""
+		}
+		if k.Kind == kind && g == group {
+			return true
+		}
+	}
+	return false
 }

@@ -26,9 +26,13 @@ func TestLoadPathsRejectsBadInput(t *testing.T) {
 	}{
 		{"malformed YAML names the line", goodNode + "---\nkind: Pod\nmetadata: [\n", "c.yaml:9: malformed YAML"},
 		{"malformed JSON names the line", "{\"kind\": \"List\",\n\"items\": [\n{\"kind\": \"Node\"},,\n]}", "c.yaml:3: malformed JSON: invalid character ','"},
+		{"plain text", "root:x:0:0:root:/root:/bin/bash\n", "c.yaml:1: not a Kubernetes object: the document is plain text, not a mapping with apiVersion, kind and metadata"},
+		{"a YAML list", "- a\n- b\n", "c.yaml:1: not a Kubernetes object: the document is a list, not a mapping"},
+		{"a JSON list", "[1, 2]", "c.yaml:1: not a Kubernetes object: the document is a list, not a mapping"},
+		{"a number in the second document", goodNode + "---\n42\n", "c.yaml:8: not a Kubernetes object: the document is a number"},
 		{"a pod without a name", "apiVersion: v1\nkind: Pod\nmetadata: {namespace: a}\n", "c.yaml:1: Pod: metadata.name: required"},
 		{"an unparseable quantity names the field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 4x}}\n",
-			`c.yaml:1: Pod p: spec.containers[0].resources.requests.cpu: invalid quantity "4x"`},
+			`c.yaml:1: Pod p: spec.containers[0].resources.requests.cpu: invalid quantity "4x": want a number with an optional suffix (500m, 2, 1.5Gi, 10M)`},
 		{"a negative quantity", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"-1\"}}\n", "c.yaml:1: Node n1: status.allocatable.cpu"},
 		{"an object without kind", "apiVersion: v1\nmetadata: {name: x}\n", "c.yaml:1: x: missing kind"},
 		{"a List item that is not an object", "apiVersion: v1\nkind: List\nitems: [3]\n", "c.yaml:1: List: items[0]: not an object"},
@@ -108,6 +112,19 @@ func TestLoadPathsMissingFile(t *testing.T) {
 	}
 }
 
+// TestLoadPathsDirectoryWithoutDumps: a directory with no file the loader
+// reads says so, rather than that the cluster has no nodes.
+func TestLoadPathsDirectoryWithoutDumps(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte(goodNode), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadPaths([]string{dir}, nil)
+	if err == nil || !errors.Is(err, ErrInvalid) || err.Error() != dir+": a directory without *.yaml, *.yml or *.json files" {
+		t.Fatalf("error = %v", err)
+	}
+}
+
 // FuzzLoad checks that no input panics the loader and that every failure is
 // a one-line ErrInvalid naming the file.
 func FuzzLoad(f *testing.F) {
@@ -128,6 +145,36 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("error %q does not name the file", err)
 		}
 	})
+}
+
+func TestLoadSaysWhatAFileThatIsNotObjectsIs(t *testing.T) {
+	tests := []struct {
+		name, data, want string
+	}{
+		{"the trace's node list", "sn,cpu_milli,memory_mib,gpu,model\nopenb-node-0000,32000,262144,0,\n",
+			"f:1: the Alibaba GPU trace's node list (CSV: sn,cpu_milli,memory_mib,gpu,model), not Kubernetes objects: convert it with 'go run ./hack/openb2k8s -nodes NODES.csv -pods PODS.csv > cluster.yaml' in a clone of kubectl-sched (see docs/dryrun.md), then dry-run cluster.yaml"},
+		{"the trace's pod list", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\nopenb-pod-0000,12000,16384,1,1000,,LS,Running,0,12537496,0\n",
+			"f:1: the Alibaba GPU trace's pod list (CSV: name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time), not Kubernetes objects: convert it"},
+		{"another CSV", "\ufeffhost,cpus\na,4\n", "f:1: a CSV table (first line: host,cpus), not Kubernetes objects: dryrun and explain read YAML or JSON"},
+		{"a scheduler configuration", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n",
+			"f:1: KubeSchedulerConfiguration: a scheduler configuration, not cluster state: give it with --config"},
+		{"a kubeconfig", "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://x'}}]\n",
+			"f:1: Config: a kubeconfig, not cluster state: give it with --kubeconfig, or dump the cluster with 'kubectl sched snapshot -A'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := (&Cluster{}).AddData("f", []byte(tt.data))
+			if err == nil || !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("error %v, want ErrInvalid starting %q", err, tt.want)
+			}
+		})
+	}
+	// JSON or YAML whose first line has a comma is not taken for a table.
+	for _, data := range []string{`{"apiVersion": "v1", "kind": "List", "items": []}`, "metadata: {name: n1, labels: {a: b}}\napiVersion: v1\nkind: Node\n"} {
+		if err := (&Cluster{}).AddData("f", []byte(data)); err != nil {
+			t.Errorf("%q: %v", data, err)
+		}
+	}
 }
 
 func TestOriginsNameFileLineAndListItem(t *testing.T) {
@@ -151,5 +198,74 @@ func TestOriginsNameFileLineAndListItem(t *testing.T) {
 	want := []string{"docs.yaml:1", "docs.yaml:5", "list.yaml:1: items[0]"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestEveryListedKindIsRead: Kinds, which the docs quote, are kinds the
+// loader reads rather than skips with a warning.
+func TestEveryListedKindIsRead(t *testing.T) {
+	for _, k := range Kinds {
+		c := &Cluster{}
+		doc := "apiVersion: " + k.APIVersion + "\nkind: " + k.Kind + "\nmetadata: {name: x, namespace: default}\n"
+		if k.Kind == "ResourceSlice" {
+			// The loader checks what the API server requires of a slice.
+			doc += "spec: {driver: gpu.example.com, pool: {name: p, resourceSliceCount: 1}, allNodes: true}\n"
+		}
+		if err := c.AddData("f.yaml", []byte(doc)); err != nil {
+			t.Errorf("%s: %v", k.Kind, err)
+		}
+		if len(c.Warnings) > 0 {
+			t.Errorf("%s is skipped: %v", k.Kind, c.Warnings)
+		}
+	}
+	c := &Cluster{}
+	if err := c.AddData("f.yaml", []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n")); err != nil || len(c.Warnings) != 1 {
+		t.Errorf("a Deployment is not skipped with a warning: %v, %v", err, c.Warnings)
+	}
+}
+
+// TestAnObjectNamedTwiceIsAnError: the API server holds one object of a
+// kind and name (per namespace); a dump that has two (a file given twice,
+// a pod with and without its namespace) would count it twice, so it is
+// refused, naming both places.
+func TestAnObjectNamedTwiceIsAnError(t *testing.T) {
+	node := func(name string) string {
+		return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name + "}\n"
+	}
+	pod := func(meta string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: " + meta + "\nspec: {containers: [{name: c}]}\n"
+	}
+	tests := []struct {
+		name    string
+		files   [][2]string // name, content
+		wantErr string      // "" = loads
+	}{
+		{"one file given twice", [][2]string{{"a.yaml", node("n1")}, {"a.yaml", node("n1")}}, "a.yaml:1: Node n1: named twice (also at a.yaml:1)"},
+		{"a pod twice in one List", [][2]string{{"l.yaml", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: p, namespace: x}}\n- {apiVersion: v1, kind: Pod, metadata: {name: p, namespace: x}}\n"}},
+			"l.yaml:1: items[1] Pod x/p: named twice (also at l.yaml:1: items[0])"},
+		{"a pod without a namespace is the one in default", [][2]string{{"a.yaml", pod("{name: p, namespace: default}")}, {"b.yaml", pod("{name: p}")}}, "b.yaml:1: Pod default/p: named twice (also at a.yaml:1)"},
+		{"one name in two namespaces", [][2]string{{"a.yaml", pod("{name: p, namespace: a}")}, {"b.yaml", pod("{name: p, namespace: b}")}}, ""},
+		{"one name for two kinds", [][2]string{{"a.yaml", node("x")}, {"b.yaml", pod("{name: x}")}}, ""},
+		{"a kind that is skipped is not counted", [][2]string{{"a.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"}, {"b.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Cluster{}
+			var err error
+			for _, f := range tt.files {
+				if err = c.AddData(f[0], []byte(f[1])); err != nil {
+					break
+				}
+			}
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Errorf("error %v, want none", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.wantErr || !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v, want %q (invalid input)", err, tt.wantErr)
+			}
+		})
 	}
 }

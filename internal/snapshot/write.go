@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -220,39 +218,6 @@ func (c *Cluster) Marshal(format string) ([]byte, error) {
 		return append(js, '\n'), nil
 	}
 	return yaml.JSONToYAML(js)
-}
-
-// WriteFile writes data to path atomically: into a temporary file in the
-// same directory, synced, then renamed over path, so a failure leaves no
-// half-written file and an existing file intact.
-func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(perm); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // Write renders the cluster to w (see Marshal).

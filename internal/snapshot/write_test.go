@@ -1,8 +1,6 @@
 package snapshot
 
 import (
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -114,43 +112,6 @@ func TestMarshalRoundTripsThroughTheLoader(t *testing.T) {
 				t.Errorf("round trip (-in +out):\n%s", d)
 			}
 		})
-	}
-}
-
-func TestWriteFileIsAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "cluster.yaml")
-	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFile(path, []byte("new"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(path); string(b) != "new" {
-		t.Errorf("content = %q, want new", b)
-	}
-	if err := WriteFile(filepath.Join(dir, "missing", "x.yaml"), []byte("x"), 0o600); err == nil {
-		t.Error("writing into a missing directory succeeded")
-	}
-	// A failed rename (the target is a non-empty directory) leaves no
-	// temporary file behind.
-	target := filepath.Join(dir, "adir")
-	if err := os.MkdirAll(filepath.Join(target, "x"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFile(target, []byte("x"), 0o600); err == nil {
-		t.Error("renaming over a directory succeeded")
-	}
-	entries, _ := os.ReadDir(dir)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if d := cmp.Diff([]string{"adir", "cluster.yaml"}, names); d != "" {
-		t.Errorf("files left (-want +got):\n%s", d)
-	}
-	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
-		t.Errorf("mode = %v, want 0600", st.Mode().Perm())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,5 +265,72 @@ func TestQuitKeys(t *testing.T) {
 	feed(m, press("/"), press("q"))
 	if m.filter.Value() != "q" {
 		t.Errorf("filter %q, want q typed into it", m.filter.Value())
+	}
+}
+
+// The issue: "pending -0.1/s (empty in ~37s)" while five pods no node
+// fits stayed. Only the active and backoff queues get a time.
+func TestEmptyInCountsOnlyTheQueuesThatDrain(t *testing.T) {
+	sample := func(at time.Duration, active, unschedulable int) *top.Sample {
+		s, err := top.ParseText([]byte(fmt.Sprintf("# TYPE scheduler_pending_pods gauge\n"+
+			"scheduler_pending_pods{queue=\"active\"} %d\nscheduler_pending_pods{queue=\"backoff\"} 0\n"+
+			"scheduler_pending_pods{queue=\"unschedulable\"} %d\nscheduler_pending_pods{queue=\"gated\"} 0\n", active, unschedulable)), t0.Add(at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name                string
+		active, unsched     [2]int
+		want, wantNotInLine string
+	}{
+		{"only unschedulable pods left", [2]int{1, 0}, [2]int{5, 5}, "pending -0.1/s", "empty in"},
+		{"active pods draining", [2]int{20, 10}, [2]int{5, 5}, "pending -1.0/s (active+backoff empty in ~10s)", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(Options{Source: fakeSource{"x"}, Interval: 10 * time.Second, Window: 2 * time.Minute, Now: func() time.Time { return t0 }})
+			m.Init()
+			feed(m, tea.WindowSizeMsg{Width: 100, Height: 24})
+			feed(m, scrapeMsg{sample: sample(0, tc.active[0], tc.unsched[0])})
+			feed(m, scrapeMsg{sample: sample(10*time.Second, tc.active[1], tc.unsched[1])})
+			got := screen(m)
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("no %q in\n%s", tc.want, got)
+			}
+			if tc.wantNotInLine != "" && strings.Contains(got, tc.wantNotInLine) {
+				t.Errorf("%q in\n%s", tc.wantNotInLine, got)
+			}
+		})
+	}
+}
+
+// The issue: at 80 columns the table cut "1 node(s) had untolerated
+// taint(s), 3 …" before "Insufficient cpu". The selected pod's message is
+// shown whole below the table, and follows the cursor.
+func TestTheSelectedPodsMessageIsShownWhole(t *testing.T) {
+	m := newModel(t, "x", "run", 80, 24)
+	pods := []top.PendingPod{
+		{Namespace: "a", Name: "first", Message: "0/5 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) didn't match Pod's node affinity/selector, 3 Insufficient cpu. preemption: not eligible."},
+		{Namespace: "a", Name: "second", Message: "0/5 nodes are available: 5 Insufficient memory."},
+		{Namespace: "a", Name: "third", Message: "0/900 nodes are available: " + strings.Repeat("1 node(s) had volume node affinity conflict, ", 12) + "3 Insufficient cpu."},
+	}
+	feed(m, podsMsg{pods: pods}, press("tab"), press("tab"))
+	if got := screen(m); !strings.Contains(got, "3 Insufficient cpu") {
+		t.Errorf("the first pod's whole message is not shown:\n%s", got)
+	}
+	feed(m, press("down"))
+	if got := screen(m); !strings.Contains(got, "a/second: 5 Insufficient memory") {
+		t.Errorf("the message does not follow the cursor:\n%s", got)
+	}
+	feed(m, press("down"))
+	got := screen(m)
+	if !strings.Contains(got, "… (enter: explain)") {
+		t.Errorf("a message longer than the lines does not say where the rest is:\n%s", got)
+	}
+	for i, l := range strings.Split(got, "\n") {
+		if w := ansi.StringWidth(l); w > 80 {
+			t.Errorf("line %d is %d wide: %q", i+1, w, l)
+		}
 	}
 }

@@ -59,6 +59,9 @@ func (m *Model) layout() {
 	if m.filterShown() {
 		h--
 	}
+	// The selected pod's whole message gets its own lines below the
+	// table, whose column cuts it.
+	h -= detailHeight
 	m.table.SetWidth(m.width)
 	m.table.SetHeight(max(h, 2))
 	m.table.SetColumns(podColumns(m.width))
@@ -136,8 +139,10 @@ func (m *Model) queueLines() []string {
 	flow := fmt.Sprintf("in %s  out %s  scheduled %s", rate(f.InPerSecond, haveRates), rate(f.OutPerSecond, haveRates), rate(f.BoundPerSecond, haveRates))
 	if st.WindowSeconds > 0 {
 		trend := fmt.Sprintf("  pending %+.1f/s", f.PendingChangePerSecond)
-		if f.PendingChangePerSecond < 0 && f.Pending > 0 {
-			trend += fmt.Sprintf(" (empty in ~%s)", shortDuration(time.Duration(f.Pending/-f.PendingChangePerSecond*float64(time.Second))))
+		// Only the queues that drain by themselves get a time: pods no
+		// node fits stay in the unschedulable pool.
+		if eta, ok := st.DrainETA(); ok {
+			trend += fmt.Sprintf(" (active+backoff empty in ~%s)", shortDuration(eta))
 		}
 		flow += trend
 	}
@@ -283,7 +288,49 @@ func (m *Model) podLines() []string {
 	if len(m.pods) == 0 {
 		return append(lines, s.Dim.Render("no pending pods"))
 	}
-	return append(lines, strings.Split(m.table.View(), "\n")...)
+	lines = append(lines, strings.Split(m.table.View(), "\n")...)
+	return append(lines, m.detailLines()...)
+}
+
+// detailHeight is how many lines the selected pod's message may take.
+const detailHeight = 3
+
+// detailLines are the selected pod's last FailedScheduling message in
+// full, wrapped to the width: the table's column cuts a message with
+// several reasons before its informative part. A message longer than the
+// lines says that Enter shows the rest.
+func (m *Model) detailLines() []string {
+	pods := m.visiblePods()
+	i := m.table.Cursor()
+	if i < 0 || i >= len(pods) {
+		return nil
+	}
+	msg := reasonOf(pods[i])
+	if msg == "-" {
+		msg = "not tried yet"
+	}
+	w := max(m.width-2, 10)
+	lines := strings.Split(ansi.Wrap(pods[i].Key()+": "+msg, w, ""), "\n")
+	if len(lines) > detailHeight {
+		lines = lines[:detailHeight]
+		more := " … (enter: explain)"
+		lines[detailHeight-1] = ansi.Truncate(lines[detailHeight-1], w-lipgloss.Width(more), "") + more
+	}
+	for i, l := range lines {
+		lines[i] = m.styles.Dim.Render("  " + l)
+	}
+	return lines
+}
+
+// reasonOf is the short form of a pod's last FailedScheduling message.
+func reasonOf(p top.PendingPod) string {
+	switch {
+	case p.Message != "":
+		return report.ShortReason(p.Message)
+	case p.Reason != "":
+		return p.Reason
+	}
+	return "-"
 }
 
 func podColumns(width int) []table.Column {
@@ -299,14 +346,7 @@ func (m *Model) refreshTable() {
 	pods := m.visiblePods()
 	rows := make([]table.Row, len(pods))
 	for i, p := range pods {
-		reason := "-"
-		switch {
-		case p.Message != "":
-			reason = report.ShortReason(p.Message)
-		case p.Reason != "":
-			reason = p.Reason
-		}
-		rows[i] = table.Row{p.Key(), duration.HumanDuration(p.Age), reason}
+		rows[i] = table.Row{p.Key(), duration.HumanDuration(p.Age), reasonOf(p)}
 	}
 	m.layout()
 	m.table.SetRows(rows)

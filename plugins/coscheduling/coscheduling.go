@@ -367,11 +367,27 @@ func (pl *Coscheduling) rejectWaiting(r ref, msg string) {
 	})
 }
 
-// Reserve records the member as reserved.
-func (pl *Coscheduling) Reserve(_ context.Context, _ *schedcore.CycleState, p *v1.Pod, _ string) *schedcore.Status {
-	r, member := groupOf(p)
+// reserveStateKey holds, in a gang member's cycle state, the cluster
+// outside its group as its scheduling cycle saw it (see Reserve).
+const reserveStateKey schedcore.StateKey = "Reserve" + Name
+
+// reserveState is the clusterState a gang member's Reserve took.
+type reserveState struct{ outside clusterState }
+
+// Clone returns the state itself: it is never modified.
+func (s *reserveState) Clone() schedcore.StateData { return s }
+
+// Reserve records the member as reserved and, for a gang member, takes
+// the state of the cluster outside its group for Unreserve: Unreserve may
+// run on the binding goroutine, while the scheduling goroutine refreshes
+// the snapshot, so it must not read the snapshot itself.
+func (pl *Coscheduling) Reserve(_ context.Context, state *schedcore.CycleState, p *v1.Pod, _ string) *schedcore.Status {
+	r, g, member := pl.lookup(p)
 	if !member {
 		return nil
+	}
+	if state != nil && g != nil && g.gang {
+		state.Write(reserveStateKey, &reserveState{outside: pl.stateOutside(r, pl.h.Snapshot().List())})
 	}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
@@ -387,7 +403,7 @@ func (pl *Coscheduling) Reserve(_ context.Context, _ *schedcore.CycleState, p *v
 // Unreserve forgets the member's reservation and rejects its waiting
 // siblings: one member failing after Reserve (rejected, timed out, failed
 // to bind) releases the whole group.
-func (pl *Coscheduling) Unreserve(_ context.Context, _ *schedcore.CycleState, p *v1.Pod, _ string) {
+func (pl *Coscheduling) Unreserve(_ context.Context, cs *schedcore.CycleState, p *v1.Pod, _ string) {
 	r, g, member := pl.lookup(p)
 	if !member {
 		return
@@ -408,11 +424,21 @@ func (pl *Coscheduling) Unreserve(_ context.Context, _ *schedcore.CycleState, p 
 	// The group failed as it stands (a member rejected or timed out): like
 	// a rejection in PostFilter, it is not retried until the rest of the
 	// cluster changes, so a gang that keeps timing out within the 10%
-	// margin cannot starve the groups queued after it.
-	state := pl.stateOutside(r, pl.h.Snapshot().List())
+	// margin cannot starve the groups queued after it. "As it stands" is
+	// the cluster the member's own cycle saw (taken in Reserve), so a
+	// change since then retries the group; a failure a sibling recorded
+	// since (PostFilter, Unreserve) is newer and stays.
+	var rs *reserveState
+	if cs != nil {
+		if d, err := cs.Read(reserveStateKey); err == nil {
+			rs, _ = d.(*reserveState)
+		}
+	}
 	pl.mu.Lock()
 	delete(pl.permitted, k)
-	pl.failedIn[k] = state
+	if _, recorded := pl.failedIn[k]; rs != nil && !recorded {
+		pl.failedIn[k] = rs.outside
+	}
 	pl.mu.Unlock()
 }
 

@@ -42,7 +42,11 @@
 //     backs the group off for podGroupBackoffSeconds.
 //   - Reserve/Unreserve: keep the reserved members per group (runtime
 //     state); Unreserve of one member rejects its waiting siblings, so one
-//     member rejected, timed out or failing to bind releases the group.
+//     member rejected, timed out or failing to bind releases the group,
+//     which is then not tried again until the cluster outside it differs
+//     from what the member's Reserve saw. Unreserve reads that from the
+//     cycle state, never the snapshot: in run it may be called on the
+//     binding goroutine while the next cycle refreshes the snapshot.
 //   - Permit: Wait (timeout scheduleTimeoutSeconds, else
 //     permitWaitingTimeSeconds) until minMember members are bound or
 //     reserved, then Allow all waiting siblings. The first to wait

@@ -193,7 +193,7 @@ func TestSnapshotDryRunMatchesKubeScheduler(t *testing.T) {
 	createPods(ctx, t, c.Client, ns, pods...)
 
 	dump := filepath.Join(t.TempDir(), "cluster.yaml")
-	if code, _, stderr := sched(t, c, "snapshot", "-A", "-o", dump); code != 0 {
+	if code, _, stderr := sched(t, c, "snapshot", "-A", "--output-file", dump); code != 0 {
 		t.Fatalf("snapshot: exit %d: %s", code, stderr)
 	}
 	var out, errOut bytes.Buffer

@@ -1,0 +1,156 @@
+package explain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// ErrNeverAttempted is returned by RunAtTurn when the dry-run never gives
+// the pod a scheduling cycle (scheduling gates, a gang short of members).
+var ErrNeverAttempted = errors.New("never attempted in the dry-run")
+
+// RunAtTurn explains pod at its turn in a dry-run of the cluster: the
+// pending pods are queued and scheduled as `kubectl sched dryrun` does
+// (each placement committed, preemption carried out in memory), and the pod
+// is explained on the state its last scheduling attempt saw, the attempt
+// whose outcome the dry-run reports. A bound pod, or a pod from a file,
+// joins the pending pods (taken off its node; it replaces the cluster's pod
+// of the same name). The cluster is not modified.
+func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options) (*report.Explanation, error) {
+	if len(cl.Nodes) == 0 {
+		return nil, ErrNoNodes
+	}
+	if o.Node != "" && !slices.ContainsFunc(cl.Nodes, func(n *v1.Node) bool { return n.Name == o.Node }) {
+		return nil, fmt.Errorf("--node: node %q is not in the cluster: %w", o.Node, ErrUnknownNode)
+	}
+	target := pod.DeepCopy()
+	if target.Namespace == "" {
+		target.Namespace = v1.NamespaceDefault
+	}
+	if target.Spec.SchedulerName == "" {
+		target.Spec.SchedulerName = v1.DefaultSchedulerName
+	}
+	target.Spec.NodeName = ""
+	target.Status.Phase = v1.PodPending
+	work := *cl
+	work.Pods = make([]*v1.Pod, 0, len(cl.Pods)+1)
+	for _, p := range cl.Pods {
+		if p.Namespace == target.Namespace && p.Name == target.Name {
+			if target.UID == "" {
+				target.UID = p.UID
+			}
+			continue
+		}
+		work.Pods = append(work.Pods, p)
+	}
+	if target.CreationTimestamp.IsZero() {
+		// A pod from a file is new: it queues behind the pods of its
+		// priority (the pending pods are queued by creation time).
+		var last metav1.Time
+		for _, p := range work.Pods {
+			if last.Before(&p.CreationTimestamp) {
+				last = p.CreationTimestamp
+			}
+		}
+		target.CreationTimestamp = metav1.NewTime(last.Add(time.Second))
+	}
+	work.Pods = append(work.Pods, target)
+	isTarget := func(p *v1.Pod) bool { return p.Namespace == target.Namespace && p.Name == target.Name }
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	failing := map[string]bool{}
+	total := 0
+	var (
+		c       *engine.Offline
+		rep     *report.Explanation
+		expErr  error
+		evicted int
+		turn    *report.ExplainTurn
+	)
+	progress := func() {
+		if o.Progress != nil {
+			o.Progress(c.Placements(), len(failing), total)
+		}
+	}
+	obs := engine.Observer{
+		Attempting: func(ctx context.Context, p *v1.Pod, attempt int) {
+			if !isTarget(p) {
+				return
+			}
+			turn = &report.ExplainTurn{Attempt: attempt, PlacedBefore: c.Placements(), EvictedBefore: evicted}
+			s := &State{o: o, cluster: &snapshot.Cluster{}, eng: c.Engine, turn: turn}
+			rep, expErr = s.Explain(ctx, p)
+		},
+		Placed: func(p *v1.Pod, node string, _ int, _ schedcore.ScheduleResult) {
+			if isTarget(p) && turn != nil {
+				turn.Node = node
+				// Nothing after its placement changes the answer.
+				stop()
+			}
+			delete(failing, schedcore.PodKey(p))
+			progress()
+		},
+		Failed: func(p *v1.Pod, _ engine.Failure) {
+			failing[schedcore.PodKey(p)] = true
+			progress()
+		},
+		Evicted: func(*v1.Pod, string, *v1.Pod) { evicted++ },
+	}
+	c, pending, err := engine.NewOffline(ctx, &work, engine.Options{
+		Config: o.Config, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed,
+	}, obs)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if c.Framework(target) == nil {
+		return nil, fmt.Errorf("pod %s has schedulerName %q, which is not a profile of the configuration (profiles: %s): %w",
+			schedcore.PodName(target), target.Spec.SchedulerName, strings.Join(c.Profiles.Order, ", "), ErrUnknownProfile)
+	}
+	total = len(pending)
+	c.Submit(pending...)
+	if err := c.Run(runCtx); err != nil && (turn == nil || turn.Node == "" || ctx.Err() != nil) {
+		return nil, err
+	}
+	if expErr != nil {
+		return nil, expErr
+	}
+	if rep == nil {
+		why := "it waits in the queue"
+		if cur, ok := c.Pod(target.Namespace, target.Name); ok {
+			if len(cur.Spec.SchedulingGates) > 0 {
+				why = "it has scheduling gates"
+			} else if msg, plugin := c.GatedBy(ctx, cur); plugin != "" {
+				why = plugin + ": " + msg
+			}
+		}
+		return nil, fmt.Errorf("pod %s: %w (%s); explain it without --at-turn", schedcore.PodName(target), ErrNeverAttempted, why)
+	}
+	if turn.Node != "" && rep.Selected != turn.Node && slices.Contains(rep.TiedBest, turn.Node) {
+		// --seed: the dry-run's tie-break drew another of the tied nodes
+		// than a fresh draw does.
+		rep.Selected = turn.Node
+	}
+	if pod.Spec.NodeName != "" {
+		rep.BoundNode = pod.Spec.NodeName
+		for _, n := range rep.Nodes {
+			if n.Node == rep.BoundNode {
+				rep.BoundNodeRank, rep.BoundNodeTotal = n.Rank, n.Total
+			}
+		}
+	}
+	return rep, nil
+}
