@@ -196,7 +196,7 @@ func TestRunAllocatesDRAClaims(t *testing.T) {
 func checkDRADryRun(t *testing.T, c *cluster.Cluster, ns, cfg, driver, class string) string {
 	t.Helper()
 	dump := filepath.Join(t.TempDir(), "cluster.yaml")
-	if code, _, stderr := sched(t, c, "snapshot", "-A", "-o", dump); code != 0 {
+	if code, _, stderr := sched(t, c, "snapshot", "-A", "--output-file", dump); code != 0 {
 		t.Fatalf("snapshot: exit %d: %s", code, stderr)
 	}
 	b, err := os.ReadFile(dump)
