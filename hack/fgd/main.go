@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/fgd"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
 )
@@ -128,22 +127,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		policies = sel
-	}
-	reg, err := engine.Registry(nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "fgd: %v\n", err)
-		return 1
-	}
-	if !fgd.DRAAvailable(reg) {
-		var kept []fgd.Policy
-		for _, p := range policies {
-			if p.DRA {
-				fmt.Fprintf(stderr, "fgd: skipping %s: %v\n", p.Name, fgd.ErrNoDRA)
-				continue
-			}
-			kept = append(kept, p)
-		}
-		policies = kept
 	}
 	jobs := fgd.Jobs(policies, *seeds)
 	start := time.Now()

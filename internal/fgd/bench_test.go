@@ -19,9 +19,6 @@ func BenchmarkRunOpenb(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, p := range policies {
-		if p.DRA {
-			continue
-		}
 		b.Run(p.Name, func(b *testing.B) {
 			var pods int
 			for b.Loop() {
