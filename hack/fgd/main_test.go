@@ -105,6 +105,21 @@ func TestSweepOnASmallTrace(t *testing.T) {
 	}
 }
 
+// TestDRARowFromASeed runs the DRA row alone from seed 44: one run, of
+// that seed, with its fragmentation measured from the claims' devices.
+func TestDRARowFromASeed(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-nodes", "../../internal/fgd/testdata/nodes.csv", "-pods", "../../internal/fgd/testdata/pods.csv", "-policy", fgd.KubeDRAName, "-first-seed", "44", "-seeds", "1"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), " placed, alloc@100 "); n != 1 || !strings.Contains(stderr.String(), fgd.KubeDRAName+"       seed 44: ") {
+		t.Errorf("want one run line, of seed 44:\n%s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), fgd.KubeDRAName) {
+		t.Errorf("the table has no DRA row:\n%s", stdout.String())
+	}
+}
+
 func TestDump(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
