@@ -244,8 +244,8 @@ func replayTrace(w openb.Workload) *replay.Trace {
 	return tr
 }
 
-// ErrNoDRA is the DRA row on a build without DynamicResources.
-var ErrNoDRA = errors.New("this build has no DynamicResources plugin (DRA, issue #14)")
+// ErrNoDRA is the DRA row on a registry without DynamicResources.
+var ErrNoDRA = errors.New("the registry has no DynamicResources plugin")
 
 // DRAAvailable reports whether a registry has DRA's plugin.
 func DRAAvailable(reg schedcore.Registry) bool {
@@ -280,7 +280,7 @@ func draTrace(tr *replay.Trace) error {
 		return err
 	}
 	if len(cl.Warnings) > 0 {
-		return fmt.Errorf("%w: %s", ErrNoDRA, cl.Warnings[0])
+		return fmt.Errorf("the DRA objects do not load: %s", cl.Warnings[0])
 	}
 	tr.Objects = cl
 	return nil
