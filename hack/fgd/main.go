@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/fgd"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
 )
@@ -33,6 +32,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	nodes := fs.String("nodes", "testdata/openb/openb_node_list_all_node.csv", "openb node list")
 	podsCSV := fs.String("pods", "testdata/openb/openb_pod_list_default.csv", "openb pod list")
 	seeds := fs.Int("seeds", 10, "number of seeds (42, 43, ...: the artifact's)")
+	firstSeed := fs.Int64("first-seed", 42, "the first seed (-first-seed 44 -seeds 2: seeds 44 and 45)")
 	only := fs.String("policy", "", "comma-separated policies to run (default: all)")
 	workers := fs.Int("workers", runtime.NumCPU(), "runs in parallel")
 	jsonOut := fs.String("json", "", "write the rows as JSON to this file")
@@ -107,7 +107,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if *dumpDir != "" {
-		return dump(t, *dumpDir, *seeds, stderr)
+		return dump(t, *dumpDir, *firstSeed, *seeds, stderr)
 	}
 	if *only != "" {
 		var sel []fgd.Policy
@@ -129,23 +129,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		policies = sel
 	}
-	reg, err := engine.Registry(nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "fgd: %v\n", err)
-		return 1
-	}
-	if !fgd.DRAAvailable(reg) {
-		var kept []fgd.Policy
-		for _, p := range policies {
-			if p.DRA {
-				fmt.Fprintf(stderr, "fgd: skipping %s: %v\n", p.Name, fgd.ErrNoDRA)
-				continue
-			}
-			kept = append(kept, p)
-		}
-		policies = kept
-	}
 	jobs := fgd.Jobs(policies, *seeds)
+	for i := range jobs {
+		jobs[i].Seed += *firstSeed - 42
+	}
 	start := time.Now()
 	fmt.Fprintf(stderr, "fgd: %d replays (%d policies x %d seeds), %d at a time\n", len(jobs), len(policies), *seeds, *workers)
 	results, err := fgd.Sweep(context.Background(), t, jobs, 1.3, *workers, func(done, total int) {
@@ -197,14 +184,14 @@ func writeSVG(path string, rows []fgd.Row, stderr io.Writer) int {
 	return 0
 }
 
-// dump writes each seed's workload in both mappings into dir.
-func dump(t *fgd.Trace, dir string, seeds int, stderr io.Writer) int {
+// dump writes the workloads of seeds first.. in both mappings into dir.
+func dump(t *fgd.Trace, dir string, first int64, seeds int, stderr io.Writer) int {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "fgd: %v\n", err)
 		return 1
 	}
 	for s := 0; s < seeds; s++ {
-		seed := int64(42 + s)
+		seed := first + int64(s)
 		for _, dra := range []bool{false, true} {
 			objs, err := t.Dump(seed, 1.3, dra)
 			if err != nil {

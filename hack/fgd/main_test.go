@@ -88,10 +88,7 @@ func TestSweepOnASmallTrace(t *testing.T) {
 			t.Errorf("the table has no row %s:\n%s", r["policy"], stdout.String())
 		}
 	}
-	want := []string{"Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", fgd.KubeDefaultName}
-	if strings.Contains(stderr.String(), "skipping "+fgd.KubeDRAName) == false {
-		want = append(want, fgd.KubeDRAName)
-	}
+	want := []string{"Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", fgd.KubeDefaultName, fgd.KubeDRAName}
 	if strings.Join(policies, ",") != strings.Join(want, ",") {
 		t.Errorf("rows %v, want %v", policies, want)
 	}
@@ -105,6 +102,21 @@ func TestSweepOnASmallTrace(t *testing.T) {
 	}
 	if n := strings.Count(stderr.String(), " replays done, "); n != 2*len(want) {
 		t.Errorf("%d progress lines, want one per run (%d):\n%s", n, 2*len(want), stderr.String())
+	}
+}
+
+// TestDRARowFromASeed runs the DRA row alone from seed 44: one run, of
+// that seed, with its fragmentation measured from the claims' devices.
+func TestDRARowFromASeed(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-nodes", "../../internal/fgd/testdata/nodes.csv", "-pods", "../../internal/fgd/testdata/pods.csv", "-policy", fgd.KubeDRAName, "-first-seed", "44", "-seeds", "1"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), " placed, alloc@100 "); n != 1 || !strings.Contains(stderr.String(), fgd.KubeDRAName+"       seed 44: ") {
+		t.Errorf("want one run line, of seed 44:\n%s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), fgd.KubeDRAName) {
+		t.Errorf("the table has no DRA row:\n%s", stdout.String())
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 
 // BenchmarkRunOpenb replays one seed of the paper's workload on the whole
 // openb default trace (1213 GPU nodes, about 10800 pods) with each row's
-// policy: a 70-run sweep costs about the sum of the rows' times, ten times
+// policy: an 80-run sweep costs about the sum of the rows' times, ten times
 // over, shared between the cores (docs/fgd.md, "Speed").
 func BenchmarkRunOpenb(b *testing.B) {
 	tr, err := LoadTrace("../../testdata/openb/openb_node_list_all_node.csv", "../../testdata/openb/openb_pod_list_default.csv")
@@ -19,9 +19,6 @@ func BenchmarkRunOpenb(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, p := range policies {
-		if p.DRA {
-			continue
-		}
 		b.Run(p.Name, func(b *testing.B) {
 			var pods int
 			for b.Loop() {

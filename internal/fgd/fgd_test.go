@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"io"
 	"math"
 	"strconv"
@@ -152,25 +151,21 @@ func smallTrace(t *testing.T) (*Trace, []Policy, schedcore.Registry) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !DRAAvailable(reg) {
+		t.Fatal("this build has no DynamicResources: the DRA row cannot run")
+	}
 	return tr, policies, reg
 }
 
 // TestRunOne runs every policy of the table on a small trace (7 nodes, 40
 // pods): the runs are deterministic and the metrics consistent.
 func TestRunOne(t *testing.T) {
-	tr, policies, reg := smallTrace(t)
+	tr, policies, _ := smallTrace(t)
 	var got []string
 	for _, p := range policies {
 		got = append(got, p.Name)
 		for _, ratio := range []float64{1.3, 2.0} {
 			r, err := RunOne(context.Background(), tr, p, 42, ratio, 2)
-			if p.DRA && !DRAAvailable(reg) {
-				// This build has no DynamicResources: the row says so.
-				if !errors.Is(err, ErrNoDRA) {
-					t.Fatalf("%s without DynamicResources: err = %v, want ErrNoDRA", p.Name, err)
-				}
-				continue
-			}
 			if err != nil {
 				t.Fatalf("%s: %v", p.Name, err)
 			}
@@ -195,9 +190,9 @@ func TestRunOne(t *testing.T) {
 			if r.Placed+r.Metrics.Failed != r.Pods {
 				t.Errorf("%s: %d placed + %d failed != %d pods", p.Name, r.Placed, r.Metrics.Failed, r.Pods)
 			}
-			// The fragmentation is measured where GpuShare says which GPU
-			// each share took.
-			if f := r.Metrics.Frag[last]; math.IsNaN(f) != p.DRA {
+			// The fragmentation is measured from the GPU each share took
+			// (GpuShare's record, or the DRA claim's allocation).
+			if f := r.Metrics.Frag[last]; math.IsNaN(f) || f < 0 {
 				t.Errorf("%s: Frag[%d] = %v", p.Name, last, f)
 			}
 		}
@@ -207,19 +202,13 @@ func TestRunOne(t *testing.T) {
 	}
 }
 
-// TestSweepEqualsRunOne runs the sweep of every policy (but the DRA row
-// without DynamicResources) on two seeds, two replays at a time, and checks
-// each run against the same run alone: the jobs of a seed share a trace,
-// which the replays must leave as they found it.
+// TestSweepEqualsRunOne runs the sweep of every policy on two seeds, two
+// replays at a time, and checks each run against the same run alone: the
+// jobs of a seed share a trace, which the replays must leave as they found
+// it (the DRA row's jobs have their own).
 func TestSweepEqualsRunOne(t *testing.T) {
-	tr, policies, reg := smallTrace(t)
-	var kept []Policy
-	for _, p := range policies {
-		if !p.DRA || DRAAvailable(reg) {
-			kept = append(kept, p)
-		}
-	}
-	jobs := Jobs(kept, 2)
+	tr, policies, _ := smallTrace(t)
+	jobs := Jobs(policies, 2)
 	var calls []int
 	runs, err := Sweep(context.Background(), tr, jobs, 1.3, 2, func(done, total int) {
 		if total != len(jobs) {
@@ -250,8 +239,7 @@ func TestSweepEqualsRunOne(t *testing.T) {
 }
 
 // TestDRATrace checks the DRA row's input: every GPU pod claims its
-// shape's template, and the objects go through the snapshot loader, which
-// keeps them only when this build reads DRA (ErrNoDRA otherwise).
+// shape's template, and the objects go through the snapshot loader.
 func TestDRATrace(t *testing.T) {
 	tr, err := LoadTrace("testdata/nodes.csv", "testdata/pods.csv")
 	if err != nil {
@@ -259,17 +247,11 @@ func TestDRATrace(t *testing.T) {
 	}
 	w := openb.TunedWorkload(tr.Nodes, tr.Pods, tr.CapacityMilli, 1.3, 42, openb.Epoch)
 	rt := replayTrace(w)
-	err = draTrace(rt)
-	reg, rerr := engine.Registry(nil)
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	if !DRAAvailable(reg) {
-		if !errors.Is(err, ErrNoDRA) || !strings.Contains(err.Error(), "DeviceClass") {
-			t.Fatalf("err = %v, want ErrNoDRA naming the skipped DeviceClass", err)
-		}
-	} else if err != nil {
+	if err := draTrace(rt); err != nil {
 		t.Fatal(err)
+	}
+	if cl := rt.Objects; len(cl.DRA.DeviceClasses) != 1 || len(cl.DRA.ResourceSlices) != len(rt.Nodes) || len(cl.DRA.ResourceClaimTemplates) == 0 {
+		t.Errorf("the loader kept %d DeviceClasses, %d ResourceSlices for %d nodes, %d templates", len(cl.DRA.DeviceClasses), len(cl.DRA.ResourceSlices), len(rt.Nodes), len(cl.DRA.ResourceClaimTemplates))
 	}
 	claims := 0
 	for i, p := range rt.Pods {

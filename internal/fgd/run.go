@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -162,6 +161,18 @@ func prepare(t *Trace, w openb.Workload, tr *replay.Trace, p Policy, seed int64,
 		if err := draTrace(tr); err != nil {
 			return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, err)
 		}
+		// The probes read the devices each pod's claim was allocated from
+		// this run's claims.
+		spec := reg[names.DynamicResources]
+		newDRA := spec.Factory
+		spec.Factory = func(ctx context.Context, args runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+			pl, err := newDRA(ctx, args, h)
+			if err == nil {
+				books.dra = h.DRA()
+			}
+			return pl, err
+		}
+		reg[names.DynamicResources] = spec
 	} else {
 		// The probes read the GPUs each pod took from this run's GpuShare.
 		spec := reg[names.GpuShare]
@@ -192,6 +203,9 @@ func (pr *prepared) finish(res *replay.Result) (*Run, error) {
 	p, seed, tr, books := pr.policy, pr.seed, pr.trace, pr.books
 	if books.share == nil && !p.DRA {
 		return nil, fmt.Errorf("policy %s: GpuShare is not enabled", p.Name)
+	}
+	if books.dra == nil && p.DRA {
+		return nil, fmt.Errorf("policy %s: DynamicResources is not enabled", p.Name)
 	}
 	if books.err != nil {
 		return nil, fmt.Errorf("policy %s, seed %d: %w", p.Name, seed, books.err)
@@ -230,8 +244,8 @@ func replayTrace(w openb.Workload) *replay.Trace {
 	return tr
 }
 
-// ErrNoDRA is the DRA row on a build without DynamicResources.
-var ErrNoDRA = errors.New("this build has no DynamicResources plugin (DRA, issue #14)")
+// ErrNoDRA is the DRA row on a registry without DynamicResources.
+var ErrNoDRA = errors.New("the registry has no DynamicResources plugin")
 
 // DRAAvailable reports whether a registry has DRA's plugin.
 func DRAAvailable(reg schedcore.Registry) bool {
@@ -266,7 +280,7 @@ func draTrace(tr *replay.Trace) error {
 		return err
 	}
 	if len(cl.Warnings) > 0 {
-		return fmt.Errorf("%w: %s", ErrNoDRA, cl.Warnings[0])
+		return fmt.Errorf("the DRA objects do not load: %s", cl.Warnings[0])
 	}
 	tr.Objects = cl
 	return nil
@@ -377,10 +391,11 @@ func emptyFrag(nodes []*v1.Node, model *gpushare.FragModel) float64 {
 // gpuBooks keep, for the probes, each node's allocated GPU thousandths and
 // fragmentation, recomputed only for the nodes whose NodeInfo changed since
 // the last sample (one per placement), from the GPUs GpuShare gave each
-// pod.
+// pod, or in the DRA row from the devices its claim was allocated.
 type gpuBooks struct {
 	model *gpushare.FragModel
 	share *gpushare.GpuShare
+	dra   *schedcore.DRAManager
 	// slots are by the snapshot's list position.
 	slots   []bookSlot
 	used    int64
@@ -419,26 +434,23 @@ func (b *gpuBooks) update(now time.Time, snap *schedcore.Snapshot) *gpuBooks {
 		if cpuLeft < 0 && b.err == nil {
 			b.err = fmt.Errorf("the CPU of node %s is overcommitted (%dm free)", ni.Name(), cpuLeft)
 		}
-		var used int64
-		frag := math.NaN()
+		var g *gpushare.NodeGPUs
 		if b.share != nil {
-			g := b.share.NodeState(ni)
-			for id, f := range g.Free {
-				if f < 0 && b.err == nil {
-					b.err = fmt.Errorf("GPU %d of node %s is overcommitted (%dm free)", id, ni.Name(), f)
-				}
-				used += gpushare.MilliPerGPU - f
-			}
-			frag = b.model.Frag(g, cpuLeft)
+			g = b.share.NodeState(ni)
 		} else {
-			// Without GpuShare (the DRA row) which device holds a share is
-			// the DRA allocator's: the pods' shapes give the thousandths
-			// taken, not the fragmentation.
-			for _, pi := range ni.Pods {
-				_, t := openb.GPUMilli(pi.Pod)
-				used += t
+			var err error
+			if g, err = draGPUs(b.dra, ni); err != nil && b.err == nil {
+				b.err = err
 			}
 		}
+		var used int64
+		for id, f := range g.Free {
+			if f < 0 && b.err == nil {
+				b.err = fmt.Errorf("GPU %d of node %s is overcommitted (%dm free)", id, ni.Name(), f)
+			}
+			used += gpushare.MilliPerGPU - f
+		}
+		frag := b.model.Frag(g, cpuLeft)
 		b.used += used - s.used
 		b.frag += frag - s.frag
 		*s = bookSlot{name: ni.Name(), gen: ni.Generation, used: used, frag: frag}
