@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -506,84 +505,6 @@ func (pl *DynamicResources) PostFilter(ctx context.Context, cs *schedcore.CycleS
 		return nil, schedcore.NewStatus(schedcore.Unschedulable, MsgDeleted)
 	}
 	return nil, schedcore.NewStatus(schedcore.Unschedulable)
-}
-
-// Score rates the node by the firstAvailable subrequests its allocation
-// picked: 8 - index for each (the earlier the choice, the higher).
-func (pl *DynamicResources) Score(_ context.Context, cs *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	if !pl.enabled || !pl.features.DRAPrioritizedList {
-		return 0, nil
-	}
-	state, err := getStateData(cs)
-	if err != nil {
-		return 0, schedcore.AsStatus(err)
-	}
-	if state.claims.empty() {
-		return 0, nil
-	}
-	state.mu.Lock()
-	allocations, found := state.nodeAllocations[nodeInfo.Name()]
-	state.mu.Unlock()
-	if !found {
-		return 0, nil
-	}
-	score, err := computeScore(state.claims.all(), allocations)
-	if err != nil {
-		return 0, schedcore.AsStatus(err)
-	}
-	return score, nil
-}
-
-func computeScore(claims iter.Seq2[int, *resourceapi.ResourceClaim], allocations nodeAllocation) (int64, error) {
-	var score int64
-	unallocatedIndex := 0
-	for _, claim := range claims {
-		allocated := sets.New[string]()
-		var allocation *resourceapi.AllocationResult
-		if claim.Status.Allocation != nil {
-			allocation = claim.Status.Allocation
-		} else {
-			if unallocatedIndex >= len(allocations.allocationResults) {
-				return 0, fmt.Errorf("number of allocations %d is smaller than number of claims needing allocation", len(allocations.allocationResults))
-			}
-			allocation = &allocations.allocationResults[unallocatedIndex]
-			unallocatedIndex++
-		}
-		for _, r := range allocation.Devices.Results {
-			if resourceclaim.IsSubRequestRef(r.Request) {
-				allocated.Insert(r.Request)
-			}
-		}
-		for _, req := range claim.Spec.Devices.Requests {
-			if req.Exactly != nil {
-				continue
-			}
-			for i, sub := range req.FirstAvailable {
-				if allocated.Has(resourceclaim.CreateSubRequestRef(req.Name, sub.Name)) {
-					score += int64(resourceapi.FirstAvailableDeviceRequestMaxSize - i)
-				}
-			}
-		}
-	}
-	return score, nil
-}
-
-// NormalizeScore scales the scores to [0, 100], the best node at 100.
-func (pl *DynamicResources) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
-	if !pl.enabled {
-		return nil
-	}
-	var highest int64
-	for _, s := range scores {
-		highest = max(highest, s.Score)
-	}
-	if highest == 0 {
-		return nil
-	}
-	for i := range scores {
-		scores[i].Score = schedcore.MaxNodeScore * scores[i].Score / highest
-	}
-	return nil
 }
 
 // userClaimsOnly reports whether claims are the store's unallocated
