@@ -41,15 +41,16 @@ func NewBalancedAllocation(_ context.Context, obj runtime.Object, h *schedcore.H
 		UseStatusResources: f.InPlacePodVerticalScaling,
 		InPlacePodLevelResourcesVerticalScalingEnabled: f.InPlacePodLevelResourcesVerticalScaling,
 		SkipPodLevelResources:                          !f.PodLevelResources,
-	})}, nil
+	}).withMemo(h)}, nil
 }
 
 // Name returns NodeResourcesBalancedAllocation.
 func (ba *BalancedAllocation) Name() string { return names.NodeResourcesBalancedAllocation }
 
 type balancedAllocationPreScoreState struct {
-	// podRequests are in the order of the configured resources.
-	podRequests []int64
+	// podRequests are in the order of the configured resources, with the
+	// scores remembered for them.
+	memoScores
 }
 
 // Clone shares the state: it is never modified after PreScore.
@@ -63,21 +64,20 @@ func (ba *BalancedAllocation) PreScore(_ context.Context, state *schedcore.Cycle
 	if isBestEffort(reqs) {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	state.Write(balancedAllocationPreScoreStateKey, &balancedAllocationPreScoreState{podRequests: reqs})
+	state.Write(balancedAllocationPreScoreStateKey, &balancedAllocationPreScoreState{memoScores: ba.scorer.prepare(reqs)})
 	return nil
 }
 
-// Score is kube v1.37's balance score: see balancedResourceScorer. Without
+// Score is kube v1.37's balance score (see balancedResourceScorer), or the
+// one remembered for an unchanged node and the same requests. Without
 // PreScore state the requests are computed here (a best-effort pod scores 0).
 func (ba *BalancedAllocation) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	var reqs []int64
 	if s, ok := schedcore.Lookup[*balancedAllocationPreScoreState](state, balancedAllocationPreScoreStateKey); ok {
-		reqs = s.podRequests
-	} else {
-		reqs = ba.scorer.podRequests(pod)
-		if isBestEffort(reqs) {
-			return 0, nil
-		}
+		return ba.scorer.score(nodeInfo, &s.memoScores)
+	}
+	reqs := ba.scorer.podRequests(pod)
+	if isBestEffort(reqs) {
+		return 0, nil
 	}
 	return ba.scorer.nodeScore(nodeInfo, reqs)
 }

@@ -84,7 +84,7 @@ func NewFit(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedco
 	default:
 		return nil, fmt.Errorf("scoring strategy %s is not supported", s.Type)
 	}
-	scorer := newScorer(st, s.Resources, false, resourcehelper.PodResourcesOptions{SkipPodLevelResources: true})
+	scorer := newScorer(st, s.Resources, false, resourcehelper.PodResourcesOptions{SkipPodLevelResources: true}).withMemo(h)
 	if st == requestedToCapacityRatio {
 		scorer.shape = scaledShape(s.RequestedToCapacityRatio.Shape)
 	}
@@ -290,8 +290,9 @@ func fitsRequest(s *preFilterState, nodeInfo *schedcore.NodeInfo) []Insufficient
 }
 
 type preScoreState struct {
-	// podRequests are in the order of the strategy's resources.
-	podRequests []int64
+	// podRequests are in the order of the strategy's resources, with the
+	// scores remembered for them.
+	memoScores
 }
 
 // Clone shares the state: it is never modified after PreScore.
@@ -299,20 +300,18 @@ func (s *preScoreState) Clone() schedcore.StateData { return s }
 
 // PreScore computes the pod's scoring requests once.
 func (pl *Fit) PreScore(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) *schedcore.Status {
-	state.Write(preScoreStateKey, &preScoreState{podRequests: pl.scorer.podRequests(pod)})
+	state.Write(preScoreStateKey, &preScoreState{memoScores: pl.scorer.prepare(pl.scorer.podRequests(pod))})
 	return nil
 }
 
-// Score scores the node by the configured strategy; without PreScore state
-// the requests are computed here.
+// Score scores the node by the configured strategy, or returns the score
+// remembered for an unchanged node and the same requests; without PreScore
+// state the requests are computed here.
 func (pl *Fit) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	var reqs []int64
 	if s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey); ok {
-		reqs = s.podRequests
-	} else {
-		reqs = pl.scorer.podRequests(pod)
+		return pl.scorer.score(nodeInfo, &s.memoScores)
 	}
-	return pl.scorer.nodeScore(nodeInfo, reqs)
+	return pl.scorer.nodeScore(nodeInfo, pl.scorer.podRequests(pod))
 }
 
 var (
