@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodeaffinity"
+	"github.com/kubectl-sched/kubectl-sched/plugins/noderesources"
 	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
 	"github.com/kubectl-sched/kubectl-sched/plugins/tainttoleration"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -21,7 +22,8 @@ import (
 )
 
 // The plugins that remember per-node results across cycles (NodeMemo,
-// VerdictMemo, MatchCounter and InterPodAffinity's term index) must decide
+// VerdictMemo, MatchCounter and InterPodAffinity's term index; the
+// resource scorers' VerdictMemo per request vector) must decide
 // exactly as a fresh instance that remembers nothing, whatever happened to
 // the cluster in between: pods added and removed, nodes relabelled, added
 // and removed. The plugins that update their PreFilter state with AddPod
@@ -37,6 +39,8 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 		{"ImageLocality", imagelocality.New},
 		{"NodeAffinity", nodeaffinity.New},
 		{"TaintToleration", tainttoleration.New},
+		{"NodeResourcesFit", noderesources.NewFit},
+		{"NodeResourcesBalancedAllocation", noderesources.NewBalancedAllocation},
 	}
 	for _, f := range factories {
 		t.Run(f.name, func(t *testing.T) {
@@ -173,7 +177,13 @@ func randomNode(rng *rand.Rand, i int) *v1.Node {
 }
 
 func randomPod(rng *rand.Rand, name string) *v1.Pod {
-	p := st.MakePod(name).Namespace([]string{"default", "team"}[rng.Intn(2)]).Req("cpu", "100m").Label("app", apps[rng.Intn(len(apps))])
+	p := st.MakePod(name).Namespace([]string{"default", "team"}[rng.Intn(2)]).Label("app", apps[rng.Intn(len(apps))])
+	// Requests drawn from few values, so that pods share the resource
+	// scorers' memo keys.
+	p.Req("cpu", []string{"100m", "500m", "2"}[rng.Intn(3)])
+	if rng.Intn(2) == 0 {
+		p.Req("memory", []string{"256Mi", "3Gi"}[rng.Intn(2)])
+	}
 	p.Image(images[rng.Intn(len(images))])
 	sel := func() map[string]string { return map[string]string{"app": apps[rng.Intn(len(apps))]} }
 	key := func() string { return []string{v1.LabelHostname, v1.LabelTopologyZone, "rack"}[rng.Intn(3)] }
