@@ -10,11 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins"
 	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodeaffinity"
-	"github.com/kubectl-sched/kubectl-sched/plugins/noderesources"
 	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
 	"github.com/kubectl-sched/kubectl-sched/plugins/tainttoleration"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -22,8 +24,7 @@ import (
 )
 
 // The plugins that remember per-node results across cycles (NodeMemo,
-// VerdictMemo, MatchCounter and InterPodAffinity's term index; the
-// resource scorers' VerdictMemo per request vector) must decide
+// VerdictMemo, MatchCounter and InterPodAffinity's term index) must decide
 // exactly as a fresh instance that remembers nothing, whatever happened to
 // the cluster in between: pods added and removed, nodes relabelled, added
 // and removed. The plugins that update their PreFilter state with AddPod
@@ -39,8 +40,6 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 		{"ImageLocality", imagelocality.New},
 		{"NodeAffinity", nodeaffinity.New},
 		{"TaintToleration", tainttoleration.New},
-		{"NodeResourcesFit", noderesources.NewFit},
-		{"NodeResourcesBalancedAllocation", noderesources.NewBalancedAllocation},
 	}
 	for _, f := range factories {
 		t.Run(f.name, func(t *testing.T) {
@@ -98,6 +97,87 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The framework remembers the raw scores of NodeLocalScorers
+// (NodeResourcesFit, NodeResourcesBalancedAllocation, TaintToleration) per
+// ScoreKey across cycles: a long-lived default-profile framework must score
+// every node as a fresh one does, whatever happened to the cluster in
+// between.
+func TestRememberedScoresMatchFreshFramework(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	snap := schedcore.NewEmptySnapshot()
+	for i := 0; i < 12; i++ {
+		cache.AddNode(randomNode(rng, i))
+	}
+	ctx := context.Background()
+	newFramework := func() *schedcore.Framework {
+		name := v1.DefaultSchedulerName
+		prof := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins.DefaultPlugins()}
+		fw, err := schedcore.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fw
+	}
+	cache.UpdateSnapshot(snap)
+	long := newFramework()
+	score := func(fw *schedcore.Framework, pod *v1.Pod) []string {
+		state := schedcore.NewCycleState()
+		if _, s, _ := fw.RunPreFilterPlugins(ctx, state, pod); !s.IsSuccess() {
+			return []string{"prefilter " + s.Message()}
+		}
+		if s := fw.RunPreScorePlugins(ctx, state, pod, snap.List()); !s.IsSuccess() {
+			t.Fatal(s.AsError())
+		}
+		scores, s := fw.RunScorePlugins(ctx, state, pod, snap.List())
+		if !s.IsSuccess() {
+			t.Fatal(s.AsError())
+		}
+		var out []string
+		for _, ns := range scores {
+			out = append(out, fmt.Sprint(ns.Name, ns.RawScores, ns.Scores, ns.TotalScore))
+		}
+		return out
+	}
+	var placed []*v1.Pod
+	nodeCount := 12
+	// Few workloads, as in a real cluster: consecutive cycles share keys.
+	workloads := make([]*v1.Pod, 6)
+	for i := range workloads {
+		workloads[i] = randomPod(rng, fmt.Sprintf("w%d", i))
+	}
+	for step := 0; step < 300; step++ {
+		switch r := rng.Intn(10); {
+		case r < 6 || len(placed) == 0:
+			p := workloads[rng.Intn(len(workloads))].DeepCopy()
+			p.Name, p.UID = fmt.Sprintf("p%d", step), types.UID(fmt.Sprint("uid-", step))
+			p.Spec.NodeName = fmt.Sprintf("node-%d", rng.Intn(nodeCount))
+			if err := cache.AddPod(p); err == nil {
+				placed = append(placed, p)
+			}
+		case r < 8:
+			i := rng.Intn(len(placed))
+			cache.RemovePod(placed[i])
+			placed = append(placed[:i], placed[i+1:]...)
+		case r < 9:
+			cache.AddNode(randomNode(rng, rng.Intn(nodeCount)))
+		default:
+			if rng.Intn(2) == 0 {
+				cache.AddNode(randomNode(rng, nodeCount))
+				nodeCount++
+			} else {
+				cache.RemoveNode(randomNode(rng, rng.Intn(nodeCount)))
+			}
+		}
+		cache.UpdateSnapshot(snap)
+		pod := workloads[rng.Intn(len(workloads))]
+		want := score(newFramework(), pod)
+		if diff := cmp.Diff(want, score(long, pod)); diff != "" {
+			t.Fatalf("step %d: long-lived framework scores differ from a fresh one's (-fresh +long-lived):\n%s", step, diff)
+		}
 	}
 }
 

@@ -23,8 +23,9 @@ type BalancedAllocation struct {
 }
 
 var (
-	_ schedcore.PreScorePlugin = (*BalancedAllocation)(nil)
-	_ schedcore.ScorePlugin    = (*BalancedAllocation)(nil)
+	_ schedcore.PreScorePlugin  = (*BalancedAllocation)(nil)
+	_ schedcore.ScorePlugin     = (*BalancedAllocation)(nil)
+	_ schedcore.NodeLocalScorer = (*BalancedAllocation)(nil)
 )
 
 // NewBalancedAllocation builds the plugin from NodeResourcesBalancedAllocationArgs
@@ -41,16 +42,15 @@ func NewBalancedAllocation(_ context.Context, obj runtime.Object, h *schedcore.H
 		UseStatusResources: f.InPlacePodVerticalScaling,
 		InPlacePodLevelResourcesVerticalScalingEnabled: f.InPlacePodLevelResourcesVerticalScaling,
 		SkipPodLevelResources:                          !f.PodLevelResources,
-	}).withMemo(h)}, nil
+	})}, nil
 }
 
 // Name returns NodeResourcesBalancedAllocation.
 func (ba *BalancedAllocation) Name() string { return names.NodeResourcesBalancedAllocation }
 
 type balancedAllocationPreScoreState struct {
-	// podRequests are in the order of the configured resources, with the
-	// scores remembered for them.
-	memoScores
+	// podRequests are in the order of the configured resources.
+	podRequests []int64
 }
 
 // Clone shares the state: it is never modified after PreScore.
@@ -64,20 +64,21 @@ func (ba *BalancedAllocation) PreScore(_ context.Context, state *schedcore.Cycle
 	if isBestEffort(reqs) {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	state.Write(balancedAllocationPreScoreStateKey, &balancedAllocationPreScoreState{memoScores: ba.scorer.prepare(reqs)})
+	state.Write(balancedAllocationPreScoreStateKey, &balancedAllocationPreScoreState{podRequests: reqs})
 	return nil
 }
 
-// Score is kube v1.37's balance score (see balancedResourceScorer), or the
-// one remembered for an unchanged node and the same requests. Without
+// Score is kube v1.37's balance score: see balancedResourceScorer. Without
 // PreScore state the requests are computed here (a best-effort pod scores 0).
 func (ba *BalancedAllocation) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	var reqs []int64
 	if s, ok := schedcore.Lookup[*balancedAllocationPreScoreState](state, balancedAllocationPreScoreStateKey); ok {
-		return ba.scorer.score(nodeInfo, &s.memoScores)
-	}
-	reqs := ba.scorer.podRequests(pod)
-	if isBestEffort(reqs) {
-		return 0, nil
+		reqs = s.podRequests
+	} else {
+		reqs = ba.scorer.podRequests(pod)
+		if isBestEffort(reqs) {
+			return 0, nil
+		}
 	}
 	return ba.scorer.nodeScore(nodeInfo, reqs)
 }
@@ -124,4 +125,15 @@ func balancedResourceScore(requested, allocatable []int64) int64 {
 		std = math.Sqrt(sum / float64(len(fractions)))
 	}
 	return int64((1 - std) * float64(schedcore.MaxNodeScore))
+}
+
+// ScoreKey is the pod's requests: with the resources, fixed for the plugin,
+// they and the node's resources are all Score reads.
+func (ba *BalancedAllocation) ScoreKey(state *schedcore.CycleState, _ *v1.Pod, k *schedcore.MemoKey) bool {
+	s, ok := schedcore.Lookup[*balancedAllocationPreScoreState](state, balancedAllocationPreScoreStateKey)
+	if !ok {
+		return false
+	}
+	requestsKey(k, s.podRequests)
+	return true
 }

@@ -57,6 +57,7 @@ var (
 	_ schedcore.PreScorePlugin    = (*Fit)(nil)
 	_ schedcore.ScorePlugin       = (*Fit)(nil)
 	_ schedcore.FilterExplainer   = (*Fit)(nil)
+	_ schedcore.NodeLocalScorer   = (*Fit)(nil)
 )
 
 // NewFit builds NodeResourcesFit from NodeResourcesFitArgs (nil means the
@@ -84,7 +85,7 @@ func NewFit(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedco
 	default:
 		return nil, fmt.Errorf("scoring strategy %s is not supported", s.Type)
 	}
-	scorer := newScorer(st, s.Resources, false, resourcehelper.PodResourcesOptions{SkipPodLevelResources: true}).withMemo(h)
+	scorer := newScorer(st, s.Resources, false, resourcehelper.PodResourcesOptions{SkipPodLevelResources: true})
 	if st == requestedToCapacityRatio {
 		scorer.shape = scaledShape(s.RequestedToCapacityRatio.Shape)
 	}
@@ -290,9 +291,8 @@ func fitsRequest(s *preFilterState, nodeInfo *schedcore.NodeInfo) []Insufficient
 }
 
 type preScoreState struct {
-	// podRequests are in the order of the strategy's resources, with the
-	// scores remembered for them.
-	memoScores
+	// podRequests are in the order of the strategy's resources.
+	podRequests []int64
 }
 
 // Clone shares the state: it is never modified after PreScore.
@@ -300,18 +300,31 @@ func (s *preScoreState) Clone() schedcore.StateData { return s }
 
 // PreScore computes the pod's scoring requests once.
 func (pl *Fit) PreScore(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) *schedcore.Status {
-	state.Write(preScoreStateKey, &preScoreState{memoScores: pl.scorer.prepare(pl.scorer.podRequests(pod))})
+	state.Write(preScoreStateKey, &preScoreState{podRequests: pl.scorer.podRequests(pod)})
 	return nil
 }
 
-// Score scores the node by the configured strategy, or returns the score
-// remembered for an unchanged node and the same requests; without PreScore
-// state the requests are computed here.
+// Score scores the node by the configured strategy; without PreScore state
+// the requests are computed here.
 func (pl *Fit) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	var reqs []int64
 	if s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey); ok {
-		return pl.scorer.score(nodeInfo, &s.memoScores)
+		reqs = s.podRequests
+	} else {
+		reqs = pl.scorer.podRequests(pod)
 	}
-	return pl.scorer.nodeScore(nodeInfo, pl.scorer.podRequests(pod))
+	return pl.scorer.nodeScore(nodeInfo, reqs)
+}
+
+// ScoreKey is the pod's scoring requests: with the strategy, fixed for the
+// plugin, they and the node's resources are all Score reads.
+func (pl *Fit) ScoreKey(state *schedcore.CycleState, _ *v1.Pod, k *schedcore.MemoKey) bool {
+	s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey)
+	if !ok {
+		return false
+	}
+	requestsKey(k, s.podRequests)
+	return true
 }
 
 var (

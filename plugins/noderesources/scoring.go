@@ -49,68 +49,6 @@ type resourceAllocationScorer struct {
 	scalar    []bool // IsScalarResourceName per resource
 	// podOpts computes the incoming pod's requests.
 	podOpts resourcehelper.PodResourcesOptions
-	// memo remembers node scores per request vector (nil: none). A score
-	// depends only on the node's resources, so an entry is valid for as
-	// long as the node's generation is unchanged.
-	memo *schedcore.VerdictMemo
-	// handle gives the snapshot's size for memo views.
-	handle *schedcore.Handle
-}
-
-// scoreMemoKeys bounds the distinct request vectors whose scores are
-// remembered.
-const scoreMemoKeys = 64
-
-// withMemo makes the scorer remember its node scores across cycles (h nil:
-// it does not).
-func (r *resourceAllocationScorer) withMemo(h *schedcore.Handle) *resourceAllocationScorer {
-	if h != nil {
-		r.memo, r.handle = schedcore.NewVerdictMemo(scoreMemoKeys), h
-	}
-	return r
-}
-
-// memoScores is a pod's requests and the view of the scores remembered for
-// them, kept in the PreScore states.
-type memoScores struct {
-	podRequests []int64
-	view        schedcore.VerdictView
-	memo        bool
-}
-
-// prepare returns reqs with the view of the scores remembered for them.
-// The key is the whole vector: the strategy and resources are the scorer's
-// own, fixed at construction.
-func (r *resourceAllocationScorer) prepare(reqs []int64) memoScores {
-	out := memoScores{podRequests: reqs}
-	if r.memo == nil {
-		return out
-	}
-	snap := r.handle.Snapshot()
-	if snap == nil || snap.NumNodes() == 0 {
-		return out
-	}
-	k := new(schedcore.MemoKey)
-	for _, q := range reqs {
-		k.Int(q)
-	}
-	out.view, out.memo = r.memo.View(k, snap.NumNodes()), true
-	return out
-}
-
-// score is nodeScore through the memo: a node unchanged since its score for
-// these requests was remembered is not scored again.
-func (r *resourceAllocationScorer) score(nodeInfo *schedcore.NodeInfo, s *memoScores) (int64, *schedcore.Status) {
-	if s.memo {
-		if v, ok := s.view.Get(nodeInfo); ok {
-			return int64(v), nil
-		}
-	}
-	sc, st := r.nodeScore(nodeInfo, s.podRequests)
-	if s.memo && st.IsSuccess() && sc >= 0 && sc <= math.MaxUint16 {
-		s.view.Put(nodeInfo, uint16(sc))
-	}
-	return sc, st
 }
 
 func newScorer(st strategy, resources []configv1.ResourceSpec, useRequested bool, podOpts resourcehelper.PodResourcesOptions) *resourceAllocationScorer {
@@ -144,6 +82,14 @@ func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
 		}
 	}
 	return out
+}
+
+// requestsKey writes a pod's requests, in the order of the configured
+// resources, into a memo key.
+func requestsKey(k *schedcore.MemoKey, podRequests []int64) {
+	for _, q := range podRequests {
+		k.Int(q)
+	}
 }
 
 // isBestEffort reports whether the pod requests none of the resources.
