@@ -55,30 +55,10 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var placed []*v1.Pod
-			nodeCount := 12
+			cl := &randomCluster{rng: rng, cache: cache, nodes: 12}
 			for step := 0; step < 300; step++ {
-				switch r := rng.Intn(10); {
-				case r < 6 || len(placed) == 0:
-					p := randomPod(rng, fmt.Sprintf("p%d", step))
-					p.Spec.NodeName = fmt.Sprintf("node-%d", rng.Intn(nodeCount))
-					if err := cache.AddPod(p); err == nil {
-						placed = append(placed, p)
-					}
-				case r < 8:
-					i := rng.Intn(len(placed))
-					cache.RemovePod(placed[i])
-					placed = append(placed[:i], placed[i+1:]...)
-				case r < 9:
-					cache.AddNode(randomNode(rng, rng.Intn(nodeCount)))
-				default:
-					if rng.Intn(2) == 0 {
-						cache.AddNode(randomNode(rng, nodeCount))
-						nodeCount++
-					} else {
-						cache.RemoveNode(randomNode(rng, rng.Intn(nodeCount)))
-					}
-				}
+				cl.change(randomPod(rng, fmt.Sprintf("p%d", step)))
+				placed := cl.placed
 				cache.UpdateSnapshot(snap)
 				pod := randomPod(rng, "incoming")
 				fresh, err := f.new(ctx, nil, h)
@@ -142,41 +122,56 @@ func TestRememberedScoresMatchFreshFramework(t *testing.T) {
 		}
 		return out
 	}
-	var placed []*v1.Pod
-	nodeCount := 12
 	// Few workloads, as in a real cluster: consecutive cycles share keys.
 	workloads := make([]*v1.Pod, 6)
 	for i := range workloads {
 		workloads[i] = randomPod(rng, fmt.Sprintf("w%d", i))
 	}
+	cl := &randomCluster{rng: rng, cache: cache, nodes: 12}
 	for step := 0; step < 300; step++ {
-		switch r := rng.Intn(10); {
-		case r < 6 || len(placed) == 0:
-			p := workloads[rng.Intn(len(workloads))].DeepCopy()
-			p.Name, p.UID = fmt.Sprintf("p%d", step), types.UID(fmt.Sprint("uid-", step))
-			p.Spec.NodeName = fmt.Sprintf("node-%d", rng.Intn(nodeCount))
-			if err := cache.AddPod(p); err == nil {
-				placed = append(placed, p)
-			}
-		case r < 8:
-			i := rng.Intn(len(placed))
-			cache.RemovePod(placed[i])
-			placed = append(placed[:i], placed[i+1:]...)
-		case r < 9:
-			cache.AddNode(randomNode(rng, rng.Intn(nodeCount)))
-		default:
-			if rng.Intn(2) == 0 {
-				cache.AddNode(randomNode(rng, nodeCount))
-				nodeCount++
-			} else {
-				cache.RemoveNode(randomNode(rng, rng.Intn(nodeCount)))
-			}
-		}
+		p := workloads[rng.Intn(len(workloads))].DeepCopy()
+		p.Name, p.UID = fmt.Sprintf("p%d", step), types.UID(fmt.Sprint("uid-", step))
+		cl.change(p)
 		cache.UpdateSnapshot(snap)
 		pod := workloads[rng.Intn(len(workloads))]
 		want := score(newFramework(), pod)
 		if diff := cmp.Diff(want, score(long, pod)); diff != "" {
 			t.Fatalf("step %d: long-lived framework scores differ from a fresh one's (-fresh +long-lived):\n%s", step, diff)
+		}
+	}
+}
+
+// randomCluster makes random changes to a cache of nodes named node-0,
+// node-1, ...: pods placed and removed, nodes relabelled, added and removed.
+type randomCluster struct {
+	rng    *rand.Rand
+	cache  *schedcore.Cache
+	placed []*v1.Pod
+	nodes  int
+}
+
+// change makes one change; when it places a pod, that pod is p, on a
+// random node.
+func (c *randomCluster) change(p *v1.Pod) {
+	rng := c.rng
+	switch r := rng.Intn(10); {
+	case r < 6 || len(c.placed) == 0:
+		p.Spec.NodeName = fmt.Sprintf("node-%d", rng.Intn(c.nodes))
+		if err := c.cache.AddPod(p); err == nil {
+			c.placed = append(c.placed, p)
+		}
+	case r < 8:
+		i := rng.Intn(len(c.placed))
+		c.cache.RemovePod(c.placed[i])
+		c.placed = append(c.placed[:i], c.placed[i+1:]...)
+	case r < 9:
+		c.cache.AddNode(randomNode(rng, rng.Intn(c.nodes)))
+	default:
+		if rng.Intn(2) == 0 {
+			c.cache.AddNode(randomNode(rng, c.nodes))
+			c.nodes++
+		} else {
+			c.cache.RemoveNode(randomNode(rng, rng.Intn(c.nodes)))
 		}
 	}
 }
