@@ -69,6 +69,11 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		return out, nil
 	}
 	views, memo := f.scoreViews(state, pod, idx)
+	// The plugins' names, read once rather than per node.
+	names := make([]string, np)
+	for j, pi := range idx {
+		names[j] = f.score[pi].Name()
+	}
 	var errOnce sync.Once
 	var firstErr error
 	cctx, cancel := context.WithCancel(ctx)
@@ -81,7 +86,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			pl := f.score[pi]
 			if memo[j] {
 				if v, ok := views[j].Get(n); ok {
-					rs[j] = PluginScore{Name: pl.Name(), Score: int64(v)}
+					rs[j] = PluginScore{Name: names[j], Score: int64(v)}
 					lists[j][i] = NodeScore{Name: name, Score: int64(v)}
 					continue
 				}
@@ -105,7 +110,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			if memo[j] && sc >= 0 && sc <= math.MaxUint16 {
 				views[j].Put(n, uint16(sc))
 			}
-			rs[j] = PluginScore{Name: pl.Name(), Score: sc}
+			rs[j] = PluginScore{Name: names[j], Score: sc}
 			lists[j][i] = NodeScore{Name: name, Score: sc}
 		}
 		out[i] = NodePluginScores{Name: name, RawScores: rs}
@@ -138,7 +143,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				return nil, st
 			}
 			w := sc * f.scoreWeight[pi]
-			ws[j] = PluginScore{Name: f.score[pi].Name(), Score: w}
+			ws[j] = PluginScore{Name: names[j], Score: w}
 			total += w
 		}
 		out[i].Scores = ws
