@@ -268,8 +268,9 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	// Nodes are filtered in windows; each worker writes its own slots and
 	// results are collected in node order, so which nodes are found never
 	// depends on goroutine timing or on the parallelism.
-	statuses := make([]*Status, numAll)
-	passed := make([]bool, numAll)
+	scratch := getFilterScratch(numAll)
+	defer putFilterScratch(scratch)
+	statuses, passed := scratch.statuses, scratch.passed
 	var firstErr error
 	var errOnce sync.Once
 	cctx, cancel := context.WithCancel(ctx)
@@ -328,6 +329,33 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 		fw.recorder.ExtensionPoint(fw.profileName, ExtFilter, code, time.Since(start))
 	}
 	return feasible, firstErr
+}
+
+// filterScratch is findNodesThatPassFilters' per-node verdicts, reused
+// across cycles (several cycles may run at once: each takes its own).
+type filterScratch struct {
+	statuses []*Status
+	passed   []bool
+}
+
+var filterScratchPool sync.Pool
+
+// getFilterScratch returns cleared verdicts for n nodes.
+func getFilterScratch(n int) *filterScratch {
+	s, _ := filterScratchPool.Get().(*filterScratch)
+	if s == nil || cap(s.statuses) < n {
+		return &filterScratch{statuses: make([]*Status, n), passed: make([]bool, n)}
+	}
+	s.statuses, s.passed = s.statuses[:n], s.passed[:n]
+	return s
+}
+
+// putFilterScratch clears s (its statuses must not keep rejections alive)
+// and keeps it for the next cycle.
+func putFilterScratch(s *filterScratch) {
+	clear(s.statuses)
+	clear(s.passed)
+	filterScratchPool.Put(s)
 }
 
 func (a *Algorithm) advance(rotate bool, processed, all int) {

@@ -50,3 +50,25 @@ func TestSelectHostWithoutTheTiedList(t *testing.T) {
 		}
 	}
 }
+
+// The filter verdicts reused across cycles must come back cleared: a stale
+// "passed" would make a rejected node feasible, a stale status would keep a
+// rejection alive.
+func TestFilterScratchIsClearedForReuse(t *testing.T) {
+	s := getFilterScratch(8)
+	if len(s.statuses) != 8 || len(s.passed) != 8 {
+		t.Fatalf("scratch for 8 nodes has %d statuses and %d verdicts", len(s.statuses), len(s.passed))
+	}
+	for i := range s.statuses {
+		s.statuses[i], s.passed[i] = NewStatus(Unschedulable, "no"), true
+	}
+	putFilterScratch(s)
+	for i := range s.statuses {
+		if s.statuses[i] != nil || s.passed[i] {
+			t.Fatalf("node %d: status %v, passed %v after reuse, want nil and false", i, s.statuses[i], s.passed[i])
+		}
+	}
+	if small := getFilterScratch(3); len(small.statuses) != 3 || len(small.passed) != 3 {
+		t.Errorf("scratch for 3 nodes has %d statuses and %d verdicts", len(small.statuses), len(small.passed))
+	}
+}
