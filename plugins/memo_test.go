@@ -10,7 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins"
 	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodeaffinity"
@@ -52,30 +55,10 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var placed []*v1.Pod
-			nodeCount := 12
+			cl := &randomCluster{rng: rng, cache: cache, nodes: 12}
 			for step := 0; step < 300; step++ {
-				switch r := rng.Intn(10); {
-				case r < 6 || len(placed) == 0:
-					p := randomPod(rng, fmt.Sprintf("p%d", step))
-					p.Spec.NodeName = fmt.Sprintf("node-%d", rng.Intn(nodeCount))
-					if err := cache.AddPod(p); err == nil {
-						placed = append(placed, p)
-					}
-				case r < 8:
-					i := rng.Intn(len(placed))
-					cache.RemovePod(placed[i])
-					placed = append(placed[:i], placed[i+1:]...)
-				case r < 9:
-					cache.AddNode(randomNode(rng, rng.Intn(nodeCount)))
-				default:
-					if rng.Intn(2) == 0 {
-						cache.AddNode(randomNode(rng, nodeCount))
-						nodeCount++
-					} else {
-						cache.RemoveNode(randomNode(rng, rng.Intn(nodeCount)))
-					}
-				}
+				cl.change(randomPod(rng, fmt.Sprintf("p%d", step)))
+				placed := cl.placed
 				cache.UpdateSnapshot(snap)
 				pod := randomPod(rng, "incoming")
 				fresh, err := f.new(ctx, nil, h)
@@ -94,6 +77,102 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The framework remembers the raw scores of NodeLocalScorers
+// (NodeResourcesFit, NodeResourcesBalancedAllocation, TaintToleration) per
+// ScoreKey across cycles: a long-lived default-profile framework must score
+// every node as a fresh one does, whatever happened to the cluster in
+// between.
+func TestRememberedScoresMatchFreshFramework(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	snap := schedcore.NewEmptySnapshot()
+	for i := 0; i < 12; i++ {
+		cache.AddNode(randomNode(rng, i))
+	}
+	ctx := context.Background()
+	newFramework := func() *schedcore.Framework {
+		name := v1.DefaultSchedulerName
+		prof := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins.DefaultPlugins()}
+		fw, err := schedcore.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fw
+	}
+	cache.UpdateSnapshot(snap)
+	long := newFramework()
+	score := func(fw *schedcore.Framework, pod *v1.Pod) []string {
+		state := schedcore.NewCycleState()
+		if _, s, _ := fw.RunPreFilterPlugins(ctx, state, pod); !s.IsSuccess() {
+			return []string{"prefilter " + s.Message()}
+		}
+		if s := fw.RunPreScorePlugins(ctx, state, pod, snap.List()); !s.IsSuccess() {
+			t.Fatal(s.AsError())
+		}
+		scores, s := fw.RunScorePlugins(ctx, state, pod, snap.List())
+		if !s.IsSuccess() {
+			t.Fatal(s.AsError())
+		}
+		var out []string
+		for _, ns := range scores {
+			out = append(out, fmt.Sprint(ns.Name, ns.RawScores, ns.Scores, ns.TotalScore))
+		}
+		return out
+	}
+	// Few workloads, as in a real cluster: consecutive cycles share keys.
+	workloads := make([]*v1.Pod, 6)
+	for i := range workloads {
+		workloads[i] = randomPod(rng, fmt.Sprintf("w%d", i))
+	}
+	cl := &randomCluster{rng: rng, cache: cache, nodes: 12}
+	for step := 0; step < 300; step++ {
+		p := workloads[rng.Intn(len(workloads))].DeepCopy()
+		p.Name, p.UID = fmt.Sprintf("p%d", step), types.UID(fmt.Sprint("uid-", step))
+		cl.change(p)
+		cache.UpdateSnapshot(snap)
+		pod := workloads[rng.Intn(len(workloads))]
+		want := score(newFramework(), pod)
+		if diff := cmp.Diff(want, score(long, pod)); diff != "" {
+			t.Fatalf("step %d: long-lived framework scores differ from a fresh one's (-fresh +long-lived):\n%s", step, diff)
+		}
+	}
+}
+
+// randomCluster makes random changes to a cache of nodes named node-0,
+// node-1, ...: pods placed and removed, nodes relabelled, added and removed.
+type randomCluster struct {
+	rng    *rand.Rand
+	cache  *schedcore.Cache
+	placed []*v1.Pod
+	nodes  int
+}
+
+// change makes one change; when it places a pod, that pod is p, on a
+// random node.
+func (c *randomCluster) change(p *v1.Pod) {
+	rng := c.rng
+	switch r := rng.Intn(10); {
+	case r < 6 || len(c.placed) == 0:
+		p.Spec.NodeName = fmt.Sprintf("node-%d", rng.Intn(c.nodes))
+		if err := c.cache.AddPod(p); err == nil {
+			c.placed = append(c.placed, p)
+		}
+	case r < 8:
+		i := rng.Intn(len(c.placed))
+		c.cache.RemovePod(c.placed[i])
+		c.placed = append(c.placed[:i], c.placed[i+1:]...)
+	case r < 9:
+		c.cache.AddNode(randomNode(rng, rng.Intn(c.nodes)))
+	default:
+		if rng.Intn(2) == 0 {
+			c.cache.AddNode(randomNode(rng, c.nodes))
+			c.nodes++
+		} else {
+			c.cache.RemoveNode(randomNode(rng, rng.Intn(c.nodes)))
+		}
 	}
 }
 
@@ -173,7 +252,13 @@ func randomNode(rng *rand.Rand, i int) *v1.Node {
 }
 
 func randomPod(rng *rand.Rand, name string) *v1.Pod {
-	p := st.MakePod(name).Namespace([]string{"default", "team"}[rng.Intn(2)]).Req("cpu", "100m").Label("app", apps[rng.Intn(len(apps))])
+	p := st.MakePod(name).Namespace([]string{"default", "team"}[rng.Intn(2)]).Label("app", apps[rng.Intn(len(apps))])
+	// Requests drawn from few values, so that pods share the resource
+	// scorers' memo keys.
+	p.Req("cpu", []string{"100m", "500m", "2"}[rng.Intn(3)])
+	if rng.Intn(2) == 0 {
+		p.Req("memory", []string{"256Mi", "3Gi"}[rng.Intn(2)])
+	}
 	p.Image(images[rng.Intn(len(images))])
 	sel := func() map[string]string { return map[string]string{"app": apps[rng.Intn(len(apps))]} }
 	key := func() string { return []string{v1.LabelHostname, v1.LabelTopologyZone, "rack"}[rng.Intn(3)] }

@@ -32,7 +32,8 @@ type ScheduleResult struct {
 	// Scores[0] is the chosen node, Scores[1] the best other; the rest are
 	// unordered.
 	Scores []NodePluginScores
-	// Tied lists the nodes sharing the best total.
+	// Tied lists the nodes sharing the best total, when the Algorithm
+	// lists them (ListTied) or breaks ties with a TieBreak.
 	Tied []string
 	// NominatingInfo is set by PostFilter on failure.
 	NominatingInfo *NominatingInfo
@@ -54,6 +55,10 @@ type Algorithm struct {
 	// EvaluateAllNodes filters every node, whatever the global and the
 	// profile's percentageOfNodesToScore say (Explain).
 	EvaluateAllNodes bool
+	// ListTied fills ScheduleResult.Tied (Explain). Without it and without
+	// a TieBreak the lowest-named best node is chosen without listing the
+	// others: with identical nodes, that is every feasible node each cycle.
+	ListTied bool
 
 	mu                 sync.Mutex
 	nextStartNodeIndex int
@@ -117,8 +122,9 @@ func (a *Algorithm) prioritizeNodes(ctx context.Context, fw *Framework, state *C
 	return scores, nil
 }
 
-// selectHost returns the chosen node and every node tied with it for the
-// best total (in name order). It runs in one pass without sorting: after it,
+// selectHost returns the chosen node and, when the Algorithm lists them
+// (ListTied, or a TieBreak to choose among them), every node tied with it
+// for the best total (in name order). It runs in one pass without sorting: after it,
 // scores[0] is the chosen node and scores[1], if any, the best other node
 // (the lowest name among equals); the rest keep no particular order.
 func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
@@ -130,6 +136,12 @@ func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
 		}
 	}
 	top := scores[best].TotalScore
+	if a.TieBreak == nil && !a.ListTied {
+		// The lowest name among the best totals is scores[best]'s.
+		scores[0], scores[best] = scores[best], scores[0]
+		moveRunnerUp(scores)
+		return scores[0].Name, nil
+	}
 	var tied []string
 	for i := range scores {
 		if scores[i].TotalScore == top {
@@ -149,6 +161,13 @@ func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
 			break
 		}
 	}
+	moveRunnerUp(scores)
+	return chosen, tied
+}
+
+// moveRunnerUp swaps the best of scores[1:] (lowest name among equal
+// totals) into scores[1].
+func moveRunnerUp(scores []NodePluginScores) {
 	if len(scores) > 2 {
 		ru := 1
 		for i := 2; i < len(scores); i++ {
@@ -159,7 +178,6 @@ func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
 		}
 		scores[1], scores[ru] = scores[ru], scores[1]
 	}
-	return chosen, tied
 }
 
 func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod) ([]*NodeInfo, Diagnosis, error) {
@@ -250,8 +268,9 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	// Nodes are filtered in windows; each worker writes its own slots and
 	// results are collected in node order, so which nodes are found never
 	// depends on goroutine timing or on the parallelism.
-	statuses := make([]*Status, numAll)
-	passed := make([]bool, numAll)
+	scratch := getFilterScratch(numAll)
+	defer putFilterScratch(scratch)
+	statuses, passed := scratch.statuses, scratch.passed
 	var firstErr error
 	var errOnce sync.Once
 	cctx, cancel := context.WithCancel(ctx)
@@ -310,6 +329,33 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 		fw.recorder.ExtensionPoint(fw.profileName, ExtFilter, code, time.Since(start))
 	}
 	return feasible, firstErr
+}
+
+// filterScratch is findNodesThatPassFilters' per-node verdicts, reused
+// across cycles (several cycles may run at once: each takes its own).
+type filterScratch struct {
+	statuses []*Status
+	passed   []bool
+}
+
+var filterScratchPool sync.Pool
+
+// getFilterScratch returns cleared verdicts for n nodes.
+func getFilterScratch(n int) *filterScratch {
+	s, _ := filterScratchPool.Get().(*filterScratch)
+	if s == nil || cap(s.statuses) < n {
+		return &filterScratch{statuses: make([]*Status, n), passed: make([]bool, n)}
+	}
+	s.statuses, s.passed = s.statuses[:n], s.passed[:n]
+	return s
+}
+
+// putFilterScratch clears s (its statuses must not keep rejections alive)
+// and keeps it for the next cycle.
+func putFilterScratch(s *filterScratch) {
+	clear(s.statuses)
+	clear(s.passed)
+	filterScratchPool.Put(s)
 }
 
 func (a *Algorithm) advance(rotate bool, processed, all int) {

@@ -70,7 +70,7 @@ type NodeExplanation struct {
 // full diagnosis. Nothing is assumed or bound, and neither fw nor the
 // snapshot is changed, so explanations of several pods may run at once.
 func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak) *Explanation {
-	alg := &Algorithm{EvaluateAllNodes: true, TieBreak: tie, Snapshot: snapshot}
+	alg := &Algorithm{EvaluateAllNodes: true, ListTied: true, TieBreak: tie, Snapshot: snapshot}
 
 	ex := &Explanation{Pod: pod, Profile: fw.profileName, FilterPlugins: fw.FilterPluginNames(), ScoreWeights: fw.ScorePluginWeights()}
 	state := NewCycleState()

@@ -38,11 +38,14 @@ type Framework struct {
 	score        []ScorePlugin
 	scoreNorm    []NormalizeScorePlugin // aligned with score; nil entries
 	scoreWeight  []int64                // aligned with score
-	reserve      []ReservePlugin
-	permit       []PermitPlugin
-	preBind      []PreBindPlugin
-	bind         []BindPlugin
-	postBind     []PostBindPlugin
+	// scoreMemo remembers raw scores of NodeLocalScorers (aligned with
+	// score; nil entries for the other plugins).
+	scoreMemo []*VerdictMemo
+	reserve   []ReservePlugin
+	permit    []PermitPlugin
+	preBind   []PreBindPlugin
+	bind      []BindPlugin
+	postBind  []PostBindPlugin
 
 	podGroups         []PodGroupPlugin
 	enqueueExtensions []EnqueueExtensions
@@ -380,6 +383,10 @@ func (f *Framework) layout(p *configv1.Plugins) error {
 
 // setScoreWeights takes weights from score.enabled first, then multiPoint;
 // 0 means 1; the total must not overflow.
+// scoreMemoKeys bounds the distinct keys (workloads) whose scores a
+// NodeLocalScorer's memo keeps.
+const scoreMemoKeys = 64
+
 func (f *Framework) setScoreWeights(p *configv1.Plugins) error {
 	weights := map[string]int64{}
 	var total int64
@@ -404,7 +411,11 @@ func (f *Framework) setScoreWeights(p *configv1.Plugins) error {
 		weights[e.Name] = w
 	}
 	f.scoreWeight = make([]int64, len(f.score))
+	f.scoreMemo = make([]*VerdictMemo, len(f.score))
 	for i, s := range f.score {
+		if _, ok := s.(NodeLocalScorer); ok {
+			f.scoreMemo[i] = NewVerdictMemo(scoreMemoKeys)
+		}
 		f.scoreWeight[i] = weights[s.Name()]
 		if f.scoreWeight[i] == 0 {
 			return fmt.Errorf("score plugin %q is not configured with weight", s.Name())

@@ -131,6 +131,21 @@ type ScorePlugin interface {
 	Score(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) (int64, *Status)
 }
 
+// NodeLocalScorer is a ScorePlugin whose Score, for a cycle's pod, is a
+// function of the node's contents alone (what its NodeInfo holds, versioned
+// by its Generation) and of what ScoreKey writes. The framework then
+// remembers the raw scores in [0, 65535] per key across cycles, and calls
+// Score only for the nodes that changed since: consecutive pods of one
+// workload see a cluster that differs by one placement.
+type NodeLocalScorer interface {
+	ScorePlugin
+	// ScoreKey writes into k every input of Score but the node (the pod's
+	// requests, tolerations, ...), read from the state PreScore wrote. It
+	// runs once per cycle, after PreScore; false means the cycle's scores
+	// are not remembered.
+	ScoreKey(state *CycleState, pod *v1.Pod, k *MemoKey) bool
+}
+
 // NormalizeScorePlugin is implemented by score plugins whose raw scores need
 // rescaling into [0, 100] once all nodes are scored.
 type NormalizeScorePlugin interface {

@@ -3,6 +3,7 @@ package schedcore
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -67,6 +68,12 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		}
 		return out, nil
 	}
+	views, memo := f.scoreViews(state, pod, idx)
+	// The plugins' names, read once rather than per node.
+	names := make([]string, np)
+	for j, pi := range idx {
+		names[j] = f.score[pi].Name()
+	}
 	var errOnce sync.Once
 	var firstErr error
 	cctx, cancel := context.WithCancel(ctx)
@@ -77,6 +84,13 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		rs := raw[i*np : (i+1)*np : (i+1)*np]
 		for j, pi := range idx {
 			pl := f.score[pi]
+			if memo[j] {
+				if v, ok := views[j].Get(n); ok {
+					rs[j] = PluginScore{Name: names[j], Score: int64(v)}
+					lists[j][i] = NodeScore{Name: name, Score: int64(v)}
+					continue
+				}
+			}
 			var sc int64
 			var s *Status
 			if state.RecordPluginMetrics && f.recorder != nil {
@@ -93,7 +107,10 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				})
 				return
 			}
-			rs[j] = PluginScore{Name: pl.Name(), Score: sc}
+			if memo[j] && sc >= 0 && sc <= math.MaxUint16 {
+				views[j].Put(n, uint16(sc))
+			}
+			rs[j] = PluginScore{Name: names[j], Score: sc}
 			lists[j][i] = NodeScore{Name: name, Score: sc}
 		}
 		out[i] = NodePluginScores{Name: name, RawScores: rs}
@@ -126,7 +143,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				return nil, st
 			}
 			w := sc * f.scoreWeight[pi]
-			ws[j] = PluginScore{Name: f.score[pi].Name(), Score: w}
+			ws[j] = PluginScore{Name: names[j], Score: w}
 			total += w
 		}
 		out[i].Scores = ws
@@ -134,6 +151,29 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	}
 	f.observe(ExtScore, nil, start)
 	return out, nil
+}
+
+// scoreViews returns, for each plugin of idx, the view of the raw scores
+// remembered for this cycle's key, and whether there is one: only
+// NodeLocalScorers whose ScoreKey accepts the cycle have one. A remembered
+// score is the plugin's own for the same key and the same node contents, so
+// using it changes no decision.
+func (f *Framework) scoreViews(state *CycleState, pod *v1.Pod, idx []int) ([]VerdictView, []bool) {
+	views, memo := make([]VerdictView, len(idx)), make([]bool, len(idx))
+	snap := f.handle.Snapshot()
+	if snap == nil || snap.NumNodes() == 0 {
+		return views, memo
+	}
+	for j, pi := range idx {
+		if pi >= len(f.scoreMemo) || f.scoreMemo[pi] == nil {
+			continue
+		}
+		var k MemoKey
+		if f.score[pi].(NodeLocalScorer).ScoreKey(state, pod, &k) {
+			views[j], memo[j] = f.scoreMemo[pi].View(&k, snap.NumNodes()), true
+		}
+	}
+	return views, memo
 }
 
 // scoreBuffers are RunScorePlugins' slices, kept between cycles.

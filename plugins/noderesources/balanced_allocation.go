@@ -23,8 +23,9 @@ type BalancedAllocation struct {
 }
 
 var (
-	_ schedcore.PreScorePlugin = (*BalancedAllocation)(nil)
-	_ schedcore.ScorePlugin    = (*BalancedAllocation)(nil)
+	_ schedcore.PreScorePlugin  = (*BalancedAllocation)(nil)
+	_ schedcore.ScorePlugin     = (*BalancedAllocation)(nil)
+	_ schedcore.NodeLocalScorer = (*BalancedAllocation)(nil)
 )
 
 // NewBalancedAllocation builds the plugin from NodeResourcesBalancedAllocationArgs
@@ -124,4 +125,15 @@ func balancedResourceScore(requested, allocatable []int64) int64 {
 		std = math.Sqrt(sum / float64(len(fractions)))
 	}
 	return int64((1 - std) * float64(schedcore.MaxNodeScore))
+}
+
+// ScoreKey is the pod's requests: with the resources, fixed for the plugin,
+// they and the node's resources are all Score reads.
+func (ba *BalancedAllocation) ScoreKey(state *schedcore.CycleState, _ *v1.Pod, k *schedcore.MemoKey) bool {
+	s, ok := schedcore.Lookup[*balancedAllocationPreScoreState](state, balancedAllocationPreScoreStateKey)
+	if !ok {
+		return false
+	}
+	requestsKey(k, s.podRequests)
+	return true
 }

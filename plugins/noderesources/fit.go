@@ -62,6 +62,7 @@ var (
 	_ schedcore.ScorePlugin       = (*Fit)(nil)
 	_ schedcore.NodeLocalPlugin   = (*Fit)(nil)
 	_ schedcore.FilterExplainer   = (*Fit)(nil)
+	_ schedcore.NodeLocalScorer   = (*Fit)(nil)
 )
 
 // NodeLocal is true: the verdict reads the node's own allocatable and
@@ -339,6 +340,17 @@ func (pl *Fit) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod
 		reqs = pl.scorer.podRequests(pod)
 	}
 	return pl.scorer.nodeScore(nodeInfo, reqs)
+}
+
+// ScoreKey is the pod's scoring requests: with the strategy, fixed for the
+// plugin, they and the node's resources are all Score reads.
+func (pl *Fit) ScoreKey(state *schedcore.CycleState, _ *v1.Pod, k *schedcore.MemoKey) bool {
+	s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey)
+	if !ok {
+		return false
+	}
+	requestsKey(k, s.podRequests)
+	return true
 }
 
 var (

@@ -84,6 +84,14 @@ func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
 	return out
 }
 
+// requestsKey writes a pod's requests, in the order of the configured
+// resources, into a memo key.
+func requestsKey(k *schedcore.MemoKey, podRequests []int64) {
+	for _, q := range podRequests {
+		k.Int(q)
+	}
+}
+
 // isBestEffort reports whether the pod requests none of the resources.
 func isBestEffort(podRequests []int64) bool {
 	for _, r := range podRequests {

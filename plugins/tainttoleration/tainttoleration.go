@@ -47,6 +47,7 @@ var (
 	_ schedcore.EnqueueExtensions    = (*TaintToleration)(nil)
 	_ schedcore.NodeLocalPlugin      = (*TaintToleration)(nil)
 	_ schedcore.FilterExplainer      = (*TaintToleration)(nil)
+	_ schedcore.NodeLocalScorer      = (*TaintToleration)(nil)
 )
 
 // NodeLocal is true: the verdict reads the node's own taints.
@@ -198,6 +199,19 @@ func (pl *TaintToleration) Score(_ context.Context, cycleState *schedcore.CycleS
 		}
 	}
 	return n, nil
+}
+
+// ScoreKey is the tolerations PreScore kept: with the node's taints, they
+// are all Score reads.
+func (pl *TaintToleration) ScoreKey(cycleState *schedcore.CycleState, _ *v1.Pod, k *schedcore.MemoKey) bool {
+	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
+	if err != nil {
+		return false
+	}
+	for _, t := range s.tolerationsPreferNoSchedule {
+		k.String(t.Key).String(string(t.Operator)).String(t.Value).String(string(t.Effect))
+	}
+	return true
 }
 
 // NormalizeScore reverses the counts onto [0, 100]: fewer intolerable

@@ -1,0 +1,115 @@
+package schedcore_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
+)
+
+// perSlot is a NodeLocalScorer: a node scores its "slots" label times the
+// pod's "weight" label, and the weight is the key. calls counts Score calls.
+type perSlot struct {
+	slots
+	calls *atomic.Int64
+	// keyless makes ScoreKey write nothing: the memo then mixes weights up.
+	keyless bool
+}
+
+func (p perSlot) Score(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, ni *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	p.calls.Add(1)
+	w, _ := strconv.Atoi(pod.Labels["weight"])
+	return int64(p.free(ni) * w), nil
+}
+
+func (p perSlot) ScoreKey(_ *schedcore.CycleState, pod *v1.Pod, k *schedcore.MemoKey) bool {
+	if !p.keyless {
+		k.String(pod.Labels["weight"])
+	}
+	return true
+}
+
+var _ schedcore.NodeLocalScorer = perSlot{}
+
+// TestNodeLocalScoresAreRemembered checks that RunScorePlugins calls a
+// NodeLocalScorer only for nodes changed since the last cycle with the same
+// key, and that its scores are those of a fresh framework: after a node
+// changes, and for a pod with another key.
+func TestNodeLocalScoresAreRemembered(t *testing.T) {
+	for _, keyless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keyless=%v", keyless), func(t *testing.T) {
+			var calls atomic.Int64
+			newFramework := func(snap *schedcore.Snapshot) *schedcore.Framework {
+				reg := schedcore.Registry{"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+					return perSlot{calls: &calls, keyless: keyless}, nil
+				}}}
+				name := v1.DefaultSchedulerName
+				profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
+					MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Slots"}}},
+				}}
+				fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return fw
+			}
+			cache := schedcore.NewCache(schedcore.DefaultFeatures)
+			for i := 0; i < 20; i++ {
+				cache.AddNode(schedtest.MakeNode(fmt.Sprintf("n%02d", i)).Label("slots", strconv.Itoa(i%5)).Obj())
+			}
+			snap := schedcore.NewEmptySnapshot()
+			cache.UpdateSnapshot(snap)
+			long := newFramework(snap)
+			score := func(fw *schedcore.Framework, weight string) []string {
+				pod := schedtest.MakePod("p").Label("weight", weight).Obj()
+				scores, st := fw.RunScorePlugins(context.Background(), schedcore.NewCycleState(), pod, snap.List())
+				if !st.IsSuccess() {
+					t.Fatal(st.AsError())
+				}
+				var out []string
+				for _, s := range scores {
+					out = append(out, fmt.Sprintf("%s %d", s.Name, s.TotalScore))
+				}
+				return out
+			}
+			check := func(step, weight string, wantCalls int64) {
+				t.Helper()
+				calls.Store(0)
+				got := score(long, weight)
+				n := calls.Load()
+				want := score(newFramework(snap), weight)
+				if diff := cmp.Diff(want, got); diff != "" {
+					if keyless {
+						return // the memo mixed the weights up, as it must without a key
+					}
+					t.Fatalf("%s, weight %s: remembered scores differ from a fresh framework's (-fresh +remembered):\n%s", step, weight, diff)
+				}
+				if n != wantCalls && !keyless {
+					t.Errorf("%s, weight %s: Score called %d times, want %d", step, weight, n, wantCalls)
+				}
+			}
+			check("first cycle", "1", 20)
+			check("same pod again", "1", 0)
+			check("another weight", "3", 20)
+			cache.AddNode(schedtest.MakeNode("n07").Label("slots", "9").Obj())
+			cache.UpdateSnapshot(snap)
+			check("one node relabelled", "1", 1)
+			check("one node relabelled", "3", 1)
+			if keyless {
+				calls.Store(0)
+				if got, want := score(long, "2"), score(newFramework(snap), "2"); cmp.Equal(got, want) {
+					t.Error("without the weight in the key the remembered scores still matched: the test checks nothing")
+				}
+			}
+		})
+	}
+}
