@@ -24,8 +24,10 @@ import (
 // plugin and code once rather than once per node.
 func TestFilterDiagnosisCountsEachNodeOnce(t *testing.T) {
 	reg := schedcore.Registry{
-		"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return slots{}, nil }},
-		"Veto":  {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return veto{}, nil }},
+		"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return slots{}, nil
+		}},
+		"Veto": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return veto{}, nil }},
 	}
 	name := v1.DefaultSchedulerName
 	profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
