@@ -148,7 +148,7 @@ func runKube(snapshotPath, config string, pct int) (kubeFigure, error) {
 	}
 	f.PodsPerCPU, _ = strconv.ParseFloat(c[2], 64)
 	f.HeapEndMiB, _ = strconv.ParseFloat(h[1], 64)
-	f.Commit = gitCommit()
+	f.Commit = startCommit
 	return f, nil
 }
 
@@ -164,6 +164,11 @@ func loadAvg() string {
 	}
 	return strings.Join(fs[:3], " ")
 }
+
+// startCommit is the repository's commit when the run started, the source
+// `go run` built ("+changes": with uncommitted changes). Read once: a
+// commit made during a long run is not what runs.
+var startCommit = gitCommit()
 
 func gitCommit() string {
 	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
