@@ -58,28 +58,12 @@ func TestNodeLocalFilterPassesAreRemembered(t *testing.T) {
 		t.Run(fmt.Sprintf("extensions=%v", ext), func(t *testing.T) {
 			var calls atomic.Int64
 			newFramework := func(snap *schedcore.Snapshot) *schedcore.Framework {
-				reg := schedcore.Registry{"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
-					if ext {
-						return slotFilterWithExtensions{slotFilter{calls: &calls}}, nil
-					}
-					return slotFilter{calls: &calls}, nil
-				}}}
-				name := v1.DefaultSchedulerName
-				profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
-					MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Slots"}}},
-				}}
-				fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
-				if err != nil {
-					t.Fatal(err)
+				if ext {
+					return onePluginFramework(t, snap, slotFilterWithExtensions{slotFilter{calls: &calls}})
 				}
-				return fw
+				return onePluginFramework(t, snap, slotFilter{calls: &calls})
 			}
-			cache := schedcore.NewCache(schedcore.DefaultFeatures)
-			for i := 0; i < 20; i++ {
-				cache.AddNode(schedtest.MakeNode(fmt.Sprintf("n%02d", i)).Label("slots", strconv.Itoa(i%5)).Obj())
-			}
-			snap := schedcore.NewEmptySnapshot()
-			cache.UpdateSnapshot(snap)
+			cache, snap := slotNodes()
 			long := newFramework(snap)
 			filter := func(fw *schedcore.Framework, want string) []string {
 				pod := schedtest.MakePod("p").Label("slots", want).Obj()
@@ -120,4 +104,32 @@ func TestNodeLocalFilterPassesAreRemembered(t *testing.T) {
 			check("two nodes changed", "4", 16+2-1)
 		})
 	}
+}
+
+// onePluginFramework is a default-named profile with pl (named Slots) at
+// every extension point it implements, on snap.
+func onePluginFramework(t *testing.T, snap *schedcore.Snapshot, pl schedcore.Plugin) *schedcore.Framework {
+	t.Helper()
+	reg := schedcore.Registry{"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return pl, nil }}}
+	name := v1.DefaultSchedulerName
+	profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
+		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Slots"}}},
+	}}
+	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fw
+}
+
+// slotNodes is a cache of 20 nodes n00..n19 with i%5 slots, and its
+// snapshot.
+func slotNodes() (*schedcore.Cache, *schedcore.Snapshot) {
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	for i := 0; i < 20; i++ {
+		cache.AddNode(schedtest.MakeNode(fmt.Sprintf("n%02d", i)).Label("slots", strconv.Itoa(i%5)).Obj())
+	}
+	snap := schedcore.NewEmptySnapshot()
+	cache.UpdateSnapshot(snap)
+	return cache, snap
 }
