@@ -130,12 +130,20 @@ func runKube(snapshotPath, config string, pct int) (kubeFigure, error) {
 		return f, fmt.Errorf("hack/kubebench/run.sh %s: %w", strings.Join(args, " "), err)
 	}
 	f.Load = before + " -> " + loadAvg()
-	s := out.String()
+	if err := parseKube(out.String(), &f); err != nil {
+		return f, err
+	}
+	f.Commit = startCommit
+	return f, nil
+}
+
+// parseKube reads kubebench's figures from what it printed.
+func parseKube(s string, f *kubeFigure) error {
 	m := reKubePods.FindStringSubmatch(s)
 	c := reKubeCPU.FindStringSubmatch(s)
 	h := reKubeHeap.FindStringSubmatch(s)
 	if m == nil || c == nil || h == nil {
-		return f, fmt.Errorf("kubebench printed no figures: %q", s)
+		return fmt.Errorf("kubebench printed no figures: %q", s)
 	}
 	f.Pods, _ = strconv.Atoi(m[1])
 	f.Scheduled, _ = strconv.Atoi(m[2])
@@ -148,8 +156,7 @@ func runKube(snapshotPath, config string, pct int) (kubeFigure, error) {
 	}
 	f.PodsPerCPU, _ = strconv.ParseFloat(c[2], 64)
 	f.HeapEndMiB, _ = strconv.ParseFloat(h[1], 64)
-	f.Commit = startCommit
-	return f, nil
+	return nil
 }
 
 // loadAvg is the machine's 1, 5 and 15 minute load averages.
