@@ -98,7 +98,7 @@ func (kf *kubeFigures) put(f kubeFigure) {
 
 func (kf *kubeFigures) write(path string) error {
 	kf.Comment = "kube-scheduler v1.37.2 (hack/kubebench) on the snapshots of hack/bench, recorded by `make bench-kube`; " +
-		"load is /proc/loadavg (1, 5, 15 min) before and after the kube run; commit is this repository's (the snapshot generator's)"
+		"load is /proc/loadavg (1, 5, 15 min) before and after the kube run; commit is this repository's when the run started (our engine and the snapshot generator)"
 	data, err := json.MarshalIndent(kf, "", "  ")
 	if err != nil {
 		return err
