@@ -369,8 +369,10 @@ func (pl *InterPodAffinity) RemovePod(_ context.Context, cycleState *schedcore.C
 // anyCountIn reports whether one of d's keys has a positive count in the
 // node's domain.
 func anyCountIn(d *schedcore.DomainCounts, ni *schedcore.NodeInfo) bool {
-	for k := 0; k < d.NumKeys(); k++ {
-		if dom, ok := d.NodeDomain(k, ni); ok && d.At(k, dom) > 0 {
+	var buf [4]schedcore.Domain
+	doms, _ := d.NodeDomains(ni, buf[:0])
+	for k, dom := range doms {
+		if d.At(k, dom) > 0 {
 			return true
 		}
 	}
@@ -434,13 +436,14 @@ func nodePodsSatisfyAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bo
 // when no pod matches anywhere, whether the pod matches its own terms (the
 // first pod of a group with affinity to itself).
 func nodeTopologyMatchesAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
+	var buf [4]schedcore.Domain
+	doms, all := s.affinity.NodeDomains(nodeInfo, buf[:0])
+	if !all {
+		// Every topology label must be on the node, self-affinity included.
+		return false
+	}
 	podsExist := true
-	for k := 0; k < s.affinity.NumKeys(); k++ {
-		dom, ok := s.affinity.NodeDomain(k, nodeInfo)
-		if !ok {
-			// Every topology label must be on the node, self-affinity included.
-			return false
-		}
+	for k, dom := range doms {
 		podsExist = podsExist && s.affinity.At(k, dom) > 0
 	}
 	if !podsExist {
