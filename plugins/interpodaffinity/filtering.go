@@ -83,6 +83,15 @@ func termCounts(snap *schedcore.Snapshot, terms []schedcore.AffinityTerm) *sched
 	return d
 }
 
+// keyIndexes returns the index in d of each term's topology key.
+func keyIndexes(d *schedcore.DomainCounts, terms []schedcore.AffinityTerm) []int {
+	ks := make([]int, len(terms))
+	for i := range terms {
+		ks[i] = d.KeyIndex(terms[i].TopologyKey)
+	}
+	return ks
+}
+
 // keyOf returns the index of key in d, adding it if it is new.
 func keyOf(d *schedcore.DomainCounts, key string) int {
 	if k := d.KeyIndex(key); k >= 0 {
@@ -248,15 +257,16 @@ func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, a
 		}
 		return row
 	})
+	affKeys, antiKeys := keyIndexes(affinity, affinityTerms), keyIndexes(anti, antiAffinityTerms)
 	for i, row := range rows {
-		for j := range affinityTerms {
+		for _, k := range affKeys {
 			if row[0] > 0 {
-				affinity.AddNode(affinity.KeyIndex(affinityTerms[j].TopologyKey), nodes[i], int64(row[0]))
+				affinity.AddNode(k, nodes[i], int64(row[0]))
 			}
 		}
-		for j := range antiAffinityTerms {
+		for j, k := range antiKeys {
 			if row[1+j] > 0 {
-				anti.AddNode(anti.KeyIndex(antiAffinityTerms[j].TopologyKey), nodes[i], int64(row[1+j]))
+				anti.AddNode(k, nodes[i], int64(row[1+j]))
 			}
 		}
 	}
