@@ -115,6 +115,9 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		allocated: &allocatedStates{m: dra},
 		memo:      newAllocationMemo(),
 	}
+	// The memo's own CEL cache: its few evaluations do not evict the
+	// allocator's compiled expressions.
+	pl.memo.sel = &selection{class: dra.Class, cel: cel.NewCache(64, cel.Features{EnableConsumableCapacity: f.DRAConsumableCapacity})}
 	if a.BindingTimeout != nil {
 		pl.bindingTimeout = a.BindingTimeout.Duration
 	}
@@ -449,7 +452,7 @@ func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, node
 		state.specsOnce.Do(func() { state.specs, state.specsErr = claimSpecs(claims) })
 		return state.specs, state.specsErr
 	}
-	return pl.memo.allocate(ctx, state.allocInputs, node, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
+	return pl.memo.allocate(ctx, state.allocInputs, node, claims, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
 		if pl.features.DRASchedulerFilterTimeout && pl.filterTimeout > 0 {
 			c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
 			defer cancel()

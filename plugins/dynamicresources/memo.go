@@ -31,7 +31,9 @@ import (
 // allocate, and what is allocated in the pools the node sees. An entry is
 // keyed by exactly these: the objects revision, the node object, the
 // claims' specs, and, per pool the node sees, the set of allocated
-// devices, shared allocations and consumed capacities (interned). Results
+// devices, shared allocations and consumed capacities (interned), except
+// for pools none of whose devices the claims can select, which count by
+// their content only (relevance.go). Results
 // that depend on more (errors naming a claim, timeouts, cancellations)
 // are not kept.
 type allocationMemo struct {
@@ -56,6 +58,14 @@ type allocationMemo struct {
 	// (pool, version).
 	staticSig map[string]string
 	dynSig    map[poolAt]int64
+	// poolSlices are each pool's slices and staticID its interned static
+	// signature, for objRev; relevant says whether the claims may select
+	// a device of a pool with that content (relevance.go).
+	poolSlices map[string][]*resourceapi.ResourceSlice
+	staticID   map[string]int64
+	relevant   map[relKey]bool
+	// sel evaluates selectors for relevant; nil: every pool is relevant.
+	sel *selection
 	// disabled turns the memo off (tests compare with and without it).
 	disabled bool
 }
@@ -117,7 +127,8 @@ var MemoDisabled atomic.Bool
 
 func newAllocationMemo() *allocationMemo {
 	return &allocationMemo{disabled: MemoDisabled.Load(), pools: map[string]nodePools{}, ids: map[string]int64{}, entries: map[memoKey]memoEntry{},
-		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{}}
+		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
+		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{}}
 }
 
 func (m *allocationMemo) internLocked(s string) int64 {
@@ -179,6 +190,7 @@ func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice)
 	}
 	for p, ss := range byPool {
 		sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
+		m.poolSlices[p] = ss
 		specs := make([]resourceapi.ResourceSliceSpec, len(ss))
 		unique := false
 		for i, sl := range ss {
@@ -193,9 +205,10 @@ func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice)
 		if err != nil || unique {
 			// Devices that pick their nodes: only this pool is like itself.
 			m.staticSig[p] = "pool:" + p + "|" + string(b)
-			continue
+		} else {
+			m.staticSig[p] = string(b)
 		}
-		m.staticSig[p] = string(b)
+		m.staticID[p] = m.internLocked("static:" + m.staticSig[p])
 	}
 }
 
@@ -212,6 +225,9 @@ func (m *allocationMemo) resetLocked(rev int64) {
 	clear(m.failures)
 	clear(m.staticSig)
 	clear(m.dynSig)
+	clear(m.poolSlices)
+	clear(m.staticID)
+	clear(m.relevant)
 }
 
 // nodePoolsLocked returns the pools of the slices that apply to the node,
@@ -278,7 +294,7 @@ func matchSelector(sel *v1.NodeSelector, node *v1.Node) (bool, error) {
 
 // allocate returns run's answer for the node, from the memo when the same
 // inputs were seen before.
-func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.Node, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
+func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.Node, claims []*resourceapi.ResourceClaim, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
 	if m.disabled || in == nil {
 		return run(ctx)
 	}
@@ -297,15 +313,19 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		m.mu.Unlock()
 		return run(ctx)
 	}
+	claimsID := m.internLocked(spec)
 	var b strings.Builder
 	b.WriteString("node:")
 	for _, p := range pools {
 		b.WriteString(p)
 		b.WriteByte('=')
-		b.WriteString(strconv.FormatInt(in.poolVer[p], 10))
+		if m.relevantLocked(ctx, claimsID, claims, p) {
+			b.WriteString(strconv.FormatInt(in.poolVer[p], 10))
+		} else {
+			b.WriteByte('x')
+		}
 		b.WriteByte(',')
 	}
-	claimsID := m.internLocked(spec)
 	key := memoKey{node: node.Name, nodeFP: m.internLocked(b.String()), claims: claimsID}
 	e, ok := m.entries[key]
 	var fk failKey
@@ -313,7 +333,12 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		b.Reset()
 		b.WriteString("nodesig:")
 		for _, p := range pools {
-			b.WriteString(strconv.FormatInt(in.poolSig[p], 10))
+			if m.relevantLocked(ctx, claimsID, claims, p) {
+				b.WriteString(strconv.FormatInt(in.poolSig[p], 10))
+			} else {
+				b.WriteByte('s')
+				b.WriteString(strconv.FormatInt(m.staticID[p], 10))
+			}
 			b.WriteByte(',')
 		}
 		fk = failKey{claims: claimsID, sig: m.internLocked(b.String())}
@@ -342,6 +367,26 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 	}
 	m.mu.Unlock()
 	return results, err
+}
+
+// relevantLocked reports whether what is allocated in pool p may change
+// the allocator's answer for the claims (relevance.go); pools the node
+// sees without slices in the index count as relevant.
+func (m *allocationMemo) relevantLocked(ctx context.Context, claimsID int64, claims []*resourceapi.ResourceClaim, p string) bool {
+	static, ok := m.staticID[p]
+	if !ok || m.sel == nil {
+		return true
+	}
+	k := relKey{claims: claimsID, static: static}
+	r, ok := m.relevant[k]
+	if !ok {
+		r = m.sel.mayMatch(ctx, claims, m.poolSlices[p])
+		if ctx.Err() != nil {
+			return true
+		}
+		m.relevant[k] = r
+	}
+	return r
 }
 
 // claimSpecs writes the claims' specs out, in order.
