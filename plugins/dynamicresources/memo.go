@@ -42,11 +42,17 @@ type allocationMemo struct {
 	objRev int64
 	// slices indexes the objects revision's slices.
 	slices *sliceIndex
-	// pools lists, per node, the pools of the slices that apply to it.
-	pools map[string]nodePools
-	// ids interns fingerprints (pool contents, node pool tuples, claims).
-	ids     map[string]int64
-	entries map[memoKey]memoEntry
+	// nodes holds, per node, the pools of the slices that apply to it
+	// and the answers for it.
+	nodes map[string]*nodeMemo
+	// size counts the answers kept.
+	size int
+	// ids interns fingerprints (pool contents, node signatures, claims).
+	ids map[string]int64
+	// lastSpec and lastID: the claims last interned (one cycle's claims
+	// ask for every node).
+	lastSpec string
+	lastID   int64
 	// failures are the allocator's failures by failKey: whether a node's
 	// devices can serve the claims does not depend on names (the allocator
 	// reads devices, their attributes, capacities, counters and taints,
@@ -75,15 +81,15 @@ type poolAt struct {
 	version int64
 }
 
-type nodePools struct {
-	node  *v1.Node
-	pools []string
-}
-
-type memoKey struct {
-	node   string
-	nodeFP int64
-	claims int64
+// nodeMemo is what the memo keeps for a node object: the pools of the
+// slices that apply to it, per claims whether each pool is relevant, and
+// the answer per claims with the pool versions it is for (versions only
+// grow: an answer for older versions can never be asked for again).
+type nodeMemo struct {
+	node    *v1.Node
+	pools   []string
+	rel     map[int64][]bool
+	entries map[int64]memoEntry
 }
 
 // failKey keys the failures: the claims and the node's pools by content
@@ -95,8 +101,10 @@ type failKey struct {
 }
 
 type memoEntry struct {
-	results []resourceapi.AllocationResult
-	err     error
+	// versions are the relevant pools' versions, -1 for the others.
+	versions []int64
+	results  []resourceapi.AllocationResult
+	err      error
 }
 
 // memoInputs are a cycle's view: the objects revision, the slices (with
@@ -126,7 +134,7 @@ const maxMemoEntries = 1 << 16
 var MemoDisabled atomic.Bool
 
 func newAllocationMemo() *allocationMemo {
-	return &allocationMemo{disabled: MemoDisabled.Load(), pools: map[string]nodePools{}, ids: map[string]int64{}, entries: map[memoKey]memoEntry{},
+	return &allocationMemo{disabled: MemoDisabled.Load(), nodes: map[string]*nodeMemo{}, ids: map[string]int64{},
 		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
 		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{}}
 }
@@ -214,14 +222,15 @@ func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice)
 
 // resetLocked drops everything computed for another objects revision.
 func (m *allocationMemo) resetLocked(rev int64) {
-	if rev == m.objRev && len(m.entries) < maxMemoEntries {
+	if rev == m.objRev && m.size < maxMemoEntries {
 		return
 	}
 	m.objRev = rev
 	m.slices = nil
-	clear(m.pools)
+	clear(m.nodes)
+	m.size = 0
 	clear(m.ids)
-	clear(m.entries)
+	m.lastSpec, m.lastID = "", 0
 	clear(m.failures)
 	clear(m.staticSig)
 	clear(m.dynSig)
@@ -232,9 +241,11 @@ func (m *allocationMemo) resetLocked(rev int64) {
 
 // nodePoolsLocked returns the pools of the slices that apply to the node,
 // matched as the allocator's GatherPools matches them.
-func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) ([]string, error) {
-	if np, ok := m.pools[node.Name]; ok && np.node == node {
-		return np.pools, nil
+func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) (*nodeMemo, error) {
+	if nm, ok := m.nodes[node.Name]; ok && nm.node == node {
+		return nm, nil
+	} else if ok {
+		m.size -= len(nm.entries)
 	}
 	set := map[string]bool{}
 	for _, s := range in.slices.byNode[node.Name] {
@@ -280,8 +291,9 @@ func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) ([]strin
 		pools = append(pools, p)
 	}
 	sort.Strings(pools)
-	m.pools[node.Name] = nodePools{node: node, pools: pools}
-	return pools, nil
+	nm := &nodeMemo{node: node, pools: pools, rel: map[int64][]bool{}, entries: map[int64]memoEntry{}}
+	m.nodes[node.Name] = nm
+	return nm, nil
 }
 
 func matchSelector(sel *v1.NodeSelector, node *v1.Node) (bool, error) {
@@ -308,49 +320,68 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		m.mu.Unlock()
 		return run(ctx)
 	}
-	pools, err := m.nodePoolsLocked(in, node)
+	nm, err := m.nodePoolsLocked(in, node)
 	if err != nil {
 		m.mu.Unlock()
 		return run(ctx)
 	}
-	claimsID := m.internLocked(spec)
+	if spec != m.lastSpec || m.lastID == 0 {
+		m.lastSpec, m.lastID = spec, m.internLocked(spec)
+	}
+	claimsID := m.lastID
+	rel, ok := nm.rel[claimsID]
+	if !ok {
+		rel = make([]bool, len(nm.pools))
+		for i, p := range nm.pools {
+			rel[i] = m.relevantLocked(ctx, claimsID, claims, p)
+		}
+		if ctx.Err() != nil {
+			m.mu.Unlock()
+			return run(ctx)
+		}
+		nm.rel[claimsID] = rel
+	}
+	e, ok := nm.entries[claimsID]
+	if ok {
+		for i, p := range nm.pools {
+			v := int64(-1)
+			if rel[i] {
+				v = in.poolVer[p]
+			}
+			if e.versions[i] != v {
+				ok = false
+				break
+			}
+		}
+	}
+	if ok {
+		m.mu.Unlock()
+		return copyResults(e.results), e.err
+	}
 	var b strings.Builder
-	b.WriteString("node:")
-	for _, p := range pools {
-		b.WriteString(p)
-		b.WriteByte('=')
-		if m.relevantLocked(ctx, claimsID, claims, p) {
-			b.WriteString(strconv.FormatInt(in.poolVer[p], 10))
+	b.WriteString("nodesig:")
+	for i, p := range nm.pools {
+		if rel[i] {
+			b.WriteString(strconv.FormatInt(in.poolSig[p], 10))
 		} else {
-			b.WriteByte('x')
+			b.WriteByte('s')
+			b.WriteString(strconv.FormatInt(m.staticID[p], 10))
 		}
 		b.WriteByte(',')
 	}
-	key := memoKey{node: node.Name, nodeFP: m.internLocked(b.String()), claims: claimsID}
-	e, ok := m.entries[key]
-	var fk failKey
-	if !ok {
-		b.Reset()
-		b.WriteString("nodesig:")
-		for _, p := range pools {
-			if m.relevantLocked(ctx, claimsID, claims, p) {
-				b.WriteString(strconv.FormatInt(in.poolSig[p], 10))
-			} else {
-				b.WriteByte('s')
-				b.WriteString(strconv.FormatInt(m.staticID[p], 10))
-			}
-			b.WriteByte(',')
-		}
-		fk = failKey{claims: claimsID, sig: m.internLocked(b.String())}
-		if ferr, failed := m.failures[fk]; failed {
-			m.mu.Unlock()
-			return nil, ferr
+	fk := failKey{claims: claimsID, sig: m.internLocked(b.String())}
+	if ferr, failed := m.failures[fk]; failed {
+		m.mu.Unlock()
+		return nil, ferr
+	}
+	versions := make([]int64, len(nm.pools))
+	for i, p := range nm.pools {
+		versions[i] = -1
+		if rel[i] {
+			versions[i] = in.poolVer[p]
 		}
 	}
 	m.mu.Unlock()
-	if ok {
-		return copyResults(e.results), e.err
-	}
 	results, err := run(ctx)
 	if err != nil && !errors.Is(err, structured.ErrFailedAllocationOnNode) {
 		return results, err
@@ -359,8 +390,11 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		return results, err
 	}
 	m.mu.Lock()
-	if m.objRev == in.objRev {
-		m.entries[key] = memoEntry{results: copyResults(results), err: err}
+	if m.objRev == in.objRev && m.nodes[node.Name] == nm {
+		if _, had := nm.entries[claimsID]; !had {
+			m.size++
+		}
+		nm.entries[claimsID] = memoEntry{versions: versions, results: copyResults(results), err: err}
 		if results == nil && len(in.poolSig) > 0 {
 			m.failures[fk] = err
 		}
