@@ -110,8 +110,11 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		filterTimeout: ptr.Deref(a.FilterTimeout, metav1.Duration{}).Duration,
 		handle:        h,
 		dra:           dra,
-		// kube's LRU of compiled CEL expressions (10 entries).
-		celCache:  cel.NewCache(10, cel.Features{EnableConsumableCapacity: f.DRAConsumableCapacity}),
+		// kube's LRU of compiled CEL expressions holds 10; a cluster
+		// with more distinct selectors recompiles them every cycle there.
+		// Compiling is deterministic (failures are never kept), so the
+		// size changes no answer, only the time.
+		celCache:  cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: f.DRAConsumableCapacity}),
 		allocated: &allocatedStates{m: dra},
 		memo:      newAllocationMemo(),
 	}
@@ -123,6 +126,10 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 	}
 	return pl, nil
 }
+
+// celCacheSize bounds the compiled CEL expressions kept (classes,
+// requests' and explanations' selectors).
+const celCacheSize = 256
 
 // AllocatorFeatures maps the feature gates to the allocator's features,
 // as kube's AllocatorFeatures does.

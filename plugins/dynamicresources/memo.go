@@ -58,6 +58,14 @@ type allocationMemo struct {
 	// reads devices, their attributes, capacities, counters and taints,
 	// what is taken, the classes and the claims; names only in results).
 	failures map[failKey]error
+	// successes are the allocator's successes by failKey, handed to a
+	// node with the same signature under its own names (share.go).
+	successes map[failKey]success
+	// localTo names, per pool, the node all its slices are for ("" for
+	// pools shared between nodes); mixed marks the pools whose slices
+	// apply to different nodes (share.go).
+	localTo map[string]string
+	mixed   map[string]bool
 	// staticSig holds each pool's content signature for objRev (its slices
 	// in name order without node and pool names; the pool's name itself
 	// where devices choose their nodes); dynSig the interned signatures of
@@ -136,7 +144,8 @@ var MemoDisabled atomic.Bool
 func newAllocationMemo() *allocationMemo {
 	return &allocationMemo{disabled: MemoDisabled.Load(), nodes: map[string]*nodeMemo{}, ids: map[string]int64{},
 		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
-		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{}}
+		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{},
+		successes: map[failKey]success{}, localTo: map[string]string{}, mixed: map[string]bool{}}
 }
 
 func (m *allocationMemo) internLocked(s string) int64 {
@@ -199,6 +208,8 @@ func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice)
 	for p, ss := range byPool {
 		sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
 		m.poolSlices[p] = ss
+		m.localTo[p] = localNode(ss)
+		m.mixed[p] = m.localTo[p] == "" && !uniform(ss)
 		specs := make([]resourceapi.ResourceSliceSpec, len(ss))
 		unique := false
 		for i, sl := range ss {
@@ -237,6 +248,9 @@ func (m *allocationMemo) resetLocked(rev int64) {
 	clear(m.poolSlices)
 	clear(m.staticID)
 	clear(m.relevant)
+	clear(m.successes)
+	clear(m.localTo)
+	clear(m.mixed)
 }
 
 // nodePoolsLocked returns the pools of the slices that apply to the node,
@@ -367,6 +381,10 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 			b.WriteByte('s')
 			b.WriteString(strconv.FormatInt(m.staticID[p], 10))
 		}
+		if m.mixed[p] {
+			// What the node sees of the pool depends on the node.
+			b.WriteString("@" + node.Name)
+		}
 		b.WriteByte(',')
 	}
 	fk := failKey{claims: claimsID, sig: m.internLocked(b.String())}
@@ -379,6 +397,16 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		versions[i] = -1
 		if rel[i] {
 			versions[i] = in.poolVer[p]
+		}
+	}
+	if sc, ok := m.successes[fk]; ok {
+		if results, ok := m.translateLocked(sc, nm); ok {
+			if _, had := nm.entries[claimsID]; !had {
+				m.size++
+			}
+			nm.entries[claimsID] = memoEntry{versions: versions, results: results}
+			m.mu.Unlock()
+			return copyResults(results), nil
 		}
 	}
 	m.mu.Unlock()
@@ -397,6 +425,9 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		nm.entries[claimsID] = memoEntry{versions: versions, results: copyResults(results), err: err}
 		if results == nil && len(in.poolSig) > 0 {
 			m.failures[fk] = err
+		}
+		if results != nil && err == nil {
+			m.successes[fk] = success{node: nm.node.Name, pools: nm.pools, results: copyResults(results)}
 		}
 	}
 	m.mu.Unlock()
