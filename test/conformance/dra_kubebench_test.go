@@ -45,8 +45,8 @@ func TestKubebenchDRAPlaceRuns(t *testing.T) {
 	}
 }
 
-// generatedDRA is a generated workload with its DRA objects, as gensnap
-// writes it.
+// generatedDRA is a generated workload (with its DRA objects, if any), as
+// gensnap writes it.
 func generatedDRA(name string, seed uint64) (*snapshot.Cluster, error) {
 	w, err := workload.Generate(name, workload.Params{Seed: seed})
 	if err != nil {
