@@ -13,7 +13,7 @@ LDFLAGS   := -X github.com/kubectl-sched/kubectl-sched/internal/version.Version=
 UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/test/e2e')
 FUZZTIME  ?= 15s
 
-.PHONY: all build install demo test test-unit browser test-long test-e2e fuzz vet fmt-check check-imports bench bench-whatif golden docs completions krew-manifest fgd clean help
+.PHONY: all build install demo test test-unit browser test-long test-e2e fuzz vet fmt-check check-imports bench bench-kube bench-whatif golden docs completions krew-manifest fgd clean help
 
 all: build
 
@@ -56,9 +56,12 @@ fmt-check:
 check-imports: ## enforce the dependency direction (docs/architecture.md)
 	@./hack/check-imports.sh
 
-bench: ## dry-run throughput (pods/s) on shipped and generated snapshots, then capacity and drain timings
+bench: ## dry-run throughput (pods/s, pods/cpu-s, heap) on shipped and generated snapshots with the ratio to kube-scheduler's recorded figures, then capacity and drain timings
 	$(GO) run ./hack/bench
 	$(GO) run ./hack/bench -whatif
+
+bench-kube: ## run kube-scheduler (hack/kubebench) right after ours on each workload (BENCH_RUN=a,b picks; all takes hours) and record its figures for `make bench`
+	$(GO) run ./hack/bench -kube run -record $(if $(BENCH_RUN),-run '$(BENCH_RUN)')
 
 bench-whatif: ## capacity and drain timings on a generated 5000-node cluster
 	$(GO) run ./hack/bench -whatif

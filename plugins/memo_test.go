@@ -82,9 +82,10 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 
 // The framework remembers the raw scores of NodeLocalScorers
 // (NodeResourcesFit, NodeResourcesBalancedAllocation, TaintToleration) per
-// ScoreKey across cycles: a long-lived default-profile framework must score
-// every node as a fresh one does, whatever happened to the cluster in
-// between.
+// ScoreKey, and the nodes where a NodeLocalFilter (NodeResourcesFit,
+// TaintToleration) passed per FilterKey, across cycles: a long-lived
+// default-profile framework must filter and score every node as a fresh
+// one does, whatever happened to the cluster in between.
 func TestRememberedScoresMatchFreshFramework(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
@@ -109,6 +110,11 @@ func TestRememberedScoresMatchFreshFramework(t *testing.T) {
 		if _, s, _ := fw.RunPreFilterPlugins(ctx, state, pod); !s.IsSuccess() {
 			return []string{"prefilter " + s.Message()}
 		}
+		var out []string
+		for _, ni := range snap.List() {
+			s := fw.RunFilterPlugins(ctx, state, pod, ni)
+			out = append(out, fmt.Sprint(ni.Name(), " filter ", s.Code(), " ", s.Plugin(), " ", s.Reasons()))
+		}
 		if s := fw.RunPreScorePlugins(ctx, state, pod, snap.List()); !s.IsSuccess() {
 			t.Fatal(s.AsError())
 		}
@@ -116,7 +122,6 @@ func TestRememberedScoresMatchFreshFramework(t *testing.T) {
 		if !s.IsSuccess() {
 			t.Fatal(s.AsError())
 		}
-		var out []string
 		for _, ns := range scores {
 			out = append(out, fmt.Sprint(ns.Name, ns.RawScores, ns.Scores, ns.TotalScore))
 		}

@@ -277,6 +277,10 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	defer cancel()
 	feasible := make([]*NodeInfo, 0, min(toFind, numAll))
 	processed := 0
+	// The nodes are distinct: with no status set before this pass (the
+	// nominated node's), none is set twice.
+	fresh := diag.NodeToStatus.Len() == 0
+	lastPlugin, lastCode := "", Success
 	for off := 0; off < numAll && len(feasible) < toFind && firstErr == nil; {
 		window := numAll - off
 		if toFind < numAll {
@@ -312,9 +316,18 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 			if passed[i] {
 				feasible = append(feasible, ni)
 				processed++
-			} else if statuses[i] != nil {
-				diag.NodeToStatus.Set(ni.Name(), statuses[i])
-				diag.AddPluginStatus(statuses[i])
+			} else if s := statuses[i]; s != nil {
+				if fresh {
+					diag.NodeToStatus.setNew(ni.Name(), s)
+				} else {
+					diag.NodeToStatus.Set(ni.Name(), s)
+				}
+				// What AddPluginStatus records depends on the plugin and
+				// the code alone: once per distinct pair is enough.
+				if s.Plugin() != lastPlugin || s.Code() != lastCode {
+					lastPlugin, lastCode = s.Plugin(), s.Code()
+					diag.AddPluginStatus(s)
+				}
 				processed++
 			}
 		}

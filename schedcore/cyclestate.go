@@ -32,6 +32,11 @@ type CycleState struct {
 	// computed once after PreFilter so the per-node loop does no lookups.
 	filters    []FilterPlugin
 	filtersFor *Framework
+	// filterViews are the remembered passes of the NodeLocalFilters among
+	// filters (aligned with them; remembered[i] says whether filters[i]
+	// has a view this cycle).
+	filterViews []VerdictView
+	remembered  []bool
 	// noNominatedPods is set when no pod is nominated anywhere this cycle,
 	// so the per-node nominated-pods check is skipped.
 	noNominatedPods bool
@@ -100,7 +105,7 @@ func (c *CycleState) Clone() *CycleState {
 		return nil
 	}
 	n := &CycleState{storage: make([]stateEntry, len(c.storage), max(len(c.storage), 16)), RecordPluginMetrics: c.RecordPluginMetrics, SkipAllPostFilter: c.SkipAllPostFilter,
-		filters: c.filters, filtersFor: c.filtersFor, noNominatedPods: c.noNominatedPods}
+		filters: c.filters, filtersFor: c.filtersFor, filterViews: c.filterViews, remembered: c.remembered, noNominatedPods: c.noNominatedPods}
 	for i, e := range c.storage {
 		n.storage[i].key = e.key
 		if e.val != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -16,37 +17,92 @@ const NoNodeAvailableMsg = "0/%v nodes are available"
 // NodeToStatus maps rejected nodes to their statuses; nodes not in the map
 // get AbsentNodesStatus (UnschedulableAndUnresolvable by default), which is
 // how a PreFilter rejection or a PreFilterResult reaches every node cheaply.
+//
+// The statuses are kept in a list, in the order they were set; the index by
+// name is built when a lookup or an update needs it, so a cycle that
+// rejects thousands of nodes appends to a slice rather than filling a map
+// it will never read.
 type NodeToStatus struct {
-	m      map[string]*Status
-	absent *Status
+	entries []nodeStatus
+	mu      sync.Mutex
+	index   map[string]int // position in entries; nil until needed
+	absent  *Status
+}
+
+type nodeStatus struct {
+	node string
+	s    *Status
 }
 
 // NewNodeToStatus returns an empty map with the default absent status.
 func NewNodeToStatus() *NodeToStatus {
-	return &NodeToStatus{m: map[string]*Status{}, absent: NewStatus(UnschedulableAndUnresolvable)}
+	return &NodeToStatus{absent: NewStatus(UnschedulableAndUnresolvable)}
+}
+
+// indexed returns the index by name, building it on first use.
+func (n *NodeToStatus) indexed() map[string]int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.index == nil {
+		n.index = make(map[string]int, len(n.entries))
+		for i, e := range n.entries {
+			n.index[e.node] = i
+		}
+	}
+	return n.index
 }
 
 // Get returns the node's status, or the absent status.
 func (n *NodeToStatus) Get(node string) *Status {
-	if s, ok := n.m[node]; ok {
+	if s, ok := n.Explicit(node); ok {
 		return s
 	}
 	return n.absent
 }
 
-// grow makes room for k more explicit statuses (a map sized once rather
+// Explicit returns the node's own status, if it has one.
+func (n *NodeToStatus) Explicit(node string) (*Status, bool) {
+	if len(n.entries) == 0 {
+		return nil, false
+	}
+	if i, ok := n.indexed()[node]; ok {
+		return n.entries[i].s, true
+	}
+	return nil, false
+}
+
+// grow makes room for k more explicit statuses (a list sized once rather
 // than grown step by step over thousands of rejected nodes).
 func (n *NodeToStatus) grow(k int) {
-	if len(n.m) == 0 && k > 8 {
-		n.m = make(map[string]*Status, k)
+	if cap(n.entries)-len(n.entries) < k {
+		n.entries = append(make([]nodeStatus, 0, len(n.entries)+k), n.entries...)
 	}
 }
 
 // Set records a node's status.
-func (n *NodeToStatus) Set(node string, s *Status) { n.m[node] = s }
+func (n *NodeToStatus) Set(node string, s *Status) {
+	idx := n.indexed()
+	if i, ok := idx[node]; ok {
+		n.entries[i].s = s
+		return
+	}
+	idx[node] = len(n.entries)
+	n.entries = append(n.entries, nodeStatus{node, s})
+}
+
+// setNew records the status of a node that has none yet, without
+// consulting the index (the filter loop, over distinct nodes, into a map
+// that was empty when it started).
+func (n *NodeToStatus) setNew(node string, s *Status) {
+	if n.index != nil {
+		n.Set(node, s)
+		return
+	}
+	n.entries = append(n.entries, nodeStatus{node, s})
+}
 
 // Len counts nodes with an explicit status.
-func (n *NodeToStatus) Len() int { return len(n.m) }
+func (n *NodeToStatus) Len() int { return len(n.entries) }
 
 // AbsentNodesStatus is the status of nodes not in the map.
 func (n *NodeToStatus) AbsentNodesStatus() *Status { return n.absent }
@@ -54,10 +110,11 @@ func (n *NodeToStatus) AbsentNodesStatus() *Status { return n.absent }
 // SetAbsentNodesStatus sets the status of nodes not in the map.
 func (n *NodeToStatus) SetAbsentNodesStatus(s *Status) { n.absent = s }
 
-// ForEachExplicitNode calls fn for each node with an explicit status.
+// ForEachExplicitNode calls fn for each node with an explicit status, in
+// the order they were first set.
 func (n *NodeToStatus) ForEachExplicitNode(fn func(node string, s *Status)) {
-	for k, v := range n.m {
-		fn(k, v)
+	for _, e := range n.entries {
+		fn(e.node, e.s)
 	}
 }
 
@@ -167,8 +224,8 @@ func RejectedForGroup(st *Status) bool {
 	if fe.Diagnosis.PreFilterMsg != "" && n2s.AbsentNodesStatus().IsForGroup() {
 		return true
 	}
-	for _, s := range n2s.m {
-		if s.IsForGroup() {
+	for _, e := range n2s.entries {
+		if e.s.IsForGroup() {
 			return true
 		}
 	}

@@ -111,7 +111,7 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 		ne := NodeExplanation{Name: ni.Name(), Feasible: feasible.Has(ni.Name())}
 		if !ne.Feasible && diag != nil {
 			ne.Status = diag.NodeToStatus.Get(ni.Name())
-			_, explicit := diag.NodeToStatus.m[ni.Name()]
+			_, explicit := diag.NodeToStatus.Explicit(ni.Name())
 			switch {
 			case ex.PreFilter != nil:
 			case explicit:

@@ -41,11 +41,14 @@ type Framework struct {
 	// scoreMemo remembers raw scores of NodeLocalScorers (aligned with
 	// score; nil entries for the other plugins).
 	scoreMemo []*VerdictMemo
-	reserve   []ReservePlugin
-	permit    []PermitPlugin
-	preBind   []PreBindPlugin
-	bind      []BindPlugin
-	postBind  []PostBindPlugin
+	// filterMemo remembers the nodes where a NodeLocalFilter passed
+	// (aligned with filter; nil entries for the other plugins).
+	filterMemo []*VerdictMemo
+	reserve    []ReservePlugin
+	permit     []PermitPlugin
+	preBind    []PreBindPlugin
+	bind       []BindPlugin
+	postBind   []PostBindPlugin
 
 	podGroups         []PodGroupPlugin
 	enqueueExtensions []EnqueueExtensions
@@ -210,6 +213,7 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 	if err := f.setScoreWeights(plugins); err != nil {
 		return nil, fmt.Errorf("plugins.score: %w", err)
 	}
+	f.setFilterMemos()
 	if opts.NoPostFilter {
 		f.postFilter = nil
 	}

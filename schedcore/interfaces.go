@@ -146,6 +146,23 @@ type NodeLocalScorer interface {
 	ScoreKey(state *CycleState, pod *v1.Pod, k *MemoKey) bool
 }
 
+// NodeLocalFilter is a FilterPlugin whose Filter, for a cycle's pod, is a
+// function of the node's contents alone (what its NodeInfo holds, versioned
+// by its Generation) and of what FilterKey writes. The framework then
+// remembers, per key, the nodes where Filter passed, and skips the plugin
+// there until the node changes: consecutive pods of one workload are
+// filtered again only on the nodes changed since, usually the previous
+// placement. Rejections are not remembered (their statuses differ).
+// The plugin's PreFilter state must not change after PreFilter (a plugin
+// with PreFilterExtensions is never remembered).
+type NodeLocalFilter interface {
+	FilterPlugin
+	// FilterKey writes into k every input of Filter but the node, read from
+	// the state PreFilter wrote. It runs once per cycle, after PreFilter;
+	// false means the cycle's verdicts are not remembered.
+	FilterKey(state *CycleState, pod *v1.Pod, k *MemoKey) bool
+}
+
 // NormalizeScorePlugin is implemented by score plugins whose raw scores need
 // rescaling into [0, 100] once all nodes are scored.
 type NormalizeScorePlugin interface {

@@ -45,6 +45,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 				}
 			}
 		}
+		f.filterViews(state, pod, skip)
 	}()
 	var result *PreFilterResult
 	withNodes := sets.New[string]()
@@ -132,7 +133,19 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 	if state.filtersFor != f {
 		filters = f.activeFilters(state)
 	}
-	for _, pl := range filters {
+	remembered, views := state.remembered, state.filterViews
+	if state.filtersFor != f {
+		remembered = nil
+	}
+	for j, pl := range filters {
+		memo := j < len(remembered) && remembered[j]
+		if memo {
+			// Only passes are remembered: an entry for this node's
+			// generation is a pass.
+			if _, ok := views[j].Get(nodeInfo); ok {
+				continue
+			}
+		}
 		var s *Status
 		if state.RecordPluginMetrics && f.recorder != nil {
 			t := time.Now()
@@ -147,8 +160,59 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 			}
 			return s.WithPlugin(pl.Name())
 		}
+		if memo {
+			views[j].Put(nodeInfo, 1)
+		}
 	}
 	return nil
+}
+
+// filterMemoKeys bounds the distinct keys (workloads) whose passes a
+// NodeLocalFilter's memo keeps.
+const filterMemoKeys = 64
+
+// setFilterMemos gives each NodeLocalFilter a memo, unless the plugin
+// updates its PreFilter state with AddPod and RemovePod (the state would
+// then no longer be what FilterKey read).
+func (f *Framework) setFilterMemos() {
+	f.filterMemo = make([]*VerdictMemo, len(f.filter))
+	for i, pl := range f.filter {
+		if _, ok := pl.(NodeLocalFilter); !ok {
+			continue
+		}
+		if _, ext := pl.(PreFilterExtensions); ext {
+			continue
+		}
+		f.filterMemo[i] = NewVerdictMemo(filterMemoKeys)
+	}
+}
+
+// filterViews sets, for the cycle's active filters (state.filters), the
+// views of the remembered passes: one for each NodeLocalFilter whose
+// FilterKey accepts the cycle. Sampled cycles that time every plugin
+// remember nothing, so their timings cover every node.
+func (f *Framework) filterViews(state *CycleState, pod *v1.Pod, skip sets.Set[string]) {
+	state.filterViews, state.remembered = nil, nil
+	snap := f.handle.Snapshot()
+	if state.RecordPluginMetrics || snap == nil || snap.NumNodes() == 0 {
+		return
+	}
+	j := 0
+	for i, pl := range f.filter {
+		if skip.Has(pl.Name()) {
+			continue
+		}
+		if m := f.filterMemo[i]; m != nil {
+			var k MemoKey
+			if pl.(NodeLocalFilter).FilterKey(state, pod, &k) {
+				if state.remembered == nil {
+					state.filterViews, state.remembered = make([]VerdictView, len(state.filters)), make([]bool, len(state.filters))
+				}
+				state.filterViews[j], state.remembered[j] = m.View(&k, snap.NumNodes()), true
+			}
+		}
+		j++
+	}
 }
 
 // activeFilters lists the filters not skipped in this cycle (for states

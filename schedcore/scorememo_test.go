@@ -9,8 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
@@ -49,25 +47,9 @@ func TestNodeLocalScoresAreRemembered(t *testing.T) {
 		t.Run(fmt.Sprintf("keyless=%v", keyless), func(t *testing.T) {
 			var calls atomic.Int64
 			newFramework := func(snap *schedcore.Snapshot) *schedcore.Framework {
-				reg := schedcore.Registry{"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
-					return perSlot{calls: &calls, keyless: keyless}, nil
-				}}}
-				name := v1.DefaultSchedulerName
-				profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
-					MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Slots"}}},
-				}}
-				fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return fw
+				return onePluginFramework(t, snap, perSlot{calls: &calls, keyless: keyless})
 			}
-			cache := schedcore.NewCache(schedcore.DefaultFeatures)
-			for i := 0; i < 20; i++ {
-				cache.AddNode(schedtest.MakeNode(fmt.Sprintf("n%02d", i)).Label("slots", strconv.Itoa(i%5)).Obj())
-			}
-			snap := schedcore.NewEmptySnapshot()
-			cache.UpdateSnapshot(snap)
+			cache, snap := slotNodes()
 			long := newFramework(snap)
 			score := func(fw *schedcore.Framework, weight string) []string {
 				pod := schedtest.MakePod("p").Label("weight", weight).Obj()

@@ -8,6 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
 	workload_ "github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
@@ -32,10 +34,14 @@ type workload struct {
 	name   string
 	config string
 	load   func() (*snapshot.Cluster, error)
+	// file is the snapshot's file, or marshal writes the workload as one
+	// (for kubebench).
+	file    string
+	marshal func() ([]byte, error)
 }
 
 func main() {
-	only := flag.String("run", "", "only workloads whose name contains this")
+	only := flag.String("run", "", "only workloads whose name contains this (or one of these, comma-separated)")
 	pct := flag.Int("percentage", 100, "percentageOfNodesToScore (100 = every node, kube's reference setting; 0 = kube's adaptive default)")
 	repeat := flag.Int("count", 1, "runs per workload (the best is reported)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to this file")
@@ -43,7 +49,30 @@ func main() {
 	memprofile := flag.String("memprofile", "", "write an allocation profile to this file at the end")
 	what := flag.Bool("whatif", false, "measure capacity and drain instead of the dry-run")
 	flag.BoolVar(&withPreemption, "preemption", false, "run DefaultPreemption for pods that do not fit (off by default, as in the kube-scheduler reference runs)")
+	kube := flag.String("kube", "recorded", "kube-scheduler's figures for the ratio: recorded (from "+kubeFiguresFile+"), run (hack/kubebench on the same snapshot right after ours: minutes per 5000-node workload) or off")
+	record := flag.Bool("record", false, "with -kube run: write kube's figures (with date, load and commit) into "+kubeFiguresFile)
 	flag.Parse()
+	if *kube != "recorded" && *kube != "run" && *kube != "off" {
+		fmt.Fprintf(os.Stderr, "bench: -kube %q: want recorded, run or off\n", *kube)
+		os.Exit(2)
+	}
+	if *record && *kube != "run" {
+		fmt.Fprintln(os.Stderr, "bench: -record needs -kube run")
+		os.Exit(2)
+	}
+	if *limit > 0 && *kube != "off" {
+		// kubebench places every pending pod: no ratio for a partial run.
+		*kube = "off"
+	}
+	if withPreemption && *kube != "off" {
+		// kubebench's figures are without preemption.
+		*kube = "off"
+	}
+	figs, err := readKubeFigures(kubeFiguresFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	if *memprofile != "" {
 		runtime.MemProfileRate = 64 << 10
 		defer func() {
@@ -81,16 +110,23 @@ func main() {
 		if _, err := os.Stat(cfg); err != nil {
 			cfg = ""
 		}
-		ws = append(ws, workload{name: "snapshot/" + filepath.Base(dir), config: cfg, load: func() (*snapshot.Cluster, error) {
+		ws = append(ws, workload{name: "snapshot/" + filepath.Base(dir), config: cfg, file: d, load: func() (*snapshot.Cluster, error) {
 			return snapshot.LoadPaths([]string{d}, nil)
 		}})
 	}
 	ws = append(ws, generated()...)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workload\tnodes\tpending\tscheduled\tseconds\tpods/s\tcpu-s\tpods/cpu-s\theap MiB\t\n")
+	fmt.Fprintf(tw, "workload\tnodes\tpending\tscheduled\tseconds\tpods/s\tcpu-s\tpods/cpu-s\theap MiB\t")
+	if *kube != "off" {
+		fmt.Fprintf(tw, "kube pods/s\tkube pods/cpu-s\tkube heap MiB\t× pods/cpu-s\theap ÷ kube\tkube from\t")
+	}
+	fmt.Fprintln(tw)
+	var used []kubeFigure
+	st, _ := os.Stderr.Stat()
+	progress := st != nil && st.Mode()&os.ModeCharDevice != 0
 	for _, w := range ws {
-		if *only != "" && !strings.Contains(w.name, *only) {
+		if !selected(w.name, *only) {
 			continue
 		}
 		cl, err := w.load()
@@ -136,10 +172,61 @@ func main() {
 			}
 			sched, pending = rep.Summary.Scheduled, rep.Summary.Pending
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.0f\t%d\t\n", w.name, len(cl.Nodes), pending, sched, best.Seconds(), float64(pending)/best.Seconds(),
-			cpu.Seconds(), float64(pending)/cpu.Seconds(), heap>>20)
+		perCPU := float64(pending) / cpu.Seconds()
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.0f\t%d\t", w.name, len(cl.Nodes), pending, sched, best.Seconds(), float64(pending)/best.Seconds(),
+			cpu.Seconds(), perCPU, heap>>20)
+		switch *kube {
+		case "run":
+			cl = nil
+			runtime.GC()
+			file, cleanup, err := tempSnapshot(w)
+			if err != nil {
+				fatal(w.name, err)
+			}
+			k, err := runKube(file, w.config, *pct)
+			cleanup()
+			if err != nil {
+				fatal(w.name, err)
+			}
+			k.Workload, k.OursPodsPerCPU, k.OursHeapMiB = w.name, perCPU, float64(heap)/(1<<20)
+			if *record {
+				figs.put(k)
+				if err := figs.write(kubeFiguresFile); err != nil {
+					fatal(w.name, err)
+				}
+			}
+			printKube(tw, k, perCPU, heap, "now")
+		case "recorded":
+			if k, ok := figs.lookup(w.name, *pct); ok {
+				used = append(used, k)
+				printKube(tw, k, perCPU, heap, k.Date[:10])
+			} else {
+				fmt.Fprintf(tw, "-\t-\t-\t-\t-\tnot recorded\t")
+			}
+		}
+		fmt.Fprintln(tw)
+		if progress {
+			fmt.Fprintf(os.Stderr, "bench: %s done\n", w.name)
+		}
 	}
 	_ = tw.Flush()
+	switch *kube {
+	case "run":
+		fmt.Printf("kube: hack/kubebench (kube-scheduler v1.37.2) run on each snapshot right after ours, percentage %d; × = our pods/cpu-s over kube's, heap = ours over kube's at the end\n", *pct)
+		if *record {
+			fmt.Printf("kube: figures recorded in %s\n", kubeFiguresFile)
+		}
+	case "recorded":
+		fmt.Printf("kube: RECORDED figures from %s (not run now; `make bench-kube` refreshes them, `-kube run` runs kube beside ours); × = our pods/cpu-s now over kube's recorded\n", kubeFiguresFile)
+		for _, k := range used {
+			fmt.Printf("kube:   %s recorded %s, load %s, commit %s, %d cores; ours then %.0f pods/cpu-s (%.1f×)\n", k.Workload, k.Date, k.Load, k.Commit, k.Cores, k.OursPodsPerCPU, k.OursPodsPerCPU/k.PodsPerCPU)
+		}
+	}
+}
+
+// printKube prints kube's columns and the ratios.
+func printKube(tw io.Writer, k kubeFigure, perCPU float64, heap uint64, from string) {
+	fmt.Fprintf(tw, "%.1f\t%.1f\t%.0f\t%.1f×\t%.2f\t%s\t", k.PodsPerSec, k.PodsPerCPU, k.HeapEndMiB, perCPU/k.PodsPerCPU, float64(heap)/(1<<20)/k.HeapEndMiB, from)
 }
 
 // withPreemption is the -preemption flag.
@@ -173,17 +260,19 @@ func generated() []workload {
 	var out []workload
 	for _, name := range generatedNames {
 		name := name
-		out = append(out, workload{name: name, load: func() (*snapshot.Cluster, error) {
-			w, err := workload_.Generate(name, workload_.Params{Seed: 1})
+		gen := func() (*workload_.Workload, error) { return workload_.Generate(name, workload_.Params{Seed: 1}) }
+		out = append(out, workload{name: name, marshal: func() ([]byte, error) {
+			w, err := gen()
 			if err != nil {
 				return nil, err
 			}
-			cl := &snapshot.Cluster{Namespaces: w.Namespaces, Nodes: w.Nodes, Services: w.Services}
-			cl.Pods = append(append(cl.Pods, w.Existing...), w.Pending...)
-			if d := w.DRA; d != nil {
-				cl.DRA = snapshot.DRA{DeviceClasses: d.Classes, ResourceSlices: d.Slices, DeviceTaintRules: d.TaintRules, ResourceClaimTemplates: d.Templates, ResourceClaims: d.Claims}
+			return v1list.Marshal("json", w.Objects()...)
+		}, load: func() (*snapshot.Cluster, error) {
+			w, err := gen()
+			if err != nil {
+				return nil, err
 			}
-			return cl, nil
+			return w.Cluster(), nil
 		}})
 	}
 	return out
@@ -193,6 +282,19 @@ func fatal(name string, err error) {
 	pprof.StopCPUProfile()
 	fmt.Fprintf(os.Stderr, "bench: %s: %v\n", name, err)
 	os.Exit(1)
+}
+
+// selected says whether the -run flag picks a workload.
+func selected(name, only string) bool {
+	if only == "" {
+		return true
+	}
+	for _, s := range strings.Split(only, ",") {
+		if s != "" && strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // limitPending keeps the first n pending pods (in input order).

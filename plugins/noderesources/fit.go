@@ -63,6 +63,7 @@ var (
 	_ schedcore.NodeLocalPlugin   = (*Fit)(nil)
 	_ schedcore.FilterExplainer   = (*Fit)(nil)
 	_ schedcore.NodeLocalScorer   = (*Fit)(nil)
+	_ schedcore.NodeLocalFilter   = (*Fit)(nil)
 )
 
 // NodeLocal is true: the verdict reads the node's own allocatable and
@@ -192,6 +193,27 @@ func (pl *Fit) Filter(_ context.Context, state *schedcore.CycleState, _ *v1.Pod,
 		return nil
 	}
 	return insufficientStatus(insufficient)
+}
+
+// FilterKey is the requests Filter checks (fitsRequest): cpu, memory,
+// ephemeral storage and the scalar resources with whether DRA backs them;
+// the rest of the verdict is the node's allocatable, requested resources
+// and pod count.
+func (pl *Fit) FilterKey(state *schedcore.CycleState, _ *v1.Pod, k *schedcore.MemoKey) bool {
+	s, ok := schedcore.Lookup[*preFilterState](state, preFilterStateKey)
+	if !ok {
+		return false
+	}
+	k.Int(s.MilliCPU).Int(s.Memory).Int(s.EphemeralStorage).Int(int64(len(s.scalars)))
+	for _, r := range s.scalars {
+		k.String(string(r.name)).Int(r.quantity)
+		if r.dra {
+			k.Int(1)
+		} else {
+			k.Int(0)
+		}
+	}
+	return true
 }
 
 func insufficientStatus(insufficient []InsufficientResource) *schedcore.Status {

@@ -48,6 +48,7 @@ var (
 	_ schedcore.NodeLocalPlugin      = (*TaintToleration)(nil)
 	_ schedcore.FilterExplainer      = (*TaintToleration)(nil)
 	_ schedcore.NodeLocalScorer      = (*TaintToleration)(nil)
+	_ schedcore.NodeLocalFilter      = (*TaintToleration)(nil)
 )
 
 // NodeLocal is true: the verdict reads the node's own taints.
@@ -121,6 +122,13 @@ func (pl *TaintToleration) Filter(_ context.Context, _ *schedcore.CycleState, po
 		l.Info("node had untolerated taints", "node", nodeInfo.Name(), "pod", schedcore.PodName(pod), "untoleratedTaint", taint)
 	}
 	return statusUntolerated
+}
+
+// FilterKey is the pod's tolerations: with the node's taints, all Filter
+// reads. (Only passes are remembered: Filter still logs each rejection.)
+func (pl *TaintToleration) FilterKey(_ *schedcore.CycleState, pod *v1.Pod, k *schedcore.MemoKey) bool {
+	helper.TolerationsKey(k, pod)
+	return true
 }
 
 // ExplainFilter names every NoSchedule or NoExecute taint of the node that

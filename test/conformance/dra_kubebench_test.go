@@ -52,10 +52,5 @@ func generatedDRA(name string, seed uint64) (*snapshot.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := &snapshot.Cluster{Namespaces: w.Namespaces, Nodes: w.Nodes, Services: w.Services}
-	cl.Pods = append(append(cl.Pods, w.Existing...), w.Pending...)
-	if d := w.DRA; d != nil {
-		cl.DRA = snapshot.DRA{DeviceClasses: d.Classes, ResourceSlices: d.Slices, DeviceTaintRules: d.TaintRules, ResourceClaimTemplates: d.Templates, ResourceClaims: d.Claims}
-	}
-	return cl, nil
+	return w.Cluster(), nil
 }

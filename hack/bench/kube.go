@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The kube-scheduler side of `make bench`: the real kube-scheduler v1.37.2
+// framework (hack/kubebench) on the same snapshot, for the ratio column.
+//
+// -kube run places each workload with kubebench right after our runs, on
+// the same snapshot file (the same generator and seed), so both see the
+// machine's load of the same minutes. -kube recorded (the default) reads
+// kube's figures from kubeFiguresFile, recorded that way with their date,
+// load and commit by `make bench-kube` (kube needs minutes per 5000-node
+// workload). -kube off prints our figures only.
+
+// kubeFiguresFile holds kube-scheduler's recorded figures (relative to the
+// repository root, where `make bench` runs).
+const kubeFiguresFile = "hack/bench/kubebench-figures.json"
+
+// kubeFigures is that file.
+type kubeFigures struct {
+	Comment string       `json:"comment"`
+	Figures []kubeFigure `json:"figures"`
+}
+
+// kubeFigure is one kubebench run of one workload, and ours beside it.
+type kubeFigure struct {
+	Workload   string `json:"workload"`
+	Percentage int    `json:"percentage"`
+	// Kube's run.
+	Pods       int     `json:"pods"`
+	Scheduled  int     `json:"scheduled"`
+	PodsPerSec float64 `json:"podsPerSecond"`
+	PodsPerCPU float64 `json:"podsPerCPUSecond"`
+	HeapEndMiB float64 `json:"heapEndMiB"`
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// Ours, run just before on the same snapshot.
+	OursPodsPerCPU float64 `json:"oursPodsPerCPUSecond"`
+	OursHeapMiB    float64 `json:"oursHeapMiB"`
+	// When and where.
+	Date   string `json:"date"`
+	Load   string `json:"load"`
+	Commit string `json:"commit"`
+	Cores  int    `json:"cores"`
+}
+
+func (f kubeFigure) key() string { return fmt.Sprintf("%s@%d", f.Workload, f.Percentage) }
+
+func readKubeFigures(path string) (*kubeFigures, error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return &kubeFigures{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var kf kubeFigures
+	if err := json.Unmarshal(data, &kf); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &kf, nil
+}
+
+func (kf *kubeFigures) lookup(workload string, pct int) (kubeFigure, bool) {
+	k := kubeFigure{Workload: workload, Percentage: pct}.key()
+	for _, f := range kf.Figures {
+		if f.key() == k {
+			return f, true
+		}
+	}
+	return kubeFigure{}, false
+}
+
+// put replaces the figure of the same workload and percentage, or adds it.
+func (kf *kubeFigures) put(f kubeFigure) {
+	for i := range kf.Figures {
+		if kf.Figures[i].key() == f.key() {
+			kf.Figures[i] = f
+			return
+		}
+	}
+	kf.Figures = append(kf.Figures, f)
+	sort.Slice(kf.Figures, func(i, j int) bool { return kf.Figures[i].key() < kf.Figures[j].key() })
+}
+
+func (kf *kubeFigures) write(path string) error {
+	kf.Comment = "kube-scheduler v1.37.2 (hack/kubebench) on the snapshots of hack/bench, recorded by `make bench-kube`; " +
+		"load is /proc/loadavg (1, 5, 15 min) before and after the kube run; commit is this repository's when the run started (our engine and the snapshot generator)"
+	data, err := json.MarshalIndent(kf, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+var (
+	reKubePods = regexp.MustCompile(`pods=(\d+) scheduled=(\d+) duration=(\S+) pods/s=([\d.]+)`)
+	reKubeCPU  = regexp.MustCompile(`cpu=(\S+) pods/cpu-s=([\d.]+)`)
+	reKubeHeap = regexp.MustCompile(`heap_end=([\d.]+)MiB`)
+)
+
+// runKube runs hack/kubebench/run.sh on a snapshot file and parses what it
+// prints.
+func runKube(snapshotPath, config string, pct int) (kubeFigure, error) {
+	args := []string{snapshotPath}
+	if config != "" {
+		args = append(args, config)
+	}
+	cmd := exec.Command("hack/kubebench/run.sh", args...)
+	cmd.Env = append(os.Environ(), "PERCENTAGE="+strconv.Itoa(pct))
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = os.Stderr
+	f := kubeFigure{Percentage: pct, Date: time.Now().UTC().Format("2006-01-02 15:04 MST"), Cores: runtime.NumCPU()}
+	before := loadAvg()
+	if err := cmd.Run(); err != nil {
+		return f, fmt.Errorf("hack/kubebench/run.sh %s: %w", strings.Join(args, " "), err)
+	}
+	f.Load = before + " -> " + loadAvg()
+	if err := parseKube(out.String(), &f); err != nil {
+		return f, err
+	}
+	f.Commit = startCommit
+	return f, nil
+}
+
+// parseKube reads kubebench's figures from what it printed.
+func parseKube(s string, f *kubeFigure) error {
+	m := reKubePods.FindStringSubmatch(s)
+	c := reKubeCPU.FindStringSubmatch(s)
+	h := reKubeHeap.FindStringSubmatch(s)
+	if m == nil || c == nil || h == nil {
+		return fmt.Errorf("kubebench printed no figures: %q", s)
+	}
+	f.Pods, _ = strconv.Atoi(m[1])
+	f.Scheduled, _ = strconv.Atoi(m[2])
+	if d, err := time.ParseDuration(m[3]); err == nil {
+		f.Seconds = d.Seconds()
+	}
+	f.PodsPerSec, _ = strconv.ParseFloat(m[4], 64)
+	if d, err := time.ParseDuration(c[1]); err == nil {
+		f.CPUSeconds = d.Seconds()
+	}
+	f.PodsPerCPU, _ = strconv.ParseFloat(c[2], 64)
+	f.HeapEndMiB, _ = strconv.ParseFloat(h[1], 64)
+	return nil
+}
+
+// loadAvg is the machine's 1, 5 and 15 minute load averages.
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	fs := strings.Fields(string(data))
+	if len(fs) < 3 {
+		return "?"
+	}
+	return strings.Join(fs[:3], " ")
+}
+
+// startCommit is the repository's commit when the run started, the source
+// `go run` built ("+changes": with uncommitted changes). Read once: a
+// commit made during a long run is not what runs.
+var startCommit = gitCommit()
+
+func gitCommit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "?"
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		c += "+changes"
+	}
+	return c
+}
+
+// tempSnapshot writes a workload's snapshot to a temporary file for
+// kubebench.
+func tempSnapshot(w workload) (string, func(), error) {
+	if w.file != "" {
+		return w.file, func() {}, nil
+	}
+	data, err := w.marshal()
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	p := filepath.Join(dir, "snapshot.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return p, func() { _ = os.RemoveAll(dir) }, nil
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// kubebench's output (hack/kubebench/main.go) is parsed into the figure
+// `make bench` prints; anything else is an error, not zeros.
+func TestParseKube(t *testing.T) {
+	out := "pods=5000 scheduled=4881 duration=5m14.809s pods/s=15.9\n" +
+		"cpu=2m27.785s pods/cpu-s=33.8\n" +
+		"nodes=5000 bound=9000 load=12.3s heap_loaded=400.1MiB heap_per_node=80.2KiB heap_end=592.0MiB percentage=100 parallelism=16\n"
+	var f kubeFigure
+	if err := parseKube(out, &f); err != nil {
+		t.Fatal(err)
+	}
+	want := kubeFigure{Pods: 5000, Scheduled: 4881, Seconds: 314.809, PodsPerSec: 15.9, CPUSeconds: 147.785, PodsPerCPU: 33.8, HeapEndMiB: 592}
+	if diff := cmp.Diff(want, f); diff != "" {
+		t.Errorf("figure (-want +got):\n%s", diff)
+	}
+	if err := parseKube("kubebench: building the scheduler: boom\n", &f); err == nil {
+		t.Error("no figures parsed without an error")
+	}
+}
+
+// Recorded figures are kept one per workload and percentage: a new run
+// replaces the old one, and a lookup finds only its own percentage.
+func TestKubeFiguresFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "figures.json")
+	kf, err := readKubeFigures(path)
+	if err != nil || len(kf.Figures) != 0 {
+		t.Fatalf("missing file: %v, %v; want no figures and no error", kf, err)
+	}
+	kf.put(kubeFigure{Workload: "Mixed/5000Nodes", Percentage: 100, PodsPerCPU: 30})
+	kf.put(kubeFigure{Workload: "Mixed/5000Nodes", Percentage: 0, PodsPerCPU: 50})
+	kf.put(kubeFigure{Workload: "Mixed/5000Nodes", Percentage: 100, PodsPerCPU: 33})
+	if err := kf.write(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := readKubeFigures(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Figures) != 2 {
+		t.Fatalf("%d figures, want 2", len(back.Figures))
+	}
+	if f, ok := back.lookup("Mixed/5000Nodes", 100); !ok || f.PodsPerCPU != 33 {
+		t.Errorf("Mixed/5000Nodes at 100%%: %v %v, want the later run (33)", f, ok)
+	}
+	if f, ok := back.lookup("Mixed/5000Nodes", 0); !ok || f.PodsPerCPU != 50 {
+		t.Errorf("Mixed/5000Nodes adaptive: %v %v, want 50", f, ok)
+	}
+	if _, ok := back.lookup("Mixed/500Nodes", 100); ok {
+		t.Error("a workload never recorded was found")
+	}
+}
+
+func TestSelected(t *testing.T) {
+	for _, tc := range []struct {
+		name, only string
+		want       bool
+	}{
+		{"Mixed/5000Nodes", "", true},
+		{"Mixed/5000Nodes", "Mixed/5000", true},
+		{"Mixed/15000Nodes", "Mixed/5000", false},
+		{"SchedulingBasic/5000Nodes_10000Pods", "Mixed/5000,SchedulingBasic", true},
+		{"snapshot/basic-small", "Mixed/5000,,SchedulingBasic", false},
+	} {
+		if got := selected(tc.name, tc.only); got != tc.want {
+			t.Errorf("selected(%q, %q) = %v, want %v", tc.name, tc.only, got, tc.want)
+		}
+	}
+}

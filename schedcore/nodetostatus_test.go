@@ -1,0 +1,104 @@
+package schedcore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
+)
+
+// TestFilterDiagnosisCountsEachNodeOnce checks the filter loop's bookkeeping
+// of rejections: a pod whose nominated node is rejected has that node
+// filtered twice (first on its own, then with every node), and it must
+// still count once, with the status of the second pass; every plugin that
+// rejected some node is listed, though the loop records each distinct
+// plugin and code once rather than once per node.
+func TestFilterDiagnosisCountsEachNodeOnce(t *testing.T) {
+	reg := schedcore.Registry{
+		"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return slots{}, nil
+		}},
+		"Veto": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return veto{}, nil }},
+	}
+	name := v1.DefaultSchedulerName
+	profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
+		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Slots"}, {Name: "Veto"}}},
+	}}
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	// n0..n9 have i slots; the odd ones from n5 on are vetoed.
+	for i := 0; i < 10; i++ {
+		n := schedtest.MakeNode(fmt.Sprintf("n%d", i)).Label("slots", strconv.Itoa(i))
+		if i >= 5 && i%2 == 1 {
+			n = n.Label("veto", "yes")
+		}
+		cache.AddNode(n.Obj())
+	}
+	snap := schedcore.NewEmptySnapshot()
+	cache.UpdateSnapshot(snap)
+	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, nominated string
+		slots           int
+		wantFeasible    int
+		wantRejected    int
+	}{
+		{name: "no nominated node", slots: 4, wantFeasible: 3, wantRejected: 7},
+		{name: "nominated node rejected", nominated: "n1", slots: 4, wantFeasible: 3, wantRejected: 7},
+		{name: "nominated node vetoed", nominated: "n9", slots: 4, wantFeasible: 3, wantRejected: 7},
+		{name: "nominated node rejected, nothing fits", nominated: "n1", slots: 20, wantRejected: 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := schedtest.MakePod("p").Label("slots", strconv.Itoa(tc.slots)).Obj()
+			pod.Status.NominatedNodeName = tc.nominated
+			alg := &schedcore.Algorithm{Snapshot: snap, EvaluateAllNodes: true}
+			res, diag, err := alg.SchedulePod(context.Background(), fw, schedcore.NewCycleState(), pod)
+			var fe *schedcore.FitError
+			if tc.wantFeasible == 0 && !errors.As(err, &fe) {
+				t.Fatalf("err %v, want a FitError", err)
+			}
+			if tc.wantFeasible > 0 && err != nil {
+				t.Fatal(err)
+			}
+			if got := diag.NodeToStatus.Len(); got != tc.wantRejected {
+				t.Errorf("%d nodes with a status, want %d", got, tc.wantRejected)
+			}
+			if tc.wantFeasible > 0 && res.EvaluatedNodes != 10 {
+				t.Errorf("EvaluatedNodes %d, want 10", res.EvaluatedNodes)
+			}
+			seen := map[string]int{}
+			diag.NodeToStatus.ForEachExplicitNode(func(node string, s *schedcore.Status) { seen[node]++ })
+			for node, n := range seen {
+				if n != 1 {
+					t.Errorf("node %s listed %d times", node, n)
+				}
+			}
+			want := sets.New("Slots", "Veto")
+			if tc.wantFeasible == 0 {
+				want = sets.New("Slots")
+				if msg := "0/10 nodes are available: 10 not enough slots."; fe.Error() != msg {
+					t.Errorf("message %q, want %q", fe.Error(), msg)
+				}
+			}
+			if !diag.UnschedulablePlugins.Equal(want) {
+				t.Errorf("unschedulable plugins %v, want %v", sets.List(diag.UnschedulablePlugins), sets.List(want))
+			}
+			if tc.nominated == "n9" {
+				if s := diag.NodeToStatus.Get("n9"); s.Plugin() != "Veto" {
+					t.Errorf("n9's status is %v from %q, want Veto's", s, s.Plugin())
+				}
+			}
+		})
+	}
+}
