@@ -48,6 +48,7 @@ func main() {
 	limit := flag.Int("limit", 0, "place only the first N pending pods of each workload (for profiling)")
 	memprofile := flag.String("memprofile", "", "write an allocation profile to this file at the end")
 	what := flag.Bool("whatif", false, "measure capacity and drain instead of the dry-run")
+	expl := flag.Bool("explain", false, "measure explain (ms per pod, on a state loaded once) instead of the dry-run")
 	flag.BoolVar(&withPreemption, "preemption", false, "run DefaultPreemption for pods that do not fit (off by default, as in the kube-scheduler reference runs)")
 	kube := flag.String("kube", "recorded", "kube-scheduler's figures for the ratio: recorded (from "+kubeFiguresFile+"), run (hack/kubebench on the same snapshot right after ours: minutes per 5000-node workload) or off")
 	record := flag.Bool("record", false, "with -kube run: write kube's figures (with date, load and commit) into "+kubeFiguresFile)
@@ -98,6 +99,10 @@ func main() {
 
 	if *what {
 		whatif(*only)
+		return
+	}
+	if *expl {
+		explainBench(*only, *pct)
 		return
 	}
 	var ws []workload

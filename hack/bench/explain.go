@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/explain"
+)
+
+// explainSample is how many pending pods of each workload -explain explains.
+const explainSample = 50
+
+// explainBench measures `explain` (-explain): on each selected generated
+// workload, the state is loaded once (as `explain` does for a snapshot) and
+// then the first explainSample pending pods are explained one by one against
+// it, every node evaluated with full diagnosis, the gaps of the nearest
+// rejected nodes and preemption's answer. The time per pod is what a user
+// waits for after the snapshot is loaded; the load itself is printed apart.
+func explainBench(only string, pct int) {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\tnodes\texplained\tschedulable\tload s\tmedian ms\tp90 ms\tmax ms\tcpu ms/pod\t")
+	for _, w := range generated() {
+		if !selected(w.name, only) {
+			continue
+		}
+		cl, err := w.load()
+		if err != nil {
+			fatal(w.name, err)
+		}
+		cfg, err := engine.LoadConfig(w.config)
+		if err != nil {
+			fatal(w.name, err)
+		}
+		p := int32(pct)
+		cfg.PercentageOfNodesToScore = &p
+		reg, err := engine.Registry(nil)
+		if err != nil {
+			fatal(w.name, err)
+		}
+		ctx := context.Background()
+		t0 := time.Now()
+		st, err := explain.NewState(ctx, cl, explain.Options{Config: cfg, Registry: reg})
+		if err != nil {
+			fatal(w.name, err)
+		}
+		load := time.Since(t0)
+		var pods []*v1.Pod
+		for _, p := range cl.Pods {
+			if p.Spec.NodeName == "" && len(pods) < explainSample {
+				pods = append(pods, p)
+			}
+		}
+		if len(pods) == 0 {
+			continue
+		}
+		times := make([]time.Duration, 0, len(pods))
+		schedulable := 0
+		c0 := cpuTime()
+		for _, p := range pods {
+			t := time.Now()
+			rep, err := st.Explain(ctx, p)
+			if err != nil {
+				fatal(w.name+" "+p.Namespace+"/"+p.Name, err)
+			}
+			times = append(times, time.Since(t))
+			if rep.NumFeasible > 0 {
+				schedulable++
+			}
+		}
+		cpu := cpuTime() - c0
+		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", w.name, len(cl.Nodes), len(pods), schedulable, load.Seconds(),
+			ms(times[len(times)/2]), ms(times[len(times)*9/10]), ms(times[len(times)-1]), ms(cpu)/float64(len(pods)))
+	}
+	_ = tw.Flush()
+	fmt.Printf("explain: the first %d pending pods of each workload, one by one against a state loaded once; percentage %d\n", explainSample, pct)
+}
