@@ -1,9 +1,10 @@
 package schedcore
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"sort"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -63,6 +64,8 @@ type NodeExplanation struct {
 	// Nominated are the pods nominated to the node that the filters
 	// counted as running there (equal or higher priority, not the pod).
 	Nominated []*PodInfo
+	// Rank is 1 + the node's place in Explanation.Scores (0 = not scored).
+	Rank int
 }
 
 // Explain runs one scheduling cycle of pod against the snapshot with every
@@ -98,20 +101,29 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	if diag != nil && diag.PreFilterMsg != "" {
 		ex.PreFilter = diag.NodeToStatus.AbsentNodesStatus()
 	}
-	feasible := sets.New[string]()
+	list := snapshot.List()
+	feasible := make([]bool, len(list))
 	if err == nil {
 		if len(result.Scores) == 0 {
-			feasible.Insert(result.SuggestedHost)
+			markFeasible(snapshot, list, feasible, result.SuggestedHost)
 		}
-		for _, s := range result.Scores {
-			feasible.Insert(s.Name)
+		for i := range result.Scores {
+			markFeasible(snapshot, list, feasible, result.Scores[i].Name)
 		}
 	}
-	for _, ni := range snapshot.List() {
-		ne := NodeExplanation{Name: ni.Name(), Feasible: feasible.Has(ni.Name())}
+	var statuses []*Status
+	if diag != nil && diag.NodeToStatus != nil {
+		statuses = diag.NodeToStatus.byPosition(snapshot, list)
+	}
+	ex.Nodes = make([]NodeExplanation, len(list))
+	for i, ni := range list {
+		ne := NodeExplanation{Name: ni.Name(), Feasible: feasible[i]}
 		if !ne.Feasible && diag != nil {
-			ne.Status = diag.NodeToStatus.Get(ni.Name())
-			_, explicit := diag.NodeToStatus.Explicit(ni.Name())
+			ne.Status = statuses[i]
+			explicit := ne.Status != nil
+			if !explicit {
+				ne.Status = diag.NodeToStatus.AbsentNodesStatus()
+			}
 			switch {
 			case ex.PreFilter != nil:
 			case explicit:
@@ -121,7 +133,7 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 				ne.LeftOutBy = fw.ExplainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status)
 			}
 		}
-		ex.Nodes = append(ex.Nodes, ne)
+		ex.Nodes[i] = ne
 	}
 	// With a single feasible node kube does not score; explain still does,
 	// so the ranking is always shown.
@@ -131,11 +143,57 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 			ex.Scores = scores
 		}
 	}
-	sort.SliceStable(ex.Scores, func(i, j int) bool {
-		if ex.Scores[i].TotalScore != ex.Scores[j].TotalScore {
-			return ex.Scores[i].TotalScore > ex.Scores[j].TotalScore
+	ex.Scores = rankScores(ex.Scores)
+	for r := range ex.Scores {
+		if i := listPosition(snapshot, list, ex.Scores[r].Name); i >= 0 {
+			ex.Nodes[i].Rank = r + 1
 		}
-		return ex.Scores[i].Name < ex.Scores[j].Name
-	})
+	}
 	return ex
+}
+
+// rankScores orders the scores best first: highest total, then lowest
+// name. Node names are unique, so the order is total and any sort gives
+// it; the indices are sorted rather than the structs, then the structs are
+// copied once into place.
+func rankScores(scores []NodePluginScores) []NodePluginScores {
+	if len(scores) < 2 {
+		return scores
+	}
+	idx := make([]int32, len(scores))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		x, y := &scores[a], &scores[b]
+		if x.TotalScore != y.TotalScore {
+			return cmp.Compare(y.TotalScore, x.TotalScore)
+		}
+		return cmp.Compare(x.Name, y.Name)
+	})
+	out := make([]NodePluginScores, len(scores))
+	for r, i := range idx {
+		out[r] = scores[i]
+	}
+	return out
+}
+
+// listPosition returns the position in list (the snapshot's List()) of the
+// node named name, or -1. It reads the position the snapshot keeps in the
+// NodeInfo and checks that the list holds that node there; when it does
+// not, it searches the list.
+func listPosition(snapshot *Snapshot, list []*NodeInfo, name string) int {
+	if ni, ok := snapshot.nodeInfoMap[name]; ok {
+		if i := ni.listIndex(); i >= 0 && i < len(list) && list[i].Name() == name {
+			return i
+		}
+	}
+	return slices.IndexFunc(list, func(ni *NodeInfo) bool { return ni.Name() == name })
+}
+
+// markFeasible marks the named node of list as feasible.
+func markFeasible(snapshot *Snapshot, list []*NodeInfo, feasible []bool, name string) {
+	if i := listPosition(snapshot, list, name); i >= 0 {
+		feasible[i] = true
+	}
 }
