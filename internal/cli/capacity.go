@@ -203,7 +203,7 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 	prog := newProgress(o.ErrOut, "capacity")
 	defer prog.done()
 	prog.set("loading the cluster")
-	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In)
+	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In, o.ErrOut)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
-	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
 // defaultConfig is the --config value that stands for kube's defaults.
@@ -196,11 +195,9 @@ func (o *CompareOptions) Run(ctx context.Context) error {
 			return o.runError(err)
 		}
 	} else {
-		cl, err := snapshot.LoadPaths(o.Files, o.In)
+		// Read as dryrun reads a dump, so that one run equals dryrun's.
+		cl, err := loadDump(o.Files, o.In, o.ErrOut)
 		if err != nil {
-			if errors.Is(err, snapshot.ErrInvalid) {
-				return AsUsage(err)
-			}
 			return err
 		}
 		if len(cl.Nodes) == 0 {

@@ -24,8 +24,9 @@ import (
 // is printed (exit status 3 for "no").
 
 // loadWhatIf loads --config, the registry and the cluster; source is
-// "snapshot" or "cluster".
-func loadWhatIf(ctx context.Context, s Settings, flags *genericclioptions.ConfigFlags, configPath string, snapshots []string, stdin io.Reader) (
+// "snapshot" or "cluster". A dump is read as dryrun reads it (loadDump:
+// the priorities of pods written by hand resolved), so both answer alike.
+func loadWhatIf(ctx context.Context, s Settings, flags *genericclioptions.ConfigFlags, configPath string, snapshots []string, stdin io.Reader, errOut io.Writer) (
 	cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry, cl *snapshot.Cluster, source string, err error) {
 	if cfg, err = engine.LoadConfig(configPath); err != nil {
 		return nil, nil, nil, "", AsUsage(fmt.Errorf("loading config: %w", err))
@@ -34,8 +35,8 @@ func loadWhatIf(ctx context.Context, s Settings, flags *genericclioptions.Config
 		return nil, nil, nil, "", err
 	}
 	if len(snapshots) > 0 {
-		if cl, err = snapshot.LoadPaths(snapshots, stdin); err != nil {
-			return nil, nil, nil, "", asInputError(err)
+		if cl, err = loadDump(snapshots, stdin, errOut); err != nil {
+			return nil, nil, nil, "", err
 		}
 		return cfg, reg, cl, "snapshot", nil
 	}

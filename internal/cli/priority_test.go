@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// priorityDump is a dump written by hand: the pods name a PriorityClass
+// and carry no spec.priority, as the API server would fill in. vip (class
+// high, 1000) runs on n1, low (no class: 0) on n2, each node has room for
+// one of them; urgent (class high) is pending.
+const priorityDump = `apiVersion: v1
+kind: List
+items:
+- {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: high}, value: 1000}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: low, namespace: ns}
+  spec: {nodeName: n2, containers: [{name: c, resources: {requests: {cpu: "3"}}}]}
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: vip, namespace: ns, ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: vip-rs, uid: u1, controller: true}]}
+  spec: {nodeName: n1, priorityClassName: high, containers: [{name: c, resources: {requests: {cpu: "3"}}}]}
+  status: {phase: Running}
+`
+
+const urgentPod = `- apiVersion: v1
+  kind: Pod
+  metadata: {name: urgent, namespace: ns}
+  spec: {priorityClassName: high, containers: [{name: c, resources: {requests: {cpu: "3"}}}]}
+`
+
+// TestEveryVerbReadsAPriorityClassAsDryrunDoes: a pod whose priority comes
+// only from its priorityClassName preempts the lower-priority pod in every
+// verb that reads a dump, as in dryrun: replay and compare (whose traces
+// and dumps were read without the classes' priorities), drain (exit status
+// 3: it preempts).
+func TestEveryVerbReadsAPriorityClassAsDryrunDoes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	running := write("running.yaml", priorityDump)
+	pending := write("pending.yaml", priorityDump+urgentPod)
+	tests := []struct {
+		name string
+		args []string
+		want string // a regular expression the output matches
+		code int
+	}{
+		{name: "dryrun (the reference)", args: []string{"dryrun", "-f", pending}, want: `ns/urgent +n2 +scheduled[\s\S]*evicted: 1`},
+		{name: "replay", args: []string{"replay", "-f", pending}, want: `placed 1 .* preempted 1 `},
+		{name: "compare", args: []string{"compare", "-f", pending, "--config", "default"}, want: `pods placed +1\n`},
+		{name: "compare --replay", args: []string{"compare", "-f", pending, "--config", "default", "--replay"}, want: `pods placed +1\n`},
+		{name: "drain", args: []string{"drain", "n1", "--snapshot", running}, want: `ns/vip +n1 +n2 +Scheduled \(after preempting pods there\)[\s\S]*ns/low +n2 +ns/vip`, code: ExitIncomplete},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := run(t, "", tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit code %d: %s", code, stderr)
+			}
+			if !regexp.MustCompile(tt.want).MatchString(out) {
+				t.Errorf("%s: output does not match %q:\n%s", strings.Join(tt.args[:1], " "), tt.want, out)
+			}
+		})
+	}
+}
