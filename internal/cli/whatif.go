@@ -28,8 +28,9 @@ import (
 // the priorities of pods written by hand resolved), so both answer alike.
 func loadWhatIf(ctx context.Context, s Settings, flags *genericclioptions.ConfigFlags, configPath string, snapshots []string, stdin io.Reader, errOut io.Writer) (
 	cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry, cl *snapshot.Cluster, source string, err error) {
-	if cfg, err = engine.LoadConfig(configPath); err != nil {
-		return nil, nil, nil, "", AsUsage(fmt.Errorf("loading config: %w", err))
+	// Without --config, run's profile too, as dryrun.
+	if cfg, err = loadConfig(configPath); err != nil {
+		return nil, nil, nil, "", err
 	}
 	if reg, err = engine.Registry(s.ExtraPlugins); err != nil {
 		return nil, nil, nil, "", err

@@ -82,3 +82,55 @@ func TestEveryVerbReadsAPriorityClassAsDryrunDoes(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryVerbServesRunsProfileAndSaysWhatItSkips: without --config,
+// every verb that schedules a dump's pods knows the profile `run` uses
+// (kubectl-sched) as dryrun does, and says, as dryrun does, how many
+// pending pods it skips for a scheduler no profile serves.
+func TestEveryVerbServesRunsProfileAndSaysWhatItSkips(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	forRun := strings.ReplaceAll(priorityDump+urgentPod, "spec: {", "spec: {schedulerName: kubectl-sched, ")
+	pending := write("pending.yaml", forRun+`- apiVersion: v1
+  kind: Pod
+  metadata: {name: vol, namespace: ns}
+  spec: {schedulerName: volcano, containers: [{name: c}]}
+`)
+	running := write("running.yaml", strings.ReplaceAll(priorityDump, "spec: {", "spec: {schedulerName: kubectl-sched, "))
+	const skipped = `warning: 1 pending pod for scheduler "volcano" skipped: no profile of that name (profiles: default-scheduler, kubectl-sched)`
+	tests := []struct {
+		name       string
+		args       []string
+		want       string // a regular expression the output matches
+		code       int
+		wantStderr string
+	}{
+		{name: "dryrun (the reference)", args: []string{"dryrun", "-f", pending}, want: `ns/urgent +n2 +scheduled`, wantStderr: skipped},
+		{name: "replay", args: []string{"replay", "-f", pending}, want: `placed 1 .* preempted 1 `, wantStderr: skipped},
+		{name: "compare", args: []string{"compare", "-f", pending, "--config", "default"}, want: `pods placed +1\n`, wantStderr: skipped},
+		{name: "compare --replay", args: []string{"compare", "-f", pending, "--config", "default", "--replay"}, want: `pods placed +1\n`, wantStderr: skipped},
+		{name: "drain", args: []string{"drain", "n1", "--snapshot", running}, want: `ns/vip +n1 +n2 +Scheduled \(after preempting pods there\)`, code: ExitIncomplete},
+		{name: "capacity", args: []string{"capacity", "-f", write("spec.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: w, namespace: ns}\nspec: {schedulerName: kubectl-sched, containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}\n"), "--snapshot", running},
+			want: `ns/w +Pod +2 +fit`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := run(t, "", tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit code %d: %s", code, stderr)
+			}
+			if !regexp.MustCompile(tt.want).MatchString(out) {
+				t.Errorf("output does not match %q:\n%s", tt.want, out)
+			}
+			if got := strings.TrimSpace(stderr); got != tt.wantStderr {
+				t.Errorf("stderr\n got: %q\nwant: %q", got, tt.wantStderr)
+			}
+		})
+	}
+}
