@@ -134,3 +134,36 @@ func TestEveryVerbServesRunsProfileAndSaysWhatItSkips(t *testing.T) {
 		})
 	}
 }
+
+// TestCapacityAndDrainSayTheyLeaveThePendingPodsOut: capacity and drain
+// answer beside the pods that run, where dryrun of the same dump places
+// the pending pods first; they say so.
+func TestCapacityAndDrainSayTheyLeaveThePendingPodsOut(t *testing.T) {
+	running := filepath.Join(t.TempDir(), "running.yaml")
+	if err := os.WriteFile(running, []byte(priorityDump), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"capacity", []string{"capacity", "-f", "../../examples/new-pod.yaml", "--snapshot", exampleCluster}, 0,
+			"note: the cluster's 40 pending pods are not placed first: the copies are counted beside the running pods (kubectl sched dryrun places them)"},
+		{"drain", []string{"drain", "general-a-1", "--snapshot", exampleCluster}, 0,
+			"note: the cluster's 40 pending pods are not scheduled alongside the evicted ones (kubectl sched dryrun places them)"},
+		{"no pending pod, no note", []string{"drain", "n1", "--snapshot", running}, ExitIncomplete, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := run(t, "", tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit code %d: %s", code, stderr)
+			}
+			if strings.TrimSpace(stderr) != tt.want {
+				t.Errorf("stderr\n got: %q\nwant: %q", stderr, tt.want)
+			}
+		})
+	}
+}

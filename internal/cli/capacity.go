@@ -261,7 +261,11 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 		}
 		return configError(o.ConfigPath, err)
 	}
-	return printWhatIf(o.IOStreams, cl.Warnings, func(w io.Writer) error { return report.WriteCapacity(w, rep, o.Output) }, rep.Complete)
+	warnings := cl.Warnings
+	if note := pendingNote(cl, "not placed first: the copies are counted beside the running pods"); note != "" {
+		warnings = append(warnings, note)
+	}
+	return printWhatIf(o.IOStreams, warnings, func(w io.Writer) error { return report.WriteCapacity(w, rep, o.Output) }, rep.Complete)
 }
 
 func specNames(specs []*capacity.Spec) string {

@@ -153,7 +153,11 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		}
 		return configError(o.ConfigPath, err)
 	}
-	return printWhatIf(o.IOStreams, cl.Warnings, func(w io.Writer) error { return report.WriteDrain(w, rep, o.Output) }, rep.Complete)
+	warnings := cl.Warnings
+	if note := pendingNote(cl, "not scheduled alongside the evicted ones"); note != "" {
+		warnings = append(warnings, note)
+	}
+	return printWhatIf(o.IOStreams, warnings, func(w io.Writer) error { return report.WriteDrain(w, rep, o.Output) }, rep.Complete)
 }
 
 // nodes resolves the nodes to drain: the names given, in order (each

@@ -51,6 +51,25 @@ func loadWhatIf(ctx context.Context, s Settings, flags *genericclioptions.Config
 	return cfg, reg, cl, "cluster", nil
 }
 
+// pendingNote says, for capacity and drain, that the cluster's pending
+// pods are left out of the answer (how), where a dry-run of the same dump
+// places them first; "" when there are none.
+func pendingNote(cl *snapshot.Cluster, how string) string {
+	n := 0
+	for _, p := range cl.Pods {
+		if engine.Pending(p) {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("note: the cluster's pending pod is %s (kubectl sched dryrun places it)", how)
+	}
+	return fmt.Sprintf("note: the cluster's %d pending pods are %s (kubectl sched dryrun places them)", n, how)
+}
+
 // printWhatIf renders the report into a buffer (a failure leaves stdout
 // empty), prints the cluster's warnings on stderr and the report on
 // stdout, and ends with exit status 3 when the answer is no.
