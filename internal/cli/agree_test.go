@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -49,38 +47,16 @@ const urgentPod = `- apiVersion: v1
 // 3: it preempts).
 func TestEveryVerbReadsAPriorityClassAsDryrunDoes(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	running := write("running.yaml", priorityDump)
 	pending := write("pending.yaml", priorityDump+urgentPod)
-	tests := []struct {
-		name string
-		args []string
-		want string // a regular expression the output matches
-		code int
-	}{
+	runVerbs(t, []verbCase{
 		{name: "dryrun (the reference)", args: []string{"dryrun", "-f", pending}, want: `ns/urgent +n2 +scheduled[\s\S]*evicted: 1`},
 		{name: "replay", args: []string{"replay", "-f", pending}, want: `placed 1 .* preempted 1 `},
 		{name: "compare", args: []string{"compare", "-f", pending, "--config", "default"}, want: `pods placed +1\n`},
 		{name: "compare --replay", args: []string{"compare", "-f", pending, "--config", "default", "--replay"}, want: `pods placed +1\n`},
 		{name: "drain", args: []string{"drain", "n1", "--snapshot", running}, want: `ns/vip +n1 +n2 +Scheduled \(after preempting pods there\)[\s\S]*ns/low +n2 +ns/vip`, code: ExitIncomplete},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out, stderr := run(t, "", tt.args...)
-			if code != tt.code {
-				t.Fatalf("exit code %d: %s", code, stderr)
-			}
-			if !regexp.MustCompile(tt.want).MatchString(out) {
-				t.Errorf("%s: output does not match %q:\n%s", strings.Join(tt.args[:1], " "), tt.want, out)
-			}
-		})
-	}
+	})
 }
 
 // TestEveryVerbServesRunsProfileAndSaysWhatItSkips: without --config,
@@ -89,13 +65,7 @@ func TestEveryVerbReadsAPriorityClassAsDryrunDoes(t *testing.T) {
 // pending pods it skips for a scheduler no profile serves.
 func TestEveryVerbServesRunsProfileAndSaysWhatItSkips(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	forRun := strings.ReplaceAll(priorityDump+urgentPod, "spec: {", "spec: {schedulerName: kubectl-sched, ")
 	pending := write("pending.yaml", forRun+`- apiVersion: v1
   kind: Pod
@@ -104,13 +74,7 @@ func TestEveryVerbServesRunsProfileAndSaysWhatItSkips(t *testing.T) {
 `)
 	running := write("running.yaml", strings.ReplaceAll(priorityDump, "spec: {", "spec: {schedulerName: kubectl-sched, "))
 	const skipped = `warning: 1 pending pod for scheduler "volcano" skipped: no profile of that name (profiles: default-scheduler, kubectl-sched)`
-	tests := []struct {
-		name       string
-		args       []string
-		want       string // a regular expression the output matches
-		code       int
-		wantStderr string
-	}{
+	runVerbs(t, []verbCase{
 		{name: "dryrun (the reference)", args: []string{"dryrun", "-f", pending}, want: `ns/urgent +n2 +scheduled`, wantStderr: skipped},
 		{name: "replay", args: []string{"replay", "-f", pending}, want: `placed 1 .* preempted 1 `, wantStderr: skipped},
 		{name: "compare", args: []string{"compare", "-f", pending, "--config", "default"}, want: `pods placed +1\n`, wantStderr: skipped},
@@ -118,7 +82,34 @@ func TestEveryVerbServesRunsProfileAndSaysWhatItSkips(t *testing.T) {
 		{name: "drain", args: []string{"drain", "n1", "--snapshot", running}, want: `ns/vip +n1 +n2 +Scheduled \(after preempting pods there\)`, code: ExitIncomplete},
 		{name: "capacity", args: []string{"capacity", "-f", write("spec.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: w, namespace: ns}\nspec: {schedulerName: kubectl-sched, containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}\n"), "--snapshot", running},
 			want: `ns/w +Pod +2 +fit`},
-	}
+	})
+}
+
+// TestCapacityAndDrainSayTheyLeaveThePendingPodsOut: capacity and drain
+// answer beside the pods that run, where dryrun of the same dump places
+// the pending pods first; they say so.
+func TestCapacityAndDrainSayTheyLeaveThePendingPodsOut(t *testing.T) {
+	running := writeFile(t, t.TempDir(), "running.yaml", priorityDump)
+	runVerbs(t, []verbCase{
+		{name: "capacity", args: []string{"capacity", "-f", "../../examples/new-pod.yaml", "--snapshot", exampleCluster}, want: `batch/report-builder +Pod +14 `,
+			wantStderr: "note: the cluster's 40 pending pods are not placed first: the copies are counted beside the running pods (kubectl sched dryrun places them)"},
+		{name: "drain", args: []string{"drain", "general-a-1", "--snapshot", exampleCluster}, want: `ingress/ingress-nginx-1 +general-a-1 +general-c-2 +Scheduled`,
+			wantStderr: "note: the cluster's 40 pending pods are not scheduled alongside the evicted ones (kubectl sched dryrun places them)"},
+		{name: "no pending pod, no note", args: []string{"drain", "n1", "--snapshot", running}, want: `ns/vip +n1 +n2`, code: ExitIncomplete},
+	})
+}
+
+// verbCase is one command and what it must answer.
+type verbCase struct {
+	name       string
+	args       []string
+	want       string // a regular expression the output matches
+	code       int
+	wantStderr string
+}
+
+func runVerbs(t *testing.T, tests []verbCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, stderr := run(t, "", tt.args...)
@@ -130,39 +121,6 @@ func TestEveryVerbServesRunsProfileAndSaysWhatItSkips(t *testing.T) {
 			}
 			if got := strings.TrimSpace(stderr); got != tt.wantStderr {
 				t.Errorf("stderr\n got: %q\nwant: %q", got, tt.wantStderr)
-			}
-		})
-	}
-}
-
-// TestCapacityAndDrainSayTheyLeaveThePendingPodsOut: capacity and drain
-// answer beside the pods that run, where dryrun of the same dump places
-// the pending pods first; they say so.
-func TestCapacityAndDrainSayTheyLeaveThePendingPodsOut(t *testing.T) {
-	running := filepath.Join(t.TempDir(), "running.yaml")
-	if err := os.WriteFile(running, []byte(priorityDump), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		args []string
-		code int
-		want string
-	}{
-		{"capacity", []string{"capacity", "-f", "../../examples/new-pod.yaml", "--snapshot", exampleCluster}, 0,
-			"note: the cluster's 40 pending pods are not placed first: the copies are counted beside the running pods (kubectl sched dryrun places them)"},
-		{"drain", []string{"drain", "general-a-1", "--snapshot", exampleCluster}, 0,
-			"note: the cluster's 40 pending pods are not scheduled alongside the evicted ones (kubectl sched dryrun places them)"},
-		{"no pending pod, no note", []string{"drain", "n1", "--snapshot", running}, ExitIncomplete, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := run(t, "", tt.args...)
-			if code != tt.code {
-				t.Fatalf("exit code %d: %s", code, stderr)
-			}
-			if strings.TrimSpace(stderr) != tt.want {
-				t.Errorf("stderr\n got: %q\nwant: %q", stderr, tt.want)
 			}
 		})
 	}

@@ -19,11 +19,7 @@ import (
 // same, and when the dry-run up to its turn is too big, that it was not
 // checked.
 func TestCheckTurnSaysWhetherTheDryRunAgrees(t *testing.T) {
-	two := func() []*v1.Node { return []*v1.Node{node("n1").Obj(), node("n2").Obj()} }
-	pending := func(name string, created int64, cpu string) *v1.Pod {
-		return st.MakePod(name).Namespace("ns").Req("cpu", cpu).Created(created).Obj()
-	}
-	gated := pending("gated", 1, "1")
+	gated := pendingPod("gated", 1, "1")
 	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "wait"}}
 	tests := []struct {
 		name   string
@@ -34,20 +30,20 @@ func TestCheckTurnSaysWhetherTheDryRunAgrees(t *testing.T) {
 	}{
 		{
 			name: "pods ahead fill the nodes: schedulable as listed, not at its turn",
-			cl:   &snapshot.Cluster{Nodes: two(), Pods: []*v1.Pod{pending("a", 1, "3"), pending("b", 2, "3"), pending("c", 3, "3")}},
-			pod:  pending("c", 3, "3"),
+			cl:   &snapshot.Cluster{Nodes: twoNodes(), Pods: []*v1.Pod{pendingPod("a", 1, "3"), pendingPod("b", 2, "3"), pendingPod("c", 3, "3")}},
+			pod:  pendingPod("c", 3, "3"),
 			want: &report.TurnCheck{Checked: true, Turn: &report.ExplainTurn{Attempt: 1, PlacedBefore: 2}, Message: "0/2 nodes are available: 2 Insufficient cpu."},
 		},
 		{
 			name: "the first pod of the queue: the same node both ways",
-			cl:   &snapshot.Cluster{Nodes: two(), Pods: []*v1.Pod{pending("a", 1, "3"), pending("b", 2, "3")}},
-			pod:  pending("a", 1, "3"),
+			cl:   &snapshot.Cluster{Nodes: twoNodes(), Pods: []*v1.Pod{pendingPod("a", 1, "3"), pendingPod("b", 2, "3")}},
+			pod:  pendingPod("a", 1, "3"),
 			want: &report.TurnCheck{Checked: true, Agrees: true, Turn: &report.ExplainTurn{Attempt: 1, Node: "n1"}},
 		},
 		{
 			name: "too big for either: unschedulable both ways",
-			cl:   &snapshot.Cluster{Nodes: two(), Pods: []*v1.Pod{pending("a", 1, "3"), pending("huge", 2, "5")}},
-			pod:  pending("huge", 2, "5"),
+			cl:   &snapshot.Cluster{Nodes: twoNodes(), Pods: []*v1.Pod{pendingPod("a", 1, "3"), pendingPod("huge", 2, "5")}},
+			pod:  pendingPod("huge", 2, "5"),
 			want: &report.TurnCheck{Checked: true, Agrees: true, Turn: &report.ExplainTurn{Attempt: 1, PlacedBefore: 1}, Message: "0/2 nodes are available: 2 Insufficient cpu."},
 		},
 		{
@@ -61,33 +57,33 @@ func TestCheckTurnSaysWhetherTheDryRunAgrees(t *testing.T) {
 		},
 		{
 			name: "a pod from a file queues behind the pending pods",
-			cl:   &snapshot.Cluster{Nodes: two(), Pods: []*v1.Pod{pending("a", 1, "3"), pending("b", 2, "3")}},
+			cl:   &snapshot.Cluster{Nodes: twoNodes(), Pods: []*v1.Pod{pendingPod("a", 1, "3"), pendingPod("b", 2, "3")}},
 			pod:  st.MakePod("new").Namespace("ns").Req("cpu", "3").Obj(),
 			want: &report.TurnCheck{Checked: true, Turn: &report.ExplainTurn{Attempt: 1, PlacedBefore: 2}, Message: "0/2 nodes are available: 2 Insufficient cpu."},
 		},
 		{
 			name: "a gated pod gets no cycle either way",
-			cl:   &snapshot.Cluster{Nodes: two(), Pods: []*v1.Pod{gated}},
+			cl:   &snapshot.Cluster{Nodes: twoNodes(), Pods: []*v1.Pod{gated}},
 			pod:  gated,
 			want: &report.TurnCheck{Checked: true, Agrees: true, NeverAttempted: "it has scheduling gates"},
 		},
 		{
 			name: "a bound pod is not in the dry-run: nothing to check",
-			cl:   &snapshot.Cluster{Nodes: two(), Pods: []*v1.Pod{pending("a", 1, "3"), st.MakePod("b").Namespace("ns").Node("n2").Obj()}},
+			cl:   &snapshot.Cluster{Nodes: twoNodes(), Pods: []*v1.Pod{pendingPod("a", 1, "3"), st.MakePod("b").Namespace("ns").Node("n2").Obj()}},
 			pod:  st.MakePod("b").Namespace("ns").Node("n2").Obj(),
 		},
 		{
 			name:   "the pods ahead alone are over the budget: not started",
-			cl:     &snapshot.Cluster{Nodes: two(), Pods: []*v1.Pod{pending("a", 1, "1"), pending("b", 2, "1"), pending("c", 3, "1")}},
-			pod:    pending("c", 3, "1"),
+			cl:     &snapshot.Cluster{Nodes: twoNodes(), Pods: []*v1.Pod{pendingPod("a", 1, "1"), pendingPod("b", 2, "1"), pendingPod("c", 3, "1")}},
+			pod:    pendingPod("c", 3, "1"),
 			budget: 5,
 			want:   &report.TurnCheck{Skipped: "the dry-run up to its turn evaluates at least 6 nodes (2 pods ahead and itself × 2 nodes), over the check's 5"},
 		},
 		{
 			name: "an unschedulable pod's dry-run runs on past its first attempt: stopped at the budget",
-			cl: &snapshot.Cluster{Nodes: two(), Pods: []*v1.Pod{pending("a", 1, "3"), pending("b", 2, "3"), pending("c", 3, "3"),
-				pending("d", 4, "3"), pending("e", 5, "3")}},
-			pod:    pending("c", 3, "3"),
+			cl: &snapshot.Cluster{Nodes: twoNodes(), Pods: []*v1.Pod{pendingPod("a", 1, "3"), pendingPod("b", 2, "3"), pendingPod("c", 3, "3"),
+				pendingPod("d", 4, "3"), pendingPod("e", 5, "3")}},
+			pod:    pendingPod("c", 3, "3"),
 			budget: 6,
 			want:   &report.TurnCheck{Skipped: "the dry-run up to its turn evaluates more than 6 nodes (scheduling attempts × 2 nodes), the check's bound"},
 		},
