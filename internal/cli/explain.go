@@ -297,12 +297,7 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	run := explain.Run
 	if o.AtTurn {
 		run = explain.RunAtTurn
-		if p := newProgress(o.ErrOut, "dryrun"); p != nil {
-			defer p.done()
-			eo.Progress = func(placed, failing, total int) {
-				p.update(placed+failing, total, "pods", fmt.Sprintf("%s placed, %s unschedulable", count(placed), count(failing)))
-			}
-		}
+		defer o.dryRunProgress(&eo)()
 	}
 	rep, err := run(ctx, cl, pod, eo)
 	if err != nil {
@@ -318,7 +313,10 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 		// A dump's pending pods stay as they are: a dry-run of it is the
 		// other answer the user can get (a live cluster's pending pods are
 		// the real scheduler's).
-		if err := explain.CheckTurn(ctx, cl, pod, rep, eo, explain.DefaultTurnBudget); err != nil {
+		done := o.dryRunProgress(&eo)
+		err := explain.CheckTurn(ctx, cl, pod, rep, eo, explain.DefaultTurnBudget)
+		done()
+		if err != nil {
 			return err
 		}
 	}
@@ -341,6 +339,19 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	}
 	_, err = o.Out.Write(buf.Bytes())
 	return err
+}
+
+// dryRunProgress shows the progress of the dry-run to the pod's turn on
+// stderr when it is a terminal, until the returned done is called.
+func (o *ExplainOptions) dryRunProgress(eo *explain.Options) (done func()) {
+	p := newProgress(o.ErrOut, "dryrun")
+	if p == nil {
+		return func() {}
+	}
+	eo.Progress = func(placed, failing, total int) {
+		p.update(placed+failing, total, "pods", fmt.Sprintf("%s placed, %s unschedulable", count(placed), count(failing)))
+	}
+	return p.done
 }
 
 // loadPodFile reads the one Pod of -f. A pod without a namespace gets the

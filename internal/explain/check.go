@@ -43,7 +43,7 @@ func CheckTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, rep *repo
 	}
 	// The verdict and the node are all that is compared: no gaps, no
 	// detail of one node.
-	o.Nearest, o.Node, o.Progress, o.Budget = -1, "", nil, budget
+	o.Nearest, o.Node, o.Budget = -1, "", budget
 	at, err := RunAtTurn(ctx, cl, pod, o)
 	var never *NeverAttemptedError
 	switch {
