@@ -9,6 +9,9 @@ type Domain int32
 // NoDomain is the domain of a value no node has.
 const NoDomain Domain = -1
 
+// NoLabel is what NodeDomains gives for a key whose label the node lacks.
+const NoLabel Domain = -2
+
 // DomainCounts is a cycle's counts per topology domain (per value of a
 // topology key), for a few keys: the pods a spread constraint's selector
 // matches per zone, the pods an affinity term matches per domain. Domains
@@ -105,13 +108,35 @@ func (d *DomainCounts) NodeDomain(k int, ni *NodeInfo) (Domain, bool) {
 	return d.ValueDomain(k, v), true
 }
 
-// NodeDomainOrEmpty is NodeDomain with a node that lacks the label in the
-// domain of the value "" (what a missing label reads as).
-func (d *DomainCounts) NodeDomainOrEmpty(k int, ni *NodeInfo) Domain {
-	if dom, ok := d.NodeDomain(k, ni); ok {
-		return dom
+// NodeDomains appends the node's domain of every key to dst (pass a
+// buffer with room for NumKeys to keep Filter and Score from allocating):
+// NoLabel where the node lacks the label, NoDomain for a value no node of
+// the snapshot has (a node from outside it). It finds the node once for
+// all the keys, so Filter, Score and the counting passes read a node with
+// one call; it only reads, so they may call it in parallel. all reports
+// whether the node has every key.
+func (d *DomainCounts) NodeDomains(ni *NodeInfo, dst []Domain) (doms []Domain, all bool) {
+	all = true
+	if i := indexIn(d.snap.nodeInfoList, ni); i >= 0 {
+		for k := range d.keys {
+			dom := Domain(d.keys[k].col.At(i))
+			if dom < 0 {
+				dom, all = NoLabel, false
+			}
+			dst = append(dst, dom)
+		}
+		return dst, all
 	}
-	return d.ValueDomain(k, "")
+	labels := ni.Node().Labels
+	for k := range d.keys {
+		v, ok := labels[d.keys[k].name]
+		if !ok {
+			dst, all = append(dst, NoLabel), false
+			continue
+		}
+		dst = append(dst, d.ValueDomain(k, v))
+	}
+	return dst, all
 }
 
 // ValueDomain returns the domain of a value of key k, NoDomain when no
@@ -212,6 +237,17 @@ func (d *DomainCounts) AddNodeOrEmpty(k int, ni *NodeInfo, delta int64) {
 	if _, ok := d.AddNode(k, ni, delta); !ok {
 		d.AddValue(k, "", delta)
 	}
+}
+
+// AddAt adds delta to the domain dom of key k that NodeDomains gave for
+// the node: a node without the label counts in the domain of the value "",
+// one whose value no node of the snapshot has in a domain of its own.
+func (d *DomainCounts) AddAt(k int, ni *NodeInfo, dom Domain, delta int64) {
+	if dom >= 0 {
+		d.Add(k, dom, delta)
+		return
+	}
+	d.AddNodeOrEmpty(k, ni, delta)
 }
 
 // AddValue adds delta to the domain of a value of key k (one no node has

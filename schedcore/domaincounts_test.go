@@ -43,7 +43,7 @@ func TestDomainCountsCountPerDomain(t *testing.T) {
 		t.Error("a node without the label has a domain")
 	}
 	d.AddNodeOrEmpty(0, x, 1)
-	if got := d.At(0, d.NodeDomainOrEmpty(0, x)); got != 1 {
+	if got := d.At(0, d.ValueDomain(0, "")); got != 1 {
 		t.Errorf("the domain \"\" of nodes without the label counts %d, want 1", got)
 	}
 	if d.NumCounted(0) != 3 || d.NonZero() != 3 {
@@ -70,6 +70,73 @@ func TestDomainCountsOfANodeFromOutsideTheSnapshot(t *testing.T) {
 	}
 	if dom, _ := d.NodeDomain(0, outside); d.At(0, dom) != 5 {
 		t.Errorf("the node's domain counts %d, want 5", d.At(0, dom))
+	}
+}
+
+// TestDomainCountsNodeDomainsReadEveryKeyOfANode checks NodeDomains
+// against NodeDomain key by key: for the snapshot's nodes, a node without
+// a label, a node from outside the snapshot, and a node of another
+// snapshot at the same list position (whose labels, not the column's
+// entry at that position, are its domains), and that AddAt counts where
+// AddNodeOrEmpty would.
+func TestDomainCountsNodeDomainsReadEveryKeyOfANode(t *testing.T) {
+	snap := schedcore.NewSnapshot(nil, []*v1.Node{
+		schedtest.MakeNode("a1").Label("zone", "a").Label("rack", "r1").Obj(),
+		schedtest.MakeNode("b1").Label("zone", "b").Obj(),
+	})
+	other := schedcore.NewSnapshot(nil, []*v1.Node{
+		schedtest.MakeNode("a1").Label("zone", "b").Label("rack", "r2").Obj(),
+	})
+	outside := schedcore.NewNodeInfo()
+	outside.SetNode(schedtest.MakeNode("c1").Label("zone", "c").Obj())
+	a1, _ := snap.Get("a1")
+	b1, _ := snap.Get("b1")
+	moved, _ := other.Get("a1")
+	d := schedcore.NewDomainCounts(snap, "zone", "rack")
+	for _, tc := range []struct {
+		name string
+		ni   *schedcore.NodeInfo
+		want []string
+		all  bool
+	}{
+		{"a node of the snapshot with both labels", a1, []string{"a", "r1"}, true},
+		{"a node of the snapshot without the rack label", b1, []string{"b", "<no label>"}, false},
+		{"a node from outside the snapshot", outside, []string{"<no domain>", "<no label>"}, false},
+		{"a node of another snapshot at the same position", moved, []string{"b", "<no domain>"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doms, all := d.NodeDomains(tc.ni, nil)
+			var got []string
+			for k, dom := range doms {
+				one, ok := d.NodeDomain(k, tc.ni)
+				switch {
+				case dom == schedcore.NoLabel:
+					got = append(got, "<no label>")
+					if ok {
+						t.Errorf("key %d: NodeDomains says no label, NodeDomain gives %d", k, one)
+					}
+				case dom == schedcore.NoDomain:
+					got = append(got, "<no domain>")
+				default:
+					got = append(got, d.Value(k, dom))
+				}
+				if dom != schedcore.NoLabel && (!ok || one != dom) {
+					t.Errorf("key %d: NodeDomains gives %d, NodeDomain %d, %v", k, dom, one, ok)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" || all != tc.all {
+				t.Errorf("domains (-want +got):\n%s; all %v, want %v", diff, all, tc.all)
+			}
+		})
+	}
+	for _, ni := range []*schedcore.NodeInfo{a1, b1, outside} {
+		doms, _ := d.NodeDomains(ni, nil)
+		for k, dom := range doms {
+			d.AddAt(k, ni, dom, 1)
+		}
+	}
+	if diff := cmp.Diff([]map[string]int64{{"a": 1, "b": 1, "c": 1}, {"r1": 1, "": 2}}, []map[string]int64{byValue(d, 0), byValue(d, 1)}); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
 	}
 }
 

@@ -98,7 +98,7 @@ func ours(name string) *schedtest.PodWrapper {
 	return schedtest.MakePod(name).UID(name).SchedulerName(profile)
 }
 
-func rv(p *v1.Pod, v string) *v1.Pod { p.ResourceVersion = v; return p }
+func withVersion(p *v1.Pod, v string) *v1.Pod { p.ResourceVersion = v; return p }
 
 func nominated(p *v1.Pod, node string) *v1.Pod { p.Status.NominatedNodeName = node; return p }
 
@@ -142,7 +142,7 @@ func TestPodHandlers(t *testing.T) {
 		{
 			name: "a binding caches the pod and takes it out of the queue without a delete event",
 			do: func(h *handlers) {
-				h.updatePod(rv(ours("p").Obj(), "1"), rv(ours("p").Node("n1").Obj(), "2"))
+				h.updatePod(withVersion(ours("p").Obj(), "1"), withVersion(ours("p").Node("n1").Obj(), "2"))
 			},
 			want:    []call{{Op: "Move", Event: "AssignedPodAdd", New: "p"}, {Op: "Delete", Pod: "p"}},
 			inCache: []string{"p"},
@@ -151,7 +151,7 @@ func TestPodHandlers(t *testing.T) {
 			name:   "the binding of an assumed pod confirms it in the cache",
 			assume: ours("p").Obj(),
 			do: func(h *handlers) {
-				h.updatePod(rv(ours("p").Obj(), "1"), rv(ours("p").Node("n1").Obj(), "2"))
+				h.updatePod(withVersion(ours("p").Obj(), "1"), withVersion(ours("p").Node("n1").Obj(), "2"))
 				if h.cache.IsAssumedPod(ours("p").Obj()) {
 					panic("still assumed after the binding")
 				}
@@ -161,46 +161,54 @@ func TestPodHandlers(t *testing.T) {
 		},
 		{
 			name: "an update of a pending pod with the same resourceVersion is ignored",
-			do:   func(h *handlers) { h.updatePod(rv(ours("p").Obj(), "1"), rv(ours("p").Label("a", "b").Obj(), "1")) },
+			do: func(h *handlers) {
+				h.updatePod(withVersion(ours("p").Obj(), "1"), withVersion(ours("p").Label("a", "b").Obj(), "1"))
+			},
 		},
 		{
 			name: "an update of a pending pod goes to the queue",
-			do:   func(h *handlers) { h.updatePod(rv(ours("p").Obj(), "1"), rv(ours("p").Label("a", "b").Obj(), "2")) },
+			do: func(h *handlers) {
+				h.updatePod(withVersion(ours("p").Obj(), "1"), withVersion(ours("p").Label("a", "b").Obj(), "2"))
+			},
 			want: []call{{Op: "Update", Pod: "p"}},
 		},
 		{
 			name: "a pending pod losing its nominated node wakes pods of lower or equal priority",
 			do: func(h *handlers) {
-				h.updatePod(rv(nominated(ours("p").Priority(10).Obj(), "n1"), "1"), rv(ours("p").Priority(10).Obj(), "2"))
+				h.updatePod(withVersion(nominated(ours("p").Priority(10).Obj(), "n1"), "1"), withVersion(ours("p").Priority(10).Obj(), "2"))
 			},
 			want: []call{{Op: "Update", Pod: "p"}, {Op: "Move", Event: "AssignedPodDelete", Old: "p", PreCheck: []int32{-10, 0, 10}}},
 		},
 		{
 			name:   "an update of an assumed pod is not queued",
 			assume: ours("p").Obj(),
-			do:     func(h *handlers) { h.updatePod(rv(ours("p").Obj(), "1"), rv(ours("p").Label("a", "b").Obj(), "2")) },
+			do: func(h *handlers) {
+				h.updatePod(withVersion(ours("p").Obj(), "1"), withVersion(ours("p").Label("a", "b").Obj(), "2"))
+			},
 			// Still assumed: the binding cycle owns it.
 			inCache: []string{"p"},
 		},
 		{
 			name:   "an assumed pod being deleted is forgotten at once and its room wakes pods",
 			assume: ours("p").Obj(),
-			do:     func(h *handlers) { h.updatePod(rv(ours("p").Obj(), "1"), rv(deleting(ours("p").Obj()), "2")) },
-			want:   []call{{Op: "Move", Event: "AssignedPodDelete", Old: "p"}},
+			do: func(h *handlers) {
+				h.updatePod(withVersion(ours("p").Obj(), "1"), withVersion(deleting(ours("p").Obj()), "2"))
+			},
+			want: []call{{Op: "Move", Event: "AssignedPodDelete", Old: "p"}},
 			// The event carries the cached (assumed) copy, which has the node.
 			notInCache: []string{"p"},
 		},
 		{
 			name: "a pod of another scheduler is never queued on update",
 			do: func(h *handlers) {
-				h.updatePod(rv(schedtest.MakePod("p").Obj(), "1"), rv(schedtest.MakePod("p").Label("a", "b").Obj(), "2"))
+				h.updatePod(withVersion(schedtest.MakePod("p").Obj(), "1"), withVersion(schedtest.MakePod("p").Label("a", "b").Obj(), "2"))
 			},
 		},
 		{
 			name:   "a label change of an assigned pod is UpdatePodLabel",
 			cached: ours("p").Node("n1").Obj(),
 			do: func(h *handlers) {
-				h.updatePod(rv(ours("p").Node("n1").Obj(), "1"), rv(ours("p").Node("n1").Label("app", "x").Obj(), "2"))
+				h.updatePod(withVersion(ours("p").Node("n1").Obj(), "1"), withVersion(ours("p").Node("n1").Label("app", "x").Obj(), "2"))
 			},
 			want:    []call{{Op: "Move", Event: "AssignedPodUpdatePodLabel", Old: "p", New: "p"}},
 			inCache: []string{"p"},
@@ -209,7 +217,7 @@ func TestPodHandlers(t *testing.T) {
 			name:   "an assigned pod scaled down and relabelled gives both events in kube's order",
 			cached: ours("p").Node("n1").Req("cpu", "2").Obj(),
 			do: func(h *handlers) {
-				h.updatePod(rv(ours("p").Node("n1").Req("cpu", "2").Obj(), "1"), rv(ours("p").Node("n1").Req("cpu", "1").Label("app", "x").Obj(), "2"))
+				h.updatePod(withVersion(ours("p").Node("n1").Req("cpu", "2").Obj(), "1"), withVersion(ours("p").Node("n1").Req("cpu", "1").Label("app", "x").Obj(), "2"))
 			},
 			want: []call{
 				{Op: "Move", Event: "AssignedPodUpdatePodLabel", Old: "p", New: "p"},
@@ -221,7 +229,7 @@ func TestPodHandlers(t *testing.T) {
 			name:   "an assigned pod's status update is a plain AssignedPodUpdate",
 			cached: ours("p").Node("n1").Obj(),
 			do: func(h *handlers) {
-				h.updatePod(rv(ours("p").Node("n1").Obj(), "1"), rv(ours("p").Node("n1").Phase(v1.PodRunning).Obj(), "2"))
+				h.updatePod(withVersion(ours("p").Node("n1").Obj(), "1"), withVersion(ours("p").Node("n1").Phase(v1.PodRunning).Obj(), "2"))
 			},
 			want:    []call{{Op: "Move", Event: "AssignedPodUpdate", Old: "p", New: "p"}},
 			inCache: []string{"p"},

@@ -20,7 +20,10 @@
 //     ErrReasonCannotAllocate when the node's devices cannot satisfy the
 //     unallocated claims; allocator errors (a CEL expression that does not
 //     compile) are Errors. The allocator's answer per node is memoized by
-//     exactly what it reads (memo.go).
+//     exactly what it reads (memo.go): pools the claims cannot select from
+//     count by content only (relevance.go), and an answer found on one
+//     node serves a node whose pools have the same signatures, under its
+//     own names (share.go).
 //   - PostFilter: deallocates an unavailable claim reserved for nobody
 //     else (MsgDeallocated), or deletes a stale special claim (MsgDeleted).
 //   - Score / NormalizeScore: 8 - index of each chosen firstAvailable

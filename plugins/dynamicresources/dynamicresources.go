@@ -110,16 +110,26 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		filterTimeout: ptr.Deref(a.FilterTimeout, metav1.Duration{}).Duration,
 		handle:        h,
 		dra:           dra,
-		// kube's LRU of compiled CEL expressions (10 entries).
-		celCache:  cel.NewCache(10, cel.Features{EnableConsumableCapacity: f.DRAConsumableCapacity}),
+		// kube's LRU of compiled CEL expressions holds 10; a cluster
+		// with more distinct selectors recompiles them every cycle there.
+		// Compiling is deterministic (failures are never kept), so the
+		// size changes no answer, only the time.
+		celCache:  cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: f.DRAConsumableCapacity}),
 		allocated: &allocatedStates{m: dra},
 		memo:      newAllocationMemo(),
 	}
+	// The memo's own CEL cache: its few evaluations do not evict the
+	// allocator's compiled expressions.
+	pl.memo.sel = &selection{class: dra.Class, cel: cel.NewCache(64, cel.Features{EnableConsumableCapacity: f.DRAConsumableCapacity})}
 	if a.BindingTimeout != nil {
 		pl.bindingTimeout = a.BindingTimeout.Duration
 	}
 	return pl, nil
 }
+
+// celCacheSize bounds the compiled CEL expressions kept (classes,
+// requests' and explanations' selectors).
+const celCacheSize = 256
 
 // AllocatorFeatures maps the feature gates to the allocator's features,
 // as kube's AllocatorFeatures does.
@@ -449,7 +459,7 @@ func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, node
 		state.specsOnce.Do(func() { state.specs, state.specsErr = claimSpecs(claims) })
 		return state.specs, state.specsErr
 	}
-	return pl.memo.allocate(ctx, state.allocInputs, node, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
+	return pl.memo.allocate(ctx, state.allocInputs, node, claims, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
 		if pl.features.DRASchedulerFilterTimeout && pl.filterTimeout > 0 {
 			c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
 			defer cancel()

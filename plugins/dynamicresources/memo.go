@@ -31,7 +31,9 @@ import (
 // allocate, and what is allocated in the pools the node sees. An entry is
 // keyed by exactly these: the objects revision, the node object, the
 // claims' specs, and, per pool the node sees, the set of allocated
-// devices, shared allocations and consumed capacities (interned). Results
+// devices, shared allocations and consumed capacities (interned), except
+// for pools none of whose devices the claims can select, which count by
+// their content only (relevance.go). Results
 // that depend on more (errors naming a claim, timeouts, cancellations)
 // are not kept.
 type allocationMemo struct {
@@ -40,22 +42,44 @@ type allocationMemo struct {
 	objRev int64
 	// slices indexes the objects revision's slices.
 	slices *sliceIndex
-	// pools lists, per node, the pools of the slices that apply to it.
-	pools map[string]nodePools
-	// ids interns fingerprints (pool contents, node pool tuples, claims).
-	ids     map[string]int64
-	entries map[memoKey]memoEntry
+	// nodes holds, per node, the pools of the slices that apply to it
+	// and the answers for it.
+	nodes map[string]*nodeMemo
+	// size counts the answers kept.
+	size int
+	// ids interns fingerprints (pool contents, node signatures, claims).
+	ids map[string]int64
+	// lastSpec and lastID: the claims last interned (one cycle's claims
+	// ask for every node).
+	lastSpec string
+	lastID   int64
 	// failures are the allocator's failures by failKey: whether a node's
 	// devices can serve the claims does not depend on names (the allocator
 	// reads devices, their attributes, capacities, counters and taints,
 	// what is taken, the classes and the claims; names only in results).
 	failures map[failKey]error
+	// successes are the allocator's successes by failKey, handed to a
+	// node with the same signature under its own names (share.go).
+	successes map[failKey]success
+	// localTo names, per pool, the node all its slices are for ("" for
+	// pools shared between nodes); mixed marks the pools whose slices
+	// apply to different nodes (share.go).
+	localTo map[string]string
+	mixed   map[string]bool
 	// staticSig holds each pool's content signature for objRev (its slices
 	// in name order without node and pool names; the pool's name itself
 	// where devices choose their nodes); dynSig the interned signatures of
 	// (pool, version).
 	staticSig map[string]string
 	dynSig    map[poolAt]int64
+	// poolSlices are each pool's slices and staticID its interned static
+	// signature, for objRev; relevant says whether the claims may select
+	// a device of a pool with that content (relevance.go).
+	poolSlices map[string][]*resourceapi.ResourceSlice
+	staticID   map[string]int64
+	relevant   map[relKey]bool
+	// sel evaluates selectors for relevant; nil: every pool is relevant.
+	sel *selection
 	// disabled turns the memo off (tests compare with and without it).
 	disabled bool
 }
@@ -65,15 +89,15 @@ type poolAt struct {
 	version int64
 }
 
-type nodePools struct {
-	node  *v1.Node
-	pools []string
-}
-
-type memoKey struct {
-	node   string
-	nodeFP int64
-	claims int64
+// nodeMemo is what the memo keeps for a node object: the pools of the
+// slices that apply to it, per claims whether each pool is relevant, and
+// the answer per claims with the pool versions it is for (versions only
+// grow: an answer for older versions can never be asked for again).
+type nodeMemo struct {
+	node    *v1.Node
+	pools   []string
+	rel     map[int64][]bool
+	entries map[int64]memoEntry
 }
 
 // failKey keys the failures: the claims and the node's pools by content
@@ -85,8 +109,10 @@ type failKey struct {
 }
 
 type memoEntry struct {
-	results []resourceapi.AllocationResult
-	err     error
+	// versions are the relevant pools' versions, -1 for the others.
+	versions []int64
+	results  []resourceapi.AllocationResult
+	err      error
 }
 
 // memoInputs are a cycle's view: the objects revision, the slices (with
@@ -116,8 +142,10 @@ const maxMemoEntries = 1 << 16
 var MemoDisabled atomic.Bool
 
 func newAllocationMemo() *allocationMemo {
-	return &allocationMemo{disabled: MemoDisabled.Load(), pools: map[string]nodePools{}, ids: map[string]int64{}, entries: map[memoKey]memoEntry{},
-		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{}}
+	return &allocationMemo{disabled: MemoDisabled.Load(), nodes: map[string]*nodeMemo{}, ids: map[string]int64{},
+		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
+		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{},
+		successes: map[failKey]success{}, localTo: map[string]string{}, mixed: map[string]bool{}}
 }
 
 func (m *allocationMemo) internLocked(s string) int64 {
@@ -179,6 +207,9 @@ func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice)
 	}
 	for p, ss := range byPool {
 		sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
+		m.poolSlices[p] = ss
+		m.localTo[p] = localNode(ss)
+		m.mixed[p] = m.localTo[p] == "" && !uniform(ss)
 		specs := make([]resourceapi.ResourceSliceSpec, len(ss))
 		unique := false
 		for i, sl := range ss {
@@ -193,32 +224,42 @@ func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice)
 		if err != nil || unique {
 			// Devices that pick their nodes: only this pool is like itself.
 			m.staticSig[p] = "pool:" + p + "|" + string(b)
-			continue
+		} else {
+			m.staticSig[p] = string(b)
 		}
-		m.staticSig[p] = string(b)
+		m.staticID[p] = m.internLocked("static:" + m.staticSig[p])
 	}
 }
 
 // resetLocked drops everything computed for another objects revision.
 func (m *allocationMemo) resetLocked(rev int64) {
-	if rev == m.objRev && len(m.entries) < maxMemoEntries {
+	if rev == m.objRev && m.size < maxMemoEntries {
 		return
 	}
 	m.objRev = rev
 	m.slices = nil
-	clear(m.pools)
+	clear(m.nodes)
+	m.size = 0
 	clear(m.ids)
-	clear(m.entries)
+	m.lastSpec, m.lastID = "", 0
 	clear(m.failures)
 	clear(m.staticSig)
 	clear(m.dynSig)
+	clear(m.poolSlices)
+	clear(m.staticID)
+	clear(m.relevant)
+	clear(m.successes)
+	clear(m.localTo)
+	clear(m.mixed)
 }
 
 // nodePoolsLocked returns the pools of the slices that apply to the node,
 // matched as the allocator's GatherPools matches them.
-func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) ([]string, error) {
-	if np, ok := m.pools[node.Name]; ok && np.node == node {
-		return np.pools, nil
+func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) (*nodeMemo, error) {
+	if nm, ok := m.nodes[node.Name]; ok && nm.node == node {
+		return nm, nil
+	} else if ok {
+		m.size -= len(nm.entries)
 	}
 	set := map[string]bool{}
 	for _, s := range in.slices.byNode[node.Name] {
@@ -264,8 +305,9 @@ func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) ([]strin
 		pools = append(pools, p)
 	}
 	sort.Strings(pools)
-	m.pools[node.Name] = nodePools{node: node, pools: pools}
-	return pools, nil
+	nm := &nodeMemo{node: node, pools: pools, rel: map[int64][]bool{}, entries: map[int64]memoEntry{}}
+	m.nodes[node.Name] = nm
+	return nm, nil
 }
 
 func matchSelector(sel *v1.NodeSelector, node *v1.Node) (bool, error) {
@@ -278,7 +320,7 @@ func matchSelector(sel *v1.NodeSelector, node *v1.Node) (bool, error) {
 
 // allocate returns run's answer for the node, from the memo when the same
 // inputs were seen before.
-func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.Node, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
+func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.Node, claims []*resourceapi.ResourceClaim, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
 	if m.disabled || in == nil {
 		return run(ctx)
 	}
@@ -292,40 +334,82 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		m.mu.Unlock()
 		return run(ctx)
 	}
-	pools, err := m.nodePoolsLocked(in, node)
+	nm, err := m.nodePoolsLocked(in, node)
 	if err != nil {
 		m.mu.Unlock()
 		return run(ctx)
 	}
+	if spec != m.lastSpec || m.lastID == 0 {
+		m.lastSpec, m.lastID = spec, m.internLocked(spec)
+	}
+	claimsID := m.lastID
+	rel, ok := nm.rel[claimsID]
+	if !ok {
+		rel = make([]bool, len(nm.pools))
+		for i, p := range nm.pools {
+			rel[i] = m.relevantLocked(ctx, claimsID, claims, p)
+		}
+		if ctx.Err() != nil {
+			m.mu.Unlock()
+			return run(ctx)
+		}
+		nm.rel[claimsID] = rel
+	}
+	e, ok := nm.entries[claimsID]
+	if ok {
+		for i, p := range nm.pools {
+			v := int64(-1)
+			if rel[i] {
+				v = in.poolVer[p]
+			}
+			if e.versions[i] != v {
+				ok = false
+				break
+			}
+		}
+	}
+	if ok {
+		m.mu.Unlock()
+		return copyResults(e.results), e.err
+	}
 	var b strings.Builder
-	b.WriteString("node:")
-	for _, p := range pools {
-		b.WriteString(p)
-		b.WriteByte('=')
-		b.WriteString(strconv.FormatInt(in.poolVer[p], 10))
+	b.WriteString("nodesig:")
+	for i, p := range nm.pools {
+		if rel[i] {
+			b.WriteString(strconv.FormatInt(in.poolSig[p], 10))
+		} else {
+			b.WriteByte('s')
+			b.WriteString(strconv.FormatInt(m.staticID[p], 10))
+		}
+		if m.mixed[p] {
+			// What the node sees of the pool depends on the node.
+			b.WriteString("@" + node.Name)
+		}
 		b.WriteByte(',')
 	}
-	claimsID := m.internLocked(spec)
-	key := memoKey{node: node.Name, nodeFP: m.internLocked(b.String()), claims: claimsID}
-	e, ok := m.entries[key]
-	var fk failKey
-	if !ok {
-		b.Reset()
-		b.WriteString("nodesig:")
-		for _, p := range pools {
-			b.WriteString(strconv.FormatInt(in.poolSig[p], 10))
-			b.WriteByte(',')
+	fk := failKey{claims: claimsID, sig: m.internLocked(b.String())}
+	if ferr, failed := m.failures[fk]; failed {
+		m.mu.Unlock()
+		return nil, ferr
+	}
+	versions := make([]int64, len(nm.pools))
+	for i, p := range nm.pools {
+		versions[i] = -1
+		if rel[i] {
+			versions[i] = in.poolVer[p]
 		}
-		fk = failKey{claims: claimsID, sig: m.internLocked(b.String())}
-		if ferr, failed := m.failures[fk]; failed {
+	}
+	if sc, ok := m.successes[fk]; ok {
+		if results, ok := m.translateLocked(sc, nm); ok {
+			if _, had := nm.entries[claimsID]; !had {
+				m.size++
+			}
+			nm.entries[claimsID] = memoEntry{versions: versions, results: results}
 			m.mu.Unlock()
-			return nil, ferr
+			return copyResults(results), nil
 		}
 	}
 	m.mu.Unlock()
-	if ok {
-		return copyResults(e.results), e.err
-	}
 	results, err := run(ctx)
 	if err != nil && !errors.Is(err, structured.ErrFailedAllocationOnNode) {
 		return results, err
@@ -334,14 +418,40 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		return results, err
 	}
 	m.mu.Lock()
-	if m.objRev == in.objRev {
-		m.entries[key] = memoEntry{results: copyResults(results), err: err}
+	if m.objRev == in.objRev && m.nodes[node.Name] == nm {
+		if _, had := nm.entries[claimsID]; !had {
+			m.size++
+		}
+		nm.entries[claimsID] = memoEntry{versions: versions, results: copyResults(results), err: err}
 		if results == nil && len(in.poolSig) > 0 {
 			m.failures[fk] = err
+		}
+		if results != nil && err == nil {
+			m.successes[fk] = success{node: nm.node.Name, pools: nm.pools, results: copyResults(results)}
 		}
 	}
 	m.mu.Unlock()
 	return results, err
+}
+
+// relevantLocked reports whether what is allocated in pool p may change
+// the allocator's answer for the claims (relevance.go); pools the node
+// sees without slices in the index count as relevant.
+func (m *allocationMemo) relevantLocked(ctx context.Context, claimsID int64, claims []*resourceapi.ResourceClaim, p string) bool {
+	static, ok := m.staticID[p]
+	if !ok || m.sel == nil {
+		return true
+	}
+	k := relKey{claims: claimsID, static: static}
+	r, ok := m.relevant[k]
+	if !ok {
+		r = m.sel.mayMatch(ctx, claims, m.poolSlices[p])
+		if ctx.Err() != nil {
+			return true
+		}
+		m.relevant[k] = r
+	}
+	return r
 }
 
 // claimSpecs writes the claims' specs out, in order.

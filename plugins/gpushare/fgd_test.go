@@ -163,7 +163,7 @@ func TestFGDScoreThroughThePlugin(t *testing.T) {
 	args := &FGDScoreArgs{TypicalPods: handTypical, PopularityThreshold: ptr(int32(100))}
 	nodes := []node{
 		// free [1000, 600], 6 cores: the hand computation above.
-		{name: "a", gpus: 2, model: "T4", cpu: 7000, pods: []*v1.Pod{on(gpuPod("x", 1, 400, "", 1000), "", 1)}},
+		{name: "a", gpus: 2, model: "T4", cpu: 7000, pods: []*v1.Pod{placedOn(gpuPod("x", 1, 400, "", 1000), "", 1)}},
 		// 2 free GPUs, 64 cores: before, only tp3 counts: 0.25*2000 = 500.
 		// After a 500m share on either GPU, [500, 1000] (1500): tp1 fits,
 		// nothing below 500m; tp2 fits on the free GPU, the 500m one is

@@ -55,7 +55,7 @@ func TestFilter(t *testing.T) {
 		gpuNode("t4", 2, "T4", 32000),
 		gpuNode("v100", 4, "V100M32", 32000),
 	}
-	pods := []*v1.Pod{on(gpuPod("x", 1, 800, "", 1000), "t4", 0)}
+	pods := []*v1.Pod{placedOn(gpuPod("x", 1, 800, "", 1000), "t4", 0)}
 	snap := schedcore.NewSnapshot(pods, nodes)
 	tests := []struct {
 		name string
@@ -106,7 +106,7 @@ func TestExplainFilter(t *testing.T) {
 		gpuNode("bare", 1, "", 32000),        // no model label
 		gpuNode("v100", 4, "V100M32", 32000), // GPUs 0 and 1 hold 600m: [400, 400, 1000, 1000]
 	}
-	pods := []*v1.Pod{on(gpuPod("x", 1, 800, "", 1000), "t4", 0), on(gpuPod("y", 1, 600, "", 1000), "v100", 0), on(gpuPod("z", 1, 600, "", 1000), "v100", 1)}
+	pods := []*v1.Pod{placedOn(gpuPod("x", 1, 800, "", 1000), "t4", 0), placedOn(gpuPod("y", 1, 600, "", 1000), "v100", 0), placedOn(gpuPod("z", 1, 600, "", 1000), "v100", 1)}
 	snap := schedcore.NewSnapshot(pods, nodes)
 	type gap struct {
 		text      string
@@ -144,7 +144,7 @@ func TestExplainFilter(t *testing.T) {
 		})
 	}
 	// A share no GPU holds: the freest GPU of a full node.
-	full := schedcore.NewSnapshot([]*v1.Pod{on(gpuPod("a", 1, 460, "", 1000), "n", 0), on(gpuPod("b", 1, 700, "", 1000), "n", 1)},
+	full := schedcore.NewSnapshot([]*v1.Pod{placedOn(gpuPod("a", 1, 460, "", 1000), "n", 0), placedOn(gpuPod("b", 1, 700, "", 1000), "n", 1)},
 		[]*v1.Node{gpuNode("n", 2, "T4", 32000)}) // [540, 300]
 	pl := newGpuShare(t, nil, schedcore.NewHandle(full, 1))
 	pod := gpuPod("p", 1, 600, "", 1000)
@@ -194,13 +194,13 @@ func TestAccounting(t *testing.T) {
 		pods []*v1.Pod
 		want []int64
 	}{
-		{"a recorded index is honoured", []*v1.Pod{on(gpuPod("a", 1, 300, "", 1000), "n", 1)}, []int64{1000, 700}},
-		{"whole GPUs by index", []*v1.Pod{on(gpuPod("a", 2, 1000, "", 1000), "n", 1, 0)}, []int64{0, 0}},
+		{"a recorded index is honoured", []*v1.Pod{placedOn(gpuPod("a", 1, 300, "", 1000), "n", 1)}, []int64{1000, 700}},
+		{"whole GPUs by index", []*v1.Pod{placedOn(gpuPod("a", 2, 1000, "", 1000), "n", 1, 0)}, []int64{0, 0}},
 		// Without an index: best fit in pod order: 800 -> GPU 0 (both
 		// free, the first), 300 -> GPU 1 (GPU 0 has 200 left).
-		{"pods nobody recorded take the best fit", []*v1.Pod{on(gpuPod("a", 1, 800, "", 1000), "n"), on(gpuPod("b", 1, 300, "", 1000), "n")}, []int64{200, 700}},
-		{"an index out of range counts as none", []*v1.Pod{on(gpuPod("a", 1, 300, "", 1000), "n", 5)}, []int64{700, 1000}},
-		{"CPU-only pods use no GPU", []*v1.Pod{on(gpuPod("a", 0, 0, "", 1000), "n")}, []int64{1000, 1000}},
+		{"pods nobody recorded take the best fit", []*v1.Pod{placedOn(gpuPod("a", 1, 800, "", 1000), "n"), placedOn(gpuPod("b", 1, 300, "", 1000), "n")}, []int64{200, 700}},
+		{"an index out of range counts as none", []*v1.Pod{placedOn(gpuPod("a", 1, 300, "", 1000), "n", 5)}, []int64{700, 1000}},
+		{"CPU-only pods use no GPU", []*v1.Pod{placedOn(gpuPod("a", 0, 0, "", 1000), "n")}, []int64{1000, 1000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,7 +220,7 @@ func TestAccounting(t *testing.T) {
 func TestReserveIsRemembered(t *testing.T) {
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
 	cache.AddNode(gpuNode("n", 2, "T4", 64000))
-	used := on(gpuPod("x", 1, 400, "", 1000), "n", 1) // free [1000, 600]
+	used := placedOn(gpuPod("x", 1, 400, "", 1000), "n", 1) // free [1000, 600]
 	if err := cache.AddPod(used); err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestReserveIsRemembered(t *testing.T) {
 	if node, ids, ok := pl.Assignment(pod.UID); !ok || node != "n" || !cmp.Equal(ids, []int{0}) {
 		t.Fatalf("Assignment = %s %v %v, want n [0] (worst fit)", node, ids, ok)
 	}
-	bound := on(pod.DeepCopy(), "n")
+	bound := placedOn(pod.DeepCopy(), "n")
 	if err := cache.AddPod(bound); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestReserveIsRemembered(t *testing.T) {
 func TestSelection(t *testing.T) {
 	n := gpuNode("n", 4, "T4", 64000)
 	// free [1000, 600, 300, 600]
-	pods := []*v1.Pod{on(gpuPod("x", 1, 400, "", 1000), "n", 1), on(gpuPod("y", 1, 700, "", 1000), "n", 2), on(gpuPod("z", 1, 400, "", 1000), "n", 3)}
+	pods := []*v1.Pod{placedOn(gpuPod("x", 1, 400, "", 1000), "n", 1), placedOn(gpuPod("y", 1, 700, "", 1000), "n", 2), placedOn(gpuPod("z", 1, 400, "", 1000), "n", 3)}
 	snap := schedcore.NewSnapshot(pods, []*v1.Node{n})
 	randomPick := func() []int {
 		// The reservoir over the GPUs that hold 200m (0, 1, 2, 3) draws
@@ -328,7 +328,7 @@ type fakeBind struct{}
 // for the GPU, as the paper's FGD runs do.
 func TestSelectionByAScorePlugin(t *testing.T) {
 	n := gpuNode("n", 2, "T4", 7000)
-	snap := schedcore.NewSnapshot([]*v1.Pod{on(gpuPod("x", 1, 400, "", 1000), "n", 1)}, []*v1.Node{n}) // [1000, 600], 6 cores
+	snap := schedcore.NewSnapshot([]*v1.Pod{placedOn(gpuPod("x", 1, 400, "", 1000), "n", 1)}, []*v1.Node{n}) // [1000, 600], 6 cores
 	r := schedcore.Registry{
 		Name:    {Factory: New, NewArgs: NewGpuShareArgs},
 		FGDName: {Factory: NewFGD, NewArgs: NewFGDScoreArgs},

@@ -26,7 +26,7 @@ func gpuPod(name string, count int, milli int64, model string, cpu int64) *v1.Po
 
 // on binds a pod to a node, with its GPUs recorded in AnnotationGPUIndex
 // when ids is not empty.
-func on(p *v1.Pod, node string, ids ...int) *v1.Pod {
+func placedOn(p *v1.Pod, node string, ids ...int) *v1.Pod {
 	p.Spec.NodeName = node
 	if len(ids) > 0 {
 		p.Annotations[AnnotationGPUIndex] = FormatIndex(ids)

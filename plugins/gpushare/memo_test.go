@@ -42,7 +42,7 @@ func TestRememberedStateMatchesFreshInstances(t *testing.T) {
 			ni := snap.List()[rng.Intn(len(snap.List()))]
 			n := int(ni.Allocatable.Get(DefaultGPUResource))
 			p := gpuPod(fmt.Sprintf("p%d", step), 1, int64(100*(1+rng.Intn(5))), "", int64(1000*rng.Intn(4)))
-			p = on(p, ni.Name(), rng.Intn(n))
+			p = placedOn(p, ni.Name(), rng.Intn(n))
 			if err := cache.AddPod(p); err == nil {
 				placed = append(placed, p)
 			}
@@ -97,8 +97,8 @@ func TestModifiedNodeCopiesAreComputedAfresh(t *testing.T) {
 	state, _ := states(t, pl, snap, gpuPod("p", 1, 600, "", 1000))
 	ni, _ := snap.Get("n")
 	c := ni.Clone()
-	c.AddPod(on(gpuPod("nominated", 1, 700, "", 1000), "n", 0))
-	c.AddPod(on(gpuPod("nominated2", 1, 700, "", 1000), "n", 1))
+	c.AddPod(placedOn(gpuPod("nominated", 1, 700, "", 1000), "n", 0))
+	c.AddPod(placedOn(gpuPod("nominated2", 1, 700, "", 1000), "n", 1))
 	s, _ := readState(state)
 	if got := s.NodeGPUs(c).Free; !cmp.Equal(got, []int64{300, 300}) {
 		t.Errorf("copy: %v, want [300 300]", got)

@@ -33,7 +33,7 @@ func scoreNodes(t *testing.T, f schedcore.PluginFactory, args runtime.Object, po
 	for _, n := range nodes {
 		ns = append(ns, gpuNode(n.name, n.gpus, n.model, n.cpu))
 		for _, p := range n.pods {
-			pods = append(pods, on(p, n.name))
+			pods = append(pods, placedOn(p, n.name))
 		}
 	}
 	snap := schedcore.NewSnapshot(pods, ns)
@@ -84,7 +84,7 @@ func newPolicy(t *testing.T, f schedcore.PluginFactory, args runtime.Object, h *
 // used is a node with 2 GPUs and 72 cores whose GPU 1 holds a 460m share
 // with 8 cores: free GPUs [1000, 540], 64 cores free.
 func used(name string) node {
-	return node{name: name, gpus: 2, model: "T4", cpu: 72000, pods: []*v1.Pod{on(gpuPod(name+"-p", 1, 460, "", 8000), "", 1)}}
+	return node{name: name, gpus: 2, model: "T4", cpu: 72000, pods: []*v1.Pod{placedOn(gpuPod(name+"-p", 1, 460, "", 8000), "", 1)}}
 }
 
 func TestDotProductScore(t *testing.T) {
@@ -159,8 +159,8 @@ func TestDotProductShareSelectsTheBestVirtualNode(t *testing.T) {
 }
 
 func TestGpuClusteringScore(t *testing.T) {
-	share := func(name string) *v1.Pod { return on(gpuPod(name, 1, 500, "", 1000), "", 0) }
-	whole := func(name string) *v1.Pod { return on(gpuPod(name, 1, 1000, "", 1000), "", 1) }
+	share := func(name string) *v1.Pod { return placedOn(gpuPod(name, 1, 500, "", 1000), "", 0) }
+	whole := func(name string) *v1.Pod { return placedOn(gpuPod(name, 1, 1000, "", 1000), "", 1) }
 	nodes := []node{
 		// 8 GPUs, 7500 free: base = 25*(8000-7500)/8000 = 1 (12500/8000).
 		{name: "shares", gpus: 8, cpu: 96000, pods: []*v1.Pod{share("a")}},
@@ -243,7 +243,7 @@ func TestBestFitScore(t *testing.T) {
 		// 2 GPUs, 16 cores; a 540m share with 8 cores on GPU 0, a whole
 		// GPU with 0 cores on GPU 1: free [460, 0], 8 cores.
 		{name: "tight", gpus: 2, model: "T4", cpu: 16000, pods: []*v1.Pod{
-			on(gpuPod("t1", 1, 540, "", 8000), "", 0), on(gpuPod("t2", 1, 1000, "", 0), "", 1)}},
+			placedOn(gpuPod("t1", 1, 540, "", 8000), "", 0), placedOn(gpuPod("t2", 1, 1000, "", 0), "", 1)}},
 	}
 	got := scoreNodes(t, NewBestFit, nil, gpuPod("p", 1, 460, "", 8000), nodes)
 	if d := cmp.Diff(map[string]int64{"used": 34, "roomy": 0, "tight": 100}, got); d != "" {

@@ -83,6 +83,15 @@ func termCounts(snap *schedcore.Snapshot, terms []schedcore.AffinityTerm) *sched
 	return d
 }
 
+// keyIndexes returns the index in d of each term's topology key.
+func keyIndexes(d *schedcore.DomainCounts, terms []schedcore.AffinityTerm) []int {
+	ks := make([]int, len(terms))
+	for i := range terms {
+		ks[i] = d.KeyIndex(terms[i].TopologyKey)
+	}
+	return ks
+}
+
 // keyOf returns the index of key in d, adding it if it is new.
 func keyOf(d *schedcore.DomainCounts, key string) int {
 	if k := d.KeyIndex(key); k >= 0 {
@@ -248,15 +257,16 @@ func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, a
 		}
 		return row
 	})
+	affKeys, antiKeys := keyIndexes(affinity, affinityTerms), keyIndexes(anti, antiAffinityTerms)
 	for i, row := range rows {
-		for j := range affinityTerms {
+		for _, k := range affKeys {
 			if row[0] > 0 {
-				affinity.AddNode(affinity.KeyIndex(affinityTerms[j].TopologyKey), nodes[i], int64(row[0]))
+				affinity.AddNode(k, nodes[i], int64(row[0]))
 			}
 		}
-		for j := range antiAffinityTerms {
+		for j, k := range antiKeys {
 			if row[1+j] > 0 {
-				anti.AddNode(anti.KeyIndex(antiAffinityTerms[j].TopologyKey), nodes[i], int64(row[1+j]))
+				anti.AddNode(k, nodes[i], int64(row[1+j]))
 			}
 		}
 	}
@@ -369,8 +379,10 @@ func (pl *InterPodAffinity) RemovePod(_ context.Context, cycleState *schedcore.C
 // anyCountIn reports whether one of d's keys has a positive count in the
 // node's domain.
 func anyCountIn(d *schedcore.DomainCounts, ni *schedcore.NodeInfo) bool {
-	for k := 0; k < d.NumKeys(); k++ {
-		if dom, ok := d.NodeDomain(k, ni); ok && d.At(k, dom) > 0 {
+	var buf [4]schedcore.Domain
+	doms, _ := d.NodeDomains(ni, buf[:0])
+	for k, dom := range doms {
+		if d.At(k, dom) > 0 {
 			return true
 		}
 	}
@@ -434,13 +446,14 @@ func nodePodsSatisfyAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bo
 // when no pod matches anywhere, whether the pod matches its own terms (the
 // first pod of a group with affinity to itself).
 func nodeTopologyMatchesAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
+	var buf [4]schedcore.Domain
+	doms, all := s.affinity.NodeDomains(nodeInfo, buf[:0])
+	if !all {
+		// Every topology label must be on the node, self-affinity included.
+		return false
+	}
 	podsExist := true
-	for k := 0; k < s.affinity.NumKeys(); k++ {
-		dom, ok := s.affinity.NodeDomain(k, nodeInfo)
-		if !ok {
-			// Every topology label must be on the node, self-affinity included.
-			return false
-		}
+	for k, dom := range doms {
 		podsExist = podsExist && s.affinity.At(k, dom) > 0
 	}
 	if !podsExist {

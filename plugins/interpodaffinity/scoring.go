@@ -120,11 +120,11 @@ func (pl *InterPodAffinity) Score(_ context.Context, cycleState *schedcore.Cycle
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
+	var buf [4]schedcore.Domain
+	doms, _ := s.scores.NodeDomains(nodeInfo, buf[:0])
 	var score int64
-	for k := 0; k < s.scores.NumKeys(); k++ {
-		if dom, ok := s.scores.NodeDomain(k, nodeInfo); ok {
-			score += s.scores.At(k, dom)
-		}
+	for k, dom := range doms {
+		score += s.scores.At(k, dom)
 	}
 	return score, nil
 }

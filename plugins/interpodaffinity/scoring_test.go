@@ -12,13 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
-
-// sp is a pod of kube's scoring tables: a node, a namespace, labels and an
-// affinity.
-func sp(nodeName, ns string, labels map[string]string, a *v1.Affinity) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Labels: labels}, Spec: v1.PodSpec{NodeName: nodeName, Affinity: a}}
-}
 
 func weighted(w int32, topologyKey string, sel *metav1.LabelSelector) v1.WeightedPodAffinityTerm {
 	return v1.WeightedPodAffinityTerm{Weight: w, PodAffinityTerm: v1.PodAffinityTerm{LabelSelector: sel, TopologyKey: topologyKey}}
@@ -145,108 +140,108 @@ func TestPreferredAffinity(t *testing.T) {
 	tests := []scoreCase{
 		{
 			name:         "all nodes are same priority as Affinity is nil",
-			pod:          sp("", "", s1, nil),
+			pod:          schedtest.MakePod("p1").Namespace("").LabelMap(s1).Obj(),
 			nodes:        []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
 			wantPreScore: schedcore.Skip,
 		},
 		{
 			name: "Affinity: pod that matches topology key & pods in nodes will get high score comparing to others" +
 				"which doesn't match either pods in nodes or in topology key",
-			pod:   sp("", "", s1, stayWithS1InRegion),
-			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s2, nil), sp("node3", "", s1, nil)},
+			pod:   schedtest.MakePod("p2").Namespace("").LabelMap(s1).Affinity(stayWithS1InRegion).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p3").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p4").Namespace("").Node("node2").LabelMap(s2).Obj(), schedtest.MakePod("p5").Namespace("").Node("node3").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
 			want:  scores("node1", max, "node2", 0, "node3", 0),
 		},
 		{
 			name:  "All the nodes that have the same topology key & label value with one of them has an existing pod that match the affinity rules, have the same score",
-			pod:   sp("", "", nil, stayWithS1InRegion),
-			pods:  []*v1.Pod{sp("node1", "", s1, nil)},
+			pod:   schedtest.MakePod("p6").Namespace("").Affinity(stayWithS1InRegion).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p7").Namespace("").Node("node1").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgChinaAzAz1), node("node3", labelRgIndia)},
 			want:  scores("node1", max, "node2", max, "node3", 0),
 		},
 		{
 			name: "Affinity: nodes in one region has more matching pods comparing to other region, so the region which has more matches will get high score",
-			pod:  sp("", "", s1, stayWithS2InRegion),
-			pods: []*v1.Pod{sp("node1", "", s2, nil), sp("node1", "", s2, nil), sp("node2", "", s2, nil), sp("node3", "", s2, nil), sp("node4", "", s2, nil), sp("node5", "", s2, nil)},
+			pod:  schedtest.MakePod("p8").Namespace("").LabelMap(s1).Affinity(stayWithS2InRegion).Obj(),
+			pods: []*v1.Pod{schedtest.MakePod("p9").Namespace("").Node("node1").LabelMap(s2).Obj(), schedtest.MakePod("p10").Namespace("").Node("node1").LabelMap(s2).Obj(), schedtest.MakePod("p11").Namespace("").Node("node2").LabelMap(s2).Obj(), schedtest.MakePod("p12").Namespace("").Node("node3").LabelMap(s2).Obj(), schedtest.MakePod("p13").Namespace("").Node("node4").LabelMap(s2).Obj(), schedtest.MakePod("p14").Namespace("").Node("node5").LabelMap(s2).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelRgChina),
 				node("node4", labelRgChina), node("node5", labelRgIndia)},
 			want: scores("node1", max, "node2", 0, "node3", max, "node4", max, "node5", 0),
 		},
 		{
 			name:  "Affinity: different Label operators and values for pod affinity scheduling preference, including some match failures ",
-			pod:   sp("", "", s1, affinity3),
-			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s2, nil), sp("node3", "", s1, nil)},
+			pod:   schedtest.MakePod("p15").Namespace("").LabelMap(s1).Affinity(affinity3).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p16").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p17").Namespace("").Node("node2").LabelMap(s2).Obj(), schedtest.MakePod("p18").Namespace("").Node("node3").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
 			want:  scores("node1", 20, "node2", max, "node3", 0),
 		},
 		{
 			name:  "Affinity symmetry: considered only the preferredDuringSchedulingIgnoredDuringExecution in pod affinity symmetry",
-			pod:   sp("", "", s2, nil),
-			pods:  []*v1.Pod{sp("node1", "", s1, stayWithS1InRegion), sp("node2", "", s2, stayWithS2InRegion)},
+			pod:   schedtest.MakePod("p19").Namespace("").LabelMap(s2).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p20").Namespace("").Node("node1").LabelMap(s1).Affinity(stayWithS1InRegion).Obj(), schedtest.MakePod("p21").Namespace("").Node("node2").LabelMap(s2).Affinity(stayWithS2InRegion).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
 			want:  scores("node1", 0, "node2", max, "node3", 0),
 		},
 		{
 			name:  "Affinity symmetry with namespace selector",
-			pod:   sp("", "subteam1.team1", s1, nil),
-			pods:  []*v1.Pod{sp("node1", "", s1, affinityNamespaceSelector), sp("node2", "", s2, stayWithS2InRegion)},
+			pod:   schedtest.MakePod("p22").Namespace("subteam1.team1").LabelMap(s1).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p23").Namespace("").Node("node1").LabelMap(s1).Affinity(affinityNamespaceSelector).Obj(), schedtest.MakePod("p24").Namespace("").Node("node2").LabelMap(s2).Affinity(stayWithS2InRegion).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
 			want:  scores("node1", max, "node2", 0, "node3", 0),
 		},
 		{
 			name:  "AntiAffinity symmetry with namespace selector",
-			pod:   sp("", "subteam1.team1", s1, nil),
-			pods:  []*v1.Pod{sp("node1", "", s1, antiAffinityNamespaceSelector), sp("node2", "", s2, stayWithS2InRegion)},
+			pod:   schedtest.MakePod("p25").Namespace("subteam1.team1").LabelMap(s1).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p26").Namespace("").Node("node1").LabelMap(s1).Affinity(antiAffinityNamespaceSelector).Obj(), schedtest.MakePod("p27").Namespace("").Node("node2").LabelMap(s2).Affinity(stayWithS2InRegion).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
 			want:  scores("node1", 0, "node2", max, "node3", max),
 		},
 		{
 			name:  "Affinity symmetry: considered RequiredDuringSchedulingIgnoredDuringExecution in pod affinity symmetry",
-			pod:   sp("", "", s1, nil),
-			pods:  []*v1.Pod{sp("node1", "", s1, hardAffinity), sp("node2", "", s2, hardAffinity)},
+			pod:   schedtest.MakePod("p28").Namespace("").LabelMap(s1).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p29").Namespace("").Node("node1").LabelMap(s1).Affinity(hardAffinity).Obj(), schedtest.MakePod("p30").Namespace("").Node("node2").LabelMap(s2).Affinity(hardAffinity).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia), node("node3", labelAzAz1)},
 			want:  scores("node1", max, "node2", max, "node3", 0),
 		},
 		{
 			name:  "Anti Affinity: pod that does not match existing pods in node will get high score ",
-			pod:   sp("", "", s1, awayFromS1InAz),
-			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s2, nil)},
+			pod:   schedtest.MakePod("p31").Namespace("").LabelMap(s1).Affinity(awayFromS1InAz).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p32").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p33").Namespace("").Node("node2").LabelMap(s2).Obj()},
 			nodes: []*v1.Node{node("node1", labelAzAz1), node("node2", labelRgChina)},
 			want:  scores("node1", 0, "node2", max),
 		},
 		{
 			name:  "Anti Affinity: pod that does not match topology key & match the pods in nodes will get higher score comparing to others ",
-			pod:   sp("", "", s1, awayFromS1InAz),
-			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s1, nil)},
+			pod:   schedtest.MakePod("p34").Namespace("").LabelMap(s1).Affinity(awayFromS1InAz).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p35").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p36").Namespace("").Node("node2").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelAzAz1), node("node2", labelRgChina)},
 			want:  scores("node1", 0, "node2", max),
 		},
 		{
 			name:  "Anti Affinity: one node has more matching pods comparing to other node, so the node which has more unmatches will get high score",
-			pod:   sp("", "", s1, awayFromS1InAz),
-			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node1", "", s1, nil), sp("node2", "", s2, nil)},
+			pod:   schedtest.MakePod("p37").Namespace("").LabelMap(s1).Affinity(awayFromS1InAz).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p38").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p39").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p40").Namespace("").Node("node2").LabelMap(s2).Obj()},
 			nodes: []*v1.Node{node("node1", labelAzAz1), node("node2", labelRgIndia)},
 			want:  scores("node1", 0, "node2", max),
 		},
 		{
 			name:  "Anti Affinity symmetry: the existing pods in node which has anti affinity match will get high score",
-			pod:   sp("", "", s2, nil),
-			pods:  []*v1.Pod{sp("node1", "", s1, awayFromS2InAz), sp("node2", "", s2, awayFromS1InAz)},
+			pod:   schedtest.MakePod("p41").Namespace("").LabelMap(s2).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p42").Namespace("").Node("node1").LabelMap(s1).Affinity(awayFromS2InAz).Obj(), schedtest.MakePod("p43").Namespace("").Node("node2").LabelMap(s2).Affinity(awayFromS1InAz).Obj()},
 			nodes: []*v1.Node{node("node1", labelAzAz1), node("node2", labelAzAz2)},
 			want:  scores("node1", 0, "node2", max),
 		},
 		{
 			name:  "Affinity and Anti Affinity: considered only preferredDuringSchedulingIgnoredDuringExecution in both pod affinity & anti affinity",
-			pod:   sp("", "", s1, stayWithS1InRegionAwayFromS2InAz),
-			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s1, nil)},
+			pod:   schedtest.MakePod("p44").Namespace("").LabelMap(s1).Affinity(stayWithS1InRegionAwayFromS2InAz).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p45").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p46").Namespace("").Node("node2").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelAzAz1)},
 			want:  scores("node1", max, "node2", 0),
 		},
 		{
 			name: "Affinity and Anti Affinity: considering both affinity and anti-affinity, the pod to schedule and existing pods have the same labels",
-			pod:  sp("", "", s1, stayWithS1InRegionAwayFromS2InAz),
-			pods: []*v1.Pod{sp("node1", "", s1, nil), sp("node1", "", s1, nil), sp("node2", "", s1, nil), sp("node3", "", s1, nil),
-				sp("node3", "", s1, nil), sp("node4", "", s1, nil), sp("node5", "", s1, nil)},
+			pod:  schedtest.MakePod("p47").Namespace("").LabelMap(s1).Affinity(stayWithS1InRegionAwayFromS2InAz).Obj(),
+			pods: []*v1.Pod{schedtest.MakePod("p48").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p49").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p50").Namespace("").Node("node2").LabelMap(s1).Obj(), schedtest.MakePod("p51").Namespace("").Node("node3").LabelMap(s1).Obj(),
+				schedtest.MakePod("p52").Namespace("").Node("node3").LabelMap(s1).Obj(), schedtest.MakePod("p53").Namespace("").Node("node4").LabelMap(s1).Obj(), schedtest.MakePod("p54").Namespace("").Node("node5").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChinaAzAz1), node("node2", labelRgIndia), node("node3", labelRgChina),
 				node("node4", labelRgChina), node("node5", labelRgIndia)},
 			want: scores("node1", max, "node2", 0, "node3", max, "node4", max, "node5", 0),
@@ -255,124 +250,124 @@ func TestPreferredAffinity(t *testing.T) {
 			// Affinity 8,0,0,0; anti-affinity 0,-5,0,0; affinity symmetry
 			// 0,0,8,0; anti-affinity symmetry 0,0,0,-5.
 			name: "Affinity and Anti Affinity and symmetry: considered only preferredDuringSchedulingIgnoredDuringExecution in both pod affinity & anti affinity & symmetry",
-			pod:  sp("", "", s1, stayWithS1InRegionAwayFromS2InAz),
-			pods: []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s2, nil), sp("node3", "", nil, stayWithS1InRegionAwayFromS2InAz),
-				sp("node4", "", nil, awayFromS1InAz)},
+			pod:  schedtest.MakePod("p55").Namespace("").LabelMap(s1).Affinity(stayWithS1InRegionAwayFromS2InAz).Obj(),
+			pods: []*v1.Pod{schedtest.MakePod("p56").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p57").Namespace("").Node("node2").LabelMap(s2).Obj(), schedtest.MakePod("p58").Namespace("").Node("node3").Affinity(stayWithS1InRegionAwayFromS2InAz).Obj(),
+				schedtest.MakePod("p59").Namespace("").Node("node4").Affinity(awayFromS1InAz).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelAzAz1), node("node3", labelRgIndia), node("node4", labelAzAz2)},
 			want:  scores("node1", max, "node2", 0, "node3", max, "node4", 0),
 		},
 		{
 			name:  "Avoid panic when partial nodes in a topology don't have pods with affinity",
-			pod:   sp("", "", s1, nil),
-			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", nil, stayWithS1InRegionAwayFromS2InAz)},
+			pod:   schedtest.MakePod("p60").Namespace("").LabelMap(s1).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p61").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p62").Namespace("").Node("node2").Affinity(stayWithS1InRegionAwayFromS2InAz).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgChina)},
 			want:  scores("node1", 0, "node2", 0),
 		},
 		{
 			name:          "invalid Affinity fails PreScore",
-			pod:           sp("", "", nil, invalidAffinityLabels),
+			pod:           schedtest.MakePod("p63").Namespace("").Affinity(invalidAffinityLabels).Obj(),
 			nodes:         []*v1.Node{node("node1", labelRgChina), node("node2", labelRgChina)},
 			wantPreScore:  schedcore.Error,
 			wantErrSubstr: `failed to parse pod: preferredAffinityTerms: values[0][security]: Invalid value: "{{.bad-value.}}"`,
 		},
 		{
 			name:          "invalid AntiAffinity fails PreScore",
-			pod:           sp("", "", nil, invalidAntiAffinityLabels),
+			pod:           schedtest.MakePod("p64").Namespace("").Affinity(invalidAntiAffinityLabels).Obj(),
 			nodes:         []*v1.Node{node("node1", labelRgChina), node("node2", labelRgChina)},
 			wantPreScore:  schedcore.Error,
 			wantErrSubstr: `failed to parse pod: preferredAntiAffinityTerms: values[0][security]: Invalid value: "{{.bad-value.}}"`,
 		},
 		{
 			name: "Affinity with pods matching NamespaceSelector",
-			pod:  sp("", "subteam1.team1", s1, affinityNamespaceSelector),
-			pods: []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil),
-				sp("node1", "subteam1.team2", s1, nil), sp("node2", "subteam2.team1", s1, nil)},
+			pod:  schedtest.MakePod("p65").Namespace("subteam1.team1").LabelMap(s1).Affinity(affinityNamespaceSelector).Obj(),
+			pods: []*v1.Pod{schedtest.MakePod("p66").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p67").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(),
+				schedtest.MakePod("p68").Namespace("subteam1.team2").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p69").Namespace("subteam2.team1").Node("node2").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
 			want:  scores("node1", max, "node2", 0),
 		},
 		{
 			name: "Affinity with pods matching both NamespaceSelector and Namespaces fields",
-			pod:  sp("", "subteam1.team1", s1, affinityNamespaceSelector),
-			pods: []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil),
-				sp("node1", "subteam2.team2", s1, nil), sp("node2", "subteam2.team1", s1, nil)},
+			pod:  schedtest.MakePod("p70").Namespace("subteam1.team1").LabelMap(s1).Affinity(affinityNamespaceSelector).Obj(),
+			pods: []*v1.Pod{schedtest.MakePod("p71").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p72").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(),
+				schedtest.MakePod("p73").Namespace("subteam2.team2").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p74").Namespace("subteam2.team1").Node("node2").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
 			want:  scores("node1", max, "node2", 0),
 		},
 		{
 			name: "AntiAffinity with pods matching NamespaceSelector",
-			pod:  sp("", "subteam1.team1", s1, antiAffinityNamespaceSelector),
-			pods: []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil),
-				sp("node1", "subteam1.team2", s1, nil), sp("node2", "subteam2.team1", s1, nil)},
+			pod:  schedtest.MakePod("p75").Namespace("subteam1.team1").LabelMap(s1).Affinity(antiAffinityNamespaceSelector).Obj(),
+			pods: []*v1.Pod{schedtest.MakePod("p76").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p77").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(),
+				schedtest.MakePod("p78").Namespace("subteam1.team2").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p79").Namespace("subteam2.team1").Node("node2").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
 			want:  scores("node1", 0, "node2", max),
 		},
 		{
 			name: "AntiAffinity with pods matching both NamespaceSelector and Namespaces fields",
-			pod:  sp("", "subteam1.team1", s1, antiAffinityNamespaceSelector),
-			pods: []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil),
-				sp("node1", "subteam2.team2", s1, nil), sp("node2", "subteam2.team1", s1, nil)},
+			pod:  schedtest.MakePod("p80").Namespace("subteam1.team1").LabelMap(s1).Affinity(antiAffinityNamespaceSelector).Obj(),
+			pods: []*v1.Pod{schedtest.MakePod("p81").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p82").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(),
+				schedtest.MakePod("p83").Namespace("subteam2.team2").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p84").Namespace("subteam2.team1").Node("node2").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
 			want:  scores("node1", 0, "node2", max),
 		},
 		{
 			name:  "Affinity with pods correctly enforcing negative NamespaceSelector",
-			pod:   sp("", "subteam1.team1", s1, affinityNegativeNamespaceSelector),
-			pods:  []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil), sp("node2", "subteam1.team2", s1, nil)},
+			pod:   schedtest.MakePod("p85").Namespace("subteam1.team1").LabelMap(s1).Affinity(affinityNegativeNamespaceSelector).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p86").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p87").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p88").Namespace("subteam1.team2").Node("node2").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
 			want:  scores("node1", 0, "node2", max),
 		},
 		{
 			name:  "AntiAffinity with pods correctly enforcing negative NamespaceSelector",
-			pod:   sp("", "subteam1.team1", s1, antiAffinityNegativeNamespaceSelector),
-			pods:  []*v1.Pod{sp("node1", "subteam1.team1", s1, nil), sp("node1", "subteam1.team1", s1, nil), sp("node2", "subteam1.team2", s1, nil)},
+			pod:   schedtest.MakePod("p89").Namespace("subteam1.team1").LabelMap(s1).Affinity(antiAffinityNegativeNamespaceSelector).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p90").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p91").Namespace("subteam1.team1").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p92").Namespace("subteam1.team2").Node("node2").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
 			want:  scores("node1", max, "node2", 0),
 		},
 		{
 			name:         "Ignore preferred terms of existing pods",
-			pod:          sp("", "", s2, nil),
-			pods:         []*v1.Pod{sp("node1", "", s1, stayWithS1InRegionAwayFromS2InAz), sp("node2", "", s2, stayWithS2InRegion)},
+			pod:          schedtest.MakePod("p93").Namespace("").LabelMap(s2).Obj(),
+			pods:         []*v1.Pod{schedtest.MakePod("p94").Namespace("").Node("node1").LabelMap(s1).Affinity(stayWithS1InRegionAwayFromS2InAz).Obj(), schedtest.MakePod("p95").Namespace("").Node("node2").LabelMap(s2).Affinity(stayWithS2InRegion).Obj()},
 			nodes:        []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
 			args:         &configv1.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
 			wantPreScore: schedcore.Skip,
 		},
 		{
 			name:  "Do not ignore preferred terms of existing pods",
-			pod:   sp("", "", s2, nil),
-			pods:  []*v1.Pod{sp("node1", "", s1, stayWithS1InRegionAwayFromS2InAz), sp("node2", "", s2, stayWithS2InRegion)},
+			pod:   schedtest.MakePod("p96").Namespace("").LabelMap(s2).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p97").Namespace("").Node("node1").LabelMap(s1).Affinity(stayWithS1InRegionAwayFromS2InAz).Obj(), schedtest.MakePod("p98").Namespace("").Node("node2").LabelMap(s2).Affinity(stayWithS2InRegion).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
 			args:  &configv1.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: false},
 			want:  scores("node1", 0, "node2", max),
 		},
 		{
 			name:         "No nodes to score",
-			pod:          sp("", "", s2, nil),
+			pod:          schedtest.MakePod("p99").Namespace("").LabelMap(s2).Obj(),
 			wantPreScore: schedcore.Skip,
 		},
 		// Not in kube's table.
 		{
 			name:  "With ignorePreferredTermsOfExistingPods, existing pods' preferred terms still count when the pod has preferred terms",
-			pod:   sp("", "", s2, preferred(weighted(1, "region", exprs(req("security", metav1.LabelSelectorOpIn, "S3"))))),
-			pods:  []*v1.Pod{sp("node1", "", s1, stayWithS1InRegionAwayFromS2InAz), sp("node2", "", s2, stayWithS2InRegion)},
+			pod:   schedtest.MakePod("p100").Namespace("").LabelMap(s2).Affinity(preferred(weighted(1, "region", exprs(req("security", metav1.LabelSelectorOpIn, "S3"))))).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p101").Namespace("").Node("node1").LabelMap(s1).Affinity(stayWithS1InRegionAwayFromS2InAz).Obj(), schedtest.MakePod("p102").Namespace("").Node("node2").LabelMap(s2).Affinity(stayWithS2InRegion).Obj()},
 			nodes: []*v1.Node{node("node1", labelRgChina), node("node2", labelRgIndia)},
 			args:  &configv1.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
 			want:  scores("node1", 0, "node2", max),
 		},
 		{
 			name:  "An existing pod on a node without labels contributes nothing",
-			pod:   sp("", "", s1, stayWithS1InRegion),
-			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node2", "", s1, nil)},
+			pod:   schedtest.MakePod("p103").Namespace("").LabelMap(s1).Affinity(stayWithS1InRegion).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p104").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p105").Namespace("").Node("node2").LabelMap(s1).Obj()},
 			nodes: []*v1.Node{node("node1", nil), node("node2", labelRgChina)},
 			want:  scores("node1", 0, "node2", max),
 		},
 		{
 			// Raw scores -5, 0, 3: node2 gets int64(100 * (5/8.0)) = 62.
 			name: "Mixed preferred affinity and anti-affinity normalize from the minimum",
-			pod: sp("", "", s1, &v1.Affinity{
+			pod: schedtest.MakePod("p106").Namespace("").LabelMap(s1).Affinity(&v1.Affinity{
 				PodAffinity:     preferred(weighted(3, "region", exprs(req("security", metav1.LabelSelectorOpIn, "S2")))).PodAffinity,
 				PodAntiAffinity: preferredAnti(weighted(5, "az", exprs(req("security", metav1.LabelSelectorOpIn, "S1")))).PodAntiAffinity,
-			}),
-			pods:  []*v1.Pod{sp("node1", "", s1, nil), sp("node3", "", s2, nil)},
+			}).Obj(),
+			pods:  []*v1.Pod{schedtest.MakePod("p107").Namespace("").Node("node1").LabelMap(s1).Obj(), schedtest.MakePod("p108").Namespace("").Node("node3").LabelMap(s2).Obj()},
 			nodes: []*v1.Node{node("node1", labelAzAz1), node("node2", labelRgIndia), node("node3", labelRgChina)},
 			want:  scores("node1", 0, "node2", 62, "node3", max),
 		},
@@ -396,7 +391,7 @@ func TestPreferredAffinityWithHardPodAffinityWeight(t *testing.T) {
 		NamespaceSelector: exprs(req("team", metav1.LabelSelectorOpIn, "team1")),
 		TopologyKey:       "region",
 	}}}}
-	pods := []*v1.Pod{sp("node1", "", nil, hardPodAffinity), sp("node2", "", nil, hardPodAffinity)}
+	pods := []*v1.Pod{schedtest.MakePod("p109").Namespace("").Node("node1").Affinity(hardPodAffinity).Obj(), schedtest.MakePod("p110").Namespace("").Node("node2").Affinity(hardPodAffinity).Obj()}
 	nodes := []*v1.Node{node("node1", map[string]string{"region": "China"}), node("node2", map[string]string{"region": "India"}), node("node3", map[string]string{"az": "az1"})}
 	tests := []struct {
 		name         string
@@ -414,7 +409,7 @@ func TestPreferredAffinityWithHardPodAffinityWeight(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			runScoreCase(t, scoreCase{
-				pod:          sp("", tt.ns, serviceS1, nil),
+				pod:          schedtest.MakePod("p111").Namespace(tt.ns).LabelMap(serviceS1).Obj(),
 				pods:         pods,
 				nodes:        nodes,
 				args:         &configv1.InterPodAffinityArgs{HardPodAffinityWeight: ptr.To(tt.weight)},
@@ -432,7 +427,7 @@ func TestHardPodAffinityWeightScalesExistingPodsRequiredAffinity(t *testing.T) {
 		{LabelSelector: exprs(req("app", metav1.LabelSelectorOpIn, "web")), TopologyKey: "region"},
 	}}}
 	soft := preferred(weighted(10, "region", exprs(req("app", metav1.LabelSelectorOpIn, "web"))))
-	pods := []*v1.Pod{sp("node1", "", nil, hard), sp("node2", "", nil, soft)}
+	pods := []*v1.Pod{schedtest.MakePod("p112").Namespace("").Node("node1").Affinity(hard).Obj(), schedtest.MakePod("p113").Namespace("").Node("node2").Affinity(soft).Obj()}
 	nodes := []*v1.Node{node("node1", map[string]string{"region": "China"}), node("node2", map[string]string{"region": "India"}), node("node3", map[string]string{"az": "az1"})}
 	for _, tt := range []struct {
 		weight int32
@@ -442,7 +437,7 @@ func TestHardPodAffinityWeightScalesExistingPodsRequiredAffinity(t *testing.T) {
 		{20, scores("node1", 100, "node2", 50, "node3", 0)},
 	} {
 		runScoreCase(t, scoreCase{
-			pod: sp("", "", map[string]string{"app": "web"}, nil), pods: pods, nodes: nodes,
+			pod: schedtest.MakePod("p114").Namespace("").LabelMap(map[string]string{"app": "web"}).Obj(), pods: pods, nodes: nodes,
 			args: &configv1.InterPodAffinityArgs{HardPodAffinityWeight: ptr.To(tt.weight)}, want: tt.want,
 		})
 	}

@@ -9,15 +9,18 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
 func TestPreFilterStateAddPod(t *testing.T) {
 	foo, bar := mustSel(t, fooSelector), mustSel(t, barSelector)
 	nodeConstraint, zoneConstraint := want(1, "node", foo), want(1, "zone", foo)
-	twoNodes := func() []*v1.Node { return []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1")} }
+	twoNodes := func() []*v1.Node {
+		return []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.ZoneNode("node-b", "zone1").Obj()}
+	}
 	// node-a has foo=bar (outside an affinity "foo NotIn bar"), node-b has foo="".
 	affinityNodes := func() []*v1.Node {
-		return []*v1.Node{mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", "bar"), mkNode("node-b", "zone", "zone2", "node", "node-b", "foo", "")}
+		return []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node-a", "foo", "bar").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone2", "node", "node-b", "foo", "").Obj()}
 	}
 	tests := []struct {
 		name         string
@@ -31,59 +34,59 @@ func TestPreFilterStateAddPod(t *testing.T) {
 		{
 			name:      "adding to an empty cluster moves the minimum to the other node",
 			preemptor: mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
-			addedPod:  ep("p-a1", "node-a", "foo", ""),
+			addedPod:  schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(),
 			nodes:     twoNodes(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{nodeConstraint},
-				CriticalPaths:     []*pathsView{cp("node-b", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{paths("node-b", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 0}},
 			},
 		},
 		{
 			name:         "adding to the minimum node evens the counts",
 			preemptor:    mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
-			addedPod:     ep("p-a1", "node-a", "foo", ""),
-			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "")},
+			addedPod:     schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(),
+			existingPods: []*v1.Pod{schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj()},
 			nodes:        twoNodes(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{nodeConstraint},
-				CriticalPaths:     []*pathsView{cp("node-a", 1, "node-b", 1)},
+				CriticalPaths:     []*pathsView{paths("node-a", 1, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 1}},
 			},
 		},
 		{
 			name:         "a pod of another namespace changes nothing",
 			preemptor:    mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
-			addedPod:     epNS("p-a1", "ns1", "node-a", "foo", ""),
-			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "")},
+			addedPod:     schedtest.MakePod("p-a1").Namespace("ns1").Node("node-a").Label("foo", "").Obj(),
+			existingPods: []*v1.Pod{schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj()},
 			nodes:        twoNodes(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{nodeConstraint},
-				CriticalPaths:     []*pathsView{cp("node-a", 0, "node-b", 1)},
+				CriticalPaths:     []*pathsView{paths("node-a", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 0, "node-b": 1}},
 			},
 		},
 		{
 			name:         "adding to a non-critical node keeps the minimum",
 			preemptor:    mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
-			addedPod:     ep("p-b2", "node-b", "foo", ""),
-			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "")},
+			addedPod:     schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(),
+			existingPods: []*v1.Pod{schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj()},
 			nodeIdx:      1,
 			nodes:        twoNodes(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{nodeConstraint},
-				CriticalPaths:     []*pathsView{cp("node-a", 0, "node-b", 2)},
+				CriticalPaths:     []*pathsView{paths("node-a", 0, "node-b", 2)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 0, "node-b": 2}},
 			},
 		},
 		{
 			name:      "adding updates both the zone and the node constraint",
 			preemptor: mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
-			addedPod:  ep("p-a1", "node-a", "foo", ""),
-			nodes:     []*v1.Node{zn("node-a", "zone1"), zn("node-x", "zone2")},
+			addedPod:  schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(),
+			nodes:     []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.ZoneNode("node-x", "zone2").Obj()},
 			want: &filterView{
 				Constraints:   []topologySpreadConstraint{zoneConstraint, nodeConstraint},
-				CriticalPaths: []*pathsView{cp("zone2", 0, "zone1", 1), cp("node-x", 0, "node-a", 1)},
+				CriticalPaths: []*pathsView{paths("zone2", 0, "zone1", 1), paths("node-x", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 1, "zone2": 0},
 					{"node-a": 1, "node-x": 0},
@@ -93,12 +96,12 @@ func TestPreFilterStateAddPod(t *testing.T) {
 		{
 			name:         "a pod matching only the zone constraint's selector updates only it",
 			preemptor:    mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, barSelector).obj(),
-			addedPod:     ep("p-a1", "node-a", "foo", ""),
-			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", "", "bar", ""), ep("p-x1", "node-x", "foo", "", "bar", ""), ep("p-x2", "node-x", "bar", "")},
-			nodes:        []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-x", "zone2")},
+			addedPod:     schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(),
+			existingPods: []*v1.Pod{schedtest.MakePod("p-b1").Node("node-b").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-x2").Node("node-x").Label("bar", "").Obj()},
+			nodes:        []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.ZoneNode("node-b", "zone1").Obj(), schedtest.ZoneNode("node-x", "zone2").Obj()},
 			want: &filterView{
 				Constraints:   []topologySpreadConstraint{zoneConstraint, want(1, "node", bar)},
-				CriticalPaths: []*pathsView{cp("zone2", 1, "zone1", 2), cp("node-a", 0, "node-b", 1)},
+				CriticalPaths: []*pathsView{paths("zone2", 1, "zone1", 2), paths("node-a", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 2, "zone2": 1},
 					{"node-a": 0, "node-b": 1, "node-x": 2},
@@ -108,75 +111,75 @@ func TestPreFilterStateAddPod(t *testing.T) {
 		{
 			name:         "a pod added to a node outside the preemptor's node affinity is not counted",
 			preemptor:    mkPod("p", "foo", "").affinityNotIn("foo", "bar").spread(1, "zone", dns, fooSelector).obj(),
-			addedPod:     ep("p-a1", "node-a", "foo", ""),
-			existingPods: []*v1.Pod{ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
+			addedPod:     schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(),
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj()},
 			nodes:        affinityNodes(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*pathsView{cp("zone2", 1, "", math.MaxInt32)},
+				CriticalPaths:     []*pathsView{paths("zone2", 1, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{"zone2": 1}},
 			},
 		},
 		{
 			name:         "a pod added to a node inside the preemptor's node affinity is counted",
 			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
-			addedPod:     ep("p-b1", "node-b", "foo", ""),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b2", "node-b", "foo", "")},
+			addedPod:     schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj()},
 			nodeIdx:      1,
 			nodes:        affinityNodes(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 2)},
+				CriticalPaths:     []*pathsView{paths("zone1", 1, "zone2", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 2}},
 			},
 		},
 		{
 			name:         "a pod the selector does not match is not counted",
 			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
-			addedPod:     ep("p-b1", "node-b"),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b2", "node-b", "foo", "")},
+			addedPod:     schedtest.MakePod("p-b1").Node("node-b").Obj(),
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj()},
 			nodeIdx:      1,
 			nodes:        affinityNodes(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 1)},
+				CriticalPaths:     []*pathsView{paths("zone1", 1, "zone2", 1)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
 			},
 		},
 		{
 			name:         "a pod added to a tainted node counts with nodeTaintsPolicy Ignore",
 			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
-			addedPod:     ep("p-a2", "node-a", "foo", ""),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
-			nodes:        []*v1.Node{tainted(zn("node-a", "zone1"), unschedulableTaint), zn("node-b", "zone2")},
+			addedPod:     schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(),
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj()},
+			nodes:        []*v1.Node{tainted(schedtest.ZoneNode("node-a", "zone1").Obj(), unschedulableTaint), schedtest.ZoneNode("node-b", "zone2").Obj()},
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*pathsView{cp("zone2", 1, "zone1", 2)},
+				CriticalPaths:     []*pathsView{paths("zone2", 1, "zone1", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 1}},
 			},
 		},
 		{
 			name:         "a pod added to a node with untolerated taints is not counted with nodeTaintsPolicy Honor",
 			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector, taintsPolicy(honor)).obj(),
-			addedPod:     ep("p-a2", "node-a", "foo", ""),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
-			nodes:        []*v1.Node{tainted(zn("node-a", "zone1"), unschedulableTaint), zn("node-b", "zone2")},
+			addedPod:     schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(),
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj()},
+			nodes:        []*v1.Node{tainted(schedtest.ZoneNode("node-a", "zone1").Obj(), unschedulableTaint), schedtest.ZoneNode("node-b", "zone2").Obj()},
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint.policies(honor, honor)},
-				CriticalPaths:     []*pathsView{cp("zone2", 1, "", math.MaxInt32)},
+				CriticalPaths:     []*pathsView{paths("zone2", 1, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{"zone2": 1}},
 			},
 		},
 		{
 			name:         "a pod added to a node lacking a topology key is not counted",
 			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
-			addedPod:     ep("p-c1", "node-c", "foo", ""),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", "")},
+			addedPod:     schedtest.MakePod("p-c1").Node("node-c").Label("foo", "").Obj(),
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj()},
 			nodeIdx:      1,
-			nodes:        []*v1.Node{zn("node-a", "zone1"), mkNode("node-c", "zone", "zone1")},
+			nodes:        []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.MakeNode("node-c").OnlyLabels("zone", "zone1").Obj()},
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint, nodeConstraint},
-				CriticalPaths:     []*pathsView{cp("zone1", 1, "", math.MaxInt32), cp("node-a", 1, "", math.MaxInt32)},
+				CriticalPaths:     []*pathsView{paths("zone1", 1, "", math.MaxInt32), paths("node-a", 1, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1}, {"node-a": 1}},
 			},
 		},
@@ -212,7 +215,7 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 	foo := mustSel(t, fooSelector)
 	nodeConstraint, zoneConstraint := want(1, "node", foo), want(1, "zone", foo)
 	threeNodes := func() []*v1.Node {
-		return []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-x", "zone2")}
+		return []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.ZoneNode("node-b", "zone1").Obj(), schedtest.ZoneNode("node-x", "zone2").Obj()}
 	}
 	tests := []struct {
 		name          string
@@ -228,10 +231,10 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 			name:         "removing from the larger zone evens the zones",
 			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:        threeNodes(),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj()},
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 1)},
+				CriticalPaths:     []*pathsView{paths("zone1", 1, "zone2", 1)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
 			},
 		},
@@ -239,10 +242,10 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 			name:         "removing makes the zone the new minimum",
 			preemptor:    mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:        fourNodes(),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj()},
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 2)},
+				CriticalPaths:     []*pathsView{paths("zone1", 1, "zone2", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 2}},
 			},
 		},
@@ -250,11 +253,11 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 			name:      "removing a pod the selector does not match changes nothing",
 			preemptor: mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:     fourNodes(),
-			existingPods: []*v1.Pod{ep("p-a0", "node-a", "bar", ""), ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-				ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a0").Node("node-a").Label("bar", "").Obj(), schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+				schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj()},
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*pathsView{cp("zone1", 2, "zone2", 2)},
+				CriticalPaths:     []*pathsView{paths("zone1", 2, "zone2", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 2}},
 			},
 		},
@@ -262,12 +265,12 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 			name:          "removing a pod that is not there and does not match changes nothing",
 			preemptor:     mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:         fourNodes(),
-			existingPods:  []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "")},
+			existingPods:  []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj()},
 			deletedPodIdx: -1,
-			deletedPod:    ep("p-a0", "node-a", "bar", ""),
+			deletedPod:    schedtest.MakePod("p-a0").Node("node-a").Label("bar", "").Obj(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*pathsView{cp("zone1", 2, "zone2", 2)},
+				CriticalPaths:     []*pathsView{paths("zone1", 2, "zone2", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 2}},
 			},
 		},
@@ -275,13 +278,13 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 			name:      "removing updates both constraints",
 			preemptor: mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
 			nodes:     threeNodes(),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-				ep("p-x1", "node-x", "foo", ""), ep("p-x2", "node-x", "foo", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+				schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj(), schedtest.MakePod("p-x2").Node("node-x").Label("foo", "").Obj()},
 			deletedPodIdx: 3,
 			nodeIdx:       2,
 			want: &filterView{
 				Constraints:   []topologySpreadConstraint{zoneConstraint, nodeConstraint},
-				CriticalPaths: []*pathsView{cp("zone2", 1, "zone1", 3), cp("node-b", 1, "node-x", 1)},
+				CriticalPaths: []*pathsView{paths("zone2", 1, "zone1", 3), paths("node-b", 1, "node-x", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 1},
 					{"node-a": 2, "node-b": 1, "node-x": 1},
@@ -292,11 +295,11 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 			name:          "removing a pod of another namespace changes nothing",
 			preemptor:     mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:         threeNodes(),
-			existingPods:  []*v1.Pod{epNS("p-a1", "other", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
+			existingPods:  []*v1.Pod{schedtest.MakePod("p-a1").Namespace("other").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj()},
 			deletedPodIdx: 0,
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{zoneConstraint},
-				CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 1)},
+				CriticalPaths:     []*pathsView{paths("zone1", 1, "zone2", 1)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
 			},
 		},
@@ -328,13 +331,13 @@ func TestPreFilterStateRemovePod(t *testing.T) {
 }
 
 func TestAddRemovePodWithoutPreFilterState(t *testing.T) {
-	p, snap := newPlugin(t, listArgs(), nil, []*v1.Node{zn("node-a", "zone1")}, nil)
+	p, snap := newPlugin(t, listArgs(), nil, []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj()}, nil)
 	ni, _ := snap.Get("node-a")
 	pod := mkPod("p", "foo", "").obj()
 	wantMsg := `reading "PreFilterPodTopologySpread" from cycleState: not found`
 	for name, s := range map[string]*schedcore.Status{
-		"AddPod":    p.AddPod(context.Background(), schedcore.NewCycleState(), pod, schedcore.NewPodInfo(ep("q", "node-a")), ni),
-		"RemovePod": p.RemovePod(context.Background(), schedcore.NewCycleState(), pod, schedcore.NewPodInfo(ep("q", "node-a")), ni),
+		"AddPod":    p.AddPod(context.Background(), schedcore.NewCycleState(), pod, schedcore.NewPodInfo(schedtest.MakePod("q").Node("node-a").Obj()), ni),
+		"RemovePod": p.RemovePod(context.Background(), schedcore.NewCycleState(), pod, schedcore.NewPodInfo(schedtest.MakePod("q").Node("node-a").Obj()), ni),
 		"Filter":    p.Filter(context.Background(), schedcore.NewCycleState(), pod, ni),
 	} {
 		if s.Code() != schedcore.Error || s.Message() != wantMsg {

@@ -147,17 +147,6 @@ func (pl *PodTopologySpread) buildDefaultConstraints(p *v1.Pod, action v1.Unsati
 	return constraints, nil
 }
 
-// hasAllKeys reports whether the node has every constraint's topology key
-// (counts' keys are the constraints').
-func hasAllKeys(counts *schedcore.DomainCounts, ni *schedcore.NodeInfo) bool {
-	for i := 0; i < counts.NumKeys(); i++ {
-		if _, ok := counts.NodeDomain(i, ni); !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // nodeLabelsMatchSpreadConstraints reports whether the node has every
 // constraint's topology key.
 func nodeLabelsMatchSpreadConstraints(nodeLabels map[string]string, constraints []topologySpreadConstraint) bool {
@@ -245,18 +234,22 @@ func (pl *PodTopologySpread) counters(constraints []topologySpreadConstraint, ns
 }
 
 // countNodes fills, in parallel, each node's row (its count per key of
-// counts, -1 where it does not count) with row, then adds the rows into
-// counts (a node without a key is in its domain "").
-func (pl *PodTopologySpread) countNodes(ctx context.Context, nodes []*schedcore.NodeInfo, counts *schedcore.DomainCounts, row func(ni *schedcore.NodeInfo, row []int)) error {
+// counts, -1 where it does not count) with row, which gets the node's
+// domains (schedcore.DomainCounts.NodeDomains) and whether it has every
+// key, then adds the rows into counts (a node without a key is in its
+// domain "").
+func (pl *PodTopologySpread) countNodes(ctx context.Context, nodes []*schedcore.NodeInfo, counts *schedcore.DomainCounts, row func(ni *schedcore.NodeInfo, doms []schedcore.Domain, all bool, row []int32)) error {
 	nc := counts.NumKeys()
-	rows := make([]int, len(nodes)*nc)
+	rows := make([]int32, len(nodes)*nc)
+	doms := make([]schedcore.Domain, len(nodes)*nc)
 	pl.handle.Parallelizer().Until(ctx, len(nodes), func(n int) {
 		r := rows[n*nc : (n+1)*nc]
 		for i := range r {
 			r[i] = -1
 		}
-		if nodes[n].Node() != nil {
-			row(nodes[n], r)
+		if ni := nodes[n]; ni.Node() != nil {
+			d, all := counts.NodeDomains(ni, doms[n*nc:n*nc:(n+1)*nc])
+			row(ni, d, all, r)
 		}
 	})
 	if err := ctx.Err(); err != nil {
@@ -265,7 +258,7 @@ func (pl *PodTopologySpread) countNodes(ctx context.Context, nodes []*schedcore.
 	for n, ni := range nodes {
 		for i, cnt := range rows[n*nc : (n+1)*nc] {
 			if cnt >= 0 {
-				counts.AddNodeOrEmpty(i, ni, int64(cnt))
+				counts.AddAt(i, ni, doms[n*nc+i], int64(cnt))
 			}
 		}
 	}

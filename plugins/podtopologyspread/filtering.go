@@ -141,7 +141,7 @@ func (pl *PodTopologySpread) updateWithPod(s *preFilterState, updatedPod, preemp
 	if s == nil || updatedPod.Namespace != preemptorPod.Namespace || node == nil {
 		return
 	}
-	if !hasAllKeys(s.counts, nodeInfo) {
+	if _, all := s.counts.NodeDomains(nodeInfo, nil); !all {
 		return
 	}
 	podLabelSet := labels.Set(updatedPod.Labels)
@@ -183,14 +183,14 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 	counters, release := pl.counters(constraints, pod.Namespace)
 	defer release()
 	incl := pl.newInclusion(pod, &s.requiredNodeAffinity, constraints)
-	err = pl.countNodes(ctx, nodes, s.counts, func(ni *schedcore.NodeInfo, row []int) {
-		if !hasAllKeys(s.counts, ni) {
+	err = pl.countNodes(ctx, nodes, s.counts, func(ni *schedcore.NodeInfo, _ []schedcore.Domain, all bool, row []int32) {
+		if !all {
 			return
 		}
 		v := incl.verdict(ni)
 		for i := range constraints {
 			if constraints[i].includes(v) {
-				row[i] = counters[i].Count(ni)
+				row[i] = int32(counters[i].Count(ni))
 			}
 		}
 	})
@@ -216,10 +216,12 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleSta
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
+	var buf [4]schedcore.Domain
+	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	for i := range s.Constraints {
 		c := &s.Constraints[i]
-		dom, ok := s.counts.NodeDomain(i, nodeInfo)
-		if !ok {
+		dom := doms[i]
+		if dom == schedcore.NoLabel {
 			pl.logFilter(nodeInfo.Node(), c, "Node doesn't have required topology label for spread constraint", 0, 0, 0)
 			return statusNodeLabelNotMatch
 		}

@@ -11,28 +11,29 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
 // fourNodes are node-a, node-b in zone1 and node-x, node-y in zone2.
 func fourNodes() []*v1.Node {
-	return []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-x", "zone2"), zn("node-y", "zone2")}
+	return []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.ZoneNode("node-b", "zone1").Obj(), schedtest.ZoneNode("node-x", "zone2").Obj(), schedtest.ZoneNode("node-y", "zone2").Obj()}
 }
 
 func TestPreFilterState(t *testing.T) {
 	// 2 on node-a, 1 on node-b, 2 on node-y.
 	fivePods := func() []*v1.Pod {
 		return []*v1.Pod{
-			ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-			ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""),
+			schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+			schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "").Obj(),
 		}
 	}
 	// 2 on node-a, 1 on node-b, 4 on node-y.
 	sevenPods := func() []*v1.Pod {
-		return append(fivePods(), ep("p-y3", "node-y", "foo", ""), ep("p-y4", "node-y", "foo", ""))
+		return append(fivePods(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y4").Node("node-y").Label("foo", "").Obj())
 	}
 	// bar: 1 on node-a, 2 on node-b; node-c has a pod without bar.
 	policyPods := func() []*v1.Pod {
-		return []*v1.Pod{ep("p-a", "node-a", "bar", ""), ep("p-b", "node-b", "bar", ""), ep("p-c", "node-b", "bar", ""), ep("p-d", "node-c")}
+		return []*v1.Pod{schedtest.MakePod("p-a").Node("node-a").Label("bar", "").Obj(), schedtest.MakePod("p-b").Node("node-b").Label("bar", "").Obj(), schedtest.MakePod("p-c").Node("node-b").Label("bar", "").Obj(), schedtest.MakePod("p-d").Node("node-c").Obj()}
 	}
 	foo, bar := mustSel(t, fooSelector), mustSel(t, barSelector)
 
@@ -54,7 +55,7 @@ func TestPreFilterState(t *testing.T) {
 			nodes: fourNodes(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(5, "zone", mustSel(t, matchLabels("foo", "bar")))},
-				CriticalPaths:     []*pathsView{cp("zone1", 0, "zone2", 0)},
+				CriticalPaths:     []*pathsView{paths("zone1", 0, "zone2", 0)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 0, "zone2": 0}},
 			},
 		},
@@ -65,7 +66,7 @@ func TestPreFilterState(t *testing.T) {
 			existingPods: fivePods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{paths("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -76,18 +77,18 @@ func TestPreFilterState(t *testing.T) {
 			existingPods: fivePods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", labels.Nothing())},
-				CriticalPaths:     []*pathsView{cp("zone2", 0, "zone1", 0)},
+				CriticalPaths:     []*pathsView{paths("zone2", 0, "zone1", 0)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 0, "zone2": 0}},
 			},
 		},
 		{
 			name:         "an empty zone is the critical path on a 3-zone cluster",
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
-			nodes:        append(fourNodes(), zn("node-o", "zone3"), zn("node-p", "zone3")),
+			nodes:        append(fourNodes(), schedtest.ZoneNode("node-o", "zone3").Obj(), schedtest.ZoneNode("node-p", "zone3").Obj()),
 			existingPods: fivePods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*pathsView{cp("zone3", 0, "zone2", 2)},
+				CriticalPaths:     []*pathsView{paths("zone3", 0, "zone2", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2, "zone3": 0}},
 			},
 		},
@@ -96,12 +97,12 @@ func TestPreFilterState(t *testing.T) {
 			pod:   mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes: fourNodes(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), epNS("p-a2", "ns1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-				epNS("p-y1", "ns2", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Namespace("ns1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+				schedtest.MakePod("p-y1").Namespace("ns2").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "").Obj(),
 			},
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*pathsView{cp("zone2", 1, "zone1", 2)},
+				CriticalPaths:     []*pathsView{paths("zone2", 1, "zone1", 2)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 2, "zone2": 1}},
 			},
 		},
@@ -112,7 +113,7 @@ func TestPreFilterState(t *testing.T) {
 			existingPods: sevenPods(),
 			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-x", 0, "node-b", 1)},
+				CriticalPaths: []*pathsView{paths("zone1", 3, "zone2", 4), paths("node-x", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4},
@@ -123,11 +124,11 @@ func TestPreFilterState(t *testing.T) {
 			name: "soft constraints are left out of the filter state",
 			pod: mkPod("p", "foo", "").spread(1, "zone", sa, fooSelector).spread(1, "zone", dns, fooSelector).
 				spread(1, "node", sa, fooSelector).spread(1, "node", dns, fooSelector).obj(),
-			nodes:        []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-y", "zone2")},
+			nodes:        []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.ZoneNode("node-b", "zone1").Obj(), schedtest.ZoneNode("node-y", "zone2").Obj()},
 			existingPods: sevenPods(),
 			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-b", 1, "node-a", 2)},
+				CriticalPaths: []*pathsView{paths("zone1", 3, "zone2", 4), paths("node-b", 1, "node-a", 2)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-y": 4},
@@ -137,11 +138,11 @@ func TestPreFilterState(t *testing.T) {
 		{
 			name:         "constraints with different selectors count different pods",
 			pod:          mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, barSelector).obj(),
-			nodes:        []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-y", "zone2")},
-			existingPods: []*v1.Pod{ep("p-a", "node-a", "foo", ""), ep("p-b", "node-b", "bar", "")},
+			nodes:        []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.ZoneNode("node-b", "zone1").Obj(), schedtest.ZoneNode("node-y", "zone2").Obj()},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b").Node("node-b").Label("bar", "").Obj()},
 			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", bar)},
-				CriticalPaths: []*pathsView{cp("zone2", 0, "zone1", 1), cp("node-a", 0, "node-y", 0)},
+				CriticalPaths: []*pathsView{paths("zone2", 0, "zone1", 1), paths("node-a", 0, "node-y", 0)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 1, "zone2": 0},
 					{"node-a": 0, "node-b": 1, "node-y": 0},
@@ -151,15 +152,15 @@ func TestPreFilterState(t *testing.T) {
 		{
 			name:  "pods with several labels count for each constraint they match",
 			pod:   mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, barSelector).obj(),
-			nodes: []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-y", "zone2")},
+			nodes: []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.ZoneNode("node-b", "zone1").Obj(), schedtest.ZoneNode("node-y", "zone2").Obj()},
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", "", "bar", ""), ep("p-b1", "node-b", "foo", ""),
-				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", "", "bar", ""), ep("p-y3", "node-y", "foo", ""),
-				ep("p-y4", "node-y", "foo", "", "bar", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(),
+				schedtest.MakePod("p-y4").Node("node-y").Label("foo", "", "bar", "").Obj(),
 			},
 			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", bar)},
-				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-b", 0, "node-a", 1)},
+				CriticalPaths: []*pathsView{paths("zone1", 3, "zone2", 4), paths("node-b", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 1, "node-b": 0, "node-y": 2},
@@ -174,7 +175,7 @@ func TestPreFilterState(t *testing.T) {
 			existingPods: sevenPods(),
 			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-b", 1, "node-a", 2)},
+				CriticalPaths: []*pathsView{paths("zone1", 3, "zone2", 4), paths("node-b", 1, "node-a", 2)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-y": 4},
@@ -193,7 +194,7 @@ func TestPreFilterState(t *testing.T) {
 					want(3, "node", mustSel(t, matchLabels("foo", "bar"))),
 					want(5, "rack", mustSel(t, matchLabels("foo", "bar"))),
 				},
-				CriticalPaths:     []*pathsView{cp("", math.MaxInt32, "", math.MaxInt32), cp("", math.MaxInt32, "", math.MaxInt32)},
+				CriticalPaths:     []*pathsView{paths("", math.MaxInt32, "", math.MaxInt32), paths("", math.MaxInt32, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{}, {}},
 			},
 		},
@@ -219,7 +220,7 @@ func TestPreFilterState(t *testing.T) {
 			sel:                &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "bar")}},
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", mustSel(t, matchLabels("baz", "tar")))},
-				CriticalPaths:     []*pathsView{cp("", math.MaxInt32, "", math.MaxInt32)},
+				CriticalPaths:     []*pathsView{paths("", math.MaxInt32, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{}},
 			},
 		},
@@ -234,7 +235,7 @@ func TestPreFilterState(t *testing.T) {
 			name:                "the system default constraints are soft only",
 			pod:                 mkPod("p", "foo", "bar").obj(),
 			sel:                 &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "bar")}},
-			nodes:               []*v1.Node{hn("node-a")},
+			nodes:               []*v1.Node{schedtest.MakeNode("node-a").Obj()},
 			systemDefaulting:    true,
 			wantPreFilterStatus: schedcore.NewStatus(schedcore.Skip),
 		},
@@ -248,7 +249,7 @@ func TestPreFilterState(t *testing.T) {
 					func() topologySpreadConstraint { c := want(1, "zone", foo); c.MinDomains = 3; return c }(),
 					want(1, "node", foo),
 				},
-				CriticalPaths: []*pathsView{cp("zone1", 3, "zone2", 4), cp("node-x", 0, "node-b", 1)},
+				CriticalPaths: []*pathsView{paths("zone1", 3, "zone2", 4), paths("node-x", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4},
@@ -258,89 +259,89 @@ func TestPreFilterState(t *testing.T) {
 		{
 			name:         "nodeAffinityPolicy Honor (the default) leaves out nodes outside the nodeSelector",
 			pod:          mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "node", dns, barSelector).obj(),
-			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
+			nodes:        []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a", "foo", "").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b", "foo", "").Obj(), schedtest.MakeNode("node-c").OnlyLabels("node", "node-c", "bar", "").Obj()},
 			existingPods: policyPods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar)},
-				CriticalPaths:     []*pathsView{cp("node-a", 1, "node-b", 2)},
+				CriticalPaths:     []*pathsView{paths("node-a", 1, "node-b", 2)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2}},
 			},
 		},
 		{
 			name:         "nodeAffinityPolicy Ignore counts nodes outside the nodeSelector",
 			pod:          mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "node", dns, barSelector, affinityPolicy(ignore)).obj(),
-			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
+			nodes:        []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a", "foo", "").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b", "foo", "").Obj(), schedtest.MakeNode("node-c").OnlyLabels("node", "node-c", "bar", "").Obj()},
 			existingPods: policyPods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(ignore, ignore)},
-				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{paths("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
 		{
 			name:         "nodeAffinityPolicy Honor leaves out nodes outside the required node affinity",
 			pod:          mkPod("p", "foo", "").affinityIn("foo", "").spread(1, "node", dns, barSelector).obj(),
-			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
+			nodes:        []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a", "foo", "").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b", "foo", "").Obj(), schedtest.MakeNode("node-c").OnlyLabels("node", "node-c", "bar", "").Obj()},
 			existingPods: policyPods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar)},
-				CriticalPaths:     []*pathsView{cp("node-a", 1, "node-b", 2)},
+				CriticalPaths:     []*pathsView{paths("node-a", 1, "node-b", 2)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2}},
 			},
 		},
 		{
 			name:         "nodeAffinityPolicy Ignore counts nodes outside the required node affinity",
 			pod:          mkPod("p", "foo", "").affinityIn("foo", "").spread(1, "node", dns, barSelector, affinityPolicy(ignore)).obj(),
-			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c", "bar", "")},
+			nodes:        []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a", "foo", "").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b", "foo", "").Obj(), schedtest.MakeNode("node-c").OnlyLabels("node", "node-c", "bar", "").Obj()},
 			existingPods: policyPods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(ignore, ignore)},
-				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{paths("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
 		{
 			name:         "nodeTaintsPolicy Ignore (the default) counts tainted nodes",
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, barSelector).obj(),
-			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), tainted(mkNode("node-c", "node", "node-c", "bar", ""), unschedulableTaint)},
+			nodes:        []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b").Obj(), tainted(schedtest.MakeNode("node-c").OnlyLabels("node", "node-c", "bar", "").Obj(), unschedulableTaint)},
 			existingPods: policyPods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar)},
-				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{paths("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
 		{
 			name:         "nodeTaintsPolicy Honor leaves out nodes with untolerated taints",
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, barSelector, taintsPolicy(honor)).obj(),
-			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), tainted(mkNode("node-c", "node", "node-c", "bar", ""), unschedulableTaint)},
+			nodes:        []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b").Obj(), tainted(schedtest.MakeNode("node-c").OnlyLabels("node", "node-c", "bar", "").Obj(), unschedulableTaint)},
 			existingPods: policyPods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(honor, honor)},
-				CriticalPaths:     []*pathsView{cp("node-a", 1, "node-b", 2)},
+				CriticalPaths:     []*pathsView{paths("node-a", 1, "node-b", 2)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2}},
 			},
 		},
 		{
 			name:         "nodeTaintsPolicy Honor counts nodes whose taints the pod tolerates",
 			pod:          mkPod("p", "foo", "").tolerate(v1.TaintNodeUnschedulable).spread(1, "node", dns, barSelector, taintsPolicy(honor)).obj(),
-			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), tainted(mkNode("node-c", "node", "node-c", "bar", ""), unschedulableTaint)},
+			nodes:        []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b").Obj(), tainted(schedtest.MakeNode("node-c").OnlyLabels("node", "node-c", "bar", "").Obj(), unschedulableTaint)},
 			existingPods: policyPods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(honor, honor)},
-				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{paths("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
 		{
 			name: "nodeTaintsPolicy Honor ignores PreferNoSchedule taints",
 			pod:  mkPod("p", "foo", "").spread(1, "node", dns, barSelector, taintsPolicy(honor)).obj(),
-			nodes: []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"),
-				tainted(mkNode("node-c", "node", "node-c"), v1.Taint{Key: "soft", Effect: v1.TaintEffectPreferNoSchedule})},
+			nodes: []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b").Obj(),
+				tainted(schedtest.MakeNode("node-c").OnlyLabels("node", "node-c").Obj(), v1.Taint{Key: "soft", Effect: v1.TaintEffectPreferNoSchedule})},
 			existingPods: policyPods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", bar).policies(honor, honor)},
-				CriticalPaths:     []*pathsView{cp("node-c", 0, "node-a", 1)},
+				CriticalPaths:     []*pathsView{paths("node-c", 0, "node-a", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}},
 			},
 		},
@@ -349,13 +350,13 @@ func TestPreFilterState(t *testing.T) {
 			pod: mkPod("p", "foo", "").nodeSelector("foo", "").
 				spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector, affinityPolicy(ignore)).obj(),
 			nodes: []*v1.Node{
-				mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", ""), mkNode("node-b", "zone", "zone1", "node", "node-b"),
-				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""),
+				schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node-a", "foo", "").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1", "node", "node-b").Obj(),
+				schedtest.MakeNode("node-x").OnlyLabels("zone", "zone2", "node", "node-x", "foo", "").Obj(),
 			},
-			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj()},
 			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo).policies(ignore, ignore)},
-				CriticalPaths: []*pathsView{cp("zone1", 0, "zone2", 1), cp("node-a", 0, "node-x", 1)},
+				CriticalPaths: []*pathsView{paths("zone1", 0, "zone2", 1), paths("node-a", 0, "node-x", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 0, "zone2": 1},
 					{"node-a": 0, "node-b": 2, "node-x": 1},
@@ -366,13 +367,13 @@ func TestPreFilterState(t *testing.T) {
 			name: "policies apply per constraint: zone honors taints, node ignores them",
 			pod:  mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector, taintsPolicy(honor)).spread(1, "node", dns, fooSelector).obj(),
 			nodes: []*v1.Node{
-				mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", ""), tainted(mkNode("node-b", "zone", "zone1", "node", "node-b"), unschedulableTaint),
-				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""),
+				schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node-a", "foo", "").Obj(), tainted(schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1", "node", "node-b").Obj(), unschedulableTaint),
+				schedtest.MakeNode("node-x").OnlyLabels("zone", "zone2", "node", "node-x", "foo", "").Obj(),
 			},
-			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj()},
 			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo).policies(honor, honor), want(1, "node", foo)},
-				CriticalPaths: []*pathsView{cp("zone1", 0, "zone2", 1), cp("node-a", 0, "node-x", 1)},
+				CriticalPaths: []*pathsView{paths("zone1", 0, "zone2", 1), paths("node-a", 0, "node-x", 1)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 0, "zone2": 1},
 					{"node-a": 0, "node-b": 2, "node-x": 1},
@@ -387,7 +388,7 @@ func TestPreFilterState(t *testing.T) {
 			disableMatchLabels: true,
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{paths("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -396,15 +397,15 @@ func TestPreFilterState(t *testing.T) {
 			pod:   mkPod("p", "foo", "", "bar", "a").spread(1, "zone", dns, fooSelector, matchLabelKeys("bar")).obj(),
 			nodes: fourNodes(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", "", "bar", "a"), ep("p-b1", "node-b", "foo", ""),
-				ep("p-y1", "node-y", "foo", "", "bar", "a"), ep("p-y2", "node-y", "bar", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "", "bar", "a").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "", "bar", "a").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("bar", "").Obj(),
 			},
 			want: &filterView{
 				Constraints: []topologySpreadConstraint{want(1, "zone", mustSel(t, &metav1.LabelSelector{
 					MatchLabels:      map[string]string{"bar": "a"},
 					MatchExpressions: fooSelector.MatchExpressions,
 				}))},
-				CriticalPaths:     []*pathsView{cp("zone2", 1, "zone1", 1)},
+				CriticalPaths:     []*pathsView{paths("zone2", 1, "zone1", 1)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
 			},
 		},
@@ -413,12 +414,12 @@ func TestPreFilterState(t *testing.T) {
 			pod:   mkPod("p", "foo", "a").spread(1, "zone", dns, &metav1.LabelSelector{}, matchLabelKeys("foo")).obj(),
 			nodes: fourNodes(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", "a"), ep("p-a2", "node-a", "foo", "a"), ep("p-b1", "node-b", "foo", "a"),
-				ep("p-y1", "node-y", "foo", "a"), ep("p-y2", "node-y", "foo", "a"), ep("p-y3", "node-y", "foo", "b"),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "a").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "a").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "a").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "a").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "a").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "b").Obj(),
 			},
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", mustSel(t, matchLabels("foo", "a")))},
-				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{paths("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -429,7 +430,7 @@ func TestPreFilterState(t *testing.T) {
 			existingPods: fivePods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", labels.Nothing())},
-				CriticalPaths:     []*pathsView{cp("zone2", 0, "zone1", 0)},
+				CriticalPaths:     []*pathsView{paths("zone2", 0, "zone1", 0)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 0, "zone2": 0}},
 			},
 		},
@@ -440,7 +441,7 @@ func TestPreFilterState(t *testing.T) {
 			existingPods: fivePods(),
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo)},
-				CriticalPaths:     []*pathsView{cp("zone2", 2, "zone1", 3)},
+				CriticalPaths:     []*pathsView{paths("zone2", 2, "zone1", 3)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 3, "zone2": 2}},
 			},
 		},
@@ -449,12 +450,12 @@ func TestPreFilterState(t *testing.T) {
 			pod:   mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, fooSelector).spread(1, "zone", dns, barSelector).obj(),
 			nodes: fourNodes(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", "", "bar", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "bar", ""),
-				ep("p-y1", "node-y", "foo", "", "bar", ""), ep("p-y2", "node-y", "bar", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("bar", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("bar", "").Obj(),
 			},
 			want: &filterView{
 				Constraints:   []topologySpreadConstraint{want(1, "zone", foo), want(1, "zone", bar)},
-				CriticalPaths: []*pathsView{cp("zone2", 1, "zone1", 2), cp("zone1", 1, "zone2", 3)},
+				CriticalPaths: []*pathsView{paths("zone2", 1, "zone1", 2), paths("zone1", 1, "zone2", 3)},
 				TpValueToMatchNum: []map[string]int{
 					{"zone1": 2, "zone2": 1},
 					{"zone1": 1, "zone2": 3},
@@ -465,30 +466,30 @@ func TestPreFilterState(t *testing.T) {
 			name: "nodes missing any topology key count for no constraint",
 			pod:  mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
 			nodes: []*v1.Node{
-				zn("node-a", "zone1"), mkNode("node-b", "zone", "zone1"), mkNode("node-x", "node", "node-x"),
+				schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1").Obj(), schedtest.MakeNode("node-x").OnlyLabels("node", "node-x").Obj(),
 			},
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj()},
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "zone", foo), want(1, "node", foo)},
-				CriticalPaths:     []*pathsView{cp("zone1", 1, "", math.MaxInt32), cp("node-a", 1, "", math.MaxInt32)},
+				CriticalPaths:     []*pathsView{paths("zone1", 1, "", math.MaxInt32), paths("node-a", 1, "", math.MaxInt32)},
 				TpValueToMatchNum: []map[string]int{{"zone1": 1}, {"node-a": 1}},
 			},
 		},
 		{
 			name:         "terminating pods do not count",
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
-			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b")},
-			existingPods: []*v1.Pod{terminating(ep("p-a", "node-a", "foo", "")), ep("p-b", "node-b", "foo", "")},
+			nodes:        []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b").Obj()},
+			existingPods: []*v1.Pod{terminating(schedtest.MakePod("p-a").Node("node-a").Label("foo", "").Obj()), schedtest.MakePod("p-b").Node("node-b").Label("foo", "").Obj()},
 			want: &filterView{
 				Constraints:       []topologySpreadConstraint{want(1, "node", foo)},
-				CriticalPaths:     []*pathsView{cp("node-a", 0, "node-b", 1)},
+				CriticalPaths:     []*pathsView{paths("node-a", 0, "node-b", 1)},
 				TpValueToMatchNum: []map[string]int{{"node-a": 0, "node-b": 1}},
 			},
 		},
 		{
 			name:                "a pod without constraints is skipped",
 			pod:                 mkPod("p", "foo", "").obj(),
-			nodes:               []*v1.Node{zn("node-a", "zone1")},
+			nodes:               []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj()},
 			wantPreFilterStatus: schedcore.NewStatus(schedcore.Skip),
 		},
 	}
@@ -578,31 +579,31 @@ func wantStatuses(codes map[string]schedcore.Code) map[string]string {
 func TestSingleConstraint(t *testing.T) {
 	policyNodes := func() []*v1.Node {
 		return []*v1.Node{
-			mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""),
-			mkNode("node-x", "node", "node-x", "foo", ""), mkNode("node-y", "node", "node-y"),
+			schedtest.MakeNode("node-a").OnlyLabels("node", "node-a", "foo", "").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b", "foo", "").Obj(),
+			schedtest.MakeNode("node-x").OnlyLabels("node", "node-x", "foo", "").Obj(), schedtest.MakeNode("node-y").OnlyLabels("node", "node-y").Obj(),
 		}
 	}
 	policyPods := func() []*v1.Pod {
-		return []*v1.Pod{ep("p-b1", "node-a", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-y1", "node-y", "foo", "")}
+		return []*v1.Pod{schedtest.MakePod("p-b1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj()}
 	}
 	// 2/1/0/3 over node-a, node-b, node-x, node-y.
 	pods2103 := func() []*v1.Pod {
 		return []*v1.Pod{
-			ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-			ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""),
+			schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+			schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(),
 		}
 	}
 	threeHosts := func() []*v1.Node {
-		return []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), mkNode("node-c", "node", "node-c")}
+		return []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b").Obj(), schedtest.MakeNode("node-c").OnlyLabels("node", "node-c").Obj()}
 	}
 	pods221 := func() []*v1.Pod {
 		return []*v1.Pod{
-			ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-			ep("p-b2", "node-b", "foo", ""), ep("p-c1", "node-c", "foo", ""),
+			schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+			schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-c1").Node("node-c").Label("foo", "").Obj(),
 		}
 	}
 	zonePods21 := func() []*v1.Pod {
-		return []*v1.Pod{ep("p-b1", "node-a", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-y1", "node-y", "foo", "")}
+		return []*v1.Pod{schedtest.MakePod("p-b1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj()}
 	}
 	tests := []struct {
 		name         string
@@ -628,8 +629,8 @@ func TestSingleConstraint(t *testing.T) {
 			pod:   mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes: fourNodes(),
 			existingPods: []*v1.Pod{
-				epNS("p-a1", "ns1", "node-a", "foo", ""), epNS("p-b1", "ns2", "node-a", "foo", ""),
-				ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", ""),
+				schedtest.MakePod("p-a1").Namespace("ns1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Namespace("ns2").Node("node-a").Label("foo", "").Obj(),
+				schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(),
 			},
 			want: map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": unsch, "node-y": unsch},
 		},
@@ -637,7 +638,7 @@ func TestSingleConstraint(t *testing.T) {
 			name:         "a null selector matches no existing pod",
 			pod:          mkPod("p", "foo", "").spread(1, "zone", dns, nil).obj(),
 			nodes:        fourNodes(),
-			existingPods: []*v1.Pod{ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj()},
 			want:         map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": ok, "node-y": ok},
 		},
 		{
@@ -645,24 +646,24 @@ func TestSingleConstraint(t *testing.T) {
 			pod:   mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			nodes: fourNodes(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(),
 			},
 			want: map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": ok, "node-y": ok},
 		},
 		{
 			name:  "a node without the zone label is unresolvable and its pods do not count",
 			pod:   mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
-			nodes: []*v1.Node{zn("node-a", "zone1"), mkNode("node-b", "zon", "zone1", "node", "node-b"), zn("node-x", "zone2"), zn("node-y", "zone2")},
+			nodes: []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zon", "zone1", "node", "node-b").Obj(), schedtest.ZoneNode("node-x", "zone2").Obj(), schedtest.ZoneNode("node-y", "zone2").Obj()},
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(),
 			},
 			want: map[string]schedcore.Code{"node-a": ok, "node-b": unres, "node-x": unsch, "node-y": unsch},
 		},
 		{
 			name:  "no node has the rack label",
 			pod:   mkPod("p", "foo", "").spread(1, "rack", dns, fooSelector).obj(),
-			nodes: []*v1.Node{zn("node-a", "zone1"), zn("node-x", "zone2")},
+			nodes: []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.ZoneNode("node-x", "zone2").Obj()},
 			want:  map[string]schedcore.Code{"node-a": unres, "node-x": unres},
 		},
 		{
@@ -698,8 +699,8 @@ func TestSingleConstraint(t *testing.T) {
 		{
 			name:         "terminating pods do not count",
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
-			nodes:        []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b")},
-			existingPods: []*v1.Pod{terminating(ep("p-a", "node-a", "foo", "")), ep("p-b", "node-b", "foo", "")},
+			nodes:        []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b").Obj()},
+			existingPods: []*v1.Pod{terminating(schedtest.MakePod("p-a").Node("node-a").Label("foo", "").Obj()), schedtest.MakePod("p-b").Node("node-b").Label("foo", "").Obj()},
 			want:         map[string]schedcore.Code{"node-a": ok, "node-b": unsch},
 		},
 		{
@@ -707,7 +708,7 @@ func TestSingleConstraint(t *testing.T) {
 			name:         "pods on nodes outside the node affinity do not count for their zone",
 			pod:          mkPod("p", "foo", "").affinityNotIn("node", "node-b").spread(1, "zone", dns, fooSelector).obj(),
 			nodes:        fourNodes(),
-			existingPods: []*v1.Pod{ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-y1", "node-y", "foo", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj()},
 			want:         map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": unsch, "node-y": unsch},
 		},
 		{
@@ -777,24 +778,24 @@ func TestSingleConstraint(t *testing.T) {
 		{
 			name:         "nodeTaintsPolicy Honor leaves tainted nodes out of the minimum",
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, fooSelector, taintsPolicy(honor)).obj(),
-			nodes:        append(policyNodes()[:3], tainted(mkNode("node-y", "node", "node-y"), unschedulableTaint)),
+			nodes:        append(policyNodes()[:3], tainted(schedtest.MakeNode("node-y").OnlyLabels("node", "node-y").Obj(), unschedulableTaint)),
 			existingPods: policyPods(),
 			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": ok},
 		},
 		{
 			name:         "nodeTaintsPolicy Ignore counts tainted nodes",
 			pod:          mkPod("p", "foo", "").spread(1, "node", dns, fooSelector).obj(),
-			nodes:        append(policyNodes()[:3], tainted(mkNode("node-y", "node", "node-y"), unschedulableTaint)),
+			nodes:        append(policyNodes()[:3], tainted(schedtest.MakeNode("node-y").OnlyLabels("node", "node-y").Obj(), unschedulableTaint)),
 			existingPods: policyPods(),
 			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
 		},
 		{
 			name:  "matchLabelKeys restrict the counted pods to the pod's own group",
 			pod:   mkPod("p", "app", "web", "rev", "2").spread(1, "node", dns, matchLabels("app", "web"), matchLabelKeys("rev")).obj(),
-			nodes: []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b")},
+			nodes: []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b").Obj()},
 			// rev=1 pods are not counted: node-a has 1 rev=2 pod, node-b none.
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "app", "web", "rev", "2"), ep("p-b1", "node-b", "app", "web", "rev", "1"), ep("p-b2", "node-b", "app", "web", "rev", "1"),
+				schedtest.MakePod("p-a1").Node("node-a").Label("app", "web", "rev", "2").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("app", "web", "rev", "1").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("app", "web", "rev", "1").Obj(),
 			},
 			want: map[string]schedcore.Code{"node-a": unsch, "node-b": ok},
 		},
@@ -817,7 +818,7 @@ func TestMultipleConstraints(t *testing.T) {
 		return mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, barSelector)
 	}
 	policyPods := func() []*v1.Pod {
-		return []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-y1", "node-y", "foo", "")}
+		return []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj()}
 	}
 	tests := []struct {
 		name         string
@@ -831,8 +832,8 @@ func TestMultipleConstraints(t *testing.T) {
 			pod:   zoneNode().obj(),
 			nodes: fourNodes(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(),
 			},
 			want: map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
 		},
@@ -841,8 +842,8 @@ func TestMultipleConstraints(t *testing.T) {
 			pod:   zoneNode().obj(),
 			nodes: fourNodes(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""), ep("p-y4", "node-y", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y4").Node("node-y").Label("foo", "").Obj(),
 			},
 			want: map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": unsch, "node-y": unsch},
 		},
@@ -850,14 +851,14 @@ func TestMultipleConstraints(t *testing.T) {
 			name:         "different selectors, spreads [1/0, 1/0/0/1]",
 			pod:          fooBar().obj(),
 			nodes:        fourNodes(),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-y1", "node-y", "bar", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("bar", "").Obj()},
 			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
 		},
 		{
 			name:         "different selectors, spreads [1/0, 0/0/1/1]",
 			pod:          fooBar().obj(),
 			nodes:        fourNodes(),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-x1", "node-x", "bar", ""), ep("p-y1", "node-y", "bar", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("bar", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("bar", "").Obj()},
 			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": unsch, "node-y": unsch},
 		},
 		{
@@ -865,8 +866,8 @@ func TestMultipleConstraints(t *testing.T) {
 			pod:   fooBar().obj(),
 			nodes: fourNodes(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", "", "bar", ""), ep("p-y1", "node-y", "foo", ""),
-				ep("p-y2", "node-y", "foo", "", "bar", ""), ep("p-y3", "node-y", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(),
+				schedtest.MakePod("p-y2").Node("node-y").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(),
 			},
 			want: map[string]schedcore.Code{"node-a": unsch, "node-b": ok, "node-x": unsch, "node-y": unsch},
 		},
@@ -874,14 +875,14 @@ func TestMultipleConstraints(t *testing.T) {
 			name:         "different selectors, the pod does not match the zone constraint's",
 			pod:          mkPod("p", "bar", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, barSelector).obj(),
 			nodes:        fourNodes(),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-x1", "node-x", "bar", ""), ep("p-y1", "node-y", "bar", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("bar", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("bar", "").Obj()},
 			want:         map[string]schedcore.Code{"node-a": ok, "node-b": ok, "node-x": unsch, "node-y": unsch},
 		},
 		{
 			name:         "node-x lacks the node label, spreads [1/1, 1/0/0/1]",
 			pod:          zoneNode().obj(),
-			nodes:        []*v1.Node{zn("node-a", "zone1"), zn("node-b", "zone1"), mkNode("node-x", "zone", "zone2"), zn("node-y", "zone2")},
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-y3", "node-y", "foo", "")},
+			nodes:        []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.ZoneNode("node-b", "zone1").Obj(), schedtest.MakeNode("node-x").OnlyLabels("zone", "zone2").Obj(), schedtest.ZoneNode("node-y", "zone2").Obj()},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj()},
 			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": ok, "node-x": unres, "node-y": unsch},
 		},
 		{
@@ -889,8 +890,8 @@ func TestMultipleConstraints(t *testing.T) {
 			pod: mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "zone", dns, fooSelector).
 				spread(1, "node", dns, fooSelector, affinityPolicy(ignore)).obj(),
 			nodes: []*v1.Node{
-				mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", ""), mkNode("node-b", "zone", "zone1", "node", "node-b", "foo", ""),
-				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""), mkNode("node-y", "zone", "zone2", "node", "node-y"),
+				schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node-a", "foo", "").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1", "node", "node-b", "foo", "").Obj(),
+				schedtest.MakeNode("node-x").OnlyLabels("zone", "zone2", "node", "node-x", "foo", "").Obj(), schedtest.MakeNode("node-y").OnlyLabels("zone", "zone2", "node", "node-y").Obj(),
 			},
 			existingPods: policyPods(),
 			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
@@ -899,8 +900,8 @@ func TestMultipleConstraints(t *testing.T) {
 			name: "zone honors taints, node ignores them",
 			pod:  mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector, taintsPolicy(honor)).spread(1, "node", dns, fooSelector).obj(),
 			nodes: []*v1.Node{
-				mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", ""), mkNode("node-b", "zone", "zone1", "node", "node-b", "foo", ""),
-				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""), tainted(mkNode("node-y", "zone", "zone2", "node", "node-y"), unschedulableTaint),
+				schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node-a", "foo", "").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1", "node", "node-b", "foo", "").Obj(),
+				schedtest.MakeNode("node-x").OnlyLabels("zone", "zone2", "node", "node-x", "foo", "").Obj(), tainted(schedtest.MakeNode("node-y").OnlyLabels("zone", "zone2", "node", "node-y").Obj(), unschedulableTaint),
 			},
 			existingPods: policyPods(),
 			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
@@ -909,8 +910,8 @@ func TestMultipleConstraints(t *testing.T) {
 			name: "both honor the nodeSelector, taints ignored",
 			pod:  mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, fooSelector).obj(),
 			nodes: []*v1.Node{
-				mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", ""), mkNode("node-b", "zone", "zone1", "node", "node-b"),
-				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""), tainted(mkNode("node-y", "zone", "zone2", "node", "node-y", "foo", ""), unschedulableTaint),
+				schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node-a", "foo", "").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1", "node", "node-b").Obj(),
+				schedtest.MakeNode("node-x").OnlyLabels("zone", "zone2", "node", "node-x", "foo", "").Obj(), tainted(schedtest.MakeNode("node-y").OnlyLabels("zone", "zone2", "node", "node-y", "foo", "").Obj(), unschedulableTaint),
 			},
 			existingPods: policyPods(),
 			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": ok, "node-x": ok, "node-y": unsch},
@@ -920,8 +921,8 @@ func TestMultipleConstraints(t *testing.T) {
 			pod: mkPod("p", "foo", "").nodeSelector("foo", "").spread(1, "zone", dns, fooSelector, taintsPolicy(honor)).
 				spread(1, "node", dns, fooSelector, affinityPolicy(ignore)).obj(),
 			nodes: []*v1.Node{
-				mkNode("node-a", "zone", "zone1", "node", "node-a", "foo", ""), mkNode("node-b", "zone", "zone1", "node", "node-b"),
-				mkNode("node-x", "zone", "zone2", "node", "node-x", "foo", ""), tainted(mkNode("node-y", "zone", "zone2", "node", "node-y", "foo", ""), unschedulableTaint),
+				schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node-a", "foo", "").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1", "node", "node-b").Obj(),
+				schedtest.MakeNode("node-x").OnlyLabels("zone", "zone2", "node", "node-x", "foo", "").Obj(), tainted(schedtest.MakeNode("node-y").OnlyLabels("zone", "zone2", "node", "node-y", "foo", "").Obj(), unschedulableTaint),
 			},
 			existingPods: policyPods(),
 			want:         map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": unsch},
@@ -931,8 +932,8 @@ func TestMultipleConstraints(t *testing.T) {
 			pod:   mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, barSelector).spread(1, "zone", dns, fooSelector).obj(),
 			nodes: fourNodes(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", "", "bar", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
-				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", "", "bar", ""), ep("p-y3", "node-y", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "", "bar", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(),
 			},
 			want: map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": ok, "node-y": ok},
 		},
@@ -941,17 +942,17 @@ func TestMultipleConstraints(t *testing.T) {
 			pod:   mkPod("p", "foo", "", "bar", "").spread(1, "zone", dns, barSelector).spread(1, "zone", dns, fooSelector).obj(),
 			nodes: fourNodes(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", "", "bar", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
-				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", "", "bar", ""), ep("p-y3", "node-y", "foo", ""), ep("p-y4", "node-y", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "", "bar", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y4").Node("node-y").Label("foo", "").Obj(),
 			},
 			want: map[string]schedcore.Code{"node-a": unsch, "node-b": unsch, "node-x": unsch, "node-y": unsch},
 		},
 		{
 			name:  "a node lacking the second constraint's key is unresolvable and its pods count for neither",
 			pod:   zoneNode().obj(),
-			nodes: []*v1.Node{zn("node-a", "zone1"), mkNode("node-b", "zone", "zone2"), zn("node-c", "zone2")},
+			nodes: []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone2").Obj(), schedtest.ZoneNode("node-c", "zone2").Obj()},
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
 			},
 			// zone2 counts only node-c (node-b lacks "node"): 2/0, so node-a
 			// fails on skew and node-b on its missing label.

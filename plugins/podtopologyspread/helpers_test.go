@@ -121,39 +121,12 @@ func ptrTo[T any](v T) *T { return &v }
 
 var rsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
 
-// ep is an existing pod on node with the given label pairs.
-func ep(name, node string, kv ...string) *v1.Pod {
-	return mkPod(name, kv...).w.Node(node).Obj()
-}
-
-// epNS is an existing pod in namespace ns.
-func epNS(name, ns, node string, kv ...string) *v1.Pod {
-	return mkPod(name, kv...).namespace(ns).w.Node(node).Obj()
-}
-
 // terminating marks a pod as being deleted.
 func terminating(p *v1.Pod) *v1.Pod {
 	now := metav1.Now()
 	p.DeletionTimestamp = &now
 	return p
 }
-
-// mkNode builds a node with the given label pairs. Unlike schedtest's
-// builder it has no hostname label unless asked for, as kube's tests.
-func mkNode(name string, kv ...string) *v1.Node {
-	n := schedtest.MakeNode(name).Obj()
-	n.Labels = map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		n.Labels[kv[i]] = kv[i+1]
-	}
-	return n
-}
-
-// zn is a node in a zone, also labelled node=name (kube's usual fixture).
-func zn(name, zone string) *v1.Node { return mkNode(name, "zone", zone, "node", name) }
-
-// hn is a node labelled only with kubernetes.io/hostname=name.
-func hn(name string) *v1.Node { return mkNode(name, v1.LabelHostname, name) }
 
 func tainted(n *v1.Node, taints ...v1.Taint) *v1.Node {
 	n.Spec.Taints = append(n.Spec.Taints, taints...)
@@ -268,8 +241,8 @@ func preScoreView(t *testing.T, cs *schedcore.CycleState) *scoreView {
 	return v
 }
 
-// cp builds critical paths from two (value, num) pairs.
-func cp(v0 string, n0 int, v1 string, n1 int) *pathsView {
+// paths builds critical paths from two (value, num) pairs.
+func paths(v0 string, n0 int, v1 string, n1 int) *pathsView {
 	p := pathsView{}
 	p[0].TopologyValue, p[0].MatchNum = v0, n0
 	p[1].TopologyValue, p[1].MatchNum = v1, n1

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
 func TestEventsToRegister(t *testing.T) {
@@ -48,44 +49,44 @@ func TestIsSchedulableAfterNodeChange(t *testing.T) {
 		want             schedcore.QueueingHint
 		wantErr          bool
 	}{
-		{name: "a node changing its topology value queues", pod: zone(), oldNode: mkNode("node-a", "zone", "zone1"), newNode: mkNode("node-a", "zone", "zone2"), want: schedcore.Queue},
-		{name: "a node without the keys changing another label skips", pod: zone(), oldNode: mkNode("node-a", "foo", "bar1"), newNode: mkNode("node-a", "foo", "bar2"), want: schedcore.QueueSkip},
+		{name: "a node changing its topology value queues", pod: zone(), oldNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1").Obj(), newNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone2").Obj(), want: schedcore.Queue},
+		{name: "a node without the keys changing another label skips", pod: zone(), oldNode: schedtest.MakeNode("node-a").OnlyLabels("foo", "bar1").Obj(), newNode: schedtest.MakeNode("node-a").OnlyLabels("foo", "bar2").Obj(), want: schedcore.QueueSkip},
 		{
 			name: "a node with the keys losing another label skips", pod: zoneNode(),
-			oldNode: mkNode("node-a", "zone", "zone1", "node", "node1", "foo", "bar"), newNode: mkNode("node-a", "zone", "zone1", "node", "node1"),
+			oldNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node1", "foo", "bar").Obj(), newNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node1").Obj(),
 			want: schedcore.QueueSkip,
 		},
-		{name: "a created node without the keys skips", pod: zone(), newNode: mkNode("node-a", "foo", "bar"), want: schedcore.QueueSkip},
-		{name: "a created node with the keys queues", pod: zone(), newNode: mkNode("node-a", "zone", "zone1"), want: schedcore.Queue},
-		{name: "a deleted node without the keys skips", pod: zone(), oldNode: mkNode("node-a", "foo", "bar"), want: schedcore.QueueSkip},
-		{name: "a deleted node with the keys queues", pod: zone(), oldNode: mkNode("node-a", "zone", "zone1"), want: schedcore.Queue},
-		{name: "a created node with only one of the keys skips", pod: zoneNode(), newNode: mkNode("node-a", "zone", "zone1"), want: schedcore.QueueSkip},
-		{name: "a created node with all keys queues", pod: zoneNode(), newNode: mkNode("node-a", "zone", "zone1", "node", "node1"), want: schedcore.Queue},
-		{name: "an unchanged node with only one key skips", pod: zoneNode(), oldNode: mkNode("node-a", "zone", "zone1"), newNode: mkNode("node-a", "zone", "zone1"), want: schedcore.QueueSkip},
+		{name: "a created node without the keys skips", pod: zone(), newNode: schedtest.MakeNode("node-a").OnlyLabels("foo", "bar").Obj(), want: schedcore.QueueSkip},
+		{name: "a created node with the keys queues", pod: zone(), newNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1").Obj(), want: schedcore.Queue},
+		{name: "a deleted node without the keys skips", pod: zone(), oldNode: schedtest.MakeNode("node-a").OnlyLabels("foo", "bar").Obj(), want: schedcore.QueueSkip},
+		{name: "a deleted node with the keys queues", pod: zone(), oldNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1").Obj(), want: schedcore.Queue},
+		{name: "a created node with only one of the keys skips", pod: zoneNode(), newNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1").Obj(), want: schedcore.QueueSkip},
+		{name: "a created node with all keys queues", pod: zoneNode(), newNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node1").Obj(), want: schedcore.Queue},
+		{name: "an unchanged node with only one key skips", pod: zoneNode(), oldNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1").Obj(), newNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1").Obj(), want: schedcore.QueueSkip},
 		{
 			name: "a node with all keys changing one value queues", pod: zoneNode(),
-			oldNode: mkNode("node-a", "zone", "zone1", "node", "node1"), newNode: mkNode("node-a", "zone", "zone1", "node", "node2"),
+			oldNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node1").Obj(), newNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node2").Obj(),
 			want: schedcore.Queue,
 		},
 		{
 			name: "a node gaining the missing key queues", pod: zoneNode(),
-			oldNode: mkNode("node-a", "zone", "zone1"), newNode: mkNode("node-a", "zone", "zone1", "node", "node1"),
+			oldNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1").Obj(), newNode: schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node1").Obj(),
 			want: schedcore.Queue,
 		},
 		{
 			name: "a node with all keys changing taints queues", pod: zoneNode(),
-			oldNode: tainted(mkNode("node-a", "zone", "zone1", "node", "node1"), taint("aaa")), newNode: tainted(mkNode("node-a", "zone", "zone1", "node", "node1"), taint("ccc")),
+			oldNode: tainted(schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node1").Obj(), taint("aaa")), newNode: tainted(schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "node", "node1").Obj(), taint("ccc")),
 			want: schedcore.Queue,
 		},
 		{
 			name: "a node with one key changing taints skips", pod: zoneNode(),
-			oldNode: tainted(mkNode("node-a", "node", "node1"), taint("aaa")), newNode: tainted(mkNode("node-a", "node", "node1"), taint("ccc")),
+			oldNode: tainted(schedtest.MakeNode("node-a").OnlyLabels("node", "node1").Obj(), taint("aaa")), newNode: tainted(schedtest.MakeNode("node-a").OnlyLabels("node", "node1").Obj(), taint("ccc")),
 			want: schedcore.QueueSkip,
 		},
 		{
 			name: "default constraints apply to a pod without its own", pod: mkPod("p", "app", "web").obj(),
 			sel:     &schedcore.SelectorSources{Services: []*v1.Service{service("default", "app", "web")}},
-			newNode: mkNode("node-a", v1.LabelHostname, "node-a"), want: schedcore.Queue,
+			newNode: schedtest.MakeNode("node-a").OnlyLabels(v1.LabelHostname, "node-a").Obj(), want: schedcore.Queue,
 		},
 		{name: "an object that is not a node is an error", pod: zone(), newNode: &v1.Pod{}, want: schedcore.Queue, wantErr: true},
 	}
@@ -110,7 +111,9 @@ func TestIsSchedulableAfterAssignedPodChange(t *testing.T) {
 	zoneNode := func() *v1.Pod {
 		return mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, "node", dns, barSelector).obj()
 	}
-	bound := func(name string, kv ...string) *v1.Pod { return ep(name, "fake-node", kv...) }
+	bound := func(name string, kv ...string) *v1.Pod {
+		return schedtest.MakePod(name).Node("fake-node").Label(kv...).Obj()
+	}
 	nominated := func(name string, kv ...string) *v1.Pod {
 		p := mkPod(name, kv...).obj()
 		p.Status.NominatedNodeName = "fake-node"
@@ -128,7 +131,7 @@ func TestIsSchedulableAfterAssignedPodChange(t *testing.T) {
 		{name: "an added unscheduled pod skips", pod: zone(), newPod: unbound("p2", "foo", ""), want: schedcore.QueueSkip},
 		{name: "an updated unscheduled pod skips", pod: zone(), oldPod: unbound("p2", "bar", ""), newPod: unbound("p2", "foo", ""), want: schedcore.QueueSkip},
 		{name: "a deleted unscheduled pod skips", pod: zone(), oldPod: unbound("p2", "foo", ""), want: schedcore.QueueSkip},
-		{name: "an added pod of another namespace skips", pod: zone(), newPod: epNS("p2", "fake-namespace", "fake-node", "foo", ""), want: schedcore.QueueSkip},
+		{name: "an added pod of another namespace skips", pod: zone(), newPod: schedtest.MakePod("p2").Namespace("fake-namespace").Node("fake-node").Label("foo", "").Obj(), want: schedcore.QueueSkip},
 		{name: "an added pod not matching the selector skips", pod: zone(), newPod: bound("p2", "bar", ""), want: schedcore.QueueSkip},
 		{name: "a deleted pod matching the selector queues", pod: zone(), oldPod: bound("p2", "foo", ""), want: schedcore.Queue},
 		{name: "a deleted nominated pod not matching the selector skips", pod: zone(), oldPod: nominated("p2", "bar", ""), want: schedcore.QueueSkip},

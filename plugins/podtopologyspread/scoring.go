@@ -60,8 +60,10 @@ func (pl *PodTopologySpread) initPreScoreState(s *preScoreState, pod *v1.Pod, fi
 	snap := pl.handle.Snapshot()
 	s.counts = schedcore.NewDomainCounts(snap, topologyKeys(s.Constraints)...)
 	s.ignored = schedcore.NewNodeValues[bool](snap)
+	doms := make([]schedcore.Domain, 0, len(s.Constraints))
 	for _, ni := range filteredNodes {
-		if requireAllTopologies && !hasAllKeys(s.counts, ni) {
+		var all bool
+		if doms, all = s.counts.NodeDomains(ni, doms[:0]); requireAllTopologies && !all {
 			s.IgnoredNodes.Insert(ni.Name())
 			s.ignored.Set(ni, true)
 			continue
@@ -70,7 +72,7 @@ func (pl *PodTopologySpread) initPreScoreState(s *preScoreState, pod *v1.Pod, fi
 		// without the label is in the domain "", as a missing label reads.
 		for i := range s.Constraints {
 			if s.Constraints[i].TopologyKey != v1.LabelHostname {
-				s.counts.AddNodeOrEmpty(i, ni, 0)
+				s.counts.AddAt(i, ni, doms[i], 0)
 			}
 		}
 	}
@@ -121,20 +123,23 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 	// skipped.
 	requiredNodeAffinity := helper.GetRequiredNodeAffinity(pod)
 	incl := pl.newInclusion(pod, &requiredNodeAffinity, s.Constraints)
-	err := pl.countNodes(ctx, allNodes, s.counts, func(ni *schedcore.NodeInfo, row []int) {
-		if requireAllTopologies && !hasAllKeys(s.counts, ni) {
+	err := pl.countNodes(ctx, allNodes, s.counts, func(ni *schedcore.NodeInfo, doms []schedcore.Domain, all bool, row []int32) {
+		if requireAllTopologies && !all {
 			return
 		}
 		var v uint16
-		for i := range s.Constraints {
-			if s.hostCounts[i] != nil || !s.counts.Counted(i, s.counts.NodeDomainOrEmpty(i, ni)) {
+		for i, dom := range doms {
+			if dom == schedcore.NoLabel {
+				dom = s.counts.ValueDomain(i, "")
+			}
+			if s.hostCounts[i] != nil || !s.counts.Counted(i, dom) {
 				continue
 			}
 			if v == 0 {
 				v = incl.verdict(ni)
 			}
 			if s.Constraints[i].includes(v) {
-				row[i] = counters[i].Count(ni)
+				row[i] = int32(counters[i].Count(ni))
 			}
 		}
 	})
@@ -154,14 +159,17 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleStat
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
-	if ignored, _ := s.ignored.Get(nodeInfo); ignored || s.IgnoredNodes.Has(nodeInfo.Name()) && !s.ignored.Covers(nodeInfo) {
-		return 0, nil
+	if len(s.IgnoredNodes) > 0 {
+		if ignored, _ := s.ignored.Get(nodeInfo); ignored || s.IgnoredNodes.Has(nodeInfo.Name()) && !s.ignored.Covers(nodeInfo) {
+			return 0, nil
+		}
 	}
+	var buf [4]schedcore.Domain
+	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	var score float64
-	for i := range s.Constraints {
+	for i, dom := range doms {
 		c := &s.Constraints[i]
-		dom, ok := s.counts.NodeDomain(i, nodeInfo)
-		if !ok {
+		if dom == schedcore.NoLabel {
 			continue
 		}
 		var cnt int64

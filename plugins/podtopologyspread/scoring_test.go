@@ -13,6 +13,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
 func replicaSet(ns, name string, sel *metav1.LabelSelector) *appsv1.ReplicaSet {
@@ -44,25 +45,25 @@ func TestPreScoreSkip(t *testing.T) {
 			name:  "a pod without soft constraints is skipped",
 			pod:   mkPod("p").obj(),
 			args:  listArgs(),
-			nodes: []*v1.Node{hn("node-a"), hn("node-b")},
+			nodes: []*v1.Node{schedtest.MakeNode("node-a").Obj(), schedtest.MakeNode("node-b").Obj()},
 		},
 		{
 			name:  "a pod with only hard constraints is skipped",
 			pod:   mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj(),
 			args:  listArgs(),
-			nodes: []*v1.Node{hn("node-a")},
+			nodes: []*v1.Node{schedtest.MakeNode("node-a").Obj()},
 		},
 		{
 			name:  "default constraints are skipped when the pod's owner is not found",
 			pod:   mkPod("p", "foo", "bar", "baz", "sup").ownedBy("rs2", rsKind).obj(),
 			args:  listArgs(tsc(2, "planet", sa, nil)),
-			nodes: []*v1.Node{mkNode("node-a", "planet", "mars")},
+			nodes: []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("planet", "mars").Obj()},
 			sel:   &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tar", Operator: metav1.LabelSelectorOpExists}}})}},
 		},
 		{
 			name:  "system default constraints are skipped for a pod nothing selects",
 			pod:   mkPod("p", "foo", "").obj(),
-			nodes: []*v1.Node{hn("node-a")},
+			nodes: []*v1.Node{schedtest.MakeNode("node-a").Obj()},
 			sel:   &schedcore.SelectorSources{Services: []*v1.Service{service("default", "app", "other")}},
 		},
 		{
@@ -89,25 +90,25 @@ func TestPreScoreState(t *testing.T) {
 	foo, bar := mustSel(t, fooSelector), mustSel(t, barSelector)
 	threeNodes := func() []*v1.Node {
 		return []*v1.Node{
-			mkNode("node-a", "zone", "zone1", v1.LabelHostname, "node-a"), mkNode("node-b", "zone", "zone1", v1.LabelHostname, "node-b"),
-			mkNode("node-x", "zone", "zone2", v1.LabelHostname, "node-x"),
+			schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", v1.LabelHostname, "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1", v1.LabelHostname, "node-b").Obj(),
+			schedtest.MakeNode("node-x").OnlyLabels("zone", "zone2", v1.LabelHostname, "node-x").Obj(),
 		}
 	}
 	// node-x is outside a nodeSelector foo="".
 	policyNodes := func() []*v1.Node {
 		return []*v1.Node{
-			mkNode("node-a", "zone", "zone1", "foo", "", v1.LabelHostname, "node-a"), mkNode("node-b", "zone", "zone1", "foo", "", v1.LabelHostname, "node-b"),
-			mkNode("node-x", "zone", "zone2", v1.LabelHostname, "node-x"),
+			schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", "foo", "", v1.LabelHostname, "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1", "foo", "", v1.LabelHostname, "node-b").Obj(),
+			schedtest.MakeNode("node-x").OnlyLabels("zone", "zone2", v1.LabelHostname, "node-x").Obj(),
 		}
 	}
 	taintNodes := func() []*v1.Node {
 		return []*v1.Node{
-			mkNode("node-a", "zone", "zone1", v1.LabelHostname, "node-a"), mkNode("node-b", "zone", "zone1", v1.LabelHostname, "node-b"),
-			tainted(mkNode("node-x", "zone", "zone2", v1.LabelHostname, "node-x"), unschedulableTaint),
+			schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", v1.LabelHostname, "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1", v1.LabelHostname, "node-b").Obj(),
+			tainted(schedtest.MakeNode("node-x").OnlyLabels("zone", "zone2", v1.LabelHostname, "node-x").Obj(), unschedulableTaint),
 		}
 	}
 	policyPods := func() []*v1.Pod {
-		return []*v1.Pod{ep("p-a", "node-a", "bar", ""), ep("p-b", "node-b", "bar", ""), ep("p-x", "node-x", "bar", "")}
+		return []*v1.Pod{schedtest.MakePod("p-a").Node("node-a").Label("bar", "").Obj(), schedtest.MakePod("p-b").Node("node-b").Label("bar", "").Obj(), schedtest.MakePod("p-x").Node("node-x").Label("bar", "").Obj()}
 	}
 	i64 := func(v int64) *int64 { return &v }
 	tests := []struct {
@@ -135,7 +136,7 @@ func TestPreScoreState(t *testing.T) {
 			name:  "a null selector counts nothing",
 			pod:   mkPod("p", "foo", "").spread(1, "zone", sa, nil).obj(),
 			nodes: threeNodes(),
-			pods:  []*v1.Pod{ep("p-a", "node-a", "foo", "")},
+			pods:  []*v1.Pod{schedtest.MakePod("p-a").Node("node-a").Label("foo", "").Obj()},
 			args:  listArgs(),
 			want: &scoreView{
 				Constraints:               []topologySpreadConstraint{want(1, "zone", labels.Nothing())},
@@ -148,8 +149,8 @@ func TestPreScoreState(t *testing.T) {
 			name: "a feasible node without the zone label is ignored",
 			pod:  mkPod("p", "foo", "").spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, barSelector).obj(),
 			nodes: []*v1.Node{
-				mkNode("node-a", "zone", "zone1", v1.LabelHostname, "node-a"), mkNode("node-b", "zone", "zone1", v1.LabelHostname, "node-b"),
-				hn("node-x"),
+				schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1", v1.LabelHostname, "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1", v1.LabelHostname, "node-b").Obj(),
+				schedtest.MakeNode("node-x").Obj(),
 			},
 			args: listArgs(),
 			want: &scoreView{
@@ -163,8 +164,8 @@ func TestPreScoreState(t *testing.T) {
 			name: "system default constraints use the replicaset's selector, and nodes without a zone form the empty zone",
 			pod:  mkPod("p", "foo", "tar", "baz", "sup").ownedBy("rs1", rsKind).obj(),
 			nodes: []*v1.Node{
-				mkNode("node-a", v1.LabelHostname, "node-a", v1.LabelTopologyZone, "mars"), mkNode("node-b", v1.LabelHostname, "node-b", v1.LabelTopologyZone, "mars"),
-				hn("node-c"), hn("node-d"),
+				schedtest.MakeNode("node-a").OnlyLabels(v1.LabelHostname, "node-a", v1.LabelTopologyZone, "mars").Obj(), schedtest.MakeNode("node-b").OnlyLabels(v1.LabelHostname, "node-b", v1.LabelTopologyZone, "mars").Obj(),
+				schedtest.MakeNode("node-c").Obj(), schedtest.MakeNode("node-d").Obj(),
 			},
 			sel: &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
 			want: &scoreView{
@@ -177,7 +178,7 @@ func TestPreScoreState(t *testing.T) {
 		{
 			name:  "listed default constraints keep the soft ones with the replicaset's selector",
 			pod:   mkPod("p", "foo", "tar", "baz", "sup").ownedBy("rs1", rsKind).obj(),
-			nodes: []*v1.Node{mkNode("node-a", "rack", "rack1", v1.LabelHostname, "node-a", "planet", "mars")},
+			nodes: []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("rack", "rack1", v1.LabelHostname, "node-a", "planet", "mars").Obj()},
 			sel:   &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
 			args:  listArgs(tsc(1, v1.LabelHostname, sa, nil), tsc(2, "rack", dns, nil), tsc(2, "planet", sa, nil)),
 			want: &scoreView{
@@ -191,7 +192,7 @@ func TestPreScoreState(t *testing.T) {
 			name: "listed default constraints require every topology key",
 			pod:  mkPod("p", "foo", "tar").ownedBy("rs1", rsKind).obj(),
 			nodes: []*v1.Node{
-				mkNode("node-a", v1.LabelHostname, "node-a", "planet", "mars"), hn("node-b"),
+				schedtest.MakeNode("node-a").OnlyLabels(v1.LabelHostname, "node-a", "planet", "mars").Obj(), schedtest.MakeNode("node-b").Obj(),
 			},
 			sel:  &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
 			args: listArgs(tsc(1, v1.LabelHostname, sa, nil), tsc(2, "planet", sa, nil)),
@@ -206,7 +207,7 @@ func TestPreScoreState(t *testing.T) {
 			name: "the pod's own soft constraints replace the default ones",
 			pod: mkPod("p", "foo", "bar", "baz", "sup").ownedBy("rs1", rsKind).
 				spread(1, "zone", dns, barSelector).spread(2, "planet", sa, matchLabels("baz", "sup")).obj(),
-			nodes: []*v1.Node{mkNode("node-a", "planet", "mars", "galaxy", "andromeda")},
+			nodes: []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("planet", "mars", "galaxy", "andromeda").Obj()},
 			sel:   &schedcore.SelectorSources{ReplicaSets: []*appsv1.ReplicaSet{replicaSet("default", "rs1", fooSelector)}},
 			args:  listArgs(tsc(2, "galaxy", sa, nil)),
 			want: &scoreView{
@@ -303,39 +304,41 @@ func TestPodTopologySpreadScore(t *testing.T) {
 	hosts := func(names ...string) []*v1.Node {
 		out := make([]*v1.Node, 0, len(names))
 		for _, n := range names {
-			out = append(out, hn(n))
+			out = append(out, schedtest.MakeNode(n).Obj())
 		}
 		return out
 	}
-	zh := func(name, zone string) *v1.Node { return mkNode(name, "zone", zone, v1.LabelHostname, name) }
+	zh := func(name, zone string) *v1.Node {
+		return schedtest.MakeNode(name).OnlyLabels("zone", zone, v1.LabelHostname, name).Obj()
+	}
 	pods2103 := func() []*v1.Pod {
 		return []*v1.Pod{
-			ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-			ep("p-d1", "node-d", "foo", ""), ep("p-d2", "node-d", "foo", ""), ep("p-d3", "node-d", "foo", ""),
+			schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+			schedtest.MakePod("p-d1").Node("node-d").Label("foo", "").Obj(), schedtest.MakePod("p-d2").Node("node-d").Label("foo", "").Obj(), schedtest.MakePod("p-d3").Node("node-d").Label("foo", "").Obj(),
 		}
 	}
 	pods4321 := func() []*v1.Pod {
 		return []*v1.Pod{
-			ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-a3", "node-a", "foo", ""), ep("p-a4", "node-a", "foo", ""),
-			ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-b3", "node-b", "foo", ""),
-			ep("p-c1", "node-c", "foo", ""), ep("p-c2", "node-c", "foo", ""), ep("p-d1", "node-d", "foo", ""),
+			schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a3").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a4").Node("node-a").Label("foo", "").Obj(),
+			schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-b3").Node("node-b").Label("foo", "").Obj(),
+			schedtest.MakePod("p-c1").Node("node-c").Label("foo", "").Obj(), schedtest.MakePod("p-c2").Node("node-c").Label("foo", "").Obj(), schedtest.MakePod("p-d1").Node("node-d").Label("foo", "").Obj(),
 		}
 	}
 	pods4213 := func() []*v1.Pod {
 		return []*v1.Pod{
-			ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-a3", "node-a", "foo", ""), ep("p-a4", "node-a", "foo", ""),
-			ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-x1", "node-x", "foo", ""),
-			ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""),
+			schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a3").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a4").Node("node-a").Label("foo", "").Obj(),
+			schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj(),
+			schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(),
 		}
 	}
 	policyNodes := func() []*v1.Node {
-		return []*v1.Node{mkNode("node-a", "node", "node-a", "foo", ""), mkNode("node-b", "node", "node-b", "foo", ""), mkNode("node-c", "node", "node-c")}
+		return []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a", "foo", "").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b", "foo", "").Obj(), schedtest.MakeNode("node-c").OnlyLabels("node", "node-c").Obj()}
 	}
 	policyPods := func() []*v1.Pod {
-		return []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-c1", "node-c", "foo", "")}
+		return []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-c1").Node("node-c").Label("foo", "").Obj()}
 	}
 	taintNodes := func() []*v1.Node {
-		return []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), tainted(mkNode("node-c", "node", "node-c"), unschedulableTaint)}
+		return []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b").Obj(), tainted(schedtest.MakeNode("node-c").OnlyLabels("node", "node-c").Obj(), unschedulableTaint)}
 	}
 	matchKeyNodes := func() []*v1.Node {
 		return []*v1.Node{zh("node-a", "zone1"), zh("node-b", "zone1"), zh("node-c", "zone2"), zh("node-d", "zone2")}
@@ -359,7 +362,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 		{
 			name:         "the only candidate node scores 100",
 			pod:          mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj()},
 			nodes:        hosts("node-a"),
 			failedNodes:  hosts("node-b"),
 			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 100}},
@@ -367,7 +370,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 		{
 			name:         "nodes with the same number of matching pods score the same",
 			pod:          mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
-			existingPods: []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj()},
 			nodes:        hosts("node-a", "node-b"),
 			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-b", Score: 100}},
 		},
@@ -414,11 +417,11 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			name: "system defaulting counts nodes without a zone in the domain of an empty zone",
 			pod:  mkPod("p", "foo", "").obj(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""), ep("p-c1", "node-c", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-c1").Node("node-c").Label("foo", "").Obj(),
 			},
 			nodes: []*v1.Node{
-				mkNode("node-a", v1.LabelHostname, "node-a", v1.LabelTopologyZone, "z1"), mkNode("node-b", v1.LabelHostname, "node-b", v1.LabelTopologyZone, ""),
-				mkNode("node-c", v1.LabelHostname, "node-c"), mkNode("node-d", v1.LabelHostname, "node-d", v1.LabelTopologyZone, "z1"),
+				schedtest.MakeNode("node-a").OnlyLabels(v1.LabelHostname, "node-a", v1.LabelTopologyZone, "z1").Obj(), schedtest.MakeNode("node-b").OnlyLabels(v1.LabelHostname, "node-b", v1.LabelTopologyZone, "").Obj(),
+				schedtest.MakeNode("node-c").OnlyLabels(v1.LabelHostname, "node-c").Obj(), schedtest.MakeNode("node-d").OnlyLabels(v1.LabelHostname, "node-d", v1.LabelTopologyZone, "z1").Obj(),
 			},
 			sel: &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "")}},
 			// hostname: cnt×log(6)+2; zone: cnt×log(4)+4 with z1 = 1 and "" = 3
@@ -430,8 +433,8 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			pod:          mkPod("p", "foo", "").obj(),
 			existingPods: pods4213(),
 			nodes: []*v1.Node{
-				mkNode("node-a", v1.LabelHostname, "node-a", v1.LabelTopologyZone, "z1"), mkNode("node-b", v1.LabelHostname, "node-b", v1.LabelTopologyZone, "z1"),
-				mkNode("node-x", v1.LabelHostname, "node-x", v1.LabelTopologyZone, "z2"), mkNode("node-y", v1.LabelHostname, "node-y", v1.LabelTopologyZone, "z2"),
+				schedtest.MakeNode("node-a").OnlyLabels(v1.LabelHostname, "node-a", v1.LabelTopologyZone, "z1").Obj(), schedtest.MakeNode("node-b").OnlyLabels(v1.LabelHostname, "node-b", v1.LabelTopologyZone, "z1").Obj(),
+				schedtest.MakeNode("node-x").OnlyLabels(v1.LabelHostname, "node-x", v1.LabelTopologyZone, "z2").Obj(), schedtest.MakeNode("node-y").OnlyLabels(v1.LabelHostname, "node-y", v1.LabelTopologyZone, "z2").Obj(),
 			},
 			sel: &schedcore.SelectorSources{Services: []*v1.Service{service("default", "foo", "")}},
 			// hostname: cnt×log(6)+2; zone: cnt×log(4)+4 (z1 has 6, z2 has 4).
@@ -460,7 +463,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			name:         "hostname spread 4/?2?/1/~3~: the candidate without the key scores 0",
 			pod:          mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
 			existingPods: pods4213(),
-			nodes:        []*v1.Node{hn("node-a"), mkNode("node-b", "n", "node-b"), hn("node-x")},
+			nodes:        []*v1.Node{schedtest.MakeNode("node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("n", "node-b").Obj(), schedtest.MakeNode("node-x").Obj()},
 			failedNodes:  hosts("node-y"),
 			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 16}, {Name: "node-b", Score: 0}, {Name: "node-x", Score: 100}},
 		},
@@ -476,9 +479,9 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			name: "zone and hostname constraints, 2/~1~/2/~4~",
 			pod:  mkPod("p", "foo", "").spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, fooSelector).obj(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-				ep("p-x1", "node-x", "foo", ""), ep("p-x2", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", ""),
-				ep("p-y2", "node-y", "foo", ""), ep("p-y3", "node-y", "foo", ""), ep("p-y4", "node-y", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+				schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj(), schedtest.MakePod("p-x2").Node("node-x").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(),
+				schedtest.MakePod("p-y2").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y4").Node("node-y").Label("foo", "").Obj(),
 			},
 			nodes:       []*v1.Node{zh("node-a", "zone1"), zh("node-x", "zone2")},
 			failedNodes: []*v1.Node{zh("node-b", "zone1"), zh("node-y", "zone2")},
@@ -488,11 +491,11 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			name: "two zone constraints, 2 out of 4 nodes are candidates",
 			pod:  mkPod("p", "foo", "", "bar", "").spread(1, "zone", sa, fooSelector).spread(1, "zone", sa, barSelector).obj(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", "", "bar", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
-				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "foo", "", "bar", ""), ep("p-y3", "node-y", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "", "bar", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("foo", "", "bar", "").Obj(), schedtest.MakePod("p-y3").Node("node-y").Label("foo", "").Obj(),
 			},
-			nodes:       []*v1.Node{mkNode("node-a", "zone", "zone1"), mkNode("node-x", "zone", "zone2")},
-			failedNodes: []*v1.Node{mkNode("node-b", "zone", "zone1"), mkNode("node-y", "zone", "zone2")},
+			nodes:       []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("zone", "zone1").Obj(), schedtest.MakeNode("node-x").OnlyLabels("zone", "zone2").Obj()},
+			failedNodes: []*v1.Node{schedtest.MakeNode("node-b").OnlyLabels("zone", "zone1").Obj(), schedtest.MakeNode("node-y").OnlyLabels("zone", "zone2").Obj()},
 			want:        schedcore.NodeScoreList{{Name: "node-a", Score: 85}, {Name: "node-x", Score: 100}},
 		},
 		{
@@ -500,8 +503,8 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			name: "zone and hostname constraints with different selectors",
 			pod:  mkPod("p", "foo", "", "bar", "").spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, barSelector).obj(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
-				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "bar", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "", "bar", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("bar", "").Obj(),
 			},
 			nodes: []*v1.Node{zh("node-a", "zone1"), zh("node-b", "zone1"), zh("node-x", "zone2"), zh("node-y", "zone2")},
 			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 60}, {Name: "node-b", Score: 20}, {Name: "node-x", Score: 100}, {Name: "node-y", Score: 60}},
@@ -510,7 +513,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			// zone: 0/0/2/2; hostname: 0/1/0/1.
 			name:         "zone and hostname constraints with different selectors, some nodes have 0 pods",
 			pod:          mkPod("p", "foo", "", "bar", "").spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, barSelector).obj(),
-			existingPods: []*v1.Pod{ep("p-b1", "node-b", "bar", ""), ep("p-x1", "node-x", "foo", ""), ep("p-y1", "node-y", "foo", "", "bar", "")},
+			existingPods: []*v1.Pod{schedtest.MakePod("p-b1").Node("node-b").Label("bar", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj(), schedtest.MakePod("p-y1").Node("node-y").Label("foo", "", "bar", "").Obj()},
 			nodes:        []*v1.Node{zh("node-a", "zone1"), zh("node-b", "zone1"), zh("node-x", "zone2"), zh("node-y", "zone2")},
 			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-b", Score: 60}, {Name: "node-x", Score: 40}, {Name: "node-y", Score: 0}},
 		},
@@ -519,8 +522,8 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			name: "zone and hostname constraints with different selectors, 3 out of 4 nodes are candidates",
 			pod:  mkPod("p", "foo", "", "bar", "").spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, barSelector).obj(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
-				ep("p-y1", "node-y", "foo", ""), ep("p-y2", "node-y", "bar", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "", "bar", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-y").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-y").Label("bar", "").Obj(),
 			},
 			nodes:       []*v1.Node{zh("node-a", "zone1"), zh("node-b", "zone1"), zh("node-x", "zone2")},
 			failedNodes: []*v1.Node{zh("node-y", "zone2")},
@@ -530,8 +533,8 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			name: "pods of other namespaces do not count",
 			pod:  mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
 			existingPods: []*v1.Pod{
-				epNS("p-a1", "ns1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""),
-				ep("p-b1", "node-b", "foo", ""), ep("p-b2", "node-b", "foo", ""),
+				schedtest.MakePod("p-a1").Namespace("ns1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(),
+				schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(),
 			},
 			nodes: hosts("node-a", "node-b"),
 			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-b", Score: 33}},
@@ -539,7 +542,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 		{
 			name:         "terminating pods do not count",
 			pod:          mkPod("p", "foo", "").spread(1, v1.LabelHostname, sa, fooSelector).obj(),
-			existingPods: []*v1.Pod{terminating(ep("p-a", "node-a", "foo", "")), ep("p-b", "node-b", "foo", "")},
+			existingPods: []*v1.Pod{terminating(schedtest.MakePod("p-a").Node("node-a").Label("foo", "").Obj()), schedtest.MakePod("p-b").Node("node-b").Label("foo", "").Obj()},
 			nodes:        hosts("node-a", "node-b"),
 			want:         schedcore.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-b", Score: 0}},
 		},
@@ -547,10 +550,10 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			name: "minDomains has no effect on soft constraints",
 			pod:  mkPod("p", "foo", "").spread(2, "node", sa, fooSelector, minDomains(10)).obj(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-a2", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", ""),
-				ep("p-b2", "node-b", "foo", ""), ep("p-c1", "node-c", "foo", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-a2").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "").Obj(),
+				schedtest.MakePod("p-b2").Node("node-b").Label("foo", "").Obj(), schedtest.MakePod("p-c1").Node("node-c").Label("foo", "").Obj(),
 			},
-			nodes: []*v1.Node{mkNode("node-a", "node", "node-a"), mkNode("node-b", "node", "node-b"), mkNode("node-c", "node", "node-c")},
+			nodes: []*v1.Node{schedtest.MakeNode("node-a").OnlyLabels("node", "node-a").Obj(), schedtest.MakeNode("node-b").OnlyLabels("node", "node-b").Obj(), schedtest.MakeNode("node-c").OnlyLabels("node", "node-c").Obj()},
 			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 75}, {Name: "node-b", Score: 75}, {Name: "node-c", Score: 100}},
 		},
 		{
@@ -600,8 +603,8 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			pod: mkPod("p", "foo", "", "bar", "", "baz", "").spread(1, "zone", sa, fooSelector, matchLabelKeys("baz")).
 				spread(1, v1.LabelHostname, sa, barSelector, matchLabelKeys("baz")).obj(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
-				ep("p-y1", "node-c", "foo", ""), ep("p-y2", "node-c", "bar", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "", "bar", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-c").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-c").Label("bar", "").Obj(),
 			},
 			nodes:              matchKeyNodes(),
 			disableMatchLabels: true,
@@ -612,8 +615,8 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			pod: mkPod("p", "foo", "", "bar", "").spread(1, "zone", sa, &metav1.LabelSelector{}, matchLabelKeys("foo")).
 				spread(1, v1.LabelHostname, sa, &metav1.LabelSelector{}, matchLabelKeys("bar")).obj(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", ""),
-				ep("p-y1", "node-c", "foo", ""), ep("p-y2", "node-c", "bar", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "", "bar", "").Obj(),
+				schedtest.MakePod("p-y1").Node("node-c").Label("foo", "").Obj(), schedtest.MakePod("p-y2").Node("node-c").Label("bar", "").Obj(),
 			},
 			nodes: matchKeyNodes(),
 			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 60}, {Name: "node-b", Score: 20}, {Name: "node-c", Score: 60}, {Name: "node-d", Score: 100}},
@@ -623,8 +626,8 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			pod: mkPod("p", "foo", "", "bar", "", "baz", "").spread(1, "zone", sa, fooSelector).
 				spread(1, v1.LabelHostname, sa, barSelector, matchLabelKeys("baz")).obj(),
 			existingPods: []*v1.Pod{
-				ep("p-a1", "node-a", "foo", ""), ep("p-b1", "node-b", "foo", "", "bar", "", "baz", ""),
-				ep("p-c1", "node-c", "foo", ""), ep("p-c2", "node-c", "bar", ""), ep("p-d3", "node-c", "bar", "", "baz", ""),
+				schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-b1").Node("node-b").Label("foo", "", "bar", "", "baz", "").Obj(),
+				schedtest.MakePod("p-c1").Node("node-c").Label("foo", "").Obj(), schedtest.MakePod("p-c2").Node("node-c").Label("bar", "").Obj(), schedtest.MakePod("p-d3").Node("node-c").Label("bar", "", "baz", "").Obj(),
 			},
 			nodes: matchKeyNodes(),
 			want:  schedcore.NodeScoreList{{Name: "node-a", Score: 60}, {Name: "node-b", Score: 20}, {Name: "node-c", Score: 60}, {Name: "node-d", Score: 100}},

@@ -10,12 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
 var badSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "foo", Operator: "Bogus"}}}
 
 func TestInvalidSelectorIsAnError(t *testing.T) {
-	nodes := []*v1.Node{zn("node-a", "zone1")}
+	nodes := []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj()}
 	t.Run("a hard constraint's selector that does not parse fails PreFilter", func(t *testing.T) {
 		p, snap := newPlugin(t, listArgs(), nil, nodes, nil)
 		_, s := p.PreFilter(context.Background(), schedcore.NewCycleState(), mkPod("p").spread(1, "zone", dns, badSelector).obj(), snap.List())
@@ -41,7 +42,7 @@ func TestInvalidSelectorIsAnError(t *testing.T) {
 	})
 	t.Run("hints with a bad selector queue with an error", func(t *testing.T) {
 		p, _ := newPlugin(t, listArgs(), nil, nil, nil)
-		h, err := p.isSchedulableAfterNodeChange(p.handle.Logger(), mkPod("p").spread(1, "zone", dns, badSelector).obj(), nil, zn("n", "z"))
+		h, err := p.isSchedulableAfterNodeChange(p.handle.Logger(), mkPod("p").spread(1, "zone", dns, badSelector).obj(), nil, schedtest.ZoneNode("n", "z").Obj())
 		if err == nil || h != schedcore.Queue {
 			t.Errorf("hint = %v, %v; want Queue with an error", h, err)
 		}
@@ -49,7 +50,7 @@ func TestInvalidSelectorIsAnError(t *testing.T) {
 }
 
 func TestPreFilterStateClone(t *testing.T) {
-	snap := schedcore.NewSnapshot(nil, []*v1.Node{zn("n1", "zone1"), zn("n2", "zone2")})
+	snap := schedcore.NewSnapshot(nil, []*v1.Node{schedtest.ZoneNode("n1", "zone1").Obj(), schedtest.ZoneNode("n2", "zone2").Obj()})
 	s := &preFilterState{
 		Constraints:   []topologySpreadConstraint{want(1, "zone", mustSel(t, fooSelector))},
 		CriticalPaths: []*criticalPaths{newCriticalPaths()},
@@ -65,7 +66,7 @@ func TestPreFilterStateClone(t *testing.T) {
 	c.CriticalPaths[0].update(dom, 5)
 	if diff := cmp.Diff(&filterView{
 		Constraints:       s.Constraints,
-		CriticalPaths:     []*pathsView{cp("zone1", 1, "zone2", 1)},
+		CriticalPaths:     []*pathsView{paths("zone1", 1, "zone2", 1)},
 		TpValueToMatchNum: []map[string]int{{"zone1": 1, "zone2": 1}},
 	}, filterViewOf(s), stateCmpOpts...); diff != "" {
 		t.Errorf("changing the clone changed the original (-want +got):\n%s", diff)
@@ -94,27 +95,27 @@ func TestCriticalPathsUpdate(t *testing.T) {
 		{name: "a new smallest value takes the first path", updates: []struct {
 			v string
 			n int
-		}{{"a", 3}, {"b", 1}}, want: cp("b", 1, "a", 3)},
+		}{{"a", 3}, {"b", 1}}, want: paths("b", 1, "a", 3)},
 		{name: "a value between the two takes the second path", updates: []struct {
 			v string
 			n int
-		}{{"a", 1}, {"b", 5}, {"c", 3}}, want: cp("a", 1, "c", 3)},
+		}{{"a", 1}, {"b", 5}, {"c", 3}}, want: paths("a", 1, "c", 3)},
 		{name: "a larger value is not kept", updates: []struct {
 			v string
 			n int
-		}{{"a", 1}, {"b", 2}, {"c", 3}}, want: cp("a", 1, "b", 2)},
+		}{{"a", 1}, {"b", 2}, {"c", 3}}, want: paths("a", 1, "b", 2)},
 		{name: "an existing first path growing past the second swaps them", updates: []struct {
 			v string
 			n int
-		}{{"a", 1}, {"b", 2}, {"a", 3}}, want: cp("b", 2, "a", 3)},
+		}{{"a", 1}, {"b", 2}, {"a", 3}}, want: paths("b", 2, "a", 3)},
 		{name: "an existing second path shrinking below the first swaps them", updates: []struct {
 			v string
 			n int
-		}{{"a", 1}, {"b", 2}, {"b", 0}}, want: cp("b", 0, "a", 1)},
+		}{{"a", 1}, {"b", 2}, {"b", 0}}, want: paths("b", 0, "a", 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			snap := schedcore.NewSnapshot(nil, []*v1.Node{zn("a", "a"), zn("b", "b"), zn("c", "c")})
+			snap := schedcore.NewSnapshot(nil, []*v1.Node{schedtest.ZoneNode("a", "a").Obj(), schedtest.ZoneNode("b", "b").Obj(), schedtest.ZoneNode("c", "c").Obj()})
 			d := schedcore.NewDomainCounts(snap, "zone")
 			p := newCriticalPaths()
 			for _, u := range tt.updates {
@@ -138,13 +139,13 @@ func TestParallelCountsMatchSerial(t *testing.T) {
 	var pods []*v1.Pod
 	for i := 0; i < 300; i++ {
 		name := fmt.Sprintf("node-%03d", i)
-		n := mkNode(name, "zone", fmt.Sprintf("zone%d", i%7), v1.LabelHostname, name)
+		n := schedtest.MakeNode(name).OnlyLabels("zone", fmt.Sprintf("zone%d", i%7), v1.LabelHostname, name).Obj()
 		if i%11 == 0 {
 			n = tainted(n, unschedulableTaint)
 		}
 		nodes = append(nodes, n)
 		for j := 0; j < i%5; j++ {
-			pods = append(pods, ep(fmt.Sprintf("p-%d-%d", i, j), name, "foo", ""))
+			pods = append(pods, schedtest.MakePod(fmt.Sprintf("p-%d-%d", i, j)).Node(name).Label("foo", "").Obj())
 		}
 	}
 	pod := mkPod("p", "foo", "").spread(2, "zone", dns, fooSelector, taintsPolicy(honor)).
@@ -191,7 +192,7 @@ func TestParallelCountsMatchSerial(t *testing.T) {
 func TestDeferredResizeSkip(t *testing.T) {
 	pod := mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj()
 	pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodResizePending, Reason: v1.PodReasonDeferred}}
-	nodes := []*v1.Node{zn("node-a", "zone1"), mkNode("node-b")}
+	nodes := []*v1.Node{schedtest.ZoneNode("node-a", "zone1").Obj(), schedtest.MakeNode("node-b").OnlyLabels().Obj()}
 	p, snap := newPlugin(t, listArgs(), nil, nodes, nil)
 	_, s := p.PreFilter(context.Background(), schedcore.NewCycleState(), pod, snap.List())
 	if !s.IsSuccess() {
@@ -209,7 +210,7 @@ func TestDeferredResizeSkip(t *testing.T) {
 }
 
 func TestScoreWithoutPreScoreState(t *testing.T) {
-	p, snap := newPlugin(t, listArgs(), nil, []*v1.Node{hn("node-a")}, nil)
+	p, snap := newPlugin(t, listArgs(), nil, []*v1.Node{schedtest.MakeNode("node-a").Obj()}, nil)
 	ni, _ := snap.Get("node-a")
 	pod := mkPod("p").obj()
 	want := `reading "PreScorePodTopologySpread" from cycleState: not found`
@@ -223,7 +224,7 @@ func TestScoreWithoutPreScoreState(t *testing.T) {
 
 func TestFilterAndScoreDoNotAllocate(t *testing.T) {
 	nodes := []*v1.Node{zh2("node-a", "zone1"), zh2("node-b", "zone1"), zh2("node-x", "zone2")}
-	pods := []*v1.Pod{ep("p-a1", "node-a", "foo", ""), ep("p-x1", "node-x", "foo", "")}
+	pods := []*v1.Pod{schedtest.MakePod("p-a1").Node("node-a").Label("foo", "").Obj(), schedtest.MakePod("p-x1").Node("node-x").Label("foo", "").Obj()}
 	pod := mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).spread(1, v1.LabelHostname, dns, fooSelector).
 		spread(1, "zone", sa, fooSelector).spread(1, v1.LabelHostname, sa, fooSelector).obj()
 	p, snap := newPlugin(t, listArgs(), pods, nodes, nil)
@@ -246,7 +247,9 @@ func TestFilterAndScoreDoNotAllocate(t *testing.T) {
 	}
 }
 
-func zh2(name, zone string) *v1.Node { return mkNode(name, "zone", zone, v1.LabelHostname, name) }
+func zh2(name, zone string) *v1.Node {
+	return schedtest.MakeNode(name).OnlyLabels("zone", zone, v1.LabelHostname, name).Obj()
+}
 
 func mustState(t *testing.T, cs *schedcore.CycleState) *preFilterState {
 	t.Helper()

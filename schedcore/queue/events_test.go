@@ -151,8 +151,8 @@ func TestMatchClusterEvents(t *testing.T) {
 
 func TestBuildHintMapUnrollsPodEvents(t *testing.T) {
 	fw := newFramework(t, []*filterPlugin{
-		{name: "X", events: []schedcore.ClusterEventWithHint{ev(schedcore.ClusterEvent{Resource: schedcore.Pod, ActionType: schedcore.Delete}, nil), ev(nodeAdd, nil)}},
-		{name: "Y", events: []schedcore.ClusterEventWithHint{ev(nodeAdd, nil)}},
+		{name: "X", events: []schedcore.ClusterEventWithHint{withHint(schedcore.ClusterEvent{Resource: schedcore.Pod, ActionType: schedcore.Delete}, nil), withHint(nodeAdd, nil)}},
+		{name: "Y", events: []schedcore.ClusterEventWithHint{withHint(nodeAdd, nil)}},
 		{name: "Z"},
 	})
 	m, err := buildHintMap(t.Context(), fw)

@@ -114,7 +114,7 @@ var (
 	}
 )
 
-func ev(e schedcore.ClusterEvent, fn schedcore.QueueingHintFn) schedcore.ClusterEventWithHint {
+func withHint(e schedcore.ClusterEvent, fn schedcore.QueueingHintFn) schedcore.ClusterEventWithHint {
 	return schedcore.ClusterEventWithHint{Event: e, QueueingHintFn: fn}
 }
 
@@ -164,8 +164,8 @@ func newQueue(t *testing.T, fw *schedcore.Framework, opts ...Option) (*PriorityQ
 // AssignedPod/Delete.
 func defaultFilters() []*filterPlugin {
 	return []*filterPlugin{
-		{name: "A", events: []schedcore.ClusterEventWithHint{ev(nodeAdd, queueIfFits), ev(nodeLabel, queueAlways)}},
-		{name: "B", events: []schedcore.ClusterEventWithHint{ev(assignedDelete, nil)}},
+		{name: "A", events: []schedcore.ClusterEventWithHint{withHint(nodeAdd, queueIfFits), withHint(nodeLabel, queueAlways)}},
+		{name: "B", events: []schedcore.ClusterEventWithHint{withHint(assignedDelete, nil)}},
 	}
 }
 

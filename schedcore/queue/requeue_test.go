@@ -17,9 +17,9 @@ import (
 // on updates of pod labels.
 func requeueFilters() []*filterPlugin {
 	return append(defaultFilters(),
-		&filterPlugin{name: "C", events: []schedcore.ClusterEventWithHint{ev(nodeAdd, queueError)}},
-		&filterPlugin{name: "D", events: []schedcore.ClusterEventWithHint{ev(schedcore.ClusterEvent{Resource: schedcore.Pod, ActionType: schedcore.UpdatePodLabel}, queueAlways)}},
-		&filterPlugin{name: "N", events: []schedcore.ClusterEventWithHint{ev(nodeAdd, queueNever)}},
+		&filterPlugin{name: "C", events: []schedcore.ClusterEventWithHint{withHint(nodeAdd, queueError)}},
+		&filterPlugin{name: "D", events: []schedcore.ClusterEventWithHint{withHint(schedcore.ClusterEvent{Resource: schedcore.Pod, ActionType: schedcore.UpdatePodLabel}, queueAlways)}},
+		&filterPlugin{name: "N", events: []schedcore.ClusterEventWithHint{withHint(nodeAdd, queueNever)}},
 	)
 }
 
@@ -334,8 +334,8 @@ func TestMoveAllToActiveOrBackoffQueue(t *testing.T) {
 
 func TestAssignedPodEvents(t *testing.T) {
 	e := &filterPlugin{name: "E", events: []schedcore.ClusterEventWithHint{
-		ev(schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Add}, queueAlways),
-		ev(schedcore.ClusterEvent{Resource: schedcore.Pod, ActionType: schedcore.UpdatePodLabel}, queueAlways),
+		withHint(schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Add}, queueAlways),
+		withHint(schedcore.ClusterEvent{Resource: schedcore.Pod, ActionType: schedcore.UpdatePodLabel}, queueAlways),
 	}}
 	bound := pod("bound").Node("n1").Obj()
 	relabelled := bound.DeepCopy()
@@ -378,7 +378,7 @@ func holdGate() *gatePlugin {
 	return &gatePlugin{
 		name:   "Hold",
 		gate:   func(p *v1.Pod) bool { return p.Labels["hold"] == "true" },
-		events: []schedcore.ClusterEventWithHint{ev(nodeAdd, queueAlways)},
+		events: []schedcore.ClusterEventWithHint{withHint(nodeAdd, queueAlways)},
 	}
 }
 
@@ -489,7 +489,7 @@ func TestGatedPods(t *testing.T) {
 }
 
 func TestUpdate(t *testing.T) {
-	d := &filterPlugin{name: "D", events: []schedcore.ClusterEventWithHint{ev(schedcore.ClusterEvent{Resource: schedcore.Pod, ActionType: schedcore.UpdatePodLabel}, queueAlways)}}
+	d := &filterPlugin{name: "D", events: []schedcore.ClusterEventWithHint{withHint(schedcore.ClusterEvent{Resource: schedcore.Pod, ActionType: schedcore.UpdatePodLabel}, queueAlways)}}
 	relabel := func(p *v1.Pod) *v1.Pod {
 		np := p.DeepCopy()
 		np.Labels = map[string]string{"v": "2"}

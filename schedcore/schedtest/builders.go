@@ -34,17 +34,30 @@ func (p *PodWrapper) Namespace(ns string) *PodWrapper {
 // UID sets the UID.
 func (p *PodWrapper) UID(uid string) *PodWrapper { p.Pod.UID = types.UID(uid); return p }
 
-// Label sets a label.
-func (p *PodWrapper) Label(k, v string) *PodWrapper {
-	if p.Labels == nil {
-		p.Labels = map[string]string{}
+// Label sets label pairs: Label("app", "web", "tier", "front").
+func (p *PodWrapper) Label(kv ...string) *PodWrapper {
+	if p.Pod.Labels == nil {
+		p.Pod.Labels = map[string]string{}
 	}
-	p.Labels[k] = v
+	for i := 0; i+1 < len(kv); i += 2 {
+		p.Pod.Labels[kv[i]] = kv[i+1]
+	}
+	return p
+}
+
+// LabelMap sets the labels of m (tables that share a label set by name).
+func (p *PodWrapper) LabelMap(m map[string]string) *PodWrapper {
+	for k, v := range m {
+		p.Label(k, v)
+	}
 	return p
 }
 
 // Node sets spec.nodeName.
 func (p *PodWrapper) Node(n string) *PodWrapper { p.Spec.NodeName = n; return p }
+
+// Affinity sets spec.affinity (tables that share an affinity by name).
+func (p *PodWrapper) Affinity(a *v1.Affinity) *PodWrapper { p.Spec.Affinity = a; return p }
 
 // SchedulerName sets spec.schedulerName.
 func (p *PodWrapper) SchedulerName(n string) *PodWrapper { p.Spec.SchedulerName = n; return p }
@@ -253,11 +266,27 @@ func MakeNode(name string) *NodeWrapper {
 	return n
 }
 
+// ZoneNode is the node kube's topology tests build: labelled zone=zone and
+// node=name, and no hostname label.
+func ZoneNode(name, zone string) *NodeWrapper {
+	return MakeNode(name).OnlyLabels("zone", zone, "node", name)
+}
+
 // Obj returns the node.
 func (n *NodeWrapper) Obj() *v1.Node { return &n.Node }
 
 // Label sets a label.
 func (n *NodeWrapper) Label(k, v string) *NodeWrapper { n.Labels[k] = v; return n }
+
+// OnlyLabels replaces the labels, hostname included, with the pairs, as
+// kube's test nodes carry only the labels a case gives.
+func (n *NodeWrapper) OnlyLabels(kv ...string) *NodeWrapper {
+	n.Labels = map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		n.Labels[kv[i]] = kv[i+1]
+	}
+	return n
+}
 
 // Capacity sets capacity and allocatable from name/quantity pairs (pods stays
 // 110 unless given).

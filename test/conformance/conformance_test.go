@@ -18,7 +18,6 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
-	"github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
@@ -350,15 +349,7 @@ func TestKubebenchPlaceRuns(t *testing.T) {
 	}
 }
 
-func generated(name string) (*snapshot.Cluster, error) {
-	w, err := workload.Generate(name, workload.Params{Seed: 1})
-	if err != nil {
-		return nil, err
-	}
-	cl := &snapshot.Cluster{Namespaces: w.Namespaces, Nodes: w.Nodes, Services: w.Services}
-	cl.Pods = append(append(cl.Pods, w.Existing...), w.Pending...)
-	return cl, nil
-}
+func generated(name string) (*snapshot.Cluster, error) { return generatedDRA(name, 1) }
 
 // TestPlaceRuns runs the dry-run (no preemption, lowest-name tie-break) on
 // every fixture and compares the whole placement sequence and the

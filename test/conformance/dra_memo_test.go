@@ -7,8 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
-	"github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
-	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/plugins/dynamicresources"
 )
 
@@ -20,17 +18,13 @@ import (
 // memo's validity checks (objects revision, pool versions, the
 // name-independent signatures of failures) is dropped.
 func TestAllocationMemoChangesNothing(t *testing.T) {
-	w, err := workload.Generate("DRA/150Nodes", workload.Params{Seed: 11})
-	if err != nil {
-		t.Fatal(err)
-	}
 	run := func(off bool) ([]string, []string) {
 		dynamicresources.MemoDisabled.Store(off)
 		defer dynamicresources.MemoDisabled.Store(false)
-		cl := &snapshot.Cluster{Namespaces: w.Namespaces, Nodes: w.Nodes}
-		cl.Pods = append(append(cl.Pods, w.Existing...), w.Pending...)
-		d := w.DRA
-		cl.DRA = snapshot.DRA{DeviceClasses: d.Classes, ResourceSlices: d.Slices, DeviceTaintRules: d.TaintRules, ResourceClaimTemplates: d.Templates, ResourceClaims: d.Claims}
+		cl, err := generatedDRA("DRA/150Nodes", 11)
+		if err != nil {
+			t.Fatal(err)
+		}
 		cfg, reg := defaultEngine(t)
 		all := int32(100)
 		cfg.PercentageOfNodesToScore = &all
