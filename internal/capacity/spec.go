@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -138,7 +139,35 @@ func LoadSpecs(paths []string, stdin io.Reader, namespace string, cl *snapshot.C
 	if len(l.specs) == 0 {
 		return nil, fmt.Errorf("%s: no objects: %w", strings.Join(paths, ", "), ErrNotASpec)
 	}
+	l.resolvePriorities()
 	return l.specs, nil
+}
+
+// resolvePriorities gives each copy the priority its priorityClassName
+// names in the cluster, as the API server's admission would (and as
+// dryrun does for the dump's pods): the copies' queue order and
+// preemption follow it. A class the cluster lacks is a warning of the
+// cluster's.
+func (l *loader) resolvePriorities() {
+	var classes []*schedulingv1.PriorityClass
+	if l.cluster != nil {
+		classes = l.cluster.PriorityClasses
+	}
+	resolve := func(p *v1.Pod) {
+		if w := snapshot.ResolvePriority(p, classes); w != "" && l.cluster != nil {
+			l.cluster.Warnings = append(l.cluster.Warnings, w)
+		}
+	}
+	for _, s := range l.specs {
+		if s.Pod != nil {
+			resolve(s.Pod)
+		}
+		if s.Gang != nil {
+			for _, m := range s.Gang.Members {
+				resolve(m)
+			}
+		}
+	}
 }
 
 type loader struct {

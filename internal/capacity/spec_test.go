@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
@@ -177,4 +178,54 @@ func TestTemplateNodes(t *testing.T) {
 	if tmpl.Name != "m6i" || tmpl.Labels[v1.LabelHostname] != "m6i" {
 		t.Error("the template was modified")
 	}
+}
+
+func TestLoadSpecsResolvesPriorityClasses(t *testing.T) {
+	never := v1.PreemptNever
+	classes := []*schedulingv1.PriorityClass{
+		{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000, PreemptionPolicy: &never},
+		{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Value: 10, GlobalDefault: true},
+	}
+	pod := func(class string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priorityClassName: '" + class + "', " + container + "}\n"
+	}
+	tests := []struct {
+		name, spec string
+		priority   int32
+		policy     v1.PreemptionPolicy
+		warning    string
+	}{
+		{name: "a class of the cluster gives its value and policy", spec: pod("high"), priority: 1000, policy: v1.PreemptNever},
+		{name: "no class takes the globalDefault class", spec: pod(""), priority: 10},
+		{name: "a system class the dump lacks", spec: pod("system-node-critical"), priority: 2000001000},
+		{name: "a class the cluster lacks is a warning and priority 0", spec: pod("missing"), warning: `priorityClassName "missing" is not a PriorityClass of the dump`},
+		{name: "a Deployment's template gets its class too", spec: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {priorityClassName: high, " + container + "}\n", priority: 1000, policy: v1.PreemptNever},
+		{name: "spec.priority set is kept", spec: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: 5, priorityClassName: high, " + container + "}\n", priority: 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := &snapshot.Cluster{PriorityClasses: classes}
+			specs, err := loadSpec(t, tc.spec, cl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := specs[0].Pod
+			if got := ptrValue(p.Spec.Priority); got != tc.priority {
+				t.Errorf("priority = %d, want %d", got, tc.priority)
+			}
+			if tc.policy != "" && (p.Spec.PreemptionPolicy == nil || *p.Spec.PreemptionPolicy != tc.policy) {
+				t.Errorf("preemptionPolicy = %v, want %s", p.Spec.PreemptionPolicy, tc.policy)
+			}
+			if got := strings.Join(cl.Warnings, "\n"); tc.warning == "" && got != "" || !strings.Contains(got, tc.warning) {
+				t.Errorf("warnings = %q, want %q", got, tc.warning)
+			}
+		})
+	}
+}
+
+func ptrValue(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -203,7 +203,7 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 	prog := newProgress(o.ErrOut, "capacity")
 	defer prog.done()
 	prog.set("loading the cluster")
-	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In)
+	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In, o.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,11 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 		}
 		return configError(o.ConfigPath, err)
 	}
-	return printWhatIf(o.IOStreams, cl.Warnings, func(w io.Writer) error { return report.WriteCapacity(w, rep, o.Output) }, rep.Complete)
+	warnings := cl.Warnings
+	if note := pendingNote(cl, "not placed first: the copies are counted beside the running pods"); note != "" {
+		warnings = append(warnings, note)
+	}
+	return printWhatIf(o.IOStreams, warnings, func(w io.Writer) error { return report.WriteCapacity(w, rep, o.Output) }, rep.Complete)
 }
 
 func specNames(specs []*capacity.Spec) string {

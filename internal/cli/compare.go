@@ -59,7 +59,8 @@ became schedulable or unschedulable.
 The runs are spread over the cores; each is deterministic, and each run's
 result is exactly what 'kubectl sched dryrun --config' (or 'replay') gives
 for that configuration. '--config default' stands for kube-scheduler's
-defaults; a single --config is compared with the defaults.`),
+defaults, as dryrun takes them without --config (kubectl-sched, the
+profile of run, too); a single --config is compared with the defaults.`),
 		Example: `  # Which NodeResourcesFit strategy suits this cluster?
   kubectl sched compare -f cluster.yaml --config least-allocated.yaml --config most-allocated.yaml
 
@@ -140,9 +141,11 @@ func (o *CompareOptions) configs() ([]compare.Config, error) {
 		if p == defaultConfig {
 			file = ""
 		}
-		cfg, err := engine.LoadConfig(file)
+		// kube's defaults as dryrun and replay take them without
+		// --config: run's profile too.
+		cfg, err := loadConfig(file)
 		if err != nil {
-			return nil, AsUsage(fmt.Errorf("loading config: %w", err))
+			return nil, err
 		}
 		out = append(out, compare.Config{Name: names[i], Path: file, Config: cfg})
 	}
@@ -184,29 +187,28 @@ func (o *CompareOptions) Run(ctx context.Context) error {
 	co.Progress = progress.runs
 	var res *report.Compare
 	var warnings []string
+	var objects *snapshot.Cluster
 	if o.Replay {
 		tr, w, err := loadTrace(o.Files, o.OpenbNodes, o.OpenbPods, o.In)
 		if err != nil {
 			return err
 		}
-		warnings = w
+		warnings, objects = w, tr.Objects
 		res, err = compare.Replays(ctx, tr, cfgs, co)
 		progress.done()
 		if err != nil {
 			return o.runError(err)
 		}
 	} else {
-		cl, err := snapshot.LoadPaths(o.Files, o.In)
+		// Read as dryrun reads a dump, so that one run equals dryrun's.
+		cl, err := loadDump(o.Files, o.In, o.ErrOut)
 		if err != nil {
-			if errors.Is(err, snapshot.ErrInvalid) {
-				return AsUsage(err)
-			}
 			return err
 		}
 		if len(cl.Nodes) == 0 {
 			return UsageErrorf("%s: %v", strings.Join(o.Files, ", "), dryrun.ErrNoNodes)
 		}
-		warnings = cl.Warnings
+		warnings, objects = cl.Warnings, cl
 		res, err = compare.DryRuns(ctx, cl, cfgs, co)
 		progress.done()
 		if err != nil {
@@ -220,6 +222,9 @@ func (o *CompareOptions) Run(ctx context.Context) error {
 	for _, w := range warnings {
 		fmt.Fprintln(o.ErrOut, w)
 	}
+	for _, w := range unserved(objects, cfgs) {
+		fmt.Fprintln(o.ErrOut, w)
+	}
 	_, err = o.Out.Write(buf.Bytes())
 	return err
 }
@@ -231,4 +236,24 @@ func (o *CompareOptions) runError(err error) error {
 		return AsUsage(err)
 	}
 	return err
+}
+
+// unserved is engine.UnservedWarnings for every configuration, each line
+// once, naming the configuration when they differ: the pending pods a run
+// skips, as dryrun says.
+func unserved(cl *snapshot.Cluster, cfgs []compare.Config) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range cfgs {
+		for _, w := range engine.UnservedWarnings(cl, c.Config) {
+			if len(cfgs) > 1 {
+				w = strings.Replace(w, "warning: ", "warning: "+c.Name+": ", 1)
+			}
+			if !seen[w] {
+				seen[w] = true
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }

@@ -136,7 +136,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	prog := newProgress(o.ErrOut, "drain")
 	defer prog.done()
 	prog.set("loading the cluster")
-	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In)
+	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In, o.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,11 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		}
 		return configError(o.ConfigPath, err)
 	}
-	return printWhatIf(o.IOStreams, cl.Warnings, func(w io.Writer) error { return report.WriteDrain(w, rep, o.Output) }, rep.Complete)
+	warnings := cl.Warnings
+	if note := pendingNote(cl, "not scheduled alongside the evicted ones"); note != "" {
+		warnings = append(warnings, note)
+	}
+	return printWhatIf(o.IOStreams, warnings, func(w io.Writer) error { return report.WriteDrain(w, rep, o.Output) }, rep.Complete)
 }
 
 // nodes resolves the nodes to drain: the names given, in order (each

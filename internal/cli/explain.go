@@ -36,6 +36,7 @@ type ExplainOptions struct {
 	Nearest    int
 	Seed       int64
 	AtTurn     bool
+	CheckTurn  bool
 
 	useSeed    bool
 	namespace  string
@@ -44,11 +45,11 @@ type ExplainOptions struct {
 
 // NewCmdExplain builds `kubectl sched explain`.
 func NewCmdExplain(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
-	o := &ExplainOptions{IOStreams: streams, Settings: settings, ConfigFlags: kube.NewConfigFlags(), Output: "table", Nearest: explain.DefaultNearest}
+	o := &ExplainOptions{IOStreams: streams, Settings: settings, ConfigFlags: kube.NewConfigFlags(), Output: "table", Nearest: explain.DefaultNearest, CheckTurn: true}
 	cmd := &cobra.Command{
 		Use:   "explain pod (NAME | -f POD.yaml) [--snapshot CLUSTER.yaml]",
 		Short: "Explain, node by node, why a pod fits where it does or does not fit at all",
-		Long: strings.TrimSpace(`
+		Long: fmt.Sprintf(strings.TrimSpace(`
 Run one scheduling cycle of a pod through the real framework, with every node
 evaluated, and show what kube-scheduler does not: every filter plugin that
 rejects each node (not only the first, which is all kube-scheduler reports),
@@ -71,7 +72,10 @@ it in the queue first, reports unschedulable (the output's State line says
 how many are ahead). --at-turn explains the pod at its turn in a dry-run of
 the same state instead: the pods ahead of it placed (and preemption carried
 out) as 'kubectl sched dryrun' does, at the attempt whose outcome the dry-run
-reports.
+reports. Without --at-turn, explain of a dump runs that dry-run too when it
+is small (at most %d node evaluations: scheduling attempts × nodes) and
+says on its Dry-run line whether the verdict at the pod's turn agrees, or
+that it was not checked; --check-turn=false skips it.
 
 Cluster state comes from --snapshot files (what 'kubectl sched snapshot' or
 'kubectl get nodes,pods,... -A -o yaml' writes; repeatable, '-' for stdin) or,
@@ -79,7 +83,7 @@ without --snapshot, from the cluster of the current kubeconfig context, listed
 once.
 
 Exit code 0 whether or not the pod fits; 2 for bad input (no such pod, bad
-files or configuration).`),
+files or configuration).`), explain.DefaultTurnBudget),
 		Example: `  # Why is this pod pending?
   kubectl sched explain pod web-7d4f9 -n shop
 
@@ -119,6 +123,7 @@ files or configuration).`),
 	f.IntVar(&o.Nearest, "nearest", o.Nearest, "How many of the rejected nodes nearest to fitting get 'what would make it fit'")
 	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)")
 	f.BoolVar(&o.AtTurn, "at-turn", false, "Explain the pod at its turn in a dry-run of the state (the pending pods ahead of it placed first), as dryrun reports it")
+	f.BoolVar(&o.CheckTurn, "check-turn", o.CheckTurn, "With --snapshot, without --at-turn: check, when the dry-run up to the pod's turn is small, whether the verdict there agrees (the Dry-run line)")
 	o.ConfigFlags.AddFlags(f)
 
 	src := completionSource{settings: settings, flags: o.ConfigFlags, snapshots: &o.Snapshots}
@@ -292,12 +297,7 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	run := explain.Run
 	if o.AtTurn {
 		run = explain.RunAtTurn
-		if p := newProgress(o.ErrOut, "dryrun"); p != nil {
-			defer p.done()
-			eo.Progress = func(placed, failing, total int) {
-				p.update(placed+failing, total, "pods", fmt.Sprintf("%s placed, %s unschedulable", count(placed), count(failing)))
-			}
-		}
+		defer o.dryRunProgress(&eo)()
 	}
 	rep, err := run(ctx, cl, pod, eo)
 	if err != nil {
@@ -308,6 +308,17 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 			return AsUsage(err)
 		}
 		return err
+	}
+	if !o.AtTurn && o.CheckTurn && len(o.Snapshots) > 0 {
+		// A dump's pending pods stay as they are: a dry-run of it is the
+		// other answer the user can get (a live cluster's pending pods are
+		// the real scheduler's).
+		done := o.dryRunProgress(&eo)
+		err := explain.CheckTurn(ctx, cl, pod, rep, eo, explain.DefaultTurnBudget)
+		done()
+		if err != nil {
+			return err
+		}
 	}
 	var buf bytes.Buffer
 	view := report.ExplainView{AllNodes: o.AllNodes, Node: o.Node}
@@ -328,6 +339,19 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	}
 	_, err = o.Out.Write(buf.Bytes())
 	return err
+}
+
+// dryRunProgress shows the progress of the dry-run to the pod's turn on
+// stderr when it is a terminal, until the returned done is called.
+func (o *ExplainOptions) dryRunProgress(eo *explain.Options) (done func()) {
+	p := newProgress(o.ErrOut, "dryrun")
+	if p == nil {
+		return func() {}
+	}
+	eo.Progress = func(placed, failing, total int) {
+		p.update(placed+failing, total, "pods", fmt.Sprintf("%s placed, %s unschedulable", count(placed), count(failing)))
+	}
+	return p.done
 }
 
 // loadPodFile reads the one Pod of -f. A pod without a namespace gets the

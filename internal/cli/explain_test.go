@@ -29,6 +29,10 @@ func TestExplainGoldenOutputs(t *testing.T) {
 		{"explain-small-unschedulable-json", []string{"explain", "pod", "train-big", "-n", "ml", "--snapshot", small, "-o", "json"}},
 		{"explain-small-at-turn-table", []string{"explain", "pod", "batch", "-n", "shop", "--snapshot", small, "--at-turn"}},
 		{"explain-small-at-turn-json", []string{"explain", "pod", "web-2", "-n", "shop", "--snapshot", small, "--at-turn", "-o", "json"}},
+		{"explain-example-disagrees-table", []string{"explain", "pod", "ingress-nginx-5", "-n", "ingress", "--snapshot", exampleCluster}},
+		{"explain-example-disagrees-json", []string{"explain", "pod", "zookeeper-3", "-n", "data", "--snapshot", exampleCluster, "-o", "json"}},
+		{"explain-example-agrees-table", []string{"explain", "pod", "notebook-0", "-n", "ml", "--snapshot", exampleCluster}},
+		{"explain-example-not-checked-table", []string{"explain", "pod", "etl-huge", "-n", "batch", "--snapshot", exampleCluster, "--check-turn=false"}},
 		{"explain-small-fits-yaml", []string{"explain", "pod", "web-1", "-n", "shop", "--snapshot", small, "-o", "yaml"}},
 		{"explain-mixed-small-spread-table", []string{"explain", "pod", "app-000-53847391-fscp8", "-n", "web", "--snapshot", mixedSmall}},
 		{"explain-mixed-small-ports-table", []string{"explain", "pod", "app-007-53844baf-ql8tz", "-n", "team-b", "--snapshot", mixedSmall}},
@@ -163,5 +167,56 @@ value: 1000
 	if code != 0 || !strings.Contains(out, "Preemption: 0/1 nodes are available") ||
 		stderr != "warning: pod ns/new: priorityClassName \"nope\" is not a PriorityClass of the dump: priority 0 (the API server would refuse the pod)\n" {
 		t.Errorf("explain of an unknown class: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+}
+
+// TestExplainSaysWhetherTheDryRunAgrees: explain of a pod of a dump says on
+// its Dry-run line whether `dryrun -f` of the same dump agrees, for the
+// six pods of examples/cluster.yaml that fit as listed and that the dry-run
+// leaves unschedulable, and for pods where they agree.
+func TestExplainSaysWhetherTheDryRunAgrees(t *testing.T) {
+	const fitsNowhere = "0/33 nodes are available: 1 node(s) were unschedulable, 23 node(s) didn't match Pod's node affinity/selector, 4 Insufficient cpu, 5 node(s) had untolerated taint(s)."
+	tests := []struct {
+		pod, ns string
+		want    string
+	}{
+		{"ingress-nginx-5", "ingress", "disagrees: at its turn in the dry-run (attempt 1, after 14 placements) it is unschedulable: 0/33 nodes are available: 1 node(s) were unschedulable, 19 node(s) didn't match Pod's node affinity/selector, 4 node(s) didn't have free ports for the requested pod ports, 9 node(s) had untolerated taint(s). (--at-turn explains that state)"},
+		{"render-2", "batch", "disagrees: at its turn in the dry-run (attempt 1, after 16 placements) it is unschedulable: " + fitsNowhere + " (--at-turn explains that state)"},
+		{"render-3", "batch", "disagrees: at its turn in the dry-run (attempt 1, after 16 placements) it is unschedulable: " + fitsNowhere + " (--at-turn explains that state)"},
+		{"render-4", "batch", "disagrees: at its turn in the dry-run (attempt 1, after 16 placements) it is unschedulable: " + fitsNowhere + " (--at-turn explains that state)"},
+		{"render-5", "batch", "disagrees: at its turn in the dry-run (attempt 1, after 16 placements) it is unschedulable: " + fitsNowhere + " (--at-turn explains that state)"},
+		{"zookeeper-3", "data", "disagrees: at its turn in the dry-run (attempt 1, after 23 placements) it is unschedulable: 0/33 nodes are available: 1 node(s) were unschedulable, 23 node(s) didn't match pod anti-affinity rules, 9 node(s) had untolerated taint(s). (--at-turn explains that state)"},
+		{"notebook-0", "ml", "agrees: at its turn in the dry-run (attempt 1, after 18 placements) it is unschedulable too"},
+		{"etl-huge", "batch", "agrees: at its turn in the dry-run (attempt 1, after 25 placements) it is unschedulable too"},
+		{"loki-0", "monitoring", "agrees: at its turn in the dry-run (attempt 1, nothing placed before it) it is placed on memory-b-2 too"},
+		{"api-3", "web", "agrees it is schedulable: at its turn in the dry-run (attempt 1, after 7 placements) it is placed on general-c-5, not general-c-2 (the pods placed before it change the scores; --at-turn explains that state)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ns+"/"+tt.pod, func(t *testing.T) {
+			code, out, stderr := run(t, "", "explain", "pod", tt.pod, "-n", tt.ns, "--snapshot", exampleCluster)
+			if code != 0 {
+				t.Fatalf("exit code %d: %s", code, stderr)
+			}
+			var line string
+			for _, l := range strings.Split(out, "\n") {
+				if rest, ok := strings.CutPrefix(l, "Dry-run:"); ok {
+					line = strings.TrimSpace(rest)
+				}
+			}
+			if line != tt.want {
+				t.Errorf("Dry-run line\n got: %s\nwant: %s", line, tt.want)
+			}
+		})
+	}
+	// Skipped on request, and with --at-turn (its State line is the
+	// dry-run's).
+	for _, args := range [][]string{
+		{"explain", "pod", "render-2", "-n", "batch", "--snapshot", exampleCluster, "--check-turn=false"},
+		{"explain", "pod", "render-2", "-n", "batch", "--snapshot", exampleCluster, "--at-turn"},
+	} {
+		code, out, stderr := run(t, "", args...)
+		if code != 0 || strings.Contains(out, "Dry-run:") {
+			t.Errorf("%s: exit code %d, a Dry-run line in\n%s%s", strings.Join(args[1:], " "), code, out, stderr)
+		}
 	}
 }

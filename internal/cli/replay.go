@@ -224,9 +224,10 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := engine.LoadConfig(o.ConfigPath)
+	// Without --config, run's profile too, as dryrun.
+	cfg, err := loadConfig(o.ConfigPath)
 	if err != nil {
-		return AsUsage(fmt.Errorf("loading config: %w", err))
+		return err
 	}
 	reg, err := engine.Registry(o.Settings.ExtraPlugins)
 	if err != nil {
@@ -259,7 +260,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, w := range warnings {
+	for _, w := range append(warnings, engine.UnservedWarnings(tr.Objects, cfg)...) {
 		fmt.Fprintln(o.ErrOut, w)
 	}
 	_, err = o.Out.Write(out.Bytes())

@@ -24,18 +24,20 @@ import (
 // is printed (exit status 3 for "no").
 
 // loadWhatIf loads --config, the registry and the cluster; source is
-// "snapshot" or "cluster".
-func loadWhatIf(ctx context.Context, s Settings, flags *genericclioptions.ConfigFlags, configPath string, snapshots []string, stdin io.Reader) (
+// "snapshot" or "cluster". A dump is read as dryrun reads it (loadDump:
+// the priorities of pods written by hand resolved), so both answer alike.
+func loadWhatIf(ctx context.Context, s Settings, flags *genericclioptions.ConfigFlags, configPath string, snapshots []string, stdin io.Reader, errOut io.Writer) (
 	cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry, cl *snapshot.Cluster, source string, err error) {
-	if cfg, err = engine.LoadConfig(configPath); err != nil {
-		return nil, nil, nil, "", AsUsage(fmt.Errorf("loading config: %w", err))
+	// Without --config, run's profile too, as dryrun.
+	if cfg, err = loadConfig(configPath); err != nil {
+		return nil, nil, nil, "", err
 	}
 	if reg, err = engine.Registry(s.ExtraPlugins); err != nil {
 		return nil, nil, nil, "", err
 	}
 	if len(snapshots) > 0 {
-		if cl, err = snapshot.LoadPaths(snapshots, stdin); err != nil {
-			return nil, nil, nil, "", asInputError(err)
+		if cl, err = loadDump(snapshots, stdin, errOut); err != nil {
+			return nil, nil, nil, "", err
 		}
 		return cfg, reg, cl, "snapshot", nil
 	}
@@ -47,6 +49,25 @@ func loadWhatIf(ctx context.Context, s Settings, flags *genericclioptions.Config
 		return nil, nil, nil, "", err
 	}
 	return cfg, reg, cl, "cluster", nil
+}
+
+// pendingNote says, for capacity and drain, that the cluster's pending
+// pods are left out of the answer (how), where a dry-run of the same dump
+// places them first; "" when there are none.
+func pendingNote(cl *snapshot.Cluster, how string) string {
+	n := 0
+	for _, p := range cl.Pods {
+		if engine.Pending(p) {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("note: the cluster's pending pod is %s (kubectl sched dryrun places it)", how)
+	}
+	return fmt.Sprintf("note: the cluster's %d pending pods are %s (kubectl sched dryrun places them)", n, how)
 }
 
 // printWhatIf renders the report into a buffer (a failure leaves stdout

@@ -103,6 +103,9 @@ type Options struct {
 	// its dry-run with the pods placed so far, the pods whose last attempt
 	// failed, and the pending pods in all.
 	Progress func(placed, failing, total int)
+	// Budget, when positive, bounds RunAtTurn's dry-run: at most this many
+	// node evaluations (scheduling attempts × nodes), else ErrOverBudget.
+	Budget int64
 }
 
 // State is cluster state loaded into the engine once: the cache, its

@@ -17,9 +17,26 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-// ErrNeverAttempted is returned by RunAtTurn when the dry-run never gives
-// the pod a scheduling cycle (scheduling gates, a gang short of members).
-var ErrNeverAttempted = errors.New("never attempted in the dry-run")
+var (
+	// ErrNeverAttempted is returned by RunAtTurn when the dry-run never
+	// gives the pod a scheduling cycle (scheduling gates, a gang short of
+	// members).
+	ErrNeverAttempted = errors.New("never attempted in the dry-run")
+	// ErrOverBudget is returned by RunAtTurn when its dry-run would
+	// evaluate more nodes than Options.Budget allows.
+	ErrOverBudget = errors.New("the dry-run up to its turn is over the budget")
+)
+
+// NeverAttemptedError is RunAtTurn's ErrNeverAttempted for one pod, with
+// why the dry-run gave it no cycle.
+type NeverAttemptedError struct{ Pod, Why string }
+
+func (e *NeverAttemptedError) Error() string {
+	return fmt.Sprintf("pod %s: %v (%s); explain it without --at-turn", e.Pod, ErrNeverAttempted, e.Why)
+}
+
+// Unwrap makes errors.Is(err, ErrNeverAttempted) true.
+func (e *NeverAttemptedError) Unwrap() error { return ErrNeverAttempted }
 
 // RunAtTurn explains pod at its turn in a dry-run of the cluster: the
 // pending pods are queued and scheduled as `kubectl sched dryrun` does
@@ -27,7 +44,9 @@ var ErrNeverAttempted = errors.New("never attempted in the dry-run")
 // is explained on the state its last scheduling attempt saw, the attempt
 // whose outcome the dry-run reports. A bound pod, or a pod from a file,
 // joins the pending pods (taken off its node; it replaces the cluster's pod
-// of the same name). The cluster is not modified.
+// of the same name). The cluster is not modified. With o.Budget set, the
+// dry-run stops with ErrOverBudget before the attempt that would take its
+// node evaluations (attempts × nodes) over the budget.
 func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options) (*report.Explanation, error) {
 	if len(cl.Nodes) == 0 {
 		return nil, ErrNoNodes
@@ -79,6 +98,9 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		expErr  error
 		evicted int
 		turn    *report.ExplainTurn
+		// evaluated counts the nodes the dry-run's attempts evaluate.
+		evaluated  int64
+		overBudget bool
 	)
 	progress := func() {
 		if o.Progress != nil {
@@ -87,7 +109,12 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 	}
 	obs := engine.Observer{
 		Attempting: func(ctx context.Context, p *v1.Pod, attempt int) {
-			if !isTarget(p) {
+			if evaluated += int64(len(cl.Nodes)); o.Budget > 0 && evaluated > o.Budget && !overBudget {
+				overBudget = true
+				stop()
+				return
+			}
+			if overBudget || !isTarget(p) {
 				return
 			}
 			turn = &report.ExplainTurn{Attempt: attempt, PlacedBefore: c.Placements(), EvictedBefore: evicted}
@@ -122,7 +149,11 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 	}
 	total = len(pending)
 	c.Submit(pending...)
-	if err := c.Run(runCtx); err != nil && (turn == nil || turn.Node == "" || ctx.Err() != nil) {
+	err = c.Run(runCtx)
+	if overBudget && ctx.Err() == nil {
+		return nil, fmt.Errorf("pod %s: %w of %d node evaluations (scheduling attempts × %d nodes)", schedcore.PodName(target), ErrOverBudget, o.Budget, len(cl.Nodes))
+	}
+	if err != nil && (turn == nil || turn.Node == "" || ctx.Err() != nil) {
 		return nil, err
 	}
 	if expErr != nil {
@@ -137,7 +168,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 				why = plugin + ": " + msg
 			}
 		}
-		return nil, fmt.Errorf("pod %s: %w (%s); explain it without --at-turn", schedcore.PodName(target), ErrNeverAttempted, why)
+		return nil, &NeverAttemptedError{Pod: schedcore.PodName(target), Why: why}
 	}
 	if turn.Node != "" && rep.Selected != turn.Node && slices.Contains(rep.TiedBest, turn.Node) {
 		// --seed: the dry-run's tie-break drew another of the tied nodes

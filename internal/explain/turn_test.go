@@ -20,10 +20,6 @@ import (
 // are the dry-run's, where the plain explanation (the dump as it is) says
 // how many pending pods it leaves unplaced ahead of the pod.
 func TestAtTurnAgreesWithTheDryRun(t *testing.T) {
-	two := func() []*v1.Node { return []*v1.Node{node("n1").Obj(), node("n2").Obj()} }
-	pending := func(name string, created int64, cpu string) *v1.Pod {
-		return st.MakePod(name).Namespace("ns").Req("cpu", cpu).Created(created).Obj()
-	}
 	tests := []struct {
 		name        string
 		cl          *snapshot.Cluster
@@ -37,8 +33,8 @@ func TestAtTurnAgreesWithTheDryRun(t *testing.T) {
 	}{
 		{
 			name:        "pods ahead fill the nodes: fits as listed, not at its turn",
-			cl:          &snapshot.Cluster{Nodes: two(), Pods: []*v1.Pod{pending("a", 1, "3"), pending("b", 2, "3"), pending("c", 3, "3")}},
-			pod:         pending("c", 3, "3"),
+			cl:          &snapshot.Cluster{Nodes: twoNodes(), Pods: []*v1.Pod{pendingPod("a", 1, "3"), pendingPod("b", 2, "3"), pendingPod("c", 3, "3")}},
+			pod:         pendingPod("c", 3, "3"),
 			wantAhead:   2,
 			wantListed:  "n1",
 			wantTurn:    report.ExplainTurn{Attempt: 1, PlacedBefore: 2},
@@ -46,16 +42,16 @@ func TestAtTurnAgreesWithTheDryRun(t *testing.T) {
 		},
 		{
 			name:        "the first pod of the queue: the same state both ways",
-			cl:          &snapshot.Cluster{Nodes: two(), Pods: []*v1.Pod{pending("a", 1, "3"), pending("b", 2, "3")}},
-			pod:         pending("a", 1, "3"),
+			cl:          &snapshot.Cluster{Nodes: twoNodes(), Pods: []*v1.Pod{pendingPod("a", 1, "3"), pendingPod("b", 2, "3")}},
+			pod:         pendingPod("a", 1, "3"),
 			wantListed:  "n1",
 			wantTurn:    report.ExplainTurn{Attempt: 1, Node: "n1"},
 			wantVerdict: "n1",
 		},
 		{
 			name:        "a higher-priority pod created later is still ahead",
-			cl:          &snapshot.Cluster{Nodes: []*v1.Node{node("n1").Obj()}, Pods: []*v1.Pod{pending("a", 1, "3"), st.MakePod("vip").Namespace("ns").Req("cpu", "3").Priority(10).Created(2).Obj()}},
-			pod:         pending("a", 1, "3"),
+			cl:          &snapshot.Cluster{Nodes: []*v1.Node{node("n1").Obj()}, Pods: []*v1.Pod{pendingPod("a", 1, "3"), st.MakePod("vip").Namespace("ns").Req("cpu", "3").Priority(10).Created(2).Obj()}},
+			pod:         pendingPod("a", 1, "3"),
 			wantAhead:   1,
 			wantListed:  "n1",
 			wantTurn:    report.ExplainTurn{Attempt: 1, PlacedBefore: 1},
@@ -74,7 +70,7 @@ func TestAtTurnAgreesWithTheDryRun(t *testing.T) {
 		},
 		{
 			name:        "a pod from a file queues behind the pending pods of its priority",
-			cl:          &snapshot.Cluster{Nodes: two(), Pods: []*v1.Pod{pending("a", 1, "3"), pending("b", 2, "3")}},
+			cl:          &snapshot.Cluster{Nodes: twoNodes(), Pods: []*v1.Pod{pendingPod("a", 1, "3"), pendingPod("b", 2, "3")}},
 			pod:         st.MakePod("new").Namespace("ns").Req("cpu", "3").Obj(),
 			fromFile:    true,
 			wantAhead:   2,
@@ -85,8 +81,8 @@ func TestAtTurnAgreesWithTheDryRun(t *testing.T) {
 		{
 			name: "with a seed the node is the one the dry-run drew among the tied",
 			cl: &snapshot.Cluster{Nodes: []*v1.Node{node("n1").Obj(), node("n2").Obj(), node("n3").Obj(), node("n4").Obj()},
-				Pods: []*v1.Pod{pending("a", 1, "1"), pending("b", 2, "1"), pending("c", 3, "1")}},
-			pod:        pending("c", 3, "1"),
+				Pods: []*v1.Pod{pendingPod("a", 1, "1"), pendingPod("b", 2, "1"), pendingPod("c", 3, "1")}},
+			pod:        pendingPod("c", 3, "1"),
 			seed:       ptr(int64(7)),
 			wantAhead:  2,
 			wantListed: "*",
@@ -166,6 +162,14 @@ func TestAtTurnAgreesWithTheDryRun(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// twoNodes are two nodes of 4 cpu.
+func twoNodes() []*v1.Node { return []*v1.Node{node("n1").Obj(), node("n2").Obj()} }
+
+// pendingPod is a pending pod of namespace ns created at second created.
+func pendingPod(name string, created int64, cpu string) *v1.Pod {
+	return st.MakePod(name).Namespace("ns").Req("cpu", cpu).Created(created).Obj()
+}
 
 func TestAtTurnRefusals(t *testing.T) {
 	ctx := context.Background()

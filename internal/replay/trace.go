@@ -84,9 +84,12 @@ type Node struct {
 //   - Succeeded and Failed pods hold nothing and are left out.
 //
 // A departure before its arrival and a pod or node named twice are errors
-// naming the file and line.
+// naming the file and line. Pods without spec.priority get their
+// priorityClassName's priority, as in a dry-run (Cluster.ResolvePriorities:
+// the pods are modified, the warnings added to cl.Warnings).
 func FromCluster(cl *snapshot.Cluster) (*Trace, error) {
 	tr := &Trace{Objects: cl}
+	cl.ResolvePriorities()
 	where := func(obj any) string {
 		if o, ok := cl.OriginOf(obj); ok {
 			return o.String()

@@ -104,6 +104,13 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 	if line := stateLine(e); line != "" {
 		fmt.Fprintf(kv, "State:\t%s\n", line)
 	}
+	if line, agrees := turnCheckLine(e); line != "" {
+		style := st.Good
+		if !agrees {
+			style = st.Bad
+		}
+		fmt.Fprintf(kv, "Dry-run:\t%s\n", apply(style, line))
+	}
 	switch {
 	case e.PreEnqueue != nil:
 		fmt.Fprintf(kv, "Verdict:\t%s\n", apply(st.Bad, fmt.Sprintf("unschedulable: held out of the scheduling queue by %s (PreEnqueue, %s): no cycle runs", orDash(e.PreEnqueue.Plugin), e.PreEnqueue.Code)))
@@ -512,12 +519,7 @@ func stateLine(e *Explanation) string {
 		if t == nil {
 			return "at its turn in a dry-run"
 		}
-		s := fmt.Sprintf("at its turn in a dry-run: attempt %d, after %s", t.Attempt, plural(t.PlacedBefore, "placement"))
-		if t.EvictedBefore > 0 {
-			s += " and " + plural(t.EvictedBefore, "eviction")
-		} else if t.PlacedBefore == 0 {
-			s = fmt.Sprintf("at its turn in a dry-run: attempt %d, nothing placed before it", t.Attempt)
-		}
+		s := "at its turn in a dry-run: " + turnWhen(t)
 		if t.Node != "" {
 			return s + "; the dry-run places it on " + t.Node
 		}
@@ -526,7 +528,54 @@ func stateLine(e *Explanation) string {
 		if e.Ahead == 0 {
 			return "as listed (no pending pod is ahead of it in the queue)"
 		}
-		return fmt.Sprintf("as listed, without the %s ahead of it in the queue, which a dry-run places first (it may then answer otherwise: --at-turn)", plural(e.Ahead, "pending pod"))
+		s := fmt.Sprintf("as listed, without the %s ahead of it in the queue, which a dry-run places first", plural(e.Ahead, "pending pod"))
+		if e.AtTurn == nil {
+			s += " (it may then answer otherwise: --at-turn)"
+		}
+		return s
 	}
 	return ""
+}
+
+// turnWhen is "attempt 1, after 7 placements (and 1 eviction)".
+func turnWhen(t *ExplainTurn) string {
+	if t.PlacedBefore == 0 && t.EvictedBefore == 0 {
+		return fmt.Sprintf("attempt %d, nothing placed before it", t.Attempt)
+	}
+	s := fmt.Sprintf("attempt %d, after %s", t.Attempt, plural(t.PlacedBefore, "placement"))
+	if t.EvictedBefore > 0 {
+		s += " and " + plural(t.EvictedBefore, "eviction")
+	}
+	return s
+}
+
+// turnCheckLine says whether a dry-run agrees with the explanation as
+// listed at the pod's turn (Explanation.AtTurn), and whether that is
+// agreement.
+func turnCheckLine(e *Explanation) (string, bool) {
+	c := e.AtTurn
+	switch {
+	case c == nil:
+		return "", true
+	case !c.Checked:
+		return "not checked: " + c.Skipped + "; --at-turn runs it", true
+	case c.NeverAttempted != "" && c.Agrees:
+		return "agrees: it never gets a scheduling cycle there either (" + c.NeverAttempted + ")", true
+	case c.NeverAttempted != "":
+		return "disagrees: it never gets a scheduling cycle there (" + c.NeverAttempted + ")", false
+	}
+	t := c.Turn
+	at := "at its turn in the dry-run (" + turnWhen(t) + ")"
+	const how = " (--at-turn explains that state)"
+	switch {
+	case !c.Agrees && t.Node == "":
+		return "disagrees: " + at + " it is unschedulable: " + c.Message + how, false
+	case !c.Agrees:
+		return "disagrees: " + at + " it is placed on " + t.Node + how, false
+	case t.Node == "":
+		return "agrees: " + at + " it is unschedulable too", true
+	case t.Node == e.Selected:
+		return "agrees: " + at + " it is placed on " + t.Node + " too", true
+	}
+	return "agrees it is schedulable: " + at + " it is placed on " + t.Node + ", not " + e.Selected + " (the pods placed before it change the scores; " + how[2:], true
 }

@@ -164,3 +164,55 @@ func TestStateLineSaysWhichStateWasExplained(t *testing.T) {
 		})
 	}
 }
+
+// TestTurnCheckLineSaysWhetherTheDryRunAgrees: the Dry-run line of the
+// table, for each outcome of explain's check at the pod's turn.
+func TestTurnCheckLineSaysWhetherTheDryRunAgrees(t *testing.T) {
+	turn := func(placed, evicted int, node string) *ExplainTurn {
+		return &ExplainTurn{Attempt: 1 + evicted, PlacedBefore: placed, EvictedBefore: evicted, Node: node}
+	}
+	tests := []struct {
+		name       string
+		selected   string
+		c          *TurnCheck
+		want       string
+		wantAgrees bool
+	}{
+		{"not checked: no line", "n1", nil, "", true},
+		{"over the bound", "n1", &TurnCheck{Skipped: "too big"}, "not checked: too big; --at-turn runs it", true},
+		{"the same node", "n1", &TurnCheck{Checked: true, Agrees: true, Turn: turn(3, 0, "n1")},
+			"agrees: at its turn in the dry-run (attempt 1, after 3 placements) it is placed on n1 too", true},
+		{"another node", "n1", &TurnCheck{Checked: true, Agrees: true, Turn: turn(3, 0, "n2")},
+			"agrees it is schedulable: at its turn in the dry-run (attempt 1, after 3 placements) it is placed on n2, not n1 (the pods placed before it change the scores; --at-turn explains that state)", true},
+		{"unschedulable both ways", "", &TurnCheck{Checked: true, Agrees: true, Turn: turn(0, 0, ""), Message: "0/2 nodes are available."},
+			"agrees: at its turn in the dry-run (attempt 1, nothing placed before it) it is unschedulable too", true},
+		{"fits as listed, not at its turn", "n1", &TurnCheck{Checked: true, Turn: turn(1, 0, ""), Message: "0/2 nodes are available: 2 Insufficient cpu."},
+			"disagrees: at its turn in the dry-run (attempt 1, after 1 placement) it is unschedulable: 0/2 nodes are available: 2 Insufficient cpu. (--at-turn explains that state)", false},
+		{"placed at its turn after preemption", "", &TurnCheck{Checked: true, Turn: turn(0, 1, "n1")},
+			"disagrees: at its turn in the dry-run (attempt 2, after 0 placements and 1 eviction) it is placed on n1 (--at-turn explains that state)", false},
+		{"never attempted, held both ways", "", &TurnCheck{Checked: true, Agrees: true, NeverAttempted: "it has scheduling gates"},
+			"agrees: it never gets a scheduling cycle there either (it has scheduling gates)", true},
+		{"never attempted at its turn only", "n1", &TurnCheck{Checked: true, NeverAttempted: "Coscheduling: waiting for 2 more members"},
+			"disagrees: it never gets a scheduling cycle there (Coscheduling: waiting for 2 more members)", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &Explanation{State: "as-listed", Ahead: 3, Selected: tt.selected, AtTurn: tt.c}
+			got, agrees := turnCheckLine(e)
+			if got != tt.want || agrees != tt.wantAgrees {
+				t.Errorf("turnCheckLine = %q, %v; want %q, %v", got, agrees, tt.want, tt.wantAgrees)
+			}
+			var b strings.Builder
+			if err := WriteExplain(&b, e, "table", ExplainView{}); err != nil {
+				t.Fatal(err)
+			}
+			if has := strings.Contains(b.String(), "Dry-run:"); has != (tt.want != "") {
+				t.Errorf("table has a Dry-run line: %v, want %v:\n%s", has, tt.want != "", b.String())
+			}
+			// The State line points to --at-turn only when nothing was checked.
+			if hint := strings.Contains(stateLine(e), "--at-turn"); hint != (tt.c == nil) {
+				t.Errorf("State line %q: --at-turn hint %v, want %v", stateLine(e), hint, tt.c == nil)
+			}
+		})
+	}
+}

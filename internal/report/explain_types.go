@@ -38,6 +38,10 @@ type Explanation struct {
 	Ahead int `json:"ahead,omitempty"`
 	// Turn, for "at-turn", is where in the dry-run the pod was explained.
 	Turn *ExplainTurn `json:"turn,omitempty"`
+	// AtTurn, for "as-listed" from a dump, says whether a dry-run of the
+	// same dump agrees at the pod's turn (explain checks it when the
+	// dry-run up to its turn is small enough; --check-turn=false skips it).
+	AtTurn *TurnCheck `json:"atTurn,omitempty"`
 	// PreFilter is the PreFilter phase's outcome.
 	PreFilter PreFilterOutcome `json:"preFilter"`
 	// SkippedFilterPlugins / SkippedScorePlugins were skipped by PreFilter /
@@ -87,6 +91,27 @@ type ExplainTurn struct {
 	// Node is where the dry-run placed the pod, "" when it left it
 	// unschedulable.
 	Node string `json:"node,omitempty"`
+}
+
+// TurnCheck compares an explanation as listed with the pod's last attempt
+// in a dry-run of the same state (explain --at-turn's answer).
+type TurnCheck struct {
+	// Checked is false when the dry-run was not run; Skipped says why
+	// (too big: explain --at-turn runs it regardless).
+	Checked bool   `json:"checked"`
+	Skipped string `json:"skipped,omitempty"`
+	// Agrees: the same verdict at its turn as listed (both schedulable, or
+	// both not; Turn.Node may still differ from Selected).
+	Agrees bool `json:"agrees"`
+	// Turn is the pod's last attempt in the dry-run and where it placed
+	// the pod ("" = unschedulable).
+	Turn *ExplainTurn `json:"turn,omitempty"`
+	// Message is kube's FitError message at its turn when it is
+	// unschedulable there.
+	Message string `json:"message,omitempty"`
+	// NeverAttempted says why the dry-run gives the pod no scheduling
+	// cycle (scheduling gates, a gang short of members).
+	NeverAttempted string `json:"neverAttempted,omitempty"`
 }
 
 // PreFilterOutcome is the PreFilter phase's status.
