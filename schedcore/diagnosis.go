@@ -101,6 +101,19 @@ func (n *NodeToStatus) setNew(node string, s *Status) {
 	n.entries = append(n.entries, nodeStatus{node, s})
 }
 
+// byPosition returns the explicit statuses by the nodes' positions in
+// pos's list (the snapshot's List()): nil for a node without one. It reads the list
+// positions rather than building the index by name.
+func (n *NodeToStatus) byPosition(pos *positions) []*Status {
+	out := make([]*Status, len(pos.list))
+	for _, e := range n.entries {
+		if i := pos.of(e.node); i >= 0 {
+			out[i] = e.s
+		}
+	}
+	return out
+}
+
 // Len counts nodes with an explicit status.
 func (n *NodeToStatus) Len() int { return len(n.entries) }
 

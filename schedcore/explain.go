@@ -1,9 +1,10 @@
 package schedcore
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"sort"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -63,6 +64,8 @@ type NodeExplanation struct {
 	// Nominated are the pods nominated to the node that the filters
 	// counted as running there (equal or higher priority, not the pod).
 	Nominated []*PodInfo
+	// Rank is 1 + the node's place in Explanation.Scores (0 = not scored).
+	Rank int
 }
 
 // Explain runs one scheduling cycle of pod against the snapshot with every
@@ -98,44 +101,156 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	if diag != nil && diag.PreFilterMsg != "" {
 		ex.PreFilter = diag.NodeToStatus.AbsentNodesStatus()
 	}
-	feasible := sets.New[string]()
+	list := snapshot.List()
+	pos := &positions{snapshot: snapshot, list: list}
+	feasible := make([]bool, len(list))
+	// at[k] is the position in list of ex.Scores[k]'s node (-1: none).
+	at := make([]int32, len(ex.Scores))
 	if err == nil {
 		if len(result.Scores) == 0 {
-			feasible.Insert(result.SuggestedHost)
-		}
-		for _, s := range result.Scores {
-			feasible.Insert(s.Name)
-		}
-	}
-	for _, ni := range snapshot.List() {
-		ne := NodeExplanation{Name: ni.Name(), Feasible: feasible.Has(ni.Name())}
-		if !ne.Feasible && diag != nil {
-			ne.Status = diag.NodeToStatus.Get(ni.Name())
-			_, explicit := diag.NodeToStatus.Explicit(ni.Name())
-			switch {
-			case ex.PreFilter != nil:
-			case explicit:
-				ne.Failures = fw.DiagnoseFilterPluginsWithNominatedPods(ctx, state, pod, ni)
-				ne.Nominated = fw.countedNominatedPods(pod, ni)
-			case len(diag.LeftOutBy) > 0:
-				ne.LeftOutBy = fw.ExplainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status)
+			if i := pos.of(result.SuggestedHost); i >= 0 {
+				feasible[i] = true
 			}
 		}
-		ex.Nodes = append(ex.Nodes, ne)
+		for k := range result.Scores {
+			i := pos.of(result.Scores[k].Name)
+			if i >= 0 {
+				feasible[i] = true
+			}
+			at[k] = int32(i)
+		}
 	}
+	var statuses []*Status
+	if diag != nil && diag.NodeToStatus != nil {
+		statuses = diag.NodeToStatus.byPosition(&positions{snapshot: snapshot, list: list})
+	}
+	ex.Nodes = make([]NodeExplanation, len(list))
+	// rejected are the nodes to diagnose: the filters run again on each,
+	// and the rejecting ones explain themselves.
+	var rejected []int32
+	for i, ni := range list {
+		ne := &ex.Nodes[i]
+		ne.Name, ne.Feasible = ni.Name(), feasible[i]
+		if ne.Feasible || diag == nil {
+			continue
+		}
+		ne.Status = statuses[i]
+		if ne.Status == nil {
+			ne.Status = diag.NodeToStatus.AbsentNodesStatus()
+		} else if ex.PreFilter == nil {
+			rejected = append(rejected, int32(i))
+			continue
+		}
+		if ex.PreFilter == nil && len(diag.LeftOutBy) > 0 {
+			rejected = append(rejected, int32(i))
+		}
+	}
+	// The nodes are diagnosed in parallel, each into its own entry, as
+	// the filters ran: the filters and their explainers only read the
+	// cycle state and the node. Every node is diagnosed even when ctx is
+	// cancelled (the plugins still see ctx), so no entry is left half done.
+	fw.handle.Parallelizer().Until(context.WithoutCancel(ctx), len(rejected), func(k int) {
+		i := rejected[k]
+		ne, ni := &ex.Nodes[i], list[i]
+		if statuses[i] != nil {
+			ne.Failures = fw.DiagnoseFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+			ne.Nominated = fw.countedNominatedPods(pod, ni)
+		} else {
+			ne.LeftOutBy = fw.ExplainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status)
+		}
+	})
 	// With a single feasible node kube does not score; explain still does,
 	// so the ranking is always shown.
 	if err == nil && len(result.Scores) == 0 && fw.HasScorePlugins() {
 		ni, _ := snapshot.Get(result.SuggestedHost)
 		if scores, e := alg.prioritizeNodes(ctx, fw, state, pod, []*NodeInfo{ni}); e == nil {
 			ex.Scores = scores
+			at = make([]int32, len(scores))
+			for k := range scores {
+				at[k] = int32(pos.of(scores[k].Name))
+			}
 		}
 	}
-	sort.SliceStable(ex.Scores, func(i, j int) bool {
-		if ex.Scores[i].TotalScore != ex.Scores[j].TotalScore {
-			return ex.Scores[i].TotalScore > ex.Scores[j].TotalScore
+	for k, r := range rankScores(ex.Scores) {
+		if at[k] >= 0 {
+			ex.Nodes[at[k]].Rank = int(r) + 1
 		}
-		return ex.Scores[i].Name < ex.Scores[j].Name
-	})
+	}
 	return ex
+}
+
+// rankScores orders the scores best first: highest total, then lowest
+// name. Node names are unique, so the order is total and any sort gives
+// it; the indices are sorted rather than the structs, then the structs are
+// moved into place along the permutation's cycles. It returns each
+// score's rank (0 = best) by its index before the sort.
+func rankScores(scores []NodePluginScores) (rank []int32) {
+	rank = make([]int32, len(scores))
+	if len(scores) < 2 {
+		return rank
+	}
+	idx := make([]int32, len(scores))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		x, y := &scores[a], &scores[b]
+		if x.TotalScore != y.TotalScore {
+			return cmp.Compare(y.TotalScore, x.TotalScore)
+		}
+		return cmp.Compare(x.Name, y.Name)
+	})
+	for r, i := range idx {
+		rank[i] = int32(r)
+	}
+	// scores[r] must become the old scores[idx[r]]; a moved slot is marked -1.
+	for r := range idx {
+		if idx[r] < 0 || int(idx[r]) == r {
+			continue
+		}
+		tmp := scores[r]
+		k := r
+		for int(idx[k]) != r {
+			scores[k] = scores[idx[k]]
+			next := int(idx[k])
+			idx[k] = -1
+			k = next
+		}
+		scores[k] = tmp
+		idx[k] = -1
+	}
+	return rank
+}
+
+// positions finds nodes by name in list (the snapshot's List()). Names
+// asked for in list order are found by comparing with the node after the
+// last one found; any other is looked up by the position the snapshot
+// keeps in the NodeInfo, checked against the list.
+type positions struct {
+	snapshot *Snapshot
+	list     []*NodeInfo
+	next     int
+}
+
+// of returns the position of the node named name, or -1.
+func (p *positions) of(name string) int {
+	i := p.next
+	if i >= len(p.list) || p.list[i].Name() != name {
+		i = listPosition(p.snapshot, p.list, name)
+	}
+	p.next = i + 1
+	return i
+}
+
+// listPosition returns the position in list (the snapshot's List()) of the
+// node named name, or -1. It reads the position the snapshot keeps in the
+// NodeInfo and checks that the list holds that node there; when it does
+// not, it searches the list.
+func listPosition(snapshot *Snapshot, list []*NodeInfo, name string) int {
+	if ni, ok := snapshot.nodeInfoMap[name]; ok {
+		if i := ni.listIndex(); i >= 0 && i < len(list) && list[i].Name() == name {
+			return i
+		}
+	}
+	return slices.IndexFunc(list, func(ni *NodeInfo) bool { return ni.Name() == name })
 }

@@ -8,9 +8,12 @@
 package explain
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -117,6 +120,8 @@ type State struct {
 	// being explained (explainAtTurn).
 	pending []*v1.Pod
 	turn    *report.ExplainTurn
+	// names keeps the snapshot's nodes in name order between explanations.
+	names nameOrder
 }
 
 // NewState loads the cluster into a fresh engine. The cluster's objects
@@ -257,7 +262,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	if ex.Err != nil {
 		return nil, fmt.Errorf("explaining pod %s: %w", schedcore.PodName(target), ex.Err)
 	}
-	rep := convert(ex)
+	rep, order := convert(ex, &s.names)
 	rep.Source, rep.BoundNode, rep.NominatedNode = o.Source, bound, nominated
 	if s.turn != nil {
 		rep.State, rep.Turn = StateAtTurn, s.turn
@@ -292,13 +297,12 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	if nearest > 0 && ex.PreFilter.IsSuccess() && ex.PreEnqueue == nil {
 		// A pod rejected at PreFilter fails every node alike, for the
 		// PreFilter reason the summary gives: no node is nearer.
-		rep.Nearest = nearestNodes(rep.Nodes, ex, snap, nearest)
+		rep.Nearest = nearestNodes(rep.Nodes, order, ex, snap, nearest)
 	}
 	want := map[string]bool{o.Node: o.Node != ""}
 	for _, n := range rep.Nearest {
 		want[n] = true
 	}
-	byName := nodeExplanations(ex)
 	for i := range rep.Nodes {
 		n := &rep.Nodes[i]
 		if !want[n.Node] {
@@ -307,7 +311,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		ni, _ := snap.Get(n.Node)
 		n.Free = free(ni, target, s.eng.Options.Features)
 		if !n.Feasible {
-			n.Gaps = nodeGaps(byName[n.Node])
+			n.Gaps = nodeGaps(&ex.Nodes[order[i]])
 		}
 	}
 	if o.Node != "" {
@@ -345,9 +349,10 @@ func (s *State) ahead(target *v1.Pod, bound bool) int {
 
 // convert renders schedcore's Explanation as the report's schema: nodes in
 // name order, scores per plugin by name (raw, normalized = weighted /
-// weight, weighted), ranks.
-func convert(ex *schedcore.Explanation) *report.Explanation {
-	rep := &report.Explanation{
+// weight, weighted), ranks. order[i] is the position in ex.Nodes of
+// rep.Nodes[i]; names keeps the name order across calls (nil: none kept).
+func convert(ex *schedcore.Explanation, names *nameOrder) (rep *report.Explanation, order []int32) {
+	rep = &report.Explanation{
 		Pod:                  schedcore.PodName(ex.Pod),
 		Profile:              ex.Profile,
 		PreFilter:            report.PreFilterOutcome{Code: ex.PreFilter.Code().String(), Plugin: ex.PreFilter.Plugin(), Reason: ex.PreFilter.Message()},
@@ -368,54 +373,147 @@ func convert(ex *schedcore.Explanation) *report.Explanation {
 		rep.PreFilter = report.PreFilterOutcome{Code: "NotRun"}
 		rep.Message = st.Message()
 	}
-	type scored struct {
-		s    *schedcore.NodePluginScores
-		rank int
-	}
-	scores := make(map[string]scored, len(ex.Scores))
 	for i := range ex.Scores {
-		s := &ex.Scores[i]
-		scores[s.Name] = scored{s, i + 1}
-		rep.Ranking = append(rep.Ranking, s.Name)
+		rep.Ranking = append(rep.Ranking, ex.Scores[i].Name)
 	}
 	if len(ex.Scores) > 0 {
 		rep.BestTotal = ex.Scores[0].TotalScore
 	}
-	rep.Nodes = make([]report.ExplainNode, 0, len(ex.Nodes))
-	for _, ne := range ex.Nodes {
-		n := report.ExplainNode{Node: ne.Name, Feasible: ne.Feasible}
+	totals := make([]int64, len(ex.Scores))
+	maps := scoreMaps{weights: ex.ScoreWeights}
+	order = names.of(ex.Nodes)
+	rep.Nodes = make([]report.ExplainNode, len(ex.Nodes))
+	for k, i := range order {
+		ne := &ex.Nodes[i]
+		n := &rep.Nodes[k]
+		n.Node, n.Feasible = ne.Name, ne.Feasible
 		if ne.Feasible {
 			rep.NumFeasible++
-			if sc, ok := scores[ne.Name]; ok {
-				total := sc.s.TotalScore
-				n.Total, n.Rank = &total, sc.rank
-				n.Scores = make(map[string]int64, len(sc.s.Scores))
-				n.NormalizedScores = make(map[string]int64, len(sc.s.Scores))
-				n.RawScores = make(map[string]int64, len(sc.s.RawScores))
-				for _, p := range sc.s.Scores {
-					n.Scores[p.Name] = p.Score
-					if w := ex.ScoreWeights[p.Name]; w != 0 {
-						n.NormalizedScores[p.Name] = p.Score / w
-					}
-				}
-				for _, p := range sc.s.RawScores {
-					n.RawScores[p.Name] = p.Score
-				}
+			if r := ne.Rank; r > 0 {
+				sc := &ex.Scores[r-1]
+				totals[r-1] = sc.TotalScore
+				n.Total, n.Rank = &totals[r-1], r
+				n.Scores, n.NormalizedScores, n.RawScores = maps.of(sc)
 			}
-		} else {
-			for i, f := range ne.Failures {
-				n.Failures = append(n.Failures, failure(f.Plugin, f.Status, i == 0))
-			}
-			if len(n.Failures) == 0 && ne.Status != nil {
-				// Rejected before any filter ran on it: by PreFilter, or left
-				// out by a PreFilterResult.
-				n.Failures = []report.Failure{failure(ne.Status.Plugin(), ne.Status, true)}
-			}
+			continue
 		}
-		rep.Nodes = append(rep.Nodes, n)
+		if len(ne.Failures) > 0 {
+			n.Failures = make([]report.Failure, len(ne.Failures))
+			for j, f := range ne.Failures {
+				n.Failures[j] = failure(f.Plugin, f.Status, j == 0)
+			}
+		} else if ne.Status != nil {
+			// Rejected before any filter ran on it: by PreFilter, or left
+			// out by a PreFilterResult.
+			n.Failures = []report.Failure{failure(ne.Status.Plugin(), ne.Status, true)}
+		}
 	}
-	sort.Slice(rep.Nodes, func(i, j int) bool { return rep.Nodes[i].Node < rep.Nodes[j].Node })
-	return rep
+	return rep, order
+}
+
+// nameOrder keeps the name order of a node list from one explanation to
+// the next (the order of the snapshot's list changes rarely): order are
+// positions in the list, by name.
+type nameOrder struct {
+	order []int32
+}
+
+// of returns the positions of nodes in name order. The kept order is used
+// when it still sorts nodes strictly by name (one pass over the names,
+// which also proves it is this list's order since the names are unique);
+// otherwise the positions are sorted again and kept. A nil *nameOrder
+// keeps nothing.
+func (o *nameOrder) of(nodes []schedcore.NodeExplanation) []int32 {
+	if o != nil && len(o.order) == len(nodes) && sortedBy(o.order, nodes) {
+		return o.order
+	}
+	order := make([]int32, len(nodes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(nodes[a].Name, nodes[b].Name) })
+	if o != nil {
+		o.order = order
+	}
+	return order
+}
+
+// sortedBy reports whether order lists nodes with strictly increasing names.
+func sortedBy(order []int32, nodes []schedcore.NodeExplanation) bool {
+	for k := 1; k < len(order); k++ {
+		if order[k] < 0 || order[k-1] < 0 || int(order[k]) >= len(nodes) || int(order[k-1]) >= len(nodes) || nodes[order[k-1]].Name >= nodes[order[k]].Name {
+			return false
+		}
+	}
+	return len(order) != 1 || order[0] == 0
+}
+
+// scoreMaps builds a feasible node's score maps (weighted, normalized,
+// raw: plugin name to score). Nodes with the same scores share one set of
+// maps, which readers of the report only read: on a large cluster most
+// nodes score alike, and three maps per node were most of the conversion.
+// The maps are found by the scores' values; a hit is used only when its
+// plugin names are the node's too.
+type scoreMaps struct {
+	weights map[string]int64
+	key     []byte
+	seen    map[string]*sharedScores
+}
+
+type sharedScores struct {
+	from                     *schedcore.NodePluginScores
+	scores, normalized, raws map[string]int64
+}
+
+func (m *scoreMaps) of(sc *schedcore.NodePluginScores) (scores, normalized, raws map[string]int64) {
+	m.key = m.key[:0]
+	m.key = binary.AppendUvarint(m.key, uint64(len(sc.Scores)))
+	for _, p := range sc.Scores {
+		m.key = binary.AppendVarint(m.key, p.Score)
+	}
+	m.key = binary.AppendUvarint(m.key, uint64(len(sc.RawScores)))
+	for _, p := range sc.RawScores {
+		m.key = binary.AppendVarint(m.key, p.Score)
+	}
+	if s, ok := m.seen[string(m.key)]; ok && samePlugins(s.from, sc) {
+		return s.scores, s.normalized, s.raws
+	}
+	s := &sharedScores{from: sc, scores: make(map[string]int64, len(sc.Scores)), normalized: make(map[string]int64, len(sc.Scores)),
+		raws: make(map[string]int64, len(sc.RawScores))}
+	for _, p := range sc.Scores {
+		s.scores[p.Name] = p.Score
+		if w := m.weights[p.Name]; w != 0 {
+			s.normalized[p.Name] = p.Score / w
+		}
+	}
+	for _, p := range sc.RawScores {
+		s.raws[p.Name] = p.Score
+	}
+	if m.seen == nil {
+		m.seen = map[string]*sharedScores{}
+	}
+	if _, ok := m.seen[string(m.key)]; !ok {
+		m.seen[string(m.key)] = s
+	}
+	return s.scores, s.normalized, s.raws
+}
+
+// samePlugins reports whether a and b score the same plugins in the same order.
+func samePlugins(a, b *schedcore.NodePluginScores) bool {
+	if len(a.Scores) != len(b.Scores) || len(a.RawScores) != len(b.RawScores) {
+		return false
+	}
+	for i := range a.Scores {
+		if a.Scores[i].Name != b.Scores[i].Name {
+			return false
+		}
+	}
+	for i := range a.RawScores {
+		if a.RawScores[i].Name != b.RawScores[i].Name {
+			return false
+		}
+	}
+	return true
 }
 
 func failure(plugin string, s *schedcore.Status, first bool) report.Failure {
@@ -429,26 +527,17 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// nodeExplanations indexes the rejected nodes' diagnoses by name.
-func nodeExplanations(ex *schedcore.Explanation) map[string]*schedcore.NodeExplanation {
-	out := make(map[string]*schedcore.NodeExplanation, len(ex.Nodes))
-	for i := range ex.Nodes {
-		if !ex.Nodes[i].Feasible {
-			out[ex.Nodes[i].Name] = &ex.Nodes[i]
-		}
-	}
-	return out
-}
-
 // shortfall sums the plugins' shortfalls on a rejected node (a plugin that
 // does not explain itself counts 1): how far the node is from fitting.
 func shortfall(ne *schedcore.NodeExplanation) float64 {
 	var sum float64
-	for _, v := range append(ne.Failures, ne.LeftOutBy...) {
-		if v.Explanation != nil && v.Explanation.Shortfall > 0 {
-			sum += v.Explanation.Shortfall
-		} else {
-			sum++
+	for _, vs := range [2][]schedcore.FilterVerdict{ne.Failures, ne.LeftOutBy} {
+		for _, v := range vs {
+			if v.Explanation != nil && v.Explanation.Shortfall > 0 {
+				sum += v.Explanation.Shortfall
+			} else {
+				sum++
+			}
 		}
 	}
 	return sum
@@ -457,38 +546,15 @@ func shortfall(ne *schedcore.NodeExplanation) float64 {
 // nearestNodes picks the rejected nodes closest to fitting: fewest
 // failures, then fewest that preemption cannot resolve, then the smallest
 // shortfall the plugins report, then most free cpu, then most free memory,
-// then name.
-func nearestNodes(nodes []report.ExplainNode, ex *schedcore.Explanation, snap *schedcore.Snapshot, n int) []string {
+// then name. nodes[i] is ex.Nodes[order[i]].
+func nearestNodes(nodes []report.ExplainNode, order []int32, ex *schedcore.Explanation, snap *schedcore.Snapshot, n int) []string {
 	type cand struct {
 		name                 string
 		failures, unresolved int
 		shortfall            float64
 		cpu, mem             int64
 	}
-	diag := nodeExplanations(ex)
-	var cs []cand
-	for _, nd := range nodes {
-		if nd.Feasible {
-			continue
-		}
-		ni, err := snap.Get(nd.Node)
-		if err != nil {
-			continue
-		}
-		c := cand{name: nd.Node, failures: len(nd.Failures),
-			cpu: ni.Allocatable.MilliCPU - ni.Requested.MilliCPU, mem: ni.Allocatable.Memory - ni.Requested.Memory}
-		for _, f := range nd.Failures {
-			if f.Code == schedcore.UnschedulableAndUnresolvable.String() {
-				c.unresolved++
-			}
-		}
-		if ne := diag[nd.Node]; ne != nil {
-			c.shortfall = shortfall(ne)
-		}
-		cs = append(cs, c)
-	}
-	sort.Slice(cs, func(i, j int) bool {
-		a, b := cs[i], cs[j]
+	less := func(a, b *cand) bool {
 		if a.failures != b.failures {
 			return a.failures < b.failures
 		}
@@ -505,12 +571,54 @@ func nearestNodes(nodes []report.ExplainNode, ex *schedcore.Explanation, snap *s
 			return a.mem > b.mem
 		}
 		return a.name < b.name
-	})
+	}
+	// best holds the n nearest so far, nearest first (n is a handful: an
+	// insertion into it beats sorting every rejected node).
+	best := make([]cand, 0, n+1)
+	for i, nd := range nodes {
+		if nd.Feasible {
+			continue
+		}
+		ni := nodeInfo(snap, order[i], nd.Node)
+		if ni == nil {
+			continue
+		}
+		c := cand{name: nd.Node, failures: len(nd.Failures),
+			cpu: ni.Allocatable.MilliCPU - ni.Requested.MilliCPU, mem: ni.Allocatable.Memory - ni.Requested.Memory}
+		if len(best) == n && !less(&c, &best[n-1]) {
+			continue
+		}
+		for _, f := range nd.Failures {
+			if f.Code == schedcore.UnschedulableAndUnresolvable.String() {
+				c.unresolved++
+			}
+		}
+		c.shortfall = shortfall(&ex.Nodes[order[i]])
+		at := sort.Search(len(best), func(k int) bool { return less(&c, &best[k]) })
+		best = slices.Insert(best, at, c)
+		if len(best) > n {
+			best = best[:n]
+		}
+	}
 	out := []string{}
-	for i := 0; i < len(cs) && i < n; i++ {
-		out = append(out, cs[i].name)
+	for _, c := range best {
+		out = append(out, c.name)
 	}
 	return out
+}
+
+// nodeInfo returns the snapshot's node at position i of its list (where
+// schedcore.Explain put its explanation) when that node is named name,
+// and otherwise looks it up by name; nil when the snapshot has no such node.
+func nodeInfo(snap *schedcore.Snapshot, i int32, name string) *schedcore.NodeInfo {
+	if list := snap.List(); int(i) < len(list) && list[i].Name() == name {
+		return list[i]
+	}
+	ni, err := snap.Get(name)
+	if err != nil {
+		return nil
+	}
+	return ni
 }
 
 // free is what the node has left of cpu, memory, pods and of every other

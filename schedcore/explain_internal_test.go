@@ -1,0 +1,127 @@
+package schedcore
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func explainTestSnapshot(t *testing.T, n int) *Snapshot {
+	t.Helper()
+	var nodes []*v1.Node
+	for i := 0; i < n; i++ {
+		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%02d", i),
+			Labels: map[string]string{v1.LabelTopologyZone: fmt.Sprintf("z%d", i%3)}}})
+	}
+	return NewSnapshot(nil, nodes)
+}
+
+// listPosition and positions.of trust the position a NodeInfo keeps only
+// when the list holds that node there: a stale position (here, every node
+// claiming the first place) must still find the right node.
+func TestListPositionChecksTheKeptPosition(t *testing.T) {
+	snap := explainTestSnapshot(t, 12)
+	list := snap.List()
+	for i, ni := range list {
+		if got := listPosition(snap, list, ni.Name()); got != i {
+			t.Fatalf("listPosition(%s) = %d, want %d", ni.Name(), got, i)
+		}
+	}
+	for _, ni := range snap.nodeInfoMap {
+		ni.listPos = 1
+	}
+	for i, ni := range list {
+		if got := listPosition(snap, list, ni.Name()); got != i {
+			t.Errorf("with stale positions, listPosition(%s) = %d, want %d", ni.Name(), got, i)
+		}
+	}
+	if got := listPosition(snap, list, "nope"); got != -1 {
+		t.Errorf("listPosition(nope) = %d, want -1", got)
+	}
+	// positions.of: names in list order hit the hint; the rest (reversed,
+	// shuffled, unknown) must not take the hint's node.
+	names := make([]string, 0, len(list))
+	for _, ni := range list {
+		names = append(names, ni.Name())
+	}
+	rng := rand.New(rand.NewSource(1))
+	for round := 0; round < 20; round++ {
+		order := rng.Perm(len(names))
+		if round == 0 {
+			for i := range order {
+				order[i] = i
+			}
+		}
+		pos := &positions{snapshot: snap, list: list}
+		for _, i := range order {
+			if got := pos.of(names[i]); got != i {
+				t.Fatalf("round %d: positions.of(%s) = %d, want %d", round, names[i], got, i)
+			}
+		}
+		if got := pos.of("nope"); got != -1 {
+			t.Fatalf("positions.of(nope) = %d, want -1", got)
+		}
+	}
+}
+
+// byPosition gives every node the status Get gives it, without the index
+// by name.
+func TestNodeToStatusByPosition(t *testing.T) {
+	snap := explainTestSnapshot(t, 10)
+	list := snap.List()
+	n2s := NewNodeToStatus()
+	for i, ni := range list {
+		if i%3 != 0 {
+			n2s.setNew(ni.Name(), NewStatus(Unschedulable, fmt.Sprint("r", i)).WithPlugin("P"))
+		}
+	}
+	n2s.Set(list[1].Name(), NewStatus(UnschedulableAndUnresolvable, "again"))
+	n2s.Set("gone", NewStatus(Unschedulable, "not in the list"))
+	got := n2s.byPosition(&positions{snapshot: snap, list: list})
+	for i, ni := range list {
+		want, explicit := n2s.Explicit(ni.Name())
+		if !explicit {
+			want = nil
+		}
+		if got[i] != want {
+			t.Errorf("%s: byPosition gives %v, Explicit %v", ni.Name(), got[i], want)
+		}
+	}
+}
+
+// rankScores gives the order a stable sort by total (descending) then name
+// gives, and each score's rank by its index before the sort.
+func TestRankScoresOrdersBestFirst(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for round := 0; round < 50; round++ {
+		n := rng.Intn(40)
+		scores := make([]NodePluginScores, n)
+		for i, k := range rng.Perm(n) {
+			scores[i] = NodePluginScores{Name: fmt.Sprintf("n%03d", k), TotalScore: int64(rng.Intn(5)),
+				Scores: []PluginScore{{Name: "P", Score: int64(k)}}}
+		}
+		want := append([]NodePluginScores(nil), scores...)
+		sort.SliceStable(want, func(i, j int) bool {
+			if want[i].TotalScore != want[j].TotalScore {
+				return want[i].TotalScore > want[j].TotalScore
+			}
+			return want[i].Name < want[j].Name
+		})
+		before := append([]NodePluginScores(nil), scores...)
+		rank := rankScores(scores)
+		for r := range want {
+			if scores[r].Name != want[r].Name || scores[r].Scores[0] != want[r].Scores[0] {
+				t.Fatalf("round %d: place %d is %s, want %s", round, r, scores[r].Name, want[r].Name)
+			}
+		}
+		for i, r := range rank {
+			if scores[r].Name != before[i].Name {
+				t.Fatalf("round %d: rank of %s is %d, which holds %s", round, before[i].Name, r, scores[r].Name)
+			}
+		}
+	}
+}
