@@ -1,0 +1,191 @@
+package explain
+
+import (
+	"cmp"
+	"encoding/binary"
+	"slices"
+	"strings"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// convert renders schedcore's Explanation as the report's schema: nodes in
+// name order, scores per plugin by name (raw, normalized = weighted /
+// weight, weighted), ranks. order[i] is the position in ex.Nodes of
+// rep.Nodes[i]; names keeps the name order across calls (nil: none kept).
+func convert(ex *schedcore.Explanation, names *nameOrder) (rep *report.Explanation, order []int32) {
+	rep = &report.Explanation{
+		Pod:                  schedcore.PodName(ex.Pod),
+		Profile:              ex.Profile,
+		PreFilter:            report.PreFilterOutcome{Code: ex.PreFilter.Code().String(), Plugin: ex.PreFilter.Plugin(), Reason: ex.PreFilter.Message()},
+		SkippedFilterPlugins: nonNil(ex.SkippedFilterPlugins),
+		SkippedScorePlugins:  nonNil(ex.SkippedScorePlugins),
+		FilterPlugins:        nonNil(ex.FilterPlugins),
+		ScorePluginWeights:   ex.ScoreWeights,
+		NumNodes:             len(ex.Nodes),
+		Selected:             ex.Selected,
+		TiedBest:             nonNil(ex.Tied),
+		Ranking:              make([]string, 0, len(ex.Scores)),
+	}
+	if ex.FitError != nil {
+		rep.Message = ex.FitError.Error()
+	}
+	if st := ex.PreEnqueue; st != nil {
+		rep.PreEnqueue = &report.PreFilterOutcome{Code: st.Code().String(), Plugin: st.Plugin(), Reason: st.Message()}
+		rep.PreFilter = report.PreFilterOutcome{Code: "NotRun"}
+		rep.Message = st.Message()
+	}
+	for i := range ex.Scores {
+		rep.Ranking = append(rep.Ranking, ex.Scores[i].Name)
+	}
+	if len(ex.Scores) > 0 {
+		rep.BestTotal = ex.Scores[0].TotalScore
+	}
+	totals := make([]int64, len(ex.Scores))
+	maps := scoreMaps{weights: ex.ScoreWeights}
+	order = names.of(ex.Nodes)
+	rep.Nodes = make([]report.ExplainNode, len(ex.Nodes))
+	for k, i := range order {
+		ne := &ex.Nodes[i]
+		n := &rep.Nodes[k]
+		n.Node, n.Feasible = ne.Name, ne.Feasible
+		if ne.Feasible {
+			rep.NumFeasible++
+			if r := ne.Rank; r > 0 {
+				sc := &ex.Scores[r-1]
+				totals[r-1] = sc.TotalScore
+				n.Total, n.Rank = &totals[r-1], r
+				n.Scores, n.NormalizedScores, n.RawScores = maps.of(sc)
+			}
+			continue
+		}
+		if len(ne.Failures) > 0 {
+			n.Failures = make([]report.Failure, len(ne.Failures))
+			for j, f := range ne.Failures {
+				n.Failures[j] = failure(f.Plugin, f.Status, j == 0)
+			}
+		} else if ne.Status != nil {
+			// Rejected before any filter ran on it: by PreFilter, or left
+			// out by a PreFilterResult.
+			n.Failures = []report.Failure{failure(ne.Status.Plugin(), ne.Status, true)}
+		}
+	}
+	return rep, order
+}
+
+// nameOrder keeps the name order of a node list from one explanation to
+// the next (the order of the snapshot's list changes rarely): order are
+// positions in the list, by name.
+type nameOrder struct {
+	order []int32
+}
+
+// of returns the positions of nodes in name order. The kept order is used
+// when it still sorts nodes strictly by name (one pass over the names,
+// which also proves it is this list's order since the names are unique);
+// otherwise the positions are sorted again and kept. A nil *nameOrder
+// keeps nothing.
+func (o *nameOrder) of(nodes []schedcore.NodeExplanation) []int32 {
+	if o != nil && len(o.order) == len(nodes) && sortedBy(o.order, nodes) {
+		return o.order
+	}
+	order := make([]int32, len(nodes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(nodes[a].Name, nodes[b].Name) })
+	if o != nil {
+		o.order = order
+	}
+	return order
+}
+
+// sortedBy reports whether order lists nodes with strictly increasing names.
+func sortedBy(order []int32, nodes []schedcore.NodeExplanation) bool {
+	for k := 1; k < len(order); k++ {
+		if order[k] < 0 || order[k-1] < 0 || int(order[k]) >= len(nodes) || int(order[k-1]) >= len(nodes) || nodes[order[k-1]].Name >= nodes[order[k]].Name {
+			return false
+		}
+	}
+	return len(order) != 1 || order[0] == 0
+}
+
+// scoreMaps builds a feasible node's score maps (weighted, normalized,
+// raw: plugin name to score). Nodes with the same scores share one set of
+// maps, which readers of the report only read: on a large cluster most
+// nodes score alike, and three maps per node were most of the conversion.
+// The maps are found by the scores' values; a hit is used only when its
+// plugin names are the node's too.
+type scoreMaps struct {
+	weights map[string]int64
+	key     []byte
+	seen    map[string]*sharedScores
+}
+
+type sharedScores struct {
+	from                     *schedcore.NodePluginScores
+	scores, normalized, raws map[string]int64
+}
+
+func (m *scoreMaps) of(sc *schedcore.NodePluginScores) (scores, normalized, raws map[string]int64) {
+	m.key = m.key[:0]
+	m.key = binary.AppendUvarint(m.key, uint64(len(sc.Scores)))
+	for _, p := range sc.Scores {
+		m.key = binary.AppendVarint(m.key, p.Score)
+	}
+	m.key = binary.AppendUvarint(m.key, uint64(len(sc.RawScores)))
+	for _, p := range sc.RawScores {
+		m.key = binary.AppendVarint(m.key, p.Score)
+	}
+	if s, ok := m.seen[string(m.key)]; ok && samePlugins(s.from, sc) {
+		return s.scores, s.normalized, s.raws
+	}
+	s := &sharedScores{from: sc, scores: make(map[string]int64, len(sc.Scores)), normalized: make(map[string]int64, len(sc.Scores)),
+		raws: make(map[string]int64, len(sc.RawScores))}
+	for _, p := range sc.Scores {
+		s.scores[p.Name] = p.Score
+		if w := m.weights[p.Name]; w != 0 {
+			s.normalized[p.Name] = p.Score / w
+		}
+	}
+	for _, p := range sc.RawScores {
+		s.raws[p.Name] = p.Score
+	}
+	if m.seen == nil {
+		m.seen = map[string]*sharedScores{}
+	}
+	if _, ok := m.seen[string(m.key)]; !ok {
+		m.seen[string(m.key)] = s
+	}
+	return s.scores, s.normalized, s.raws
+}
+
+// samePlugins reports whether a and b score the same plugins in the same order.
+func samePlugins(a, b *schedcore.NodePluginScores) bool {
+	if len(a.Scores) != len(b.Scores) || len(a.RawScores) != len(b.RawScores) {
+		return false
+	}
+	for i := range a.Scores {
+		if a.Scores[i].Name != b.Scores[i].Name {
+			return false
+		}
+	}
+	for i := range a.RawScores {
+		if a.RawScores[i].Name != b.RawScores[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+func failure(plugin string, s *schedcore.Status, first bool) report.Failure {
+	return report.Failure{Plugin: plugin, Reason: strings.Join(s.Reasons(), "; "), Code: s.Code().String(), First: first}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
