@@ -99,11 +99,15 @@ func (kf *kubeFigures) put(f kubeFigure) {
 func (kf *kubeFigures) write(path string) error {
 	kf.Comment = "kube-scheduler v1.37.2 (hack/kubebench) on the snapshots of hack/bench, recorded by `make bench-kube`; " +
 		"load is /proc/loadavg (1, 5, 15 min) before and after the kube run; commit is this repository's when the run started (our engine and the snapshot generator)"
-	data, err := json.MarshalIndent(kf, "", "  ")
-	if err != nil {
+	// Not HTML-escaped: the load reads "a b c -> d e f".
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(kf); err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 var (

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,9 +38,12 @@ func TestKubeFiguresFile(t *testing.T) {
 	}
 	kf.put(kubeFigure{Workload: "Mixed/5000Nodes", Percentage: 100, PodsPerCPU: 30})
 	kf.put(kubeFigure{Workload: "Mixed/5000Nodes", Percentage: 0, PodsPerCPU: 50})
-	kf.put(kubeFigure{Workload: "Mixed/5000Nodes", Percentage: 100, PodsPerCPU: 33})
+	kf.put(kubeFigure{Workload: "Mixed/5000Nodes", Percentage: 100, PodsPerCPU: 33, Load: "1.00 1.00 1.00 -> 2.00 2.00 2.00"})
 	if err := kf.write(path); err != nil {
 		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(path); err != nil || !strings.Contains(string(data), `"1.00 1.00 1.00 -> 2.00 2.00 2.00"`) {
+		t.Errorf("the load is not written as read (%v):\n%s", err, data)
 	}
 	back, err := readKubeFigures(path)
 	if err != nil {
