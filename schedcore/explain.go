@@ -248,7 +248,7 @@ func (p *positions) of(name string) int {
 // not, it searches the list.
 func listPosition(snapshot *Snapshot, list []*NodeInfo, name string) int {
 	if ni, ok := snapshot.nodeInfoMap[name]; ok {
-		if i := ni.listIndex(); i >= 0 && i < len(list) && list[i].Name() == name {
+		if i := indexIn(list, ni); i >= 0 {
 			return i
 		}
 	}

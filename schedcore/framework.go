@@ -385,12 +385,13 @@ func (f *Framework) layout(p *configv1.Plugins) error {
 	return nil
 }
 
-// setScoreWeights takes weights from score.enabled first, then multiPoint;
-// 0 means 1; the total must not overflow.
 // scoreMemoKeys bounds the distinct keys (workloads) whose scores a
 // NodeLocalScorer's memo keeps.
 const scoreMemoKeys = 64
 
+// setScoreWeights takes weights from score.enabled first, then multiPoint;
+// 0 means 1; the total must not overflow. It also gives each
+// NodeLocalScorer its memo.
 func (f *Framework) setScoreWeights(p *configv1.Plugins) error {
 	weights := map[string]int64{}
 	var total int64

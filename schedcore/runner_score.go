@@ -157,11 +157,13 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 // remembered for this cycle's key, and whether there is one: only
 // NodeLocalScorers whose ScoreKey accepts the cycle have one. A remembered
 // score is the plugin's own for the same key and the same node contents, so
-// using it changes no decision.
+// using it changes no decision. As with the filters' (filterViews), a
+// sampled cycle that times every plugin remembers nothing, so its timings
+// cover every node.
 func (f *Framework) scoreViews(state *CycleState, pod *v1.Pod, idx []int) ([]VerdictView, []bool) {
 	views, memo := make([]VerdictView, len(idx)), make([]bool, len(idx))
 	snap := f.handle.Snapshot()
-	if snap == nil || snap.NumNodes() == 0 {
+	if state.RecordPluginMetrics || snap == nil || snap.NumNodes() == 0 {
 		return views, memo
 	}
 	for j, pi := range idx {

@@ -95,3 +95,30 @@ func TestNodeLocalScoresAreRemembered(t *testing.T) {
 		})
 	}
 }
+
+// TestSampledScoreCyclesRememberNothing checks that a cycle that times
+// every plugin (RecordPluginMetrics, kube's sampled cycles) scores every
+// node, as the filters' memo does: its timings cover every node.
+func TestSampledScoreCyclesRememberNothing(t *testing.T) {
+	var calls atomic.Int64
+	_, snap := slotNodes()
+	fw := onePluginFramework(t, snap, perSlot{calls: &calls})
+	pod := schedtest.MakePod("p").Label("weight", "1").Obj()
+	run := func(sampled bool) int64 {
+		t.Helper()
+		calls.Store(0)
+		state := schedcore.NewCycleState()
+		state.RecordPluginMetrics = sampled
+		if _, st := fw.RunScorePlugins(context.Background(), state, pod, snap.List()); !st.IsSuccess() {
+			t.Fatal(st.AsError())
+		}
+		return calls.Load()
+	}
+	run(false)
+	if n := run(false); n != 0 {
+		t.Fatalf("an unsampled cycle of the same pod scored %d nodes, want 0 (the memo is off: the test checks nothing)", n)
+	}
+	if n := run(true); n != 20 {
+		t.Errorf("a sampled cycle scored %d nodes, want all 20", n)
+	}
+}
