@@ -87,11 +87,20 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 // default-profile framework must filter and score every node as a fresh
 // one does, whatever happened to the cluster in between.
 func TestRememberedScoresMatchFreshFramework(t *testing.T) {
+	// imageless: the nodes rarely hold images, so that ImageLocality's
+	// uniform score (no node with an image) comes and goes.
+	for _, imageless := range []bool{false, true} {
+		t.Run(fmt.Sprint("imageless=", imageless), func(t *testing.T) { checkRememberedScores(t, imageless) })
+	}
+}
+
+func checkRememberedScores(t *testing.T, imageless bool) {
 	rng := rand.New(rand.NewSource(11))
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
 	snap := schedcore.NewEmptySnapshot()
+	cl := &randomCluster{rng: rng, cache: cache, nodes: 12, imageless: imageless}
 	for i := 0; i < 12; i++ {
-		cache.AddNode(randomNode(rng, i))
+		cache.AddNode(cl.node(i))
 	}
 	ctx := context.Background()
 	newFramework := func() *schedcore.Framework {
@@ -105,8 +114,12 @@ func TestRememberedScoresMatchFreshFramework(t *testing.T) {
 	}
 	cache.UpdateSnapshot(snap)
 	long := newFramework()
-	score := func(fw *schedcore.Framework, pod *v1.Pod) []string {
+	// score runs a cycle's filters and scores on every node; the
+	// reference cycle times every plugin, which turns off every shortcut
+	// (memos, uniform scores): each plugin runs on each node.
+	score := func(fw *schedcore.Framework, pod *v1.Pod, reference bool) []string {
 		state := schedcore.NewCycleState()
+		state.RecordPluginMetrics = reference
 		if _, s, _ := fw.RunPreFilterPlugins(ctx, state, pod); !s.IsSuccess() {
 			return []string{"prefilter " + s.Message()}
 		}
@@ -132,17 +145,23 @@ func TestRememberedScoresMatchFreshFramework(t *testing.T) {
 	for i := range workloads {
 		workloads[i] = randomPod(rng, fmt.Sprintf("w%d", i))
 	}
-	cl := &randomCluster{rng: rng, cache: cache, nodes: 12}
+	withoutImages := 0
 	for step := 0; step < 300; step++ {
 		p := workloads[rng.Intn(len(workloads))].DeepCopy()
 		p.Name, p.UID = fmt.Sprintf("p%d", step), types.UID(fmt.Sprint("uid-", step))
 		cl.change(p)
 		cache.UpdateSnapshot(snap)
+		if snap.NodesWithImages() == 0 {
+			withoutImages++
+		}
 		pod := workloads[rng.Intn(len(workloads))]
-		want := score(newFramework(), pod)
-		if diff := cmp.Diff(want, score(long, pod)); diff != "" {
+		want := score(newFramework(), pod, true)
+		if diff := cmp.Diff(want, score(long, pod, false)); diff != "" {
 			t.Fatalf("step %d: long-lived framework scores differ from a fresh one's (-fresh +long-lived):\n%s", step, diff)
 		}
+	}
+	if imageless && (withoutImages < 30 || withoutImages > 270) {
+		t.Errorf("%d of 300 steps had no node with images: too few changes between uniform and per-node image scores", withoutImages)
 	}
 }
 
@@ -153,6 +172,18 @@ type randomCluster struct {
 	cache  *schedcore.Cache
 	placed []*v1.Pod
 	nodes  int
+	// imageless drops the images of most nodes it adds.
+	imageless bool
+}
+
+// node is randomNode(i), without images most of the time when the
+// cluster is imageless.
+func (c *randomCluster) node(i int) *v1.Node {
+	n := randomNode(c.rng, i)
+	if c.imageless && c.rng.Intn(20) > 0 {
+		n.Status.Images = nil
+	}
+	return n
 }
 
 // change makes one change; when it places a pod, that pod is p, on a
@@ -170,10 +201,10 @@ func (c *randomCluster) change(p *v1.Pod) {
 		c.cache.RemovePod(c.placed[i])
 		c.placed = append(c.placed[:i], c.placed[i+1:]...)
 	case r < 9:
-		c.cache.AddNode(randomNode(rng, rng.Intn(c.nodes)))
+		c.cache.AddNode(c.node(rng.Intn(c.nodes)))
 	default:
 		if rng.Intn(2) == 0 {
-			c.cache.AddNode(randomNode(rng, c.nodes))
+			c.cache.AddNode(c.node(c.nodes))
 			c.nodes++
 		} else {
 			c.cache.RemoveNode(randomNode(rng, rng.Intn(c.nodes)))

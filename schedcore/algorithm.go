@@ -92,12 +92,15 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *Cycle
 		return result, &diag, err
 	}
 	result = ScheduleResult{EvaluatedNodes: len(feasible) + diag.NodeToStatus.Len(), FeasibleNodes: len(feasible)}
-	result.SuggestedHost, result.Tied = a.selectHost(scores)
 	if state.scoreBufs != nil {
 		// The buffers are reused by the next cycle: keep the chosen and
-		// the runner-up nodes' scores only, copied.
-		scores = detachScores(scores, 2)
+		// the runner-up nodes' scores only, copied out of them.
+		c, ru, tied := a.pickHost(scores)
+		result.SuggestedHost, result.Tied = scores[c].Name, tied
+		result.Scores = detachScores(state, scores, c, ru)
+		return result, &diag, nil
 	}
+	result.SuggestedHost, result.Tied = a.selectHost(scores)
 	result.Scores = scores
 	return result, &diag, nil
 }
@@ -124,10 +127,27 @@ func (a *Algorithm) prioritizeNodes(ctx context.Context, fw *Framework, state *C
 
 // selectHost returns the chosen node and, when the Algorithm lists them
 // (ListTied, or a TieBreak to choose among them), every node tied with it
-// for the best total (in name order). It runs in one pass without sorting: after it,
-// scores[0] is the chosen node and scores[1], if any, the best other node
-// (the lowest name among equals); the rest keep no particular order.
+// for the best total (in name order). After it, scores[0] is the chosen
+// node and scores[1], if any, the best other node (the lowest name among
+// equals); the rest keep no particular order.
 func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
+	c, ru, tied := a.pickHost(scores)
+	scores[0], scores[c] = scores[c], scores[0]
+	if ru == 0 {
+		ru = c
+	}
+	if ru > 0 {
+		scores[1], scores[ru] = scores[ru], scores[1]
+	}
+	return scores[0].Name, tied
+}
+
+// pickHost returns the index of the chosen node, of the best other node
+// (the lowest name among equal totals; -1 when there is none) and, when
+// the Algorithm lists them, the nodes tied for the best total (in name
+// order). It runs in passes over scores without sorting them, and
+// without moving them.
+func (a *Algorithm) pickHost(scores []NodePluginScores) (chosen, runnerUp int, tied []string) {
 	best := 0
 	for i := 1; i < len(scores); i++ {
 		if scores[i].TotalScore > scores[best].TotalScore ||
@@ -135,49 +155,39 @@ func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
 			best = i
 		}
 	}
-	top := scores[best].TotalScore
-	if a.TieBreak == nil && !a.ListTied {
+	chosen = best
+	if a.TieBreak != nil || a.ListTied {
 		// The lowest name among the best totals is scores[best]'s.
-		scores[0], scores[best] = scores[best], scores[0]
-		moveRunnerUp(scores)
-		return scores[0].Name, nil
-	}
-	var tied []string
-	for i := range scores {
-		if scores[i].TotalScore == top {
-			tied = append(tied, scores[i].Name)
-		}
-	}
-	if len(tied) > 1 {
-		sort.Strings(tied)
-	}
-	chosen := tied[0]
-	if len(tied) > 1 && a.TieBreak != nil {
-		chosen = a.TieBreak(tied)
-	}
-	for i := range scores {
-		if scores[i].Name == chosen {
-			scores[0], scores[i] = scores[i], scores[0]
-			break
-		}
-	}
-	moveRunnerUp(scores)
-	return chosen, tied
-}
-
-// moveRunnerUp swaps the best of scores[1:] (lowest name among equal
-// totals) into scores[1].
-func moveRunnerUp(scores []NodePluginScores) {
-	if len(scores) > 2 {
-		ru := 1
-		for i := 2; i < len(scores); i++ {
-			if scores[i].TotalScore > scores[ru].TotalScore ||
-				scores[i].TotalScore == scores[ru].TotalScore && scores[i].Name < scores[ru].Name {
-				ru = i
+		top := scores[best].TotalScore
+		for i := range scores {
+			if scores[i].TotalScore == top {
+				tied = append(tied, scores[i].Name)
 			}
 		}
-		scores[1], scores[ru] = scores[ru], scores[1]
+		if len(tied) > 1 {
+			sort.Strings(tied)
+		}
+		if len(tied) > 1 && a.TieBreak != nil {
+			name := a.TieBreak(tied)
+			for i := range scores {
+				if scores[i].Name == name {
+					chosen = i
+					break
+				}
+			}
+		}
 	}
+	runnerUp = -1
+	for i := range scores {
+		if i == chosen {
+			continue
+		}
+		if runnerUp < 0 || scores[i].TotalScore > scores[runnerUp].TotalScore ||
+			scores[i].TotalScore == scores[runnerUp].TotalScore && scores[i].Name < scores[runnerUp].Name {
+			runnerUp = i
+		}
+	}
+	return chosen, runnerUp, tied
 }
 
 func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod) ([]*NodeInfo, Diagnosis, error) {

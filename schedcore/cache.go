@@ -337,6 +337,7 @@ func (c *Cache) NodeCount() int {
 const (
 	flagHasAffinity uint8 = 1 << iota
 	flagHasRequiredAntiAffinity
+	flagHasImages
 )
 
 // listFlags says which of the snapshot's affinity lists n belongs in.
@@ -347,6 +348,9 @@ func listFlagsOf(n *NodeInfo) uint8 {
 	}
 	if len(n.PodsWithRequiredAntiAffinity) > 0 {
 		f |= flagHasRequiredAntiAffinity
+	}
+	if len(n.ImageStates) > 0 {
+		f |= flagHasImages
 	}
 	return f
 }
@@ -403,7 +407,11 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		// NodeInfo is read.
 		s.havePodsWithAffinityNodeInfoList = s.havePodsWithAffinityNodeInfoList[:0]
 		s.havePodsWithRequiredAntiAffinityNodeInfoList = s.havePodsWithRequiredAntiAffinityNodeInfoList[:0]
+		s.imageNodes = 0
 		for i, f := range s.listFlags {
+			if f&flagHasImages != 0 {
+				s.imageNodes++
+			}
 			if f&flagHasAffinity != 0 {
 				s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, s.nodeInfoList[i])
 			}
@@ -418,6 +426,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.havePodsWithAffinityNodeInfoList = s.havePodsWithAffinityNodeInfoList[:0]
 		s.havePodsWithRequiredAntiAffinityNodeInfoList = s.havePodsWithRequiredAntiAffinityNodeInfoList[:0]
 		s.listFlags = s.listFlags[:0]
+		s.imageNodes = 0
 		s.nodesVersion = nextGeneration()
 		for _, name := range c.nodeOrder.list() {
 			n, ok := s.nodeInfoMap[name]
@@ -425,7 +434,11 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 				continue
 			}
 			s.nodeInfoList = append(s.nodeInfoList, n)
-			s.listFlags = append(s.listFlags, listFlagsOf(n))
+			f := listFlagsOf(n)
+			s.listFlags = append(s.listFlags, f)
+			if f&flagHasImages != 0 {
+				s.imageNodes++
+			}
 			n.listPos = len(s.nodeInfoList)
 			if len(n.PodsWithAffinity) > 0 {
 				s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, n)

@@ -146,6 +146,21 @@ type NodeLocalScorer interface {
 	ScoreKey(state *CycleState, pod *v1.Pod, k *MemoKey) bool
 }
 
+// UniformScorer is a ScorePlugin that can tell, after PreScore, that its
+// Score is the same on every node this cycle (a pod without the plugin's
+// kind of request, a cluster where nothing tells nodes apart for it). The
+// framework then gives every node that raw score without calling Score;
+// normalization and diagnosis see the same scores as if it had been
+// called on each node.
+type UniformScorer interface {
+	ScorePlugin
+	// UniformScore returns the score Score would return on every node of
+	// the cycle (the snapshot's nodes and copies of them with nominated
+	// pods added), read from the state PreScore wrote; false when it may
+	// differ between nodes.
+	UniformScore(state *CycleState, pod *v1.Pod) (int64, bool)
+}
+
 // NodeLocalFilter is a FilterPlugin whose Filter, for a cycle's pod, is a
 // function of the node's contents alone (what its NodeInfo holds, versioned
 // by its Generation) and of what FilterKey writes. The framework then

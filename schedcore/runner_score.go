@@ -36,6 +36,12 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 // RunScorePlugins scores every node with every non-skipped score plugin in
 // parallel over nodes, normalizes per plugin, applies the weights and sums,
 // exactly as kube's RunScorePlugins. Raw scores are kept for diagnosis.
+//
+// The scores are kept by plugin, one column of raw scores each, and a
+// node's per-plugin lists (RawScores, Scores) are built from the columns:
+// for every node when the cycle keeps every node's scores (Explain), and
+// only for the nodes SchedulePod keeps (detachScores) when the cycle
+// scores into the framework's buffers (ReuseScoreBuffers).
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, *Status) {
 	start := time.Now()
 	idx := make([]int, 0, len(f.score))
@@ -45,23 +51,15 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		}
 	}
 	np := len(idx)
-	var out []NodePluginScores
-	var raw, weighted []PluginScore
-	var lists []NodeScoreList
+	var b *scoreBuffers
+	lazy := false
 	if state.ReuseScoreBuffers && state.scoreBufs == nil && f.scoreBufMu.TryLock() {
 		state.scoreBufs = f
-		out, raw, weighted, lists = f.scoreBuf.get(len(nodes), np)
+		b, lazy = &f.scoreBuf, true
 	} else {
-		// One backing array for every node's score slices: two allocations
-		// per cycle rather than two per node.
-		out = make([]NodePluginScores, len(nodes))
-		raw = make([]PluginScore, len(nodes)*np)
-		weighted = make([]PluginScore, len(nodes)*np)
-		lists = make([]NodeScoreList, np)
-		for j := range lists {
-			lists[j] = make(NodeScoreList, len(nodes))
-		}
+		b = new(scoreBuffers)
 	}
+	out := b.get(f, idx, len(nodes))
 	if np == 0 {
 		for i, n := range nodes {
 			out[i] = NodePluginScores{Name: n.Name(), RawScores: []PluginScore{}, Scores: []PluginScore{}}
@@ -69,28 +67,26 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		return out, nil
 	}
 	views, memo := f.scoreViews(state, pod, idx)
-	// The plugins' names, read once rather than per node.
-	names := make([]string, np)
-	for j, pi := range idx {
-		names[j] = f.score[pi].Name()
-	}
+	uniform := f.uniformScores(state, pod, idx, b)
+	raw := b.raw
 	var errOnce sync.Once
 	var firstErr error
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	f.handle.Parallelizer().Until(cctx, len(nodes), func(i int) {
 		n := nodes[i]
-		name := n.Name()
-		rs := raw[i*np : (i+1)*np : (i+1)*np]
+		out[i].Name = n.Name()
 		for j, pi := range idx {
-			pl := f.score[pi]
+			if uniform[j] {
+				continue
+			}
 			if memo[j] {
 				if v, ok := views[j].Get(n); ok {
-					rs[j] = PluginScore{Name: names[j], Score: int64(v)}
-					lists[j][i] = NodeScore{Name: name, Score: int64(v)}
+					raw[j][i] = int64(v)
 					continue
 				}
 			}
+			pl := f.score[pi]
 			var sc int64
 			var s *Status
 			if state.RecordPluginMetrics && f.recorder != nil {
@@ -110,10 +106,8 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			if memo[j] && sc >= 0 && sc <= math.MaxUint16 {
 				views[j].Put(n, uint16(sc))
 			}
-			rs[j] = PluginScore{Name: names[j], Score: sc}
-			lists[j][i] = NodeScore{Name: name, Score: sc}
+			raw[j][i] = sc
 		}
-		out[i] = NodePluginScores{Name: name, RawScores: rs}
 	})
 	if firstErr != nil {
 		st := AsStatus(fmt.Errorf("running Score plugins: %w", firstErr))
@@ -125,32 +119,74 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		if norm == nil {
 			continue
 		}
-		if s := norm.NormalizeScore(ctx, state, pod, lists[j]); !s.IsSuccess() {
+		list := b.lists[j]
+		for i := range list {
+			list[i] = NodeScore{Name: out[i].Name, Score: raw[j][i]}
+		}
+		if s := norm.NormalizeScore(ctx, state, pod, list); !s.IsSuccess() {
 			st := AsStatus(fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", f.score[pi].Name(), s.AsError()))
 			f.observe(ExtScore, st, start)
 			return nil, st
 		}
 	}
-	for i := range nodes {
-		ws := weighted[i*np : (i+1)*np : (i+1)*np]
-		var total int64
-		for j, pi := range idx {
-			sc := lists[j][i].Score
+	// Totals plugin by plugin, a column at a time.
+	valid := true
+	for j, pi := range idx {
+		w := f.scoreWeight[pi]
+		for i := range out {
+			sc := b.normalized(j, i)
 			if sc > MaxNodeScore || sc < MinNodeScore {
-				st := AsStatus(fmt.Errorf("applying score defaultWeights on Score plugins: plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing",
-					f.score[pi].Name(), sc, MinNodeScore, MaxNodeScore))
-				f.observe(ExtScore, st, start)
-				return nil, st
+				valid = false
 			}
-			w := sc * f.scoreWeight[pi]
-			ws[j] = PluginScore{Name: names[j], Score: w}
-			total += w
+			out[i].TotalScore += sc * w
 		}
-		out[i].Scores = ws
-		out[i].TotalScore = total
+	}
+	if !valid {
+		// The first invalid score in node order, as a per-node pass finds it.
+		for i := range out {
+			for j, pi := range idx {
+				if sc := b.normalized(j, i); sc > MaxNodeScore || sc < MinNodeScore {
+					st := AsStatus(fmt.Errorf("applying score defaultWeights on Score plugins: plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing",
+						f.score[pi].Name(), sc, MinNodeScore, MaxNodeScore))
+					f.observe(ExtScore, st, start)
+					return nil, st
+				}
+			}
+		}
+	}
+	if !lazy {
+		rs, ws := make([]PluginScore, len(out)*np), make([]PluginScore, len(out)*np)
+		for i := range out {
+			out[i].RawScores, out[i].Scores = b.pluginScores(i, rs[i*np:(i+1)*np:(i+1)*np], ws[i*np:(i+1)*np:(i+1)*np])
+		}
 	}
 	f.observe(ExtScore, nil, start)
 	return out, nil
+}
+
+// uniformScores fills the raw score column of each plugin of idx whose
+// Score is, this cycle, the same on every node (UniformScorer) and
+// reports which they are. As with the memos, a sampled cycle that times
+// every plugin calls Score on every node.
+func (f *Framework) uniformScores(state *CycleState, pod *v1.Pod, idx []int, b *scoreBuffers) []bool {
+	uniform := make([]bool, len(idx))
+	if state.RecordPluginMetrics {
+		return uniform
+	}
+	for j, pi := range idx {
+		u, ok := f.score[pi].(UniformScorer)
+		if !ok {
+			continue
+		}
+		if v, ok := u.UniformScore(state, pod); ok {
+			uniform[j] = true
+			col := b.raw[j]
+			for i := range col {
+				col[i] = v
+			}
+		}
+	}
+	return uniform
 }
 
 // scoreViews returns, for each plugin of idx, the view of the raw scores
@@ -178,37 +214,72 @@ func (f *Framework) scoreViews(state *CycleState, pod *v1.Pod, idx []int) ([]Ver
 	return views, memo
 }
 
-// scoreBuffers are RunScorePlugins' slices, kept between cycles.
+// scoreBuffers are RunScorePlugins' columns: a cycle's scores by plugin
+// (the plugins of that cycle, in order) and node (the index in the
+// feasible list).
 type scoreBuffers struct {
-	out           []NodePluginScores
-	raw, weighted []PluginScore
-	lists         []NodeScoreList
+	out []NodePluginScores
+	// raw[j][i] is plugin j's raw score on node i.
+	raw [][]int64
+	// lists[j] is plugin j's list for NormalizeScore, normalized in place;
+	// nil for a plugin without NormalizeScore, whose raw score is final.
+	lists []NodeScoreList
+	// The cycle's plugins' names and weights.
+	names   []string
+	weights []int64
 }
 
-// get returns the buffers sized for nodes × plugins, growing them when
-// needed; their contents are stale and overwritten by the caller.
-func (b *scoreBuffers) get(nodes, plugins int) ([]NodePluginScores, []PluginScore, []PluginScore, []NodeScoreList) {
+// get sizes the buffers for the cycle's plugins (idx, positions in
+// f.score) and nodes, growing them when needed, and returns the cleared
+// per-node results; the columns' contents are stale and overwritten by
+// the caller.
+func (b *scoreBuffers) get(f *Framework, idx []int, nodes int) []NodePluginScores {
+	np := len(idx)
 	if cap(b.out) < nodes {
 		b.out = make([]NodePluginScores, nodes)
 	}
-	if cap(b.raw) < nodes*plugins {
-		b.raw = make([]PluginScore, nodes*plugins)
-		b.weighted = make([]PluginScore, nodes*plugins)
-	}
-	for len(b.lists) < plugins {
+	for len(b.raw) < np {
+		b.raw = append(b.raw, nil)
 		b.lists = append(b.lists, nil)
 	}
-	for j := 0; j < plugins; j++ {
+	b.raw, b.lists = b.raw[:np], b.lists[:np]
+	b.names, b.weights = b.names[:0], b.weights[:0]
+	for j, pi := range idx {
+		b.names = append(b.names, f.score[pi].Name())
+		b.weights = append(b.weights, f.scoreWeight[pi])
+		if cap(b.raw[j]) < nodes {
+			b.raw[j] = make([]int64, nodes)
+		}
+		b.raw[j] = b.raw[j][:nodes]
+		if f.scoreNorm[pi] == nil {
+			b.lists[j] = b.lists[j][:0]
+			continue
+		}
 		if cap(b.lists[j]) < nodes {
 			b.lists[j] = make(NodeScoreList, nodes)
 		}
 		b.lists[j] = b.lists[j][:nodes]
 	}
 	out := b.out[:nodes]
-	for i := range out {
-		out[i] = NodePluginScores{}
+	clear(out)
+	return out
+}
+
+// normalized is plugin j's normalized score on node i.
+func (b *scoreBuffers) normalized(j, i int) int64 {
+	if len(b.lists[j]) != 0 {
+		return b.lists[j][i].Score
 	}
-	return out, b.raw[:nodes*plugins], b.weighted[:nodes*plugins], b.lists[:plugins]
+	return b.raw[j][i]
+}
+
+// pluginScores fills rs and ws with node i's raw and weighted scores.
+func (b *scoreBuffers) pluginScores(i int, rs, ws []PluginScore) ([]PluginScore, []PluginScore) {
+	for j, name := range b.names {
+		rs[j] = PluginScore{Name: name, Score: b.raw[j][i]}
+		ws[j] = PluginScore{Name: name, Score: b.normalized(j, i) * b.weights[j]}
+	}
+	return rs, ws
 }
 
 // releaseScoreBuffers gives the framework's score buffers back, if state
@@ -220,15 +291,21 @@ func releaseScoreBuffers(state *CycleState) {
 	}
 }
 
-// detachScores copies the first n entries of scores (and their per-plugin
-// slices) out of reused buffers.
-func detachScores(scores []NodePluginScores, n int) []NodePluginScores {
-	n = min(n, len(scores))
-	out := make([]NodePluginScores, n)
-	for i := 0; i < n; i++ {
-		out[i] = scores[i]
-		out[i].RawScores = append([]PluginScore(nil), scores[i].RawScores...)
-		out[i].Scores = append([]PluginScore(nil), scores[i].Scores...)
+// detachScores copies the entries chosen and runnerUp (-1: none) of
+// scores, the framework's buffers that state holds, with their per-plugin
+// scores, which RunScorePlugins left in the buffers' columns.
+func detachScores(state *CycleState, scores []NodePluginScores, chosen, runnerUp int) []NodePluginScores {
+	b := &state.scoreBufs.scoreBuf
+	keep := []int{chosen}
+	if runnerUp >= 0 {
+		keep = append(keep, runnerUp)
+	}
+	np := len(b.names)
+	out := make([]NodePluginScores, len(keep))
+	rs, ws := make([]PluginScore, len(keep)*np), make([]PluginScore, len(keep)*np)
+	for k, i := range keep {
+		out[k] = scores[i]
+		out[k].RawScores, out[k].Scores = b.pluginScores(i, rs[k*np:(k+1)*np:(k+1)*np], ws[k*np:(k+1)*np:(k+1)*np])
 	}
 	return out
 }

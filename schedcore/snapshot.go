@@ -17,8 +17,11 @@ type Snapshot struct {
 	havePodsWithAffinityNodeInfoList             []*NodeInfo
 	havePodsWithRequiredAntiAffinityNodeInfoList []*NodeInfo
 	// listFlags holds, per list position, which affinity lists the node
-	// is in, so that they can be rebuilt without reading every NodeInfo.
-	listFlags    []uint8
+	// is in (and whether it holds images), so that they can be rebuilt
+	// without reading every NodeInfo.
+	listFlags []uint8
+	// imageNodes counts the listed nodes with images (ImageStates).
+	imageNodes   int
 	namespaces   map[string]*v1.Namespace
 	generation   int64
 	nsGeneration int64
@@ -88,6 +91,10 @@ func (s *Snapshot) Get(name string) (*NodeInfo, error) {
 // NamespaceGeneration changes whenever the namespaces (or their labels)
 // change, for caches of namespace-selector results.
 func (s *Snapshot) NamespaceGeneration() int64 { return s.nsGeneration }
+
+// NodesWithImages counts the listed nodes that hold at least one image
+// (a non-empty ImageStates).
+func (s *Snapshot) NodesWithImages() int { return s.imageNodes }
 
 // NumNodes counts nodes.
 func (s *Snapshot) NumNodes() int { return len(s.nodeInfoList) }

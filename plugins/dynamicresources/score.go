@@ -41,6 +41,17 @@ func (pl *DynamicResources) Score(_ context.Context, cs *schedcore.CycleState, _
 	return score, nil
 }
 
+// UniformScore is 0 when Score returns 0 on every node without looking
+// at it: the plugin or prioritized lists disabled, or a pod without
+// claims.
+func (pl *DynamicResources) UniformScore(cs *schedcore.CycleState, _ *v1.Pod) (int64, bool) {
+	if !pl.enabled || !pl.features.DRAPrioritizedList {
+		return 0, true
+	}
+	state, err := getStateData(cs)
+	return 0, err == nil && state.claims.empty()
+}
+
 func computeScore(claims iter.Seq2[int, *resourceapi.ResourceClaim], allocations nodeAllocation) (int64, error) {
 	var score int64
 	unallocatedIndex := 0
@@ -92,3 +103,5 @@ func (pl *DynamicResources) NormalizeScore(_ context.Context, _ *schedcore.Cycle
 	}
 	return nil
 }
+
+var _ schedcore.UniformScorer = (*DynamicResources)(nil)

@@ -36,8 +36,14 @@ const memoKeys = 64
 
 const preScoreStateKey schedcore.StateKey = "PreScore" + Name
 
-// preScoreState holds the feasible nodes' scores.
-type preScoreState struct{ scores *schedcore.NodeValues[int64] }
+// preScoreState holds the feasible nodes' scores; none says no node of
+// the snapshot holds any image, so every node scores 0: the framework
+// then calls no Score (UniformScore), and scores is nil (a Score called
+// all the same computes its node's score).
+type preScoreState struct {
+	scores *schedcore.NodeValues[int64]
+	none   bool
+}
 
 // Clone returns the state itself: nothing changes it after PreScore.
 func (s *preScoreState) Clone() schedcore.StateData { return s }
@@ -45,6 +51,7 @@ func (s *preScoreState) Clone() schedcore.StateData { return s }
 var (
 	_ schedcore.PreScorePlugin = (*ImageLocality)(nil)
 	_ schedcore.ScorePlugin    = (*ImageLocality)(nil)
+	_ schedcore.UniformScorer  = (*ImageLocality)(nil)
 )
 
 // New returns the plugin; it takes no args.
@@ -58,12 +65,19 @@ func (pl *ImageLocality) Name() string { return Name }
 // Score sums the spread-scaled sizes of the pod's images present on the
 // node and maps the sum onto [0, 100].
 func (pl *ImageLocality) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	if s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey); ok {
+	if s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey); ok && s.scores != nil {
 		if v, ok := s.scores.Get(nodeInfo); ok {
 			return v, nil
 		}
 	}
 	return pl.score(pod, nodeInfo, pl.handle.Snapshot().NumNodes()), nil
+}
+
+// UniformScore is 0 when no node holds any image: with no image of the
+// pod on a node, its score is calculatePriority(0, n), which is 0.
+func (pl *ImageLocality) UniformScore(state *schedcore.CycleState, _ *v1.Pod) (int64, bool) {
+	s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey)
+	return 0, ok && s.none
 }
 
 func (pl *ImageLocality) score(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, totalNumNodes int) int64 {
@@ -76,6 +90,10 @@ func (pl *ImageLocality) score(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, totalN
 // It never skips: Score is the same with or without it.
 func (pl *ImageLocality) PreScore(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) *schedcore.Status {
 	snap := pl.handle.Snapshot()
+	if snap.NodesWithImages() == 0 {
+		state.Write(preScoreStateKey, &preScoreState{none: true})
+		return nil
+	}
 	total := snap.NumNodes()
 	scores := pl.scores.Values(ctx, pl.handle.Parallelizer(), imagesKey(pod, total), nodes, func(ni *schedcore.NodeInfo) int64 {
 		return pl.score(pod, ni, total)
