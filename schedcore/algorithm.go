@@ -148,46 +148,49 @@ func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
 // order). It runs in passes over scores without sorting them, and
 // without moving them.
 func (a *Algorithm) pickHost(scores []NodePluginScores) (chosen, runnerUp int, tied []string) {
-	best := 0
+	// One pass keeps the best two: a node above (higher total, or equal
+	// and a lower name) is better.
+	better := func(i, j int) bool {
+		return scores[i].TotalScore > scores[j].TotalScore ||
+			scores[i].TotalScore == scores[j].TotalScore && scores[i].Name < scores[j].Name
+	}
+	best, second := 0, -1
 	for i := 1; i < len(scores); i++ {
-		if scores[i].TotalScore > scores[best].TotalScore ||
-			scores[i].TotalScore == scores[best].TotalScore && scores[i].Name < scores[best].Name {
-			best = i
+		switch {
+		case better(i, best):
+			best, second = i, best
+		case second < 0 || better(i, second):
+			second = i
 		}
 	}
-	chosen = best
-	if a.TieBreak != nil || a.ListTied {
-		// The lowest name among the best totals is scores[best]'s.
-		top := scores[best].TotalScore
-		for i := range scores {
-			if scores[i].TotalScore == top {
-				tied = append(tied, scores[i].Name)
-			}
-		}
-		if len(tied) > 1 {
-			sort.Strings(tied)
-		}
-		if len(tied) > 1 && a.TieBreak != nil {
-			name := a.TieBreak(tied)
-			for i := range scores {
-				if scores[i].Name == name {
-					chosen = i
-					break
-				}
-			}
-		}
+	if a.TieBreak == nil && !a.ListTied {
+		return best, second, nil
 	}
-	runnerUp = -1
+	// The lowest name among the best totals is scores[best]'s.
+	top := scores[best].TotalScore
 	for i := range scores {
-		if i == chosen {
-			continue
-		}
-		if runnerUp < 0 || scores[i].TotalScore > scores[runnerUp].TotalScore ||
-			scores[i].TotalScore == scores[runnerUp].TotalScore && scores[i].Name < scores[runnerUp].Name {
-			runnerUp = i
+		if scores[i].TotalScore == top {
+			tied = append(tied, scores[i].Name)
 		}
 	}
-	return chosen, runnerUp, tied
+	if len(tied) > 1 {
+		sort.Strings(tied)
+	}
+	if len(tied) < 2 || a.TieBreak == nil {
+		return best, second, tied
+	}
+	name := a.TieBreak(tied)
+	if name == scores[best].Name {
+		return best, second, tied
+	}
+	for i := range scores {
+		if scores[i].Name == name {
+			// Another node of the best total: the best one is then the
+			// best other.
+			return i, best, tied
+		}
+	}
+	return best, second, tied
 }
 
 func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod) ([]*NodeInfo, Diagnosis, error) {
