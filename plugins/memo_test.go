@@ -81,11 +81,14 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 }
 
 // The framework remembers the raw scores of NodeLocalScorers
-// (NodeResourcesFit, NodeResourcesBalancedAllocation, TaintToleration) per
-// ScoreKey, and the nodes where a NodeLocalFilter (NodeResourcesFit,
-// TaintToleration) passed per FilterKey, across cycles: a long-lived
-// default-profile framework must filter and score every node as a fresh
-// one does, whatever happened to the cluster in between.
+// (NodeResourcesFit, NodeResourcesBalancedAllocation, TaintToleration,
+// ImageLocality) per ScoreKey, and the nodes where a NodeLocalFilter
+// (NodeResourcesFit, TaintToleration) passed per FilterKey, across cycles,
+// and calls no Score where a UniformScorer (ImageLocality without images
+// on any node, DynamicResources without claims) says every node scores
+// the same: a long-lived default-profile framework must filter and score
+// every node as a fresh one does in a cycle with every shortcut off,
+// whatever happened to the cluster in between.
 func TestRememberedScoresMatchFreshFramework(t *testing.T) {
 	// imageless: the nodes rarely hold images, so that ImageLocality's
 	// uniform score (no node with an image) comes and goes.

@@ -23,40 +23,22 @@ const (
 const Name = names.ImageLocality
 
 // ImageLocality scores nodes by the images of the pod they already hold.
+// A node's score depends on its own image summaries (taken when the node
+// is copied into the snapshot, so its generation covers them), the pod's
+// images and the node count: the framework remembers it per ScoreKey.
 type ImageLocality struct {
 	handle *schedcore.Handle
-	// scores remembers each node's score per image list while the node is
-	// unchanged (a node's image summaries are taken when it is copied into
-	// the snapshot, so its generation covers them).
-	scores *schedcore.NodeMemo[int64]
 }
-
-// memoKeys bounds the image lists whose per-node scores are remembered.
-const memoKeys = 64
-
-const preScoreStateKey schedcore.StateKey = "PreScore" + Name
-
-// preScoreState holds the feasible nodes' scores; none says no node of
-// the snapshot holds any image, so every node scores 0: the framework
-// then calls no Score (UniformScore), and scores is nil (a Score called
-// all the same computes its node's score).
-type preScoreState struct {
-	scores *schedcore.NodeValues[int64]
-	none   bool
-}
-
-// Clone returns the state itself: nothing changes it after PreScore.
-func (s *preScoreState) Clone() schedcore.StateData { return s }
 
 var (
-	_ schedcore.PreScorePlugin = (*ImageLocality)(nil)
-	_ schedcore.ScorePlugin    = (*ImageLocality)(nil)
-	_ schedcore.UniformScorer  = (*ImageLocality)(nil)
+	_ schedcore.ScorePlugin     = (*ImageLocality)(nil)
+	_ schedcore.NodeLocalScorer = (*ImageLocality)(nil)
+	_ schedcore.UniformScorer   = (*ImageLocality)(nil)
 )
 
 // New returns the plugin; it takes no args.
 func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
-	return &ImageLocality{handle: h, scores: schedcore.NewNodeMemo[int64](memoKeys)}, nil
+	return &ImageLocality{handle: h}, nil
 }
 
 // Name returns the plugin's name.
@@ -64,52 +46,27 @@ func (pl *ImageLocality) Name() string { return Name }
 
 // Score sums the spread-scaled sizes of the pod's images present on the
 // node and maps the sum onto [0, 100].
-func (pl *ImageLocality) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	if s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey); ok && s.scores != nil {
-		if v, ok := s.scores.Get(nodeInfo); ok {
-			return v, nil
-		}
-	}
-	return pl.score(pod, nodeInfo, pl.handle.Snapshot().NumNodes()), nil
+func (pl *ImageLocality) Score(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	sum, count := sumImageScores(nodeInfo, pod, pl.handle.Snapshot().NumNodes())
+	return calculatePriority(sum, count), nil
+}
+
+// ScoreKey is the pod's image list and the node count (imagesKey).
+func (pl *ImageLocality) ScoreKey(_ *schedcore.CycleState, pod *v1.Pod, k *schedcore.MemoKey) bool {
+	imagesKey(k, pod, pl.handle.Snapshot().NumNodes())
+	return true
 }
 
 // UniformScore is 0 when no node holds any image: with no image of the
 // pod on a node, its score is calculatePriority(0, n), which is 0.
-func (pl *ImageLocality) UniformScore(state *schedcore.CycleState, _ *v1.Pod) (int64, bool) {
-	s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey)
-	return 0, ok && s.none
-}
-
-func (pl *ImageLocality) score(pod *v1.Pod, nodeInfo *schedcore.NodeInfo, totalNumNodes int) int64 {
-	sum, count := sumImageScores(nodeInfo, pod, totalNumNodes)
-	return calculatePriority(sum, count)
-}
-
-// PreScore computes the feasible nodes' scores, taking each from the memo
-// when the node is unchanged since the pod's image list was last scored.
-// It never skips: Score is the same with or without it.
-func (pl *ImageLocality) PreScore(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) *schedcore.Status {
-	snap := pl.handle.Snapshot()
-	if snap.NodesWithImages() == 0 {
-		state.Write(preScoreStateKey, &preScoreState{none: true})
-		return nil
-	}
-	total := snap.NumNodes()
-	scores := pl.scores.Values(ctx, pl.handle.Parallelizer(), imagesKey(pod, total), nodes, func(ni *schedcore.NodeInfo) int64 {
-		return pl.score(pod, ni, total)
-	})
-	s := &preScoreState{scores: schedcore.NewNodeValues[int64](snap)}
-	for i, ni := range nodes {
-		s.scores.Set(ni, scores[i])
-	}
-	state.Write(preScoreStateKey, s)
-	return nil
+func (pl *ImageLocality) UniformScore(_ *schedcore.CycleState, _ *v1.Pod) (int64, bool) {
+	return 0, pl.handle.Snapshot().NodesWithImages() == 0
 }
 
 // imagesKey is the pod's image references in Score's order, and the node
 // count the spread is scaled by.
-func imagesKey(pod *v1.Pod, totalNumNodes int) *schedcore.MemoKey {
-	k := new(schedcore.MemoKey).Int(int64(totalNumNodes))
+func imagesKey(k *schedcore.MemoKey, pod *v1.Pod, totalNumNodes int) *schedcore.MemoKey {
+	k.Int(int64(totalNumNodes))
 	k.Int(int64(len(pod.Spec.InitContainers)))
 	for i := range pod.Spec.InitContainers {
 		k.String(pod.Spec.InitContainers[i].Image)
