@@ -320,7 +320,10 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 				rejected++
 			}
 		}
-		diag.NodeToStatus.grow(rejected)
+		// Room for this window's rejections, and as much again as the
+		// earlier windows' when there were some: the windows of a sampled
+		// pass then copy the list a few times, not once each.
+		diag.NodeToStatus.grow(rejected + diag.NodeToStatus.Len())
 		for i := base; i < base+window; i++ {
 			if len(feasible) >= toFind {
 				break

@@ -40,20 +40,7 @@ func (r *Resource) Add(rl v1.ResourceList) {
 		return
 	}
 	for name, q := range rl {
-		switch name {
-		case v1.ResourceCPU:
-			r.MilliCPU += q.MilliValue()
-		case v1.ResourceMemory:
-			r.Memory += q.Value()
-		case v1.ResourcePods:
-			r.AllowedPodNumber += int(q.Value())
-		case v1.ResourceEphemeralStorage:
-			r.EphemeralStorage += q.Value()
-		default:
-			if IsScalarResourceName(name) {
-				r.AddScalar(name, q.Value())
-			}
-		}
+		r.addQuantity(name, q)
 	}
 }
 
@@ -186,6 +173,15 @@ var DefaultFeatures = Features{
 // PodRequests with status resources (in-place resize), pod-level resources,
 // overhead, and the non-zero defaults for cpu and memory.
 func ComputePodResource(pod *v1.Pod, f Features) PodResource {
+	if pr, ok := containerOnlyPodResource(pod); ok {
+		return pr
+	}
+	return podRequestsResource(pod, f)
+}
+
+// podRequestsResource is ComputePodResource through PodRequests, for any
+// pod.
+func podRequestsResource(pod *v1.Pod, f Features) PodResource {
 	opts := resourcehelper.PodResourcesOptions{
 		UseStatusResources: f.InPlacePodVerticalScaling,
 		InPlacePodLevelResourcesVerticalScalingEnabled: f.InPlacePodLevelResourcesVerticalScaling,

@@ -1,0 +1,84 @@
+package schedcore
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
+)
+
+// containerOnlyPodResource must give what PodRequests gives, for every pod
+// it accepts, under every combination of the gates that matter; and it
+// must turn down the pods whose requests are not their containers' alone
+// (init containers, overhead, pod-level resources, status resources, a
+// resize condition), which random pods here have now and then.
+func TestContainerOnlyPodResourceIsPodRequests(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	quantities := map[v1.ResourceName][]string{
+		v1.ResourceCPU:              {"0", "1m", "0.5m", "100m", "250m", "1", "1.5", "2500m", "0.0001"},
+		v1.ResourceMemory:           {"0", "1", "100Mi", "1Gi", "1.5Gi", "1e3", "200M", "0.5"},
+		v1.ResourceEphemeralStorage: {"1Gi", "10G"},
+		v1.ResourcePods:             {"1"},
+		"nvidia.com/gpu":            {"1", "2"},
+		"hugepages-2Mi":             {"2Mi", "4Mi"},
+		"example.com/foo":           {"3", "1k"},
+	}
+	names := []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, v1.ResourcePods, "nvidia.com/gpu", "hugepages-2Mi", "example.com/foo"}
+	requests := func() v1.ResourceList {
+		rl := v1.ResourceList{}
+		for _, name := range names {
+			if rng.Intn(3) == 0 || (name == v1.ResourceCPU || name == v1.ResourceMemory) && rng.Intn(3) > 0 {
+				qs := quantities[name]
+				rl[name] = apiresource.MustParse(qs[rng.Intn(len(qs))])
+			}
+		}
+		return rl
+	}
+	accepted, declined := 0, 0
+	for round := 0; round < 3000; round++ {
+		pod := &v1.Pod{}
+		for i := range rng.Intn(4) {
+			pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprint("c", i), Resources: v1.ResourceRequirements{Requests: requests()}})
+		}
+		switch rng.Intn(16) {
+		case 0:
+			pod.Spec.InitContainers = []v1.Container{{Name: "init", Resources: v1.ResourceRequirements{Requests: requests()}}}
+		case 1:
+			pod.Spec.Overhead = requests()
+		case 2:
+			pod.Spec.Resources = &v1.ResourceRequirements{Requests: requests()}
+		case 3:
+			if len(pod.Spec.Containers) > 0 {
+				pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c0", AllocatedResources: requests()}}
+			}
+		case 4:
+			if len(pod.Spec.Containers) > 0 {
+				pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c0", Resources: &v1.ResourceRequirements{Requests: requests()}}}
+			}
+		case 5:
+			pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodResizePending, Reason: v1.PodReasonInfeasible}}
+		case 6:
+			pod.Status.Resources = &v1.ResourceRequirements{Requests: requests()}
+			pod.Status.AllocatedResources = requests()
+		case 7:
+			pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c0"}}
+		}
+		for _, f := range []Features{DefaultFeatures, {}, {PodLevelResources: true, InPlacePodVerticalScaling: true, InPlacePodLevelResourcesVerticalScaling: true}} {
+			want := podRequestsResource(pod, f)
+			got, ok := containerOnlyPodResource(pod)
+			if !ok {
+				declined++
+				continue
+			}
+			accepted++
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("round %d, gates %+v: %+v from the containers, %+v from PodRequests, for %+v", round, f, got, want, pod)
+			}
+		}
+	}
+	if accepted < 3000 || declined < 1000 {
+		t.Errorf("%d pods accepted, %d declined: the rounds do not cover both", accepted, declined)
+	}
+}
