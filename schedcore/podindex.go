@@ -1,6 +1,7 @@
 package schedcore
 
 import (
+	"context"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -128,10 +129,15 @@ type SelectorCount struct {
 	t   *memoTable[int]
 	sel labels.Selector
 	ns  string
-	// indexed holds every node's count from the index (nodes without a
-	// candidate pod count 0), when the selector has an equality
-	// requirement.
-	indexed *NodeValues[int]
+	// list and byPos hold the counts by list position: every node's from
+	// the index (nodes without a candidate pod count 0) when the selector
+	// has an equality requirement, else (after Settle) the given nodes',
+	// -1 for the others. Count finds a node's position once.
+	list  []*NodeInfo
+	byPos []int32
+	// nonZero are the nodes whose index count is not 0 (indexed only).
+	nonZero []*NodeInfo
+	indexed bool
 }
 
 // Counts returns a SelectorCount per selector for namespace ns over snap
@@ -156,18 +162,28 @@ next:
 			}
 		}
 		t := m.memo.acquire(key, snap.NumNodes())
-		byNode := NewNodeValues[int](snap)
+		list := snap.nodeInfoList
+		var byPos []int32
+		var nonZero []*NodeInfo
 		indexed := m.index.Candidates(snap, sel, ns, func(ni *NodeInfo, pods []*PodInfo) {
 			c, ok := t.get(ni)
 			if !ok {
 				c = CountMatchingPods(pods, sel, ns)
 				t.put(ni, c)
 			}
-			byNode.Set(ni, c)
+			j := indexIn(list, ni)
+			if c == 0 || j < 0 {
+				return
+			}
+			if byPos == nil {
+				byPos = make([]int32, len(list))
+			}
+			byPos[j] = int32(c)
+			nonZero = append(nonZero, ni)
 		})
 		if indexed {
 			t.release()
-			cs[i].indexed = byNode
+			cs[i].list, cs[i].byPos, cs[i].nonZero, cs[i].indexed = list, byPos, nonZero, true
 			continue
 		}
 		cs[i].t = t
@@ -180,12 +196,49 @@ next:
 	}
 }
 
+// NonZero returns the nodes of the snapshot whose count may not be 0,
+// with ok, when the counts came from the index: every other node of the
+// snapshot counts 0, so a pass summing counts per domain visits these
+// alone. ok is false when any node may count.
+func (c SelectorCount) NonZero() (nodes []*NodeInfo, ok bool) {
+	if c.sel == nil || c.sel.Empty() {
+		return nil, true
+	}
+	return c.nonZero, c.indexed
+}
+
+// Settle returns the counter with the counts of nodes computed now (in
+// parallel), for reading after the cycle's release (in Score): a counter
+// from the index is returned as it is. The other nodes are counted when
+// asked.
+func (c SelectorCount) Settle(ctx context.Context, par Parallelizer, snap *Snapshot, nodes []*NodeInfo) SelectorCount {
+	if c.indexed || c.t == nil {
+		return c
+	}
+	list := snap.nodeInfoList
+	byPos := make([]int32, len(list))
+	for i := range byPos {
+		byPos[i] = -1
+	}
+	par.Until(ctx, len(nodes), func(n int) {
+		if i := indexIn(list, nodes[n]); i >= 0 {
+			byPos[i] = int32(c.Count(nodes[n]))
+		}
+	})
+	return SelectorCount{sel: c.sel, ns: c.ns, list: list, byPos: byPos}
+}
+
 // Count returns the node's count. Safe in parallel for distinct nodes.
 func (c SelectorCount) Count(ni *NodeInfo) int {
 	switch {
-	case c.indexed != nil:
-		if v, ok := c.indexed.Get(ni); ok || c.indexed.Covers(ni) {
-			return v
+	case c.list != nil:
+		if i := indexIn(c.list, ni); i >= 0 {
+			if c.byPos == nil {
+				return 0
+			}
+			if v := c.byPos[i]; v >= 0 {
+				return int(v)
+			}
 		}
 		return CountMatchingPods(ni.Pods, c.sel, c.ns)
 	case c.t == nil:
