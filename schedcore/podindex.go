@@ -13,7 +13,9 @@ import (
 // requirement matches visits only the pods carrying that label pair, not
 // every pod of every node. It is kept across cycles and brought up to
 // date node by node: a node whose generation is unchanged keeps its
-// entries. Safe for concurrent use.
+// entries. Terminating pods are indexed too: PodTopologySpread's counts
+// skip them, InterPodAffinity's count them, as kube's do. Safe for
+// concurrent use.
 type PodLabelIndex struct {
 	mu    sync.Mutex
 	nodes NodeSlots[postingSlot]
@@ -35,7 +37,7 @@ func postingKey(ns, k, v string) string { return ns + "\x00" + k + "\x00" + v }
 
 // Candidates calls fn for each node of snap holding pods of namespace ns
 // that may match sel, with those pods: the ones carrying the rarest of
-// sel's single-valued equality requirements (terminating pods left out).
+// sel's single-valued equality requirements (terminating pods included).
 // It reports false, calling nothing, when sel has no such requirement.
 func (x *PodLabelIndex) Candidates(snap *Snapshot, sel labels.Selector, ns string, fn func(ni *NodeInfo, pods []*PodInfo)) bool {
 	reqs, selectable := sel.Requirements()
@@ -79,9 +81,6 @@ func (x *PodLabelIndex) sync(nodes []*NodeInfo) {
 		s.pos, *keys = int32(i), (*keys)[:0]
 		for _, pi := range ni.Pods {
 			p := pi.Pod
-			if p.DeletionTimestamp != nil {
-				continue
-			}
 			for k, v := range p.Labels {
 				key := postingKey(p.Namespace, k, v)
 				m := x.byKey[key]
@@ -250,6 +249,75 @@ func (c SelectorCount) Count(ni *NodeInfo) int {
 	v := CountMatchingPods(ni.Pods, c.sel, c.ns)
 	c.t.put(ni, v)
 	return v
+}
+
+// TermCounter counts, per node, the pods an incoming pod's affinity term
+// matches (terminating pods included, as kube's InterPodAffinity counts
+// them): from a PodLabelIndex when the term's selector has an equality
+// requirement and its namespaces are a list, visiting only the pods
+// carrying the label pair; else node by node, remembered across cycles
+// while a node is unchanged.
+type TermCounter struct {
+	memo  *NodeMemo[int32]
+	index *PodLabelIndex
+}
+
+// NewTermCounter returns a counter remembering at most maxTerms terms'
+// node-by-node counts.
+func NewTermCounter(maxTerms int) *TermCounter {
+	return &TermCounter{memo: NewNodeMemo[int32](maxTerms), index: NewPodLabelIndex()}
+}
+
+// Counts returns the nodes of snap where the term matches some pod, with
+// how many, in no particular order. The term's namespace selector is read
+// with no namespace labels: merge it into Namespaces first (kube's
+// mergeAffinityTermNamespacesIfNotEmpty).
+func (tc *TermCounter) Counts(ctx context.Context, par Parallelizer, snap *Snapshot, term *AffinityTerm) (nodes []*NodeInfo, counts []int32) {
+	if !term.NamespaceSelector.Matches(labels.Set(nil)) {
+		at := map[*NodeInfo]int{}
+		indexed := true
+		for ns := range term.Namespaces {
+			indexed = tc.index.Candidates(snap, term.Selector, ns, func(ni *NodeInfo, pods []*PodInfo) {
+				var c int32
+				for _, pi := range pods {
+					if term.Matches(pi.Pod, nil) {
+						c++
+					}
+				}
+				if c == 0 {
+					return
+				}
+				if i, ok := at[ni]; ok {
+					counts[i] += c
+					return
+				}
+				at[ni] = len(nodes)
+				nodes, counts = append(nodes, ni), append(counts, c)
+			})
+			if !indexed {
+				break
+			}
+		}
+		if indexed {
+			return nodes, counts
+		}
+		nodes, counts = nil, nil
+	}
+	all := snap.List()
+	byNode := tc.memo.Values(ctx, par, new(MemoKey).AffinityTerm(term), all, func(ni *NodeInfo) (c int32) {
+		for _, pi := range ni.Pods {
+			if term.Matches(pi.Pod, nil) {
+				c++
+			}
+		}
+		return c
+	})
+	for n, c := range byNode {
+		if c != 0 {
+			nodes, counts = append(nodes, all[n]), append(counts, c)
+		}
+	}
+	return nodes, counts
 }
 
 // CountMatchingPods counts the pods of namespace ns that the selector
