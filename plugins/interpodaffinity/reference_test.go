@@ -94,7 +94,6 @@ func TestPreferredTermScoresMatchAllPodMatching(t *testing.T) {
 	}
 }
 
-
 // referencePreferredScores is kube's scoring of the incoming pod's
 // preferred terms (the existing pods have none): each pod of each node
 // matching a term adds the term's weight (negated for anti-affinity) to

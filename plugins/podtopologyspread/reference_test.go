@@ -101,7 +101,6 @@ func TestScoresMatchAllNodeCounting(t *testing.T) {
 	}
 }
 
-
 // referenceScores is kube-scheduler's PreScore, Score and NormalizeScore,
 // counting every node's pods for every constraint through label maps.
 func referenceScores(t *testing.T, pl *PodTopologySpread, pod *v1.Pod, all, feasible []*schedcore.NodeInfo) []string {
