@@ -108,10 +108,10 @@ func (x *PodLabelIndex) drop(i int32, keys []string) {
 }
 
 // MatchCounter counts, per node, the pods of a namespace that a selector
-// matches: a selector with an equality requirement from a PodLabelIndex,
-// visiting only the pods carrying the label pair; any other node by node,
-// each node's count remembered across cycles while the node is unchanged
-// (its generation).
+// matches, across cycles: a node's count is remembered while the node is
+// unchanged (its generation), and a selector with an equality requirement
+// is counted from a PodLabelIndex, visiting only the pods carrying the
+// label pair.
 type MatchCounter struct {
 	memo  *NodeMemo[int]
 	index *PodLabelIndex
@@ -160,13 +160,16 @@ next:
 				continue next
 			}
 		}
+		t := m.memo.acquire(key, snap.NumNodes())
 		list := snap.nodeInfoList
 		var byPos []int32
 		var nonZero []*NodeInfo
-		// The index's candidate pods are few per node: they are counted
-		// again each cycle, and no memo table is held for the selector.
 		indexed := m.index.Candidates(snap, sel, ns, func(ni *NodeInfo, pods []*PodInfo) {
-			c := CountMatchingPods(pods, sel, ns)
+			c, ok := t.get(ni)
+			if !ok {
+				c = CountMatchingPods(pods, sel, ns)
+				t.put(ni, c)
+			}
 			j := indexIn(list, ni)
 			if c == 0 || j < 0 {
 				return
@@ -178,10 +181,10 @@ next:
 			nonZero = append(nonZero, ni)
 		})
 		if indexed {
+			t.release()
 			cs[i].list, cs[i].byPos, cs[i].nonZero, cs[i].indexed = list, byPos, nonZero, true
 			continue
 		}
-		t := m.memo.acquire(key, snap.NumNodes())
 		cs[i].t = t
 		held = append(held, t)
 	}
