@@ -255,8 +255,8 @@ func (c SelectorCount) Count(ni *NodeInfo) int {
 // matches (terminating pods included, as kube's InterPodAffinity counts
 // them): from a PodLabelIndex when the term's selector has an equality
 // requirement and its namespaces are a list, visiting only the pods
-// carrying the label pair; else node by node, remembered across cycles
-// while a node is unchanged.
+// carrying the label pair; else node by node. Either way a node's count is
+// remembered across cycles while the node is unchanged.
 type TermCounter struct {
 	memo  *NodeMemo[int32]
 	index *PodLabelIndex
@@ -277,12 +277,22 @@ func (tc *TermCounter) Counts(ctx context.Context, par Parallelizer, snap *Snaps
 		at := map[*NodeInfo]int{}
 		indexed := true
 		for ns := range term.Namespaces {
+			// A node's count in ns is remembered while the node is
+			// unchanged: a label pair most pods carry makes most nodes
+			// candidates.
+			var t *memoTable[int32]
 			indexed = tc.index.Candidates(snap, term.Selector, ns, func(ni *NodeInfo, pods []*PodInfo) {
-				var c int32
-				for _, pi := range pods {
-					if term.Matches(pi.Pod, nil) {
-						c++
+				if t == nil {
+					t = tc.memo.acquire(new(MemoKey).AffinityTerm(term).String(ns), snap.NumNodes())
+				}
+				c, ok := t.get(ni)
+				if !ok {
+					for _, pi := range pods {
+						if term.Matches(pi.Pod, nil) {
+							c++
+						}
 					}
+					t.put(ni, c)
 				}
 				if c == 0 {
 					return
@@ -294,6 +304,9 @@ func (tc *TermCounter) Counts(ctx context.Context, par Parallelizer, snap *Snaps
 				at[ni] = len(nodes)
 				nodes, counts = append(nodes, ni), append(counts, c)
 			})
+			if t != nil {
+				t.release()
+			}
 			if !indexed {
 				break
 			}
