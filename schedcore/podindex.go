@@ -1,6 +1,7 @@
 package schedcore
 
 import (
+	"context"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -12,7 +13,9 @@ import (
 // requirement matches visits only the pods carrying that label pair, not
 // every pod of every node. It is kept across cycles and brought up to
 // date node by node: a node whose generation is unchanged keeps its
-// entries. Safe for concurrent use.
+// entries. Terminating pods are indexed too: PodTopologySpread's counts
+// skip them, InterPodAffinity's count them, as kube's do. Safe for
+// concurrent use.
 type PodLabelIndex struct {
 	mu    sync.Mutex
 	nodes NodeSlots[postingSlot]
@@ -34,7 +37,7 @@ func postingKey(ns, k, v string) string { return ns + "\x00" + k + "\x00" + v }
 
 // Candidates calls fn for each node of snap holding pods of namespace ns
 // that may match sel, with those pods: the ones carrying the rarest of
-// sel's single-valued equality requirements (terminating pods left out).
+// sel's single-valued equality requirements (terminating pods included).
 // It reports false, calling nothing, when sel has no such requirement.
 func (x *PodLabelIndex) Candidates(snap *Snapshot, sel labels.Selector, ns string, fn func(ni *NodeInfo, pods []*PodInfo)) bool {
 	reqs, selectable := sel.Requirements()
@@ -78,9 +81,6 @@ func (x *PodLabelIndex) sync(nodes []*NodeInfo) {
 		s.pos, *keys = int32(i), (*keys)[:0]
 		for _, pi := range ni.Pods {
 			p := pi.Pod
-			if p.DeletionTimestamp != nil {
-				continue
-			}
 			for k, v := range p.Labels {
 				key := postingKey(p.Namespace, k, v)
 				m := x.byKey[key]
@@ -128,10 +128,15 @@ type SelectorCount struct {
 	t   *memoTable[int]
 	sel labels.Selector
 	ns  string
-	// indexed holds every node's count from the index (nodes without a
-	// candidate pod count 0), when the selector has an equality
-	// requirement.
-	indexed *NodeValues[int]
+	// list and byPos hold the counts by list position: every node's from
+	// the index (nodes without a candidate pod count 0) when the selector
+	// has an equality requirement, else (after Settle) the given nodes',
+	// -1 for the others. Count finds a node's position once.
+	list  []*NodeInfo
+	byPos []int32
+	// nonZero are the nodes whose index count is not 0 (indexed only).
+	nonZero []*NodeInfo
+	indexed bool
 }
 
 // Counts returns a SelectorCount per selector for namespace ns over snap
@@ -156,18 +161,28 @@ next:
 			}
 		}
 		t := m.memo.acquire(key, snap.NumNodes())
-		byNode := NewNodeValues[int](snap)
+		list := snap.nodeInfoList
+		var byPos []int32
+		var nonZero []*NodeInfo
 		indexed := m.index.Candidates(snap, sel, ns, func(ni *NodeInfo, pods []*PodInfo) {
 			c, ok := t.get(ni)
 			if !ok {
 				c = CountMatchingPods(pods, sel, ns)
 				t.put(ni, c)
 			}
-			byNode.Set(ni, c)
+			j := indexIn(list, ni)
+			if c == 0 || j < 0 {
+				return
+			}
+			if byPos == nil {
+				byPos = make([]int32, len(list))
+			}
+			byPos[j] = int32(c)
+			nonZero = append(nonZero, ni)
 		})
 		if indexed {
 			t.release()
-			cs[i].indexed = byNode
+			cs[i].list, cs[i].byPos, cs[i].nonZero, cs[i].indexed = list, byPos, nonZero, true
 			continue
 		}
 		cs[i].t = t
@@ -180,12 +195,49 @@ next:
 	}
 }
 
+// NonZero returns the nodes of the snapshot whose count may not be 0,
+// with ok, when the counts came from the index: every other node of the
+// snapshot counts 0, so a pass summing counts per domain visits these
+// alone. ok is false when any node may count.
+func (c SelectorCount) NonZero() (nodes []*NodeInfo, ok bool) {
+	if c.sel == nil || c.sel.Empty() {
+		return nil, true
+	}
+	return c.nonZero, c.indexed
+}
+
+// Settle returns the counter with the counts of nodes computed now (in
+// parallel), for reading after the cycle's release (in Score): a counter
+// from the index is returned as it is. The other nodes are counted when
+// asked.
+func (c SelectorCount) Settle(ctx context.Context, par Parallelizer, snap *Snapshot, nodes []*NodeInfo) SelectorCount {
+	if c.indexed || c.t == nil {
+		return c
+	}
+	list := snap.nodeInfoList
+	byPos := make([]int32, len(list))
+	for i := range byPos {
+		byPos[i] = -1
+	}
+	par.Until(ctx, len(nodes), func(n int) {
+		if i := indexIn(list, nodes[n]); i >= 0 {
+			byPos[i] = int32(c.Count(nodes[n]))
+		}
+	})
+	return SelectorCount{sel: c.sel, ns: c.ns, list: list, byPos: byPos}
+}
+
 // Count returns the node's count. Safe in parallel for distinct nodes.
 func (c SelectorCount) Count(ni *NodeInfo) int {
 	switch {
-	case c.indexed != nil:
-		if v, ok := c.indexed.Get(ni); ok || c.indexed.Covers(ni) {
-			return v
+	case c.list != nil:
+		if i := indexIn(c.list, ni); i >= 0 {
+			if c.byPos == nil {
+				return 0
+			}
+			if v := c.byPos[i]; v >= 0 {
+				return int(v)
+			}
 		}
 		return CountMatchingPods(ni.Pods, c.sel, c.ns)
 	case c.t == nil:
@@ -197,6 +249,88 @@ func (c SelectorCount) Count(ni *NodeInfo) int {
 	v := CountMatchingPods(ni.Pods, c.sel, c.ns)
 	c.t.put(ni, v)
 	return v
+}
+
+// TermCounter counts, per node, the pods an incoming pod's affinity term
+// matches (terminating pods included, as kube's InterPodAffinity counts
+// them): from a PodLabelIndex when the term's selector has an equality
+// requirement and its namespaces are a list, visiting only the pods
+// carrying the label pair; else node by node. Either way a node's count is
+// remembered across cycles while the node is unchanged.
+type TermCounter struct {
+	memo  *NodeMemo[int32]
+	index *PodLabelIndex
+}
+
+// NewTermCounter returns a counter remembering at most maxTerms terms'
+// node-by-node counts.
+func NewTermCounter(maxTerms int) *TermCounter {
+	return &TermCounter{memo: NewNodeMemo[int32](maxTerms), index: NewPodLabelIndex()}
+}
+
+// Counts returns the nodes of snap where the term matches some pod, with
+// how many, in no particular order. The term's namespace selector is read
+// with no namespace labels: merge it into Namespaces first (kube's
+// mergeAffinityTermNamespacesIfNotEmpty).
+func (tc *TermCounter) Counts(ctx context.Context, par Parallelizer, snap *Snapshot, term *AffinityTerm) (nodes []*NodeInfo, counts []int32) {
+	if !term.NamespaceSelector.Matches(labels.Set(nil)) {
+		at := map[*NodeInfo]int{}
+		indexed := true
+		for ns := range term.Namespaces {
+			// A node's count in ns is remembered while the node is
+			// unchanged: a label pair most pods carry makes most nodes
+			// candidates.
+			var t *memoTable[int32]
+			indexed = tc.index.Candidates(snap, term.Selector, ns, func(ni *NodeInfo, pods []*PodInfo) {
+				if t == nil {
+					t = tc.memo.acquire(new(MemoKey).AffinityTerm(term).String(ns), snap.NumNodes())
+				}
+				c, ok := t.get(ni)
+				if !ok {
+					for _, pi := range pods {
+						if term.Matches(pi.Pod, nil) {
+							c++
+						}
+					}
+					t.put(ni, c)
+				}
+				if c == 0 {
+					return
+				}
+				if i, ok := at[ni]; ok {
+					counts[i] += c
+					return
+				}
+				at[ni] = len(nodes)
+				nodes, counts = append(nodes, ni), append(counts, c)
+			})
+			if t != nil {
+				t.release()
+			}
+			if !indexed {
+				break
+			}
+		}
+		if indexed {
+			return nodes, counts
+		}
+		nodes, counts = nil, nil
+	}
+	all := snap.List()
+	byNode := tc.memo.Values(ctx, par, new(MemoKey).AffinityTerm(term), all, func(ni *NodeInfo) (c int32) {
+		for _, pi := range ni.Pods {
+			if term.Matches(pi.Pod, nil) {
+				c++
+			}
+		}
+		return c
+	})
+	for n, c := range byNode {
+		if c != 0 {
+			nodes, counts = append(nodes, all[n]), append(counts, c)
+		}
+	}
+	return nodes, counts
 }
 
 // CountMatchingPods counts the pods of namespace ns that the selector

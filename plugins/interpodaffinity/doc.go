@@ -33,12 +33,14 @@
 // The counts per topology pair (kube's topologyToMatchedTermCount and
 // scoreMap) are schedcore.DomainCounts, with one key per distinct topology
 // key; PreFilter's clones are copy-on-write, so AddPod and RemovePod copy
-// only the key they change. What one node contributes is remembered across
-// cycles while the node is unchanged: the incoming pod's terms' matches per
-// node (schedcore.NodeMemo, keyed by the terms), what the existing pods'
-// required anti-affinity says of the incoming pod (keyed by its namespace,
-// labels and the namespaces' generation), and the existing pods' scoring
-// terms grouped by content (termIndex in scoreindex.go).
+// only the key they change. The incoming pod's preferred terms are counted
+// from a pod label index (schedcore.TermCounter: only the nodes holding pods
+// with the term's label pair); its required terms' matches per node are
+// remembered across cycles while the node is unchanged (schedcore.NodeMemo,
+// keyed by the terms); the existing pods' scoring terms and their required
+// anti-affinity terms are grouped by content, kept up to date node by node
+// (termIndex in scoreindex.go), so a cycle matches the incoming pod once
+// per distinct term.
 //
 // Args (*configv1.InterPodAffinityArgs): hardPodAffinityWeight (default 1,
 // valid range [0, 100]) and ignorePreferredTermsOfExistingPods.

@@ -178,51 +178,29 @@ func (s *preFilterState) classifyTerms() {
 	}
 }
 
-// existingRow is what one node's pods' required anti-affinity terms say of
-// an incoming pod: how many terms it matches per topology pair, and whether
-// a hostname term was left to Filter (fast path).
-type existingRow struct {
-	pairs []pairCount
-	host  bool
-}
-
-type pairCount struct {
-	key, value string
-	count      int64
-}
-
 // existingCounts counts, over the existing pods with required
-// anti-affinity on nodes, the terms the incoming pod matches. Under the
-// gate, host-scoped terms are left to Filter and only reported.
-func (pl *InterPodAffinity) existingCounts(ctx context.Context, pod *v1.Pod, nsLabels labels.Set, nodes []*schedcore.NodeInfo) (*schedcore.DomainCounts, bool) {
+// anti-affinity, the terms the incoming pod matches, per topology value:
+// each distinct term is matched once (termIndex groups them across
+// cycles). Under the gate, host-scoped terms are left to Filter, and host
+// reports whether a node holding a pod with another term also holds a
+// host-scoped one.
+func (pl *InterPodAffinity) existingCounts(pod *v1.Pod, nsLabels labels.Set) (counts *schedcore.DomainCounts, host bool) {
 	snap := pl.handle.Snapshot()
-	key := new(schedcore.MemoKey).Int(snap.NamespaceGeneration()).String(pod.Namespace).Map(pod.Labels)
-	rows := pl.existing.Values(ctx, pl.handle.Parallelizer(), key, nodes, func(ni *schedcore.NodeInfo) existingRow {
-		return pl.existingRowOf(ni, pod, nsLabels)
-	})
-	counts, host := schedcore.NewDomainCounts(snap), false
-	for _, row := range rows {
-		host = host || row.host
-		for _, p := range row.pairs {
-			counts.AddValue(keyOf(counts, p.key), p.value, p.count)
+	counts = schedcore.NewDomainCounts(snap)
+	x := pl.anti
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.sync(snap.List())
+	for _, g := range x.groups {
+		if len(g.counts) == 0 || pl.fastPath && g.term.TopologyKey == v1.LabelHostname || !g.term.Matches(pod, nsLabels) {
+			continue
+		}
+		k := keyOf(counts, g.term.TopologyKey)
+		for v, c := range g.counts {
+			counts.AddValue(k, v, int64(c))
 		}
 	}
-	return counts, host
-}
-
-func (pl *InterPodAffinity) existingRowOf(n *schedcore.NodeInfo, pod *v1.Pod, nsLabels labels.Set) existingRow {
-	var row existingRow
-	for _, existing := range n.PodsWithRequiredAntiAffinity {
-		for j := range existing.RequiredAntiAffinityTerms {
-			t := &existing.RequiredAntiAffinityTerms[j]
-			if pl.fastPath && t.TopologyKey == v1.LabelHostname {
-				row.host = true
-			} else if v, ok := n.Node().Labels[t.TopologyKey]; ok && t.Matches(pod, nsLabels) {
-				row.pairs = append(row.pairs, pairCount{key: t.TopologyKey, value: v, count: 1})
-			}
-		}
-	}
-	return row
+	return counts, pl.fastPath && x.mixed > 0
 }
 
 // incomingCounts counts, over all pods of nodes, those matching all the
@@ -294,13 +272,13 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *schedcore
 	if pl.fastPath {
 		nonHost := nodesWithNonHostScopedAntiAffinityPods(antiNodes)
 		var hostScopedOnNonHostNodes bool
-		s.existing, hostScopedOnNonHostNodes = pl.existingCounts(ctx, pod, s.namespaceLabels, nonHost)
+		s.existing, hostScopedOnNonHostNodes = pl.existingCounts(pod, s.namespaceLabels)
 		mustEvaluateHostScoped = hostScopedOnNonHostNodes || len(antiNodes) > len(nonHost)
 		if len(s.hostScopedAffinityTerms) > 0 {
 			s.matchingHostScopedAffinityPods = pl.countMatchingHostScopedAffinityPods(ctx, allNodes, s.hostScopedAffinityTerms)
 		}
 	} else {
-		s.existing, _ = pl.existingCounts(ctx, pod, s.namespaceLabels, antiNodes)
+		s.existing, _ = pl.existingCounts(pod, s.namespaceLabels)
 	}
 	s.affinity, s.anti = pl.incomingCounts(ctx, s.clusterWideAffinityTerms, s.clusterWideAntiAffinityTerms, allNodes)
 	if err := ctx.Err(); err != nil {

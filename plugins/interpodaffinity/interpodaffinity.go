@@ -42,16 +42,15 @@ type InterPodAffinity struct {
 	fastPath bool
 	// terms groups the existing pods' scoring terms across cycles.
 	terms *termIndex
-	// incoming remembers per-node match counts of incoming pods' preferred
-	// terms while a node is unchanged.
-	incoming *schedcore.NodeMemo[int32]
+	// incoming counts the matches of incoming pods' preferred terms per
+	// node.
+	incoming *schedcore.TermCounter
 	// required remembers per-node match counts of incoming pods' required
 	// terms (PreFilter) while a node is unchanged.
 	required *schedcore.NodeMemo[[]int32]
-	// existing remembers per node what existing pods' required
-	// anti-affinity terms say of an incoming pod, keyed by what the terms
-	// read of it (namespace, its labels, the namespaces' labels).
-	existing *schedcore.NodeMemo[existingRow]
+	// anti groups the existing pods' required anti-affinity terms across
+	// cycles.
+	anti *termIndex
 }
 
 // memoTerms bounds the incoming terms whose per-node counts are remembered.
@@ -67,7 +66,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 	if err != nil {
 		return nil, err
 	}
-	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features().InterPodAffinityHostnameFastPath, terms: newTermIndex(a.hardPodAffinityWeight), incoming: schedcore.NewNodeMemo[int32](memoTerms), required: schedcore.NewNodeMemo[[]int32](memoTerms), existing: schedcore.NewNodeMemo[existingRow](memoTerms)}, nil
+	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features().InterPodAffinityHostnameFastPath, terms: newTermIndex(a.hardPodAffinityWeight), incoming: schedcore.NewTermCounter(memoTerms), required: schedcore.NewNodeMemo[[]int32](memoTerms), anti: newAntiIndex()}, nil
 }
 
 // Name returns the plugin's name.

@@ -3,14 +3,16 @@ package interpodaffinity
 import (
 	"sync"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // PreScore sums, per topology pair, two things (kube's processExistingPod):
 //
 //  (a) the incoming pod's preferred terms matched against every existing
-//      pod: a term's per-node count of matching pods, remembered per node
-//      in a NodeMemo while the node is unchanged;
+//      pod: a term's per-node count of matching pods, from the pods
+//      carrying the term's label pair (schedcore.TermCounter);
 //  (b) every existing pod's terms (required affinity at
 //      hardPodAffinityWeight, preferred affinity and anti-affinity) matched
 //      against the incoming pod: existing terms are grouped by their content
@@ -38,16 +40,34 @@ type termEntry struct {
 	n     int
 }
 
-// termIndex holds the groups of all nodes' existing terms.
+// termIndex holds the groups of all nodes' existing terms: their scoring
+// terms (newTermIndex), or their required anti-affinity terms, each of
+// weight 1 (newAntiIndex, for PreFilter: a term matching the incoming pod
+// counts once per pod carrying it, per topology value).
 type termIndex struct {
 	mu     sync.Mutex
-	nodes  schedcore.NodeSlots[[]termEntry]
+	nodes  schedcore.NodeSlots[termSlot]
 	groups map[string]*termGroup
 	hard   int32
+	anti   bool
+	// mixed counts the nodes holding both a hostname-scoped required
+	// anti-affinity term and a pod with another one (anti only): with the
+	// hostname fast path, PreFilter must then evaluate host-scoped terms.
+	mixed int
+}
+
+// termSlot is what one node put in the index.
+type termSlot struct {
+	es    []termEntry
+	mixed bool
 }
 
 func newTermIndex(hardPodAffinityWeight int32) *termIndex {
 	return &termIndex{groups: map[string]*termGroup{}, hard: hardPodAffinityWeight}
+}
+
+func newAntiIndex() *termIndex {
+	return &termIndex{groups: map[string]*termGroup{}, anti: true}
 }
 
 func (x *termIndex) add(es []termEntry, t *schedcore.AffinityTerm, weight int64, value string) []termEntry {
@@ -64,6 +84,29 @@ func (x *termIndex) add(es []termEntry, t *schedcore.AffinityTerm, weight int64,
 		}
 	}
 	return append(es, termEntry{g: g, value: value, n: 1})
+}
+
+// antiEntries lists ni's pods' required anti-affinity terms, grouped, and
+// whether the node is mixed (see termIndex.mixed).
+func (x *termIndex) antiEntries(ni *schedcore.NodeInfo) (es []termEntry, mixed bool) {
+	node := ni.Node()
+	if node == nil {
+		return nil, false
+	}
+	var host, other bool
+	for _, p := range ni.PodsWithRequiredAntiAffinity {
+		if a := p.Pod.Spec.Affinity; a != nil && a.PodAntiAffinity != nil && hasNonHostScopedTerm(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) {
+			other = true
+		}
+		for i := range p.RequiredAntiAffinityTerms {
+			t := &p.RequiredAntiAffinityTerms[i]
+			host = host || t.TopologyKey == v1.LabelHostname
+			if v, ok := node.Labels[t.TopologyKey]; ok {
+				es = x.add(es, t, 1, v)
+			}
+		}
+	}
+	return es, host && other
 }
 
 // nodeEntries lists what ni's pods' terms add, grouped.
@@ -117,12 +160,30 @@ func (x *termIndex) apply(es []termEntry, sign int) {
 // sync brings the groups up to date with the snapshot's nodes. Call with
 // x.mu held.
 func (x *termIndex) sync(nodes []*schedcore.NodeInfo) {
-	x.nodes.Sync(nodes, func(es *[]termEntry) { x.apply(*es, -1) }, func(ni *schedcore.NodeInfo, es *[]termEntry) {
+	x.nodes.Sync(nodes, func(s *termSlot) { x.drop(s) }, func(ni *schedcore.NodeInfo, s *termSlot) {
+		var fresh []termEntry
+		mixed := false
+		if x.anti {
+			fresh, mixed = x.antiEntries(ni)
+		} else {
+			fresh = x.nodeEntries(ni)
+		}
 		// Add before removing, so that groups shared by the old and new
 		// entries are not dropped and re-created.
-		fresh := x.nodeEntries(ni)
 		x.apply(fresh, 1)
-		x.apply(*es, -1)
-		*es = fresh
+		x.drop(s)
+		if mixed {
+			x.mixed++
+		}
+		s.es, s.mixed = fresh, mixed
 	})
+}
+
+// drop takes a node's slot out of the index.
+func (x *termIndex) drop(s *termSlot) {
+	x.apply(s.es, -1)
+	if s.mixed {
+		x.mixed--
+	}
+	s.es, s.mixed = nil, false
 }

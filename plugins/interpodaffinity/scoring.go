@@ -69,23 +69,13 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 			for i := range terms {
 				term := &terms[i].AffinityTerm
 				w := int64(terms[i].Weight * multiplier)
-				counts := pl.incoming.Values(ctx, pl.handle.Parallelizer(), new(schedcore.MemoKey).AffinityTerm(term), allNodes, func(ni *schedcore.NodeInfo) (c int32) {
-					for _, existing := range ni.Pods {
-						if term.Matches(existing.Pod, nil) {
-							c++
-						}
-					}
-					return c
-				})
-				k := -1
-				for n, c := range counts {
-					if c == 0 {
-						continue
-					}
-					if k < 0 {
-						k = keyOf(s.scores, term.TopologyKey)
-					}
-					s.scores.AddNode(k, allNodes[n], int64(c)*w)
+				nodes, counts := pl.incoming.Counts(ctx, pl.handle.Parallelizer(), snap, term)
+				if len(nodes) == 0 {
+					continue
+				}
+				k := keyOf(s.scores, term.TopologyKey)
+				for n, ni := range nodes {
+					s.scores.AddNode(k, ni, int64(counts[n])*w)
 				}
 			}
 		}

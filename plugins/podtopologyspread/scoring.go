@@ -28,9 +28,9 @@ type preScoreState struct {
 	ignored *schedcore.NodeValues[bool]
 	// counts (key i: constraint i's topology key) holds the matching pods
 	// per domain of the feasible nodes. Hostname constraints are counted
-	// per node instead, in hostCounts[i] (nil for the others).
+	// per node instead, by hostCounts[i] (nil for the others).
 	counts     *schedcore.DomainCounts
-	hostCounts []*schedcore.NodeValues[int]
+	hostCounts []*schedcore.SelectorCount
 	// TopologyNormalizingWeight is log(domains+2) per constraint, so that
 	// the counts of small topologies are not watered down by large ones.
 	TopologyNormalizingWeight []float64
@@ -59,12 +59,14 @@ func (pl *PodTopologySpread) initPreScoreState(s *preScoreState, pod *v1.Pod, fi
 	}
 	snap := pl.handle.Snapshot()
 	s.counts = schedcore.NewDomainCounts(snap, topologyKeys(s.Constraints)...)
-	s.ignored = schedcore.NewNodeValues[bool](snap)
 	doms := make([]schedcore.Domain, 0, len(s.Constraints))
 	for _, ni := range filteredNodes {
 		var all bool
 		if doms, all = s.counts.NodeDomains(ni, doms[:0]); requireAllTopologies && !all {
 			s.IgnoredNodes.Insert(ni.Name())
+			if s.ignored == nil {
+				s.ignored = schedcore.NewNodeValues[bool](snap)
+			}
 			s.ignored.Set(ni, true)
 			continue
 		}
@@ -109,21 +111,19 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 	}
 	counters, release := pl.counters(s.Constraints, pod.Namespace)
 	defer release()
-	nc := len(s.Constraints)
-	s.hostCounts = make([]*schedcore.NodeValues[int], nc)
+	s.hostCounts = make([]*schedcore.SelectorCount, len(s.Constraints))
 	for i := range s.Constraints {
 		if s.Constraints[i].TopologyKey == v1.LabelHostname {
-			s.hostCounts[i] = schedcore.NewNodeValues[int](pl.handle.Snapshot())
-			pl.handle.Parallelizer().Until(ctx, len(filteredNodes), func(n int) {
-				s.hostCounts[i].Set(filteredNodes[n], counters[i].Count(filteredNodes[n]))
-			})
+			c := counters[i].Settle(ctx, pl.handle.Parallelizer(), pl.handle.Snapshot(), filteredNodes)
+			s.hostCounts[i] = &c
 		}
 	}
 	// Domains without a feasible node, and hostname constraints, are
-	// skipped.
+	// skipped; a node without a matching pod adds nothing, so only the
+	// nodes with some are visited when the counts say which.
 	requiredNodeAffinity := helper.GetRequiredNodeAffinity(pod)
 	incl := pl.newInclusion(pod, &requiredNodeAffinity, s.Constraints)
-	err := pl.countNodes(ctx, allNodes, s.counts, func(ni *schedcore.NodeInfo, doms []schedcore.Domain, all bool, row []int32) {
+	err := pl.countNodes(ctx, nodesWithMatches(allNodes, counters, s.hostCounts), s.counts, func(ni *schedcore.NodeInfo, doms []schedcore.Domain, all bool, row []int32) {
 		if requireAllTopologies && !all {
 			return
 		}
@@ -173,18 +173,50 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleStat
 			continue
 		}
 		var cnt int64
-		if s.hostCounts[i] != nil {
-			n, ok := s.hostCounts[i].Get(nodeInfo)
-			if !ok {
-				n = schedcore.CountMatchingPods(nodeInfo.Pods, c.Selector, pod.Namespace)
-			}
-			cnt = int64(n)
+		if hc := s.hostCounts[i]; hc != nil {
+			cnt = int64(hc.Count(nodeInfo))
 		} else {
 			cnt = s.counts.At(i, dom)
 		}
 		score += scoreForCount(cnt, c.MaxSkew, s.TopologyNormalizingWeight[i])
 	}
 	return int64(math.Round(score)), nil
+}
+
+// nodesWithMatches returns the nodes the zone-like constraints' counters
+// (those without a hostCounts entry) may count pods on: their NonZero
+// nodes, or all when one of them cannot tell.
+func nodesWithMatches(all []*schedcore.NodeInfo, counters []schedcore.SelectorCount, hostCounts []*schedcore.SelectorCount) []*schedcore.NodeInfo {
+	var lists [][]*schedcore.NodeInfo
+	for i := range counters {
+		if hostCounts[i] != nil {
+			continue
+		}
+		nodes, ok := counters[i].NonZero()
+		if !ok {
+			return all
+		}
+		if len(nodes) > 0 && (len(lists) == 0 || &lists[0][0] != &nodes[0]) {
+			lists = append(lists, nodes)
+		}
+	}
+	switch len(lists) {
+	case 0:
+		return nil
+	case 1:
+		return lists[0]
+	}
+	seen := map[*schedcore.NodeInfo]bool{}
+	var out []*schedcore.NodeInfo
+	for _, l := range lists {
+		for _, ni := range l {
+			if !seen[ni] {
+				seen[ni] = true
+				out = append(out, ni)
+			}
+		}
+	}
+	return out
 }
 
 // NormalizeScore maps scores onto [0, 100] with the fewest matching pods
