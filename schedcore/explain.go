@@ -46,6 +46,8 @@ type Explanation struct {
 	State *CycleState
 	// Err is set when the cycle failed with an internal error.
 	Err error
+	// detail diagnoses node i again (ExplainShortfalls: Detail).
+	detail func(ctx context.Context, i int, gaps bool)
 }
 
 // NodeExplanation is one node's verdict.
@@ -66,6 +68,9 @@ type NodeExplanation struct {
 	Nominated []*PodInfo
 	// Rank is 1 + the node's place in Explanation.Scores (0 = not scored).
 	Rank int
+	// undetailed: the verdicts carry shortfalls but no explanations yet
+	// (ExplainShortfalls; Explanation.Detail fills them in).
+	undetailed bool
 }
 
 // Explain runs one scheduling cycle of pod against the snapshot with every
@@ -73,6 +78,32 @@ type NodeExplanation struct {
 // full diagnosis. Nothing is assumed or bound, and neither fw nor the
 // snapshot is changed, so explanations of several pods may run at once.
 func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak) *Explanation {
+	return explain(ctx, fw, snapshot, pod, tie, true)
+}
+
+// ExplainShortfalls is Explain with the rejected nodes' verdicts diagnosed
+// for their shortfalls only (FilterVerdict.Shortfall, no Explanation):
+// enough to rank every rejected node by how near it is to fitting, without
+// the gaps' texts of thousands of nodes. Detail then explains the nodes
+// that are shown, exactly as Explain would have.
+func ExplainShortfalls(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak) *Explanation {
+	return explain(ctx, fw, snapshot, pod, tie, false)
+}
+
+// Detail gives ex.Nodes[i]'s verdicts their explanations, as Explain
+// would have: the node is diagnosed again, on the cycle's state, with
+// gaps. It does nothing for a node that has them or has no verdicts, so it
+// may be called for any node of any Explanation, but not concurrently.
+func (ex *Explanation) Detail(ctx context.Context, i int) {
+	if i < 0 || i >= len(ex.Nodes) || !ex.Nodes[i].undetailed || ex.detail == nil {
+		return
+	}
+	ex.detail(ctx, i, true)
+	ex.Nodes[i].undetailed = false
+}
+
+// explain is Explain, with the rejected nodes' gaps when gaps is set.
+func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak, gaps bool) *Explanation {
 	alg := &Algorithm{EvaluateAllNodes: true, ListTied: true, TieBreak: tie, Snapshot: snapshot}
 
 	ex := &Explanation{Pod: pod, Profile: fw.profileName, FilterPlugins: fw.FilterPluginNames(), ScoreWeights: fw.ScorePluginWeights()}
@@ -82,7 +113,7 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 		// A gated pod never reaches a cycle (kube keeps it out of activeQ).
 		ex.PreEnqueue = st
 		for _, ni := range snapshot.List() {
-			ex.Nodes = append(ex.Nodes, NodeExplanation{Name: ni.Name(), Status: st, Failures: []FilterVerdict{{Plugin: st.Plugin(), Status: st}}})
+			ex.Nodes = append(ex.Nodes, NodeExplanation{Name: ni.Name(), Status: st, Failures: []FilterVerdict{{Plugin: st.Plugin(), Status: st, Shortfall: 1}}})
 		}
 		return ex
 	}
@@ -149,16 +180,22 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	// the filters ran: the filters and their explainers only read the
 	// cycle state and the node. Every node is diagnosed even when ctx is
 	// cancelled (the plugins still see ctx), so no entry is left half done.
-	fw.handle.Parallelizer().Until(context.WithoutCancel(ctx), len(rejected), func(k int) {
-		i := rejected[k]
+	diagnoseNode := func(ctx context.Context, i int32, gaps bool) {
 		ne, ni := &ex.Nodes[i], list[i]
 		if statuses[i] != nil {
-			ne.Failures = fw.DiagnoseFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+			ne.Failures = fw.diagnoseWithNominatedPods(ctx, state, pod, ni, gaps)
 			ne.Nominated = fw.countedNominatedPods(pod, ni)
 		} else {
-			ne.LeftOutBy = fw.ExplainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status)
+			ne.LeftOutBy = fw.explainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status, gaps)
 		}
+		ne.undetailed = !gaps
+	}
+	fw.handle.Parallelizer().Until(context.WithoutCancel(ctx), len(rejected), func(k int) {
+		diagnoseNode(ctx, rejected[k], gaps)
 	})
+	if !gaps {
+		ex.detail = func(ctx context.Context, i int, gaps bool) { diagnoseNode(context.WithoutCancel(ctx), int32(i), gaps) }
+	}
 	// With a single feasible node kube does not score; explain still does,
 	// so the ranking is always shown.
 	if err == nil && len(result.Scores) == 0 && fw.HasScorePlugins() {

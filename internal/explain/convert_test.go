@@ -115,15 +115,8 @@ func TestNearestNodesPicksWhatAFullSortPicks(t *testing.T) {
 						code = schedcore.UnschedulableAndUnresolvable
 						r.unresolved++
 					}
-					v := schedcore.FilterVerdict{Plugin: "P", Status: schedcore.NewStatus(code, "no")}
-					if rng.Intn(3) > 0 {
-						v.Explanation = &schedcore.FilterExplanation{Shortfall: float64(rng.Intn(4)) / 4}
-					}
-					if v.Explanation != nil && v.Explanation.Shortfall > 0 {
-						r.shortfall += v.Explanation.Shortfall
-					} else {
-						r.shortfall++
-					}
+					v := schedcore.FilterVerdict{Plugin: "P", Status: schedcore.NewStatus(code, "no"), Shortfall: float64(rng.Intn(4)+1) / 4}
+					r.shortfall += v.Shortfall
 					ne.Failures = append(ne.Failures, v)
 				}
 				r.failures = len(ne.Failures)

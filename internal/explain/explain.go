@@ -254,7 +254,9 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		}
 	}
 
-	ex := s.eng.Explain(ctx, fw, target)
+	// Every rejected node is diagnosed for its shortfall, which ranks the
+	// nearest; only the nodes shown get their gaps (ex.Detail below).
+	ex := schedcore.ExplainShortfalls(ctx, fw, snap, target, s.eng.Options.TieBreak())
 	if ex.Err != nil {
 		return nil, fmt.Errorf("explaining pod %s: %w", schedcore.PodName(target), ex.Err)
 	}
@@ -307,6 +309,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		ni, _ := snap.Get(n.Node)
 		n.Free = free(ni, target, s.eng.Options.Features)
 		if !n.Feasible {
+			ex.Detail(ctx, int(order[i]))
 			n.Gaps = nodeGaps(&ex.Nodes[order[i]])
 		}
 	}
