@@ -180,10 +180,11 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	// the filters ran: the filters and their explainers only read the
 	// cycle state and the node. Every node is diagnosed even when ctx is
 	// cancelled (the plugins still see ctx), so no entry is left half done.
+	filters := fw.activeFilters(state)
 	diagnoseNode := func(ctx context.Context, i int32, gaps bool) {
 		ne, ni := &ex.Nodes[i], list[i]
 		if statuses[i] != nil {
-			ne.Failures = fw.diagnoseWithNominatedPods(ctx, state, pod, ni, gaps)
+			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps)
 			ne.Nominated = fw.countedNominatedPods(pod, ni)
 		} else {
 			ne.LeftOutBy = fw.explainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status, gaps)
@@ -218,7 +219,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 
 // rankScores orders the scores best first: highest total, then lowest
 // name. Node names are unique, so the order is total and any sort gives
-// it; the indices are sorted rather than the structs, then the structs are
+// it; the keys are sorted rather than the structs, then the structs are
 // moved into place along the permutation's cycles. It returns each
 // score's rank (0 = best) by its index before the sort.
 func rankScores(scores []NodePluginScores) (rank []int32) {
@@ -226,19 +227,27 @@ func rankScores(scores []NodePluginScores) (rank []int32) {
 	if len(scores) < 2 {
 		return rank
 	}
-	idx := make([]int32, len(scores))
-	for i := range idx {
-		idx[i] = int32(i)
+	// The sort keys are copied side by side: comparing them in place
+	// would reach into the large score structs at random.
+	type sortKey struct {
+		total int64
+		name  string
+		i     int32
 	}
-	slices.SortFunc(idx, func(a, b int32) int {
-		x, y := &scores[a], &scores[b]
-		if x.TotalScore != y.TotalScore {
-			return cmp.Compare(y.TotalScore, x.TotalScore)
+	keys := make([]sortKey, len(scores))
+	for i := range scores {
+		keys[i] = sortKey{scores[i].TotalScore, scores[i].Name, int32(i)}
+	}
+	slices.SortFunc(keys, func(x, y sortKey) int {
+		if x.total != y.total {
+			return cmp.Compare(y.total, x.total)
 		}
-		return cmp.Compare(x.Name, y.Name)
+		return cmp.Compare(x.name, y.name)
 	})
-	for r, i := range idx {
-		rank[i] = int32(r)
+	idx := make([]int32, len(scores))
+	for r := range keys {
+		idx[r] = keys[r].i
+		rank[keys[r].i] = int32(r)
 	}
 	// scores[r] must become the old scores[idx[r]]; a moved slot is marked -1.
 	for r := range idx {

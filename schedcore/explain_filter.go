@@ -27,17 +27,15 @@ type FilterVerdict struct {
 // stops at the first: that one is the first element). It is what explain
 // shows; the scheduling path uses RunFilterPlugins.
 func (f *Framework) DiagnoseFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) []FilterVerdict {
-	return f.diagnoseFilters(ctx, state, pod, nodeInfo, true)
+	return diagnoseFilters(ctx, f.activeFilters(state), state, pod, nodeInfo, true)
 }
 
-// diagnoseFilters is DiagnoseFilterPlugins; without gaps, the verdicts
-// carry the plugins' shortfalls but no explanations.
-func (f *Framework) diagnoseFilters(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool) []FilterVerdict {
+// diagnoseFilters is DiagnoseFilterPlugins with the cycle's active
+// filters (Framework.activeFilters, listed once for all the nodes);
+// without gaps, the verdicts carry the shortfalls but no explanations.
+func diagnoseFilters(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool) []FilterVerdict {
 	var out []FilterVerdict
-	for _, pl := range f.filter {
-		if state.SkipFilterPlugins.Has(pl.Name()) {
-			continue
-		}
+	for _, pl := range filters {
 		if v, failed := diagnose(ctx, pl, state, pod, nodeInfo, gaps); failed {
 			out = append(out, v)
 		}
@@ -88,27 +86,25 @@ func (f *Framework) explainLeftOut(ctx context.Context, state *CycleState, pod *
 // failure in either pass is the plugin's verdict, as kube would report it
 // if that plugin ran alone.
 func (f *Framework) DiagnoseFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) []FilterVerdict {
-	return f.diagnoseWithNominatedPods(ctx, state, pod, nodeInfo, true)
+	return f.diagnoseWithNominatedPods(ctx, f.activeFilters(state), state, pod, nodeInfo, true)
 }
 
-// diagnoseWithNominatedPods is DiagnoseFilterPluginsWithNominatedPods;
-// without gaps, the verdicts carry the shortfalls but no explanations.
-func (f *Framework) diagnoseWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool) []FilterVerdict {
+// diagnoseWithNominatedPods is DiagnoseFilterPluginsWithNominatedPods
+// with the cycle's active filters; without gaps, the verdicts carry the
+// shortfalls but no explanations.
+func (f *Framework) diagnoseWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool) []FilterVerdict {
 	if f.handle.Nominator() == nil || state.noNominatedPods {
-		return f.diagnoseFilters(ctx, state, pod, nodeInfo, gaps)
+		return diagnoseFilters(ctx, filters, state, pod, nodeInfo, gaps)
 	}
 	added, withState, withInfo, err := f.addGENominatedPods(ctx, pod, state, nodeInfo)
 	if err != nil {
 		return []FilterVerdict{{Status: AsStatus(err), Shortfall: 1}}
 	}
 	if !added {
-		return f.diagnoseFilters(ctx, state, pod, nodeInfo, gaps)
+		return diagnoseFilters(ctx, filters, state, pod, nodeInfo, gaps)
 	}
 	var out []FilterVerdict
-	for _, pl := range f.filter {
-		if state.SkipFilterPlugins.Has(pl.Name()) {
-			continue
-		}
+	for _, pl := range filters {
 		v, failed := diagnose(ctx, pl, withState, pod, withInfo, gaps)
 		if !failed {
 			v, failed = diagnose(ctx, pl, state, pod, nodeInfo, gaps)

@@ -46,6 +46,15 @@ func convert(ex *schedcore.Explanation, names *nameOrder) (rep *report.Explanati
 	maps := scoreMaps{weights: ex.ScoreWeights}
 	order = names.of(ex.Nodes)
 	rep.Nodes = make([]report.ExplainNode, len(ex.Nodes))
+	// The rejected nodes' failures share one array (thousands of small
+	// slices otherwise); each node's slice is capped at its own length.
+	nf := 0
+	for i := range ex.Nodes {
+		if ne := &ex.Nodes[i]; !ne.Feasible {
+			nf += max(len(ne.Failures), 1)
+		}
+	}
+	failures := make([]report.Failure, 0, nf)
 	for k, i := range order {
 		ne := &ex.Nodes[i]
 		n := &rep.Nodes[k]
@@ -60,15 +69,18 @@ func convert(ex *schedcore.Explanation, names *nameOrder) (rep *report.Explanati
 			}
 			continue
 		}
+		start := len(failures)
 		if len(ne.Failures) > 0 {
-			n.Failures = make([]report.Failure, len(ne.Failures))
 			for j, f := range ne.Failures {
-				n.Failures[j] = failure(f.Plugin, f.Status, j == 0)
+				failures = append(failures, failure(f.Plugin, f.Status, j == 0))
 			}
 		} else if ne.Status != nil {
 			// Rejected before any filter ran on it: by PreFilter, or left
 			// out by a PreFilterResult.
-			n.Failures = []report.Failure{failure(ne.Status.Plugin(), ne.Status, true)}
+			failures = append(failures, failure(ne.Status.Plugin(), ne.Status, true))
+		}
+		if len(failures) > start {
+			n.Failures = failures[start:len(failures):len(failures)]
 		}
 	}
 	return rep, order

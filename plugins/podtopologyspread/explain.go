@@ -30,7 +30,7 @@ func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *schedcore.C
 		} else {
 			word := helper.DomainWord(c.TopologyKey)
 			out.Gaps = append(out.Gaps, schedcore.Gap{Text: fmt.Sprintf("%s skew would be %d > maxSkew %d (%s %s has %d matching pods, the emptiest %d)",
-				word, v.skew, c.MaxSkew, word, v.domain, v.matchNum, v.minMatchNum)})
+				word, v.skew, c.MaxSkew, word, nodeInfo.Node().Labels[c.TopologyKey], v.matchNum, v.minMatchNum)})
 		}
 		out.Shortfall = max(out.Shortfall, v.shortfall(c))
 	})
@@ -60,7 +60,6 @@ func (pl *PodTopologySpread) FilterShortfall(_ context.Context, state *schedcore
 type violation struct {
 	constraint                  int
 	labeled                     bool
-	domain                      string
 	skew, matchNum, minMatchNum int
 }
 
@@ -74,21 +73,21 @@ func (v *violation) shortfall(c *topologySpreadConstraint) float64 {
 }
 
 // violations calls fn, in constraint order, for each constraint the node
-// violates, from the counts PreFilter made, as Filter decides.
+// violates, from the counts PreFilter made and the node's domains as
+// Filter reads them.
 func (s *preFilterState) violations(nodeInfo *schedcore.NodeInfo, fn func(*violation)) {
-	node := nodeInfo.Node()
+	var buf [4]schedcore.Domain
+	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	for i := range s.Constraints {
 		c := &s.Constraints[i]
-		tv, ok := node.Labels[c.TopologyKey]
-		if !ok {
+		if doms[i] == schedcore.NoLabel {
 			fn(&violation{constraint: i})
 			continue
 		}
 		minMatchNum := s.minMatchNum(i, c.MinDomains)
-		dom, _ := s.counts.NodeDomain(i, nodeInfo)
-		matchNum := int(s.counts.At(i, dom))
+		matchNum := int(s.counts.At(i, doms[i]))
 		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
-			fn(&violation{constraint: i, labeled: true, domain: tv, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum})
+			fn(&violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum})
 		}
 	}
 }
