@@ -14,8 +14,27 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins"
+	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
+	"github.com/kubectl-sched/kubectl-sched/plugins/nodeaffinity"
+	"github.com/kubectl-sched/kubectl-sched/plugins/nodename"
+	"github.com/kubectl-sched/kubectl-sched/plugins/noderesources"
+	"github.com/kubectl-sched/kubectl-sched/plugins/nodeunschedulable"
+	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
+	"github.com/kubectl-sched/kubectl-sched/plugins/tainttoleration"
+	"github.com/kubectl-sched/kubectl-sched/plugins/volumebinding"
+	"github.com/kubectl-sched/kubectl-sched/plugins/volumerestrictions"
+	"github.com/kubectl-sched/kubectl-sched/plugins/volumezone"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
+
+// The plugins that give their shortfall alone (a method signature gone
+// wrong would silently fall back to the whole explanation).
+var _ = []schedcore.ShortfallExplainer{
+	(*interpodaffinity.InterPodAffinity)(nil), (*nodeaffinity.NodeAffinity)(nil), (*nodename.NodeName)(nil),
+	(*noderesources.Fit)(nil), (*nodeunschedulable.NodeUnschedulable)(nil), (*podtopologyspread.PodTopologySpread)(nil),
+	(*tainttoleration.TaintToleration)(nil), (*volumebinding.VolumeBinding)(nil), (*volumerestrictions.VolumeRestrictions)(nil),
+	(*volumezone.VolumeZone)(nil),
+}
 
 // explain ranks every rejected node by the plugins' shortfalls alone
 // (schedcore.ExplainShortfalls, each ShortfallExplainer's FilterShortfall)
