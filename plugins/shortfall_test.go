@@ -103,7 +103,7 @@ func TestShortfallsMatchExplanations(t *testing.T) {
 			}
 		}
 		full := schedcore.Explain(ctx, fw, snap, pod, nil)
-		short := schedcore.ExplainShortfalls(ctx, fw, snap, pod, nil)
+		short := schedcore.ExplainShortfalls(ctx, fw, snap, pod, nil, nil)
 		if len(full.Nodes) != len(short.Nodes) {
 			t.Fatalf("step %d: %d nodes explained, %d with shortfalls only", step, len(full.Nodes), len(short.Nodes))
 		}

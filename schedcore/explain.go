@@ -33,6 +33,9 @@ type Explanation struct {
 	ScoreWeights  map[string]int64
 	// Nodes are in snapshot order.
 	Nodes []NodeExplanation
+	// ByName are the positions in Nodes in name order (shared with the
+	// NameOrder that kept them: read only).
+	ByName []int32
 	// Scores are the feasible nodes' scores, best first.
 	Scores []NodePluginScores
 	// Selected is the chosen node ("" when none fits); Tied the nodes
@@ -78,16 +81,17 @@ type NodeExplanation struct {
 // full diagnosis. Nothing is assumed or bound, and neither fw nor the
 // snapshot is changed, so explanations of several pods may run at once.
 func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak) *Explanation {
-	return explain(ctx, fw, snapshot, pod, tie, true)
+	return explain(ctx, fw, snapshot, pod, tie, true, nil)
 }
 
 // ExplainShortfalls is Explain with the rejected nodes' verdicts diagnosed
 // for their shortfalls only (FilterVerdict.Shortfall, no Explanation):
 // enough to rank every rejected node by how near it is to fitting, without
 // the gaps' texts of thousands of nodes. Detail then explains the nodes
-// that are shown, exactly as Explain would have.
-func ExplainShortfalls(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak) *Explanation {
-	return explain(ctx, fw, snapshot, pod, tie, false)
+// that are shown, exactly as Explain would have. names, when not nil,
+// keeps the nodes' name order for the next explanation.
+func ExplainShortfalls(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak, names *NameOrder) *Explanation {
+	return explain(ctx, fw, snapshot, pod, tie, false, names)
 }
 
 // Detail gives ex.Nodes[i]'s verdicts their explanations, as Explain
@@ -103,7 +107,7 @@ func (ex *Explanation) Detail(ctx context.Context, i int) {
 }
 
 // explain is Explain, with the rejected nodes' gaps when gaps is set.
-func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak, gaps bool) *Explanation {
+func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak, gaps bool, names *NameOrder) *Explanation {
 	alg := &Algorithm{EvaluateAllNodes: true, ListTied: true, TieBreak: tie, Snapshot: snapshot}
 
 	ex := &Explanation{Pod: pod, Profile: fw.profileName, FilterPlugins: fw.FilterPluginNames(), ScoreWeights: fw.ScorePluginWeights()}
@@ -115,6 +119,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 		for _, ni := range snapshot.List() {
 			ex.Nodes = append(ex.Nodes, NodeExplanation{Name: ni.Name(), Status: st, Failures: []FilterVerdict{{Plugin: st.Plugin(), Status: st, Shortfall: 1}}})
 		}
+		ex.ByName = names.Of(ex.Nodes)
 		return ex
 	}
 	result, diag, err := alg.SchedulePod(ctx, fw, state, pod)
@@ -209,7 +214,20 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 			}
 		}
 	}
-	for k, r := range rankScores(ex.Scores) {
+	ex.ByName = names.Of(ex.Nodes)
+	// byName[k] is the place by name of ex.Scores[k]'s node (-1: none).
+	place := make([]int32, len(list))
+	for k, i := range ex.ByName {
+		place[i] = int32(k)
+	}
+	byName := make([]int32, len(ex.Scores))
+	for k := range byName {
+		byName[k] = -1
+		if at[k] >= 0 {
+			byName[k] = place[at[k]]
+		}
+	}
+	for k, r := range rankScores(ex.Scores, byName) {
 		if at[k] >= 0 {
 			ex.Nodes[at[k]].Rank = int(r) + 1
 		}
@@ -220,9 +238,11 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 // rankScores orders the scores best first: highest total, then lowest
 // name. Node names are unique, so the order is total and any sort gives
 // it; the keys are sorted rather than the structs, then the structs are
-// moved into place along the permutation's cycles. It returns each
-// score's rank (0 = best) by its index before the sort.
-func rankScores(scores []NodePluginScores) (rank []int32) {
+// moved into place along the permutation's cycles. byName, when not nil,
+// gives each score's place in the name order (-1: unknown), compared
+// rather than the names where both have one. It returns each score's rank
+// (0 = best) by its index before the sort.
+func rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
 	rank = make([]int32, len(scores))
 	if len(scores) < 2 {
 		return rank
@@ -232,15 +252,22 @@ func rankScores(scores []NodePluginScores) (rank []int32) {
 	type sortKey struct {
 		total int64
 		name  string
+		place int32 // in the name order; -1 unknown
 		i     int32
 	}
 	keys := make([]sortKey, len(scores))
 	for i := range scores {
-		keys[i] = sortKey{scores[i].TotalScore, scores[i].Name, int32(i)}
+		keys[i] = sortKey{scores[i].TotalScore, scores[i].Name, -1, int32(i)}
+		if byName != nil {
+			keys[i].place = byName[i]
+		}
 	}
 	slices.SortFunc(keys, func(x, y sortKey) int {
 		if x.total != y.total {
 			return cmp.Compare(y.total, x.total)
+		}
+		if x.place >= 0 && y.place >= 0 {
+			return cmp.Compare(x.place, y.place)
 		}
 		return cmp.Compare(x.name, y.name)
 	})
