@@ -33,6 +33,9 @@ type Explanation struct {
 	ScoreWeights  map[string]int64
 	// Nodes are in snapshot order.
 	Nodes []NodeExplanation
+	// ByName are the positions in Nodes in name order (shared with the
+	// NameOrder that kept them: read only).
+	ByName []int32
 	// Scores are the feasible nodes' scores, best first.
 	Scores []NodePluginScores
 	// Selected is the chosen node ("" when none fits); Tied the nodes
@@ -46,6 +49,8 @@ type Explanation struct {
 	State *CycleState
 	// Err is set when the cycle failed with an internal error.
 	Err error
+	// detail diagnoses node i again (ExplainShortfalls: Detail).
+	detail func(ctx context.Context, i int, gaps bool)
 }
 
 // NodeExplanation is one node's verdict.
@@ -66,6 +71,9 @@ type NodeExplanation struct {
 	Nominated []*PodInfo
 	// Rank is 1 + the node's place in Explanation.Scores (0 = not scored).
 	Rank int
+	// undetailed: the verdicts carry shortfalls but no explanations yet
+	// (ExplainShortfalls; Explanation.Detail fills them in).
+	undetailed bool
 }
 
 // Explain runs one scheduling cycle of pod against the snapshot with every
@@ -73,6 +81,33 @@ type NodeExplanation struct {
 // full diagnosis. Nothing is assumed or bound, and neither fw nor the
 // snapshot is changed, so explanations of several pods may run at once.
 func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak) *Explanation {
+	return explain(ctx, fw, snapshot, pod, tie, true, nil)
+}
+
+// ExplainShortfalls is Explain with the rejected nodes' verdicts diagnosed
+// for their shortfalls only (FilterVerdict.Shortfall, no Explanation):
+// enough to rank every rejected node by how near it is to fitting, without
+// the gaps' texts of thousands of nodes. Detail then explains the nodes
+// that are shown, exactly as Explain would have. names, when not nil,
+// keeps the nodes' name order for the next explanation.
+func ExplainShortfalls(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak, names *NameOrder) *Explanation {
+	return explain(ctx, fw, snapshot, pod, tie, false, names)
+}
+
+// Detail gives ex.Nodes[i]'s verdicts their explanations, as Explain
+// would have: the node is diagnosed again, on the cycle's state, with
+// gaps. It does nothing for a node that has them or has no verdicts, so it
+// may be called for any node of any Explanation, but not concurrently.
+func (ex *Explanation) Detail(ctx context.Context, i int) {
+	if i < 0 || i >= len(ex.Nodes) || !ex.Nodes[i].undetailed || ex.detail == nil {
+		return
+	}
+	ex.detail(ctx, i, true)
+	ex.Nodes[i].undetailed = false
+}
+
+// explain is Explain, with the rejected nodes' gaps when gaps is set.
+func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak, gaps bool, names *NameOrder) *Explanation {
 	alg := &Algorithm{EvaluateAllNodes: true, ListTied: true, TieBreak: tie, Snapshot: snapshot}
 
 	ex := &Explanation{Pod: pod, Profile: fw.profileName, FilterPlugins: fw.FilterPluginNames(), ScoreWeights: fw.ScorePluginWeights()}
@@ -82,8 +117,9 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 		// A gated pod never reaches a cycle (kube keeps it out of activeQ).
 		ex.PreEnqueue = st
 		for _, ni := range snapshot.List() {
-			ex.Nodes = append(ex.Nodes, NodeExplanation{Name: ni.Name(), Status: st, Failures: []FilterVerdict{{Plugin: st.Plugin(), Status: st}}})
+			ex.Nodes = append(ex.Nodes, NodeExplanation{Name: ni.Name(), Status: st, Failures: []FilterVerdict{{Plugin: st.Plugin(), Status: st, Shortfall: 1}}})
 		}
+		ex.ByName = names.Of(ex.Nodes)
 		return ex
 	}
 	result, diag, err := alg.SchedulePod(ctx, fw, state, pod)
@@ -149,16 +185,23 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	// the filters ran: the filters and their explainers only read the
 	// cycle state and the node. Every node is diagnosed even when ctx is
 	// cancelled (the plugins still see ctx), so no entry is left half done.
-	fw.handle.Parallelizer().Until(context.WithoutCancel(ctx), len(rejected), func(k int) {
-		i := rejected[k]
+	filters := fw.activeFilters(state)
+	diagnoseNode := func(ctx context.Context, i int32, gaps bool) {
 		ne, ni := &ex.Nodes[i], list[i]
 		if statuses[i] != nil {
-			ne.Failures = fw.DiagnoseFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps)
 			ne.Nominated = fw.countedNominatedPods(pod, ni)
 		} else {
-			ne.LeftOutBy = fw.ExplainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status)
+			ne.LeftOutBy = fw.explainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status, gaps)
 		}
+		ne.undetailed = !gaps
+	}
+	fw.handle.Parallelizer().Until(context.WithoutCancel(ctx), len(rejected), func(k int) {
+		diagnoseNode(ctx, rejected[k], gaps)
 	})
+	if !gaps {
+		ex.detail = func(ctx context.Context, i int, gaps bool) { diagnoseNode(context.WithoutCancel(ctx), int32(i), gaps) }
+	}
 	// With a single feasible node kube does not score; explain still does,
 	// so the ranking is always shown.
 	if err == nil && len(result.Scores) == 0 && fw.HasScorePlugins() {
@@ -171,7 +214,20 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 			}
 		}
 	}
-	for k, r := range rankScores(ex.Scores) {
+	ex.ByName = names.Of(ex.Nodes)
+	// byName[k] is the place by name of ex.Scores[k]'s node (-1: none).
+	place := make([]int32, len(list))
+	for k, i := range ex.ByName {
+		place[i] = int32(k)
+	}
+	byName := make([]int32, len(ex.Scores))
+	for k := range byName {
+		byName[k] = -1
+		if at[k] >= 0 {
+			byName[k] = place[at[k]]
+		}
+	}
+	for k, r := range rankScores(ex.Scores, byName) {
 		if at[k] >= 0 {
 			ex.Nodes[at[k]].Rank = int(r) + 1
 		}
@@ -181,27 +237,44 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 
 // rankScores orders the scores best first: highest total, then lowest
 // name. Node names are unique, so the order is total and any sort gives
-// it; the indices are sorted rather than the structs, then the structs are
-// moved into place along the permutation's cycles. It returns each
-// score's rank (0 = best) by its index before the sort.
-func rankScores(scores []NodePluginScores) (rank []int32) {
+// it; the keys are sorted rather than the structs, then the structs are
+// moved into place along the permutation's cycles. byName, when not nil,
+// gives each score's place in the name order (-1: unknown), compared
+// rather than the names where both have one. It returns each score's rank
+// (0 = best) by its index before the sort.
+func rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
 	rank = make([]int32, len(scores))
 	if len(scores) < 2 {
 		return rank
 	}
-	idx := make([]int32, len(scores))
-	for i := range idx {
-		idx[i] = int32(i)
+	// The sort keys are copied side by side: comparing them in place
+	// would reach into the large score structs at random.
+	type sortKey struct {
+		total int64
+		name  string
+		place int32 // in the name order; -1 unknown
+		i     int32
 	}
-	slices.SortFunc(idx, func(a, b int32) int {
-		x, y := &scores[a], &scores[b]
-		if x.TotalScore != y.TotalScore {
-			return cmp.Compare(y.TotalScore, x.TotalScore)
+	keys := make([]sortKey, len(scores))
+	for i := range scores {
+		keys[i] = sortKey{scores[i].TotalScore, scores[i].Name, -1, int32(i)}
+		if byName != nil {
+			keys[i].place = byName[i]
 		}
-		return cmp.Compare(x.Name, y.Name)
+	}
+	slices.SortFunc(keys, func(x, y sortKey) int {
+		if x.total != y.total {
+			return cmp.Compare(y.total, x.total)
+		}
+		if x.place >= 0 && y.place >= 0 {
+			return cmp.Compare(x.place, y.place)
+		}
+		return cmp.Compare(x.name, y.name)
 	})
-	for r, i := range idx {
-		rank[i] = int32(r)
+	idx := make([]int32, len(scores))
+	for r := range keys {
+		idx[r] = keys[r].i
+		rank[keys[r].i] = int32(r)
 	}
 	// scores[r] must become the old scores[idx[r]]; a moved slot is marked -1.
 	for r := range idx {

@@ -28,6 +28,20 @@ type FilterExplainer interface {
 	ExplainFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, status *Status) *FilterExplanation
 }
 
+// ShortfallExplainer is a FilterExplainer that can say how far a node is
+// from passing without the gaps' texts. explain ranks every rejected node
+// by shortfall to pick the few it prints, and formats the gaps of those
+// only: on thousands of rejected nodes the texts would be most of its time.
+//
+// FilterShortfall gets ExplainFilter's arguments and returns exactly the
+// Shortfall of ExplainFilter's result, 1 where that result is nil (plugins
+// test the two against each other: plugins/shortfall_test.go). A plugin
+// whose shortfall is always 1 returns 1.
+type ShortfallExplainer interface {
+	FilterExplainer
+	FilterShortfall(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, status *Status) float64
+}
+
 // FilterExplanation is one plugin's account of one rejected node.
 type FilterExplanation struct {
 	// Gaps are what stands in the way, one per obstacle, in the plugin's
@@ -111,13 +125,37 @@ func (f *Framework) ExplainPostFilter(ctx context.Context, state *CycleState, po
 	return nil
 }
 
-// explainFilter runs pl's explainer, if it has one, on a rejected node.
-func explainFilter(ctx context.Context, pl FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, s *Status) *FilterExplanation {
+// explainVerdict is pl's verdict on a node it rejected with s: its
+// explanation, with gaps, when gaps is set and pl explains itself, and the
+// shortfall. Without gaps only the shortfall is computed, by
+// FilterShortfall when pl has it.
+func explainVerdict(ctx context.Context, pl FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, s *Status, gaps bool) FilterVerdict {
+	v := FilterVerdict{Plugin: pl.Name(), Status: s, Shortfall: 1}
 	ex, ok := pl.(FilterExplainer)
 	if !ok || !s.IsRejected() {
-		return nil
+		return v
 	}
-	return ex.ExplainFilter(ctx, state, pod, nodeInfo, s)
+	if sx, ok := ex.(ShortfallExplainer); ok && !gaps {
+		v.Shortfall = unitShortfall(sx.FilterShortfall(ctx, state, pod, nodeInfo, s))
+		return v
+	}
+	e := ex.ExplainFilter(ctx, state, pod, nodeInfo, s)
+	if e != nil {
+		v.Shortfall = unitShortfall(e.Shortfall)
+	}
+	if gaps {
+		v.Explanation = e
+	}
+	return v
+}
+
+// unitShortfall reads a plugin's shortfall as explain ranks it: a
+// positive value as it is, anything else (0: no finer measure) as 1.
+func unitShortfall(s float64) float64 {
+	if s > 0 {
+		return s
+	}
+	return 1
 }
 
 // FormatQuantity renders an amount of a resource for people: cpu from

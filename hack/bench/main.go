@@ -102,7 +102,7 @@ func main() {
 		return
 	}
 	if *expl {
-		explainBench(*only, *pct)
+		explainBench(*only, *pct, *repeat)
 		return
 	}
 	var ws []workload

@@ -1,9 +1,7 @@
 package explain
 
 import (
-	"cmp"
 	"encoding/binary"
-	"slices"
 	"strings"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
@@ -13,8 +11,8 @@ import (
 // convert renders schedcore's Explanation as the report's schema: nodes in
 // name order, scores per plugin by name (raw, normalized = weighted /
 // weight, weighted), ranks. order[i] is the position in ex.Nodes of
-// rep.Nodes[i]; names keeps the name order across calls (nil: none kept).
-func convert(ex *schedcore.Explanation, names *nameOrder) (rep *report.Explanation, order []int32) {
+// rep.Nodes[i] (ex.ByName, or the name order sorted here).
+func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32) {
 	rep = &report.Explanation{
 		Pod:                  schedcore.PodName(ex.Pod),
 		Profile:              ex.Profile,
@@ -44,8 +42,20 @@ func convert(ex *schedcore.Explanation, names *nameOrder) (rep *report.Explanati
 	}
 	totals := make([]int64, len(ex.Scores))
 	maps := scoreMaps{weights: ex.ScoreWeights}
-	order = names.of(ex.Nodes)
+	order = ex.ByName
+	if len(order) != len(ex.Nodes) {
+		order = (*schedcore.NameOrder)(nil).Of(ex.Nodes)
+	}
 	rep.Nodes = make([]report.ExplainNode, len(ex.Nodes))
+	// The rejected nodes' failures share one array (thousands of small
+	// slices otherwise); each node's slice is capped at its own length.
+	nf := 0
+	for i := range ex.Nodes {
+		if ne := &ex.Nodes[i]; !ne.Feasible {
+			nf += max(len(ne.Failures), 1)
+		}
+	}
+	failures := make([]report.Failure, 0, nf)
 	for k, i := range order {
 		ne := &ex.Nodes[i]
 		n := &rep.Nodes[k]
@@ -60,55 +70,21 @@ func convert(ex *schedcore.Explanation, names *nameOrder) (rep *report.Explanati
 			}
 			continue
 		}
+		start := len(failures)
 		if len(ne.Failures) > 0 {
-			n.Failures = make([]report.Failure, len(ne.Failures))
 			for j, f := range ne.Failures {
-				n.Failures[j] = failure(f.Plugin, f.Status, j == 0)
+				failures = append(failures, failure(f.Plugin, f.Status, j == 0))
 			}
 		} else if ne.Status != nil {
 			// Rejected before any filter ran on it: by PreFilter, or left
 			// out by a PreFilterResult.
-			n.Failures = []report.Failure{failure(ne.Status.Plugin(), ne.Status, true)}
+			failures = append(failures, failure(ne.Status.Plugin(), ne.Status, true))
+		}
+		if len(failures) > start {
+			n.Failures = failures[start:len(failures):len(failures)]
 		}
 	}
 	return rep, order
-}
-
-// nameOrder keeps the name order of a node list from one explanation to
-// the next (the order of the snapshot's list changes rarely): order are
-// positions in the list, by name.
-type nameOrder struct {
-	order []int32
-}
-
-// of returns the positions of nodes in name order. The kept order is used
-// when it still sorts nodes strictly by name (one pass over the names,
-// which also proves it is this list's order since the names are unique);
-// otherwise the positions are sorted again and kept. A nil *nameOrder
-// keeps nothing.
-func (o *nameOrder) of(nodes []schedcore.NodeExplanation) []int32 {
-	if o != nil && len(o.order) == len(nodes) && sortedBy(o.order, nodes) {
-		return o.order
-	}
-	order := make([]int32, len(nodes))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(nodes[a].Name, nodes[b].Name) })
-	if o != nil {
-		o.order = order
-	}
-	return order
-}
-
-// sortedBy reports whether order lists nodes with strictly increasing names.
-func sortedBy(order []int32, nodes []schedcore.NodeExplanation) bool {
-	for k := 1; k < len(order); k++ {
-		if order[k] < 0 || order[k-1] < 0 || int(order[k]) >= len(nodes) || int(order[k-1]) >= len(nodes) || nodes[order[k-1]].Name >= nodes[order[k]].Name {
-			return false
-		}
-	}
-	return len(order) != 1 || order[0] == 0
 }
 
 // scoreMaps builds a feasible node's score maps (weighted, normalized,

@@ -22,36 +22,6 @@ func named(names ...string) []schedcore.NodeExplanation {
 	return out
 }
 
-// A kept name order is used only while it still sorts the list by name:
-// another list of the same length (other names, or the same names in
-// another order) is sorted afresh.
-func TestNameOrderIsCheckedAgainstTheNames(t *testing.T) {
-	var o nameOrder
-	lists := [][]schedcore.NodeExplanation{
-		named("c", "a", "b", "d"),
-		named("c", "a", "b", "d"),
-		named("a", "b", "c", "d"),
-		named("d", "x", "b", "a"),
-		named("z"),
-		named("y"),
-		named(),
-	}
-	for k, nodes := range lists {
-		got := o.of(nodes)
-		var names []string
-		for _, i := range got {
-			names = append(names, nodes[i].Name)
-		}
-		if len(names) != len(nodes) || !sort.StringsAreSorted(names) {
-			t.Errorf("list %d: order %v gives %v", k, got, names)
-		}
-	}
-	o.order = []int32{-1, 0}
-	if got := o.of(named("a", "b")); !reflect.DeepEqual(got, []int32{0, 1}) {
-		t.Errorf("a kept order with a bad position was used: %v", got)
-	}
-}
-
 // Nodes with equal scores share their maps; equal values from other
 // plugins do not.
 func TestScoreMapsShareOnlyEqualScores(t *testing.T) {
@@ -115,15 +85,8 @@ func TestNearestNodesPicksWhatAFullSortPicks(t *testing.T) {
 						code = schedcore.UnschedulableAndUnresolvable
 						r.unresolved++
 					}
-					v := schedcore.FilterVerdict{Plugin: "P", Status: schedcore.NewStatus(code, "no")}
-					if rng.Intn(3) > 0 {
-						v.Explanation = &schedcore.FilterExplanation{Shortfall: float64(rng.Intn(4)) / 4}
-					}
-					if v.Explanation != nil && v.Explanation.Shortfall > 0 {
-						r.shortfall += v.Explanation.Shortfall
-					} else {
-						r.shortfall++
-					}
+					v := schedcore.FilterVerdict{Plugin: "P", Status: schedcore.NewStatus(code, "no"), Shortfall: float64(rng.Intn(4)+1) / 4}
+					r.shortfall += v.Shortfall
 					ne.Failures = append(ne.Failures, v)
 				}
 				r.failures = len(ne.Failures)
@@ -147,7 +110,7 @@ func TestNearestNodesPicksWhatAFullSortPicks(t *testing.T) {
 			}
 			return a.name < b.name
 		})
-		rep, order := convert(ex, nil)
+		rep, order := convert(ex)
 		for _, n := range []int{1, 3, 7} {
 			want := []string{}
 			for i := 0; i < n && i < len(refs); i++ {

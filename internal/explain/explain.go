@@ -117,7 +117,7 @@ type State struct {
 	pending []*v1.Pod
 	turn    *report.ExplainTurn
 	// names keeps the snapshot's nodes in name order between explanations.
-	names nameOrder
+	names schedcore.NameOrder
 }
 
 // NewState loads the cluster into a fresh engine. The cluster's objects
@@ -254,11 +254,13 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		}
 	}
 
-	ex := s.eng.Explain(ctx, fw, target)
+	// Every rejected node is diagnosed for its shortfall, which ranks the
+	// nearest; only the nodes shown get their gaps (ex.Detail below).
+	ex := schedcore.ExplainShortfalls(ctx, fw, snap, target, s.eng.Options.TieBreak(), &s.names)
 	if ex.Err != nil {
 		return nil, fmt.Errorf("explaining pod %s: %w", schedcore.PodName(target), ex.Err)
 	}
-	rep, order := convert(ex, &s.names)
+	rep, order := convert(ex)
 	rep.Source, rep.BoundNode, rep.NominatedNode = o.Source, bound, nominated
 	if s.turn != nil {
 		rep.State, rep.Turn = StateAtTurn, s.turn
@@ -307,6 +309,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		ni, _ := snap.Get(n.Node)
 		n.Free = free(ni, target, s.eng.Options.Features)
 		if !n.Feasible {
+			ex.Detail(ctx, int(order[i]))
 			n.Gaps = nodeGaps(&ex.Nodes[order[i]])
 		}
 	}

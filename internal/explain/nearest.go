@@ -16,11 +16,7 @@ func shortfall(ne *schedcore.NodeExplanation) float64 {
 	var sum float64
 	for _, vs := range [2][]schedcore.FilterVerdict{ne.Failures, ne.LeftOutBy} {
 		for _, v := range vs {
-			if v.Explanation != nil && v.Explanation.Shortfall > 0 {
-				sum += v.Explanation.Shortfall
-			} else {
-				sum++
-			}
+			sum += v.Shortfall
 		}
 	}
 	return sum

@@ -11,7 +11,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-var _ schedcore.FilterExplainer = (*InterPodAffinity)(nil)
+var _ schedcore.ShortfallExplainer = (*InterPodAffinity)(nil)
 
 // maxNamedPods bounds the pods an explanation names per rule.
 const maxNamedPods = 3
@@ -43,6 +43,11 @@ func (pl *InterPodAffinity) ExplainFilter(_ context.Context, cycleState *schedco
 		return nil
 	}
 	return schedcore.NewFilterExplanation(1, out...)
+}
+
+// FilterShortfall is ExplainFilter's shortfall, always 1: nothing on the node can bring an affinity match, and evicting repelled pods is preemption's, not a shortfall.
+func (pl *InterPodAffinity) FilterShortfall(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) float64 {
+	return 1
 }
 
 // affinityGaps says, per required affinity term, that the node lacks its

@@ -277,6 +277,11 @@ func (pl *NodeAffinity) ExplainFilter(_ context.Context, _ *schedcore.CycleState
 	return schedcore.NewFilterExplanation(1, out...)
 }
 
+// FilterShortfall is ExplainFilter's shortfall, always 1: nothing on the node but its labels can make it match.
+func (pl *NodeAffinity) FilterShortfall(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) float64 {
+	return 1
+}
+
 // snapshotSize is the number of nodes of the handle's snapshot (0 without
 // one).
 func (pl *NodeAffinity) snapshotSize() int {

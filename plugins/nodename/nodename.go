@@ -70,6 +70,11 @@ func (pl *NodeName) ExplainFilter(_ context.Context, _ *schedcore.CycleState, po
 	return schedcore.NewFilterExplanation(1, fmt.Sprintf("the pod asks for node %q (spec.nodeName)", pod.Spec.NodeName))
 }
 
+// FilterShortfall is ExplainFilter's shortfall, always 1: the pod names another node.
+func (pl *NodeName) FilterShortfall(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) float64 {
+	return 1
+}
+
 // Fits reports whether the pod names no node or names this one.
 func Fits(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) bool {
 	return len(pod.Spec.NodeName) == 0 || pod.Spec.NodeName == nodeInfo.Name()

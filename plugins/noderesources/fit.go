@@ -255,11 +255,7 @@ func (pl *Fit) ExplainFilter(_ context.Context, state *schedcore.CycleState, _ *
 			text = fmt.Sprintf("needs %s %s more (free %s of %s)", q(r.Missing()), r.ResourceName, q(r.Capacity-r.Used), q(r.Capacity))
 		}
 		out.Gaps = append(out.Gaps, schedcore.Gap{Text: text})
-		short := 1.0
-		if !r.Unresolvable {
-			short = schedcore.ShortfallOf(r.Missing(), r.Requested)
-		}
-		out.Shortfall = max(out.Shortfall, short)
+		out.Shortfall = max(out.Shortfall, r.shortfall())
 	}
 	return out
 }

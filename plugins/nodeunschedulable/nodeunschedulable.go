@@ -126,3 +126,8 @@ func (pl *NodeUnschedulable) Filter(_ context.Context, _ *schedcore.CycleState, 
 func (pl *NodeUnschedulable) ExplainFilter(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) *schedcore.FilterExplanation {
 	return schedcore.NewFilterExplanation(1, "node is cordoned (spec.unschedulable); uncordon it or tolerate "+unschedulableTaint.ToString())
 }
+
+// FilterShortfall is ExplainFilter's shortfall, always 1: only uncordoning the node can help.
+func (pl *NodeUnschedulable) FilterShortfall(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) float64 {
+	return 1
+}

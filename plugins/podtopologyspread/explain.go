@@ -10,7 +10,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-var _ schedcore.FilterExplainer = (*PodTopologySpread)(nil)
+var _ schedcore.ShortfallExplainer = (*PodTopologySpread)(nil)
 
 // ExplainFilter gives, per hard constraint the node violates (the pod's
 // own or the configured defaults, as PreFilter counted them), the skew the
@@ -18,32 +18,76 @@ var _ schedcore.FilterExplainer = (*PodTopologySpread)(nil)
 // domain's, and maxSkew; or that the node lacks the topology key. The
 // shortfall is the share of the skew over maxSkew.
 func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {
-	s, err := schedcore.ReadAs[*preFilterState](state, preFilterStateKey)
-	if err != nil || len(s.Constraints) == 0 {
+	s, ok := schedcore.Lookup[*preFilterState](state, preFilterStateKey)
+	if !ok {
 		return nil
 	}
-	node := nodeInfo.Node()
 	out := &schedcore.FilterExplanation{}
-	for i := range s.Constraints {
-		c := &s.Constraints[i]
-		word := helper.DomainWord(c.TopologyKey)
-		tv, ok := node.Labels[c.TopologyKey]
-		if !ok {
-			out.Gaps = append(out.Gaps, schedcore.Gap{Text: fmt.Sprintf("node has no %s label (topology spread constraint %d's topologyKey); %s", c.TopologyKey, i+1, ErrReasonNodeLabelNotMatch)})
-			out.Shortfall = 1
-			continue
-		}
-		minMatchNum := s.minMatchNum(i, c.MinDomains)
-		dom, _ := s.counts.NodeDomain(i, nodeInfo)
-		matchNum := int(s.counts.At(i, dom))
-		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
+	s.violations(nodeInfo, func(v *violation) {
+		c := &s.Constraints[v.constraint]
+		if !v.labeled {
+			out.Gaps = append(out.Gaps, schedcore.Gap{Text: fmt.Sprintf("node has no %s label (topology spread constraint %d's topologyKey); %s", c.TopologyKey, v.constraint+1, ErrReasonNodeLabelNotMatch)})
+		} else {
+			word := helper.DomainWord(c.TopologyKey)
 			out.Gaps = append(out.Gaps, schedcore.Gap{Text: fmt.Sprintf("%s skew would be %d > maxSkew %d (%s %s has %d matching pods, the emptiest %d)",
-				word, skew, c.MaxSkew, word, tv, matchNum, minMatchNum)})
-			out.Shortfall = max(out.Shortfall, schedcore.ShortfallOf(int64(skew-int(c.MaxSkew)), int64(skew)))
+				word, v.skew, c.MaxSkew, word, nodeInfo.Node().Labels[c.TopologyKey], v.matchNum, v.minMatchNum)})
 		}
-	}
+		out.Shortfall = max(out.Shortfall, v.shortfall(c))
+	})
 	if len(out.Gaps) == 0 {
 		return nil
 	}
 	return out
+}
+
+// FilterShortfall is ExplainFilter's shortfall without its texts.
+func (pl *PodTopologySpread) FilterShortfall(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, _ *schedcore.Status) float64 {
+	s, ok := schedcore.Lookup[*preFilterState](state, preFilterStateKey)
+	if !ok {
+		return 1
+	}
+	var short float64
+	s.violations(nodeInfo, func(v *violation) { short = max(short, v.shortfall(&s.Constraints[v.constraint])) })
+	if short == 0 {
+		return 1
+	}
+	return short
+}
+
+// violation is one hard constraint a node violates: the node lacks its
+// topology key (labeled false), or the pod would make the skew of the
+// node's domain exceed maxSkew.
+type violation struct {
+	constraint                  int
+	labeled                     bool
+	skew, matchNum, minMatchNum int
+}
+
+// shortfall is the share of the skew over c's maxSkew; 1 for a node
+// without the topology key.
+func (v *violation) shortfall(c *topologySpreadConstraint) float64 {
+	if !v.labeled {
+		return 1
+	}
+	return schedcore.ShortfallOf(int64(v.skew-int(c.MaxSkew)), int64(v.skew))
+}
+
+// violations calls fn, in constraint order, for each constraint the node
+// violates, from the counts PreFilter made and the node's domains as
+// Filter reads them.
+func (s *preFilterState) violations(nodeInfo *schedcore.NodeInfo, fn func(*violation)) {
+	var buf [4]schedcore.Domain
+	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
+	for i := range s.Constraints {
+		c := &s.Constraints[i]
+		if doms[i] == schedcore.NoLabel {
+			fn(&violation{constraint: i})
+			continue
+		}
+		minMatchNum := s.minMatchNum(i, c.MinDomains)
+		matchNum := int(s.counts.At(i, doms[i]))
+		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
+			fn(&violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum})
+		}
+	}
 }

@@ -153,6 +153,11 @@ func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *schedcore.CycleSt
 	return schedcore.NewFilterExplanation(1, texts...)
 }
 
+// FilterShortfall is ExplainFilter's shortfall, always 1: preemption cannot remove a taint.
+func (pl *TaintToleration) FilterShortfall(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) float64 {
+	return 1
+}
+
 // untoleratedTaint returns the first NoSchedule or NoExecute taint that no
 // toleration tolerates, as component-helpers' FindMatchingUntoleratedTaint
 // with kube's DoNotScheduleTaintsFilterFunc, without allocating.

@@ -15,7 +15,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-var _ schedcore.FilterExplainer = (*VolumeBinding)(nil)
+var _ schedcore.ShortfallExplainer = (*VolumeBinding)(nil)
 
 // maxCandidates is how many PVs a bind conflict names.
 const maxCandidates = 3
@@ -60,6 +60,11 @@ func (pl *VolumeBinding) ExplainFilter(_ context.Context, cs *schedcore.CycleSta
 		return nil
 	}
 	return schedcore.NewFilterExplanation(1, out...)
+}
+
+// FilterShortfall is ExplainFilter's shortfall, always 1: freeing room on the node cannot bind or provision a volume.
+func (pl *VolumeBinding) FilterShortfall(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) float64 {
+	return 1
 }
 
 // candidatesGap says why each PV of the claim's class does not bind on

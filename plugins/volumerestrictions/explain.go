@@ -9,7 +9,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-var _ schedcore.FilterExplainer = (*VolumeRestrictions)(nil)
+var _ schedcore.ShortfallExplainer = (*VolumeRestrictions)(nil)
 
 // ExplainFilter names what Filter found in use: each inline disk of the
 // pod that a pod of the node mounts, and, for the ReadWriteOncePod claims
@@ -41,6 +41,11 @@ func (pl *VolumeRestrictions) ExplainFilter(_ context.Context, cycleState *sched
 		return nil
 	}
 	return schedcore.NewFilterExplanation(1, out...)
+}
+
+// FilterShortfall is ExplainFilter's shortfall, always 1: a conflicting volume is in use or it is not.
+func (pl *VolumeRestrictions) FilterShortfall(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) float64 {
+	return 1
 }
 
 // rwopUsers names, claim by claim in the pod's order, the other pods of

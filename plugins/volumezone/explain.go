@@ -11,7 +11,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-var _ schedcore.FilterExplainer = (*VolumeZone)(nil)
+var _ schedcore.ShortfallExplainer = (*VolumeZone)(nil)
 
 // ExplainFilter names, for each topology label of the pod's bound PVs that
 // the node does not satisfy, the PV's zones (or regions) and what the node
@@ -38,6 +38,11 @@ func (pl *VolumeZone) ExplainFilter(_ context.Context, cs *schedcore.CycleState,
 		return nil
 	}
 	return schedcore.NewFilterExplanation(1, out...)
+}
+
+// FilterShortfall is ExplainFilter's shortfall, always 1: a volume is in the node's zone or it is not.
+func (pl *VolumeZone) FilterShortfall(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) float64 {
+	return 1
 }
 
 // zonesOf renders a PV topology: "key=zone" or "key in (a, b)".

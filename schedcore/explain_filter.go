@@ -1,0 +1,117 @@
+package schedcore
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// FilterVerdict is one filter plugin's answer on one node, for diagnosis.
+type FilterVerdict struct {
+	Plugin string
+	Status *Status
+	// Explanation is the plugin's own account of the rejection, computed
+	// from the state and node its Filter saw (FilterExplainer); nil when
+	// the plugin has none, and in a verdict diagnosed for its shortfall
+	// only (ExplainShortfalls, until Explanation.Detail).
+	Explanation *FilterExplanation
+	// Shortfall is how far the node is from passing this plugin, in
+	// (0, 1]: the explanation's Shortfall, or 1 when the plugin does not
+	// explain itself or gives none (see FilterExplanation.Shortfall).
+	Shortfall float64
+}
+
+// DiagnoseFilterPlugins runs every non-skipped filter on the node, each on
+// its own, and returns every rejection with the plugin's explanation (kube
+// stops at the first: that one is the first element). It is what explain
+// shows; the scheduling path uses RunFilterPlugins.
+func (f *Framework) DiagnoseFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) []FilterVerdict {
+	return diagnoseFilters(ctx, f.activeFilters(state), state, pod, nodeInfo, true)
+}
+
+// diagnoseFilters is DiagnoseFilterPlugins with the cycle's active
+// filters (Framework.activeFilters, listed once for all the nodes);
+// without gaps, the verdicts carry the shortfalls but no explanations.
+func diagnoseFilters(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool) []FilterVerdict {
+	var out []FilterVerdict
+	for _, pl := range filters {
+		if v, failed := diagnose(ctx, pl, state, pod, nodeInfo, gaps); failed {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// diagnose runs one filter on the node and, when it rejects, its
+// explainer on the same state and node (for the shortfall alone without
+// gaps).
+func diagnose(ctx context.Context, pl FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool) (FilterVerdict, bool) {
+	s := pl.Filter(ctx, state, pod, nodeInfo)
+	if s.IsSuccess() {
+		return FilterVerdict{}, false
+	}
+	if !s.IsRejected() {
+		s = AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
+	}
+	s = s.WithPlugin(pl.Name())
+	return explainVerdict(ctx, pl, state, pod, nodeInfo, s, gaps), true
+}
+
+// ExplainLeftOut asks the plugins whose PreFilterResult left a node out
+// what they have against it: each one that explains itself does so from
+// the cycle's state, as if its Filter had rejected the node with status.
+func (f *Framework) ExplainLeftOut(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, plugins []string, status *Status) []FilterVerdict {
+	return f.explainLeftOut(ctx, state, pod, nodeInfo, plugins, status, true)
+}
+
+// explainLeftOut is ExplainLeftOut, for the shortfalls alone without gaps.
+func (f *Framework) explainLeftOut(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, plugins []string, status *Status, gaps bool) []FilterVerdict {
+	var out []FilterVerdict
+	for _, name := range plugins {
+		pl, ok := f.pluginsMap[name].(FilterPlugin)
+		if !ok {
+			out = append(out, FilterVerdict{Plugin: name, Status: status, Shortfall: 1})
+			continue
+		}
+		out = append(out, explainVerdict(ctx, pl, state, pod, nodeInfo, status, gaps))
+	}
+	return out
+}
+
+// DiagnoseFilterPluginsWithNominatedPods is DiagnoseFilterPlugins with
+// RunFilterPluginsWithNominatedPods's two passes, plugin by plugin: each
+// filter runs with the equal-or-higher priority pods nominated to the node
+// added and, if it passes and such pods exist, once more without them; a
+// failure in either pass is the plugin's verdict, as kube would report it
+// if that plugin ran alone.
+func (f *Framework) DiagnoseFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) []FilterVerdict {
+	return f.diagnoseWithNominatedPods(ctx, f.activeFilters(state), state, pod, nodeInfo, true)
+}
+
+// diagnoseWithNominatedPods is DiagnoseFilterPluginsWithNominatedPods
+// with the cycle's active filters; without gaps, the verdicts carry the
+// shortfalls but no explanations.
+func (f *Framework) diagnoseWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool) []FilterVerdict {
+	if f.handle.Nominator() == nil || state.noNominatedPods {
+		return diagnoseFilters(ctx, filters, state, pod, nodeInfo, gaps)
+	}
+	added, withState, withInfo, err := f.addGENominatedPods(ctx, pod, state, nodeInfo)
+	if err != nil {
+		return []FilterVerdict{{Status: AsStatus(err), Shortfall: 1}}
+	}
+	if !added {
+		return diagnoseFilters(ctx, filters, state, pod, nodeInfo, gaps)
+	}
+	var out []FilterVerdict
+	for _, pl := range filters {
+		v, failed := diagnose(ctx, pl, withState, pod, withInfo, gaps)
+		if !failed {
+			v, failed = diagnose(ctx, pl, state, pod, nodeInfo, gaps)
+		}
+		if failed {
+			out = append(out, v)
+		}
+	}
+	return out
+}

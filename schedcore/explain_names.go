@@ -1,0 +1,50 @@
+package schedcore
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
+
+// NameOrder keeps the name order of a snapshot's node list from one
+// explanation to the next (the list's order changes rarely), for
+// Explanation.ByName and the ranking's ties. The zero value is ready; a
+// nil *NameOrder keeps nothing. It is safe for concurrent use.
+type NameOrder struct {
+	mu    sync.Mutex
+	order []int32
+}
+
+// Of returns the positions of nodes in name order. The kept order is used
+// when it still sorts nodes strictly by name (one pass over the names,
+// which also proves it is this list's order since the names are unique);
+// otherwise the positions are sorted again and kept. The result is shared:
+// callers only read it.
+func (o *NameOrder) Of(nodes []NodeExplanation) []int32 {
+	if o != nil {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if len(o.order) == len(nodes) && sortedBy(o.order, nodes) {
+			return o.order
+		}
+	}
+	order := make([]int32, len(nodes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(nodes[a].Name, nodes[b].Name) })
+	if o != nil {
+		o.order = order
+	}
+	return order
+}
+
+// sortedBy reports whether order lists nodes with strictly increasing names.
+func sortedBy(order []int32, nodes []NodeExplanation) bool {
+	for k := 1; k < len(order); k++ {
+		if order[k] < 0 || order[k-1] < 0 || int(order[k]) >= len(nodes) || int(order[k-1]) >= len(nodes) || nodes[order[k-1]].Name >= nodes[order[k]].Name {
+			return false
+		}
+	}
+	return len(order) != 1 || order[0] == 0
+}
