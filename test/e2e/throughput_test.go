@@ -234,7 +234,7 @@ func bindAll(ctx context.Context, t *testing.T, cfg *rest.Config, ns string, pod
 					continue
 				}
 				ev := &eventsv1.Event{
-					ObjectMeta:          metav1.ObjectMeta{Namespace: ns, GenerateName: p.Name + "."},
+					ObjectMeta:          metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s.%x", p.Name, time.Now().UnixNano())},
 					EventTime:           metav1.NowMicro(),
 					ReportingController: bindOnly, ReportingInstance: bindOnly,
 					Action: "Binding", Reason: "Scheduled", Type: v1.EventTypeNormal,
