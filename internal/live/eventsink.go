@@ -41,13 +41,17 @@ func (b v1Broadcaster) NewRecorder(name string) events.EventRecorderLogger {
 // double the API server's writes and slow the bindings they report, on a
 // small control plane by 40%. The sink below holds an event back while
 // bindings are in flight, until they are not or the event is
-// maxEventDelay old, and writes at most eventWriters at a time (enough to
-// keep up with the API server once it is not busy binding). Every event is
-// still written, with the time it was recorded; only when it reaches the
-// server changes.
+// maxEventDelay old, and writes at most eventWriters at a time. Every event
+// is still written, with the time it was recorded; only when it reaches the
+// server changes. The writers must keep up with the bindings: in a long
+// burst the events come of age as fast as pods are bound, and each write
+// waits on a busy server as long as a binding does. With 16 writers, 10000
+// pods on 5000 nodes at QPS 1000 (on a loaded 2-core machine) were bound
+// in 38 s and their last event written 13 s later; as many writers as
+// bindings in flight keep the same pace as the bindings.
 const (
 	maxEventDelay = 10 * time.Second
-	eventWriters  = 16
+	eventWriters  = maxBindingsInFlight
 )
 
 // yieldingSink is an events.EventSink that waits for its turn (see above)
@@ -66,14 +70,9 @@ func newYieldingSink(inner events.EventSink, busy *flights) *yieldingSink {
 	return &yieldingSink{inner: inner, busy: busy, writers: make(chan struct{}, eventWriters), maxDelay: maxEventDelay, pending: newFlights()}
 }
 
-// turn waits until the event may be written and takes a writer slot;
+// turn waits until the event may be written, then for a writer slot;
 // release gives it back. It returns false if ctx ended first.
 func (s *yieldingSink) turn(ctx context.Context, ev *eventsv1.Event) bool {
-	select {
-	case s.writers <- struct{}{}:
-	case <-ctx.Done():
-		return false
-	}
 	recorded := ev.EventTime.Time
 	if ev.Series != nil {
 		recorded = ev.Series.LastObservedTime.Time
@@ -82,6 +81,7 @@ func (s *yieldingSink) turn(ctx context.Context, ev *eventsv1.Event) bool {
 		recorded = time.Now()
 	}
 	var timer *time.Timer
+wait:
 	for {
 		busy, idle := s.busy.state()
 		wait := time.Until(recorded.Add(s.maxDelay))
@@ -95,13 +95,17 @@ func (s *yieldingSink) turn(ctx context.Context, ev *eventsv1.Event) bool {
 		select {
 		case <-idle:
 		case <-timer.C:
-			return true
+			break wait
 		case <-ctx.Done():
-			<-s.writers
 			return false
 		}
 	}
-	return true
+	select {
+	case s.writers <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func (s *yieldingSink) release() { <-s.writers }
