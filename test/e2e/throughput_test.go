@@ -201,8 +201,14 @@ func TestRunThroughput(t *testing.T) {
 		}
 		ours, theirs := median(r.rates["kubectl-sched"]), median(r.rates["kube-scheduler"])
 		oursEv, theirsEv := median(r.withEvents["kubectl-sched"]), median(r.withEvents["kube-scheduler"])
-		fmt.Fprintf(&b, "%-12s %15.1f %15.1f %6.2fx %15.1f %15.1f %6.2fx %7d\n", fmt.Sprintf("%d/%d", r.qps, r.burst),
-			ours, theirs, ours/theirs, oursEv, theirsEv, oursEv/theirsEv, len(r.rates["kubectl-sched"]))
+		ratio := func(a, b float64) string {
+			if a == 0 || b == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2fx", a/b)
+		}
+		fmt.Fprintf(&b, "%-12s %15.1f %15.1f %7s %15.1f %15.1f %7s %7d\n", fmt.Sprintf("%d/%d", r.qps, r.burst),
+			ours, theirs, ratio(ours, theirs), oursEv, theirsEv, ratio(oursEv, theirsEv), max(len(r.rates["kubectl-sched"]), len(r.rates["kube-scheduler"])))
 	}
 	t.Log(b.String())
 }
