@@ -47,10 +47,10 @@ type Metrics struct {
 	// finding a child by its label values (validated and hashed on each
 	// call) took 12% of `run`'s CPU at 2000 nodes.
 	extensionPoints, plugins *observers
-	queueingHintDuration    *prometheus.HistogramVec
-	queueIncomingPods       *prometheus.CounterVec
-	inFlightEvents          *prometheus.GaugeVec
-	unschedulableReasons    *prometheus.GaugeVec
+	queueingHintDuration     *prometheus.HistogramVec
+	queueIncomingPods        *prometheus.CounterVec
+	inFlightEvents           *prometheus.GaugeVec
+	unschedulableReasons     *prometheus.GaugeVec
 }
 
 var (
