@@ -306,14 +306,34 @@ type runWatch struct {
 
 func watchRun(ctx context.Context, t *testing.T, c *cluster.Cluster, ns string) runWatch {
 	t.Helper()
-	bound, stopPods := watchBound(ctx, t, c, ns)
 	f := informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(ns))
-	inf := f.Events().V1().Events().Informer()
+	bound := countDistinct(t, f.Core().V1().Pods().Informer(), func(obj any) (string, bool) {
+		if p, ok := obj.(*v1.Pod); ok && p.Spec.NodeName != "" {
+			return p.Name, true
+		}
+		return "", false
+	})
+	events := countDistinct(t, f.Events().V1().Events().Informer(), func(obj any) (string, bool) {
+		if e, ok := obj.(*eventsv1.Event); ok && e.Reason == "Scheduled" && e.Regarding.Kind == "Pod" {
+			return e.Regarding.Name, true
+		}
+		return "", false
+	})
+	wctx, cancel := context.WithCancel(ctx)
+	f.Start(wctx.Done())
+	f.WaitForCacheSync(wctx.Done())
+	return runWatch{bound: bound, events: events, stop: func() { cancel(); f.Shutdown() }}
+}
+
+// countDistinct counts the distinct keys of the informer's objects that
+// count (added or updated).
+func countDistinct(t *testing.T, inf cache.SharedIndexInformer, key func(obj any) (string, bool)) func() int {
+	t.Helper()
 	var n atomic.Int64
 	seen := sync.Map{}
 	note := func(obj any) {
-		if e, ok := obj.(*eventsv1.Event); ok && e.Reason == "Scheduled" && e.Regarding.Kind == "Pod" {
-			if _, dup := seen.LoadOrStore(e.Regarding.Name, true); !dup {
+		if k, ok := key(obj); ok {
+			if _, dup := seen.LoadOrStore(k, true); !dup {
 				n.Add(1)
 			}
 		}
@@ -324,10 +344,7 @@ func watchRun(ctx context.Context, t *testing.T, c *cluster.Cluster, ns string) 
 	}); err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	f.Start(wctx.Done())
-	f.WaitForCacheSync(wctx.Done())
-	return runWatch{bound: bound, events: func() int { return int(n.Load()) }, stop: func() { stopPods(); cancel(); f.Shutdown() }}
+	return func() int { return int(n.Load()) }
 }
 
 // cpuSample is CPU-seconds used so far by the control plane.
@@ -386,32 +403,6 @@ func loadAverage() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
-}
-
-// watchBound counts the namespace's pods with a node, from an informer.
-func watchBound(ctx context.Context, t *testing.T, c *cluster.Cluster, ns string) (count func() int, stop func()) {
-	t.Helper()
-	f := informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(ns))
-	inf := f.Core().V1().Pods().Informer()
-	var n atomic.Int64
-	seen := sync.Map{}
-	note := func(obj any) {
-		if p, ok := obj.(*v1.Pod); ok && p.Spec.NodeName != "" {
-			if _, dup := seen.LoadOrStore(p.Name, true); !dup {
-				n.Add(1)
-			}
-		}
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    note,
-		UpdateFunc: func(_, obj any) { note(obj) },
-	}); err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	f.Start(wctx.Done())
-	f.WaitForCacheSync(wctx.Done())
-	return func() int { return int(n.Load()) }, func() { cancel(); f.Shutdown() }
 }
 
 func median(xs []float64) float64 {
