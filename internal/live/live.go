@@ -334,7 +334,15 @@ func (d *driver) failed(ctx context.Context, _ *schedcore.Framework, qpi *schedc
 func (d *driver) run(ctx context.Context) error {
 	// Informers and event recording outlive ctx until the shutdown is done.
 	infCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopInformers()
+	// Run returns once the informers' goroutines have: a reflector that
+	// logs after Run returned raced the CLI's reset of klog's flags.
+	defer func() {
+		stopInformers()
+		d.factory.Shutdown()
+		if d.dynFactory != nil {
+			d.dynFactory.Shutdown()
+		}
+	}()
 	d.broadcaster.StartRecordingToSink(infCtx.Done())
 	defer d.broadcaster.Shutdown()
 	// Last (deferred calls run in reverse): the events still being
