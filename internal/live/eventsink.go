@@ -43,10 +43,10 @@ func (b v1Broadcaster) NewRecorder(name string) events.EventRecorderLogger {
 // while bindings are in flight (at most 10 s, 16 writers), as this sink did
 // before, bound the pods sooner but wrote the last event later: at 5000
 // nodes / 10000 pods, QPS 1000, on a loaded 2-core machine, the last pod
-// was bound in 28-36 s and its last event written 40-47 s after the start;
-// writing at once, bound in 32.5 s and every event written by 32.7 s (see
-// docs/performance.md, Live). Every event is written, with the time it was
-// recorded.
+// was bound 28-38 s after the start and its last event written 40-51 s;
+// written at once, the last event came within 0.6 s of the last binding,
+// and the bindings were not slower (see docs/performance.md, Live). Every
+// event is written, with the time it was recorded.
 const eventWriters = maxBindingsInFlight
 
 // boundedSink is an events.EventSink that waits for a writer slot before
