@@ -12,11 +12,10 @@ import (
 
 // recordingSink counts writes and the most in progress at once.
 type recordingSink struct {
-	mu           sync.Mutex
-	writes, cur  int
-	maxCur       int
-	block        chan struct{} // nil: writes return at once
-	writtenNames []string
+	mu          sync.Mutex
+	writes, cur int
+	maxCur      int
+	block       chan struct{} // nil: writes return at once
 }
 
 func (r *recordingSink) write(ev *eventsv1.Event) (*eventsv1.Event, error) {
@@ -30,7 +29,6 @@ func (r *recordingSink) write(ev *eventsv1.Event) (*eventsv1.Event, error) {
 	r.mu.Lock()
 	r.cur--
 	r.writes++
-	r.writtenNames = append(r.writtenNames, ev.Name)
 	r.mu.Unlock()
 	return ev, nil
 }
@@ -45,6 +43,12 @@ func (r *recordingSink) Patch(_ context.Context, ev *eventsv1.Event, _ []byte) (
 	return r.write(ev)
 }
 
+func (r *recordingSink) inFlight() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cur
+}
+
 func (r *recordingSink) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -55,67 +59,9 @@ func event(name string, at time.Time) *eventsv1.Event {
 	return &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, EventTime: metav1.NewMicroTime(at)}
 }
 
-func TestYieldingSinkHoldsEventsBackWhileBindingsAreInFlight(t *testing.T) {
-	inner := &recordingSink{}
-	busy := newFlights()
-	s := newYieldingSink(inner, busy)
-	s.maxDelay = time.Hour
-	busy.start()
-	busy.start()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if _, err := s.Create(context.Background(), event("e1", time.Now())); err != nil {
-			t.Error(err)
-		}
-	}()
-	time.Sleep(50 * time.Millisecond)
-	if n := inner.count(); n != 0 {
-		t.Fatalf("%d events written while bindings are in flight, want 0", n)
-	}
-	busy.done()
-	time.Sleep(20 * time.Millisecond)
-	if n := inner.count(); n != 0 {
-		t.Fatalf("%d events written with one binding still in flight, want 0", n)
-	}
-	busy.done()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("event not written once no binding was in flight")
-	}
-	if n := inner.count(); n != 1 {
-		t.Errorf("%d events written, want 1", n)
-	}
-}
-
-func TestYieldingSinkWritesAnEventThatWaitedMaxDelay(t *testing.T) {
-	inner := &recordingSink{}
-	busy := newFlights()
-	busy.start() // never done
-	s := newYieldingSink(inner, busy)
-	s.maxDelay = 100 * time.Millisecond
-	start := time.Now()
-	if _, err := s.Create(context.Background(), event("old", start.Add(-time.Second))); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 50*time.Millisecond {
-		t.Errorf("an event older than maxDelay waited %v", d)
-	}
-	if _, err := s.Patch(context.Background(), event("new", time.Now()), nil); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d < 90*time.Millisecond {
-		t.Errorf("a new event was written after %v, before maxDelay", d)
-	}
-	if n := inner.count(); n != 2 {
-		t.Errorf("%d events written, want 2", n)
-	}
-}
-
-func TestYieldingSinkBoundsConcurrentWritesAndDrains(t *testing.T) {
+func TestBoundedSinkBoundsConcurrentWritesAndDrains(t *testing.T) {
 	inner := &recordingSink{block: make(chan struct{})}
-	s := newYieldingSink(inner, newFlights())
+	s := newBoundedSink(inner)
 	var wg sync.WaitGroup
 	for range 3 * eventWriters {
 		wg.Add(1)
@@ -136,19 +82,32 @@ func TestYieldingSinkBoundsConcurrentWritesAndDrains(t *testing.T) {
 	}
 }
 
-func TestYieldingSinkGivesUpWhenTheContextEnds(t *testing.T) {
-	busy := newFlights()
-	busy.start()
-	s := newYieldingSink(&recordingSink{}, busy)
-	s.maxDelay = time.Hour
+func TestBoundedSinkGivesUpWhenTheContextEnds(t *testing.T) {
+	inner := &recordingSink{block: make(chan struct{})}
+	s := newBoundedSink(inner)
+	var wg sync.WaitGroup
+	for range eventWriters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = s.Create(context.Background(), event("busy", time.Now()))
+		}()
+	}
+	for inner.inFlight() < eventWriters {
+		time.Sleep(time.Millisecond)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := s.Create(ctx, event("e", time.Now())); err == nil {
-		t.Error("Create succeeded after its context ended")
+		t.Error("Create succeeded after its context ended, with every writer busy")
 	}
-	// Its writer slot was given back.
-	busy.done()
+	close(inner.block)
+	wg.Wait()
+	// The writers' slots were given back.
 	if _, err := s.Create(context.Background(), event("e", time.Now())); err != nil {
 		t.Error(err)
+	}
+	if n := inner.count(); n != eventWriters+1 {
+		t.Errorf("%d events written, want %d", n, eventWriters+1)
 	}
 }

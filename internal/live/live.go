@@ -109,10 +109,8 @@ type driver struct {
 	// dynFactory serves scheduler-plugins' PodGroups; nil unless needed.
 	dynFactory  dynamicinformer.DynamicSharedInformerFactory
 	broadcaster eventBroadcaster
-	// eventSink holds events back while bindings (binds) are in flight;
-	// nil with core/v1 events.
-	eventSink *yieldingSink
-	binds     *flights
+	// eventSink bounds the event writes in flight; nil with core/v1 events.
+	eventSink *boundedSink
 	metrics   *Metrics
 	eng       *engine.Engine
 	cache     *schedcore.Cache
@@ -166,8 +164,7 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	if d.leaderClient, err = kubernetes.NewForConfig(o.RESTConfig); err != nil {
 		return nil, fmt.Errorf("creating leader election clientset: %w", err)
 	}
-	d.binds = newFlights()
-	d.broadcaster, d.eventSink = newEventBroadcaster(ctx, eventClient, d.binds)
+	d.broadcaster, d.eventSink = newEventBroadcaster(ctx, eventClient)
 
 	// The PDB informer is requested here so that factory.Start starts it.
 	pdbs := factory.Policy().V1().PodDisruptionBudgets()
@@ -177,7 +174,7 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	pods := factory.Core().V1().Pods().Lister()
 	d.objects = &liveObjects{pods: pods}
 	d.eng, err = engine.New(ctx, engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Logger: d.logger, Seed: time.Now().UnixNano()}, engine.Driver{
-		Binder:      newAPIBinder(client, d.binds),
+		Binder:      newAPIBinder(client),
 		ClaimWriter: apiClaimWriter{client: client},
 		VolumeBinder: apiVolumeBinder{client: client, pvs: factory.Core().V1().PersistentVolumes().Lister(),
 			pvcs: factory.Core().V1().PersistentVolumeClaims().Lister()},
@@ -337,11 +334,19 @@ func (d *driver) failed(ctx context.Context, _ *schedcore.Framework, qpi *schedc
 func (d *driver) run(ctx context.Context) error {
 	// Informers and event recording outlive ctx until the shutdown is done.
 	infCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopInformers()
+	// Run returns once the informers' goroutines have: a reflector that
+	// logs after Run returned raced the CLI's reset of klog's flags.
+	defer func() {
+		stopInformers()
+		d.factory.Shutdown()
+		if d.dynFactory != nil {
+			d.dynFactory.Shutdown()
+		}
+	}()
 	d.broadcaster.StartRecordingToSink(infCtx.Done())
 	defer d.broadcaster.Shutdown()
-	// Last (deferred calls run in reverse): the events held back behind
-	// the last bindings are written before the broadcaster stops.
+	// Last (deferred calls run in reverse): the events still being
+	// written finish before the broadcaster stops.
 	defer d.eventSink.drain(5 * time.Second)
 
 	var le *leaderElector

@@ -119,3 +119,55 @@ func TestAttemptsLabelIsCappedAt15(t *testing.T) {
 		}
 	}
 }
+
+// The kept children are found by every label: a key missing one would put
+// the observations of different series into one.
+func TestMetricsKeepEachSeriesApart(t *testing.T) {
+	m := NewMetrics()
+	for range 2 {
+		m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Success, time.Microsecond)
+	}
+	m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Unschedulable, time.Microsecond)
+	m.Plugin("NodeResourcesFit", schedcore.ExtScore, schedcore.Success, time.Microsecond)
+	m.Plugin("TaintToleration", schedcore.ExtFilter, schedcore.Success, time.Microsecond)
+	for range 3 {
+		m.ExtensionPoint("a", schedcore.ExtFilter, schedcore.Success, time.Millisecond)
+	}
+	m.ExtensionPoint("b", schedcore.ExtFilter, schedcore.Success, time.Millisecond)
+	m.ExtensionPoint("a", schedcore.ExtFilter, schedcore.Error, time.Millisecond)
+	m.ExtensionPoint("a", schedcore.ExtScore, schedcore.Success, time.Millisecond)
+	m.PreEnqueue("a", schedcore.UnschedulableAndUnresolvable, time.Millisecond)
+
+	mfs, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, mf := range mfs {
+		name := strings.TrimPrefix(mf.GetName(), "scheduler_")
+		if name != "plugin_execution_duration_seconds" && name != "framework_extension_point_duration_seconds" {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			var kv []string
+			for _, l := range s.GetLabel() {
+				kv = append(kv, l.GetName()+"="+l.GetValue())
+			}
+			got[name+"{"+strings.Join(kv, ",")+"}"] = s.GetHistogram().GetSampleCount()
+		}
+	}
+	want := map[string]uint64{
+		"plugin_execution_duration_seconds{extension_point=Filter,plugin=NodeResourcesFit,status=Success}":       2,
+		"plugin_execution_duration_seconds{extension_point=Filter,plugin=NodeResourcesFit,status=Unschedulable}": 1,
+		"plugin_execution_duration_seconds{extension_point=Score,plugin=NodeResourcesFit,status=Success}":        1,
+		"plugin_execution_duration_seconds{extension_point=Filter,plugin=TaintToleration,status=Success}":        1,
+		"framework_extension_point_duration_seconds{extension_point=Filter,profile=a,status=Success}":            3,
+		"framework_extension_point_duration_seconds{extension_point=Filter,profile=b,status=Success}":            1,
+		"framework_extension_point_duration_seconds{extension_point=Filter,profile=a,status=Error}":              1,
+		"framework_extension_point_duration_seconds{extension_point=Score,profile=a,status=Success}":             1,
+		"framework_extension_point_duration_seconds{extension_point=PreEnqueue,profile=a,status=Success}":        1,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("series counts (-want +got):\n%s", diff)
+	}
+}

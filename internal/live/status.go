@@ -118,9 +118,6 @@ type apiBinder struct {
 	// inFlight, when set, bounds the binding requests in flight (a
 	// semaphore): see maxBindingsInFlight.
 	inFlight chan struct{}
-	// binds, when set, counts the Bind calls under way (events yield to
-	// them).
-	binds *flights
 }
 
 // maxBindingsInFlight bounds the concurrent pods/binding requests. The
@@ -132,8 +129,8 @@ type apiBinder struct {
 // pod); only their API calls queue here, in no particular order.
 const maxBindingsInFlight = 128
 
-func newAPIBinder(client kubernetes.Interface, binds *flights) apiBinder {
-	return apiBinder{client: client, inFlight: make(chan struct{}, maxBindingsInFlight), binds: binds}
+func newAPIBinder(client kubernetes.Interface) apiBinder {
+	return apiBinder{client: client, inFlight: make(chan struct{}, maxBindingsInFlight)}
 }
 
 // call runs one API request within the in-flight bound.
@@ -163,10 +160,6 @@ var _ schedcore.Binder = apiBinder{}
 // its informer catches up). A retry after a lost success fails with a
 // conflict, as the API server binds a pod once only.
 func (b apiBinder) Bind(ctx context.Context, pod *v1.Pod, node string) error {
-	if b.binds != nil {
-		b.binds.start()
-		defer b.binds.done()
-	}
 	binding := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: node},

@@ -157,7 +157,7 @@ func TestAPIBinderRetriesAndResolvesUncertainBindings(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			err := newAPIBinder(client, newFlights()).Bind(ctx, pod, "n1")
+			err := newAPIBinder(client).Bind(ctx, pod, "n1")
 			if ctx.Err() != nil {
 				t.Fatal("Bind waited until its context ended")
 			}
