@@ -55,7 +55,9 @@ func NewNodeMemo[V any](maxKeys int) *NodeMemo[V] {
 // other. A node from outside the snapshot list is computed every time.
 //
 // The key must capture every input of compute but the node (see MemoKey):
-// two calls with equal keys get each other's values.
+// two calls with equal keys get each other's values. When ctx is cancelled,
+// Values stops early and the nodes it did not reach get V's zero value: a
+// caller checks ctx.Err() before reading them.
 func (m *NodeMemo[V]) Values(ctx context.Context, par Parallelizer, k *MemoKey, nodes []*NodeInfo, compute func(ni *NodeInfo) V) []V {
 	n := 0
 	for _, ni := range nodes {

@@ -235,6 +235,11 @@ func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, a
 		}
 		return row
 	})
+	if ctx.Err() != nil {
+		// Values stops early on a cancelled context: the rows it did not
+		// reach are nil. PreFilter returns the context's error.
+		return affinity, anti
+	}
 	affKeys, antiKeys := keyIndexes(affinity, affinityTerms), keyIndexes(anti, antiAffinityTerms)
 	for i, row := range rows {
 		for _, k := range affKeys {
