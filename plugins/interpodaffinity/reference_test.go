@@ -1,7 +1,6 @@
 package interpodaffinity
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/plugintest"
 )
 
 // TestPreferredTermScoresMatchAllPodMatching compares the scores of an
@@ -83,42 +83,11 @@ func TestPreferredTermScoresMatchAllPodMatching(t *testing.T) {
 		snap := newSnapshot(pods, nodes, testNamespaces)
 		pl := newPlugin(t, nil, snap, false)
 		want := referencePreferredScores(t, snap, incoming)
-		got := preferredScores(t, pl, snap, incoming)
+		got := plugintest.Scores(t, pl, incoming, snap.List())
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("step %d: scores differ from matching every pod (-reference +plugin):\n%s", step, diff)
 		}
 	}
-}
-
-// preferredScores runs PreScore, Score and NormalizeScore on every node;
-// nil when PreScore skips.
-func preferredScores(t *testing.T, pl *InterPodAffinity, snap *schedcore.Snapshot, pod *v1.Pod) []string {
-	t.Helper()
-	ctx := context.Background()
-	state := schedcore.NewCycleState()
-	nodes := snap.List()
-	if s := pl.PreScore(ctx, state, pod, nodes); s.Code() == schedcore.Skip {
-		return nil
-	} else if !s.IsSuccess() {
-		t.Fatalf("PreScore: %v", s)
-	}
-	var out []string
-	scores := make(schedcore.NodeScoreList, len(nodes))
-	for i, ni := range nodes {
-		sc, s := pl.Score(ctx, state, pod, ni)
-		if !s.IsSuccess() {
-			t.Fatalf("Score: %v", s)
-		}
-		scores[i] = schedcore.NodeScore{Name: ni.Name(), Score: sc}
-		out = append(out, fmt.Sprintf("%s raw %d", ni.Name(), sc))
-	}
-	if s := pl.NormalizeScore(ctx, state, pod, scores); !s.IsSuccess() {
-		t.Fatalf("NormalizeScore: %v", s)
-	}
-	for _, s := range scores {
-		out = append(out, fmt.Sprintf("%s %d", s.Name, s.Score))
-	}
-	return out
 }
 
 // referencePreferredScores is kube's scoring of the incoming pod's

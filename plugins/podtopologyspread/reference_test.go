@@ -1,7 +1,6 @@
 package podtopologyspread
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/plugintest"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -91,41 +91,11 @@ func TestScoresMatchAllNodeCounting(t *testing.T) {
 			}
 		}
 		want := referenceScores(t, pl, pod, snap.List(), feasible)
-		got := pluginScores(t, pl, pod, feasible)
+		got := plugintest.Scores(t, pl, pod, feasible)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("step %d: scores differ from counting every node (-reference +plugin):\n%s", step, diff)
 		}
 	}
-}
-
-// pluginScores runs PreScore, Score and NormalizeScore; nil when PreScore
-// skips.
-func pluginScores(t *testing.T, pl *PodTopologySpread, pod *v1.Pod, feasible []*schedcore.NodeInfo) []string {
-	t.Helper()
-	ctx := context.Background()
-	state := schedcore.NewCycleState()
-	if s := pl.PreScore(ctx, state, pod, feasible); s.Code() == schedcore.Skip {
-		return nil
-	} else if !s.IsSuccess() {
-		t.Fatalf("PreScore: %v", s)
-	}
-	scores := make(schedcore.NodeScoreList, len(feasible))
-	var out []string
-	for i, ni := range feasible {
-		sc, s := pl.Score(ctx, state, pod, ni)
-		if !s.IsSuccess() {
-			t.Fatalf("Score: %v", s)
-		}
-		scores[i] = schedcore.NodeScore{Name: ni.Name(), Score: sc}
-		out = append(out, fmt.Sprintf("%s raw %d", ni.Name(), sc))
-	}
-	if s := pl.NormalizeScore(ctx, state, pod, scores); !s.IsSuccess() {
-		t.Fatalf("NormalizeScore: %v", s)
-	}
-	for _, s := range scores {
-		out = append(out, fmt.Sprintf("%s %d", s.Name, s.Score))
-	}
-	return out
 }
 
 // referenceScores is kube-scheduler's PreScore, Score and NormalizeScore,
