@@ -114,9 +114,12 @@ func (d *DomainCounts) NodeDomain(k int, ni *NodeInfo) (Domain, bool) {
 // the snapshot has (a node from outside it). It finds the node once for
 // all the keys, so Filter, Score and the counting passes read a node with
 // one call; it only reads, so they may call it in parallel. all reports
-// whether the node has every key.
+// whether the node has every key. A nil DomainCounts has no keys.
 func (d *DomainCounts) NodeDomains(ni *NodeInfo, dst []Domain) (doms []Domain, all bool) {
 	all = true
+	if d == nil {
+		return dst, all
+	}
 	if i := indexIn(d.snap.nodeInfoList, ni); i >= 0 {
 		for k := range d.keys {
 			dom := Domain(d.keys[k].col.At(i))

@@ -256,3 +256,12 @@ func TestMemoKeysTellTheirPartsApart(t *testing.T) {
 		t.Error("a map's key depends on its iteration order")
 	}
 }
+
+// A nil DomainCounts (a plugin state built without counts) has no keys.
+func TestNilDomainCountsHasNoDomains(t *testing.T) {
+	var d *schedcore.DomainCounts
+	doms, all := d.NodeDomains(schedcore.NewNodeInfo(), nil)
+	if len(doms) != 0 || !all {
+		t.Errorf("nil DomainCounts: domains %v, all %v; want none, true", doms, all)
+	}
+}

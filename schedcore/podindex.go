@@ -228,6 +228,10 @@ func (c SelectorCount) Settle(ctx context.Context, par Parallelizer, snap *Snaps
 }
 
 // Count returns the node's count. Safe in parallel for distinct nodes.
+// A node of the snapshot list is matched by its position and node object,
+// so a copy of it with pods added (nominated pods, preemption's what-ifs)
+// gets the listed node's count: callers pass the snapshot's own NodeInfos,
+// as PreFilter and PreScore do.
 func (c SelectorCount) Count(ni *NodeInfo) int {
 	switch {
 	case c.list != nil:

@@ -21,7 +21,8 @@ import (
 func containerOnlyPodResource(pod *v1.Pod) (pr PodResource, ok bool) {
 	st := &pod.Status
 	if len(pod.Spec.InitContainers) > 0 || pod.Spec.Overhead != nil || pod.Spec.Resources != nil ||
-		st.Resources != nil || st.AllocatedResources != nil || len(st.NodeAllocatableResourceClaimStatuses) > 0 {
+		st.Resources != nil || st.AllocatedResources != nil || len(st.NodeAllocatableResourceClaimStatuses) > 0 ||
+		len(st.InitContainerStatuses) > 0 {
 		return pr, false
 	}
 	for i := range st.ContainerStatuses {

@@ -64,6 +64,12 @@ func TestContainerOnlyPodResourceIsPodRequests(t *testing.T) {
 			pod.Status.AllocatedResources = requests()
 		case 7:
 			pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c0"}}
+		case 8:
+			// component-helpers looks a container's status up among the
+			// init containers' too when the containers' lack it.
+			if len(pod.Spec.Containers) > 0 {
+				pod.Status.InitContainerStatuses = []v1.ContainerStatus{{Name: "c0", AllocatedResources: requests()}}
+			}
 		}
 		for _, f := range []Features{DefaultFeatures, {}, {PodLevelResources: true, InPlacePodVerticalScaling: true, InPlacePodLevelResourcesVerticalScaling: true}} {
 			want := podRequestsResource(pod, f)

@@ -114,6 +114,12 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		f.observe(ExtScore, st, start)
 		return nil, st
 	}
+	if err := ctx.Err(); err != nil {
+		// Until stopped early: the nodes it did not reach have no scores.
+		st := AsStatus(err)
+		f.observe(ExtScore, st, start)
+		return nil, st
+	}
 	for j, pi := range idx {
 		norm := f.scoreNorm[pi]
 		if norm == nil {
