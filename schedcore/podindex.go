@@ -273,12 +273,12 @@ func NewTermCounter(maxTerms int) *TermCounter {
 }
 
 // Counts returns the nodes of snap where the term matches some pod, with
-// how many, in no particular order. The term's namespace selector is read
-// with no namespace labels: merge it into Namespaces first (kube's
-// mergeAffinityTermNamespacesIfNotEmpty).
+// how many, in no particular order. A node may be listed once per
+// namespace of the term, with that namespace's count: a caller sums them.
+// The term's namespace selector is read with no namespace labels: merge it
+// into Namespaces first (kube's mergeAffinityTermNamespacesIfNotEmpty).
 func (tc *TermCounter) Counts(ctx context.Context, par Parallelizer, snap *Snapshot, term *AffinityTerm) (nodes []*NodeInfo, counts []int32) {
 	if !term.NamespaceSelector.Matches(labels.Set(nil)) {
-		at := map[*NodeInfo]int{}
 		indexed := true
 		for ns := range term.Namespaces {
 			// A node's count in ns is remembered while the node is
@@ -301,11 +301,6 @@ func (tc *TermCounter) Counts(ctx context.Context, par Parallelizer, snap *Snaps
 				if c == 0 {
 					return
 				}
-				if i, ok := at[ni]; ok {
-					counts[i] += c
-					return
-				}
-				at[ni] = len(nodes)
 				nodes, counts = append(nodes, ni), append(counts, c)
 			})
 			if t != nil {

@@ -77,33 +77,26 @@ func (s *boundedSink) turn(ctx context.Context) bool {
 func (s *boundedSink) release() { <-s.writers }
 
 func (s *boundedSink) Create(ctx context.Context, ev *eventsv1.Event) (*eventsv1.Event, error) {
-	s.pending.start()
-	defer s.pending.done()
-	if !s.turn(ctx) {
-		return nil, ctx.Err()
-	}
-	defer s.release()
-	return s.inner.Create(ctx, ev)
+	return s.write(ctx, func() (*eventsv1.Event, error) { return s.inner.Create(ctx, ev) })
 }
 
 func (s *boundedSink) Update(ctx context.Context, ev *eventsv1.Event) (*eventsv1.Event, error) {
-	s.pending.start()
-	defer s.pending.done()
-	if !s.turn(ctx) {
-		return nil, ctx.Err()
-	}
-	defer s.release()
-	return s.inner.Update(ctx, ev)
+	return s.write(ctx, func() (*eventsv1.Event, error) { return s.inner.Update(ctx, ev) })
 }
 
 func (s *boundedSink) Patch(ctx context.Context, ev *eventsv1.Event, data []byte) (*eventsv1.Event, error) {
+	return s.write(ctx, func() (*eventsv1.Event, error) { return s.inner.Patch(ctx, ev, data) })
+}
+
+// write runs w in a writer slot, counted as pending from the call on.
+func (s *boundedSink) write(ctx context.Context, w func() (*eventsv1.Event, error)) (*eventsv1.Event, error) {
 	s.pending.start()
 	defer s.pending.done()
 	if !s.turn(ctx) {
 		return nil, ctx.Err()
 	}
 	defer s.release()
-	return s.inner.Patch(ctx, ev, data)
+	return w()
 }
 
 // drain waits up to timeout for the events being written (on shutdown).
