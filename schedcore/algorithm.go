@@ -194,7 +194,7 @@ func (a *Algorithm) pickHost(scores []NodePluginScores) (chosen, runnerUp int, t
 }
 
 func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod) ([]*NodeInfo, Diagnosis, error) {
-	diag := Diagnosis{NodeToStatus: NewNodeToStatus()}
+	diag := Diagnosis{NodeToStatus: newCycleNodeToStatus()}
 	all := a.Snapshot.List()
 	preRes, s, unsched := fw.RunPreFilterPlugins(ctx, state, pod)
 	diag.UnschedulablePlugins = unsched

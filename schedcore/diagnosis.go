@@ -39,6 +39,37 @@ func NewNodeToStatus() *NodeToStatus {
 	return &NodeToStatus{absent: NewStatus(UnschedulableAndUnresolvable)}
 }
 
+// statusLists holds the entry lists that maps gave back (Release), for the
+// next cycles' maps: a cycle that rejects most of 5000 nodes fills a list
+// of that size, and making it anew each cycle was most of the dry-run's
+// allocated bytes.
+var statusLists sync.Pool // of *[]nodeStatus
+
+// newCycleNodeToStatus is NewNodeToStatus with a list given back by an
+// earlier cycle, when there is one.
+func newCycleNodeToStatus() *NodeToStatus {
+	n := NewNodeToStatus()
+	if p, _ := statusLists.Get().(*[]nodeStatus); p != nil {
+		n.entries = (*p)[:0]
+	}
+	return n
+}
+
+// Release gives the map's list to later cycles and leaves the map empty.
+// Only for a map that nothing reads any more: a successful scheduling
+// cycle's. A failed cycle's map is the FitError's, read by PostFilter, the
+// failure handling and explain, and must never be released.
+func (n *NodeToStatus) Release() {
+	if n == nil || cap(n.entries) == 0 {
+		return
+	}
+	e := n.entries
+	clear(e) // the list must not keep the statuses and names alive
+	n.entries, n.index = nil, nil
+	e = e[:0]
+	statusLists.Put(&e)
+}
+
 // indexed returns the index by name, building it on first use.
 func (n *NodeToStatus) indexed() map[string]int {
 	n.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -100,5 +101,84 @@ func TestFilterDiagnosisCountsEachNodeOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFailedCycleKeepsItsRejections: a successful cycle gives its
+// rejections' list to the next cycles (Release); a failed cycle's list is
+// its FitError's and must stay as it was however many cycles follow.
+func TestFailedCycleKeepsItsRejections(t *testing.T) {
+	reg := schedcore.Registry{
+		"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return slots{}, nil
+		}},
+		"Veto": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return veto{}, nil }},
+	}
+	name := v1.DefaultSchedulerName
+	profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
+		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Slots"}, {Name: "Veto"}}},
+	}}
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	for i := 0; i < 10; i++ {
+		n := schedtest.MakeNode(fmt.Sprintf("n%d", i)).Label("slots", strconv.Itoa(i))
+		if i >= 5 && i%2 == 1 {
+			n = n.Label("veto", "yes")
+		}
+		cache.AddNode(n.Obj())
+	}
+	snap := schedcore.NewEmptySnapshot()
+	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	profiles := map[string]*schedcore.Framework{name: fw}
+	q := queue.New(fw.QueueSortLess(), profiles)
+	s := schedcore.NewScheduler(cache, q, profiles, snap, &schedcore.Algorithm{})
+	s.SyncBinding = true
+	var failures []*schedcore.FitError
+	s.Hooks.Failed = func(_ context.Context, _ *schedcore.Framework, _ *schedcore.QueuedPodInfo, _ string, st *schedcore.Status, _ *schedcore.NominatingInfo) {
+		var fe *schedcore.FitError
+		if !errors.As(st.AsError(), &fe) {
+			t.Fatalf("failure %v, want a FitError", st.AsError())
+		}
+		failures = append(failures, fe)
+	}
+	schedule := func(pod *v1.Pod) {
+		t.Helper()
+		q.Add(s.Logger, pod)
+		qpi, ok := q.TryPop(s.Logger)
+		if !ok {
+			t.Fatalf("%s not in activeQ", pod.Name)
+		}
+		s.ScheduleOnePod(context.Background(), qpi)
+	}
+	schedule(schedtest.MakePod("big").Label("slots", "20").Obj())
+	if len(failures) != 1 {
+		t.Fatalf("%d failures, want the big pod's", len(failures))
+	}
+	fe := failures[0]
+	want, wantLen := fe.Error(), fe.Diagnosis.NodeToStatus.Len()
+	if wantLen != 10 {
+		t.Fatalf("the big pod's FitError has %d rejected nodes, want 10", wantLen)
+	}
+	// Successful cycles that reject nodes too, and reuse the lists they
+	// give back.
+	for i := 0; i < 20; i++ {
+		schedule(schedtest.MakePod(fmt.Sprintf("small-%d", i)).Label("slots", "1").Obj())
+	}
+	if len(failures) != 1 {
+		t.Fatalf("%d failures, want only the big pod's", len(failures))
+	}
+	if got := fe.Diagnosis.NodeToStatus.Len(); got != wantLen {
+		t.Errorf("the kept FitError has %d rejected nodes after later cycles, want %d", got, wantLen)
+	}
+	if got := fe.Error(); got != want {
+		t.Errorf("the kept FitError reads %q after later cycles, want %q", got, want)
+	}
+	for i := 0; i < 10; i++ {
+		node := fmt.Sprintf("n%d", i)
+		if st, ok := fe.Diagnosis.NodeToStatus.Explicit(node); !ok || st.IsSuccess() {
+			t.Errorf("%s: status %v (explicit %v) in the kept FitError, want its rejection", node, st, ok)
+		}
 	}
 }

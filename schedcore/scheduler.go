@@ -158,9 +158,15 @@ var clearNominatedNode = &NominatingInfo{NominatingMode: ModeOverride}
 func (s *Scheduler) schedulingCycle(ctx context.Context, state *CycleState, fw *Framework, qpi *QueuedPodInfo) (ScheduleResult, *QueuedPodInfo, *Status) {
 	s.Cache.UpdateSnapshot(s.snapshot)
 	algStart := time.Now()
-	result, _, err := s.Algorithm.SchedulePod(ctx, fw, state, qpi.Pod)
+	result, diag, err := s.Algorithm.SchedulePod(ctx, fw, state, qpi.Pod)
 	if s.Recorder != nil {
 		s.Recorder.AlgorithmDuration(time.Since(algStart))
+	}
+	if err == nil && diag != nil {
+		// A node was found: nothing reads the rejections any more (the
+		// result has their count), so their list serves the next cycles.
+		// A failure's map is its FitError's and is kept.
+		diag.NodeToStatus.Release()
 	}
 	if err != nil {
 		if errors.Is(err, ErrNoNodesAvailable) {
