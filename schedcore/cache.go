@@ -2,6 +2,7 @@ package schedcore
 
 import (
 	"fmt"
+	"sort"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -355,6 +356,36 @@ func listFlagsOf(n *NodeInfo) uint8 {
 	return f
 }
 
+// rebuildAffinityListsFromFlags rebuilds the affinity lists and the image
+// count from the list flags: no NodeInfo is read.
+func (s *Snapshot) rebuildAffinityListsFromFlags() {
+	s.havePodsWithAffinityNodeInfoList = s.havePodsWithAffinityNodeInfoList[:0]
+	s.havePodsWithRequiredAntiAffinityNodeInfoList = s.havePodsWithRequiredAntiAffinityNodeInfoList[:0]
+	s.imageNodes = 0
+	for i, f := range s.listFlags {
+		if f&flagHasImages != 0 {
+			s.imageNodes++
+		}
+		if f&flagHasAffinity != 0 {
+			s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, s.nodeInfoList[i])
+		}
+		if f&flagHasRequiredAntiAffinity != 0 {
+			s.havePodsWithRequiredAntiAffinityNodeInfoList = append(s.havePodsWithRequiredAntiAffinityNodeInfoList, s.nodeInfoList[i])
+		}
+	}
+}
+
+// replaceListed puts ni in the place of the node at its list position in
+// list (an affinity list, in list order), and says whether it found one.
+func replaceListed(list []*NodeInfo, ni *NodeInfo) bool {
+	k := sort.Search(len(list), func(k int) bool { return list[k].listPos >= ni.listPos })
+	if k == len(list) || list[k].listPos != ni.listPos {
+		return false
+	}
+	list[k] = ni
+	return true
+}
+
 // UpdateSnapshot brings s up to date, cloning only nodes that changed since
 // the last call. The first call on an empty snapshot copies everything.
 func (c *Cache) UpdateSnapshot(s *Snapshot) {
@@ -371,6 +402,10 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	// predecessors' places in the list; inPlace turns false when one has
 	// none (a node the snapshot did not list).
 	inPlace := !c.listsDirty && len(s.nodeInfoList) == len(s.nodeInfoMap)
+	// listsStale: a changed node entered or left an affinity list (or
+	// gained or lost images), so the lists are rebuilt from the flags;
+	// otherwise its copy only takes its predecessor's place in them.
+	listsStale := false
 	for name := range c.dirty {
 		n, ok := c.nodes[name]
 		if !ok || n.Node() == nil {
@@ -399,25 +434,18 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			if ni.node != old.node {
 				s.nodesVersion = nextGeneration()
 			}
-			s.listFlags[old.listPos-1] = listFlagsOf(ni)
+			f := listFlagsOf(ni)
+			if f != s.listFlags[old.listPos-1] ||
+				f&flagHasAffinity != 0 && !replaceListed(s.havePodsWithAffinityNodeInfoList, ni) ||
+				f&flagHasRequiredAntiAffinity != 0 && !replaceListed(s.havePodsWithRequiredAntiAffinityNodeInfoList, ni) {
+				listsStale = true
+			}
+			s.listFlags[old.listPos-1] = f
 		}
 	}
-	if inPlace && len(c.dirty) > 0 {
-		// Only the affinity lists need rebuilding, from the flags: no
-		// NodeInfo is read.
-		s.havePodsWithAffinityNodeInfoList = s.havePodsWithAffinityNodeInfoList[:0]
-		s.havePodsWithRequiredAntiAffinityNodeInfoList = s.havePodsWithRequiredAntiAffinityNodeInfoList[:0]
-		s.imageNodes = 0
-		for i, f := range s.listFlags {
-			if f&flagHasImages != 0 {
-				s.imageNodes++
-			}
-			if f&flagHasAffinity != 0 {
-				s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, s.nodeInfoList[i])
-			}
-			if f&flagHasRequiredAntiAffinity != 0 {
-				s.havePodsWithRequiredAntiAffinityNodeInfoList = append(s.havePodsWithRequiredAntiAffinityNodeInfoList, s.nodeInfoList[i])
-			}
+	if inPlace {
+		if listsStale {
+			s.rebuildAffinityListsFromFlags()
 		}
 	} else if len(c.dirty) > 0 || c.listsDirty {
 		// The list keeps snapshot pointers; rebuilding it is a pass of pointer

@@ -364,11 +364,15 @@ func describeSnapshot(s *schedcore.Snapshot) []string {
 		out = append(out, fmt.Sprintf("%d %s idx=%d rack=%s taints=%d cpu=%d pods=%v aff=%d anti=%d get=%v,%v",
 			i, ni.Name(), schedcore.ListIndex(ni), rack, len(ni.Taints()), ni.Requested.MilliCPU, pods, len(ni.PodsWithAffinity), len(ni.PodsWithRequiredAntiAffinity), got == ni, err))
 	}
+	// The lists must hold the snapshot's current copies, not earlier ones
+	// of the same nodes.
 	for _, ni := range s.HavePodsWithAffinityList() {
-		out = append(out, "affinity "+ni.Name())
+		got, _ := s.Get(ni.Name())
+		out = append(out, fmt.Sprintf("affinity %s current=%v", ni.Name(), got == ni))
 	}
 	for _, ni := range s.HavePodsWithRequiredAntiAffinityList() {
-		out = append(out, "anti-affinity "+ni.Name())
+		got, _ := s.Get(ni.Name())
+		out = append(out, fmt.Sprintf("anti-affinity %s current=%v", ni.Name(), got == ni))
 	}
 	return out
 }
