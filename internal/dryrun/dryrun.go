@@ -113,6 +113,9 @@ func (r *run) observer() engine.Observer {
 			r.seq++
 			k := schedcore.PodKey(pod)
 			nf := &failure{Failure: f, msg: f.Status.Message(), after: len(r.rep.Placements), seq: r.seq}
+			// The message is all the report reads: the status would keep
+			// the FitError's per-node statuses (thousands) alive to the end.
+			nf.Status = nil
 			if prev := r.failed[k]; prev != nil {
 				nf.own, nf.ownSeq = prev.own, prev.ownSeq
 			}
