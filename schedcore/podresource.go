@@ -5,24 +5,24 @@ import (
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 )
 
-// containerOnlyPodResource is ComputePodResource for the common pod whose
-// requests are its containers' alone: no init containers, overhead or
-// pod-level resources, and no resize under way or done (no status
-// resources, no resize condition), whatever the feature gates. Then
-// component-helpers' PodRequests is the sum of the containers' requests
-// (with status resources, the allocated and actuated requests fall back to
-// the spec's, and their maximum is the spec's), and with the non-zero
-// defaults, the sum with 100m cpu and 200Mi memory for a container that
-// does not request them. The quantities are summed as PodRequests sums
-// them, before the conversion to integers (so cpu rounds up once). It
-// allocates nothing for the usual resources; ok is false for any other pod
-// (and for more than eight distinct resource names), which
-// ComputePodResource computes with PodRequests.
-func containerOnlyPodResource(pod *v1.Pod) (pr PodResource, ok bool) {
+// specOnlyPodResource is ComputePodResource for the common pod whose
+// requests come from its spec alone: no pod-level resources, no resize under
+// way or done (no status resources, no resize condition) and no
+// node-allocatable claim statuses, whatever the feature gates. Then
+// component-helpers' PodRequests is its aggregate of the spec's containers,
+// init containers and sidecars, plus the overhead (with status resources,
+// the allocated and actuated requests fall back to the spec's, and their
+// maximum is the spec's), and with the non-zero defaults, the same aggregate
+// with 100m cpu and 200Mi memory for a container that does not request them.
+// The quantities are summed and compared as PodRequests does (specAggregate),
+// before the conversion to integers (so cpu rounds up once). It allocates
+// nothing for the usual resources; ok is false for any other pod (and for
+// more than eight distinct resource names), which ComputePodResource
+// computes with PodRequests.
+func specOnlyPodResource(pod *v1.Pod) (pr PodResource, ok bool) {
 	st := &pod.Status
-	if len(pod.Spec.InitContainers) > 0 || pod.Spec.Overhead != nil || pod.Spec.Resources != nil ||
-		st.Resources != nil || st.AllocatedResources != nil || len(st.NodeAllocatableResourceClaimStatuses) > 0 ||
-		len(st.InitContainerStatuses) > 0 {
+	if pod.Spec.Resources != nil || st.Resources != nil || st.AllocatedResources != nil ||
+		len(st.NodeAllocatableResourceClaimStatuses) > 0 || len(st.InitContainerStatuses) > 0 {
 		return pr, false
 	}
 	for i := range st.ContainerStatuses {
@@ -35,51 +35,168 @@ func containerOnlyPodResource(pod *v1.Pod) (pr PodResource, ok bool) {
 			return pr, false
 		}
 	}
-	type sum struct {
+	var reqs, non0 quantities
+	if !specAggregate(pod, false, &reqs) || !specAggregate(pod, true, &non0) {
+		return pr, false
+	}
+	for _, e := range reqs.e[:reqs.n] {
+		pr.Resource.addQuantity(e.name, e.q)
+	}
+	if i := non0.find(v1.ResourceCPU); i >= 0 {
+		pr.Non0CPU = non0.e[i].q.MilliValue()
+	}
+	if i := non0.find(v1.ResourceMemory); i >= 0 {
+		pr.Non0Mem = non0.e[i].q.Value()
+	}
+	return pr, true
+}
+
+// specOnlyPodRequests is ComputePodRequests for a pod without pod-level
+// resources when the gate is on (those are ComputePodRequests' to apply);
+// the spec alone counts there, whatever the status says.
+func specOnlyPodRequests(pod *v1.Pod, f Features) (*Resource, bool) {
+	if f.PodLevelResources && pod.Spec.Resources != nil {
+		return nil, false
+	}
+	var reqs quantities
+	if !specAggregate(pod, false, &reqs) {
+		return nil, false
+	}
+	r := &Resource{}
+	for _, e := range reqs.e[:reqs.n] {
+		r.setMaxQuantity(e.name, e.q)
+	}
+	return r, true
+}
+
+// quantities is a resource list of at most eight names, in the order they
+// were first added.
+type quantities struct {
+	n int
+	e [8]struct {
 		name v1.ResourceName
 		q    apiresource.Quantity
 	}
-	var sums [8]sum
-	n := 0
-	var non0CPU, non0Mem apiresource.Quantity
-	defaultCPU := apiresource.NewMilliQuantity(DefaultMilliCPURequest, apiresource.DecimalSI)
-	defaultMem := apiresource.NewQuantity(DefaultMemoryRequest, apiresource.DecimalSI)
+}
+
+func (l *quantities) find(name v1.ResourceName) int {
+	for i := range l.n {
+		if l.e[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// put adds name with a copy of q (Add on a shared inf.Dec would change the
+// original); false when the list is full.
+func (l *quantities) put(name v1.ResourceName, q apiresource.Quantity) bool {
+	if l.n == len(l.e) {
+		return false
+	}
+	l.e[l.n].name, l.e[l.n].q = name, q.DeepCopy()
+	l.n++
+	return true
+}
+
+// add is component-helpers' addResourceList for one entry.
+func (l *quantities) add(name v1.ResourceName, q apiresource.Quantity) bool {
+	if i := l.find(name); i >= 0 {
+		l.e[i].q.Add(q)
+		return true
+	}
+	return l.put(name, q)
+}
+
+// max is component-helpers' maxResourceList for one entry.
+func (l *quantities) max(name v1.ResourceName, q apiresource.Quantity) bool {
+	if i := l.find(name); i >= 0 {
+		if q.Cmp(l.e[i].q) > 0 {
+			l.e[i].q = q.DeepCopy()
+		}
+		return true
+	}
+	return l.put(name, q)
+}
+
+func (l *quantities) addAll(o *quantities) bool {
+	for _, e := range o.e[:o.n] {
+		if !l.add(e.name, e.q) {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *quantities) maxAll(o *quantities) bool {
+	for _, e := range o.e[:o.n] {
+		if !l.max(e.name, e.q) {
+			return false
+		}
+	}
+	return true
+}
+
+// containerRequests sets l to the container's requests, with the non-zero
+// defaults for a missing cpu or memory when withDefaults (applyNonMissing).
+func containerRequests(c *v1.Container, withDefaults bool, l *quantities) bool {
+	l.n = 0
+	for name, q := range c.Resources.Requests {
+		if !l.put(name, q) {
+			return false
+		}
+	}
+	if withDefaults {
+		if l.find(v1.ResourceCPU) < 0 && !l.put(v1.ResourceCPU, *apiresource.NewMilliQuantity(DefaultMilliCPURequest, apiresource.DecimalSI)) {
+			return false
+		}
+		if l.find(v1.ResourceMemory) < 0 && !l.put(v1.ResourceMemory, *apiresource.NewQuantity(DefaultMemoryRequest, apiresource.DecimalSI)) {
+			return false
+		}
+	}
+	return true
+}
+
+// specAggregate sets out to component-helpers' aggregate of the spec's
+// requests (aggregateContainerResourcesByFn with the spec's requests) plus
+// the overhead: the containers' sum, each sidecar (restartable init
+// container) added to it, and the result raised to the largest need of an
+// init container (its own requests plus the sidecars started before it).
+// withDefaults applies the non-zero defaults to every container, as
+// NonMissingContainerRequests does. False when more than eight names occur.
+func specAggregate(pod *v1.Pod, withDefaults bool, out *quantities) bool {
+	var c, sidecars, initMax, cur quantities
+	out.n = 0
 	for i := range pod.Spec.Containers {
-		reqs := pod.Spec.Containers[i].Resources.Requests
-		for name, q := range reqs {
-			j := 0
-			for j < n && sums[j].name != name {
-				j++
+		if !containerRequests(&pod.Spec.Containers[i], withDefaults, &c) || !out.addAll(&c) {
+			return false
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		ic := &pod.Spec.InitContainers[i]
+		if !containerRequests(ic, withDefaults, &c) {
+			return false
+		}
+		if ic.RestartPolicy != nil && *ic.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			if !out.addAll(&c) || !sidecars.addAll(&c) || !initMax.maxAll(&sidecars) {
+				return false
 			}
-			switch {
-			case j < n:
-				sums[j].q.Add(q)
-			case n == len(sums):
-				return PodResource{}, false
-			default:
-				// A copy: Add on a copy could change a shared inf.Dec.
-				sums[n] = sum{name, q.DeepCopy()}
-				n++
-			}
+			continue
 		}
-		if q, found := reqs[v1.ResourceCPU]; found {
-			non0CPU.Add(q)
-		} else {
-			non0CPU.Add(*defaultCPU)
-		}
-		if q, found := reqs[v1.ResourceMemory]; found {
-			non0Mem.Add(q)
-		} else {
-			non0Mem.Add(*defaultMem)
+		cur.n = 0
+		if !cur.addAll(&c) || !cur.addAll(&sidecars) || !initMax.maxAll(&cur) {
+			return false
 		}
 	}
-	for _, s := range sums[:n] {
-		pr.Resource.addQuantity(s.name, s.q)
+	if !out.maxAll(&initMax) {
+		return false
 	}
-	if len(pod.Spec.Containers) > 0 {
-		pr.Non0CPU, pr.Non0Mem = non0CPU.MilliValue(), non0Mem.Value()
+	for name, q := range pod.Spec.Overhead {
+		if !out.add(name, q) {
+			return false
+		}
 	}
-	return pr, true
+	return true
 }
 
 // addQuantity adds one resource's quantity, as Add does for each entry of

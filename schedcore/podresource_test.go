@@ -9,12 +9,14 @@ import (
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 )
 
-// containerOnlyPodResource must give what PodRequests gives, for every pod
-// it accepts, under every combination of the gates that matter; and it
-// must turn down the pods whose requests are not their containers' alone
-// (init containers, overhead, pod-level resources, status resources, a
-// resize condition), which random pods here have now and then.
-func TestContainerOnlyPodResourceIsPodRequests(t *testing.T) {
+// specOnlyPodResource must give what PodRequests gives, for every pod it
+// accepts (init containers, sidecars and overhead included), under every
+// combination of the gates that matter; and it must turn down the pods
+// whose requests are not their spec's alone (pod-level resources, status
+// resources, a resize condition, node-allocatable claim statuses), which
+// random pods here have now and then. specOnlyPodRequests must give what
+// ComputePodRequests gives through PodRequests.
+func TestSpecOnlyPodResourceIsPodRequests(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	quantities := map[v1.ResourceName][]string{
 		v1.ResourceCPU:              {"0", "1m", "0.5m", "100m", "250m", "1", "1.5", "2500m", "0.0001"},
@@ -42,11 +44,28 @@ func TestContainerOnlyPodResourceIsPodRequests(t *testing.T) {
 		for i := range rng.Intn(4) {
 			pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprint("c", i), Resources: v1.ResourceRequirements{Requests: requests()}})
 		}
+		// Init containers and sidecars (restartable init containers), in
+		// any order, and overhead.
+		for i := range rng.Intn(4) {
+			ic := v1.Container{Name: fmt.Sprint("i", i), Resources: v1.ResourceRequirements{Requests: requests()}}
+			if rng.Intn(2) == 0 {
+				always := v1.ContainerRestartPolicyAlways
+				ic.RestartPolicy = &always
+			}
+			pod.Spec.InitContainers = append(pod.Spec.InitContainers, ic)
+		}
+		if rng.Intn(3) == 0 {
+			pod.Spec.Overhead = requests()
+		}
 		switch rng.Intn(16) {
 		case 0:
-			pod.Spec.InitContainers = []v1.Container{{Name: "init", Resources: v1.ResourceRequirements{Requests: requests()}}}
+			pod.Status.NodeAllocatableResourceClaimStatuses = []v1.NodeAllocatableResourceClaimStatus{{
+				Mapping: []v1.NodeAllocatableMappedResources{{Name: v1.ResourceCPU, Quantity: ptrTo(apiresource.MustParse("1"))}},
+			}}
 		case 1:
-			pod.Spec.Overhead = requests()
+			if len(pod.Spec.InitContainers) > 0 {
+				pod.Status.InitContainerStatuses = []v1.ContainerStatus{{Name: "i0", AllocatedResources: requests()}}
+			}
 		case 2:
 			pod.Spec.Resources = &v1.ResourceRequirements{Requests: requests()}
 		case 3:
@@ -72,15 +91,20 @@ func TestContainerOnlyPodResourceIsPodRequests(t *testing.T) {
 			}
 		}
 		for _, f := range []Features{DefaultFeatures, {}, {PodLevelResources: true, InPlacePodVerticalScaling: true, InPlacePodLevelResourcesVerticalScaling: true}} {
+			if got, ok := specOnlyPodRequests(pod, f); ok {
+				if want := podRequests(pod, f); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("round %d, gates %+v: requests %+v from the spec, %+v from PodRequests, for %+v", round, f, got, want, pod)
+				}
+			}
 			want := podRequestsResource(pod, f)
-			got, ok := containerOnlyPodResource(pod)
+			got, ok := specOnlyPodResource(pod)
 			if !ok {
 				declined++
 				continue
 			}
 			accepted++
 			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("round %d, gates %+v: %+v from the containers, %+v from PodRequests, for %+v", round, f, got, want, pod)
+				t.Fatalf("round %d, gates %+v: %+v from the spec, %+v from PodRequests, for %+v", round, f, got, want, pod)
 			}
 		}
 	}
@@ -88,3 +112,5 @@ func TestContainerOnlyPodResourceIsPodRequests(t *testing.T) {
 		t.Errorf("%d pods accepted, %d declined: the rounds do not cover both", accepted, declined)
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }

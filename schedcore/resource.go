@@ -173,7 +173,7 @@ var DefaultFeatures = Features{
 // PodRequests with status resources (in-place resize), pod-level resources,
 // overhead, and the non-zero defaults for cpu and memory.
 func ComputePodResource(pod *v1.Pod, f Features) PodResource {
-	if pr, ok := containerOnlyPodResource(pod); ok {
+	if pr, ok := specOnlyPodResource(pod); ok {
 		return pr
 	}
 	return podRequestsResource(pod, f)
@@ -210,6 +210,14 @@ func podRequestsResource(pod *v1.Pod, f Features) PodResource {
 // sidecars by the max rule, and overhead. Like kube it folds the list in with
 // SetMaxResource, so a "pods" entry is ignored and nothing goes below zero.
 func ComputePodRequests(pod *v1.Pod, f Features) *Resource {
+	if r, ok := specOnlyPodRequests(pod, f); ok {
+		return r
+	}
+	return podRequests(pod, f)
+}
+
+// podRequests is ComputePodRequests through PodRequests, for any pod.
+func podRequests(pod *v1.Pod, f Features) *Resource {
 	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
 		SkipPodLevelResources: !f.PodLevelResources,
 	})
@@ -227,17 +235,22 @@ func (r *Resource) SetMaxResource(rl v1.ResourceList) {
 		return
 	}
 	for name, q := range rl {
-		switch name {
-		case v1.ResourceMemory:
-			r.Memory = max(r.Memory, q.Value())
-		case v1.ResourceCPU:
-			r.MilliCPU = max(r.MilliCPU, q.MilliValue())
-		case v1.ResourceEphemeralStorage:
-			r.EphemeralStorage = max(r.EphemeralStorage, q.Value())
-		default:
-			if IsScalarResourceName(name) {
-				r.SetScalar(name, max(r.ScalarResources[name], q.Value()))
-			}
+		r.setMaxQuantity(name, q)
+	}
+}
+
+// setMaxQuantity is SetMaxResource for one entry.
+func (r *Resource) setMaxQuantity(name v1.ResourceName, q apiresource.Quantity) {
+	switch name {
+	case v1.ResourceMemory:
+		r.Memory = max(r.Memory, q.Value())
+	case v1.ResourceCPU:
+		r.MilliCPU = max(r.MilliCPU, q.MilliValue())
+	case v1.ResourceEphemeralStorage:
+		r.EphemeralStorage = max(r.EphemeralStorage, q.Value())
+	default:
+		if IsScalarResourceName(name) {
+			r.SetScalar(name, max(r.ScalarResources[name], q.Value()))
 		}
 	}
 }
