@@ -138,7 +138,9 @@ func (p *PriorityQueue) isEventOfInterest(logger logr.Logger, e schedcore.Cluste
 func (p *PriorityQueue) isPodWorthRequeuing(logger logr.Logger, q *schedcore.QueuedPodInfo, e schedcore.ClusterEvent, oldObj, newObj any) queueingStrategy {
 	pod := q.Pod
 	if q.UnschedulablePlugins.Len() == 0 && q.PendingPlugins.Len() == 0 {
-		logger.V(6).Info("Worth requeuing because no failed plugins", "pod", schedcore.PodName(pod))
+		if v := logger.V(6); v.Enabled() {
+			v.Info("Worth requeuing because no failed plugins", "pod", schedcore.PodName(pod))
+		}
 		return queueAfterBackoff
 	}
 	if isWildCard(e) {
@@ -148,7 +150,9 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger logr.Logger, q *schedcore.Que
 				return queueSkip
 			}
 		}
-		logger.V(6).Info("Worth requeuing because the event is wildcard", "pod", schedcore.PodName(pod), "event", e.Label())
+		if v := logger.V(6); v.Enabled() {
+			v.Info("Worth requeuing because the event is wildcard", "pod", schedcore.PodName(pod), "event", e.Label())
+		}
 		return queueAfterBackoff
 	}
 	pi, ok := p.ix.byName[pod.Spec.SchedulerName]
@@ -207,7 +211,9 @@ func (p *PriorityQueue) determineSchedulingHintForInFlightPod(logger logr.Logger
 	}
 	strategy := queueSkip
 	for _, e := range events {
-		logger.V(5).Info("Checking event for in-flight pod", "pod", schedcore.PodName(q.Pod), "event", e.event.Label())
+		if v := logger.V(5); v.Enabled() {
+			v.Info("Checking event for in-flight pod", "pod", schedcore.PodName(q.Pod), "event", e.event.Label())
+		}
 		switch p.isPodWorthRequeuing(logger, q, e.event, e.oldObj, e.newObj) {
 		case queueImmediately:
 			return queueImmediately

@@ -242,7 +242,9 @@ func (p *PriorityQueue) runPreEnqueuePlugin(logger logr.Logger, pl schedcore.Pre
 	if st.Code() == schedcore.Error {
 		logger.Error(st.AsError(), "Unexpected error running PreEnqueue plugin", "pod", schedcore.PodName(q.Pod), "plugin", name)
 	} else {
-		logger.V(4).Info("Status after running PreEnqueue plugin", "pod", schedcore.PodName(q.Pod), "plugin", name, "status", st.Message())
+		if v := logger.V(4); v.Enabled() {
+			v.Info("Status after running PreEnqueue plugin", "pod", schedcore.PodName(q.Pod), "plugin", name, "status", st.Message())
+		}
 	}
 	return st
 }
@@ -256,7 +258,9 @@ func (p *PriorityQueue) moveToActiveQ(logger logr.Logger, q *schedcore.QueuedPod
 	}
 	if q.Gated() {
 		if p.unschedulable.get(q.Pod) == nil {
-			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Unschedulable")
+			if v := logger.V(5); v.Enabled() {
+				v.Info("Pod moved to an internal scheduling queue, because it is gated", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Unschedulable")
+			}
 		}
 		q.WasFlushedFromUnschedulable = false
 		p.unschedulable.addOrUpdate(q, event)
@@ -513,7 +517,9 @@ func (p *PriorityQueue) Update(logger logr.Logger, oldPod, newPod *v1.Pod) {
 			hint := p.isPodWorthRequeuing(logger, q, e, oldPod, newPod)
 			queue := p.requeue(logger, q, hint, e.Label())
 			if queue != QueueUnschedulable {
-				logger.V(5).Info("Pod moved to an internal scheduling queue because the Pod is updated", "pod", schedcore.PodName(newPod), "event", e.Label(), "queue", queue)
+				if v := logger.V(5); v.Enabled() {
+					v.Info("Pod moved to an internal scheduling queue because the Pod is updated", "pod", schedcore.PodName(newPod), "event", e.Label(), "queue", queue)
+				}
 			}
 			if p.wakes(queue) {
 				p.activeQ.broadcast()
