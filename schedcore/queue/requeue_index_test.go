@@ -6,11 +6,14 @@ import (
 	"hash/fnv"
 	"math/rand"
 	"reflect"
+	"regexp"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -512,5 +515,43 @@ func TestRequeueIndexRefilesAPodGatedInPlace(t *testing.T) {
 	q.MoveAllToActiveOrBackoffQueue(logger, nodeAdd, nil, fitsNode, nil)
 	if gateCalls != 1 {
 		t.Errorf("the gate's hint was called %d times, want 1", gateCalls)
+	}
+}
+
+// TestRequeueWalksThePoolWhenSkipsAreLogged: kube logs, at V(5), every pod
+// of the pool an event does not move; with such a logger the event visits
+// the whole pool, so pods the index would leave out are logged too.
+func TestRequeueWalksThePoolWhenSkipsAreLogged(t *testing.T) {
+	fw := newFramework(t, []*filterPlugin{
+		{name: "Fit", events: []schedcore.ClusterEventWithHint{withHint(assignedDelete, nil)}},
+		{name: "Spread", events: []schedcore.ClusterEventWithHint{withHint(assignedAdd, queueNever)}},
+	})
+	for _, tc := range []struct {
+		name      string
+		verbosity int
+		want      []string
+	}{
+		{name: "at V(5) both pods are logged", verbosity: 5, want: []string{"default/fit", "default/spread"}},
+		{name: "below V(5) nothing is logged", verbosity: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, _ := newQueue(t, fw)
+			for _, s := range []struct{ name, plugin string }{{"fit", "Fit"}, {"spread", "Spread"}} {
+				q.Add(logger, pod(s.name).UID(s.name).Obj())
+				if err := q.AddUnschedulableIfNotPresent(logger, popAndReject(t, q, s.name, []string{s.plugin}, nil), q.SchedulingCycle()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var logged []string
+			l := funcr.New(func(_, args string) {
+				if strings.Contains(args, "Event is not making pod schedulable") {
+					logged = append(logged, regexp.MustCompile(`"pod"="([^"]*)"`).FindStringSubmatch(args)[1])
+				}
+			}, funcr.Options{Verbosity: tc.verbosity})
+			q.MoveAllToActiveOrBackoffQueue(l, assignedAdd, nil, pod("bound").Node("n1").Obj(), nil)
+			if diff := cmp.Diff(tc.want, logged); diff != "" {
+				t.Errorf("pods logged as not moved (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
