@@ -119,8 +119,13 @@ func (aq *activeQueue) unlockedMoveToInFlight(q *schedcore.QueuedPodInfo) error 
 	aq.metrics.InFlightEvents(EventPodPopped, 1)
 	aq.inFlightPods[q.Pod.UID] = aq.inFlightEvents.PushBack(q.Pod)
 	aq.schedCycle++
-	for pl := range q.UnschedulablePlugins.Union(q.PendingPlugins) {
+	for pl := range q.UnschedulablePlugins {
 		aq.metrics.UnschedulableReason(pl, q.Pod.Spec.SchedulerName, -1)
+	}
+	for pl := range q.PendingPlugins {
+		if !q.UnschedulablePlugins.Has(pl) {
+			aq.metrics.UnschedulableReason(pl, q.Pod.Spec.SchedulerName, -1)
+		}
 	}
 	return nil
 }
@@ -130,7 +135,9 @@ func (aq *activeQueue) add(logger logr.Logger, q *schedcore.QueuedPodInfo, event
 	defer aq.lock.Unlock()
 	aq.queue.AddOrUpdate(q)
 	aq.metrics.IncomingPods(QueueActive, event, 1)
-	logger.V(5).Info("Pod moved to an internal scheduling queue", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Active")
+	if v := logger.V(5); v.Enabled() {
+		v.Info("Pod moved to an internal scheduling queue", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Active")
+	}
 }
 
 func (aq *activeQueue) delete(p *v1.Pod) *schedcore.QueuedPodInfo {

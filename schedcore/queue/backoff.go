@@ -134,7 +134,9 @@ func (bq *backoffQueue) add(logger logr.Logger, q *schedcore.QueuedPodInfo, even
 		return
 	}
 	m.IncomingPods(QueueBackoff, event, 1)
-	logger.V(5).Info("Pod moved to an internal scheduling queue", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Backoff")
+	if v := logger.V(5); v.Enabled() {
+		v.Info("Pod moved to an internal scheduling queue", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Backoff")
+	}
 }
 
 // update replaces the pod of a queued pod; nil if it is not queued here.

@@ -24,6 +24,14 @@
 // in v1.37), aligned to whole seconds; Pop then also takes from backoffQ
 // when activeQ is empty.
 //
+// An event visits only the pods of the pool it could move: the pool files
+// each pod under the rejector plugins that registered hints in its profile
+// (requeue_index.go), and the event takes, in the pool's order, the pods
+// filed under the plugins registered for it plus those with no rejectors;
+// kube's walk over the others ends in QueueSkip without calling anything.
+// Wildcard events, and loggers at V(5) (kube logs each skipped pod), walk
+// the whole pool.
+//
 // Differences from kube: only single pods (no pod groups, workloads,
 // opportunistic batching signatures, PreQueueingHints or async API calls);
 // the unschedulable pool is iterated in arrival order and PreEnqueue

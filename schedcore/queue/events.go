@@ -24,14 +24,29 @@ func (p *PriorityQueue) moveAllToActiveOrBackoffQueue(logger logr.Logger, event 
 	if !p.isEventOfInterest(logger, event) {
 		return
 	}
-	all := p.unschedulable.list()
-	pods := all[:0:0]
-	for _, q := range all {
-		if preCheck == nil || preCheck(q.Pod) {
-			pods = append(pods, q)
+	// kube visits every pod of the pool. The pods outside the index's
+	// candidates would all end in QueueSkip without a hint call, so only
+	// the log line each of them gets at V(5) tells the two walks apart.
+	all := p.walkAll || isWildCard(event) || logger.V(5).Enabled()
+	var pods []*schedcore.QueuedPodInfo
+	if all {
+		pods = p.unschedulable.appendTo(p.moving[:0])
+	} else {
+		pods = p.unschedulable.candidates(p.ix.plan(event).lists, p.moving[:0])
+	}
+	if preCheck != nil {
+		kept := pods[:0]
+		for _, q := range pods {
+			if preCheck(q.Pod) {
+				kept = append(kept, q)
+			}
 		}
+		clear(pods[len(kept):])
+		pods = kept
 	}
 	p.movePodsToActiveOrBackoffQueue(logger, pods, event, oldObj, newObj)
+	clear(pods)
+	p.moving = pods[:0]
 }
 
 func (p *PriorityQueue) movePodsToActiveOrBackoffQueue(logger logr.Logger, pods []*schedcore.QueuedPodInfo, event schedcore.ClusterEvent, oldObj, newObj any) {
@@ -45,7 +60,9 @@ func (p *PriorityQueue) movePodsToActiveOrBackoffQueue(logger logr.Logger, pods 
 		}
 		hint := p.isPodWorthRequeuing(logger, q, event, oldObj, newObj)
 		if hint == queueSkip {
-			logger.V(5).Info("Event is not making pod schedulable", "pod", schedcore.PodName(q.Pod), "event", event.Label())
+			if v := logger.V(5); v.Enabled() {
+				v.Info("Event is not making pod schedulable", "pod", schedcore.PodName(q.Pod), "event", event.Label())
+			}
 			continue
 		}
 		p.unschedulable.delete(q.Pod)

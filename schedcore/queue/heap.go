@@ -1,8 +1,6 @@
 package queue
 
 import (
-	"container/heap"
-
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -16,52 +14,102 @@ func podKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 // backend/heap: AddOrUpdate replaces an item in place and re-fixes it.
 // It is not safe for concurrent use; its owner holds a lock.
 type podHeap struct {
-	items []*schedcore.QueuedPodInfo
+	items []heapItem
 	index map[string]int
 	less  func(a, b *schedcore.QueuedPodInfo) bool
 	// onLen, if set, is told of every change in length (metrics).
 	onLen func(delta int)
 }
 
+// heapItem is a queued pod with its key, kept so that moving it in the
+// heap does not build the key again.
+type heapItem struct {
+	q   *schedcore.QueuedPodInfo
+	key string
+}
+
 func newPodHeap(less func(a, b *schedcore.QueuedPodInfo) bool, onLen func(int)) *podHeap {
 	return &podHeap{index: map[string]int{}, less: less, onLen: onLen}
 }
 
-// heap.Interface, on the unexported adapter so the public methods stay ours.
-type podHeapData podHeap
+// The heap operations are container/heap's, written out on the items so
+// that nothing is boxed into an interface: the same algorithm, hence the
+// same order among pods the less function ties.
 
-func (d *podHeapData) Len() int           { return len(d.items) }
-func (d *podHeapData) Less(i, j int) bool { return d.less(d.items[i], d.items[j]) }
-func (d *podHeapData) Swap(i, j int) {
-	d.items[i], d.items[j] = d.items[j], d.items[i]
-	d.index[podKey(d.items[i].Pod)] = i
-	d.index[podKey(d.items[j].Pod)] = j
-}
-func (d *podHeapData) Push(x any) {
-	q := x.(*schedcore.QueuedPodInfo)
-	d.index[podKey(q.Pod)] = len(d.items)
-	d.items = append(d.items, q)
-}
-func (d *podHeapData) Pop() any {
-	n := len(d.items) - 1
-	q := d.items[n]
-	d.items[n] = nil
-	d.items = d.items[:n]
-	delete(d.index, podKey(q.Pod))
-	return q
+func (h *podHeap) lessAt(i, j int) bool { return h.less(h.items[i].q, h.items[j].q) }
+
+func (h *podHeap) swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	h.index[h.items[i].key] = i
+	h.index[h.items[j].key] = j
 }
 
-func (h *podHeap) data() *podHeapData { return (*podHeapData)(h) }
+func (h *podHeap) up(j int) {
+	for {
+		i := (j - 1) / 2 // parent
+		if i == j || !h.lessAt(j, i) {
+			break
+		}
+		h.swap(i, j)
+		j = i
+	}
+}
+
+func (h *podHeap) down(i0, n int) bool {
+	i := i0
+	for {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1
+		if j2 := j1 + 1; j2 < n && h.lessAt(j2, j1) {
+			j = j2
+		}
+		if !h.lessAt(j, i) {
+			break
+		}
+		h.swap(i, j)
+		i = j
+	}
+	return i > i0
+}
+
+// removeLast drops the last item and returns its pod.
+func (h *podHeap) removeLast() *schedcore.QueuedPodInfo {
+	n := len(h.items) - 1
+	it := h.items[n]
+	h.items[n] = heapItem{}
+	h.items = h.items[:n]
+	delete(h.index, it.key)
+	return it.q
+}
+
+// remove is container/heap's Remove.
+func (h *podHeap) remove(i int) *schedcore.QueuedPodInfo {
+	n := len(h.items) - 1
+	if n != i {
+		h.swap(i, n)
+		if !h.down(i, n) {
+			h.up(i)
+		}
+	}
+	return h.removeLast()
+}
 
 // AddOrUpdate inserts q, or replaces the item with the same key.
 func (h *podHeap) AddOrUpdate(q *schedcore.QueuedPodInfo) {
 	k := podKey(q.Pod)
 	if i, ok := h.index[k]; ok {
-		h.items[i] = q
-		heap.Fix(h.data(), i)
+		h.items[i].q = q
+		if !h.down(i, len(h.items)) {
+			h.up(i)
+		}
 		return
 	}
-	heap.Push(h.data(), q)
+	h.index[k] = len(h.items)
+	h.items = append(h.items, heapItem{q: q, key: k})
+	h.up(len(h.items) - 1)
 	h.changed(1)
 }
 
@@ -71,7 +119,7 @@ func (h *podHeap) Delete(p *v1.Pod) *schedcore.QueuedPodInfo {
 	if !ok {
 		return nil
 	}
-	q := heap.Remove(h.data(), i).(*schedcore.QueuedPodInfo)
+	q := h.remove(i)
 	h.changed(-1)
 	return q
 }
@@ -82,7 +130,7 @@ func (h *podHeap) Get(p *v1.Pod) (*schedcore.QueuedPodInfo, bool) {
 	if !ok {
 		return nil, false
 	}
-	return h.items[i], true
+	return h.items[i].q, true
 }
 
 // Has reports whether an item with the pod's key is queued.
@@ -93,7 +141,7 @@ func (h *podHeap) Peek() (*schedcore.QueuedPodInfo, bool) {
 	if len(h.items) == 0 {
 		return nil, false
 	}
-	return h.items[0], true
+	return h.items[0].q, true
 }
 
 // Pop removes and returns the head.
@@ -101,7 +149,10 @@ func (h *podHeap) Pop() (*schedcore.QueuedPodInfo, bool) {
 	if len(h.items) == 0 {
 		return nil, false
 	}
-	q := heap.Pop(h.data()).(*schedcore.QueuedPodInfo)
+	n := len(h.items) - 1
+	h.swap(0, n)
+	h.down(0, n)
+	q := h.removeLast()
 	h.changed(-1)
 	return q, true
 }
@@ -111,7 +162,11 @@ func (h *podHeap) Len() int { return len(h.items) }
 
 // List returns the items in heap (not sorted) order.
 func (h *podHeap) List() []*schedcore.QueuedPodInfo {
-	return append([]*schedcore.QueuedPodInfo(nil), h.items...)
+	out := make([]*schedcore.QueuedPodInfo, len(h.items))
+	for i, it := range h.items {
+		out[i] = it.q
+	}
+	return out
 }
 
 func (h *podHeap) changed(delta int) {

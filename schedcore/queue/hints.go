@@ -120,16 +120,10 @@ func matchAnyClusterEvent(e schedcore.ClusterEvent, registered []schedcore.Clust
 }
 
 // isEventOfInterest reports whether any profile registered the event.
+// Caller holds p.lock for writing.
 func (p *PriorityQueue) isEventOfInterest(logger logr.Logger, e schedcore.ClusterEvent) bool {
-	if isWildCard(e) {
+	if isWildCard(e) || p.ix.plan(e).interesting {
 		return true
-	}
-	for _, m := range p.hints {
-		for _, h := range m {
-			if matchClusterEvents(h.event, e) {
-				return true
-			}
-		}
 	}
 	logger.V(6).Info("receive an event that isn't interested by any enabled plugins", "event", e)
 	return false
@@ -142,10 +136,11 @@ func (p *PriorityQueue) isEventOfInterest(logger logr.Logger, e schedcore.Cluste
 // event (unless the event names another pod), goes after backoff. A hint
 // error counts as Queue, so pods do not get stuck.
 func (p *PriorityQueue) isPodWorthRequeuing(logger logr.Logger, q *schedcore.QueuedPodInfo, e schedcore.ClusterEvent, oldObj, newObj any) queueingStrategy {
-	rejectors := q.UnschedulablePlugins.Union(q.PendingPlugins)
 	pod := q.Pod
-	if rejectors.Len() == 0 {
-		logger.V(6).Info("Worth requeuing because no failed plugins", "pod", schedcore.PodName(pod))
+	if q.UnschedulablePlugins.Len() == 0 && q.PendingPlugins.Len() == 0 {
+		if v := logger.V(6); v.Enabled() {
+			v.Info("Worth requeuing because no failed plugins", "pod", schedcore.PodName(pod))
+		}
 		return queueAfterBackoff
 	}
 	if isWildCard(e) {
@@ -155,21 +150,23 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger logr.Logger, q *schedcore.Que
 				return queueSkip
 			}
 		}
-		logger.V(6).Info("Worth requeuing because the event is wildcard", "pod", schedcore.PodName(pod), "event", e.Label())
+		if v := logger.V(6); v.Enabled() {
+			v.Info("Worth requeuing because the event is wildcard", "pod", schedcore.PodName(pod), "event", e.Label())
+		}
 		return queueAfterBackoff
 	}
-	m, ok := p.hints[pod.Spec.SchedulerName]
+	pi, ok := p.ix.byName[pod.Spec.SchedulerName]
 	if !ok {
 		logger.Error(nil, "No QueueingHintMap is registered for this profile", "profile", pod.Spec.SchedulerName, "pod", schedcore.PodName(pod))
 		return queueAfterBackoff
 	}
+	// The entries of the profile's hint map whose event covers e, in
+	// order: the others are the ones kube's loop skips.
+	m := p.ix.maps[pi]
 	strategy := queueSkip
-	for _, h := range m {
-		if !matchClusterEvents(h.event, e) {
-			continue
-		}
-		for _, fn := range h.fns {
-			if !rejectors.Has(fn.plugin) {
+	for _, i := range p.ix.plan(e).matching[pi] {
+		for _, fn := range m[i].fns {
+			if !q.UnschedulablePlugins.Has(fn.plugin) && !q.PendingPlugins.Has(fn.plugin) {
 				continue
 			}
 			start := time.Now()
@@ -214,7 +211,9 @@ func (p *PriorityQueue) determineSchedulingHintForInFlightPod(logger logr.Logger
 	}
 	strategy := queueSkip
 	for _, e := range events {
-		logger.V(5).Info("Checking event for in-flight pod", "pod", schedcore.PodName(q.Pod), "event", e.event.Label())
+		if v := logger.V(5); v.Enabled() {
+			v.Info("Checking event for in-flight pod", "pod", schedcore.PodName(q.Pod), "event", e.event.Label())
+		}
 		switch p.isPodWorthRequeuing(logger, q, e.event, e.oldObj, e.newObj) {
 		case queueImmediately:
 			return queueImmediately

@@ -42,6 +42,14 @@ type PriorityQueue struct {
 	// pluginToEvents lists the events each plugin registered (all profiles),
 	// the events that may ungate a pod it gates.
 	pluginToEvents map[string][]schedcore.ClusterEvent
+	// ix numbers the profiles and hint lists and caches the events'
+	// plans; the unschedulable pool files its pods by it.
+	ix *requeueIndex
+	// walkAll makes every event visit the whole unschedulable pool, as
+	// kube's walk, instead of the index's candidates (tests compare both).
+	walkAll bool
+	// moving is the scratch list of the pods an event visits.
+	moving []*schedcore.QueuedPodInfo
 
 	popFromBackoffQ bool
 	features        schedcore.Features
@@ -76,7 +84,6 @@ func New(less func(a, b *schedcore.QueuedPodInfo) bool, profiles map[string]*sch
 		stop:                              make(chan struct{}),
 		clock:                             o.clock,
 		podMaxInUnschedulablePodsDuration: o.podMaxInUnschedulablePodsDuration,
-		unschedulable:                     newUnschedulablePods(o.metrics),
 		profiles:                          profiles,
 		hints:                             map[string]hintMap{},
 		pluginToEvents:                    map[string][]schedcore.ClusterEvent{},
@@ -117,6 +124,8 @@ func New(less func(a, b *schedcore.QueuedPodInfo) bool, profiles map[string]*sch
 	if o.features != nil {
 		p.features = *o.features
 	}
+	p.ix = newRequeueIndex(p.hints)
+	p.unschedulable = newUnschedulablePods(o.metrics, p.ix)
 	return p
 }
 
@@ -233,7 +242,9 @@ func (p *PriorityQueue) runPreEnqueuePlugin(logger logr.Logger, pl schedcore.Pre
 	if st.Code() == schedcore.Error {
 		logger.Error(st.AsError(), "Unexpected error running PreEnqueue plugin", "pod", schedcore.PodName(q.Pod), "plugin", name)
 	} else {
-		logger.V(4).Info("Status after running PreEnqueue plugin", "pod", schedcore.PodName(q.Pod), "plugin", name, "status", st.Message())
+		if v := logger.V(4); v.Enabled() {
+			v.Info("Status after running PreEnqueue plugin", "pod", schedcore.PodName(q.Pod), "plugin", name, "status", st.Message())
+		}
 	}
 	return st
 }
@@ -247,7 +258,9 @@ func (p *PriorityQueue) moveToActiveQ(logger logr.Logger, q *schedcore.QueuedPod
 	}
 	if q.Gated() {
 		if p.unschedulable.get(q.Pod) == nil {
-			logger.V(5).Info("Pod moved to an internal scheduling queue, because it is gated", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Unschedulable")
+			if v := logger.V(5); v.Enabled() {
+				v.Info("Pod moved to an internal scheduling queue, because it is gated", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Unschedulable")
+			}
 		}
 		q.WasFlushedFromUnschedulable = false
 		p.unschedulable.addOrUpdate(q, event)
@@ -382,13 +395,19 @@ func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger logr.Logger, q *sche
 	q.WasFlushedFromUnschedulable = false
 	q.FlushTimestamp = time.Time{}
 
-	rejectors := q.UnschedulablePlugins.Union(q.PendingPlugins)
-	for pl := range rejectors {
+	for pl := range q.UnschedulablePlugins {
 		p.metrics.UnschedulableReason(pl, pod.Spec.SchedulerName, 1)
+	}
+	for pl := range q.PendingPlugins {
+		if !q.UnschedulablePlugins.Has(pl) {
+			p.metrics.UnschedulableReason(pl, pod.Spec.SchedulerName, 1)
+		}
 	}
 	hint := p.determineSchedulingHintForInFlightPod(logger, q)
 	queue := p.requeue(logger, q, hint, EventScheduleAttemptFailure)
-	logger.V(3).Info("Pod moved to an internal scheduling queue", "pod", schedcore.PodName(pod), "event", EventScheduleAttemptFailure, "queue", queue, "schedulingCycle", podSchedulingCycle, "hint", hint.String(), "unschedulable plugins", sets.List(rejectors))
+	if v := logger.V(3); v.Enabled() {
+		v.Info("Pod moved to an internal scheduling queue", "pod", schedcore.PodName(pod), "event", EventScheduleAttemptFailure, "queue", queue, "schedulingCycle", podSchedulingCycle, "hint", hint.String(), "unschedulable plugins", sets.List(q.UnschedulablePlugins.Union(q.PendingPlugins)))
+	}
 	if p.wakes(queue) {
 		p.activeQ.broadcast()
 	}
@@ -498,7 +517,9 @@ func (p *PriorityQueue) Update(logger logr.Logger, oldPod, newPod *v1.Pod) {
 			hint := p.isPodWorthRequeuing(logger, q, e, oldPod, newPod)
 			queue := p.requeue(logger, q, hint, e.Label())
 			if queue != QueueUnschedulable {
-				logger.V(5).Info("Pod moved to an internal scheduling queue because the Pod is updated", "pod", schedcore.PodName(newPod), "event", e.Label(), "queue", queue)
+				if v := logger.V(5); v.Enabled() {
+					v.Info("Pod moved to an internal scheduling queue because the Pod is updated", "pod", schedcore.PodName(newPod), "event", e.Label(), "queue", queue)
+				}
 			}
 			if p.wakes(queue) {
 				p.activeQ.broadcast()
