@@ -177,6 +177,8 @@ type randomCluster struct {
 	nodes  int
 	// imageless drops the images of most nodes it adds.
 	imageless bool
+	// cordoned cordons (spec.unschedulable) a tenth of the nodes it adds.
+	cordoned bool
 }
 
 // node is randomNode(i), without images most of the time when the
@@ -185,6 +187,9 @@ func (c *randomCluster) node(i int) *v1.Node {
 	n := randomNode(c.rng, i)
 	if c.imageless && c.rng.Intn(20) > 0 {
 		n.Status.Images = nil
+	}
+	if c.cordoned && c.rng.Intn(10) == 0 {
+		n.Spec.Unschedulable = true
 	}
 	return n
 }

@@ -399,7 +399,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			if ni.node != old.node {
 				s.nodesVersion = nextGeneration()
 			}
-			s.listFlags[old.listPos-1] = listFlagsOf(ni)
+			s.setListed(old.listPos-1, ni, listFlagsOf(ni))
 		}
 	}
 	if inPlace && len(c.dirty) > 0 {
@@ -425,7 +425,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.nodeInfoList = s.nodeInfoList[:0]
 		s.havePodsWithAffinityNodeInfoList = s.havePodsWithAffinityNodeInfoList[:0]
 		s.havePodsWithRequiredAntiAffinityNodeInfoList = s.havePodsWithRequiredAntiAffinityNodeInfoList[:0]
-		s.listFlags = s.listFlags[:0]
+		s.clearListed()
 		s.imageNodes = 0
 		s.nodesVersion = nextGeneration()
 		for _, name := range c.nodeOrder.list() {
@@ -435,7 +435,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			}
 			s.nodeInfoList = append(s.nodeInfoList, n)
 			f := listFlagsOf(n)
-			s.listFlags = append(s.listFlags, f)
+			s.appendListed(n, f)
 			if f&flagHasImages != 0 {
 				s.imageNodes++
 			}
