@@ -82,8 +82,9 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 
 // The framework remembers the raw scores of NodeLocalScorers
 // (NodeResourcesFit, NodeResourcesBalancedAllocation, TaintToleration,
-// ImageLocality) per ScoreKey, and the nodes where a NodeLocalFilter
-// (NodeResourcesFit, TaintToleration) passed per FilterKey, across cycles,
+// ImageLocality, NodeAffinity) per ScoreKey, and the verdicts of
+// NodeLocalFilters (NodeResourcesFit, TaintToleration, NodeAffinity,
+// NodeUnschedulable: passes and shared rejections) per FilterKey, across cycles,
 // and calls no Score where a UniformScorer (ImageLocality without images
 // on any node, DynamicResources without claims) says every node scores
 // the same: a long-lived default-profile framework must filter and score
