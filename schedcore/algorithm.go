@@ -305,7 +305,12 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	// The nodes are distinct: with no status set before this pass (the
 	// nominated node's), none is set twice.
 	fresh := diag.NodeToStatus.Len() == 0
-	lastPlugin, lastCode := "", Success
+	// The (plugin, code) pairs of the rejections recorded so far.
+	var seen [8]struct {
+		plugin string
+		code   Code
+	}
+	numSeen := 0
 	for off := 0; off < numAll && len(feasible) < toFind && firstErr == nil; {
 		window := numAll - off
 		if toFind < numAll {
@@ -366,8 +371,18 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 				}
 				// What AddPluginStatus records depends on the plugin and
 				// the code alone: once per distinct pair is enough.
-				if s.Plugin() != lastPlugin || s.Code() != lastCode {
-					lastPlugin, lastCode = s.Plugin(), s.Code()
+				plugin, code, known := s.Plugin(), s.Code(), false
+				for k := range numSeen {
+					if seen[k].plugin == plugin && seen[k].code == code {
+						known = true
+						break
+					}
+				}
+				if !known {
+					if numSeen < len(seen) {
+						seen[numSeen].plugin, seen[numSeen].code = plugin, code
+						numSeen++
+					}
 					diag.AddPluginStatus(s)
 				}
 				processed++
