@@ -82,8 +82,9 @@ func TestMemoizedPluginsMatchFreshInstances(t *testing.T) {
 
 // The framework remembers the raw scores of NodeLocalScorers
 // (NodeResourcesFit, NodeResourcesBalancedAllocation, TaintToleration,
-// ImageLocality) per ScoreKey, and the nodes where a NodeLocalFilter
-// (NodeResourcesFit, TaintToleration) passed per FilterKey, across cycles,
+// ImageLocality, NodeAffinity) per ScoreKey, and the verdicts of
+// NodeLocalFilters (NodeResourcesFit, TaintToleration, NodeAffinity,
+// NodeUnschedulable: passes and shared rejections) per FilterKey, across cycles,
 // and calls no Score where a UniformScorer (ImageLocality without images
 // on any node, DynamicResources without claims) says every node scores
 // the same: a long-lived default-profile framework must filter and score
@@ -177,6 +178,8 @@ type randomCluster struct {
 	nodes  int
 	// imageless drops the images of most nodes it adds.
 	imageless bool
+	// cordoned cordons (spec.unschedulable) a tenth of the nodes it adds.
+	cordoned bool
 }
 
 // node is randomNode(i), without images most of the time when the
@@ -185,6 +188,9 @@ func (c *randomCluster) node(i int) *v1.Node {
 	n := randomNode(c.rng, i)
 	if c.imageless && c.rng.Intn(20) > 0 {
 		n.Status.Images = nil
+	}
+	if c.cordoned && c.rng.Intn(10) == 0 {
+		n.Spec.Unschedulable = true
 	}
 	return n
 }

@@ -76,6 +76,7 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *Cycle
 	if c, ok := fw.handle.Nominator().(NominatedPodCounter); ok && c.NumNominatedPods() == 0 {
 		state.noNominatedPods = true
 	}
+	defer state.listed.release()
 	feasible, diag, err := a.findNodesThatFitPod(ctx, fw, state, pod)
 	if err != nil {
 		return result, &diag, err
@@ -289,11 +290,27 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	feasible := make([]*NodeInfo, 0, min(toFind, numAll))
+	// When nodes are the framework's snapshot's list, node i is at list
+	// position i: its generation and name are read from the snapshot's
+	// columns, and the filters whose verdicts are remembered never reach
+	// the NodeInfo. A sampled cycle that times every plugin takes the
+	// plain path, node by node, as it remembers nothing.
+	snap := fw.handle.Snapshot()
+	byPos := snap != nil && !state.RecordPluginMetrics && sameList(nodes, snap.List()) && fw.nominatedPodsIgnored(state)
+	var pos *[]int32
+	if byPos {
+		pos = state.listed.start(snap, min(toFind, numAll))
+	}
 	processed := 0
 	// The nodes are distinct: with no status set before this pass (the
 	// nominated node's), none is set twice.
 	fresh := diag.NodeToStatus.Len() == 0
-	lastPlugin, lastCode := "", Success
+	// The (plugin, code) pairs of the rejections recorded so far.
+	var seen [8]struct {
+		plugin string
+		code   Code
+	}
+	numSeen := 0
 	for off := 0; off < numAll && len(feasible) < toFind && firstErr == nil; {
 		window := numAll - off
 		if toFind < numAll {
@@ -302,8 +319,13 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 		base := off
 		fw.handle.Parallelizer().Until(cctx, window, func(k int) {
 			i := base + k
-			ni := nodes[(startIdx+i)%numAll]
-			s := fw.RunFilterPluginsWithNominatedPods(cctx, state, pod, ni)
+			p := (startIdx + i) % numAll
+			var s *Status
+			if byPos {
+				s = fw.runFilters(cctx, state, pod, nodes[p], p, snap.listGens[p])
+			} else {
+				s = fw.RunFilterPluginsWithNominatedPods(cctx, state, pod, nodes[p])
+			}
 			if s.Code() == Error {
 				errOnce.Do(func() { firstErr = s.AsError(); cancel() })
 				return
@@ -328,26 +350,48 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 			if len(feasible) >= toFind {
 				break
 			}
-			ni := nodes[(startIdx+i)%numAll]
+			p := (startIdx + i) % numAll
 			if passed[i] {
-				feasible = append(feasible, ni)
+				feasible = append(feasible, nodes[p])
+				if byPos {
+					*pos = append(*pos, int32(p))
+				}
 				processed++
 			} else if s := statuses[i]; s != nil {
-				if fresh {
-					diag.NodeToStatus.setNew(ni.Name(), s)
+				var name string
+				if byPos {
+					name = snap.listNames[p]
 				} else {
-					diag.NodeToStatus.Set(ni.Name(), s)
+					name = nodes[p].Name()
+				}
+				if fresh {
+					diag.NodeToStatus.setNew(name, s)
+				} else {
+					diag.NodeToStatus.Set(name, s)
 				}
 				// What AddPluginStatus records depends on the plugin and
 				// the code alone: once per distinct pair is enough.
-				if s.Plugin() != lastPlugin || s.Code() != lastCode {
-					lastPlugin, lastCode = s.Plugin(), s.Code()
+				plugin, code, known := s.Plugin(), s.Code(), false
+				for k := range numSeen {
+					if seen[k].plugin == plugin && seen[k].code == code {
+						known = true
+						break
+					}
+				}
+				if !known {
+					if numSeen < len(seen) {
+						seen[numSeen].plugin, seen[numSeen].code = plugin, code
+						numSeen++
+					}
 					diag.AddPluginStatus(s)
 				}
 				processed++
 			}
 		}
 		off += window
+	}
+	if byPos {
+		state.listed.nodes = feasible
 	}
 	a.advance(rotate, processed, len(a.Snapshot.List()))
 	var code Code

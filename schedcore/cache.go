@@ -440,7 +440,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 				f&flagHasRequiredAntiAffinity != 0 && !replaceListed(s.havePodsWithRequiredAntiAffinityNodeInfoList, ni) {
 				listsStale = true
 			}
-			s.listFlags[old.listPos-1] = f
+			s.setListed(old.listPos-1, ni, f)
 		}
 	}
 	if inPlace {
@@ -453,7 +453,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.nodeInfoList = s.nodeInfoList[:0]
 		s.havePodsWithAffinityNodeInfoList = s.havePodsWithAffinityNodeInfoList[:0]
 		s.havePodsWithRequiredAntiAffinityNodeInfoList = s.havePodsWithRequiredAntiAffinityNodeInfoList[:0]
-		s.listFlags = s.listFlags[:0]
+		s.clearListed()
 		s.imageNodes = 0
 		s.nodesVersion = nextGeneration()
 		for _, name := range c.nodeOrder.list() {
@@ -463,7 +463,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			}
 			s.nodeInfoList = append(s.nodeInfoList, n)
 			f := listFlagsOf(n)
-			s.listFlags = append(s.listFlags, f)
+			s.appendListed(n, f)
 			if f&flagHasImages != 0 {
 				s.imageNodes++
 			}

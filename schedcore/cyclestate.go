@@ -37,6 +37,12 @@ type CycleState struct {
 	// has a view this cycle).
 	filterViews []VerdictView
 	remembered  []bool
+	// filterRejects are the remembered rejections' statuses of those
+	// filters (aligned with filters, as filterViews).
+	filterRejects []*rejectTable
+	// listed says where the feasible nodes findNodesThatPassFilters
+	// found are in the snapshot's list, for RunScorePlugins.
+	listed listedNodes
 	// noNominatedPods is set when no pod is nominated anywhere this cycle,
 	// so the per-node nominated-pods check is skipped.
 	noNominatedPods bool
@@ -105,7 +111,7 @@ func (c *CycleState) Clone() *CycleState {
 		return nil
 	}
 	n := &CycleState{storage: make([]stateEntry, len(c.storage), max(len(c.storage), 16)), RecordPluginMetrics: c.RecordPluginMetrics, SkipAllPostFilter: c.SkipAllPostFilter,
-		filters: c.filters, filtersFor: c.filtersFor, filterViews: c.filterViews, remembered: c.remembered, noNominatedPods: c.noNominatedPods}
+		filters: c.filters, filtersFor: c.filtersFor, filterViews: c.filterViews, remembered: c.remembered, filterRejects: c.filterRejects, noNominatedPods: c.noNominatedPods}
 	for i, e := range c.storage {
 		n.storage[i].key = e.key
 		if e.val != nil {

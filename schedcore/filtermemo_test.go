@@ -133,3 +133,89 @@ func slotNodes() (*schedcore.Cache, *schedcore.Snapshot) {
 	cache.UpdateSnapshot(snap)
 	return cache, snap
 }
+
+// sharedSlotFilter is slotFilter with shared rejections, one per missing
+// slot count (so that a plugin has several remembered rejections).
+type sharedSlotFilter struct{ slotFilter }
+
+var slotsMissing = func() []*schedcore.Status {
+	out := make([]*schedcore.Status, 5)
+	for i := range out {
+		out[i] = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf("%d slot(s) missing", i))
+	}
+	return out
+}()
+
+func (p sharedSlotFilter) Filter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, ni *schedcore.NodeInfo) *schedcore.Status {
+	p.calls.Add(1)
+	want, _ := strconv.Atoi(pod.Labels["slots"])
+	if free := p.free(ni); free < want {
+		return slotsMissing[want-free]
+	}
+	return nil
+}
+
+// TestSharedRejectionsAreRemembered checks that the framework remembers a
+// NodeLocalFilter's rejections when they are shared statuses (the same for
+// every node and call), as its passes: Filter runs again only on the nodes
+// that changed, and each node gets the status (code, reasons, plugin) a
+// fresh framework gives it, through RunFilterPlugins and through the
+// Algorithm's filter loop (by list position).
+func TestSharedRejectionsAreRemembered(t *testing.T) {
+	var calls atomic.Int64
+	cache, snap := slotNodes()
+	long := onePluginFramework(t, snap, sharedSlotFilter{slotFilter{calls: &calls}})
+	filter := func(fw *schedcore.Framework, want string) []string {
+		pod := schedtest.MakePod("p").Label("slots", want).Obj()
+		state := schedcore.NewCycleState()
+		if _, s, _ := fw.RunPreFilterPlugins(context.Background(), state, pod); !s.IsSuccess() {
+			t.Fatal(s.AsError())
+		}
+		var out []string
+		for _, ni := range snap.List() {
+			s := fw.RunFilterPlugins(context.Background(), state, pod, ni)
+			out = append(out, fmt.Sprint(ni.Name(), " ", s.Code(), " ", s.Plugin(), " ", s.Reasons()))
+		}
+		// The Algorithm's loop, over the snapshot's list by position.
+		alg := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 100}
+		res, diag, err := alg.SchedulePod(context.Background(), fw, schedcore.NewCycleState(), pod)
+		out = append(out, fmt.Sprint("host ", res.SuggestedHost, " feasible ", res.FeasibleNodes, " err ", err))
+		if diag != nil {
+			diag.NodeToStatus.ForEachExplicitNode(func(node string, s *schedcore.Status) {
+				out = append(out, fmt.Sprint(node, " ", s.Code(), " ", s.Plugin(), " ", s.Reasons()))
+			})
+		}
+		return out
+	}
+	check := func(step, want string, wantCalls int64) {
+		t.Helper()
+		calls.Store(0)
+		got := filter(long, want)
+		n := calls.Load()
+		if diff := cmp.Diff(filter(onePluginFramework(t, snap, sharedSlotFilter{slotFilter{calls: new(atomic.Int64)}}), want), got); diff != "" {
+			t.Fatalf("%s, pod wanting %s: remembered verdicts differ from a fresh framework's (-fresh +remembered):\n%s", step, want, diff)
+		}
+		if n != wantCalls {
+			t.Errorf("%s, pod wanting %s: Filter called %d times, want %d", step, want, n, wantCalls)
+		}
+	}
+	check("first cycle", "2", 20)
+	check("same pod again: nothing", "2", 0)
+	check("another key", "4", 20)
+	check("another key again: nothing", "4", 0)
+	cache.AddNode(schedtest.MakeNode("n04").Label("slots", "0").Obj())
+	cache.AddNode(schedtest.MakeNode("n01").Label("slots", "4").Obj())
+	cache.UpdateSnapshot(snap)
+	check("two nodes changed", "2", 2)
+	check("two nodes changed", "4", 2)
+	// A node added: the list is rebuilt, the new node comes last.
+	cache.AddNode(schedtest.MakeNode("n20").Label("slots", "3").Obj())
+	cache.UpdateSnapshot(snap)
+	check("a node added", "4", 1)
+	check("a node added, again", "4", 0)
+	// The first node removed: every other node moves up one position.
+	cache.RemoveNode(schedtest.MakeNode("n00").Obj())
+	cache.UpdateSnapshot(snap)
+	check("a node removed", "4", 20)
+	check("a node removed, again", "4", 0)
+}

@@ -44,11 +44,14 @@ type Framework struct {
 	// filterMemo remembers the nodes where a NodeLocalFilter passed
 	// (aligned with filter; nil entries for the other plugins).
 	filterMemo []*VerdictMemo
-	reserve    []ReservePlugin
-	permit     []PermitPlugin
-	preBind    []PreBindPlugin
-	bind       []BindPlugin
-	postBind   []PostBindPlugin
+	// filterRejects are the rejections the filter memos remember
+	// (aligned with filter, as filterMemo).
+	filterRejects []*rejectTable
+	reserve       []ReservePlugin
+	permit        []PermitPlugin
+	preBind       []PreBindPlugin
+	bind          []BindPlugin
+	postBind      []PostBindPlugin
 
 	podGroups         []PodGroupPlugin
 	enqueueExtensions []EnqueueExtensions

@@ -2,6 +2,7 @@ package schedcore
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -27,13 +28,17 @@ func (p Parallelizer) Workers() int { return p.workers }
 
 // Until calls do(i) for i in [0, pieces), in parallel, and returns when all
 // are done or ctx is cancelled. Pieces are handed out in chunks so that the
-// per-piece overhead is an atomic add.
+// per-piece overhead is an atomic add. No more workers run than the
+// process has CPUs (GOMAXPROCS): more would only wait for a CPU, at the
+// cost of their start and of the switches between them; the calling
+// goroutine is one of them. Which pieces a worker gets is not fixed, so
+// callers never depend on it (each piece writes its own slots).
 func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int)) {
 	if pieces <= 0 {
 		return
 	}
-	workers := min(p.workers, pieces)
-	if workers == 1 || pieces < 4 {
+	workers := min(p.workers, pieces, runtime.GOMAXPROCS(0))
+	if workers <= 1 || pieces < 4 {
 		for i := 0; i < pieces; i++ {
 			if ctx.Err() != nil {
 				return
@@ -42,29 +47,43 @@ func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int)) {
 		}
 		return
 	}
-	chunk := chunkSize(pieces, workers)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(workers)
-	for w := 0; w < workers; w++ {
-		go func() {
-			defer wg.Done()
-			for {
-				if ctx.Err() != nil {
-					return
-				}
-				start := int(next.Add(int64(chunk))) - chunk
-				if start >= pieces {
-					return
-				}
-				end := min(start+chunk, pieces)
-				for i := start; i < end; i++ {
-					do(i)
-				}
-			}
-		}()
+	w := &untilWork{ctx: ctx, pieces: pieces, chunk: chunkSize(pieces, workers), do: do}
+	w.wg.Add(workers - 1)
+	for range workers - 1 {
+		go w.worker()
 	}
-	wg.Wait()
+	w.run()
+	w.wg.Wait()
+}
+
+// untilWork is one Until call's pieces, shared by its workers.
+type untilWork struct {
+	ctx           context.Context
+	next          atomic.Int64
+	pieces, chunk int
+	do            func(i int)
+	wg            sync.WaitGroup
+}
+
+func (w *untilWork) worker() {
+	defer w.wg.Done()
+	w.run()
+}
+
+// run takes chunks of pieces until none is left or ctx is cancelled.
+func (w *untilWork) run() {
+	for {
+		if w.ctx.Err() != nil {
+			return
+		}
+		start := int(w.next.Add(int64(w.chunk))) - w.chunk
+		if start >= w.pieces {
+			return
+		}
+		for i := start; i < min(start+w.chunk, w.pieces); i++ {
+			w.do(i)
+		}
+	}
 }
 
 // chunkSize follows kube's rule: about sqrt(pieces), at most pieces/workers.

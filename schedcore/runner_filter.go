@@ -129,21 +129,31 @@ func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *C
 // first that does not succeed, as kube does. A non-rejection code becomes
 // an Error naming the plugin.
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status {
+	return f.runFilters(ctx, state, pod, nodeInfo, nodeInfo.listIndex(), nodeInfo.Generation)
+}
+
+// runFilters is RunFilterPlugins on nodeInfo, found at list position pos
+// with generation gen: its own, or, for a node of the snapshot's list,
+// the snapshot's columns, so that a node whose verdicts are all
+// remembered is decided without reaching its NodeInfo.
+func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, pos int, gen int64) *Status {
 	filters := state.filters
+	remembered, views, rejects := state.remembered, state.filterViews, state.filterRejects
 	if state.filtersFor != f {
-		filters = f.activeFilters(state)
-	}
-	remembered, views := state.remembered, state.filterViews
-	if state.filtersFor != f {
-		remembered = nil
+		filters, remembered = f.activeFilters(state), nil
 	}
 	for j, pl := range filters {
 		memo := j < len(remembered) && remembered[j]
 		if memo {
-			// Only passes are remembered: an entry for this node's
-			// generation is a pass.
-			if _, ok := views[j].Get(nodeInfo); ok {
-				continue
+			if v, ok := views[j].getAt(pos, gen); ok {
+				if v == verdictPass {
+					continue
+				}
+				// A remembered rejection: the plugin's shared status,
+				// stamped, as Filter would return it.
+				if s := rejects[j].status(v); s != nil {
+					return s
+				}
 			}
 		}
 		var s *Status
@@ -158,10 +168,19 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 			if !s.IsRejected() {
 				s = AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
 			}
-			return s.WithPlugin(pl.Name())
+			shared := s.shared
+			s = s.WithPlugin(pl.Name())
+			// Only a shared rejection is remembered: any other may
+			// differ from node to node, or be changed by its reader.
+			if memo && shared {
+				if v, ok := rejects[j].value(s); ok {
+					views[j].putAt(pos, gen, v)
+				}
+			}
+			return s
 		}
 		if memo {
-			views[j].Put(nodeInfo, 1)
+			views[j].putAt(pos, gen, verdictPass)
 		}
 	}
 	return nil
@@ -176,6 +195,7 @@ const filterMemoKeys = 64
 // then no longer be what FilterKey read).
 func (f *Framework) setFilterMemos() {
 	f.filterMemo = make([]*VerdictMemo, len(f.filter))
+	f.filterRejects = make([]*rejectTable, len(f.filter))
 	for i, pl := range f.filter {
 		if _, ok := pl.(NodeLocalFilter); !ok {
 			continue
@@ -184,15 +204,17 @@ func (f *Framework) setFilterMemos() {
 			continue
 		}
 		f.filterMemo[i] = NewVerdictMemo(filterMemoKeys)
+		f.filterRejects[i] = new(rejectTable)
 	}
 }
 
 // filterViews sets, for the cycle's active filters (state.filters), the
-// views of the remembered passes: one for each NodeLocalFilter whose
+// views of the remembered verdicts (passes, and rejections with a shared
+// status): one for each NodeLocalFilter whose
 // FilterKey accepts the cycle. Sampled cycles that time every plugin
 // remember nothing, so their timings cover every node.
 func (f *Framework) filterViews(state *CycleState, pod *v1.Pod, skip sets.Set[string]) {
-	state.filterViews, state.remembered = nil, nil
+	state.filterViews, state.remembered, state.filterRejects = nil, nil, nil
 	snap := f.handle.Snapshot()
 	if state.RecordPluginMetrics || snap == nil || snap.NumNodes() == 0 {
 		return
@@ -207,8 +229,10 @@ func (f *Framework) filterViews(state *CycleState, pod *v1.Pod, skip sets.Set[st
 			if pl.(NodeLocalFilter).FilterKey(state, pod, &k) {
 				if state.remembered == nil {
 					state.filterViews, state.remembered = make([]VerdictView, len(state.filters)), make([]bool, len(state.filters))
+					state.filterRejects = make([]*rejectTable, len(state.filters))
 				}
 				state.filterViews[j], state.remembered[j] = m.View(&k, snap.NumNodes()), true
+				state.filterRejects[j] = f.filterRejects[i]
 			}
 		}
 		j++
@@ -231,7 +255,7 @@ func (f *Framework) activeFilters(state *CycleState) []FilterPlugin {
 // priority pods nominated to the node added, and, if that passes and such
 // pods exist, once more without them, as kube does.
 func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, info *NodeInfo) *Status {
-	if f.handle.Nominator() == nil || state.noNominatedPods {
+	if f.nominatedPodsIgnored(state) {
 		return f.RunFilterPlugins(ctx, state, pod, info)
 	}
 	var status *Status
@@ -253,6 +277,13 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 		}
 	}
 	return status
+}
+
+// nominatedPodsIgnored reports whether the cycle has no nominated pods to
+// add to any node: RunFilterPluginsWithNominatedPods is then
+// RunFilterPlugins.
+func (f *Framework) nominatedPodsIgnored(state *CycleState) bool {
+	return f.handle.Nominator() == nil || state.noNominatedPods
 }
 
 // countedNominatedPods lists the pods nominated to the node that the

@@ -73,15 +73,28 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	var firstErr error
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The feasible nodes that findNodesThatPassFilters found in the
+	// snapshot's list: their names and generations are read from the
+	// snapshot's columns, and a node whose scores are all remembered is
+	// never reached.
+	snap := f.handle.Snapshot()
+	pos := state.listed.positions(snap, nodes)
 	f.handle.Parallelizer().Until(cctx, len(nodes), func(i int) {
 		n := nodes[i]
-		out[i].Name = n.Name()
+		var p int
+		var gen int64
+		if pos != nil {
+			p = int(pos[i])
+			gen, out[i].Name = snap.listedAt(p)
+		} else {
+			p, gen, out[i].Name = n.listIndex(), n.Generation, n.Name()
+		}
 		for j, pi := range idx {
 			if uniform[j] {
 				continue
 			}
 			if memo[j] {
-				if v, ok := views[j].Get(n); ok {
+				if v, ok := views[j].getAt(p, gen); ok {
 					raw[j][i] = int64(v)
 					continue
 				}
@@ -104,7 +117,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				return
 			}
 			if memo[j] && sc >= 0 && sc <= math.MaxUint16 {
-				views[j].Put(n, uint16(sc))
+				views[j].putAt(p, gen, uint16(sc))
 			}
 			raw[j][i] = sc
 		}

@@ -20,6 +20,15 @@ type Snapshot struct {
 	// is in (and whether it holds images), so that they can be rebuilt
 	// without reading every NodeInfo.
 	listFlags []uint8
+	// listGens and listNames hold, per list position, the listed node's
+	// Generation and name: the filter and score loops, which go through the
+	// list by position, read them here rather than from each NodeInfo, so
+	// a node whose verdicts and scores are remembered is never reached
+	// (5000 NodeInfos are as many cache misses per cycle). A listed
+	// NodeInfo is never changed in place (UpdateSnapshot lists a new copy
+	// of a changed node), so they stay its own.
+	listGens  []int64
+	listNames []string
 	// imageNodes counts the listed nodes with images (ImageStates).
 	imageNodes   int
 	namespaces   map[string]*v1.Namespace
@@ -67,6 +76,29 @@ func NewSnapshot(pods []*v1.Pod, nodes []*v1.Node) *Snapshot {
 	c.UpdateSnapshot(s)
 	return s
 }
+
+// setListed records the listed node n at position i (flags f, from
+// listFlagsOf).
+func (s *Snapshot) setListed(i int, n *NodeInfo, f uint8) {
+	s.listFlags[i], s.listGens[i], s.listNames[i] = f, n.Generation, n.name
+}
+
+// appendListed records n, with flags f, as the next listed node.
+func (s *Snapshot) appendListed(n *NodeInfo, f uint8) {
+	s.listFlags = append(s.listFlags, f)
+	s.listGens = append(s.listGens, n.Generation)
+	s.listNames = append(s.listNames, n.name)
+}
+
+// clearListed empties the per-position columns before the list is rebuilt.
+func (s *Snapshot) clearListed() {
+	clear(s.listNames) // the names must not stay alive
+	s.listFlags, s.listGens, s.listNames = s.listFlags[:0], s.listGens[:0], s.listNames[:0]
+}
+
+// listedAt returns the generation and name of the node at list position
+// i, as its NodeInfo holds them.
+func (s *Snapshot) listedAt(i int) (int64, string) { return s.listGens[i], s.listNames[i] }
 
 // List returns all nodes, in the cache's zone-interleaved order.
 func (s *Snapshot) List() []*NodeInfo { return s.nodeInfoList }

@@ -21,6 +21,10 @@
 //   - Score: the sum of the weights of the matching preferred terms, the
 //     pod's and addedAffinity's.
 //   - NormalizeScore: helper.DefaultNormalizeScore, not reversed.
+//   - FilterKey and ScoreKey (schedcore.NodeLocalFilter and NodeLocalScorer):
+//     the pod's required, resp. preferred, node constraints; the framework
+//     remembers Filter's verdicts (both rejections are shared statuses) and
+//     Score's sums per node while the node is unchanged.
 //   - EventsToRegister: Node Add|UpdateNodeLabel; the hint queues a node that
 //     matches addedAffinity and the pod's required affinity and either is new
 //     or did not match before.

@@ -3,7 +3,6 @@ package nodeaffinity
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -46,24 +45,7 @@ const (
 type NodeAffinity struct {
 	addedNodeSelector   *nodeaffinity.NodeSelector
 	addedPrefSchedTerms *nodeaffinity.PreferredSchedulingTerms
-
-	handle *schedcore.Handle
-	// filterMemo and scoreMemo remember Filter verdicts and Score sums per
-	// node, keyed by what the pod's constraints are (pods of one workload
-	// share them), while the node is unchanged.
-	filterMemo *schedcore.VerdictMemo
-	scoreMemo  *schedcore.VerdictMemo
 }
-
-// memoKeys bounds the distinct pod constraints remembered.
-const memoKeys = 64
-
-// Filter verdict bits in filterMemo.
-const (
-	verdictAddedFails uint16 = 1 << iota
-	verdictPodFails
-	verdictKnown
-)
 
 var (
 	_ schedcore.PreFilterPlugin      = (*NodeAffinity)(nil)
@@ -74,18 +56,24 @@ var (
 	_ schedcore.EnqueueExtensions    = (*NodeAffinity)(nil)
 	_ schedcore.NodeLocalPlugin      = (*NodeAffinity)(nil)
 	_ schedcore.FilterExplainer      = (*NodeAffinity)(nil)
+	// The framework remembers Filter's verdicts (its rejections are
+	// shared statuses) and Score's sums per node, keyed by the pod's
+	// constraints (pods of one workload share them), while the node is
+	// unchanged.
+	_ schedcore.NodeLocalFilter = (*NodeAffinity)(nil)
+	_ schedcore.NodeLocalScorer = (*NodeAffinity)(nil)
 )
 
 // NodeLocal is true: the verdict reads the node's own labels (and name).
 func (pl *NodeAffinity) NodeLocal(*v1.Pod) bool { return true }
 
 // New builds the plugin from *configv1.NodeAffinityArgs (nil means none).
-func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
+func New(_ context.Context, obj runtime.Object, _ *schedcore.Handle) (schedcore.Plugin, error) {
 	args, err := getArgs(obj)
 	if err != nil {
 		return nil, err
 	}
-	pl := &NodeAffinity{handle: h, filterMemo: schedcore.NewVerdictMemo(memoKeys), scoreMemo: schedcore.NewVerdictMemo(memoKeys)}
+	pl := &NodeAffinity{}
 	if a := args.AddedAffinity; a != nil {
 		if ns := a.RequiredDuringSchedulingIgnoredDuringExecution; ns != nil {
 			if pl.addedNodeSelector, err = nodeaffinity.NewNodeSelector(ns); err != nil {
@@ -151,9 +139,6 @@ func (pl *NodeAffinity) isSchedulableAfterNodeChange(logger logr.Logger, pod *v1
 // preFilterState is the pod's parsed nodeSelector and required affinity.
 type preFilterState struct {
 	requiredNodeSelectorAndAffinity helper.RequiredNodeAffinity
-	// verdicts holds this pod's constraints' verdicts (memo false: none).
-	verdicts schedcore.VerdictView
-	memo     bool
 }
 
 // Clone returns the state itself: other pods do not change it.
@@ -168,11 +153,6 @@ func (pl *NodeAffinity) PreFilter(_ context.Context, cycleState *schedcore.Cycle
 		return nil, schedcore.NewStatus(schedcore.Skip)
 	}
 	st := &preFilterState{requiredNodeSelectorAndAffinity: helper.GetRequiredNodeAffinity(pod)}
-	if pl.filterMemo != nil {
-		if snap := pl.snapshotSize(); snap > 0 {
-			st.verdicts, st.memo = pl.filterMemo.View(helper.RequiredAffinityKey(new(schedcore.MemoKey), pod), snap), true
-		}
-	}
 	cycleState.Write(preFilterStateKey, st)
 	if noNodeAffinity || len(affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
 		return nil, nil
@@ -214,32 +194,26 @@ func (pl *NodeAffinity) Filter(_ context.Context, cycleState *schedcore.CycleSta
 		// PreFilter is disabled: parse here, as kube falls back to.
 		s = &preFilterState{requiredNodeSelectorAndAffinity: helper.GetRequiredNodeAffinity(pod)}
 	}
-	var v uint16
-	ok := false
-	if s.memo {
-		v, ok = s.verdicts.Get(nodeInfo)
-	}
-	if !ok {
-		node := nodeInfo.Node()
-		v = verdictKnown
-		if pl.addedNodeSelector != nil && !pl.addedNodeSelector.Match(node) {
-			v |= verdictAddedFails
-		}
-		// Parse errors are ignored for backwards compatibility.
-		if match, _ := s.requiredNodeSelectorAndAffinity.Match(node); !match {
-			v |= verdictPodFails
-		}
-		if s.memo {
-			s.verdicts.Put(nodeInfo, v)
-		}
-	}
-	switch {
-	case v&verdictAddedFails != 0:
+	node := nodeInfo.Node()
+	if pl.addedNodeSelector != nil && !pl.addedNodeSelector.Match(node) {
 		return statusEnforced
-	case v&verdictPodFails != 0:
+	}
+	// Parse errors are ignored for backwards compatibility.
+	if match, _ := s.requiredNodeSelectorAndAffinity.Match(node); !match {
 		return statusPod
 	}
 	return nil
+}
+
+// FilterKey is the pod's node selector and required node affinity (what
+// PreFilter parsed): with the node's labels and name, and the plugin's
+// added affinity, all Filter reads.
+func (pl *NodeAffinity) FilterKey(cycleState *schedcore.CycleState, pod *v1.Pod, k *schedcore.MemoKey) bool {
+	if _, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey); err != nil {
+		return false
+	}
+	helper.RequiredAffinityKey(k, pod)
+	return true
 }
 
 // ExplainFilter names what the node lacks, in Filter's order: the
@@ -282,24 +256,9 @@ func (pl *NodeAffinity) FilterShortfall(context.Context, *schedcore.CycleState, 
 	return 1
 }
 
-// snapshotSize is the number of nodes of the handle's snapshot (0 without
-// one).
-func (pl *NodeAffinity) snapshotSize() int {
-	if pl.handle == nil {
-		return 0
-	}
-	if snap := pl.handle.Snapshot(); snap != nil {
-		return snap.NumNodes()
-	}
-	return 0
-}
-
 // preScoreState is the pod's parsed preferred terms (nil if none).
 type preScoreState struct {
 	preferredNodeAffinity *helper.PreferredSchedulingTerms
-	// sums holds this pod's terms' sums (memo false: none).
-	sums schedcore.VerdictView
-	memo bool
 }
 
 // Clone returns the state itself: nothing changes it after PreScore.
@@ -315,11 +274,6 @@ func (pl *NodeAffinity) PreScore(_ context.Context, cycleState *schedcore.CycleS
 		return schedcore.NewStatus(schedcore.Skip)
 	}
 	st := &preScoreState{preferredNodeAffinity: pref}
-	if pl.scoreMemo != nil {
-		if n := pl.snapshotSize(); n > 0 {
-			st.sums, st.memo = pl.scoreMemo.View(helper.PreferredAffinityKey(new(schedcore.MemoKey), pod), n), true
-		}
-	}
 	cycleState.Write(preScoreStateKey, st)
 	return nil
 }
@@ -327,11 +281,6 @@ func (pl *NodeAffinity) PreScore(_ context.Context, cycleState *schedcore.CycleS
 // Score sums the weights of the matching preferred terms.
 func (pl *NodeAffinity) Score(_ context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
 	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
-	if err == nil && s.memo {
-		if v, ok := s.sums.Get(nodeInfo); ok {
-			return int64(v), nil
-		}
-	}
 	node := nodeInfo.Node()
 	var count int64
 	if pl.addedPrefSchedTerms != nil {
@@ -348,10 +297,18 @@ func (pl *NodeAffinity) Score(_ context.Context, cycleState *schedcore.CycleStat
 	if s.preferredNodeAffinity != nil {
 		count += s.preferredNodeAffinity.Score(node)
 	}
-	if s.memo && count >= 0 && count <= math.MaxUint16 {
-		s.sums.Put(nodeInfo, uint16(count))
-	}
 	return count, nil
+}
+
+// ScoreKey is the pod's preferred node affinity terms (what PreScore
+// parsed): with the node's labels and the plugin's added preferred terms,
+// all Score reads.
+func (pl *NodeAffinity) ScoreKey(cycleState *schedcore.CycleState, pod *v1.Pod, k *schedcore.MemoKey) bool {
+	if _, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey); err != nil {
+		return false
+	}
+	helper.PreferredAffinityKey(k, pod)
+	return true
 }
 
 // NormalizeScore scales the sums onto [0, 100] by the highest.

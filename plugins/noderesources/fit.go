@@ -188,7 +188,10 @@ func (pl *Fit) Filter(_ context.Context, state *schedcore.CycleState, _ *v1.Pod,
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
-	insufficient := fitsRequest(s, nodeInfo)
+	// Room for the usual shortfalls on the stack: Filter allocates
+	// nothing on the nodes it rejects for pods, cpu, memory or storage.
+	var buf [4]InsufficientResource
+	insufficient := appendInsufficient(buf[:0], s, nodeInfo)
 	if len(insufficient) == 0 {
 		return nil
 	}
@@ -216,7 +219,33 @@ func (pl *Fit) FilterKey(state *schedcore.CycleState, _ *v1.Pod, k *schedcore.Me
 	return true
 }
 
+// fixedReasons are the reasons of the resources every node has (pods,
+// cpu, memory, ephemeral storage), in fitsRequest's order.
+var fixedReasons = [...]string{ErrReasonTooManyPods, ErrReasonInsufficientCPU, ErrReasonInsufficientMemory, ErrReasonInsufficientEphemeralStorage}
+
+// fixedStatuses are the rejections for shortfalls of those resources
+// only, by code (Unschedulable, UnschedulableAndUnresolvable) and set of
+// resources (bit i: fixedReasons[i]): shared statuses, so that Filter
+// allocates none and the framework remembers them per node.
+var fixedStatuses = func() (out [2][1 << len(fixedReasons)]*schedcore.Status) {
+	for c, code := range []schedcore.Code{schedcore.Unschedulable, schedcore.UnschedulableAndUnresolvable} {
+		for set := 1; set < len(out[c]); set++ {
+			var reasons []string
+			for i, r := range fixedReasons {
+				if set&(1<<i) != 0 {
+					reasons = append(reasons, r)
+				}
+			}
+			out[c][set] = schedcore.NewSharedStatus(code, reasons...)
+		}
+	}
+	return out
+}()
+
 func insufficientStatus(insufficient []InsufficientResource) *schedcore.Status {
+	if st := fixedStatus(insufficient); st != nil {
+		return st
+	}
 	reasons := make([]string, 0, len(insufficient))
 	code := schedcore.Unschedulable
 	for i := range insufficient {
@@ -282,7 +311,32 @@ func (r InsufficientResource) Missing() int64 { return r.Requested - (r.Capacity
 // fitsRequest is kube's fitsRequest. It allocates only when the pod does not
 // fit.
 func fitsRequest(s *preFilterState, nodeInfo *schedcore.NodeInfo) []InsufficientResource {
-	var out []InsufficientResource
+	return appendInsufficient(nil, s, nodeInfo)
+}
+
+// fixedStatus is the shared status for shortfalls of pods, cpu, memory
+// or ephemeral storage only (nil for any other): the same code and
+// reasons, in order, as insufficientStatus would make.
+func fixedStatus(insufficient []InsufficientResource) *schedcore.Status {
+	set, code, next := 0, 0, 0
+	for i := range insufficient {
+		k := next
+		for k < len(fixedReasons) && fixedReasons[k] != insufficient[i].Reason {
+			k++
+		}
+		if k == len(fixedReasons) {
+			return nil
+		}
+		set, next = set|1<<k, k+1
+		if insufficient[i].Unresolvable {
+			code = 1
+		}
+	}
+	return fixedStatuses[code][set]
+}
+
+// appendInsufficient appends to out what fitsRequest returns.
+func appendInsufficient(out []InsufficientResource, s *preFilterState, nodeInfo *schedcore.NodeInfo) []InsufficientResource {
 	alloc, used := &nodeInfo.Allocatable, &nodeInfo.Requested
 
 	allowedPodNumber := alloc.AllowedPodNumber

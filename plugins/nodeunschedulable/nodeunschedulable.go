@@ -44,6 +44,7 @@ var (
 	_ schedcore.FilterExplainer   = (*NodeUnschedulable)(nil)
 	_ schedcore.EnqueueExtensions = (*NodeUnschedulable)(nil)
 	_ schedcore.NodeLocalPlugin   = (*NodeUnschedulable)(nil)
+	_ schedcore.NodeLocalFilter   = (*NodeUnschedulable)(nil)
 )
 
 // NodeLocal is true: the verdict reads the node's own unschedulable flag
@@ -120,6 +121,19 @@ func (pl *NodeUnschedulable) Filter(_ context.Context, _ *schedcore.CycleState, 
 		return statusUnschedulable
 	}
 	return nil
+}
+
+// FilterKey is whether the pod tolerates the unschedulable taint: with
+// the node's spec.unschedulable, all Filter reads. The framework then
+// remembers the verdicts (the rejection is a shared status), and the
+// filter loop need not reach a node to know it is not cordoned.
+func (pl *NodeUnschedulable) FilterKey(_ *schedcore.CycleState, pod *v1.Pod, k *schedcore.MemoKey) bool {
+	if v1helper.TolerationsTolerateTaint(logr.Discard(), pod.Spec.Tolerations, &unschedulableTaint, pl.comparisonOps) {
+		k.Int(1)
+	} else {
+		k.Int(0)
+	}
+	return true
 }
 
 // ExplainFilter says what would let the pod on the cordoned node.

@@ -11,6 +11,8 @@
 //     rejects the node with UnschedulableAndUnresolvable and
 //     ErrReasonUntoleratedTaint. The reason does not name the taint: since
 //     v1.32 kube-scheduler logs it at V(4) only.
+//   - FilterKey (schedcore.NodeLocalFilter): the pod's tolerations; the
+//     framework remembers the verdicts per node, unless V(4) logging is on.
 //   - PreScore: keeps the tolerations whose effect is PreferNoSchedule or
 //     empty (empty matches every effect).
 //   - Score: the number of PreferNoSchedule taints those tolerations do not

@@ -125,8 +125,12 @@ func (pl *TaintToleration) Filter(_ context.Context, _ *schedcore.CycleState, po
 }
 
 // FilterKey is the pod's tolerations: with the node's taints, all Filter
-// reads. (Only passes are remembered: Filter still logs each rejection.)
+// reads. The framework remembers passes and rejections (a shared status),
+// unless Filter logs each rejection (V(4)): then it remembers nothing.
 func (pl *TaintToleration) FilterKey(_ *schedcore.CycleState, pod *v1.Pod, k *schedcore.MemoKey) bool {
+	if pl.logger.V(4).Enabled() {
+		return false
+	}
 	helper.TolerationsKey(k, pod)
 	return true
 }
