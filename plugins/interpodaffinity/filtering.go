@@ -190,7 +190,7 @@ func (pl *InterPodAffinity) existingCounts(pod *v1.Pod, nsLabels labels.Set) (co
 	x := pl.anti
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.sync(snap.List())
+	x.sync(snap)
 	for _, g := range x.groups {
 		if len(g.counts) == 0 || pl.fastPath && g.term.TopologyKey == v1.LabelHostname || !g.term.Matches(pod, nsLabels) {
 			continue
