@@ -75,6 +75,8 @@ type PodTopologySpread struct {
 	// inclusionMemo remembers per node the node inclusion verdicts of
 	// pods' node affinity and tolerations (see inclusion).
 	inclusionMemo *schedcore.VerdictMemo
+	// totals keeps hard constraints' counts per domain across cycles.
+	totals *totalsCache
 }
 
 // memoKeys bounds the selectors whose per-node counts are remembered.
@@ -97,6 +99,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		enableMatchLabelKeys: true,
 		counts:               schedcore.NewMatchCounter(memoKeys),
 		inclusionMemo:        schedcore.NewVerdictMemo(memoKeys),
+		totals:               newTotalsCache(),
 
 		enableTaintTolerationComparisonOperators: h.Features().TaintTolerationComparisonOperators,
 	}, nil
