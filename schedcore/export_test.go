@@ -6,3 +6,7 @@ func ListIndex(ni *NodeInfo) int { return ni.listIndex() }
 
 // Values are the slots' values by list position.
 func (n *NodeSlots[S]) Values() []S { return n.vals }
+
+// ChangeLogSize is how many replaced positions a snapshot's change log
+// holds.
+const ChangeLogSize = changeLogSize

@@ -189,13 +189,14 @@ func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(s *S), refresh func(ni 
 // SyncSnapshot is Sync over snap's list, visiting only the positions
 // UpdateSnapshot replaced since the slots were last synced with this
 // snapshot (its change log), when the log still holds them all; else
-// every node, as Sync. The snapshot's listed NodeInfos are never changed
+// every node, as Sync (also when more positions were replaced than there
+// are nodes: a full pass then costs less). The snapshot's listed NodeInfos are never changed
 // in place (UpdateSnapshot puts a fresh copy at the position), so a
 // position the log does not name holds the node the slot was computed
 // from.
 func (n *NodeSlots[S]) SyncSnapshot(snap *Snapshot, drop func(s *S), refresh func(ni *NodeInfo, s *S)) {
 	nodes, log := snap.nodeInfoList, &snap.changes
-	if log.epoch == 0 || n.epoch != log.epoch || len(n.vals) != len(nodes) || log.seq-n.seq > changeLogSize {
+	if lag := log.seq - n.seq; log.epoch == 0 || n.epoch != log.epoch || len(n.vals) != len(nodes) || lag > changeLogSize || lag > uint64(len(nodes)) {
 		n.Sync(nodes, drop, refresh)
 		n.epoch, n.seq = log.epoch, log.seq
 		return
@@ -213,8 +214,9 @@ func (n *NodeSlots[S]) SyncSnapshot(snap *Snapshot, drop func(s *S), refresh fun
 }
 
 // changeLogSize is how many replaced positions a snapshot's change log
-// holds: slots further behind make a full pass.
-const changeLogSize = 1024
+// holds: slots further behind make a full pass. An index a few workloads'
+// pods use is synced every few hundred or thousand placements.
+const changeLogSize = 8192
 
 // nodeChangeLog records the list positions whose NodeInfo UpdateSnapshot
 // replaced in place, since the list was last rebuilt (a new epoch), so

@@ -51,7 +51,7 @@ type totalsCache struct {
 
 // maxTotals bounds the constraints whose totals are kept: each holds a
 // share per node.
-const maxTotals = 32
+const maxTotals = 64
 
 func newTotalsCache() *totalsCache {
 	return &totalsCache{byKey: map[string]*domainTotals{}, maxLen: maxTotals}
