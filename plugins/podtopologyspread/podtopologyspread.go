@@ -76,7 +76,7 @@ type PodTopologySpread struct {
 	// pods' node affinity and tolerations (see inclusion).
 	inclusionMemo *schedcore.VerdictMemo
 	// totals keeps hard constraints' counts per domain across cycles.
-	totals *totalsCache
+	totals *schedcore.TotalsCache
 }
 
 // memoKeys bounds the selectors whose per-node counts are remembered.
@@ -99,7 +99,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		enableMatchLabelKeys: true,
 		counts:               schedcore.NewMatchCounter(memoKeys),
 		inclusionMemo:        schedcore.NewVerdictMemo(memoKeys),
-		totals:               newTotalsCache(),
+		totals:               schedcore.NewTotalsCache(maxTotals),
 
 		enableTaintTolerationComparisonOperators: h.Features().TaintTolerationComparisonOperators,
 	}, nil

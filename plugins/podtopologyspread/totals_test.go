@@ -106,7 +106,7 @@ func TestHardCountsFromTotalsMatchScratch(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := pl.(*PodTopologySpread)
-			p.totals.maxLen = 12
+			p.totals.SetMaxKeys(12)
 			next := 0
 			for step := range 150 {
 				for range 1 + rng.Intn(3) {
