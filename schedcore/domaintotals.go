@@ -63,6 +63,15 @@ func (c *TotalsCache) Load(mk *MemoKey, snap *Snapshot, into *DomainCounts, k in
 	into.Load(k, t.counts, t.members)
 }
 
+// Read is Load with the totals handed to fn, by domain, instead: counts
+// and members (the nodes with a share there). fn must not keep them.
+func (c *TotalsCache) Read(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), fn func(counts []int64, members []int32)) {
+	t := c.get(mk.Key())
+	defer t.mu.Unlock()
+	t.sync(snap, share)
+	fn(t.counts, t.members)
+}
+
 // get returns the totals of a key, locked.
 func (c *TotalsCache) get(key string) *DomainTotals {
 	c.mu.Lock()

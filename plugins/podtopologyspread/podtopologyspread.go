@@ -77,6 +77,8 @@ type PodTopologySpread struct {
 	inclusionMemo *schedcore.VerdictMemo
 	// totals keeps hard constraints' counts per domain across cycles.
 	totals *schedcore.TotalsCache
+	// noSoftTotals makes PreScore count node by node (tests compare).
+	noSoftTotals bool
 }
 
 // memoKeys bounds the selectors whose per-node counts are remembered.

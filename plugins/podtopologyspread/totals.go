@@ -36,14 +36,47 @@ func totalsKey(pod *v1.Pod, constraints []topologySpreadConstraint, i int) *sche
 func (pl *PodTopologySpread) hardCounts(pod *v1.Pod, s *preFilterState, incl *inclusion) {
 	snap := pl.handle.Snapshot()
 	for i := range s.Constraints {
-		c := &s.Constraints[i]
-		pl.totals.Load(totalsKey(pod, s.Constraints, i), snap, s.counts, i, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
-			var buf [4]schedcore.Domain
-			doms, all := s.counts.NodeDomains(ni, buf[:0])
-			if !all || !c.includes(incl.verdict(ni)) {
-				return 0, 0, false
+		pl.totals.Load(totalsKey(pod, s.Constraints, i), snap, s.counts, i, shareOf(pod, s.Constraints, i, s.counts, incl))
+	}
+}
+
+// shareOf returns a node's share of constraint i's totals: its matching
+// pods in its domain, when it has every constraint's key (counts' keys)
+// and passes the constraint's inclusion policies.
+func shareOf(pod *v1.Pod, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+	c := &constraints[i]
+	return func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+		var buf [4]schedcore.Domain
+		doms, all := counts.NodeDomains(ni, buf[:0])
+		if !all || !c.includes(incl.verdict(ni)) {
+			return 0, 0, false
+		}
+		return doms[i], int64(schedcore.CountMatchingPods(ni.Pods, c.Selector, pod.Namespace)), true
+	}
+}
+
+// softCounts adds to s.counts, in each domain counted there (the feasible
+// nodes'), the pods each non-hostname soft constraint matches over every
+// node that counts (as hardCounts: only with requireAllTopologies, when a
+// node without every key counts nowhere), from the same totals.
+func (pl *PodTopologySpread) softCounts(pod *v1.Pod, s *preScoreState, incl *inclusion) {
+	snap := pl.handle.Snapshot()
+	var doms []schedcore.Domain
+	for i := range s.Constraints {
+		if s.Constraints[i].TopologyKey == v1.LabelHostname {
+			continue
+		}
+		doms = doms[:0]
+		s.counts.ForEach(i, func(dom schedcore.Domain, _ int64) { doms = append(doms, dom) })
+		if len(doms) == 0 {
+			continue
+		}
+		pl.totals.Read(totalsKey(pod, s.Constraints, i), snap, shareOf(pod, s.Constraints, i, s.counts, incl), func(counts []int64, _ []int32) {
+			for _, dom := range doms {
+				if int(dom) < len(counts) && counts[dom] != 0 {
+					s.counts.Add(i, dom, counts[dom])
+				}
 			}
-			return doms[i], int64(schedcore.CountMatchingPods(ni.Pods, c.Selector, pod.Namespace)), true
 		})
 	}
 }

@@ -15,13 +15,47 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
+// comparePreScore runs PreScore on the same feasible nodes (a random part
+// of the list) with soft counts from totals (p) and node by node
+// (scratch), and compares the states and the scores.
+func comparePreScore(t *testing.T, p, scratch *PodTopologySpread, pod *v1.Pod, snap *schedcore.Snapshot, rng *rand.Rand, step int) {
+	t.Helper()
+	var feasible []*schedcore.NodeInfo
+	for _, ni := range snap.List() {
+		if rng.Intn(3) > 0 {
+			feasible = append(feasible, ni)
+		}
+	}
+	ctx := context.Background()
+	gotState, wantState := schedcore.NewCycleState(), schedcore.NewCycleState()
+	gs := p.PreScore(ctx, gotState, pod, feasible)
+	ws := scratch.PreScore(ctx, wantState, pod, feasible)
+	if gs.Code() != ws.Code() {
+		t.Fatalf("step %d, pod %s: PreScore %v, want %v", step, pod.Name, gs, ws)
+	}
+	if !ws.IsSuccess() {
+		return
+	}
+	if diff := cmp.Diff(preScoreView(t, wantState), preScoreView(t, gotState), stateCmpOpts...); diff != "" {
+		t.Fatalf("step %d, pod %s: PreScore state from totals differs (-scratch +totals):\n%s", step, pod.Name, diff)
+	}
+	for _, ni := range feasible {
+		g, _ := p.Score(ctx, gotState, pod, ni)
+		w, _ := scratch.Score(ctx, wantState, pod, ni)
+		if g != w {
+			t.Fatalf("step %d, pod %s, node %s: score %d, want %d", step, pod.Name, ni.Name(), g, w)
+		}
+	}
+}
+
 // PreFilter's counts from totals kept across cycles (hardCounts, over the
 // snapshot's list) equal the counts made node by node (countHard, over a
 // copy of the list) on random clusters changing between cycles: pods added
 // and removed (terminating ones too, in two namespaces), nodes relabelled,
 // tainted, added, removed and replaced, and pods whose constraints differ
 // in selector, keys, inclusion policies, node affinity and tolerations,
-// so that totals are reused, missed and evicted (a small cache).
+// so that totals are reused, missed and evicted (a small cache). Pods with
+// soft constraints compare PreScore's state and scores the same way.
 func TestHardCountsFromTotalsMatchScratch(t *testing.T) {
 	selectors := []*metav1.LabelSelector{
 		matchLabels("app", "a"),
@@ -33,8 +67,8 @@ func TestHardCountsFromTotalsMatchScratch(t *testing.T) {
 	// A spec picks a pod's namespace, selector, keys, policies, node
 	// selector and toleration; pods differ from a few base specs in one of
 	// them, so that totals keyed without it would be shared and wrong.
-	type spec [6]int
-	sizes := spec{2, len(selectors), len(keySets), 4, 2, 2}
+	type spec [7]int
+	sizes := spec{2, len(selectors), len(keySets), 4, 2, 2, 2}
 	podOf := func(sp spec) *v1.Pod {
 		b := mkPod(fmt.Sprint("in", sp), "app", "a", "tier", "x").namespace([]string{"default", "team"}[sp[0]])
 		for _, key := range keySets[sp[2]] {
@@ -47,7 +81,7 @@ func TestHardCountsFromTotalsMatchScratch(t *testing.T) {
 			case 3:
 				opts = append(opts, affinityPolicy(ignore), taintsPolicy(honor))
 			}
-			b.spread(1, key, dns, selectors[sp[1]], opts...)
+			b.spread(1, key, []v1.UnsatisfiableConstraintAction{dns, sa}[sp[6]], selectors[sp[1]], opts...)
 		}
 		if sp[4] == 1 {
 			b.nodeSelector("rack", "r1")
@@ -107,6 +141,12 @@ func TestHardCountsFromTotalsMatchScratch(t *testing.T) {
 			}
 			p := pl.(*PodTopologySpread)
 			p.totals.SetMaxKeys(12)
+			sp, err := New(context.Background(), nil, schedcore.NewHandle(snap, 4))
+			if err != nil {
+				t.Fatal(err)
+			}
+			scratch := sp.(*PodTopologySpread)
+			scratch.noSoftTotals = true
 			next := 0
 			for step := range 150 {
 				for range 1 + rng.Intn(3) {
@@ -155,6 +195,10 @@ func TestHardCountsFromTotalsMatchScratch(t *testing.T) {
 						sp[d] = rng.Intn(sizes[d])
 					}
 					pod := podOf(sp)
+					if sp[6] == 1 {
+						comparePreScore(t, p, scratch, pod, snap, rng, step)
+						continue
+					}
 					got, err := p.calPreFilterState(context.Background(), pod, snap.List())
 					if err != nil {
 						t.Fatal(err)
