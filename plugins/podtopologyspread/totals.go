@@ -2,6 +2,7 @@ package podtopologyspread
 
 import (
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -36,14 +37,16 @@ func totalsKey(pod *v1.Pod, constraints []topologySpreadConstraint, i int) *sche
 func (pl *PodTopologySpread) hardCounts(pod *v1.Pod, s *preFilterState, incl *inclusion) {
 	snap := pl.handle.Snapshot()
 	for i := range s.Constraints {
-		pl.totals.Load(totalsKey(pod, s.Constraints, i), snap, s.counts, i, shareOf(pod, s.Constraints, i, s.counts, incl))
+		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
+		pl.totals.Load(totalsKey(pod, s.Constraints, i), snap, s.counts, i, shareOf(lc, s.Constraints, i, s.counts, incl))
+		lc.done()
 	}
 }
 
 // shareOf returns a node's share of constraint i's totals: its matching
 // pods in its domain, when it has every constraint's key (counts' keys)
 // and passes the constraint's inclusion policies.
-func shareOf(pod *v1.Pod, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+func shareOf(lc *lazyCount, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
 	c := &constraints[i]
 	return func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
 		var buf [4]schedcore.Domain
@@ -51,7 +54,46 @@ func shareOf(pod *v1.Pod, constraints []topologySpreadConstraint, i int, counts 
 		if !all || !c.includes(incl.verdict(ni)) {
 			return 0, 0, false
 		}
-		return doms[i], int64(schedcore.CountMatchingPods(ni.Pods, c.Selector, pod.Namespace)), true
+		return doms[i], lc.count(ni), true
+	}
+}
+
+// lazyCount counts a constraint's matching pods on the nodes totals
+// refresh: the first few by reading their pods, and once many nodes are
+// refreshed (totals filled for the first time) from the plugin's
+// MatchCounter, which reads only the pods carrying the selector's label
+// pair and remembers per node counts across cycles.
+type lazyCount struct {
+	pl      *PodTopologySpread
+	snap    *schedcore.Snapshot
+	ns      string
+	c       *topologySpreadConstraint
+	calls   int
+	sc      *schedcore.SelectorCount
+	release func()
+}
+
+// lazyCountAfter is how many nodes are read directly before the counter is
+// set up (which costs about a pass over the candidate nodes); tests lower
+// it to exercise both ways.
+var lazyCountAfter = 64
+
+func (l *lazyCount) count(ni *schedcore.NodeInfo) int64 {
+	l.calls++
+	if l.sc == nil && l.calls > lazyCountAfter {
+		cs, release := l.pl.counts.Counts(l.snap, l.ns, []labels.Selector{l.c.Selector})
+		l.sc, l.release = &cs[0], release
+	}
+	if l.sc != nil {
+		return int64(l.sc.Count(ni))
+	}
+	return int64(schedcore.CountMatchingPods(ni.Pods, l.c.Selector, l.ns))
+}
+
+// done releases the counter, if one was set up.
+func (l *lazyCount) done() {
+	if l.release != nil {
+		l.release()
 	}
 }
 
@@ -71,12 +113,14 @@ func (pl *PodTopologySpread) softCounts(pod *v1.Pod, s *preScoreState, incl *inc
 		if len(doms) == 0 {
 			continue
 		}
-		pl.totals.Read(totalsKey(pod, s.Constraints, i), snap, shareOf(pod, s.Constraints, i, s.counts, incl), func(counts []int64, _ []int32) {
+		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
+		pl.totals.Read(totalsKey(pod, s.Constraints, i), snap, shareOf(lc, s.Constraints, i, s.counts, incl), func(counts []int64, _ []int32) {
 			for _, dom := range doms {
 				if int(dom) < len(counts) && counts[dom] != 0 {
 					s.counts.Add(i, dom, counts[dom])
 				}
 			}
 		})
+		lc.done()
 	}
 }
