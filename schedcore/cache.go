@@ -431,6 +431,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			}
 			ni.listPos = old.listPos
 			s.nodeInfoList[old.listPos-1] = ni
+			s.changes.replaced(old.listPos - 1)
 			if ni.node != old.node {
 				s.nodesVersion = nextGeneration()
 			}
@@ -456,6 +457,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.clearListed()
 		s.imageNodes = 0
 		s.nodesVersion = nextGeneration()
+		s.changes.rebuilt()
 		for _, name := range c.nodeOrder.list() {
 			n, ok := s.nodeInfoMap[name]
 			if !ok {

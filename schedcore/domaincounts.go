@@ -259,6 +259,33 @@ func (d *DomainCounts) AddValue(k int, value string, delta int64) {
 	d.Add(k, d.domainOf(k, value), delta)
 }
 
+// Load sets key k's counts to totals a caller keeps across cycles, by
+// domain: counts[dom] in each domain with members[dom] > 0 (nodes that
+// count there), which is counted even with 0; the other domains are not
+// counted. Domains are the snapshot's (NodeDomains of its nodes), so the
+// slices are no longer than its values. It replaces what Add counted.
+func (d *DomainCounts) Load(k int, counts []int64, members []int32) {
+	key := &d.keys[k]
+	n := key.col.NumValues()
+	data := &domainData{counts: make([]int64, n), counted: make([]bool, n)}
+	data.refs.Store(1)
+	for dom, m := range members {
+		if m <= 0 {
+			continue
+		}
+		data.counted[dom] = true
+		data.numCounted++
+		if c := counts[dom]; c != 0 {
+			data.counts[dom] = c
+			data.nonZero++
+		}
+	}
+	if old := key.data; old != nil {
+		old.refs.Add(-1)
+	}
+	key.data = data
+}
+
 // ForEach calls fn for each counted domain of key k, in id order.
 func (d *DomainCounts) ForEach(k int, fn func(dom Domain, count int64)) {
 	data := d.keys[k].data

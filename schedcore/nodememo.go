@@ -153,13 +153,19 @@ func (t *memoTable[V]) put(ni *NodeInfo, v V) {
 type NodeSlots[S any] struct {
 	gens []int64
 	vals []S
+	// epoch and seq are the snapshot's change log position the slots are
+	// in line with (SyncSnapshot); epoch 0 after a Sync over a bare list.
+	epoch int64
+	seq   uint64
 }
 
 // Sync brings the slots in line with nodes (the snapshot list): drop is
 // called for each slot beyond the list before it is cut, refresh for each
 // node whose generation differs from the one its slot was computed from
-// (the slot holds the old value; refresh replaces it).
+// (the slot holds the old value; refresh replaces it). It reads every
+// node's generation; SyncSnapshot reads only the nodes that changed.
 func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(s *S), refresh func(ni *NodeInfo, s *S)) {
+	n.epoch, n.seq = 0, 0
 	for i := len(nodes); i < len(n.vals); i++ {
 		drop(&n.vals[i])
 	}
@@ -178,6 +184,60 @@ func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(s *S), refresh func(ni 
 		refresh(ni, &n.vals[i])
 		n.gens[i] = ni.Generation
 	}
+}
+
+// SyncSnapshot is Sync over snap's list, visiting only the positions
+// UpdateSnapshot replaced since the slots were last synced with this
+// snapshot (its change log), when the log still holds them all; else
+// every node, as Sync (also when more positions were replaced than there
+// are nodes: a full pass then costs less). The snapshot's listed NodeInfos are never changed
+// in place (UpdateSnapshot puts a fresh copy at the position), so a
+// position the log does not name holds the node the slot was computed
+// from.
+func (n *NodeSlots[S]) SyncSnapshot(snap *Snapshot, drop func(s *S), refresh func(ni *NodeInfo, s *S)) {
+	nodes, log := snap.nodeInfoList, &snap.changes
+	if lag := log.seq - n.seq; log.epoch == 0 || n.epoch != log.epoch || len(n.vals) != len(nodes) || lag > changeLogSize || lag > uint64(len(nodes)) {
+		n.Sync(nodes, drop, refresh)
+		n.epoch, n.seq = log.epoch, log.seq
+		return
+	}
+	for q := n.seq; q < log.seq; q++ {
+		i := log.ring[q%changeLogSize]
+		ni := nodes[i]
+		if g := n.gens[i]; g != 0 && g == ni.Generation {
+			continue
+		}
+		refresh(ni, &n.vals[i])
+		n.gens[i] = ni.Generation
+	}
+	n.seq = log.seq
+}
+
+// changeLogSize is how many replaced positions a snapshot's change log
+// holds: slots further behind make a full pass. An index a few workloads'
+// pods use is synced every few hundred or thousand placements.
+const changeLogSize = 8192
+
+// nodeChangeLog records the list positions whose NodeInfo UpdateSnapshot
+// replaced in place, since the list was last rebuilt (a new epoch), so
+// that indexes kept across cycles visit those nodes, not every node.
+type nodeChangeLog struct {
+	// epoch is unique to one build of the list (0: none yet, indexes make
+	// a full pass); seq counts the positions recorded since.
+	epoch int64
+	seq   uint64
+	ring  [changeLogSize]int32
+}
+
+// replaced records that the NodeInfo at list position i was replaced.
+func (l *nodeChangeLog) replaced(i int) {
+	l.ring[l.seq%changeLogSize] = int32(i)
+	l.seq++
+}
+
+// rebuilt starts a new epoch: positions may now hold other nodes.
+func (l *nodeChangeLog) rebuilt() {
+	l.epoch, l.seq = nextGeneration(), 0
 }
 
 // VerdictMemo remembers, per key and per node, a small value (a verdict or

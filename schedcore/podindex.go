@@ -47,7 +47,7 @@ func (x *PodLabelIndex) Candidates(snap *Snapshot, sel labels.Selector, ns strin
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	nodes := snap.List()
-	x.sync(nodes)
+	x.sync(snap)
 	var best map[int32][]*PodInfo
 	found := false
 	for _, r := range reqs {
@@ -73,9 +73,10 @@ func (x *PodLabelIndex) Candidates(snap *Snapshot, sel labels.Selector, ns strin
 	return found
 }
 
-// sync brings the index up to date with nodes; call with mu held.
-func (x *PodLabelIndex) sync(nodes []*NodeInfo) {
-	x.nodes.Sync(nodes, func(s *postingSlot) { x.drop(s.pos, s.keys) }, func(ni *NodeInfo, s *postingSlot) {
+// sync brings the index up to date with snap's nodes (those replaced since
+// the last sync); call with mu held.
+func (x *PodLabelIndex) sync(snap *Snapshot) {
+	x.nodes.SyncSnapshot(snap, func(s *postingSlot) { x.drop(s.pos, s.keys) }, func(ni *NodeInfo, s *postingSlot) {
 		x.drop(s.pos, s.keys)
 		i, keys := ni.listIndex(), &s.keys
 		s.pos, *keys = int32(i), (*keys)[:0]

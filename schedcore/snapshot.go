@@ -38,6 +38,9 @@ type Snapshot struct {
 	// the list is rebuilt (the validity of label columns).
 	nodesVersion int64
 	columns      labelColumns
+	// changes lists the positions replaced since the list was built
+	// (NodeSlots.SyncSnapshot).
+	changes nodeChangeLog
 	// Storage holds the volume-related objects; nil means none.
 	Storage *StorageState
 	// Selectors holds the objects whose selectors define a pod's default

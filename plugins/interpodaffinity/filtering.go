@@ -190,7 +190,7 @@ func (pl *InterPodAffinity) existingCounts(pod *v1.Pod, nsLabels labels.Set) (co
 	x := pl.anti
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.sync(snap.List())
+	x.sync(snap)
 	for _, g := range x.groups {
 		if len(g.counts) == 0 || pl.fastPath && g.term.TopologyKey == v1.LabelHostname || !g.term.Matches(pod, nsLabels) {
 			continue
@@ -218,6 +218,10 @@ func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, a
 	}
 	for i := range antiAffinityTerms {
 		key.String("N").AffinityTerm(&antiAffinityTerms[i])
+	}
+	if list := snap.List(); len(nodes) > 0 && len(nodes) == len(list) && &nodes[0] == &list[0] {
+		pl.incomingTotals(key, affinityTerms, antiAffinityTerms, affinity, anti)
+		return affinity, anti
 	}
 	// Per node: [pods matching all affinity terms, pods matching each
 	// anti-affinity term...].
@@ -254,6 +258,55 @@ func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, a
 		}
 	}
 	return affinity, anti
+}
+
+// incomingTotals fills affinity and anti (incomingCounts) over the
+// snapshot's nodes from totals kept across cycles, per key of each: only
+// the nodes replaced since a key's totals were last used are read. key
+// captures the terms.
+func (pl *InterPodAffinity) incomingTotals(key *schedcore.MemoKey, affinityTerms, antiAffinityTerms []schedcore.AffinityTerm, affinity, anti *schedcore.DomainCounts) {
+	snap := pl.handle.Snapshot()
+	base := key.Key()
+	for k := 0; k < affinity.NumKeys(); k++ {
+		// A pod matching all the terms counts once per term of the key.
+		var perPod int64
+		for i := range affinityTerms {
+			if affinityTerms[i].TopologyKey == affinity.KeyName(k) {
+				perPod++
+			}
+		}
+		pl.requiredTotals.Load(new(schedcore.MemoKey).String(base).String("A").Int(int64(k)), snap, affinity, k, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+			dom, ok := affinity.NodeDomain(k, ni)
+			if !ok {
+				return 0, 0, false
+			}
+			var n int64
+			for _, existing := range ni.Pods {
+				if podMatchesAllAffinityTerms(affinityTerms, existing.Pod) {
+					n += perPod
+				}
+			}
+			return dom, n, n > 0
+		})
+	}
+	for k := 0; k < anti.NumKeys(); k++ {
+		name := anti.KeyName(k)
+		pl.requiredTotals.Load(new(schedcore.MemoKey).String(base).String("N").Int(int64(k)), snap, anti, k, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+			dom, ok := anti.NodeDomain(k, ni)
+			if !ok {
+				return 0, 0, false
+			}
+			var n int64
+			for _, existing := range ni.Pods {
+				for j := range antiAffinityTerms {
+					if antiAffinityTerms[j].TopologyKey == name && antiAffinityTerms[j].Matches(existing.Pod, nil) {
+						n++
+					}
+				}
+			}
+			return dom, n, n > 0
+		})
+	}
 }
 
 // PreFilter computes the counts Filter reads. See the package doc for Skip.

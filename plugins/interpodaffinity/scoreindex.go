@@ -157,10 +157,10 @@ func (x *termIndex) apply(es []termEntry, sign int) {
 	}
 }
 
-// sync brings the groups up to date with the snapshot's nodes. Call with
-// x.mu held.
-func (x *termIndex) sync(nodes []*schedcore.NodeInfo) {
-	x.nodes.Sync(nodes, func(s *termSlot) { x.drop(s) }, func(ni *schedcore.NodeInfo, s *termSlot) {
+// sync brings the groups up to date with the snapshot's nodes (those
+// replaced since the last sync). Call with x.mu held.
+func (x *termIndex) sync(snap *schedcore.Snapshot) {
+	x.nodes.SyncSnapshot(snap, func(s *termSlot) { x.drop(s) }, func(ni *schedcore.NodeInfo, s *termSlot) {
 		var fresh []termEntry
 		mixed := false
 		if x.anti {

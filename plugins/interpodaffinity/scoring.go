@@ -47,11 +47,10 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 		mergeNamespaces(&pi.PreferredAntiAffinityTerms[i].AffinityTerm, snap)
 	}
 	s := &preScoreState{scores: schedcore.NewDomainCounts(snap), podInfo: pi, namespaceLabels: snap.NamespaceLabels(pod.Namespace)}
-	allNodes := snap.List()
 
 	// (b) the existing pods' terms, one match per distinct term.
 	pl.terms.mu.Lock()
-	pl.terms.sync(allNodes)
+	pl.terms.sync(snap)
 	for _, g := range pl.terms.groups {
 		if len(g.counts) == 0 || !g.term.Matches(pod, s.namespaceLabels) {
 			continue

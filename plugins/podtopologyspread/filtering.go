@@ -156,9 +156,9 @@ func (pl *PodTopologySpread) updateWithPod(s *preFilterState, updatedPod, preemp
 }
 
 // calPreFilterState counts matching pods per constraint and domain over
-// nodes in parallel. A node counts for a constraint when it has all the
-// constraints' topology keys and passes the constraint's node inclusion
-// policies.
+// every node (from totals kept across cycles: see domainTotals). A node
+// counts for a constraint when it has all the constraints' topology keys
+// and passes the constraint's node inclusion policies.
 func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod, nodes []*schedcore.NodeInfo) (*preFilterState, error) {
 	constraints, err := pl.getConstraints(pod)
 	if err != nil {
@@ -180,21 +180,10 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 			s.selfMatchNum[i] = 1
 		}
 	}
-	counters, release := pl.counters(constraints, pod.Namespace)
-	defer release()
 	incl := pl.newInclusion(pod, &s.requiredNodeAffinity, constraints)
-	err = pl.countNodes(ctx, nodes, s.counts, func(ni *schedcore.NodeInfo, _ []schedcore.Domain, all bool, row []int32) {
-		if !all {
-			return
-		}
-		v := incl.verdict(ni)
-		for i := range constraints {
-			if constraints[i].includes(v) {
-				row[i] = int32(counters[i].Count(ni))
-			}
-		}
-	})
-	if err != nil {
+	if list := pl.handle.Snapshot().List(); len(nodes) > 0 && len(nodes) == len(list) && &nodes[0] == &list[0] {
+		pl.hardCounts(pod, &s, &incl)
+	} else if err := pl.countHard(ctx, pod, &s, &incl, nodes); err != nil {
 		return nil, err
 	}
 	for i := range constraints {
@@ -202,6 +191,25 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 		s.counts.ForEach(i, func(dom schedcore.Domain, num int64) { s.CriticalPaths[i].update(dom, int(num)) })
 	}
 	return &s, nil
+}
+
+// countHard counts s.counts over nodes, node by node (when they are not
+// the snapshot's list, which hardCounts counts from totals kept across
+// cycles).
+func (pl *PodTopologySpread) countHard(ctx context.Context, pod *v1.Pod, s *preFilterState, incl *inclusion, nodes []*schedcore.NodeInfo) error {
+	counters, release := pl.counters(s.Constraints, pod.Namespace)
+	defer release()
+	return pl.countNodes(ctx, nodes, s.counts, func(ni *schedcore.NodeInfo, _ []schedcore.Domain, all bool, row []int32) {
+		if !all {
+			return
+		}
+		v := incl.verdict(ni)
+		for i := range s.Constraints {
+			if s.Constraints[i].includes(v) {
+				row[i] = int32(counters[i].Count(ni))
+			}
+		}
+	})
 }
 
 // Filter checks every hard constraint on the node: the node must have the

@@ -75,6 +75,10 @@ type PodTopologySpread struct {
 	// inclusionMemo remembers per node the node inclusion verdicts of
 	// pods' node affinity and tolerations (see inclusion).
 	inclusionMemo *schedcore.VerdictMemo
+	// totals keeps hard constraints' counts per domain across cycles.
+	totals *schedcore.TotalsCache
+	// noSoftTotals makes PreScore count node by node (tests compare).
+	noSoftTotals bool
 }
 
 // memoKeys bounds the selectors whose per-node counts are remembered.
@@ -97,6 +101,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		enableMatchLabelKeys: true,
 		counts:               schedcore.NewMatchCounter(memoKeys),
 		inclusionMemo:        schedcore.NewVerdictMemo(memoKeys),
+		totals:               schedcore.NewTotalsCache(maxTotals),
 
 		enableTaintTolerationComparisonOperators: h.Features().TaintTolerationComparisonOperators,
 	}, nil

@@ -109,6 +109,27 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 	if len(s.Constraints) == 0 {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
+	requiredNodeAffinity := helper.GetRequiredNodeAffinity(pod)
+	incl := pl.newInclusion(pod, &requiredNodeAffinity, s.Constraints)
+	if requireAllTopologies && !pl.noSoftTotals {
+		// Zone-like constraints from totals kept across cycles; hostname
+		// ones node by node in Score.
+		pl.softCounts(pod, s, &incl)
+		s.hostCounts = make([]*schedcore.SelectorCount, len(s.Constraints))
+		for i := range s.Constraints {
+			if s.Constraints[i].TopologyKey == v1.LabelHostname {
+				counters, release := pl.counters(s.Constraints[i:i+1], pod.Namespace)
+				c := counters[0].Settle(ctx, pl.handle.Parallelizer(), pl.handle.Snapshot(), filteredNodes)
+				release()
+				s.hostCounts[i] = &c
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return schedcore.AsStatus(err)
+		}
+		state.Write(preScoreStateKey, s)
+		return nil
+	}
 	counters, release := pl.counters(s.Constraints, pod.Namespace)
 	defer release()
 	s.hostCounts = make([]*schedcore.SelectorCount, len(s.Constraints))
@@ -121,8 +142,6 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 	// Domains without a feasible node, and hostname constraints, are
 	// skipped; a node without a matching pod adds nothing, so only the
 	// nodes with some are visited when the counts say which.
-	requiredNodeAffinity := helper.GetRequiredNodeAffinity(pod)
-	incl := pl.newInclusion(pod, &requiredNodeAffinity, s.Constraints)
 	err := pl.countNodes(ctx, nodesWithMatches(allNodes, counters, s.hostCounts), s.counts, func(ni *schedcore.NodeInfo, doms []schedcore.Domain, all bool, row []int32) {
 		if requireAllTopologies && !all {
 			return

@@ -1,0 +1,124 @@
+package schedcore
+
+import "sync"
+
+// DomainTotals keeps, across cycles, what a plugin would otherwise sum over
+// every node of every cycle: per domain of one topology key, the sum of
+// the nodes' shares (matching pods) and how many nodes have a share there.
+// A node's share is a function of the node and of what the totals' key
+// captures (selector, namespace, terms, policies...): the totals are
+// brought up to date for the nodes the snapshot replaced since the last
+// use (NodeSlots.SyncSnapshot), so a cycle reads the nodes that changed,
+// not every node.
+type DomainTotals struct {
+	mu   sync.Mutex
+	used uint64
+	snap *Snapshot
+	// nodes holds each listed node's share.
+	nodes NodeSlots[nodeShare]
+	// counts and members are by domain (the snapshot's label column ids,
+	// stable for its lifetime).
+	counts  []int64
+	members []int32
+}
+
+// nodeShare is what one node adds: count in domain dom, when in (the zero
+// share, a fresh slot's, adds nothing).
+type nodeShare struct {
+	in    bool
+	dom   Domain
+	count int64
+}
+
+// TotalsCache holds the DomainTotals of the last keys used, at most max of
+// them; the least recently used one goes first. Safe for concurrent use.
+type TotalsCache struct {
+	mu     sync.Mutex
+	byKey  map[string]*DomainTotals
+	clock  uint64
+	maxLen int
+}
+
+// NewTotalsCache returns a cache keeping at most maxKeys totals (each holds
+// a share per node).
+func NewTotalsCache(maxKeys int) *TotalsCache {
+	return &TotalsCache{byKey: map[string]*DomainTotals{}, maxLen: max(maxKeys, 1)}
+}
+
+// SetMaxKeys changes how many totals are kept (tests make the cache small
+// to exercise evictions).
+func (c *TotalsCache) SetMaxKeys(n int) { c.maxLen = max(n, 1) }
+
+// Load fills key k of into (a DomainCounts over snap) with the totals of
+// the cache key mk: share gives a node's domain of that key and count, ok
+// false when the node adds nothing (a domain is counted when some node
+// adds to it, even 0). share runs for the nodes replaced since mk's totals
+// were last used (for every node the first time, after an eviction, or
+// when they are far behind), one at a time. The key must capture every
+// input of share but the node: two calls with equal keys share totals.
+func (c *TotalsCache) Load(mk *MemoKey, snap *Snapshot, into *DomainCounts, k int, share func(ni *NodeInfo) (dom Domain, count int64, ok bool)) {
+	t := c.get(mk.Key())
+	defer t.mu.Unlock()
+	t.sync(snap, share)
+	into.Load(k, t.counts, t.members)
+}
+
+// Read is Load with the totals handed to fn, by domain, instead: counts
+// and members (the nodes with a share there). fn must not keep them.
+func (c *TotalsCache) Read(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), fn func(counts []int64, members []int32)) {
+	t := c.get(mk.Key())
+	defer t.mu.Unlock()
+	t.sync(snap, share)
+	fn(t.counts, t.members)
+}
+
+// get returns the totals of a key, locked.
+func (c *TotalsCache) get(key string) *DomainTotals {
+	c.mu.Lock()
+	t := c.byKey[key]
+	if t == nil {
+		if len(c.byKey) >= c.maxLen {
+			evictOldest(c.byKey, func(t *DomainTotals) uint64 { return t.used })
+		}
+		t = &DomainTotals{}
+		c.byKey[key] = t
+	}
+	c.clock++
+	t.used = c.clock
+	c.mu.Unlock()
+	t.mu.Lock()
+	return t
+}
+
+// sync brings the totals in line with snap's nodes.
+func (t *DomainTotals) sync(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool)) {
+	if t.snap != snap {
+		// Domains are another snapshot's: start over.
+		t.snap, t.nodes, t.counts, t.members = snap, NodeSlots[nodeShare]{}, t.counts[:0], t.members[:0]
+	}
+	t.nodes.SyncSnapshot(snap, t.remove, func(ni *NodeInfo, s *nodeShare) {
+		t.remove(s)
+		if ni.Node() == nil {
+			return
+		}
+		dom, count, ok := share(ni)
+		if !ok || dom < 0 {
+			return
+		}
+		*s = nodeShare{in: true, dom: dom, count: count}
+		for int(dom) >= len(t.counts) {
+			t.counts, t.members = append(t.counts, 0), append(t.members, 0)
+		}
+		t.counts[dom] += count
+		t.members[dom]++
+	})
+}
+
+// remove takes a node's share out of the totals.
+func (t *DomainTotals) remove(s *nodeShare) {
+	if s.in {
+		t.counts[s.dom] -= s.count
+		t.members[s.dom]--
+	}
+	*s = nodeShare{}
+}
