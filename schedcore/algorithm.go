@@ -96,7 +96,7 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *Cycle
 	if state.scoreBufs != nil {
 		// The buffers are reused by the next cycle: keep the chosen and
 		// the runner-up nodes' scores only, copied out of them.
-		c, ru, tied := a.pickHost(scores)
+		c, ru, tied := a.pickHost(scores, a.nameOrder(state, feasible))
 		result.SuggestedHost, result.Tied = scores[c].Name, tied
 		result.Scores = detachScores(state, scores, c, ru)
 		return result, &diag, nil
@@ -132,7 +132,7 @@ func (a *Algorithm) prioritizeNodes(ctx context.Context, fw *Framework, state *C
 // node and scores[1], if any, the best other node (the lowest name among
 // equals); the rest keep no particular order.
 func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
-	c, ru, tied := a.pickHost(scores)
+	c, ru, tied := a.pickHost(scores, nameOrder{})
 	scores[0], scores[c] = scores[c], scores[0]
 	if ru == 0 {
 		ru = c
@@ -148,22 +148,11 @@ func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
 // the Algorithm lists them, the nodes tied for the best total (in name
 // order). It runs in passes over scores without sorting them, and
 // without moving them.
-func (a *Algorithm) pickHost(scores []NodePluginScores) (chosen, runnerUp int, tied []string) {
-	// One pass keeps the best two: a node above (higher total, or equal
-	// and a lower name) is better.
-	better := func(i, j int) bool {
-		return scores[i].TotalScore > scores[j].TotalScore ||
-			scores[i].TotalScore == scores[j].TotalScore && scores[i].Name < scores[j].Name
-	}
-	best, second := 0, -1
-	for i := 1; i < len(scores); i++ {
-		switch {
-		case better(i, best):
-			best, second = i, best
-		case second < 0 || better(i, second):
-			second = i
-		}
-	}
+//
+// order, when not empty, gives each scored node's rank in name order, so
+// that tied totals compare integers, not names.
+func (a *Algorithm) pickHost(scores []NodePluginScores, order nameOrder) (chosen, runnerUp int, tied []string) {
+	best, second := bestTwo(scores, order)
 	if a.TieBreak == nil && !a.ListTied {
 		return best, second, nil
 	}
@@ -192,6 +181,60 @@ func (a *Algorithm) pickHost(scores []NodePluginScores) (chosen, runnerUp int, t
 		}
 	}
 	return best, second, tied
+}
+
+// bestTwo finds in one pass the best and the second best of scores (-1:
+// none): a node above (higher total, or equal and a lower name, or rank in
+// name order) is better.
+func bestTwo(scores []NodePluginScores, order nameOrder) (best, second int) {
+	best, second = 0, -1
+	if order.pos != nil {
+		pos, ranks := order.pos[:len(scores)], order.ranks
+		bt, bo := scores[0].TotalScore, ranks[pos[0]]
+		var st int64
+		var so int32
+		for i := 1; i < len(scores); i++ {
+			t, o := scores[i].TotalScore, ranks[pos[i]]
+			if t > bt || t == bt && o < bo {
+				best, second, st, so = i, best, bt, bo
+				bt, bo = t, o
+			} else if second < 0 || t > st || t == st && o < so {
+				second, st, so = i, t, o
+			}
+		}
+		return best, second
+	}
+	better := func(i, j int) bool {
+		return scores[i].TotalScore > scores[j].TotalScore ||
+			scores[i].TotalScore == scores[j].TotalScore && scores[i].Name < scores[j].Name
+	}
+	for i := 1; i < len(scores); i++ {
+		switch {
+		case better(i, best):
+			best, second = i, best
+		case second < 0 || better(i, second):
+			second = i
+		}
+	}
+	return best, second
+}
+
+// nameOrder returns the list positions of the feasible nodes the filter
+// loop found in the snapshot's list (in their order) and the listed nodes'
+// ranks in name order, by position; empty when the positions are not
+// known.
+func (a *Algorithm) nameOrder(state *CycleState, feasible []*NodeInfo) nameOrder {
+	pos := state.listed.positions(a.Snapshot, feasible)
+	if pos == nil || len(pos) != len(feasible) {
+		return nameOrder{}
+	}
+	return nameOrder{pos: pos, ranks: a.Snapshot.nameRanks()}
+}
+
+// nameOrder ranks scored nodes by name: node i of the scores is at list
+// position pos[i], whose rank in name order is ranks[pos[i]].
+type nameOrder struct {
+	pos, ranks []int32
 }
 
 func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod) ([]*NodeInfo, Diagnosis, error) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // selectHost without ListTied skips listing the tied nodes: it must choose
@@ -70,7 +72,24 @@ func TestPickHostMatchesASort(t *testing.T) {
 		if round%2 == 1 {
 			a.TieBreak = func(tied []string) string { return tied[pick%len(tied)] }
 		}
-		c, ru, tied := a.pickHost(scores)
+		// Ties compare names, or the nodes' ranks in name order.
+		var order nameOrder
+		if round%4 >= 2 {
+			byName := make([]int, n)
+			for i := range byName {
+				byName[i] = i
+			}
+			sort.Slice(byName, func(x, y int) bool { return scores[byName[x]].Name < scores[byName[y]].Name })
+			// The scores' nodes at list positions n-1..0, ranked by name.
+			order = nameOrder{pos: make([]int32, n), ranks: make([]int32, n)}
+			for i := range n {
+				order.pos[i] = int32(n - 1 - i)
+			}
+			for r, i := range byName {
+				order.ranks[n-1-i] = int32(r)
+			}
+		}
+		c, ru, tied := a.pickHost(scores, order)
 		want := []string{sorted[0].Name}
 		if a.TieBreak != nil {
 			var top []string
@@ -132,5 +151,45 @@ func TestFilterScratchIsClearedForReuse(t *testing.T) {
 	}
 	if small := getFilterScratch(3); len(small.statuses) != 3 || len(small.passed) != 3 {
 		t.Errorf("scratch for 3 nodes has %d statuses and %d verdicts", len(small.statuses), len(small.passed))
+	}
+}
+
+// TestNameRanksFollowTheList: the ranks by list position must be the
+// listed names' order after every snapshot update, also when a node is
+// removed and another added (the list rebuilt at the same length).
+func TestNameRanksFollowTheList(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	c := NewCache(DefaultFeatures)
+	live := map[string]bool{}
+	snap := NewEmptySnapshot()
+	for step := 0; step < 300; step++ {
+		name := fmt.Sprintf("n%02d", rng.Intn(40))
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		switch {
+		case live[name] && rng.Intn(3) == 0:
+			c.RemoveNode(node)
+			delete(live, name)
+		case live[name]:
+			c.UpdateNode(nil, node) // replaced in place
+		default:
+			c.AddNode(node)
+			live[name] = true
+		}
+		c.UpdateSnapshot(snap)
+		if rng.Intn(2) == 0 {
+			continue // ranks read only now and then
+		}
+		list := snap.List()
+		ranks := snap.nameRanks()
+		if len(ranks) != len(list) {
+			t.Fatalf("step %d: %d ranks for %d listed nodes", step, len(ranks), len(list))
+		}
+		for i := range list {
+			for j := range list {
+				if (ranks[i] < ranks[j]) != (list[i].Name() < list[j].Name()) {
+					t.Fatalf("step %d: %s has rank %d, %s rank %d", step, list[i].Name(), ranks[i], list[j].Name(), ranks[j])
+				}
+			}
+		}
 	}
 }

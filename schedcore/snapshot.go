@@ -2,6 +2,9 @@ package schedcore
 
 import (
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -29,6 +32,11 @@ type Snapshot struct {
 	// of a changed node), so they stay its own.
 	listGens  []int64
 	listNames []string
+	// nameRank holds, per list position, the listed node's rank in name
+	// order (nameRanks), computed on first use after the list is built:
+	// replacing a node in place keeps its name, and a rebuild empties it.
+	rankMu   sync.Mutex
+	nameRank []int32
 	// imageNodes counts the listed nodes with images (ImageStates).
 	imageNodes   int
 	namespaces   map[string]*v1.Namespace
@@ -95,8 +103,31 @@ func (s *Snapshot) appendListed(n *NodeInfo, f uint8) {
 
 // clearListed empties the per-position columns before the list is rebuilt.
 func (s *Snapshot) clearListed() {
+	s.rankMu.Lock()
+	s.nameRank = s.nameRank[:0]
+	s.rankMu.Unlock()
 	clear(s.listNames) // the names must not stay alive
 	s.listFlags, s.listGens, s.listNames = s.listFlags[:0], s.listGens[:0], s.listNames[:0]
+}
+
+// nameRanks returns, per list position, the listed node's rank in name
+// order: comparing two listed nodes' ranks compares their names.
+func (s *Snapshot) nameRanks() []int32 {
+	s.rankMu.Lock()
+	defer s.rankMu.Unlock()
+	if len(s.nameRank) == len(s.nodeInfoList) {
+		return s.nameRank
+	}
+	byName := make([]int32, len(s.nodeInfoList))
+	for i := range byName {
+		byName[i] = int32(i)
+	}
+	slices.SortFunc(byName, func(a, b int32) int { return strings.Compare(s.nodeInfoList[a].name, s.nodeInfoList[b].name) })
+	s.nameRank = slices.Grow(s.nameRank[:0], len(byName))[:len(byName)]
+	for r, i := range byName {
+		s.nameRank[i] = int32(r)
+	}
+	return s.nameRank
 }
 
 // listedAt returns the generation and name of the node at list position
