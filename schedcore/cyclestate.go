@@ -151,3 +151,12 @@ func ReadAs[T StateData](c *CycleState, key StateKey) (T, error) {
 	}
 	return t, nil
 }
+
+// ListedPositions returns the list positions in snap of nodes, when nodes
+// are the feasible nodes this cycle's filter loop found in snap's list and
+// snap has not changed since (PreScore's and Score's nodes); nil otherwise.
+// A plugin can then read what it needs of a node by position (snapshot
+// columns, DomainCounts.NodeDomainsAt) without reaching its NodeInfo.
+func (c *CycleState) ListedPositions(snap *Snapshot, nodes []*NodeInfo) []int32 {
+	return c.listed.positions(snap, nodes)
+}

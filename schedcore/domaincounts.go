@@ -142,6 +142,26 @@ func (d *DomainCounts) NodeDomains(ni *NodeInfo, dst []Domain) (doms []Domain, a
 	return dst, all
 }
 
+// NodeDomainsAt is NodeDomains for the node snap lists at position pos;
+// ok is false when the counts are not over snap's list.
+func (d *DomainCounts) NodeDomainsAt(snap *Snapshot, pos int, dst []Domain) (doms []Domain, all, ok bool) {
+	all = true
+	if d == nil {
+		return dst, all, true
+	}
+	if d.snap != snap || pos < 0 || pos >= len(snap.nodeInfoList) {
+		return dst, all, false
+	}
+	for k := range d.keys {
+		dom := Domain(d.keys[k].col.At(pos))
+		if dom < 0 {
+			dom, all = NoLabel, false
+		}
+		dst = append(dst, dom)
+	}
+	return dst, all, true
+}
+
 // ValueDomain returns the domain of a value of key k, NoDomain when no
 // node has it.
 func (d *DomainCounts) ValueDomain(k int, value string) Domain {

@@ -146,6 +146,17 @@ type NodeLocalScorer interface {
 	ScoreKey(state *CycleState, pod *v1.Pod, k *MemoKey) bool
 }
 
+// ListedScorer is a ScorePlugin that can score a node the cycle's snapshot
+// lists by its list position (0-based) and generation, reading what it
+// needs by position rather than through the NodeInfo: the score loop then
+// reaches no node whose other scores are remembered. ScoreListed must
+// answer as Score does; ni is the node, for what cannot be read by
+// position.
+type ListedScorer interface {
+	ScorePlugin
+	ScoreListed(ctx context.Context, state *CycleState, pod *v1.Pod, ni *NodeInfo, pos int, gen int64) (int64, *Status)
+}
+
 // UniformScorer is a ScorePlugin that can tell, after PreScore, that its
 // Score is the same on every node this cycle (a pod without the plugin's
 // kind of request, a cluster where nothing tells nodes apart for it). The

@@ -138,6 +138,17 @@ func (t *memoTable[V]) get(ni *NodeInfo) (V, bool) {
 	return zero, false
 }
 
+// getAt is get for the node at list position i with generation gen.
+func (t *memoTable[V]) getAt(i int, gen int64) (V, bool) {
+	if i >= 0 && i < len(t.entries) {
+		if e := &t.entries[i]; e.gen == gen && e.gen != 0 {
+			return e.v, true
+		}
+	}
+	var zero V
+	return zero, false
+}
+
 // put remembers v for ni. A node outside the snapshot list is not
 // remembered.
 func (t *memoTable[V]) put(ni *NodeInfo, v V) {

@@ -256,6 +256,28 @@ func (c SelectorCount) Count(ni *NodeInfo) int {
 	return v
 }
 
+// CountAt is Count for the node snap lists at position pos with
+// generation gen, from what is known by position; false when Count needs
+// the node itself.
+func (c SelectorCount) CountAt(snap *Snapshot, pos int, gen int64) (int, bool) {
+	switch {
+	case c.list != nil:
+		if !sameList(c.list, snap.nodeInfoList) || pos < 0 || pos >= len(c.list) {
+			return 0, false
+		}
+		if c.byPos == nil {
+			return 0, true
+		}
+		if v := c.byPos[pos]; v >= 0 {
+			return int(v), true
+		}
+		return 0, false
+	case c.t == nil:
+		return 0, true
+	}
+	return c.t.getAt(pos, gen)
+}
+
 // TermCounter counts, per node, the pods an incoming pod's affinity term
 // matches (terminating pods included, as kube's InterPodAffinity counts
 // them): from a PodLabelIndex when the term's selector has an equality

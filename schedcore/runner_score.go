@@ -106,6 +106,8 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				t := time.Now()
 				sc, s = pl.Score(cctx, state, pod, n)
 				f.recorder.Plugin(pl.Name(), ExtScore, s.Code(), time.Since(t))
+			} else if ls, ok := pl.(ListedScorer); ok && pos != nil {
+				sc, s = ls.ScoreListed(cctx, state, pod, n, p, gen)
 			} else {
 				sc, s = pl.Score(cctx, state, pod, n)
 			}

@@ -41,7 +41,7 @@ func (s *preScoreState) Clone() schedcore.StateData { return s }
 
 // initPreScoreState fills in the soft constraints, the ignored nodes, the
 // domains of the feasible nodes and the normalizing weights.
-func (pl *PodTopologySpread) initPreScoreState(s *preScoreState, pod *v1.Pod, filteredNodes []*schedcore.NodeInfo, requireAllTopologies bool) error {
+func (pl *PodTopologySpread) initPreScoreState(state *schedcore.CycleState, s *preScoreState, pod *v1.Pod, filteredNodes []*schedcore.NodeInfo, requireAllTopologies bool) error {
 	var err error
 	if len(pod.Spec.TopologySpreadConstraints) > 0 {
 		s.Constraints, err = pl.filterTopologySpreadConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels, v1.ScheduleAnyway)
@@ -60,9 +60,18 @@ func (pl *PodTopologySpread) initPreScoreState(s *preScoreState, pod *v1.Pod, fi
 	snap := pl.handle.Snapshot()
 	s.counts = schedcore.NewDomainCounts(snap, topologyKeys(s.Constraints)...)
 	doms := make([]schedcore.Domain, 0, len(s.Constraints))
-	for _, ni := range filteredNodes {
-		var all bool
-		if doms, all = s.counts.NodeDomains(ni, doms[:0]); requireAllTopologies && !all {
+	// The feasible nodes' domains by list position when the filter loop
+	// says where they are, without reaching the nodes.
+	pos := state.ListedPositions(snap, filteredNodes)
+	for k, ni := range filteredNodes {
+		var all, ok bool
+		if pos != nil {
+			doms, all, ok = s.counts.NodeDomainsAt(snap, int(pos[k]), doms[:0])
+		}
+		if !ok {
+			doms, all = s.counts.NodeDomains(ni, doms[:0])
+		}
+		if requireAllTopologies && !all {
 			s.IgnoredNodes.Insert(ni.Name())
 			if s.ignored == nil {
 				s.ignored = schedcore.NewNodeValues[bool](snap)
@@ -103,7 +112,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 	// Only non-system-default spreading requires every topology key, so that
 	// nodes without a zone label still get hostname spreading.
 	requireAllTopologies := len(pod.Spec.TopologySpreadConstraints) > 0 || !pl.systemDefaulted
-	if err := pl.initPreScoreState(s, pod, filteredNodes, requireAllTopologies); err != nil {
+	if err := pl.initPreScoreState(state, s, pod, filteredNodes, requireAllTopologies); err != nil {
 		return schedcore.AsStatus(fmt.Errorf("calculating preScoreState: %w", err))
 	}
 	if len(s.Constraints) == 0 {
@@ -174,6 +183,19 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 // node's domain (on the node itself for hostname), rounded. Lower is better;
 // NormalizeScore reverses it.
 func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	return pl.score(state, nodeInfo, -1, 0)
+}
+
+// ScoreListed is Score for the node the snapshot lists at pos with
+// generation gen: its domains and host counts are read by position, so the
+// node is reached only for what is not known there (an ignored node, a host
+// count not remembered).
+func (pl *PodTopologySpread) ScoreListed(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int, gen int64) (int64, *schedcore.Status) {
+	return pl.score(state, nodeInfo, pos, gen)
+}
+
+// score is Score, reading by list position when pos >= 0.
+func (pl *PodTopologySpread) score(state *schedcore.CycleState, nodeInfo *schedcore.NodeInfo, pos int, gen int64) (int64, *schedcore.Status) {
 	s, err := schedcore.ReadAs[*preScoreState](state, preScoreStateKey)
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
@@ -184,7 +206,16 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleStat
 		}
 	}
 	var buf [4]schedcore.Domain
-	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
+	var doms []schedcore.Domain
+	snap := pl.handle.Snapshot()
+	ok := false
+	if pos >= 0 {
+		doms, _, ok = s.counts.NodeDomainsAt(snap, pos, buf[:0])
+	}
+	if !ok {
+		pos = -1
+		doms, _ = s.counts.NodeDomains(nodeInfo, buf[:0])
+	}
 	var score float64
 	for i, dom := range doms {
 		c := &s.Constraints[i]
@@ -193,7 +224,14 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleStat
 		}
 		var cnt int64
 		if hc := s.hostCounts[i]; hc != nil {
-			cnt = int64(hc.Count(nodeInfo))
+			v, known := 0, false
+			if pos >= 0 {
+				v, known = hc.CountAt(snap, pos, gen)
+			}
+			if !known {
+				v = hc.Count(nodeInfo)
+			}
+			cnt = int64(v)
 		} else {
 			cnt = s.counts.At(i, dom)
 		}

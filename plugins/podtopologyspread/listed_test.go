@@ -1,0 +1,90 @@
+package podtopologyspread
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
+)
+
+// TestScoreListedIsScore: ScoreListed reads a node's domains and host
+// counts by its list position and generation; it must answer as Score does,
+// on a plugin kept across snapshot updates, whose remembered host counts
+// are then partly of earlier generations of the nodes (pods are added
+// between the cycles), and for constraints on the hostname, a zone and a
+// label some nodes lack.
+func TestScoreListedIsScore(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(23))
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	for i := range 16 {
+		name := fmt.Sprintf("node-%02d", i)
+		kv := []string{v1.LabelHostname, name, v1.LabelTopologyZone, fmt.Sprintf("z%d", i%3)}
+		if i%4 > 0 {
+			kv = append(kv, "rack", fmt.Sprintf("r%d", i%2))
+		}
+		cache.AddNode(schedtest.MakeNode(name).OnlyLabels(kv...).Obj())
+	}
+	snap := schedcore.NewEmptySnapshot()
+	cache.UpdateSnapshot(snap)
+	pl, err := New(ctx, &configv1.PodTopologySpreadArgs{DefaultingType: configv1.ListDefaulting}, schedcore.NewHandle(snap, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps := []string{"a", "b"}
+	n := 0
+	for step := range 200 {
+		for range rng.Intn(4) {
+			n++
+			pod := schedtest.MakePod(fmt.Sprintf("p%d", n)).UID(fmt.Sprintf("p%d", n)).Label("app", apps[rng.Intn(2)]).
+				Node(fmt.Sprintf("node-%02d", rng.Intn(16))).Obj()
+			if err := cache.AddPod(pod); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cache.UpdateSnapshot(snap)
+		incoming := mkPod(fmt.Sprintf("in%d", step), "app", apps[rng.Intn(2)])
+		for _, key := range []string{v1.LabelHostname, v1.LabelTopologyZone, "rack"} {
+			if rng.Intn(3) > 0 {
+				incoming.spread(int32(1+rng.Intn(2)), key, sa, matchLabels("app", apps[rng.Intn(2)]))
+			}
+		}
+		pod := incoming.obj()
+		list := snap.List()
+		var feasible []*schedcore.NodeInfo
+		for _, ni := range list {
+			if rng.Intn(4) > 0 {
+				feasible = append(feasible, ni)
+			}
+		}
+		state := schedcore.NewCycleState()
+		if s := pl.(*PodTopologySpread).PreScore(ctx, state, pod, feasible); !s.IsSuccess() {
+			continue
+		}
+		for pos, ni := range list {
+			if !containsNode(feasible, ni) {
+				continue
+			}
+			got, s1 := pl.(*PodTopologySpread).ScoreListed(ctx, state, pod, ni, pos, ni.Generation)
+			want, s2 := pl.(*PodTopologySpread).Score(ctx, state, pod, ni)
+			if got != want || s1.Code() != s2.Code() {
+				t.Fatalf("step %d, %s: ScoreListed %d (%v), Score %d (%v)", step, ni.Name(), got, s1, want, s2)
+			}
+		}
+	}
+}
+
+func containsNode(list []*schedcore.NodeInfo, ni *schedcore.NodeInfo) bool {
+	for _, x := range list {
+		if x == ni {
+			return true
+		}
+	}
+	return false
+}
