@@ -68,7 +68,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	}
 	views, memo := f.scoreViews(state, pod, idx)
 	uniform := f.uniformScores(state, pod, idx, b)
-	raw := b.raw
+	raw, listed := b.raw, b.listed
 	var errOnce sync.Once
 	var firstErr error
 	cctx, cancel := context.WithCancel(ctx)
@@ -106,7 +106,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				t := time.Now()
 				sc, s = pl.Score(cctx, state, pod, n)
 				f.recorder.Plugin(pl.Name(), ExtScore, s.Code(), time.Since(t))
-			} else if ls, ok := pl.(ListedScorer); ok && pos != nil {
+			} else if ls := listed[j]; ls != nil && pos != nil {
 				sc, s = ls.ScoreListed(cctx, state, pod, n, p, gen)
 			} else {
 				sc, s = pl.Score(cctx, state, pod, n)
@@ -248,6 +248,8 @@ type scoreBuffers struct {
 	// The cycle's plugins' names and weights.
 	names   []string
 	weights []int64
+	// listed[j] is plugin j as a ListedScorer, nil if it is not one.
+	listed []ListedScorer
 }
 
 // get sizes the buffers for the cycle's plugins (idx, positions in
@@ -264,10 +266,12 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int) []NodePluginScore
 		b.lists = append(b.lists, nil)
 	}
 	b.raw, b.lists = b.raw[:np], b.lists[:np]
-	b.names, b.weights = b.names[:0], b.weights[:0]
+	b.names, b.weights, b.listed = b.names[:0], b.weights[:0], b.listed[:0]
 	for j, pi := range idx {
 		b.names = append(b.names, f.score[pi].Name())
 		b.weights = append(b.weights, f.scoreWeight[pi])
+		ls, _ := f.score[pi].(ListedScorer)
+		b.listed = append(b.listed, ls)
 		if cap(b.raw[j]) < nodes {
 			b.raw[j] = make([]int64, nodes)
 		}
