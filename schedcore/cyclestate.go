@@ -40,6 +40,8 @@ type CycleState struct {
 	// filterRejects are the remembered rejections' statuses of those
 	// filters (aligned with filters, as filterViews).
 	filterRejects []*rejectTable
+	// listedFilters are filters as ListedFilters (nil if none is one).
+	listedFilters []ListedFilter
 	// listed says where the feasible nodes findNodesThatPassFilters
 	// found are in the snapshot's list, for RunScorePlugins.
 	listed listedNodes

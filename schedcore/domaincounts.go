@@ -162,6 +162,22 @@ func (d *DomainCounts) NodeDomainsAt(snap *Snapshot, pos int, dst []Domain) (dom
 	return dst, all, true
 }
 
+// NodeDomainsListed is NodeDomains for ni, which the caller found at
+// position pos of a list (the filter loop's, ListedFilter): when the
+// counts' snapshot lists ni at pos, the domains are read there without
+// reaching ni; otherwise (another position, a copy of the node, another
+// snapshot) as NodeDomains reads them.
+func (d *DomainCounts) NodeDomainsListed(ni *NodeInfo, pos int, dst []Domain) (doms []Domain, all bool) {
+	if d == nil {
+		return dst, true
+	}
+	if list := d.snap.nodeInfoList; pos >= 0 && pos < len(list) && list[pos] == ni {
+		doms, all, _ = d.NodeDomainsAt(d.snap, pos, dst)
+		return doms, all
+	}
+	return d.NodeDomains(ni, dst)
+}
+
 // ValueDomain returns the domain of a value of key k, NoDomain when no
 // node has it.
 func (d *DomainCounts) ValueDomain(k int, value string) Domain {

@@ -265,3 +265,42 @@ func TestNilDomainCountsHasNoDomains(t *testing.T) {
 		t.Errorf("nil DomainCounts: domains %v, all %v; want none, true", doms, all)
 	}
 }
+
+// TestDomainCountsNodeDomainsListedIsNodeDomains: NodeDomainsListed reads
+// a node's domains at the position the caller gives only when the counts'
+// snapshot lists that very node there; at any other position (another
+// node's, out of range), for a copy of the node (the filter loop's nodes
+// with nominated pods added), a node of another snapshot or from outside,
+// it must answer as NodeDomains.
+func TestDomainCountsNodeDomainsListedIsNodeDomains(t *testing.T) {
+	snap := schedcore.NewSnapshot(nil, []*v1.Node{
+		schedtest.MakeNode("a1").Label("zone", "a").Label("rack", "r1").Obj(),
+		schedtest.MakeNode("b1").Label("zone", "b").Obj(),
+		schedtest.MakeNode("x").Label("rack", "r2").Obj(),
+		schedtest.MakeNode("b2").Label("zone", "b").Label("rack", "r2").Obj(),
+	})
+	other := schedcore.NewSnapshot(nil, []*v1.Node{
+		schedtest.MakeNode("a1").Label("zone", "c").Label("rack", "r3").Obj(),
+	})
+	outside := schedcore.NewNodeInfo()
+	outside.SetNode(schedtest.MakeNode("c1").Label("zone", "c").Obj())
+	moved, _ := other.Get("a1")
+	nodes := append([]*schedcore.NodeInfo{outside, moved}, snap.List()...)
+	for _, ni := range snap.List() {
+		nodes = append(nodes, ni.Clone())
+	}
+	d := schedcore.NewDomainCounts(snap, "zone", "rack", "zone")
+	for _, ni := range nodes {
+		want, wantAll := d.NodeDomains(ni, nil)
+		for pos := -1; pos <= len(snap.List()); pos++ {
+			got, all := d.NodeDomainsListed(ni, pos, nil)
+			if diff := cmp.Diff(want, got); diff != "" || all != wantAll {
+				t.Errorf("%s at position %d: NodeDomainsListed differs from NodeDomains (-want +got):\n%s; all %v, want %v", ni.Node().Name, pos, diff, all, wantAll)
+			}
+		}
+	}
+	var nilCounts *schedcore.DomainCounts
+	if doms, all := nilCounts.NodeDomainsListed(outside, 0, nil); len(doms) != 0 || !all {
+		t.Errorf("nil counts: %v, %v", doms, all)
+	}
+}

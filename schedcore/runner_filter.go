@@ -46,6 +46,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 			}
 		}
 		f.filterViews(state, pod, skip)
+		state.listedFilters = listedFilters(state.filters)
 	}()
 	var result *PreFilterResult
 	withNodes := sets.New[string]()
@@ -138,9 +139,9 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 // remembered is decided without reaching its NodeInfo.
 func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, pos int, gen int64) *Status {
 	filters := state.filters
-	remembered, views, rejects := state.remembered, state.filterViews, state.filterRejects
+	remembered, views, rejects, listed := state.remembered, state.filterViews, state.filterRejects, state.listedFilters
 	if state.filtersFor != f {
-		filters, remembered = f.activeFilters(state), nil
+		filters, remembered, listed = f.activeFilters(state), nil, nil
 	}
 	for j, pl := range filters {
 		memo := j < len(remembered) && remembered[j]
@@ -161,6 +162,8 @@ func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.P
 			t := time.Now()
 			s = pl.Filter(ctx, state, pod, nodeInfo)
 			f.recorder.Plugin(pl.Name(), ExtFilter, s.Code(), time.Since(t))
+		} else if j < len(listed) && listed[j] != nil {
+			s = listed[j].FilterListed(ctx, state, pod, nodeInfo, pos)
 		} else {
 			s = pl.Filter(ctx, state, pod, nodeInfo)
 		}

@@ -216,7 +216,15 @@ func (pl *PodTopologySpread) countHard(ctx context.Context, pod *v1.Pod, s *preF
 // topology key (else UnschedulableAndUnresolvable), and matching pods in
 // its domain + (1 if the pod matches itself) - global minimum must not
 // exceed maxSkew (else Unschedulable).
-func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+func (pl *PodTopologySpread) Filter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+	return pl.FilterListed(ctx, state, pod, nodeInfo, -1)
+}
+
+// FilterListed is Filter for a node the filter loop found at position pos
+// of the snapshot's list: its domains are read there when the snapshot
+// lists it at pos (schedcore.ListedFilter), so a passing node is decided
+// without reaching its NodeInfo.
+func (pl *PodTopologySpread) FilterListed(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int) *schedcore.Status {
 	if pl.enableSkipDeferredResize && resource.IsPodResizeDeferred(pod) {
 		return nil
 	}
@@ -225,18 +233,18 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleSta
 		return schedcore.AsStatus(err)
 	}
 	var buf [4]schedcore.Domain
-	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
+	doms, _ := s.counts.NodeDomainsListed(nodeInfo, pos, buf[:0])
 	for i := range s.Constraints {
 		c := &s.Constraints[i]
 		dom := doms[i]
 		if dom == schedcore.NoLabel {
-			pl.logFilter(nodeInfo.Node(), c, "Node doesn't have required topology label for spread constraint", 0, 0, 0)
+			pl.logFilter(nodeInfo, c, "Node doesn't have required topology label for spread constraint", 0, 0, 0)
 			return statusNodeLabelNotMatch
 		}
 		minMatchNum := s.minMatchNum(i, c.MinDomains)
 		matchNum := int(s.counts.At(i, dom))
 		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
-			pl.logFilter(nodeInfo.Node(), c, "Node failed spreadConstraint: matchNum + selfMatchNum - minMatchNum > maxSkew", matchNum, s.selfMatchNum[i], minMatchNum)
+			pl.logFilter(nodeInfo, c, "Node failed spreadConstraint: matchNum + selfMatchNum - minMatchNum > maxSkew", matchNum, s.selfMatchNum[i], minMatchNum)
 			return statusConstraintsNotMatch
 		}
 	}
@@ -245,8 +253,8 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleSta
 
 // logFilter logs a failing node at V(5), as kube does; only failing nodes
 // pay for it.
-func (pl *PodTopologySpread) logFilter(node *v1.Node, c *topologySpreadConstraint, msg string, matchNum, selfMatchNum, minMatchNum int) {
+func (pl *PodTopologySpread) logFilter(nodeInfo *schedcore.NodeInfo, c *topologySpreadConstraint, msg string, matchNum, selfMatchNum, minMatchNum int) {
 	if l := pl.handle.Logger().V(5); l.Enabled() {
-		l.Info(msg, "node", node.Name, "topologyKey", c.TopologyKey, "matchNum", matchNum, "selfMatchNum", selfMatchNum, "minMatchNum", minMatchNum, "maxSkew", c.MaxSkew)
+		l.Info(msg, "node", nodeInfo.Node().Name, "topologyKey", c.TopologyKey, "matchNum", matchNum, "selfMatchNum", selfMatchNum, "minMatchNum", minMatchNum, "maxSkew", c.MaxSkew)
 	}
 }

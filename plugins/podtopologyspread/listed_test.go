@@ -88,3 +88,74 @@ func containsNode(list []*schedcore.NodeInfo, ni *schedcore.NodeInfo) bool {
 	}
 	return false
 }
+
+// TestFilterListedIsFilter: FilterListed reads a node's domains at the
+// list position the filter loop gives; it must answer as Filter does at
+// the node's own position, at any other (the plugin checks that the
+// snapshot lists the node there) and for a copy of the node (a node with
+// nominated pods added), for constraints on the hostname, a zone and a
+// label some nodes lack.
+func TestFilterListedIsFilter(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(29))
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	for i := range 12 {
+		name := fmt.Sprintf("node-%02d", i)
+		kv := []string{v1.LabelHostname, name, v1.LabelTopologyZone, fmt.Sprintf("z%d", i%3)}
+		if i%4 > 0 {
+			kv = append(kv, "rack", fmt.Sprintf("r%d", i%2))
+		}
+		cache.AddNode(schedtest.MakeNode(name).OnlyLabels(kv...).Obj())
+	}
+	snap := schedcore.NewEmptySnapshot()
+	cache.UpdateSnapshot(snap)
+	pl, err := New(ctx, &configv1.PodTopologySpreadArgs{DefaultingType: configv1.ListDefaulting}, schedcore.NewHandle(snap, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pl.(*PodTopologySpread)
+	apps := []string{"a", "b"}
+	n, differ := 0, 0
+	for step := range 100 {
+		for range rng.Intn(4) {
+			n++
+			pod := schedtest.MakePod(fmt.Sprintf("p%d", n)).UID(fmt.Sprintf("p%d", n)).Label("app", apps[rng.Intn(2)]).
+				Node(fmt.Sprintf("node-%02d", rng.Intn(12))).Obj()
+			if err := cache.AddPod(pod); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cache.UpdateSnapshot(snap)
+		incoming := mkPod(fmt.Sprintf("in%d", step), "app", apps[rng.Intn(2)])
+		for _, key := range []string{v1.LabelHostname, v1.LabelTopologyZone, "rack"} {
+			if rng.Intn(3) > 0 {
+				incoming.spread(int32(1+rng.Intn(2)), key, dns, matchLabels("app", apps[rng.Intn(2)]))
+			}
+		}
+		pod := incoming.obj()
+		list := snap.List()
+		state := schedcore.NewCycleState()
+		if _, s := p.PreFilter(ctx, state, pod, list); !s.IsSuccess() {
+			continue
+		}
+		nodes := append([]*schedcore.NodeInfo(nil), list...)
+		for _, ni := range list {
+			nodes = append(nodes, ni.Clone())
+		}
+		for _, ni := range nodes {
+			want := p.Filter(ctx, state, pod, ni)
+			for pos := -1; pos <= len(list); pos++ {
+				got := p.FilterListed(ctx, state, pod, ni, pos)
+				if got.Code() != want.Code() || fmt.Sprint(got.Reasons()) != fmt.Sprint(want.Reasons()) {
+					t.Fatalf("step %d, %s at position %d: FilterListed %v, Filter %v", step, ni.Node().Name, pos, got, want)
+				}
+				if pos >= 0 && pos < len(list) && list[pos] != ni && p.Filter(ctx, state, pod, list[pos]).Code() != want.Code() {
+					differ++
+				}
+			}
+		}
+	}
+	if differ == 0 {
+		t.Error("no node's verdict differs from another's: the case cannot tell positions apart")
+	}
+}
