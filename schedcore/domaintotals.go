@@ -63,6 +63,22 @@ func (c *TotalsCache) Load(mk *MemoKey, snap *Snapshot, into *DomainCounts, k in
 	into.Load(k, t.counts, t.members)
 }
 
+// LoadSparse is Load for shares that only a few nodes have: when the
+// totals are filled from scratch (first use, after an eviction or on
+// another snapshot), candidates lists the nodes of snap that may have a
+// share (a node listed twice counts once), ok false when it cannot tell:
+// share then runs for them alone, every other node of snap adding
+// nothing, instead of for every node. Later syncs read the replaced
+// nodes, as Load.
+func (c *TotalsCache) LoadSparse(mk *MemoKey, snap *Snapshot, into *DomainCounts, k int, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), candidates func() ([]*NodeInfo, bool)) {
+	t := c.get(mk.Key())
+	defer t.mu.Unlock()
+	if !t.fillSparse(snap, share, candidates) {
+		t.sync(snap, share)
+	}
+	into.Load(k, t.counts, t.members)
+}
+
 // Read is Load with the totals handed to fn, by domain, instead: counts
 // and members (the nodes with a share there). fn must not keep them.
 func (c *TotalsCache) Read(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), fn func(counts []int64, members []int32)) {
@@ -121,4 +137,53 @@ func (t *DomainTotals) remove(s *nodeShare) {
 		t.members[s.dom]--
 	}
 	*s = nodeShare{}
+}
+
+// fillSparse fills the totals from scratch from the candidates' shares,
+// when they are empty or another snapshot's (a full pass is due) and
+// candidates can tell; false when it did not.
+func (t *DomainTotals) fillSparse(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool), candidates func() ([]*NodeInfo, bool)) bool {
+	list := snap.nodeInfoList
+	if t.snap == snap && len(t.nodes.vals) > 0 || len(snap.listGens) != len(list) {
+		return false
+	}
+	nodes, ok := candidates()
+	if !ok {
+		return false
+	}
+	t.snap, t.counts, t.members = snap, t.counts[:0], t.members[:0]
+	t.nodes.fillZero(snap)
+	for _, ni := range nodes {
+		i := indexIn(list, ni)
+		if i < 0 || t.nodes.vals[i].in || ni.Node() == nil {
+			continue
+		}
+		ni = list[i]
+		dom, count, ok := share(ni)
+		if !ok || dom < 0 {
+			continue
+		}
+		t.nodes.vals[i] = nodeShare{in: true, dom: dom, count: count}
+		for int(dom) >= len(t.counts) {
+			t.counts, t.members = append(t.counts, 0), append(t.members, 0)
+		}
+		t.counts[dom] += count
+		t.members[dom]++
+	}
+	return true
+}
+
+// fillZero sets a zero slot for every node of snap's list, as computed
+// from the node listed now (its generation, from the snapshot's column),
+// and puts the slots in line with snap's change log.
+func (n *NodeSlots[S]) fillZero(snap *Snapshot) {
+	size := len(snap.nodeInfoList)
+	if cap(n.vals) >= size {
+		n.vals = n.vals[:size]
+		clear(n.vals)
+	} else {
+		n.vals = make([]S, size)
+	}
+	n.gens = append(n.gens[:0], snap.listGens...)
+	n.epoch, n.seq = snap.changes.epoch, snap.changes.seq
 }

@@ -275,7 +275,9 @@ func (pl *InterPodAffinity) incomingTotals(key *schedcore.MemoKey, affinityTerms
 				perPod++
 			}
 		}
-		pl.requiredTotals.Load(new(schedcore.MemoKey).String(base).String("A").Int(int64(k)), snap, affinity, k, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+		// Only a node where the first term matches a pod may have a share.
+		candidates := pl.termCandidates(snap, affinityTerms[:1])
+		pl.requiredTotals.LoadSparse(new(schedcore.MemoKey).String(base).String("A").Int(int64(k)), snap, affinity, k, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
 			dom, ok := affinity.NodeDomain(k, ni)
 			if !ok {
 				return 0, 0, false
@@ -287,11 +289,19 @@ func (pl *InterPodAffinity) incomingTotals(key *schedcore.MemoKey, affinityTerms
 				}
 			}
 			return dom, n, n > 0
-		})
+		}, candidates)
 	}
 	for k := 0; k < anti.NumKeys(); k++ {
 		name := anti.KeyName(k)
-		pl.requiredTotals.Load(new(schedcore.MemoKey).String(base).String("N").Int(int64(k)), snap, anti, k, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+		// Only a node where one of the key's terms matches a pod may have
+		// a share.
+		var keyTerms []schedcore.AffinityTerm
+		for j := range antiAffinityTerms {
+			if antiAffinityTerms[j].TopologyKey == name {
+				keyTerms = append(keyTerms, antiAffinityTerms[j])
+			}
+		}
+		pl.requiredTotals.LoadSparse(new(schedcore.MemoKey).String(base).String("N").Int(int64(k)), snap, anti, k, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
 			dom, ok := anti.NodeDomain(k, ni)
 			if !ok {
 				return 0, 0, false
@@ -305,7 +315,24 @@ func (pl *InterPodAffinity) incomingTotals(key *schedcore.MemoKey, affinityTerms
 				}
 			}
 			return dom, n, n > 0
-		})
+		}, pl.termCandidates(snap, keyTerms))
+	}
+}
+
+// termCandidates returns, for a totals' first fill, the nodes of snap
+// where one of terms matches a pod (TermCounter: from the pod label index
+// when it can, else node by node, remembered across cycles), each once or
+// more.
+func (pl *InterPodAffinity) termCandidates(snap *schedcore.Snapshot, terms []schedcore.AffinityTerm) func() ([]*schedcore.NodeInfo, bool) {
+	return func() ([]*schedcore.NodeInfo, bool) {
+		var out []*schedcore.NodeInfo
+		for i := range terms {
+			// Not the cycle's context: a list cut short by a cancelled
+			// one would miss nodes that have a share.
+			nodes, _ := pl.incoming.Counts(context.Background(), pl.handle.Parallelizer(), snap, &terms[i])
+			out = append(out, nodes...)
+		}
+		return out, true
 	}
 }
 
