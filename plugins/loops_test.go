@@ -34,15 +34,19 @@ func TestScheduleWithShortcutsMatchesPlainCycles(t *testing.T) {
 	// 300 nodes: the adaptive sample (0) finds 144 feasible nodes in
 	// windows and rotates the start; 100 filters every node.
 	for _, pct := range []int32{0, 100} {
-		t.Run(fmt.Sprint("percentage=", pct), func(t *testing.T) { checkShortcutCycles(t, pct, 300) })
+		t.Run(fmt.Sprint("percentage=", pct), func(t *testing.T) { checkShortcutCycles(t, pct, 300, false) })
 	}
+	// Every node with a zone and a rack: PodTopologySpread's PreScore
+	// stops its pass over the feasible nodes once each key has all its
+	// domains.
+	t.Run("labelled", func(t *testing.T) { checkShortcutCycles(t, 100, 300, true) })
 }
 
-func checkShortcutCycles(t *testing.T, pct int32, numNodes int) {
+func checkShortcutCycles(t *testing.T, pct int32, numNodes int, labelled bool) {
 	rng := rand.New(rand.NewSource(int64(23 + pct)))
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
 	snap := schedcore.NewEmptySnapshot()
-	cl := &randomCluster{rng: rng, cache: cache, nodes: numNodes, cordoned: true}
+	cl := &randomCluster{rng: rng, cache: cache, nodes: numNodes, cordoned: true, labelled: labelled}
 	for i := 0; i < numNodes; i++ {
 		cache.AddNode(cl.node(i))
 	}

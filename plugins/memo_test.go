@@ -180,6 +180,8 @@ type randomCluster struct {
 	imageless bool
 	// cordoned cordons (spec.unschedulable) a tenth of the nodes it adds.
 	cordoned bool
+	// labelled gives every node it adds a zone and a rack.
+	labelled bool
 }
 
 // node is randomNode(i), without images most of the time when the
@@ -191,6 +193,14 @@ func (c *randomCluster) node(i int) *v1.Node {
 	}
 	if c.cordoned && c.rng.Intn(10) == 0 {
 		n.Spec.Unschedulable = true
+	}
+	if c.labelled {
+		if _, ok := n.Labels[v1.LabelTopologyZone]; !ok {
+			n.Labels[v1.LabelTopologyZone] = zones[c.rng.Intn(len(zones))]
+		}
+		if _, ok := n.Labels["rack"]; !ok {
+			n.Labels["rack"] = fmt.Sprintf("r%d", c.rng.Intn(4))
+		}
 	}
 	return n
 }

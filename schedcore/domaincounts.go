@@ -226,6 +226,34 @@ func (d *DomainCounts) NumCounted(k int) int {
 	return 0
 }
 
+// Labelled reports whether every node of the snapshot's list has key k's
+// label.
+func (d *DomainCounts) Labelled(k int) bool {
+	col := d.keys[k].col
+	return col != nil && col.missing == 0 && len(col.ids) == len(d.snap.nodeInfoList)
+}
+
+// Complete reports whether key k has counted every domain a node of the
+// snapshot's list may be in, and every listed node has the label: adding
+// 0 to a listed node's domain (AddAt) then changes nothing. A value no
+// listed node has any more (the column keeps the values of earlier
+// lists) keeps it from being complete.
+func (d *DomainCounts) Complete(k int) bool {
+	if !d.Labelled(k) {
+		return false
+	}
+	data, n := d.keys[k].data, d.keys[k].col.NumValues()
+	if data == nil || data.numCounted < n {
+		return false
+	}
+	for _, c := range data.counted[:n] {
+		if !c {
+			return false
+		}
+	}
+	return true
+}
+
 // NonZero is the number of domains, over every key, whose count is not 0.
 func (d *DomainCounts) NonZero() int {
 	n := 0

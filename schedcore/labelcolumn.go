@@ -21,6 +21,8 @@ type labelColumn struct {
 	// index maps values to ids; never changed once the column is returned
 	// (a sync that finds new values copies it).
 	index map[string]int32
+	// missing is the number of nodes of the list without the label.
+	missing int
 }
 
 // ID returns the id of a label value, false if no node of the list (or of
@@ -113,7 +115,13 @@ func (s *Snapshot) column(key string) *labelColumn {
 		}
 		ids[i] = id
 	}
-	st.col = &labelColumn{ids: ids, Values: values, index: st.index}
+	missing := 0
+	for _, id := range ids {
+		if id < 0 {
+			missing++
+		}
+	}
+	st.col = &labelColumn{ids: ids, Values: values, index: st.index, missing: missing}
 	st.nodes, st.version = nodes, s.nodesVersion
 	return st.col
 }

@@ -159,3 +159,35 @@ func TestFilterListedIsFilter(t *testing.T) {
 		t.Error("no node's verdict differs from another's: the case cannot tell positions apart")
 	}
 }
+
+// TestPreScoreCountsTheDomainOfEveryFeasibleNode: PreScore's pass over the
+// feasible nodes stops early once every zone-like key has all the domains
+// of the snapshot's labelled nodes, but only for nodes the filter loop
+// found in the list: a feasible node from outside the snapshot, after many
+// listed ones, may be in a zone no listed node is in, and that zone counts.
+func TestPreScoreCountsTheDomainOfEveryFeasibleNode(t *testing.T) {
+	ctx := context.Background()
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	for i := range 130 {
+		name := fmt.Sprintf("node-%03d", i)
+		cache.AddNode(schedtest.MakeNode(name).OnlyLabels(v1.LabelHostname, name, v1.LabelTopologyZone, fmt.Sprintf("z%d", i%3)).Obj())
+	}
+	snap := schedcore.NewEmptySnapshot()
+	cache.UpdateSnapshot(snap)
+	pl, err := New(ctx, &configv1.PodTopologySpreadArgs{DefaultingType: configv1.ListDefaulting}, schedcore.NewHandle(snap, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := schedcore.NewNodeInfo()
+	outside.SetNode(schedtest.MakeNode("outside").OnlyLabels(v1.LabelHostname, "outside", v1.LabelTopologyZone, "z9").Obj())
+	feasible := append(append([]*schedcore.NodeInfo(nil), snap.List()...), outside)
+	pod := mkPod("in", "app", "a").spread(1, v1.LabelTopologyZone, sa, matchLabels("app", "a")).obj()
+	state := schedcore.NewCycleState()
+	if s := pl.(*PodTopologySpread).PreScore(ctx, state, pod, feasible); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	got := preScoreView(t, state).TopologyValueToPodCounts[0]
+	if _, ok := got["z9"]; !ok || len(got) != 4 {
+		t.Errorf("zones counted: %v, want z0, z1, z2 and z9", got)
+	}
+}

@@ -63,7 +63,19 @@ func (pl *PodTopologySpread) initPreScoreState(state *schedcore.CycleState, s *p
 	// The feasible nodes' domains by list position when the filter loop
 	// says where they are, without reaching the nodes.
 	pos := state.ListedPositions(snap, filteredNodes)
+	// Feasible nodes of the list (pos) that no constraint ignores (every
+	// listed node has every key) add no domain once each zone-like key has
+	// counted all of its domains: the pass stops there.
+	canStop := pos != nil
+	for i := range s.Constraints {
+		if requireAllTopologies && !s.counts.Labelled(i) {
+			canStop = false
+		}
+	}
 	for k, ni := range filteredNodes {
+		if canStop && k%64 == 0 && zoneKeysComplete(s) {
+			break
+		}
 		var all, ok bool
 		if pos != nil {
 			doms, all, ok = s.counts.NodeDomainsAt(snap, int(pos[k]), doms[:0])
@@ -96,6 +108,18 @@ func (pl *PodTopologySpread) initPreScoreState(state *schedcore.CycleState, s *p
 		s.TopologyNormalizingWeight[i] = topologyNormalizingWeight(sz)
 	}
 	return nil
+}
+
+// zoneKeysComplete reports whether every constraint but the hostname ones
+// has counted every domain of the snapshot's nodes, all of them labelled
+// (DomainCounts.Complete).
+func zoneKeysComplete(s *preScoreState) bool {
+	for i := range s.Constraints {
+		if s.Constraints[i].TopologyKey != v1.LabelHostname && !s.counts.Complete(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // PreScore counts, over all nodes, the pods matching each soft constraint
