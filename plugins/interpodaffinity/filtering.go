@@ -191,15 +191,15 @@ func (pl *InterPodAffinity) existingCounts(pod *v1.Pod, nsLabels labels.Set) (co
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.sync(snap)
-	for _, g := range x.groups {
+	x.matching(pod, func(g *termGroup) {
 		if len(g.counts) == 0 || pl.fastPath && g.term.TopologyKey == v1.LabelHostname || !g.term.Matches(pod, nsLabels) {
-			continue
+			return
 		}
 		k := keyOf(counts, g.term.TopologyKey)
 		for v, c := range g.counts {
 			counts.AddValue(k, v, int64(c))
 		}
-	}
+	})
 	return counts, pl.fastPath && x.mixed > 0
 }
 

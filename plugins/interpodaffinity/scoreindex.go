@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -32,6 +34,9 @@ type termGroup struct {
 	weight int64 // int64(int32(weight) * multiplier), as kube computes it
 	counts map[string]int
 	refs   int
+	// pair is a label pair every pod the term matches carries (see
+	// requiredPair), "" when there is none.
+	pair string
 }
 
 type termEntry struct {
@@ -50,6 +55,11 @@ type termIndex struct {
 	groups map[string]*termGroup
 	hard   int32
 	anti   bool
+	// byPair holds the groups by their pair; loose those without one.
+	// Together they are groups: matching lists only the groups a pod may
+	// match.
+	byPair map[string]map[*termGroup]struct{}
+	loose  map[*termGroup]struct{}
 	// mixed counts the nodes holding both a hostname-scoped required
 	// anti-affinity term and a pod with another one (anti only): with the
 	// hostname fast path, PreFilter must then evaluate host-scoped terms.
@@ -74,8 +84,9 @@ func (x *termIndex) add(es []termEntry, t *schedcore.AffinityTerm, weight int64,
 	key := new(schedcore.MemoKey).Int(weight).AffinityTerm(t).Key()
 	g := x.groups[key]
 	if g == nil {
-		g = &termGroup{key: key, term: *t, weight: weight, counts: map[string]int{}}
+		g = &termGroup{key: key, term: *t, weight: weight, counts: map[string]int{}, pair: requiredPair(t.Selector)}
 		x.groups[key] = g
+		x.file(g, true)
 	}
 	for i := range es {
 		if es[i].g == g && es[i].value == value {
@@ -153,6 +164,7 @@ func (x *termIndex) apply(es []termEntry, sign int) {
 		g.refs += sign * e.n
 		if g.refs == 0 {
 			delete(x.groups, g.key)
+			x.file(g, false)
 		}
 	}
 }
@@ -187,3 +199,71 @@ func (x *termIndex) drop(s *termSlot) {
 	}
 	s.es, s.mixed = nil, false
 }
+
+// file adds g to (or removes it from) byPair or loose.
+func (x *termIndex) file(g *termGroup, add bool) {
+	if x.byPair == nil {
+		x.byPair, x.loose = map[string]map[*termGroup]struct{}{}, map[*termGroup]struct{}{}
+	}
+	set := x.loose
+	if g.pair != "" {
+		set = x.byPair[g.pair]
+		if set == nil {
+			if !add {
+				return
+			}
+			set = map[*termGroup]struct{}{}
+			x.byPair[g.pair] = set
+		}
+	}
+	if add {
+		set[g] = struct{}{}
+		return
+	}
+	delete(set, g)
+	if g.pair != "" && len(set) == 0 {
+		delete(x.byPair, g.pair)
+	}
+}
+
+// matching calls fn for each group whose term may match pod: those whose
+// pair the pod's labels hold, and those without a pair; never a group
+// whose term requires a label pair the pod lacks. Call with x.mu held.
+func (x *termIndex) matching(pod *v1.Pod, fn func(g *termGroup)) {
+	for g := range x.loose {
+		fn(g)
+	}
+	if len(x.byPair) == 0 {
+		return
+	}
+	for k, v := range pod.Labels {
+		for g := range x.byPair[labelPair(k, v)] {
+			fn(g)
+		}
+	}
+}
+
+// requiredPair returns a label pair (labelPair) that every label set sel
+// matches holds: from a requirement that the key equal one value; "" if
+// sel has none.
+func requiredPair(sel labels.Selector) string {
+	if sel == nil {
+		return ""
+	}
+	reqs, selectable := sel.Requirements()
+	if !selectable {
+		return ""
+	}
+	for _, r := range reqs {
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In:
+			if vals := r.Values(); vals.Len() == 1 {
+				return labelPair(r.Key(), vals.UnsortedList()[0])
+			}
+		}
+	}
+	return ""
+}
+
+// labelPair is a label key and value as one string.
+func labelPair(k, v string) string { return k + "\x00" + v }

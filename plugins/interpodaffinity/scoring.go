@@ -51,15 +51,15 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 	// (b) the existing pods' terms, one match per distinct term.
 	pl.terms.mu.Lock()
 	pl.terms.sync(snap)
-	for _, g := range pl.terms.groups {
+	pl.terms.matching(pod, func(g *termGroup) {
 		if len(g.counts) == 0 || !g.term.Matches(pod, s.namespaceLabels) {
-			continue
+			return
 		}
 		k := keyOf(s.scores, g.term.TopologyKey)
 		for v, c := range g.counts {
 			s.scores.AddValue(k, v, int64(c)*g.weight)
 		}
-	}
+	})
 	pl.terms.mu.Unlock()
 
 	// (a) the incoming pod's preferred terms against every existing pod.
