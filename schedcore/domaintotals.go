@@ -79,6 +79,35 @@ func (c *TotalsCache) LoadSparse(mk *MemoKey, snap *Snapshot, into *DomainCounts
 	into.Load(k, t.counts, t.members)
 }
 
+// ShareAt gives the share of the node a snapshot lists at position pos,
+// of generation gen, from what is known by position (label columns,
+// memos): known false when it takes the node itself (then share reads
+// it).
+type ShareAt func(pos int, gen int64) (dom Domain, count int64, ok, known bool)
+
+// LoadListed is Load that, when the totals are filled from scratch (first
+// use, after an eviction, on another snapshot), goes through snap's list
+// by position with shareAt, reading a node (share) only where shareAt
+// does not know its share, instead of reading every node.
+func (c *TotalsCache) LoadListed(mk *MemoKey, snap *Snapshot, into *DomainCounts, k int, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), shareAt ShareAt) {
+	t := c.get(mk.Key())
+	defer t.mu.Unlock()
+	if !t.fillListed(snap, share, shareAt) {
+		t.sync(snap, share)
+	}
+	into.Load(k, t.counts, t.members)
+}
+
+// ReadListed is Read with LoadListed's fill from scratch.
+func (c *TotalsCache) ReadListed(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), shareAt ShareAt, fn func(counts []int64, members []int32)) {
+	t := c.get(mk.Key())
+	defer t.mu.Unlock()
+	if !t.fillListed(snap, share, shareAt) {
+		t.sync(snap, share)
+	}
+	fn(t.counts, t.members)
+}
+
 // Read is Load with the totals handed to fn, by domain, instead: counts
 // and members (the nodes with a share there). fn must not keep them.
 func (c *TotalsCache) Read(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), fn func(counts []int64, members []int32)) {
@@ -172,6 +201,42 @@ func (t *DomainTotals) fillSparse(snap *Snapshot, share func(ni *NodeInfo) (Doma
 	}
 	return true
 }
+
+// fillListed fills the totals from scratch, node by node by position
+// (shareAt, else share), when they are empty or another snapshot's (a full
+// pass is due); false when it did not.
+func (t *DomainTotals) fillListed(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool), shareAt ShareAt) bool {
+	list := snap.nodeInfoList
+	if t.snap == snap && len(t.nodes.vals) > 0 || len(snap.listGens) != len(list) {
+		return false
+	}
+	t.snap, t.counts, t.members = snap, t.counts[:0], t.members[:0]
+	t.nodes.fillZero(snap)
+	for i, gen := range snap.listGens {
+		dom, count, ok, known := shareAt(i, gen)
+		if !known {
+			ni := list[i]
+			if ni.Node() == nil {
+				continue
+			}
+			dom, count, ok = share(ni)
+		}
+		if !ok || dom < 0 {
+			continue
+		}
+		t.nodes.vals[i] = nodeShare{in: true, dom: dom, count: count}
+		for int(dom) >= len(t.counts) {
+			t.counts, t.members = append(t.counts, 0), append(t.members, 0)
+		}
+		t.counts[dom] += count
+		t.members[dom]++
+	}
+	return true
+}
+
+// GetAt is VerdictView.Get for the node a snapshot lists at position pos
+// with generation gen (its columns), without reaching the node.
+func (v VerdictView) GetAt(pos int, gen int64) (uint16, bool) { return v.getAt(pos, gen) }
 
 // fillZero sets a zero slot for every node of snap's list, as computed
 // from the node listed now (its generation, from the snapshot's column),

@@ -80,6 +80,19 @@ func (in *inclusion) verdict(ni *schedcore.NodeInfo) uint16 {
 	return v
 }
 
+// verdictAt is verdict for the node the snapshot lists at pos with
+// generation gen, when known without the node (no policy honoured, or
+// remembered).
+func (in *inclusion) verdictAt(pos int, gen int64) (uint16, bool) {
+	if !in.needed {
+		return inclKnown, true
+	}
+	if in.memo {
+		return in.view.GetAt(pos, gen)
+	}
+	return 0, false
+}
+
 // inclusionOf computes the inclusion bits of a node: whether it matches the
 // pod's required node affinity and nodeSelector (parse errors count as a
 // match, for kube's backwards compatibility), and whether the pod

@@ -38,7 +38,7 @@ func (pl *PodTopologySpread) hardCounts(pod *v1.Pod, s *preFilterState, incl *in
 	snap := pl.handle.Snapshot()
 	for i := range s.Constraints {
 		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
-		pl.totals.Load(totalsKey(pod, s.Constraints, i), snap, s.counts, i, shareOf(lc, s.Constraints, i, s.counts, incl))
+		pl.totals.LoadListed(totalsKey(pod, s.Constraints, i), snap, s.counts, i, shareOf(lc, s.Constraints, i, s.counts, incl), shareAt(lc, s.Constraints, i, s.counts, incl))
 		lc.done()
 	}
 }
@@ -55,6 +55,37 @@ func shareOf(lc *lazyCount, constraints []topologySpreadConstraint, i int, count
 			return 0, 0, false
 		}
 		return doms[i], lc.count(ni), true
+	}
+}
+
+// shareAt is shareOf for the node the snapshot lists at a position, from
+// what is known there: the domains from the label columns, the inclusion
+// verdict from its memo, the count from the plugin's MatchCounter (set up
+// at once: shareAt serves a fill from scratch); known false when one of
+// them needs the node.
+func shareAt(lc *lazyCount, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) schedcore.ShareAt {
+	c := &constraints[i]
+	return func(pos int, gen int64) (schedcore.Domain, int64, bool, bool) {
+		var buf [4]schedcore.Domain
+		doms, all, ok := counts.NodeDomainsAt(lc.snap, pos, buf[:0])
+		if !ok {
+			return 0, 0, false, false
+		}
+		if !all {
+			return 0, 0, false, true
+		}
+		v, known := incl.verdictAt(pos, gen)
+		if !known {
+			return 0, 0, false, false
+		}
+		if !c.includes(v) {
+			return 0, 0, false, true
+		}
+		n, known := lc.countAt(pos, gen)
+		if !known {
+			return 0, 0, false, false
+		}
+		return doms[i], n, true, true
 	}
 }
 
@@ -90,6 +121,18 @@ func (l *lazyCount) count(ni *schedcore.NodeInfo) int64 {
 	return int64(schedcore.CountMatchingPods(ni.Pods, l.c.Selector, l.ns))
 }
 
+// countAt is count for the node the snapshot lists at pos with generation
+// gen, from the counter; false when the counter needs the node.
+func (l *lazyCount) countAt(pos int, gen int64) (int64, bool) {
+	if l.sc == nil {
+		l.calls = lazyCountAfter
+		cs, release := l.pl.counts.Counts(l.snap, l.ns, []labels.Selector{l.c.Selector})
+		l.sc, l.release = &cs[0], release
+	}
+	v, ok := l.sc.CountAt(l.snap, pos, gen)
+	return int64(v), ok
+}
+
 // done releases the counter, if one was set up.
 func (l *lazyCount) done() {
 	if l.release != nil {
@@ -114,7 +157,7 @@ func (pl *PodTopologySpread) softCounts(pod *v1.Pod, s *preScoreState, incl *inc
 			continue
 		}
 		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
-		pl.totals.Read(totalsKey(pod, s.Constraints, i), snap, shareOf(lc, s.Constraints, i, s.counts, incl), func(counts []int64, _ []int32) {
+		pl.totals.ReadListed(totalsKey(pod, s.Constraints, i), snap, shareOf(lc, s.Constraints, i, s.counts, incl), shareAt(lc, s.Constraints, i, s.counts, incl), func(counts []int64, _ []int32) {
 			for _, dom := range doms {
 				if int(dom) < len(counts) && counts[dom] != 0 {
 					s.counts.Add(i, dom, counts[dom])
