@@ -79,49 +79,75 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	// never reached.
 	snap := f.handle.Snapshot()
 	pos := state.listed.positions(snap, nodes)
-	f.handle.Parallelizer().Until(cctx, len(nodes), func(i int) {
-		n := nodes[i]
-		var p int
-		var gen int64
-		if pos != nil {
-			p = int(pos[i])
-			gen, out[i].Name = snap.listedAt(p)
-		} else {
-			p, gen, out[i].Name = n.listIndex(), n.Generation, n.Name()
+	// The nodes are scored a block at a time, and within a block plugin
+	// by plugin: the remembered scores of a block are read in one tight
+	// pass over each plugin's column, and Score runs only on the nodes
+	// whose score is not remembered. Each Score is independent of the
+	// others, so the order they run in changes nothing.
+	blocks := (len(nodes) + scoreBlock - 1) / scoreBlock
+	f.handle.Parallelizer().Until(cctx, blocks, func(blk int) {
+		lo, hi := blk*scoreBlock, min(len(nodes), (blk+1)*scoreBlock)
+		var ps [scoreBlock]int
+		var gens [scoreBlock]int64
+		var todo [scoreBlock]uint8
+		for i := lo; i < hi; i++ {
+			k := i - lo
+			if pos != nil {
+				ps[k] = int(pos[i])
+				gens[k], out[i].Name = snap.listedAt(ps[k])
+			} else {
+				n := nodes[i]
+				ps[k], gens[k], out[i].Name = n.listIndex(), n.Generation, n.Name()
+			}
 		}
 		for j, pi := range idx {
 			if uniform[j] {
 				continue
 			}
+			col := raw[j][lo:hi]
+			nt := 0
 			if memo[j] {
-				if v, ok := views[j].getAt(p, gen); ok {
-					raw[j][i] = int64(v)
-					continue
+				v := views[j]
+				for k := range col {
+					if sc, ok := v.getAt(ps[k], gens[k]); ok {
+						col[k] = int64(sc)
+					} else {
+						todo[nt] = uint8(k)
+						nt++
+					}
 				}
-			}
-			pl := f.score[pi]
-			var sc int64
-			var s *Status
-			if state.RecordPluginMetrics && f.recorder != nil {
-				t := time.Now()
-				sc, s = pl.Score(cctx, state, pod, n)
-				f.recorder.Plugin(pl.Name(), ExtScore, s.Code(), time.Since(t))
-			} else if ls := listed[j]; ls != nil && pos != nil {
-				sc, s = ls.ScoreListed(cctx, state, pod, n, p, gen)
 			} else {
-				sc, s = pl.Score(cctx, state, pod, n)
+				for k := range col {
+					todo[k] = uint8(k)
+				}
+				nt = len(col)
 			}
-			if !s.IsSuccess() {
-				errOnce.Do(func() {
-					firstErr = fmt.Errorf("plugin %q failed with: %w", pl.Name(), s.AsError())
-					cancel()
-				})
-				return
+			pl, ls := f.score[pi], listed[j]
+			for _, k := range todo[:nt] {
+				n := nodes[lo+int(k)]
+				var sc int64
+				var s *Status
+				if state.RecordPluginMetrics && f.recorder != nil {
+					t := time.Now()
+					sc, s = pl.Score(cctx, state, pod, n)
+					f.recorder.Plugin(pl.Name(), ExtScore, s.Code(), time.Since(t))
+				} else if ls != nil && pos != nil {
+					sc, s = ls.ScoreListed(cctx, state, pod, n, ps[k], gens[k])
+				} else {
+					sc, s = pl.Score(cctx, state, pod, n)
+				}
+				if !s.IsSuccess() {
+					errOnce.Do(func() {
+						firstErr = fmt.Errorf("plugin %q failed with: %w", pl.Name(), s.AsError())
+						cancel()
+					})
+					return
+				}
+				if memo[j] && sc >= 0 && sc <= math.MaxUint16 {
+					views[j].putAt(ps[k], gens[k], uint16(sc))
+				}
+				col[k] = sc
 			}
-			if memo[j] && sc >= 0 && sc <= math.MaxUint16 {
-				views[j].putAt(p, gen, uint16(sc))
-			}
-			raw[j][i] = sc
 		}
 	})
 	if firstErr != nil {
@@ -184,6 +210,10 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	f.observe(ExtScore, nil, start)
 	return out, nil
 }
+
+// scoreBlock is how many nodes RunScorePlugins scores as one piece of
+// parallel work (at most 256: a block's node indexes are bytes).
+const scoreBlock = 64
 
 // uniformScores fills the raw score column of each plugin of idx whose
 // Score is, this cycle, the same on every node (UniformScorer) and
