@@ -176,18 +176,30 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			return nil, st
 		}
 	}
-	// Totals plugin by plugin, a column at a time.
-	valid := true
+	// Totals plugin by plugin, a column at a time, summed in a dense
+	// column and then set once per node.
+	totals := b.totals[:len(out)]
+	clear(totals)
+	lo, hi := int64(MinNodeScore), int64(MaxNodeScore)
 	for j, pi := range idx {
 		w := f.scoreWeight[pi]
-		for i := range out {
-			sc := b.normalized(j, i)
-			if sc > MaxNodeScore || sc < MinNodeScore {
-				valid = false
+		if list := b.lists[j]; len(list) != 0 {
+			for i := range totals {
+				sc := list[i].Score
+				lo, hi = min(lo, sc), max(hi, sc)
+				totals[i] += sc * w
 			}
-			out[i].TotalScore += sc * w
+			continue
+		}
+		for i, sc := range raw[j] {
+			lo, hi = min(lo, sc), max(hi, sc)
+			totals[i] += sc * w
 		}
 	}
+	for i := range out {
+		out[i].TotalScore = totals[i]
+	}
+	valid := lo >= MinNodeScore && hi <= MaxNodeScore
 	if !valid {
 		// The first invalid score in node order, as a per-node pass finds it.
 		for i := range out {
@@ -280,6 +292,8 @@ type scoreBuffers struct {
 	weights []int64
 	// listed[j] is plugin j as a ListedScorer, nil if it is not one.
 	listed []ListedScorer
+	// totals[i] is node i's weighted sum, before it is set in out.
+	totals []int64
 }
 
 // get sizes the buffers for the cycle's plugins (idx, positions in
@@ -290,6 +304,9 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int) []NodePluginScore
 	np := len(idx)
 	if cap(b.out) < nodes {
 		b.out = make([]NodePluginScores, nodes)
+	}
+	if cap(b.totals) < nodes {
+		b.totals = make([]int64, nodes)
 	}
 	for len(b.raw) < np {
 		b.raw = append(b.raw, nil)

@@ -45,6 +45,9 @@ const (
 type NodeAffinity struct {
 	addedNodeSelector   *nodeaffinity.NodeSelector
 	addedPrefSchedTerms *nodeaffinity.PreferredSchedulingTerms
+	// terms remembers which nodes match a preferred term (termViews).
+	terms  *schedcore.VerdictMemo
+	handle *schedcore.Handle
 }
 
 var (
@@ -68,12 +71,12 @@ var (
 func (pl *NodeAffinity) NodeLocal(*v1.Pod) bool { return true }
 
 // New builds the plugin from *configv1.NodeAffinityArgs (nil means none).
-func New(_ context.Context, obj runtime.Object, _ *schedcore.Handle) (schedcore.Plugin, error) {
+func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
 	args, err := getArgs(obj)
 	if err != nil {
 		return nil, err
 	}
-	pl := &NodeAffinity{}
+	pl := &NodeAffinity{terms: schedcore.NewVerdictMemo(termMemoKeys), handle: h}
 	if a := args.AddedAffinity; a != nil {
 		if ns := a.RequiredDuringSchedulingIgnoredDuringExecution; ns != nil {
 			if pl.addedNodeSelector, err = nodeaffinity.NewNodeSelector(ns); err != nil {
@@ -259,6 +262,9 @@ func (pl *NodeAffinity) FilterShortfall(context.Context, *schedcore.CycleState, 
 // preScoreState is the pod's parsed preferred terms (nil if none).
 type preScoreState struct {
 	preferredNodeAffinity *helper.PreferredSchedulingTerms
+	// termViews are the remembered matches of its terms (termViews), nil
+	// when they are not remembered.
+	termViews []schedcore.VerdictView
 }
 
 // Clone returns the state itself: nothing changes it after PreScore.
@@ -273,7 +279,7 @@ func (pl *NodeAffinity) PreScore(_ context.Context, cycleState *schedcore.CycleS
 	if pref == nil && pl.addedPrefSchedTerms == nil {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	st := &preScoreState{preferredNodeAffinity: pref}
+	st := &preScoreState{preferredNodeAffinity: pref, termViews: pl.termViews(pref)}
 	cycleState.Write(preScoreStateKey, st)
 	return nil
 }
@@ -294,7 +300,9 @@ func (pl *NodeAffinity) Score(_ context.Context, cycleState *schedcore.CycleStat
 		}
 		s = &preScoreState{preferredNodeAffinity: pref}
 	}
-	if s.preferredNodeAffinity != nil {
+	if s.termViews != nil {
+		count += scoreTerms(s.preferredNodeAffinity, s.termViews, nodeInfo)
+	} else if s.preferredNodeAffinity != nil {
 		count += s.preferredNodeAffinity.Score(node)
 	}
 	return count, nil
