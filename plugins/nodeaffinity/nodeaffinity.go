@@ -65,6 +65,7 @@ var (
 	// unchanged.
 	_ schedcore.NodeLocalFilter = (*NodeAffinity)(nil)
 	_ schedcore.NodeLocalScorer = (*NodeAffinity)(nil)
+	_ schedcore.ListedScorer    = (*NodeAffinity)(nil)
 )
 
 // NodeLocal is true: the verdict reads the node's own labels (and name).
@@ -301,7 +302,7 @@ func (pl *NodeAffinity) Score(_ context.Context, cycleState *schedcore.CycleStat
 		s = &preScoreState{preferredNodeAffinity: pref}
 	}
 	if s.termViews != nil {
-		count += scoreTerms(s.preferredNodeAffinity, s.termViews, nodeInfo)
+		count += scoreTerms(s.preferredNodeAffinity, s.termViews, nodeInfo, -1, 0)
 	} else if s.preferredNodeAffinity != nil {
 		count += s.preferredNodeAffinity.Score(node)
 	}

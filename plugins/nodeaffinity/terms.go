@@ -1,6 +1,9 @@
 package nodeaffinity
 
 import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
@@ -44,13 +47,20 @@ func (pl *NodeAffinity) termViews(pref *helper.PreferredSchedulingTerms) []sched
 
 // scoreTerms is pref.Score on nodeInfo's node, each term's match read
 // from its view when remembered for the node as it is, else computed and
-// remembered.
-func scoreTerms(pref *helper.PreferredSchedulingTerms, views []schedcore.VerdictView, nodeInfo *schedcore.NodeInfo) int64 {
+// remembered. The node is found in the views by its list position and
+// generation (pos, gen) when pos >= 0 (ScoreListed), else by nodeInfo.
+func scoreTerms(pref *helper.PreferredSchedulingTerms, views []schedcore.VerdictView, nodeInfo *schedcore.NodeInfo, pos int, gen int64) int64 {
 	sels, weights, _ := pref.Selectors()
 	var ls labels.Set
 	var count int64
 	for i, sel := range sels {
-		v, ok := views[i].Get(nodeInfo)
+		var v uint16
+		var ok bool
+		if pos >= 0 {
+			v, ok = views[i].GetAt(pos, gen)
+		} else {
+			v, ok = views[i].Get(nodeInfo)
+		}
 		if !ok {
 			if ls == nil {
 				ls = labels.Set(nodeInfo.Node().Labels)
@@ -59,11 +69,25 @@ func scoreTerms(pref *helper.PreferredSchedulingTerms, views []schedcore.Verdict
 			if sel.Matches(ls) {
 				v = termMatch
 			}
-			views[i].Put(nodeInfo, v)
+			if pos >= 0 {
+				views[i].PutAt(pos, gen, v)
+			} else {
+				views[i].Put(nodeInfo, v)
+			}
 		}
 		if v == termMatch {
 			count += weights[i]
 		}
 	}
 	return count
+}
+
+// ScoreListed is Score for the node at list position pos with generation
+// gen: with the terms' matches remembered for it, the node is not read.
+func (pl *NodeAffinity) ScoreListed(ctx context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int, gen int64) (int64, *schedcore.Status) {
+	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
+	if err != nil || s.termViews == nil || pl.addedPrefSchedTerms != nil {
+		return pl.Score(ctx, cycleState, pod, nodeInfo)
+	}
+	return scoreTerms(s.preferredNodeAffinity, s.termViews, nodeInfo, pos, gen), nil
 }
