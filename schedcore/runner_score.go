@@ -166,11 +166,19 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		if norm == nil {
 			continue
 		}
-		list := b.lists[j]
-		for i := range list {
-			list[i] = NodeScore{Name: out[i].Name, Score: raw[j][i]}
+		var s *Status
+		if cn := b.colNorm[j]; cn != nil {
+			col := b.cols[j]
+			copy(col, raw[j])
+			s = cn.NormalizeColumn(ctx, state, pod, col)
+		} else {
+			list := b.lists[j]
+			for i := range list {
+				list[i] = NodeScore{Name: out[i].Name, Score: raw[j][i]}
+			}
+			s = norm.NormalizeScore(ctx, state, pod, list)
 		}
-		if s := norm.NormalizeScore(ctx, state, pod, list); !s.IsSuccess() {
+		if !s.IsSuccess() {
 			st := AsStatus(fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", f.score[pi].Name(), s.AsError()))
 			f.observe(ExtScore, st, start)
 			return nil, st
@@ -191,7 +199,11 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			}
 			continue
 		}
-		for i, sc := range raw[j] {
+		col := raw[j]
+		if len(b.cols[j]) != 0 {
+			col = b.cols[j]
+		}
+		for i, sc := range col {
 			lo, hi = min(lo, sc), max(hi, sc)
 			totals[i] += sc * w
 		}
@@ -221,6 +233,15 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	}
 	f.observe(ExtScore, nil, start)
 	return out, nil
+}
+
+// ColumnNormalizer is a NormalizeScorePlugin whose NormalizeScore reads and
+// changes the scores alone, never the names: the framework may then hand
+// it the scores as a column. NormalizeColumn must leave the same scores,
+// in the same order, as NormalizeScore would.
+type ColumnNormalizer interface {
+	NormalizeScorePlugin
+	NormalizeColumn(ctx context.Context, state *CycleState, pod *v1.Pod, scores []int64) *Status
 }
 
 // scoreBlock is how many nodes RunScorePlugins scores as one piece of
@@ -287,6 +308,10 @@ type scoreBuffers struct {
 	// lists[j] is plugin j's list for NormalizeScore, normalized in place;
 	// nil for a plugin without NormalizeScore, whose raw score is final.
 	lists []NodeScoreList
+	// cols[j] is plugin j's normalized column when the plugin is a
+	// ColumnNormalizer (colNorm[j]), empty otherwise.
+	cols    [][]int64
+	colNorm []ColumnNormalizer
 	// The cycle's plugins' names and weights.
 	names   []string
 	weights []int64
@@ -311,9 +336,10 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int) []NodePluginScore
 	for len(b.raw) < np {
 		b.raw = append(b.raw, nil)
 		b.lists = append(b.lists, nil)
+		b.cols = append(b.cols, nil)
 	}
-	b.raw, b.lists = b.raw[:np], b.lists[:np]
-	b.names, b.weights, b.listed = b.names[:0], b.weights[:0], b.listed[:0]
+	b.raw, b.lists, b.cols = b.raw[:np], b.lists[:np], b.cols[:np]
+	b.names, b.weights, b.listed, b.colNorm = b.names[:0], b.weights[:0], b.listed[:0], b.colNorm[:0]
 	for j, pi := range idx {
 		b.names = append(b.names, f.score[pi].Name())
 		b.weights = append(b.weights, f.scoreWeight[pi])
@@ -323,8 +349,19 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int) []NodePluginScore
 			b.raw[j] = make([]int64, nodes)
 		}
 		b.raw[j] = b.raw[j][:nodes]
+		cn, _ := f.scoreNorm[pi].(ColumnNormalizer)
+		b.colNorm = append(b.colNorm, cn)
+		b.cols[j] = b.cols[j][:0]
 		if f.scoreNorm[pi] == nil {
 			b.lists[j] = b.lists[j][:0]
+			continue
+		}
+		if cn != nil {
+			b.lists[j] = b.lists[j][:0]
+			if cap(b.cols[j]) < nodes {
+				b.cols[j] = make([]int64, nodes)
+			}
+			b.cols[j] = b.cols[j][:nodes]
 			continue
 		}
 		if cap(b.lists[j]) < nodes {
@@ -341,6 +378,9 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int) []NodePluginScore
 func (b *scoreBuffers) normalized(j, i int) int64 {
 	if len(b.lists[j]) != 0 {
 		return b.lists[j][i].Score
+	}
+	if len(b.cols[j]) != 0 {
+		return b.cols[j][i]
 	}
 	return b.raw[j][i]
 }

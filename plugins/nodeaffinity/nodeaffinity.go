@@ -56,6 +56,7 @@ var (
 	_ schedcore.PreScorePlugin       = (*NodeAffinity)(nil)
 	_ schedcore.ScorePlugin          = (*NodeAffinity)(nil)
 	_ schedcore.NormalizeScorePlugin = (*NodeAffinity)(nil)
+	_ schedcore.ColumnNormalizer     = (*NodeAffinity)(nil)
 	_ schedcore.EnqueueExtensions    = (*NodeAffinity)(nil)
 	_ schedcore.NodeLocalPlugin      = (*NodeAffinity)(nil)
 	_ schedcore.FilterExplainer      = (*NodeAffinity)(nil)
@@ -323,6 +324,11 @@ func (pl *NodeAffinity) ScoreKey(cycleState *schedcore.CycleState, pod *v1.Pod, 
 // NormalizeScore scales the sums onto [0, 100] by the highest.
 func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
 	return helper.DefaultNormalizeScore(schedcore.MaxNodeScore, false, scores)
+}
+
+// NormalizeColumn is NormalizeScore on a column of scores.
+func (pl *NodeAffinity) NormalizeColumn(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
+	return helper.DefaultNormalizeColumn(schedcore.MaxNodeScore, false, scores)
 }
 
 func getPodPreferredNodeAffinity(pod *v1.Pod) (*helper.PreferredSchedulingTerms, error) {
