@@ -350,6 +350,10 @@ func randomPod(rng *rand.Rand, name string) *v1.Pod {
 	case 1:
 		p.Toleration("spot", v1.TolerationOpExists, "", "")
 	}
+	if rng.Intn(5) == 0 {
+		// Host ports drawn from few values, for NodePorts' rejections.
+		p.HostPort(int32(8080+rng.Intn(2)), []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP}[rng.Intn(2)], []string{"", "10.0.0.1"}[rng.Intn(2)])
+	}
 	pod := p.Obj()
 	for i := range pod.Spec.TopologySpreadConstraints {
 		if rng.Intn(2) == 0 {

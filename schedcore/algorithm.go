@@ -360,23 +360,31 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 			window = min(window, max(toFind-len(feasible), 64))
 		}
 		base := off
-		fw.handle.Parallelizer().Until(cctx, window, func(k int) {
-			i := base + k
-			p := (startIdx + i) % numAll
-			var s *Status
-			if byPos {
-				s = fw.runFilters(cctx, state, pod, nodes[p], p, snap.listGens[p])
-			} else {
-				s = fw.RunFilterPluginsWithNominatedPods(cctx, state, pod, nodes[p])
-			}
-			if s.Code() == Error {
-				errOnce.Do(func() { firstErr = s.AsError(); cancel() })
-				return
-			}
-			if s.IsSuccess() {
-				passed[i] = true
-			} else {
-				statuses[i] = s
+		// The window's nodes are handed out in blocks of filterBlock, so
+		// that a worker's per-node overhead is a loop step, not a call.
+		blocks := (window + filterBlock - 1) / filterBlock
+		fw.handle.Parallelizer().Until(cctx, blocks, func(blk int) {
+			end := base + min(window, (blk+1)*filterBlock)
+			for i := base + blk*filterBlock; i < end; i++ {
+				p := startIdx + i
+				if p >= numAll {
+					p -= numAll
+				}
+				var s *Status
+				if byPos {
+					s = fw.runFilters(cctx, state, pod, nodes[p], p, snap.listGens[p])
+				} else {
+					s = fw.RunFilterPluginsWithNominatedPods(cctx, state, pod, nodes[p])
+				}
+				if s.Code() == Error {
+					errOnce.Do(func() { firstErr = s.AsError(); cancel() })
+					return
+				}
+				if s.IsSuccess() {
+					passed[i] = true
+				} else {
+					statuses[i] = s
+				}
 			}
 		})
 		rejected := 0
@@ -393,7 +401,10 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 			if len(feasible) >= toFind {
 				break
 			}
-			p := (startIdx + i) % numAll
+			p := startIdx + i
+			if p >= numAll {
+				p -= numAll
+			}
 			if passed[i] {
 				feasible = append(feasible, nodes[p])
 				if byPos {
@@ -446,6 +457,10 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	}
 	return feasible, firstErr
 }
+
+// filterBlock is how many nodes findNodesThatPassFilters filters as one
+// piece of parallel work.
+const filterBlock = 16
 
 // filterScratch is findNodesThatPassFilters' per-node verdicts, reused
 // across cycles (several cycles may run at once: each takes its own).

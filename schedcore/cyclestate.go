@@ -3,6 +3,7 @@ package schedcore
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -76,9 +77,17 @@ type stateEntry struct {
 // NewCycleState returns an empty state.
 func NewCycleState() *CycleState { return &CycleState{storage: make([]stateEntry, 0, 16)} }
 
-// Read returns the data under key or ErrNotFound.
+// Read returns the data under key or ErrNotFound. It scans from the
+// newest entry: the score loop reads what PreScore wrote last, and a key
+// is found by its constant's string data before any bytes are compared.
 func (c *CycleState) Read(key StateKey) (StateData, error) {
-	for i := range c.storage {
+	kp, kl := unsafe.StringData(string(key)), len(key)
+	for i := len(c.storage) - 1; i >= 0; i-- {
+		if e := &c.storage[i]; len(e.key) == kl && unsafe.StringData(string(e.key)) == kp {
+			return e.val, nil
+		}
+	}
+	for i := len(c.storage) - 1; i >= 0; i-- {
 		if c.storage[i].key == key {
 			return c.storage[i].val, nil
 		}

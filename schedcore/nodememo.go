@@ -81,15 +81,16 @@ func (m *NodeMemo[V]) Values(ctx context.Context, par Parallelizer, k *MemoKey, 
 // who calls release when done. get and put on distinct nodes may run in
 // parallel between the two.
 func (m *NodeMemo[V]) acquire(k *MemoKey, n int) *memoTable[V] {
-	key := k.Key()
 	m.mu.Lock()
-	t := m.tables[key]
+	// Indexing by string(k.b) does not allocate: the key string is made
+	// only for a new table.
+	t := m.tables[string(k.b)]
 	if t == nil {
 		if len(m.tables) >= m.maxKeys {
 			evictOldest(m.tables, func(t *memoTable[V]) uint64 { return t.used })
 		}
 		t = &memoTable[V]{}
-		m.tables[key] = t
+		m.tables[k.Key()] = t
 	}
 	m.clock++
 	t.used = m.clock
@@ -286,16 +287,17 @@ func NewVerdictMemo(maxKeys int) *VerdictMemo {
 
 // View returns key's entries for a snapshot of n nodes.
 func (m *VerdictMemo) View(k *MemoKey, n int) VerdictView {
-	key := k.Key()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := m.tables[key]
+	// Indexing by string(k.b) does not allocate: the key string is made
+	// only for a new table.
+	t := m.tables[string(k.b)]
 	if t == nil {
 		if len(m.tables) >= m.maxKeys {
 			evictOldest(m.tables, func(t *verdictTable) uint64 { return t.used })
 		}
 		t = &verdictTable{}
-		m.tables[key] = t
+		m.tables[k.Key()] = t
 	}
 	m.clock++
 	t.used = m.clock

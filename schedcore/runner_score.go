@@ -79,49 +79,75 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	// never reached.
 	snap := f.handle.Snapshot()
 	pos := state.listed.positions(snap, nodes)
-	f.handle.Parallelizer().Until(cctx, len(nodes), func(i int) {
-		n := nodes[i]
-		var p int
-		var gen int64
-		if pos != nil {
-			p = int(pos[i])
-			gen, out[i].Name = snap.listedAt(p)
-		} else {
-			p, gen, out[i].Name = n.listIndex(), n.Generation, n.Name()
+	// The nodes are scored a block at a time, and within a block plugin
+	// by plugin: the remembered scores of a block are read in one tight
+	// pass over each plugin's column, and Score runs only on the nodes
+	// whose score is not remembered. Each Score is independent of the
+	// others, so the order they run in changes nothing.
+	blocks := (len(nodes) + scoreBlock - 1) / scoreBlock
+	f.handle.Parallelizer().Until(cctx, blocks, func(blk int) {
+		lo, hi := blk*scoreBlock, min(len(nodes), (blk+1)*scoreBlock)
+		var ps [scoreBlock]int
+		var gens [scoreBlock]int64
+		var todo [scoreBlock]uint8
+		for i := lo; i < hi; i++ {
+			k := i - lo
+			if pos != nil {
+				ps[k] = int(pos[i])
+				gens[k], out[i].Name = snap.listedAt(ps[k])
+			} else {
+				n := nodes[i]
+				ps[k], gens[k], out[i].Name = n.listIndex(), n.Generation, n.Name()
+			}
 		}
 		for j, pi := range idx {
 			if uniform[j] {
 				continue
 			}
+			col := raw[j][lo:hi]
+			nt := 0
 			if memo[j] {
-				if v, ok := views[j].getAt(p, gen); ok {
-					raw[j][i] = int64(v)
-					continue
+				v := views[j]
+				for k := range col {
+					if sc, ok := v.getAt(ps[k], gens[k]); ok {
+						col[k] = int64(sc)
+					} else {
+						todo[nt] = uint8(k)
+						nt++
+					}
 				}
-			}
-			pl := f.score[pi]
-			var sc int64
-			var s *Status
-			if state.RecordPluginMetrics && f.recorder != nil {
-				t := time.Now()
-				sc, s = pl.Score(cctx, state, pod, n)
-				f.recorder.Plugin(pl.Name(), ExtScore, s.Code(), time.Since(t))
-			} else if ls := listed[j]; ls != nil && pos != nil {
-				sc, s = ls.ScoreListed(cctx, state, pod, n, p, gen)
 			} else {
-				sc, s = pl.Score(cctx, state, pod, n)
+				for k := range col {
+					todo[k] = uint8(k)
+				}
+				nt = len(col)
 			}
-			if !s.IsSuccess() {
-				errOnce.Do(func() {
-					firstErr = fmt.Errorf("plugin %q failed with: %w", pl.Name(), s.AsError())
-					cancel()
-				})
-				return
+			pl, ls := f.score[pi], listed[j]
+			for _, k := range todo[:nt] {
+				n := nodes[lo+int(k)]
+				var sc int64
+				var s *Status
+				if state.RecordPluginMetrics && f.recorder != nil {
+					t := time.Now()
+					sc, s = pl.Score(cctx, state, pod, n)
+					f.recorder.Plugin(pl.Name(), ExtScore, s.Code(), time.Since(t))
+				} else if ls != nil && pos != nil {
+					sc, s = ls.ScoreListed(cctx, state, pod, n, ps[k], gens[k])
+				} else {
+					sc, s = pl.Score(cctx, state, pod, n)
+				}
+				if !s.IsSuccess() {
+					errOnce.Do(func() {
+						firstErr = fmt.Errorf("plugin %q failed with: %w", pl.Name(), s.AsError())
+						cancel()
+					})
+					return
+				}
+				if memo[j] && sc >= 0 && sc <= math.MaxUint16 {
+					views[j].putAt(ps[k], gens[k], uint16(sc))
+				}
+				col[k] = sc
 			}
-			if memo[j] && sc >= 0 && sc <= math.MaxUint16 {
-				views[j].putAt(p, gen, uint16(sc))
-			}
-			raw[j][i] = sc
 		}
 	})
 	if firstErr != nil {
@@ -140,28 +166,52 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		if norm == nil {
 			continue
 		}
-		list := b.lists[j]
-		for i := range list {
-			list[i] = NodeScore{Name: out[i].Name, Score: raw[j][i]}
+		var s *Status
+		if cn := b.colNorm[j]; cn != nil {
+			col := b.cols[j]
+			copy(col, raw[j])
+			s = cn.NormalizeColumn(ctx, state, pod, col)
+		} else {
+			list := b.lists[j]
+			for i := range list {
+				list[i] = NodeScore{Name: out[i].Name, Score: raw[j][i]}
+			}
+			s = norm.NormalizeScore(ctx, state, pod, list)
 		}
-		if s := norm.NormalizeScore(ctx, state, pod, list); !s.IsSuccess() {
+		if !s.IsSuccess() {
 			st := AsStatus(fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", f.score[pi].Name(), s.AsError()))
 			f.observe(ExtScore, st, start)
 			return nil, st
 		}
 	}
-	// Totals plugin by plugin, a column at a time.
-	valid := true
+	// Totals plugin by plugin, a column at a time, summed in a dense
+	// column and then set once per node.
+	totals := b.totals[:len(out)]
+	clear(totals)
+	lo, hi := int64(MinNodeScore), int64(MaxNodeScore)
 	for j, pi := range idx {
 		w := f.scoreWeight[pi]
-		for i := range out {
-			sc := b.normalized(j, i)
-			if sc > MaxNodeScore || sc < MinNodeScore {
-				valid = false
+		if list := b.lists[j]; len(list) != 0 {
+			for i := range totals {
+				sc := list[i].Score
+				lo, hi = min(lo, sc), max(hi, sc)
+				totals[i] += sc * w
 			}
-			out[i].TotalScore += sc * w
+			continue
+		}
+		col := raw[j]
+		if len(b.cols[j]) != 0 {
+			col = b.cols[j]
+		}
+		for i, sc := range col {
+			lo, hi = min(lo, sc), max(hi, sc)
+			totals[i] += sc * w
 		}
 	}
+	for i := range out {
+		out[i].TotalScore = totals[i]
+	}
+	valid := lo >= MinNodeScore && hi <= MaxNodeScore
 	if !valid {
 		// The first invalid score in node order, as a per-node pass finds it.
 		for i := range out {
@@ -184,6 +234,19 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	f.observe(ExtScore, nil, start)
 	return out, nil
 }
+
+// ColumnNormalizer is a NormalizeScorePlugin whose NormalizeScore reads and
+// changes the scores alone, never the names: the framework may then hand
+// it the scores as a column. NormalizeColumn must leave the same scores,
+// in the same order, as NormalizeScore would.
+type ColumnNormalizer interface {
+	NormalizeScorePlugin
+	NormalizeColumn(ctx context.Context, state *CycleState, pod *v1.Pod, scores []int64) *Status
+}
+
+// scoreBlock is how many nodes RunScorePlugins scores as one piece of
+// parallel work (at most 256: a block's node indexes are bytes).
+const scoreBlock = 64
 
 // uniformScores fills the raw score column of each plugin of idx whose
 // Score is, this cycle, the same on every node (UniformScorer) and
@@ -245,11 +308,17 @@ type scoreBuffers struct {
 	// lists[j] is plugin j's list for NormalizeScore, normalized in place;
 	// nil for a plugin without NormalizeScore, whose raw score is final.
 	lists []NodeScoreList
+	// cols[j] is plugin j's normalized column when the plugin is a
+	// ColumnNormalizer (colNorm[j]), empty otherwise.
+	cols    [][]int64
+	colNorm []ColumnNormalizer
 	// The cycle's plugins' names and weights.
 	names   []string
 	weights []int64
 	// listed[j] is plugin j as a ListedScorer, nil if it is not one.
 	listed []ListedScorer
+	// totals[i] is node i's weighted sum, before it is set in out.
+	totals []int64
 }
 
 // get sizes the buffers for the cycle's plugins (idx, positions in
@@ -261,12 +330,16 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int) []NodePluginScore
 	if cap(b.out) < nodes {
 		b.out = make([]NodePluginScores, nodes)
 	}
+	if cap(b.totals) < nodes {
+		b.totals = make([]int64, nodes)
+	}
 	for len(b.raw) < np {
 		b.raw = append(b.raw, nil)
 		b.lists = append(b.lists, nil)
+		b.cols = append(b.cols, nil)
 	}
-	b.raw, b.lists = b.raw[:np], b.lists[:np]
-	b.names, b.weights, b.listed = b.names[:0], b.weights[:0], b.listed[:0]
+	b.raw, b.lists, b.cols = b.raw[:np], b.lists[:np], b.cols[:np]
+	b.names, b.weights, b.listed, b.colNorm = b.names[:0], b.weights[:0], b.listed[:0], b.colNorm[:0]
 	for j, pi := range idx {
 		b.names = append(b.names, f.score[pi].Name())
 		b.weights = append(b.weights, f.scoreWeight[pi])
@@ -276,8 +349,19 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int) []NodePluginScore
 			b.raw[j] = make([]int64, nodes)
 		}
 		b.raw[j] = b.raw[j][:nodes]
+		cn, _ := f.scoreNorm[pi].(ColumnNormalizer)
+		b.colNorm = append(b.colNorm, cn)
+		b.cols[j] = b.cols[j][:0]
 		if f.scoreNorm[pi] == nil {
 			b.lists[j] = b.lists[j][:0]
+			continue
+		}
+		if cn != nil {
+			b.lists[j] = b.lists[j][:0]
+			if cap(b.cols[j]) < nodes {
+				b.cols[j] = make([]int64, nodes)
+			}
+			b.cols[j] = b.cols[j][:nodes]
 			continue
 		}
 		if cap(b.lists[j]) < nodes {
@@ -294,6 +378,9 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int) []NodePluginScore
 func (b *scoreBuffers) normalized(j, i int) int64 {
 	if len(b.lists[j]) != 0 {
 		return b.lists[j][i].Score
+	}
+	if len(b.cols[j]) != 0 {
+		return b.cols[j][i]
 	}
 	return b.raw[j][i]
 }

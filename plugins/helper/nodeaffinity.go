@@ -140,6 +140,14 @@ func NewPreferredSchedulingTerms(terms []v1.PreferredSchedulingTerm) (*Preferred
 	return p, nil
 }
 
+// Selectors returns the parsed terms and their weights, in order: Score
+// is the sum of the weights of the selectors a node's labels match. ok is
+// false when the terms are matched by component-helpers instead (a term
+// with matchFields, or one that does not parse as a label selector).
+func (p *PreferredSchedulingTerms) Selectors() (terms []labels.Selector, weights []int64, ok bool) {
+	return p.terms, p.weights, p.fast
+}
+
 // Score sums the weights of the terms the node matches.
 func (p *PreferredSchedulingTerms) Score(node *v1.Node) int64 {
 	if !p.fast {

@@ -32,3 +32,27 @@ func DefaultNormalizeScore(maxPriority int64, reverse bool, scores schedcore.Nod
 	}
 	return nil
 }
+
+// DefaultNormalizeColumn is DefaultNormalizeScore on a column of scores.
+func DefaultNormalizeColumn(maxPriority int64, reverse bool, scores []int64) *schedcore.Status {
+	var maxCount int64
+	for _, s := range scores {
+		maxCount = max(maxCount, s)
+	}
+	if maxCount == 0 {
+		if reverse {
+			for i := range scores {
+				scores[i] = maxPriority
+			}
+		}
+		return nil
+	}
+	for i, s := range scores {
+		s = maxPriority * s / maxCount
+		if reverse {
+			s = maxPriority - s
+		}
+		scores[i] = s
+	}
+	return nil
+}

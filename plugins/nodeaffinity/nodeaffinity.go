@@ -45,6 +45,9 @@ const (
 type NodeAffinity struct {
 	addedNodeSelector   *nodeaffinity.NodeSelector
 	addedPrefSchedTerms *nodeaffinity.PreferredSchedulingTerms
+	// terms remembers which nodes match a preferred term (termViews).
+	terms  *schedcore.VerdictMemo
+	handle *schedcore.Handle
 }
 
 var (
@@ -53,6 +56,7 @@ var (
 	_ schedcore.PreScorePlugin       = (*NodeAffinity)(nil)
 	_ schedcore.ScorePlugin          = (*NodeAffinity)(nil)
 	_ schedcore.NormalizeScorePlugin = (*NodeAffinity)(nil)
+	_ schedcore.ColumnNormalizer     = (*NodeAffinity)(nil)
 	_ schedcore.EnqueueExtensions    = (*NodeAffinity)(nil)
 	_ schedcore.NodeLocalPlugin      = (*NodeAffinity)(nil)
 	_ schedcore.FilterExplainer      = (*NodeAffinity)(nil)
@@ -62,18 +66,19 @@ var (
 	// unchanged.
 	_ schedcore.NodeLocalFilter = (*NodeAffinity)(nil)
 	_ schedcore.NodeLocalScorer = (*NodeAffinity)(nil)
+	_ schedcore.ListedScorer    = (*NodeAffinity)(nil)
 )
 
 // NodeLocal is true: the verdict reads the node's own labels (and name).
 func (pl *NodeAffinity) NodeLocal(*v1.Pod) bool { return true }
 
 // New builds the plugin from *configv1.NodeAffinityArgs (nil means none).
-func New(_ context.Context, obj runtime.Object, _ *schedcore.Handle) (schedcore.Plugin, error) {
+func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.Plugin, error) {
 	args, err := getArgs(obj)
 	if err != nil {
 		return nil, err
 	}
-	pl := &NodeAffinity{}
+	pl := &NodeAffinity{terms: schedcore.NewVerdictMemo(termMemoKeys), handle: h}
 	if a := args.AddedAffinity; a != nil {
 		if ns := a.RequiredDuringSchedulingIgnoredDuringExecution; ns != nil {
 			if pl.addedNodeSelector, err = nodeaffinity.NewNodeSelector(ns); err != nil {
@@ -259,6 +264,9 @@ func (pl *NodeAffinity) FilterShortfall(context.Context, *schedcore.CycleState, 
 // preScoreState is the pod's parsed preferred terms (nil if none).
 type preScoreState struct {
 	preferredNodeAffinity *helper.PreferredSchedulingTerms
+	// termViews are the remembered matches of its terms (termViews), nil
+	// when they are not remembered.
+	termViews []schedcore.VerdictView
 }
 
 // Clone returns the state itself: nothing changes it after PreScore.
@@ -273,7 +281,7 @@ func (pl *NodeAffinity) PreScore(_ context.Context, cycleState *schedcore.CycleS
 	if pref == nil && pl.addedPrefSchedTerms == nil {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	st := &preScoreState{preferredNodeAffinity: pref}
+	st := &preScoreState{preferredNodeAffinity: pref, termViews: pl.termViews(pref)}
 	cycleState.Write(preScoreStateKey, st)
 	return nil
 }
@@ -294,7 +302,9 @@ func (pl *NodeAffinity) Score(_ context.Context, cycleState *schedcore.CycleStat
 		}
 		s = &preScoreState{preferredNodeAffinity: pref}
 	}
-	if s.preferredNodeAffinity != nil {
+	if s.termViews != nil {
+		count += scoreTerms(s.preferredNodeAffinity, s.termViews, nodeInfo, -1, 0)
+	} else if s.preferredNodeAffinity != nil {
 		count += s.preferredNodeAffinity.Score(node)
 	}
 	return count, nil
@@ -314,6 +324,11 @@ func (pl *NodeAffinity) ScoreKey(cycleState *schedcore.CycleState, pod *v1.Pod, 
 // NormalizeScore scales the sums onto [0, 100] by the highest.
 func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
 	return helper.DefaultNormalizeScore(schedcore.MaxNodeScore, false, scores)
+}
+
+// NormalizeColumn is NormalizeScore on a column of scores.
+func (pl *NodeAffinity) NormalizeColumn(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
+	return helper.DefaultNormalizeColumn(schedcore.MaxNodeScore, false, scores)
 }
 
 func getPodPreferredNodeAffinity(pod *v1.Pod) (*helper.PreferredSchedulingTerms, error) {

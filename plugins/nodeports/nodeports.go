@@ -36,6 +36,10 @@ var (
 	_ schedcore.EnqueueExtensions = (*NodePorts)(nil)
 	_ schedcore.NodeLocalPlugin   = (*NodePorts)(nil)
 	_ schedcore.FilterExplainer   = (*NodePorts)(nil)
+	// The framework remembers Filter's verdicts (its rejection is a shared
+	// status) per node, keyed by the wanted ports, while the node is
+	// unchanged.
+	_ schedcore.NodeLocalFilter = (*NodePorts)(nil)
 )
 
 // NodeLocal is true: the verdict reads the host ports used on the node
@@ -112,6 +116,21 @@ func (pl *NodePorts) Filter(_ context.Context, cycleState *schedcore.CycleState,
 		return statusConflict
 	}
 	return nil
+}
+
+// FilterKey is the wanted host ports PreFilter collected (address,
+// protocol and port, all that Filter compares): with the ports used on the
+// node, all Filter reads.
+func (pl *NodePorts) FilterKey(cycleState *schedcore.CycleState, _ *v1.Pod, k *schedcore.MemoKey) bool {
+	wantPorts, err := schedcore.ReadAs[preFilterState](cycleState, preFilterStateKey)
+	if err != nil {
+		return false
+	}
+	k.Int(int64(len(wantPorts)))
+	for i := range wantPorts {
+		k.String(wantPorts[i].HostIP).String(string(wantPorts[i].Protocol)).Int(int64(wantPorts[i].HostPort))
+	}
+	return true
 }
 
 // ExplainFilter names each wanted host port in use on the node and the

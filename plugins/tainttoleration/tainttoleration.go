@@ -44,6 +44,7 @@ var (
 	_ schedcore.PreScorePlugin       = (*TaintToleration)(nil)
 	_ schedcore.ScorePlugin          = (*TaintToleration)(nil)
 	_ schedcore.NormalizeScorePlugin = (*TaintToleration)(nil)
+	_ schedcore.ColumnNormalizer     = (*TaintToleration)(nil)
 	_ schedcore.EnqueueExtensions    = (*TaintToleration)(nil)
 	_ schedcore.NodeLocalPlugin      = (*TaintToleration)(nil)
 	_ schedcore.FilterExplainer      = (*TaintToleration)(nil)
@@ -235,4 +236,9 @@ func (pl *TaintToleration) ScoreKey(cycleState *schedcore.CycleState, _ *v1.Pod,
 // taints, higher score.
 func (pl *TaintToleration) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
 	return helper.DefaultNormalizeScore(schedcore.MaxNodeScore, true, scores)
+}
+
+// NormalizeColumn is NormalizeScore on a column of scores.
+func (pl *TaintToleration) NormalizeColumn(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
+	return helper.DefaultNormalizeColumn(schedcore.MaxNodeScore, true, scores)
 }
