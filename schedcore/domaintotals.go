@@ -234,10 +234,6 @@ func (t *DomainTotals) fillListed(snap *Snapshot, share func(ni *NodeInfo) (Doma
 	return true
 }
 
-// GetAt is VerdictView.Get for the node a snapshot lists at position pos
-// with generation gen (its columns), without reaching the node.
-func (v VerdictView) GetAt(pos int, gen int64) (uint16, bool) { return v.getAt(pos, gen) }
-
 // fillZero sets a zero slot for every node of snap's list, as computed
 // from the node listed now (its generation, from the snapshot's column),
 // and puts the slots in line with snap's change log.
