@@ -53,6 +53,10 @@ type kubeFigure struct {
 	HeapLiveMiB      float64 `json:"heapLiveMiB,omitempty"`
 	HeapLivePeakMiB  float64 `json:"heapLivePeakMiB,omitempty"`
 	HeapClientsetMiB float64 `json:"heapClientsetMiB,omitempty"`
+	// HeapPendingMiB is kubebench's own decoded copy of the pending pods
+	// within the live heap (it hands them to the scheduler one by one; a
+	// kube-scheduler takes them from its informers).
+	HeapPendingMiB float64 `json:"heapPendingMiB,omitempty"`
 	// HeapDate is when the heap figures were recorded, when they were
 	// recorded apart from the rest (bench -record-heap).
 	HeapDate   string  `json:"heapDate,omitempty"`
@@ -74,12 +78,13 @@ type kubeFigure struct {
 func (f kubeFigure) key() string { return fmt.Sprintf("%s@%d", f.Workload, f.Percentage) }
 
 // kubeHeapMiB is kube-scheduler's own live heap: kubebench's without the
-// fake clientset's copy of the objects; 0 if not recorded.
+// fake clientset's copy of the objects and its own copy of the pending
+// pods; 0 if not recorded.
 func (f kubeFigure) kubeHeapMiB() float64 {
 	if f.HeapLiveMiB == 0 {
 		return 0
 	}
-	return f.HeapLiveMiB - f.HeapClientsetMiB
+	return f.HeapLiveMiB - f.HeapClientsetMiB - f.HeapPendingMiB
 }
 
 func readKubeFigures(path string) (*kubeFigures, error) {
@@ -127,7 +132,7 @@ func (kf *kubeFigures) putHeap(f kubeFigure) {
 	for i := range kf.Figures {
 		g := &kf.Figures[i]
 		if g.key() == f.key() {
-			g.HeapLiveMiB, g.HeapLivePeakMiB, g.HeapClientsetMiB = f.HeapLiveMiB, f.HeapLivePeakMiB, f.HeapClientsetMiB
+			g.HeapLiveMiB, g.HeapLivePeakMiB, g.HeapClientsetMiB, g.HeapPendingMiB = f.HeapLiveMiB, f.HeapLivePeakMiB, f.HeapClientsetMiB, f.HeapPendingMiB
 			g.OursHeapLiveMiB, g.OursHeapLivePeakMiB = f.OursHeapLiveMiB, f.OursHeapLivePeakMiB
 			g.HeapDate = f.Date + " (load " + f.Load + ", commit " + f.Commit + ")"
 			return
@@ -154,7 +159,7 @@ var (
 	reKubePods = regexp.MustCompile(`pods=(\d+) scheduled=(\d+) duration=(\S+) pods/s=([\d.]+)`)
 	reKubeCPU  = regexp.MustCompile(`cpu=(\S+) pods/cpu-s=([\d.]+)`)
 	reKubeHeap = regexp.MustCompile(`heap_end=([\d.]+)MiB`)
-	reKubeLive = regexp.MustCompile(`heap_live=([\d.]+)MiB heap_live_peak=([\d.]+)MiB heap_clientset=([\d.]+)MiB`)
+	reKubeLive = regexp.MustCompile(`heap_live=([\d.]+)MiB heap_live_peak=([\d.]+)MiB heap_clientset=([\d.]+)MiB heap_pending=([\d.]+)MiB`)
 )
 
 // runKube runs hack/kubebench/run.sh on a snapshot file and parses what it
@@ -205,6 +210,7 @@ func parseKube(s string, f *kubeFigure) error {
 	f.HeapLiveMiB, _ = strconv.ParseFloat(l[1], 64)
 	f.HeapLivePeakMiB, _ = strconv.ParseFloat(l[2], 64)
 	f.HeapClientsetMiB, _ = strconv.ParseFloat(l[3], 64)
+	f.HeapPendingMiB, _ = strconv.ParseFloat(l[4], 64)
 	return nil
 }
 

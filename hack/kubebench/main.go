@@ -15,13 +15,15 @@
 //
 // (the scheduling loop only), the heap after loading and at the end, and
 //
-//	heap_live=L heap_live_peak=P heap_clientset=C
+//	heap_live=L heap_live_peak=P heap_clientset=C heap_pending=Q
 //
 // L: the live heap after the last pod (HeapAlloc after forced
 // collections, heap.go), holding the fake clientset's copy of every
 // object (C of it: the API server's copy, measured when the clientset is
-// built), the informers' copies, the scheduler's cache, queue and
-// framework, and the pending pods as decoded; P: the largest live heap a
+// built), the informers' copies, the scheduler's cache (with kube's
+// assumed deep copies of the placed pods), queue and framework, and the
+// pending pods as decoded (Q of it: this harness's copy, which run is
+// handed, measured by dropping it); P: the largest live heap a
 // collection found during the scheduling loop.
 package main
 
@@ -238,6 +240,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// their stores) and the clientset still reachable.
 	heapLive := liveHeap()
 	heapPeak := peak.stop(heapLive)
+	// The pending pods as decoded, which run was handed one by one (a
+	// kube-scheduler takes them from its informers, which hold their
+	// own copies): measured apart (heap_pending) by dropping them.
+	clear(pods)
+	heapNoPending := liveHeap()
+	heapPending := heapLive - min(heapLive, heapNoPending)
 	runtime.KeepAlive(b)
 	runtime.KeepAlive(client)
 	n := len(pods) - res.skipped
@@ -250,7 +258,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "nodes=%d bound=%d load=%s heap_loaded=%.1fMiB heap_per_node=%.1fKiB heap_end=%.1fMiB percentage=%d parallelism=%d\n",
 		cl.nodes, bound, loadTime.Round(time.Millisecond), float64(heapLoaded)/(1<<20), perNode, float64(ms.HeapAlloc)/(1<<20), *percentage, cfg.Parallelism)
-	fmt.Fprintf(stdout, "heap_live=%.1fMiB heap_live_peak=%.1fMiB heap_clientset=%.1fMiB\n", mib(heapLive), mib(heapPeak), mib(heapClientset))
+	fmt.Fprintf(stdout, "heap_live=%.1fMiB heap_live_peak=%.1fMiB heap_clientset=%.1fMiB heap_pending=%.1fMiB\n", mib(heapLive), mib(heapPeak), mib(heapClientset), mib(heapPending))
 	if *explainRun != "" {
 		out := explainResult{Cases: []explainCase{}}
 		for _, c := range b.explained {

@@ -57,10 +57,13 @@ type Options struct {
 	// attempt and before the report is built, with the scheduler and all
 	// its state still in use (the benchmark reads the live heap there).
 	Ran func()
+	// InPlace: the run may fill in what the cluster's pods lack (UIDs)
+	// in place (engine.Options.InPlace); the report is the same.
+	InPlace bool
 }
 
 func (o Options) engine() engine.Options {
-	return engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Logger: o.Logger, Seed: o.Seed, UseSeed: o.UseSeed, NoPreemption: o.NoPreemption}
+	return engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Logger: o.Logger, Seed: o.Seed, UseSeed: o.UseSeed, NoPreemption: o.NoPreemption, InPlace: o.InPlace}
 }
 
 // failure is a pod's last failed attempt.
@@ -158,6 +161,9 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		placed:   sets.New[string](),
 		progress: o.Progress,
 	}
+	// cl is not used after the loading: with o.InPlace, the pods the
+	// engine replaces (bound copies) are then freed.
+	nodes := len(cl.Nodes)
 	c, pending, err := engine.NewOffline(ctx, cl, o.engine(), r.observer())
 	if err != nil {
 		return nil, err
@@ -201,7 +207,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 	rep.Summary = report.Summary{
 		Scheduled:       len(rep.Placements),
 		Unschedulable:   len(rep.Unschedulable),
-		Nodes:           len(cl.Nodes),
+		Nodes:           nodes,
 		Pending:         len(pending),
 		DurationSeconds: elapsed.Seconds(),
 		Profiles:        c.Profiles.Order,

@@ -73,7 +73,8 @@ type Offline struct {
 	dra     offlineDRA
 }
 
-// NewOffline loads a copy of cl (its pods are not modified) into a new
+// NewOffline loads a copy of cl (its pods are not modified, unless
+// o.InPlace: then missing UIDs are filled in) into a new
 // engine and returns it with the cluster's pending pods in queue order,
 // not yet queued (Submit queues them).
 func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observer) (*Offline, []*v1.Pod, error) {
@@ -105,7 +106,10 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	work := *cl
 	work.Pods = make([]*v1.Pod, len(cl.Pods))
 	for i, p := range cl.Pods {
-		work.Pods[i] = shallowCopy(p)
+		if !o.InPlace {
+			p = shallowCopy(p)
+		}
+		work.Pods[i] = p
 	}
 	pending, err := e.Load(&work)
 	if err != nil {
