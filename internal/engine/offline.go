@@ -105,8 +105,17 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	c.Engine = e
 	work := *cl
 	work.Pods = make([]*v1.Pod, len(cl.Pods))
+	var in *interner
+	if o.InPlace {
+		in = newInterner()
+		for _, n := range cl.Nodes {
+			in.node(n)
+		}
+	}
 	for i, p := range cl.Pods {
-		if !o.InPlace {
+		if in != nil {
+			in.pod(p)
+		} else {
 			p = shallowCopy(p)
 		}
 		work.Pods[i] = p
