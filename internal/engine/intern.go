@@ -6,11 +6,12 @@ import (
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // interner makes the pods and nodes of a cluster share their equal parts:
 // the replicas of one workload carry the same resource lists, labels,
-// containers and tolerations, each its own copy as decoded, most of a
+// containers, tolerations, affinity..., each its own copy as decoded, most of a
 // loaded cluster's heap. A part is replaced only by one equal to it
 // (reflect.DeepEqual, after a key that finds the candidate), so every
 // object keeps its content exactly. Sharing is safe for the reason
@@ -22,7 +23,12 @@ type interner struct {
 	labels      map[string]map[string]string
 	containers  map[string][]v1.Container
 	tolerations map[string][]v1.Toleration
-	key         []byte
+	// By the address of the pod's (shared) labels and containers: the
+	// replicas of a workload share them, and their other parts too.
+	affinity map[string]*v1.Affinity
+	spread   map[string][]v1.TopologySpreadConstraint
+	owners   map[string][]metav1.OwnerReference
+	key      []byte
 }
 
 func newInterner() *interner {
@@ -31,17 +37,36 @@ func newInterner() *interner {
 		labels:      map[string]map[string]string{},
 		containers:  map[string][]v1.Container{},
 		tolerations: map[string][]v1.Toleration{},
+		affinity:    map[string]*v1.Affinity{},
+		spread:      map[string][]v1.TopologySpreadConstraint{},
+		owners:      map[string][]metav1.OwnerReference{},
 	}
 }
 
-// pod shares p's resource lists, labels, containers and tolerations with
-// the equal ones of the pods before it.
+// pod shares p's resource lists, labels, containers, tolerations,
+// affinity, spread constraints and owners with the equal ones of the pods
+// before it.
 func (in *interner) pod(p *v1.Pod) {
 	p.Labels = in.labelMap(p.Labels)
 	p.Spec.Overhead = in.resourceList(p.Spec.Overhead)
 	p.Spec.Containers = in.containerList(p.Spec.Containers)
 	p.Spec.InitContainers = in.containerList(p.Spec.InitContainers)
 	p.Spec.Tolerations = in.tolerationList(p.Spec.Tolerations)
+	// Parts a key cannot name cheaply: the candidate is the first pod's
+	// with the same (shared) labels and containers.
+	k := strconv.AppendUint(in.key[:0], uint64(reflect.ValueOf(p.Labels).Pointer()), 16)
+	k = append(k, 0)
+	k = strconv.AppendUint(k, uint64(reflect.ValueOf(p.Spec.Containers).Pointer()), 16)
+	in.key = k
+	if p.Spec.Affinity != nil {
+		p.Spec.Affinity = intern(in.affinity, k, p.Spec.Affinity)
+	}
+	if len(p.Spec.TopologySpreadConstraints) > 0 {
+		p.Spec.TopologySpreadConstraints = intern(in.spread, k, p.Spec.TopologySpreadConstraints)
+	}
+	if len(p.OwnerReferences) > 0 {
+		p.OwnerReferences = intern(in.owners, k, p.OwnerReferences)
+	}
 }
 
 // node shares n's capacity and allocatable with the equal ones of the

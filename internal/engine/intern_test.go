@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
@@ -22,9 +23,14 @@ func TestInternerKeepsContent(t *testing.T) {
 		p := schedtest.MakePod(name).Namespace("ns").Label("app", "a").Req("cpu", cpu).Obj()
 		p.Spec.Containers[0].Command = cmd
 		p.Spec.Tolerations = []v1.Toleration{{Key: "k", Operator: v1.TolerationOpExists}}
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}, TopologyKey: "zone",
+		}}}}
 		return p
 	}
-	pods := []*v1.Pod{mk("a", "1m"), mk("b", "1m"), mk("c", "500u"), mk("d", "1m", "sleep")}
+	pods := []*v1.Pod{mk("a", "1m"), mk("b", "1m"), mk("c", "500u"), mk("d", "1m", "sleep"), mk("e", "1m")}
+	// e: like a but for the anti-affinity's topology key.
+	pods[4].Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey = "host"
 	node := func(name, cpu string) *v1.Node {
 		return schedtest.MakeNode(name).Capacity("cpu", cpu, "memory", "1Gi", "pods", "110").Obj()
 	}
@@ -70,6 +76,9 @@ func TestInternerKeepsContent(t *testing.T) {
 	}
 	if same(pods[0].Spec.Containers, pods[3].Spec.Containers) {
 		t.Error("containers with another command are shared")
+	}
+	if pods[0].Spec.Affinity != pods[1].Spec.Affinity || pods[0].Spec.Affinity == pods[4].Spec.Affinity {
+		t.Error("equal affinities are not shared, or different ones are")
 	}
 }
 
