@@ -255,7 +255,8 @@ func main() {
 
 // heapNote says what the heap columns hold.
 const heapNote = "heap: the live heap after the last pod (HeapAlloc after forced collections, the scheduler still in use); peak: the largest live heap a collection found during the run. " +
-	"Ours holds the snapshot as loaded (shared with the engine) and the engine's state; kube's (hack/kubebench) the informers' copies, its cache, queue and framework and the pending pods as decoded, " +
+	"Ours holds the cluster the run was handed (the engine's own: equal parts of its pods and nodes shared at loading) and the engine's state; " +
+	"kube's (hack/kubebench) the informers' copies of the objects, its cache (with kube's assumed deep copies of the placed pods), queue and framework, " +
 	"without the fake clientset's copy of every object (the API server's) and kubebench's own decoded copy of the pending pods (both measured apart and subtracted); heap ÷ kube = ours over kube's"
 
 // printKube prints kube's columns and the ratios.

@@ -11,10 +11,10 @@ import (
 
 // interner makes the pods and nodes of a cluster share their equal parts:
 // the replicas of one workload carry the same resource lists, labels,
-// containers, tolerations, affinity..., each its own copy as decoded, most of a
-// loaded cluster's heap. A part is replaced only by one equal to it
-// (reflect.DeepEqual, after a key that finds the candidate), so every
-// object keeps its content exactly. Sharing is safe for the reason
+// containers, tolerations, affinity..., each its own copy as decoded, most
+// of a loaded cluster's heap. A part is replaced only by one equal to it
+// (by a key naming all of its content, or reflect.DeepEqual with the
+// candidate a key finds), so every object keeps its content exactly. Sharing is safe for the reason
 // shallowCopy is: nothing changes a pod's (or node's) maps and slices in
 // place. It runs at loading, for Options.InPlace (the caller's objects
 // are the engine's); a few milliseconds per thousand pods.
@@ -28,7 +28,9 @@ type interner struct {
 	affinity map[string]*v1.Affinity
 	spread   map[string][]v1.TopologySpreadConstraint
 	owners   map[string][]metav1.OwnerReference
-	key      []byte
+	// key and names are buffers.
+	key   []byte
+	names []string
 }
 
 func newInterner() *interner {
@@ -59,13 +61,13 @@ func (in *interner) pod(p *v1.Pod) {
 	k = strconv.AppendUint(k, uint64(reflect.ValueOf(p.Spec.Containers).Pointer()), 16)
 	in.key = k
 	if p.Spec.Affinity != nil {
-		p.Spec.Affinity = intern(in.affinity, k, p.Spec.Affinity)
+		p.Spec.Affinity = intern(in.affinity, k, p.Spec.Affinity, deepEqual)
 	}
 	if len(p.Spec.TopologySpreadConstraints) > 0 {
-		p.Spec.TopologySpreadConstraints = intern(in.spread, k, p.Spec.TopologySpreadConstraints)
+		p.Spec.TopologySpreadConstraints = intern(in.spread, k, p.Spec.TopologySpreadConstraints, deepEqual)
 	}
 	if len(p.OwnerReferences) > 0 {
-		p.OwnerReferences = intern(in.owners, k, p.OwnerReferences)
+		p.OwnerReferences = intern(in.owners, k, p.OwnerReferences, deepEqual)
 	}
 }
 
@@ -81,23 +83,30 @@ func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
 	if len(l) == 0 {
 		return l
 	}
-	names := make([]v1.ResourceName, 0, 8)
+	names := in.names[:0]
 	for n := range l {
-		names = append(names, n)
+		names = append(names, string(n))
 	}
 	slices.Sort(names)
+	in.names = names
 	k := in.key[:0]
 	for _, n := range names {
-		q := l[n]
+		// The quantity's value (canonical mantissa and exponent) and
+		// format, which make what it reads and marshals as (String; a
+		// string a quantity was parsed from is kept only when it is that
+		// one): equal keys, equal lists.
+		q := l[v1.ResourceName(n)]
 		k = append(k, n...)
 		k = append(k, 0)
-		k = strconv.AppendInt(k, q.MilliValue(), 10)
-		k = append(k, byte(len(q.Format)))
+		var exp int32
+		k, exp = q.AsCanonicalBytes(k)
+		k = append(k, 'e')
+		k = strconv.AppendInt(k, int64(exp), 10)
 		k = append(k, q.Format...)
 		k = append(k, 0)
 	}
 	in.key = k
-	return intern(in.lists, k, l)
+	return intern(in.lists, k, l, nil)
 }
 
 // labelMap returns the map equal to m seen first.
@@ -105,11 +114,12 @@ func (in *interner) labelMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
-	ks := make([]string, 0, 8)
+	ks := in.names[:0]
 	for k := range m {
 		ks = append(ks, k)
 	}
 	slices.Sort(ks)
+	in.names = ks
 	k := in.key[:0]
 	for _, s := range ks {
 		k = append(k, s...)
@@ -118,7 +128,7 @@ func (in *interner) labelMap(m map[string]string) map[string]string {
 		k = append(k, 0)
 	}
 	in.key = k
-	return intern(in.labels, k, m)
+	return intern(in.labels, k, m, nil)
 }
 
 // containerList returns the list equal to cs seen first, its containers'
@@ -148,7 +158,7 @@ func (in *interner) containerList(cs []v1.Container) []v1.Container {
 		k = append(k, 0)
 	}
 	in.key = k
-	return intern(in.containers, k, cs)
+	return intern(in.containers, k, cs, deepEqual)
 }
 
 // tolerationList returns the list equal to ts seen first.
@@ -167,16 +177,21 @@ func (in *interner) tolerationList(ts []v1.Toleration) []v1.Toleration {
 		k = append(k, 0)
 		k = append(k, t.Effect...)
 		k = append(k, 0)
+		if t.TolerationSeconds != nil {
+			k = strconv.AppendInt(k, *t.TolerationSeconds, 10)
+		}
+		k = append(k, 0)
 	}
 	in.key = k
-	return intern(in.tolerations, k, ts)
+	return intern(in.tolerations, k, ts, nil)
 }
 
 // intern returns the value stored under key k when it equals v, else v
-// (stored under k if k is new).
-func intern[V any](m map[string]V, k []byte, v V) V {
+// (stored under k if k is new). Values under one key are equal when eq
+// is nil (the key names all of the content), else when eq says so.
+func intern[V any](m map[string]V, k []byte, v V, eq func(a, b V) bool) V {
 	if c, ok := m[string(k)]; ok {
-		if reflect.DeepEqual(c, v) {
+		if eq == nil || eq(c, v) {
 			return c
 		}
 		return v
@@ -184,6 +199,8 @@ func intern[V any](m map[string]V, k []byte, v V) V {
 	m[string(k)] = v
 	return v
 }
+
+func deepEqual[V any](a, b V) bool { return reflect.DeepEqual(a, b) }
 
 // mapAddr is the address of a map's header (0 for nil): equal lists share
 // one after resourceList.

@@ -15,8 +15,8 @@ import (
 )
 
 // The interner shares only equal parts: pods whose parts look alike by
-// key (the same milli-values, name and image) but differ (1m against
-// 500u CPU, 4 against 3999999u, another command) keep their own, and every pod marshals
+// key (the same name and image) but differ (1m against 500u and 1 CPU, 4
+// against 3999999u, another command or affinity) keep their own, and every pod marshals
 // as before; equal parts end up shared.
 func TestInternerKeepsContent(t *testing.T) {
 	mk := func(name, cpu string, cmd ...string) *v1.Pod {
@@ -28,7 +28,7 @@ func TestInternerKeepsContent(t *testing.T) {
 		}}}}
 		return p
 	}
-	pods := []*v1.Pod{mk("a", "1m"), mk("b", "1m"), mk("c", "500u"), mk("d", "1m", "sleep"), mk("e", "1m")}
+	pods := []*v1.Pod{mk("a", "1m"), mk("b", "1m"), mk("c", "500u"), mk("d", "1m", "sleep"), mk("e", "1m"), mk("f", "1")}
 	// e: like a but for the anti-affinity's topology key.
 	pods[4].Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey = "host"
 	node := func(name, cpu string) *v1.Node {
@@ -70,6 +70,9 @@ func TestInternerKeepsContent(t *testing.T) {
 	}
 	if q := pods[2].Spec.Containers[0].Resources.Requests[v1.ResourceCPU]; q.Cmp(resource.MustParse("500u")) != 0 {
 		t.Errorf("pod c's CPU request reads %s, want 500u", q.String())
+	}
+	if q := pods[5].Spec.Containers[0].Resources.Requests[v1.ResourceCPU]; q.Cmp(resource.MustParse("1")) != 0 {
+		t.Errorf("pod f's CPU request reads %s, want 1", q.String())
 	}
 	if q := nodes[2].Status.Allocatable[v1.ResourceCPU]; q.Cmp(resource.MustParse("3999999u")) != 0 {
 		t.Errorf("node n3's allocatable CPU reads %s, want 3999999u", q.String())
