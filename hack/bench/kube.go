@@ -45,11 +45,29 @@ type kubeFigure struct {
 	PodsPerSec float64 `json:"podsPerSecond"`
 	PodsPerCPU float64 `json:"podsPerCPUSecond"`
 	HeapEndMiB float64 `json:"heapEndMiB"`
+	// The live heap after the last pod (after forced collections), the
+	// largest live heap a collection found during the run, and the fake
+	// clientset's copy of the objects within both (the API server's,
+	// which a kube-scheduler process does not hold). Zero: recorded
+	// before kubebench measured them.
+	HeapLiveMiB      float64 `json:"heapLiveMiB,omitempty"`
+	HeapLivePeakMiB  float64 `json:"heapLivePeakMiB,omitempty"`
+	HeapClientsetMiB float64 `json:"heapClientsetMiB,omitempty"`
+	// HeapPendingMiB is kubebench's own decoded copy of the pending pods
+	// within the live heap (it hands them to the scheduler one by one; a
+	// kube-scheduler takes them from its informers).
+	HeapPendingMiB float64 `json:"heapPendingMiB,omitempty"`
+	// HeapDate is when the heap figures were recorded, when they were
+	// recorded apart from the rest (bench -record-heap).
+	HeapDate   string  `json:"heapDate,omitempty"`
 	Seconds    float64 `json:"seconds"`
 	CPUSeconds float64 `json:"cpuSeconds"`
 	// Ours, run just before on the same snapshot.
 	OursPodsPerCPU float64 `json:"oursPodsPerCPUSecond"`
-	OursHeapMiB    float64 `json:"oursHeapMiB"`
+	OursHeapMiB    float64 `json:"oursHeapMiB,omitempty"`
+	// Our live heap after the last pod and its peak, measured as kube's.
+	OursHeapLiveMiB     float64 `json:"oursHeapLiveMiB,omitempty"`
+	OursHeapLivePeakMiB float64 `json:"oursHeapLivePeakMiB,omitempty"`
 	// When and where.
 	Date   string `json:"date"`
 	Load   string `json:"load"`
@@ -58,6 +76,16 @@ type kubeFigure struct {
 }
 
 func (f kubeFigure) key() string { return fmt.Sprintf("%s@%d", f.Workload, f.Percentage) }
+
+// kubeHeapMiB is kube-scheduler's own live heap: kubebench's without the
+// fake clientset's copy of the objects and its own copy of the pending
+// pods; 0 if not recorded.
+func (f kubeFigure) kubeHeapMiB() float64 {
+	if f.HeapLiveMiB == 0 {
+		return 0
+	}
+	return f.HeapLiveMiB - f.HeapClientsetMiB - f.HeapPendingMiB
+}
 
 func readKubeFigures(path string) (*kubeFigures, error) {
 	data, err := os.ReadFile(path)
@@ -96,6 +124,23 @@ func (kf *kubeFigures) put(f kubeFigure) {
 	sort.Slice(kf.Figures, func(i, j int) bool { return kf.Figures[i].key() < kf.Figures[j].key() })
 }
 
+// putHeap records only the live heaps of f (kube's and ours) in the figure
+// of the same workload and percentage, keeping its other figures (speed
+// recorded on a quiet machine); a workload not recorded yet is recorded
+// whole.
+func (kf *kubeFigures) putHeap(f kubeFigure) {
+	for i := range kf.Figures {
+		g := &kf.Figures[i]
+		if g.key() == f.key() {
+			g.HeapLiveMiB, g.HeapLivePeakMiB, g.HeapClientsetMiB, g.HeapPendingMiB = f.HeapLiveMiB, f.HeapLivePeakMiB, f.HeapClientsetMiB, f.HeapPendingMiB
+			g.OursHeapLiveMiB, g.OursHeapLivePeakMiB = f.OursHeapLiveMiB, f.OursHeapLivePeakMiB
+			g.HeapDate = f.Date + " (load " + f.Load + ", commit " + f.Commit + ")"
+			return
+		}
+	}
+	kf.put(f)
+}
+
 func (kf *kubeFigures) write(path string) error {
 	kf.Comment = "kube-scheduler v1.37.2 (hack/kubebench) on the snapshots of hack/bench, recorded by `make bench-kube`; " +
 		"load is /proc/loadavg (1, 5, 15 min) before and after the kube run; commit is this repository's when the run started (our engine and the snapshot generator)"
@@ -114,6 +159,7 @@ var (
 	reKubePods = regexp.MustCompile(`pods=(\d+) scheduled=(\d+) duration=(\S+) pods/s=([\d.]+)`)
 	reKubeCPU  = regexp.MustCompile(`cpu=(\S+) pods/cpu-s=([\d.]+)`)
 	reKubeHeap = regexp.MustCompile(`heap_end=([\d.]+)MiB`)
+	reKubeLive = regexp.MustCompile(`heap_live=([\d.]+)MiB heap_live_peak=([\d.]+)MiB heap_clientset=([\d.]+)MiB heap_pending=([\d.]+)MiB`)
 )
 
 // runKube runs hack/kubebench/run.sh on a snapshot file and parses what it
@@ -146,7 +192,8 @@ func parseKube(s string, f *kubeFigure) error {
 	m := reKubePods.FindStringSubmatch(s)
 	c := reKubeCPU.FindStringSubmatch(s)
 	h := reKubeHeap.FindStringSubmatch(s)
-	if m == nil || c == nil || h == nil {
+	l := reKubeLive.FindStringSubmatch(s)
+	if m == nil || c == nil || h == nil || l == nil {
 		return fmt.Errorf("kubebench printed no figures: %q", s)
 	}
 	f.Pods, _ = strconv.Atoi(m[1])
@@ -160,6 +207,10 @@ func parseKube(s string, f *kubeFigure) error {
 	}
 	f.PodsPerCPU, _ = strconv.ParseFloat(c[2], 64)
 	f.HeapEndMiB, _ = strconv.ParseFloat(h[1], 64)
+	f.HeapLiveMiB, _ = strconv.ParseFloat(l[1], 64)
+	f.HeapLivePeakMiB, _ = strconv.ParseFloat(l[2], 64)
+	f.HeapClientsetMiB, _ = strconv.ParseFloat(l[3], 64)
+	f.HeapPendingMiB, _ = strconv.ParseFloat(l[4], 64)
 	return nil
 }
 

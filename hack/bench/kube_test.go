@@ -14,17 +14,50 @@ import (
 func TestParseKube(t *testing.T) {
 	out := "pods=5000 scheduled=4881 duration=5m14.809s pods/s=15.9\n" +
 		"cpu=2m27.785s pods/cpu-s=33.8\n" +
-		"nodes=5000 bound=9000 load=12.3s heap_loaded=400.1MiB heap_per_node=80.2KiB heap_end=592.0MiB percentage=100 parallelism=16\n"
+		"nodes=5000 bound=9000 load=12.3s heap_loaded=400.1MiB heap_per_node=80.2KiB heap_end=592.0MiB percentage=100 parallelism=16\n" +
+		"heap_live=350.5MiB heap_live_peak=371.2MiB heap_clientset=120.5MiB heap_pending=30.5MiB\n"
 	var f kubeFigure
 	if err := parseKube(out, &f); err != nil {
 		t.Fatal(err)
 	}
-	want := kubeFigure{Pods: 5000, Scheduled: 4881, Seconds: 314.809, PodsPerSec: 15.9, CPUSeconds: 147.785, PodsPerCPU: 33.8, HeapEndMiB: 592}
+	want := kubeFigure{Pods: 5000, Scheduled: 4881, Seconds: 314.809, PodsPerSec: 15.9, CPUSeconds: 147.785, PodsPerCPU: 33.8, HeapEndMiB: 592,
+		HeapLiveMiB: 350.5, HeapLivePeakMiB: 371.2, HeapClientsetMiB: 120.5, HeapPendingMiB: 30.5}
 	if diff := cmp.Diff(want, f); diff != "" {
 		t.Errorf("figure (-want +got):\n%s", diff)
 	}
+	if got := f.kubeHeapMiB(); got != 199.5 {
+		t.Errorf("kube-scheduler's own heap = %v MiB, want 199.5 (live without the clientset's and kubebench's copies)", got)
+	}
 	if err := parseKube("kubebench: building the scheduler: boom\n", &f); err == nil {
 		t.Error("no figures parsed without an error")
+	}
+	// A kubebench from before the live heap was measured: an error, not
+	// a zero heap.
+	old := strings.SplitAfter(out, "\n")
+	if err := parseKube(strings.Join(old[:3], ""), &f); err == nil {
+		t.Error("figures without the live heap parsed without an error")
+	}
+}
+
+// -record-heap keeps a recorded figure's speed and adds only the heaps;
+// a workload not recorded yet is recorded whole.
+func TestKubeFiguresPutHeap(t *testing.T) {
+	var kf kubeFigures
+	quiet := kubeFigure{Workload: "Mixed/5000Nodes", Percentage: 100, PodsPerCPU: 30, OursPodsPerCPU: 700, HeapEndMiB: 389, Date: "2026-12-04 12:24 UTC", Load: "0.1 0.1 0.1 -> 0.2 0.2 0.2", Commit: "abc"}
+	kf.put(quiet)
+	busy := kubeFigure{Workload: "Mixed/5000Nodes", Percentage: 100, PodsPerCPU: 12, OursPodsPerCPU: 300, HeapEndMiB: 500,
+		HeapLiveMiB: 350, HeapLivePeakMiB: 370, HeapClientsetMiB: 120, HeapPendingMiB: 30, OursHeapLiveMiB: 110, OursHeapLivePeakMiB: 115,
+		Date: "2026-12-04 14:00 UTC", Load: "9 9 9 -> 9 9 9", Commit: "def"}
+	kf.putHeap(busy)
+	kf.putHeap(kubeFigure{Workload: "Mixed/500Nodes", Percentage: 100, PodsPerCPU: 400, HeapLiveMiB: 40})
+	want := quiet
+	want.HeapLiveMiB, want.HeapLivePeakMiB, want.HeapClientsetMiB, want.HeapPendingMiB, want.OursHeapLiveMiB, want.OursHeapLivePeakMiB = 350, 370, 120, 30, 110, 115
+	want.HeapDate = "2026-12-04 14:00 UTC (load 9 9 9 -> 9 9 9, commit def)"
+	if got, _ := kf.lookup("Mixed/5000Nodes", 100); !cmp.Equal(got, want) {
+		t.Errorf("Mixed/5000Nodes after -record-heap (-want +got):\n%s", cmp.Diff(want, got))
+	}
+	if got, ok := kf.lookup("Mixed/500Nodes", 100); !ok || got.PodsPerCPU != 400 || got.HeapLiveMiB != 40 {
+		t.Errorf("a workload not recorded yet: %+v %v, want it recorded whole", got, ok)
 	}
 }
 

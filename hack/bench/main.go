@@ -52,13 +52,15 @@ func main() {
 	flag.BoolVar(&withPreemption, "preemption", false, "run DefaultPreemption for pods that do not fit (off by default, as in the kube-scheduler reference runs)")
 	kube := flag.String("kube", "recorded", "kube-scheduler's figures for the ratio: recorded (from "+kubeFiguresFile+"), run (hack/kubebench on the same snapshot right after ours: minutes per 5000-node workload) or off")
 	record := flag.Bool("record", false, "with -kube run: write kube's figures (with date, load and commit) into "+kubeFiguresFile)
+	recordHeap := flag.Bool("record-heap", false, "with -kube run: write only the live heaps (kube's and ours) into "+kubeFiguresFile+", keeping the recorded speed figures (a workload not recorded yet is recorded whole)")
+	liveprofile := flag.String("liveprofile", "", "write a heap profile taken at the live-heap point (after the last pod, forced collections, the scheduler still in use) to this file: go tool pprof -sample_index=inuse_space")
 	flag.Parse()
 	if *kube != "recorded" && *kube != "run" && *kube != "off" {
 		fmt.Fprintf(os.Stderr, "bench: -kube %q: want recorded, run or off\n", *kube)
 		os.Exit(2)
 	}
-	if *record && *kube != "run" {
-		fmt.Fprintln(os.Stderr, "bench: -record needs -kube run")
+	if (*record || *recordHeap) && *kube != "run" {
+		fmt.Fprintln(os.Stderr, "bench: -record and -record-heap need -kube run")
 		os.Exit(2)
 	}
 	if *limit > 0 && *kube != "off" {
@@ -74,8 +76,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
-	if *memprofile != "" {
+	if *memprofile != "" || *liveprofile != "" {
 		runtime.MemProfileRate = 64 << 10
+	}
+	if *memprofile != "" {
 		defer func() {
 			f, err := os.Create(*memprofile)
 			if err == nil {
@@ -122,9 +126,9 @@ func main() {
 	ws = append(ws, generated()...)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workload\tnodes\tpending\tscheduled\tseconds\tpods/s\tcpu-s\tpods/cpu-s\theap MiB\t")
+	fmt.Fprintf(tw, "workload\tnodes\tpending\tscheduled\tseconds\tpods/s\tcpu-s\tpods/cpu-s\theap MiB\tpeak MiB\t")
 	if *kube != "off" {
-		fmt.Fprintf(tw, "kube pods/s\tkube pods/cpu-s\tkube heap MiB\t× pods/cpu-s\theap ÷ kube\tkube from\t")
+		fmt.Fprintf(tw, "kube pods/s\tkube pods/cpu-s\tkube heap MiB\tkube peak MiB\t× pods/cpu-s\theap ÷ kube\tkube from\t")
 	}
 	fmt.Fprintln(tw)
 	var used []kubeFigure
@@ -133,13 +137,6 @@ func main() {
 	for _, w := range ws {
 		if !selected(w.name, *only) {
 			continue
-		}
-		cl, err := w.load()
-		if err != nil {
-			fatal(w.name, err)
-		}
-		if *limit > 0 {
-			limitPending(cl, *limit)
 		}
 		cfg, err := engine.LoadConfig(w.config)
 		if err != nil {
@@ -157,20 +154,42 @@ func main() {
 		}
 		best := time.Duration(1<<63 - 1)
 		var sched, pending int
-		var heap uint64
+		var heap heapFigures
 		var cpu time.Duration
+		var nodes int
 		for r := 0; r < *repeat; r++ {
+			// Each run has a cluster of its own, handed over: the engine
+			// fills in the pods' UIDs in place and the bench keeps
+			// nothing of it (the pods the engine no longer uses are freed,
+			// as in the CLI's dry-run, which reads its snapshot once).
+			cl, err := w.load()
+			if err != nil {
+				fatal(w.name, err)
+			}
+			if *limit > 0 {
+				limitPending(cl, *limit)
+			}
+			nodes = len(cl.Nodes)
 			runtime.GC()
+			peak := watchPeak()
+			var measuring time.Duration
 			c0 := cpuTime()
-			rep, err := run(cl, cfg, reg)
-			c := cpuTime() - c0
+			rep, err := run(cl, cfg, reg, func() {
+				// The live heap after the last pod, the engine still in
+				// use; the collections' CPU time is not the run's.
+				m0 := cpuTime()
+				heap.live = liveHeap()
+				if *liveprofile != "" {
+					writeHeapProfile(*liveprofile)
+				}
+				measuring = cpuTime() - m0
+			})
+			c := cpuTime() - c0 - measuring
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", w.name, err)
 				os.Exit(1)
 			}
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			heap = ms.HeapAlloc
+			heap.peak = peak.stop(heap.live)
 			d := time.Duration(rep.Summary.DurationSeconds * float64(time.Second))
 			if d < best {
 				best, cpu = d, c
@@ -178,11 +197,10 @@ func main() {
 			sched, pending = rep.Summary.Scheduled, rep.Summary.Pending
 		}
 		perCPU := float64(pending) / cpu.Seconds()
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.0f\t%d\t", w.name, len(cl.Nodes), pending, sched, best.Seconds(), float64(pending)/best.Seconds(),
-			cpu.Seconds(), perCPU, heap>>20)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t", w.name, nodes, pending, sched, best.Seconds(), float64(pending)/best.Seconds(),
+			cpu.Seconds(), perCPU, mib(heap.live), mib(heap.peak))
 		switch *kube {
 		case "run":
-			cl = nil
 			runtime.GC()
 			file, cleanup, err := tempSnapshot(w)
 			if err != nil {
@@ -193,9 +211,13 @@ func main() {
 			if err != nil {
 				fatal(w.name, err)
 			}
-			k.Workload, k.OursPodsPerCPU, k.OursHeapMiB = w.name, perCPU, float64(heap)/(1<<20)
-			if *record {
-				figs.put(k)
+			k.Workload, k.OursPodsPerCPU, k.OursHeapLiveMiB, k.OursHeapLivePeakMiB = w.name, perCPU, mib(heap.live), mib(heap.peak)
+			if *record || *recordHeap {
+				if *record {
+					figs.put(k)
+				} else {
+					figs.putHeap(k)
+				}
 				if err := figs.write(kubeFiguresFile); err != nil {
 					fatal(w.name, err)
 				}
@@ -217,28 +239,58 @@ func main() {
 	_ = tw.Flush()
 	switch *kube {
 	case "run":
-		fmt.Printf("kube: hack/kubebench (kube-scheduler v1.37.2) run on each snapshot right after ours, percentage %d; × = our pods/cpu-s over kube's, heap = ours over kube's at the end\n", *pct)
-		if *record {
+		fmt.Printf("kube: hack/kubebench (kube-scheduler v1.37.2) run on each snapshot right after ours, percentage %d; × = our pods/cpu-s over kube's\n", *pct)
+		fmt.Println(heapNote)
+		if *record || *recordHeap {
 			fmt.Printf("kube: figures recorded in %s\n", kubeFiguresFile)
 		}
 	case "recorded":
 		fmt.Printf("kube: RECORDED figures from %s (not run now; `make bench-kube` refreshes them, `-kube run` runs kube beside ours); × = our pods/cpu-s now over kube's recorded\n", kubeFiguresFile)
+		fmt.Println(heapNote)
 		for _, k := range used {
 			fmt.Printf("kube:   %s recorded %s, load %s, commit %s, %d cores; ours then %.0f pods/cpu-s (%.1f×)\n", k.Workload, k.Date, k.Load, k.Commit, k.Cores, k.OursPodsPerCPU, k.OursPodsPerCPU/k.PodsPerCPU)
 		}
 	}
 }
 
+// heapNote says what the heap columns hold.
+const heapNote = "heap: the live heap after the last pod (HeapAlloc after forced collections, the scheduler still in use); peak: the largest live heap a collection found during the run. " +
+	"Ours holds the cluster the run was handed (the engine's own: equal parts of its pods and nodes shared at loading) and the engine's state; " +
+	"kube's (hack/kubebench) the informers' copies of the objects, its cache (with kube's assumed deep copies of the placed pods), queue and framework, " +
+	"without the fake clientset's copy of every object (the API server's) and kubebench's own decoded copy of the pending pods (both measured apart and subtracted); heap ÷ kube = ours over kube's"
+
 // printKube prints kube's columns and the ratios.
-func printKube(tw io.Writer, k kubeFigure, perCPU float64, heap uint64, from string) {
-	fmt.Fprintf(tw, "%.1f\t%.1f\t%.0f\t%.1f×\t%.2f\t%s\t", k.PodsPerSec, k.PodsPerCPU, k.HeapEndMiB, perCPU/k.PodsPerCPU, float64(heap)/(1<<20)/k.HeapEndMiB, from)
+func printKube(tw io.Writer, k kubeFigure, perCPU float64, heap heapFigures, from string) {
+	fmt.Fprintf(tw, "%.1f\t%.1f\t", k.PodsPerSec, k.PodsPerCPU)
+	if kh := k.kubeHeapMiB(); kh > 0 {
+		fmt.Fprintf(tw, "%.0f\t%.0f\t%.1f×\t%.2f\t%s\t", kh, k.HeapLivePeakMiB-k.HeapClientsetMiB-k.HeapPendingMiB, perCPU/k.PodsPerCPU, mib(heap.live)/kh, from)
+	} else {
+		// Recorded before the live heap was.
+		fmt.Fprintf(tw, "-\t-\t%.1f×\t-\t%s\t", perCPU/k.PodsPerCPU, from)
+	}
+}
+
+// heapFigures are a run's live heap at the end and at its peak.
+type heapFigures struct{ live, peak uint64 }
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// writeHeapProfile writes the heap profile (as of the last collection).
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		_ = pprof.Lookup("heap").WriteTo(f, 0)
+		_ = f.Close()
+	}
 }
 
 // withPreemption is the -preemption flag.
 var withPreemption bool
 
-func run(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry) (*report.DryRun, error) {
-	return dryrun.Run(context.Background(), cl, dryrun.Options{Config: cfg, Registry: reg, NoPreemption: !withPreemption})
+// run is one dry-run; ran is called after the last pod, the engine still
+// in use.
+func run(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry, ran func()) (*report.DryRun, error) {
+	return dryrun.Run(context.Background(), cl, dryrun.Options{Config: cfg, Registry: reg, NoPreemption: !withPreemption, Ran: ran, InPlace: true})
 }
 
 // generatedNames are the generated workloads: scheduler_perf's, at 5000

@@ -13,7 +13,18 @@
 //
 //	pods=N scheduled=S duration=D pods/s=X
 //
-// (the scheduling loop only) and the heap after loading.
+// (the scheduling loop only), the heap after loading and at the end, and
+//
+//	heap_live=L heap_live_peak=P heap_clientset=C heap_pending=Q
+//
+// L: the live heap after the last pod (HeapAlloc after forced
+// collections, heap.go), holding the fake clientset's copy of every
+// object (C of it: the API server's copy, measured when the clientset is
+// built), the informers' copies, the scheduler's cache (with kube's
+// assumed deep copies of the placed pods), queue and framework, and the
+// pending pods as decoded (Q of it: this harness's copy, which run is
+// handed, measured by dropping it); P: the largest live heap a
+// collection found during the scheduling loop.
 package main
 
 import (
@@ -130,7 +141,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "placements=%d evictions=%d nominations=%d unschedulable=%d\n", len(res.Placements), len(res.Evictions), len(res.Nominations), len(res.Unschedulable))
 		return 0
 	}
+	// The fake clientset keeps its own copy of every object (the API
+	// server's, which a kube-scheduler process does not hold): measured
+	// apart (heap_clientset). The decoded objects are dropped once it has
+	// them; the pending pods stay (cl.pending, placed by run).
+	heapDecoded := liveHeap()
 	client := fake.NewClientset(cl.objects...)
+	heapWithClientset := liveHeap()
+	heapClientset := heapWithClientset - min(heapDecoded, heapWithClientset)
+	cl.objects = nil
 	simulateDeviceDrivers(client)
 	b, factory, err := newBench(ctx, client, cfg, int32(*percentage))
 	if err != nil {
@@ -203,6 +222,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	b.explainRun = *explainRun != ""
+	peak := watchPeak()
 	cpu0 := cpuTime()
 	start := time.Now()
 	res, err := b.run(ctx, pods)
@@ -216,6 +236,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	runtime.ReadMemStats(&ms)
+	// The live heap with the scheduler (its cache, queue, informers and
+	// their stores) and the clientset still reachable.
+	heapLive := liveHeap()
+	heapPeak := peak.stop(heapLive)
+	// The pending pods as decoded, which run was handed one by one (a
+	// kube-scheduler takes them from its informers, which hold their
+	// own copies): measured apart (heap_pending) by dropping them.
+	clear(pods)
+	heapNoPending := liveHeap()
+	heapPending := heapLive - min(heapLive, heapNoPending)
+	runtime.KeepAlive(b)
+	runtime.KeepAlive(client)
 	n := len(pods) - res.skipped
 	fmt.Fprintf(stdout, "pods=%d scheduled=%d duration=%s pods/s=%.1f\n", n, len(res.Placements), dur.Round(time.Millisecond), float64(n)/dur.Seconds())
 	// CPU time is less sensitive than wall time to other load on the machine.
@@ -226,6 +258,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "nodes=%d bound=%d load=%s heap_loaded=%.1fMiB heap_per_node=%.1fKiB heap_end=%.1fMiB percentage=%d parallelism=%d\n",
 		cl.nodes, bound, loadTime.Round(time.Millisecond), float64(heapLoaded)/(1<<20), perNode, float64(ms.HeapAlloc)/(1<<20), *percentage, cfg.Parallelism)
+	fmt.Fprintf(stdout, "heap_live=%.1fMiB heap_live_peak=%.1fMiB heap_clientset=%.1fMiB heap_pending=%.1fMiB\n", mib(heapLive), mib(heapPeak), mib(heapClientset), mib(heapPending))
 	if *explainRun != "" {
 		out := explainResult{Cases: []explainCase{}}
 		for _, c := range b.explained {
@@ -254,6 +287,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // writeJSON writes v, indented, to path ("" or "-": stdout).
 func writeJSON(path string, v any) error {

@@ -9,6 +9,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
@@ -175,5 +176,34 @@ func TestProgressCountsEveryAttempt(t *testing.T) {
 	want := call{len(rep.Placements), len(rep.Unschedulable), len(cl.Pods)}
 	if got := calls[len(calls)-1]; got != want || want.failing != 2 {
 		t.Errorf("last call %+v, want %+v (2 unschedulable)", got, want)
+	}
+}
+
+// InPlace changes where the loading fills in the pods' UIDs (in the
+// caller's objects, no copy of every pod), never the report: the same
+// placements, failures, groups and node usage as a run on copies.
+func TestInPlaceSameReport(t *testing.T) {
+	gen := func() *snapshot.Cluster {
+		w, err := workload.Generate("Mixed/500Nodes", workload.Params{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.Cluster()
+	}
+	want := runCluster(t, gen(), nil, Options{})
+	cl := gen()
+	got := runCluster(t, cl, nil, Options{InPlace: true})
+	want.Summary.DurationSeconds, want.Summary.PodsPerSecond = 0, 0
+	got.Summary.DurationSeconds, got.Summary.PodsPerSecond = 0, 0
+	if len(want.Placements) == 0 || len(want.Unschedulable) == 0 {
+		t.Fatalf("%d placements, %d unschedulable: want both", len(want.Placements), len(want.Unschedulable))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("report with InPlace (-copies +in place):\n%s", diff)
+	}
+	for _, p := range cl.Pods {
+		if p.UID == "" {
+			t.Fatalf("pod %s/%s has no UID: the run was not in place", p.Namespace, p.Name)
+		}
 	}
 }

@@ -73,7 +73,8 @@ type Offline struct {
 	dra     offlineDRA
 }
 
-// NewOffline loads a copy of cl (its pods are not modified) into a new
+// NewOffline loads a copy of cl (its pods are not modified, unless
+// o.InPlace: then missing UIDs are filled in) into a new
 // engine and returns it with the cluster's pending pods in queue order,
 // not yet queued (Submit queues them).
 func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observer) (*Offline, []*v1.Pod, error) {
@@ -104,8 +105,20 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	c.Engine = e
 	work := *cl
 	work.Pods = make([]*v1.Pod, len(cl.Pods))
+	var in *interner
+	if o.InPlace {
+		in = newInterner()
+		for _, n := range cl.Nodes {
+			in.node(n)
+		}
+	}
 	for i, p := range cl.Pods {
-		work.Pods[i] = shallowCopy(p)
+		if in != nil {
+			in.pod(p)
+		} else {
+			p = shallowCopy(p)
+		}
+		work.Pods[i] = p
 	}
 	pending, err := e.Load(&work)
 	if err != nil {
