@@ -131,7 +131,9 @@ func (o *DryRunOptions) Run(ctx context.Context) error {
 	if len(cl.Nodes) == 0 {
 		return UsageErrorf("%s: %v", strings.Join(o.Files, ", "), dryrun.ErrNoNodes)
 	}
-	opts := dryrun.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption}
+	// InPlace: cl is read afterwards only for its warnings, which the UIDs
+	// filled in and the shared equal parts do not change.
+	opts := dryrun.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption, InPlace: true}
 	if p := newProgress(o.ErrOut, "dryrun"); p != nil {
 		defer p.done()
 		opts.Progress = func(placed, failing, total int) {
