@@ -56,7 +56,7 @@ func TestListPositionChecksTheKeptPosition(t *testing.T) {
 				order[i] = i
 			}
 		}
-		pos := &positions{snapshot: snap, list: list}
+		pos := newPositions(snap, list)
 		for _, i := range order {
 			if got := pos.of(names[i]); got != i {
 				t.Fatalf("round %d: positions.of(%s) = %d, want %d", round, names[i], got, i)
@@ -81,7 +81,7 @@ func TestNodeToStatusByPosition(t *testing.T) {
 	}
 	n2s.Set(list[1].Name(), NewStatus(UnschedulableAndUnresolvable, "again"))
 	n2s.Set("gone", NewStatus(Unschedulable, "not in the list"))
-	got := n2s.byPosition(&positions{snapshot: snap, list: list})
+	got := n2s.byPosition(newPositions(snap, list))
 	for i, ni := range list {
 		want, explicit := n2s.Explicit(ni.Name())
 		if !explicit {
