@@ -176,10 +176,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		}
 	}
 	if !lazy {
-		rs, ws := make([]PluginScore, len(out)*np), make([]PluginScore, len(out)*np)
-		for i := range out {
-			out[i].RawScores, out[i].Scores = b.pluginScores(i, rs[i*np:(i+1)*np:(i+1)*np], ws[i*np:(i+1)*np:(i+1)*np])
-		}
+		b.listScores(out)
 	}
 	f.observe(ExtScore, nil, start)
 	return out, nil

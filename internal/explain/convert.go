@@ -91,12 +91,16 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 // raw: plugin name to score). Nodes with the same scores share one set of
 // maps, which readers of the report only read: on a large cluster most
 // nodes score alike, and three maps per node were most of the conversion.
-// The maps are found by a hash of the scores' values; a hit is used only
-// when its scores, values and plugin names, are the node's.
+// Nodes whose score lists are the same lists (schedcore shares them
+// between nodes that score alike) share maps without a comparison; others
+// are found by a hash of the scores' values, and a hit is used only when
+// its scores, values and plugin names, are the node's.
 type scoreMaps struct {
 	weights map[string]int64
 	last    *sharedScores
-	seen    map[uint64][]*sharedScores
+	// byList finds maps by the data of the node's Scores list.
+	byList map[*schedcore.PluginScore]*sharedScores
+	seen   map[uint64][]*sharedScores
 }
 
 type sharedScores struct {
@@ -106,13 +110,17 @@ type sharedScores struct {
 
 func (m *scoreMaps) of(sc *schedcore.NodePluginScores) (scores, normalized, raws map[string]int64) {
 	// Nodes alike are often next to each other in name order.
-	if s := m.last; s != nil && sameScores(s.from, sc) {
+	if s := m.last; s != nil && (sameLists(s.from, sc) || sameScores(s.from, sc)) {
+		return s.scores, s.normalized, s.raws
+	}
+	if s := m.byList[head(sc.Scores)]; s != nil && sameLists(s.from, sc) {
+		m.last = s
 		return s.scores, s.normalized, s.raws
 	}
 	h := scoresHash(sc)
 	for _, s := range m.seen[h] {
 		if sameScores(s.from, sc) {
-			m.last = s
+			m.remember(sc, s)
 			return s.scores, s.normalized, s.raws
 		}
 	}
@@ -131,8 +139,29 @@ func (m *scoreMaps) of(sc *schedcore.NodePluginScores) (scores, normalized, raws
 		m.seen = map[uint64][]*sharedScores{}
 	}
 	m.seen[h] = append(m.seen[h], s)
-	m.last = s
+	m.remember(sc, s)
 	return s.scores, s.normalized, s.raws
+}
+
+// remember makes s the maps found last, and by sc's lists.
+func (m *scoreMaps) remember(sc *schedcore.NodePluginScores, s *sharedScores) {
+	m.last = s
+	if len(sc.Scores) == 0 {
+		return
+	}
+	if m.byList == nil {
+		m.byList = map[*schedcore.PluginScore]*sharedScores{}
+	}
+	if _, ok := m.byList[head(sc.Scores)]; !ok {
+		m.byList[head(sc.Scores)] = &sharedScores{from: sc, scores: s.scores, normalized: s.normalized, raws: s.raws}
+	}
+}
+
+// sameLists reports whether a and b hold the very same score lists (the
+// same data, lengths and, for an empty list, both empty).
+func sameLists(a, b *schedcore.NodePluginScores) bool {
+	return len(a.Scores) > 0 && len(a.Scores) == len(b.Scores) && len(a.RawScores) == len(b.RawScores) &&
+		head(a.Scores) == head(b.Scores) && head(a.RawScores) == head(b.RawScores)
 }
 
 // scoresHash mixes the values of sc's scores (not the plugin names, which
@@ -163,4 +192,12 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// head is the first element of a non-empty list of scores, which names its data.
+func head(ps []schedcore.PluginScore) *schedcore.PluginScore {
+	if len(ps) == 0 {
+		return nil
+	}
+	return &ps[0]
 }
