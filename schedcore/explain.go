@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"math"
 	"math/bits"
 	"slices"
 
@@ -290,9 +289,8 @@ func packedRanking(scores []NodePluginScores, byName []int32) []int32 {
 		}
 		maxPlace = max(maxPlace, byName[i])
 	}
-	if lo < 0 && hi > math.MaxInt64+lo {
-		return nil // hi-lo overflows
-	}
+	// hi-lo, wrapped in int64, is right as a uint64: when it is over
+	// MaxInt64 it takes 64 bits, and the key does not fit.
 	iBits := bits.Len(uint(len(scores) - 1))
 	placeBits := bits.Len32(uint32(maxPlace))
 	if bits.Len64(uint64(hi-lo))+placeBits+iBits > 64 {

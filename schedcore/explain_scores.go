@@ -9,6 +9,12 @@ package schedcore
 // node is compared with the previous node's row first (alike nodes are
 // often listed side by side), then with the rows of the same hash.
 func (b *scoreBuffers) listScores(out []NodePluginScores) {
+	b.listScoresBy(out, b.rowHash)
+}
+
+// listScoresBy is listScores with the rows' hash function (tests give one
+// that collides).
+func (b *scoreBuffers) listScoresBy(out []NodePluginScores, rowHash func(i int) uint64) {
 	np := len(b.names)
 	if len(out) == 0 {
 		return
@@ -24,7 +30,7 @@ func (b *scoreBuffers) listScores(out []NodePluginScores) {
 			row[i] = row[i-1]
 			continue
 		}
-		h := b.rowHash(i)
+		h := rowHash(i)
 		r, ok := byHash[h]
 		if !ok {
 			r = -1
