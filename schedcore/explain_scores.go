@@ -1,5 +1,32 @@
 package schedcore
 
+import "sync"
+
+// spareScoreBuffers are score columns for the cycles that keep every
+// node's scores (Explain, and cycles that find the framework's buffers
+// taken): an explanation on 5000 nodes needs about a megabyte of them,
+// which are garbage once its scores are listed. Only the columns are
+// reused: the per-node results (scoreBuffers.out) are the caller's.
+var spareScoreBuffers sync.Pool
+
+// getSpareScoreBuffers returns score columns no other cycle uses, without
+// per-node results: get makes those afresh.
+func getSpareScoreBuffers() *scoreBuffers {
+	b, _ := spareScoreBuffers.Get().(*scoreBuffers)
+	if b == nil {
+		b = new(scoreBuffers)
+	}
+	b.out = nil
+	return b
+}
+
+// putSpareScoreBuffers keeps b's columns for another cycle; the per-node
+// results stay the caller's.
+func putSpareScoreBuffers(b *scoreBuffers) {
+	b.out = nil
+	spareScoreBuffers.Put(b)
+}
+
 // listScores gives every node of out (the cycle's nodes, in the columns'
 // order) its per-plugin lists, RawScores and Scores, from b's columns.
 // Nodes whose raw and normalized scores are all equal share one pair of

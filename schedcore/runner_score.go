@@ -57,7 +57,8 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		state.scoreBufs = f
 		b, lazy = &f.scoreBuf, true
 	} else {
-		b = new(scoreBuffers)
+		b = getSpareScoreBuffers()
+		defer putSpareScoreBuffers(b)
 	}
 	out := b.get(f, idx, len(nodes))
 	if np == 0 {
