@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"math/bits"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -138,7 +139,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 		ex.PreFilter = diag.NodeToStatus.AbsentNodesStatus()
 	}
 	list := snapshot.List()
-	pos := &positions{snapshot: snapshot, list: list}
+	pos := newPositions(snapshot, list)
 	feasible := make([]bool, len(list))
 	// at[k] is the position in list of ex.Scores[k]'s node (-1: none).
 	at := make([]int32, len(ex.Scores))
@@ -158,15 +159,15 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	}
 	var statuses []*Status
 	if diag != nil && diag.NodeToStatus != nil {
-		statuses = diag.NodeToStatus.byPosition(&positions{snapshot: snapshot, list: list})
+		statuses = diag.NodeToStatus.byPosition(newPositions(snapshot, list))
 	}
 	ex.Nodes = make([]NodeExplanation, len(list))
 	// rejected are the nodes to diagnose: the filters run again on each,
 	// and the rejecting ones explain themselves.
 	var rejected []int32
-	for i, ni := range list {
+	for i := range list {
 		ne := &ex.Nodes[i]
-		ne.Name, ne.Feasible = ni.Name(), feasible[i]
+		ne.Name, ne.Feasible = pos.names[i], feasible[i]
 		if ne.Feasible || diag == nil {
 			continue
 		}
@@ -214,12 +215,9 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 			}
 		}
 	}
-	ex.ByName = names.Of(ex.Nodes)
+	var place []int32
+	ex.ByName, place = names.of(ex.Nodes, snapshot)
 	// byName[k] is the place by name of ex.Scores[k]'s node (-1: none).
-	place := make([]int32, len(list))
-	for k, i := range ex.ByName {
-		place[i] = int32(k)
-	}
 	byName := make([]int32, len(ex.Scores))
 	for k := range byName {
 		byName[k] = -1
@@ -247,6 +245,74 @@ func rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
 	if len(scores) < 2 {
 		return rank
 	}
+	idx := packedRanking(scores, byName)
+	if idx == nil {
+		idx = keyedRanking(scores, byName)
+	}
+	for r, i := range idx {
+		rank[i] = int32(r)
+	}
+	// scores[r] must become the old scores[idx[r]]; a moved slot is marked -1.
+	for r := range idx {
+		if idx[r] < 0 || int(idx[r]) == r {
+			continue
+		}
+		tmp := scores[r]
+		k := r
+		for int(idx[k]) != r {
+			scores[k] = scores[idx[k]]
+			next := int(idx[k])
+			idx[k] = -1
+			k = next
+		}
+		scores[k] = tmp
+		idx[k] = -1
+	}
+	return rank
+}
+
+// packedRanking returns the indexes of scores best first when every score
+// has a place in the name order and one integer holds a score's distance
+// to the best total, its place and its index: those integers sort in the
+// ranking's order without a comparison function. Nil when they do not fit.
+func packedRanking(scores []NodePluginScores, byName []int32) []int32 {
+	if byName == nil {
+		return nil
+	}
+	hi, lo := scores[0].TotalScore, scores[0].TotalScore
+	var maxPlace int32
+	for i := range scores {
+		t := scores[i].TotalScore
+		hi, lo = max(hi, t), min(lo, t)
+		if byName[i] < 0 {
+			return nil
+		}
+		maxPlace = max(maxPlace, byName[i])
+	}
+	// hi-lo, wrapped in int64, is right as a uint64: when it is over
+	// MaxInt64 it takes 64 bits, and the key does not fit.
+	iBits := bits.Len(uint(len(scores) - 1))
+	placeBits := bits.Len32(uint32(maxPlace))
+	if bits.Len64(uint64(hi-lo))+placeBits+iBits > 64 {
+		return nil
+	}
+	keys := make([]uint64, len(scores))
+	for i := range scores {
+		keys[i] = uint64(hi-scores[i].TotalScore)<<(placeBits+iBits) | uint64(byName[i])<<iBits | uint64(i)
+	}
+	slices.Sort(keys)
+	idx := make([]int32, len(scores))
+	mask := uint64(1)<<iBits - 1
+	for r, k := range keys {
+		idx[r] = int32(k & mask)
+	}
+	return idx
+}
+
+// keyedRanking returns the indexes of scores best first, comparing the
+// totals, then the places in the name order where both have one, else the
+// names.
+func keyedRanking(scores []NodePluginScores, byName []int32) []int32 {
 	// The sort keys are copied side by side: comparing them in place
 	// would reach into the large score structs at random.
 	type sortKey struct {
@@ -274,41 +340,39 @@ func rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
 	idx := make([]int32, len(scores))
 	for r := range keys {
 		idx[r] = keys[r].i
-		rank[keys[r].i] = int32(r)
 	}
-	// scores[r] must become the old scores[idx[r]]; a moved slot is marked -1.
-	for r := range idx {
-		if idx[r] < 0 || int(idx[r]) == r {
-			continue
-		}
-		tmp := scores[r]
-		k := r
-		for int(idx[k]) != r {
-			scores[k] = scores[idx[k]]
-			next := int(idx[k])
-			idx[k] = -1
-			k = next
-		}
-		scores[k] = tmp
-		idx[k] = -1
-	}
-	return rank
+	return idx
 }
 
 // positions finds nodes by name in list (the snapshot's List()). Names
-// asked for in list order are found by comparing with the node after the
-// last one found; any other is looked up by the position the snapshot
-// keeps in the NodeInfo, checked against the list.
+// asked for in list order are found by comparing with the name of the node
+// after the last one found (from the snapshot's column of listed names, so
+// no NodeInfo is read); any other is looked up by the position the
+// snapshot keeps in the NodeInfo, checked against the list.
 type positions struct {
 	snapshot *Snapshot
 	list     []*NodeInfo
-	next     int
+	// names[i] is list[i]'s name.
+	names []string
+	next  int
+}
+
+// newPositions finds nodes in list, the snapshot's List().
+func newPositions(snapshot *Snapshot, list []*NodeInfo) *positions {
+	names := snapshot.listNames
+	if len(names) != len(list) {
+		names = make([]string, len(list))
+		for i, ni := range list {
+			names[i] = ni.Name()
+		}
+	}
+	return &positions{snapshot: snapshot, list: list, names: names}
 }
 
 // of returns the position of the node named name, or -1.
 func (p *positions) of(name string) int {
 	i := p.next
-	if i >= len(p.list) || p.list[i].Name() != name {
+	if i >= len(p.names) || p.names[i] != name {
 		i = listPosition(p.snapshot, p.list, name)
 	}
 	p.next = i + 1

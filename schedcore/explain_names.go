@@ -39,6 +39,51 @@ func (o *NameOrder) Of(nodes []NodeExplanation) []int32 {
 	return order
 }
 
+// of is Of for the nodes of snapshot's list, nodes[i] being the node at
+// list position i, and also returns place: each node's place in the name
+// order, by position. When the snapshot has its nodes' ranks in name order
+// (Snapshot.nameRanks) for a list of this length, those are the places and
+// the order is their inverse, without comparing names: the kept order is
+// used when it inverts them. Otherwise it is Of, and the places are its
+// inverse. Both results are shared: callers only read them.
+func (o *NameOrder) of(nodes []NodeExplanation, snapshot *Snapshot) (order, place []int32) {
+	ranks := snapshot.nameRanks()
+	if len(ranks) != len(nodes) {
+		order = o.Of(nodes)
+		place = make([]int32, len(nodes))
+		for k, i := range order {
+			place[i] = int32(k)
+		}
+		return order, place
+	}
+	if o != nil {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if len(o.order) == len(nodes) && inverts(o.order, ranks) {
+			return o.order, ranks
+		}
+	}
+	order = make([]int32, len(nodes))
+	for i, r := range ranks {
+		order[r] = int32(i)
+	}
+	if o != nil {
+		o.order = order
+	}
+	return order, ranks
+}
+
+// inverts reports whether order[ranks[i]] is i for every position i (the
+// ranks being a permutation of as many positions as order holds).
+func inverts(order, ranks []int32) bool {
+	for i, r := range ranks {
+		if order[r] != int32(i) {
+			return false
+		}
+	}
+	return true
+}
+
 // sortedBy reports whether order lists nodes with strictly increasing names.
 func sortedBy(order []int32, nodes []NodeExplanation) bool {
 	for k := 1; k < len(order); k++ {

@@ -228,3 +228,62 @@ func TestRejectedForGroup(t *testing.T) {
 		})
 	}
 }
+
+// closest scores the nodes whose free slots are closest to what the pod
+// needs highest: the ranking depends on the pod.
+type closest struct{ slots }
+
+func (closest) Name() string { return "Closest" }
+func (p closest) Score(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, ni *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	want, _ := strconv.Atoi(pod.Labels["slots"])
+	return int64(10 - max(p.free(ni)-want, want-p.free(ni))), nil
+}
+
+// An explanation's scores are its own: explaining another pod (other
+// feasible nodes, scored into reused columns) leaves them as they were.
+func TestExplanationsKeepTheirScores(t *testing.T) {
+	reg := schedcore.Registry{
+		"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return slots{}, nil
+		}},
+		"Closest": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return closest{}, nil
+		}},
+	}
+	name := v1.DefaultSchedulerName
+	profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
+		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Slots"}}},
+		Score:      configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Closest"}}},
+	}}
+	var nodes []*v1.Node
+	for i := 0; i < 200; i++ {
+		nodes = append(nodes, schedtest.MakeNode(fmt.Sprintf("n%03d", i)).Label("slots", strconv.Itoa(i%5)).Obj())
+	}
+	snap := schedcore.NewSnapshot(nil, nodes)
+	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 4), schedcore.FrameworkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyScores := func(ex *schedcore.Explanation) []schedcore.NodePluginScores {
+		out := make([]schedcore.NodePluginScores, len(ex.Scores))
+		for i, s := range ex.Scores {
+			out[i] = schedcore.NodePluginScores{Name: s.Name, TotalScore: s.TotalScore,
+				RawScores: append([]schedcore.PluginScore(nil), s.RawScores...), Scores: append([]schedcore.PluginScore(nil), s.Scores...)}
+		}
+		return out
+	}
+	var exs []*schedcore.Explanation
+	var want [][]schedcore.NodePluginScores
+	for _, need := range []string{"0", "3", "1", "4", "0", "2", "3"} {
+		ex := schedcore.Explain(context.Background(), fw, snap, schedtest.MakePod("p"+need).Label("slots", need).Obj(), nil)
+		if len(ex.Scores) < 2 {
+			t.Fatalf("pod needing %s slots: %d scored nodes", need, len(ex.Scores))
+		}
+		exs, want = append(exs, ex), append(want, copyScores(ex))
+	}
+	for k, ex := range exs {
+		if d := cmp.Diff(want[k], copyScores(ex)); d != "" {
+			t.Errorf("explanation %d's scores changed (-then +now):\n%s", k, d)
+		}
+	}
+}

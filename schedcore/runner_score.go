@@ -57,7 +57,8 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		state.scoreBufs = f
 		b, lazy = &f.scoreBuf, true
 	} else {
-		b = new(scoreBuffers)
+		b = getSpareScoreBuffers()
+		defer putSpareScoreBuffers(b)
 	}
 	out := b.get(f, idx, len(nodes))
 	if np == 0 {
@@ -226,10 +227,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		}
 	}
 	if !lazy {
-		rs, ws := make([]PluginScore, len(out)*np), make([]PluginScore, len(out)*np)
-		for i := range out {
-			out[i].RawScores, out[i].Scores = b.pluginScores(i, rs[i*np:(i+1)*np:(i+1)*np], ws[i*np:(i+1)*np:(i+1)*np])
-		}
+		b.listScores(out)
 	}
 	f.observe(ExtScore, nil, start)
 	return out, nil

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -13,6 +15,11 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/explain"
 )
+
+// explainOut, when set, is a file that -explain writes the first round's
+// reports to, as JSON, one line per pod: comparing two builds' files shows
+// whether a change altered what explain reports.
+var explainOut = flag.String("explainout", "", "with -explain: write the first round's reports to this file (JSON lines), to compare builds")
 
 // explainSample is how many pending pods of each workload -explain explains.
 const explainSample = 50
@@ -27,6 +34,19 @@ const explainSample = 50
 // median and a profile with more samples); every explanation counts.
 func explainBench(only string, pct, rounds int) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	var out *json.Encoder
+	if *explainOut != "" {
+		f, err := os.Create(*explainOut)
+		if err != nil {
+			fatal("-explainout", err)
+		}
+		defer func() {
+			if err := f.Close(); err != nil {
+				fatal("-explainout", err)
+			}
+		}()
+		out = json.NewEncoder(f)
+	}
 	fmt.Fprintln(tw, "workload\tnodes\texplained\tschedulable\tload s\tmedian ms\tp90 ms\tmax ms\tcpu ms/pod\t")
 	for _, w := range generated() {
 		if !selected(w.name, only) {
@@ -76,6 +96,11 @@ func explainBench(only string, pct, rounds int) {
 				times = append(times, time.Since(t))
 				if r == 0 && rep.NumFeasible > 0 {
 					schedulable++
+				}
+				if r == 0 && out != nil {
+					if err := out.Encode(rep); err != nil {
+						fatal(w.name+" "+p.Namespace+"/"+p.Name, err)
+					}
 				}
 			}
 		}

@@ -1,7 +1,7 @@
 package explain
 
 import (
-	"encoding/binary"
+	"slices"
 	"strings"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
@@ -91,12 +91,16 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 // raw: plugin name to score). Nodes with the same scores share one set of
 // maps, which readers of the report only read: on a large cluster most
 // nodes score alike, and three maps per node were most of the conversion.
-// The maps are found by the scores' values; a hit is used only when its
-// plugin names are the node's too.
+// Nodes whose score lists are the same lists (schedcore shares them
+// between nodes that score alike) share maps without a comparison; others
+// are found by a hash of the scores' values, and a hit is used only when
+// its scores, values and plugin names, are the node's.
 type scoreMaps struct {
 	weights map[string]int64
-	key     []byte
-	seen    map[string]*sharedScores
+	last    *sharedScores
+	// byList finds maps by the data of the node's Scores list.
+	byList map[*schedcore.PluginScore]*sharedScores
+	seen   map[uint64][]*sharedScores
 }
 
 type sharedScores struct {
@@ -105,17 +109,20 @@ type sharedScores struct {
 }
 
 func (m *scoreMaps) of(sc *schedcore.NodePluginScores) (scores, normalized, raws map[string]int64) {
-	m.key = m.key[:0]
-	m.key = binary.AppendUvarint(m.key, uint64(len(sc.Scores)))
-	for _, p := range sc.Scores {
-		m.key = binary.AppendVarint(m.key, p.Score)
-	}
-	m.key = binary.AppendUvarint(m.key, uint64(len(sc.RawScores)))
-	for _, p := range sc.RawScores {
-		m.key = binary.AppendVarint(m.key, p.Score)
-	}
-	if s, ok := m.seen[string(m.key)]; ok && samePlugins(s.from, sc) {
+	// Nodes alike are often next to each other in name order.
+	if s := m.last; s != nil && (sameLists(s.from, sc) || sameScores(s.from, sc)) {
 		return s.scores, s.normalized, s.raws
+	}
+	if s := m.byList[head(sc.Scores)]; s != nil && sameLists(s.from, sc) {
+		m.last = s
+		return s.scores, s.normalized, s.raws
+	}
+	h := scoresHash(sc)
+	for _, s := range m.seen[h] {
+		if sameScores(s.from, sc) {
+			m.remember(sc, s)
+			return s.scores, s.normalized, s.raws
+		}
 	}
 	s := &sharedScores{from: sc, scores: make(map[string]int64, len(sc.Scores)), normalized: make(map[string]int64, len(sc.Scores)),
 		raws: make(map[string]int64, len(sc.RawScores))}
@@ -129,30 +136,51 @@ func (m *scoreMaps) of(sc *schedcore.NodePluginScores) (scores, normalized, raws
 		s.raws[p.Name] = p.Score
 	}
 	if m.seen == nil {
-		m.seen = map[string]*sharedScores{}
+		m.seen = map[uint64][]*sharedScores{}
 	}
-	if _, ok := m.seen[string(m.key)]; !ok {
-		m.seen[string(m.key)] = s
-	}
+	m.seen[h] = append(m.seen[h], s)
+	m.remember(sc, s)
 	return s.scores, s.normalized, s.raws
 }
 
-// samePlugins reports whether a and b score the same plugins in the same order.
-func samePlugins(a, b *schedcore.NodePluginScores) bool {
-	if len(a.Scores) != len(b.Scores) || len(a.RawScores) != len(b.RawScores) {
-		return false
+// remember makes s the maps found last, and by sc's lists.
+func (m *scoreMaps) remember(sc *schedcore.NodePluginScores, s *sharedScores) {
+	m.last = s
+	if len(sc.Scores) == 0 {
+		return
 	}
-	for i := range a.Scores {
-		if a.Scores[i].Name != b.Scores[i].Name {
-			return false
+	if m.byList == nil {
+		m.byList = map[*schedcore.PluginScore]*sharedScores{}
+	}
+	if _, ok := m.byList[head(sc.Scores)]; !ok {
+		m.byList[head(sc.Scores)] = &sharedScores{from: sc, scores: s.scores, normalized: s.normalized, raws: s.raws}
+	}
+}
+
+// sameLists reports whether a and b hold the very same score lists (the
+// same data, lengths and, for an empty list, both empty).
+func sameLists(a, b *schedcore.NodePluginScores) bool {
+	return len(a.Scores) > 0 && len(a.Scores) == len(b.Scores) && len(a.RawScores) == len(b.RawScores) &&
+		head(a.Scores) == head(b.Scores) && head(a.RawScores) == head(b.RawScores)
+}
+
+// scoresHash mixes the values of sc's scores (not the plugin names, which
+// are most often the same for every node).
+func scoresHash(sc *schedcore.NodePluginScores) uint64 {
+	h := uint64(len(sc.Scores))<<32 | uint64(len(sc.RawScores))
+	for _, ps := range [2][]schedcore.PluginScore{sc.Scores, sc.RawScores} {
+		for _, p := range ps {
+			h = (h ^ uint64(p.Score)) * 0x9e3779b97f4a7c15
+			h ^= h >> 29
 		}
 	}
-	for i := range a.RawScores {
-		if a.RawScores[i].Name != b.RawScores[i].Name {
-			return false
-		}
-	}
-	return true
+	return h
+}
+
+// sameScores reports whether a and b have the same scores: the same
+// plugins in the same order, with the same values.
+func sameScores(a, b *schedcore.NodePluginScores) bool {
+	return slices.Equal(a.Scores, b.Scores) && slices.Equal(a.RawScores, b.RawScores)
 }
 
 func failure(plugin string, s *schedcore.Status, first bool) report.Failure {
@@ -164,4 +192,12 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// head is the first element of a non-empty list of scores, which names its data.
+func head(ps []schedcore.PluginScore) *schedcore.PluginScore {
+	if len(ps) == 0 {
+		return nil
+	}
+	return &ps[0]
 }

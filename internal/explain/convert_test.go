@@ -22,8 +22,9 @@ func named(names ...string) []schedcore.NodeExplanation {
 	return out
 }
 
-// Nodes with equal scores share their maps; equal values from other
-// plugins do not.
+// Nodes with equal scores share their maps, whether side by side or not,
+// and nodes holding the same score lists do; equal values from other
+// plugins, or the same weighted list with other raw scores, do not.
 func TestScoreMapsShareOnlyEqualScores(t *testing.T) {
 	score := func(plugins ...string) *schedcore.NodePluginScores {
 		s := &schedcore.NodePluginScores{}
@@ -41,11 +42,39 @@ func TestScoreMapsShareOnlyEqualScores(t *testing.T) {
 		t.Errorf("equal scores got separate maps")
 	}
 	c, cn, cr := m.of(score("A", "C"))
+	// Not right after the node of equal scores: found by their hash.
+	other := score("D")
+	m.of(other)
+	a3, _, _ := m.of(score("A", "B"))
+	if reflect.ValueOf(a1).Pointer() != reflect.ValueOf(a3).Pointer() {
+		t.Errorf("equal scores, not side by side, got separate maps")
+	}
+	m.of(other)
+	c2, _, _ := m.of(score("A", "C"))
+	if reflect.ValueOf(c).Pointer() != reflect.ValueOf(c2).Pointer() {
+		t.Errorf("equal scores, not side by side, got separate maps")
+	}
+	m.of(other)
+	b, bn, br := m.of(score("B", "C")) // the values of A,B and A,C: the same hash
+	// The same Scores list with other raw scores (another list).
+	shared := score("A", "B")
+	m.of(shared)
+	m.of(other)
+	raws := &schedcore.NodePluginScores{Scores: shared.Scores, RawScores: []schedcore.PluginScore{{Name: "A", Score: 7}, {Name: "B", Score: 8}}}
+	_, _, rr := m.of(raws)
+	// The very same lists: the same maps.
+	m.of(other)
+	same, _, _ := m.of(&schedcore.NodePluginScores{Scores: shared.Scores, RawScores: shared.RawScores})
+	if reflect.ValueOf(a1).Pointer() != reflect.ValueOf(same).Pointer() {
+		t.Errorf("the same lists got separate maps")
+	}
 	for _, tc := range []struct {
 		got, want map[string]int64
 	}{
 		{a1, map[string]int64{"A": 10, "B": 20}}, {an1, map[string]int64{"A": 10, "B": 10}}, {ar1, map[string]int64{"A": 1, "B": 2}},
 		{c, map[string]int64{"A": 10, "C": 20}}, {cn, map[string]int64{"A": 10, "C": 4}}, {cr, map[string]int64{"A": 1, "C": 2}},
+		{b, map[string]int64{"B": 10, "C": 20}}, {bn, map[string]int64{"B": 5, "C": 4}}, {br, map[string]int64{"B": 1, "C": 2}},
+		{rr, map[string]int64{"A": 7, "B": 8}},
 	} {
 		if !reflect.DeepEqual(tc.got, tc.want) {
 			t.Errorf("maps %v, want %v", tc.got, tc.want)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -118,6 +119,10 @@ type State struct {
 	turn    *report.ExplainTurn
 	// names keeps the snapshot's nodes in name order between explanations.
 	names schedcore.NameOrder
+	// index finds cluster's pods by namespace/name and by UID, when
+	// the State owns cluster's pod list (NewState), which then never
+	// changes; nil otherwise (the pods are searched).
+	index *podIndex
 }
 
 // NewState loads the cluster into a fresh engine. The cluster's objects
@@ -149,7 +154,7 @@ func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, err
 	if err != nil {
 		return nil, err
 	}
-	return &State{o: o, cluster: &work, eng: eng, pending: pending}, nil
+	return &State{o: o, cluster: &work, eng: eng, pending: pending, index: newPodIndex(work.Pods)}, nil
 }
 
 // nominator holds the cluster's pending pods that preemption nominated to a
@@ -218,23 +223,21 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	// and stop there if it fits.
 	target.Status.NominatedNodeName = ""
 
-	for _, p := range s.cluster.Pods {
-		if p.Namespace == target.Namespace && p.Name == target.Name || pod.UID != "" && p.UID == pod.UID {
-			if target.UID == "" {
-				target.UID = p.UID
-			}
-			if len(target.Status.ResourceClaimStatuses) == 0 {
-				// The template claims the state created for it (as the
-				// resourceclaim controller would).
-				target.Status.ResourceClaimStatuses = p.Status.ResourceClaimStatuses
-			}
-			if _, inCache := s.eng.Cache.GetPod(p); inCache {
-				s.eng.Cache.RemovePod(p)
-				defer func(p *v1.Pod) {
-					_ = s.eng.Cache.AddPod(p)
-					s.eng.Cache.UpdateSnapshot(s.eng.Snapshot)
-				}(p)
-			}
+	for _, p := range s.samePod(target.Namespace, target.Name, pod.UID) {
+		if target.UID == "" {
+			target.UID = p.UID
+		}
+		if len(target.Status.ResourceClaimStatuses) == 0 {
+			// The template claims the state created for it (as the
+			// resourceclaim controller would).
+			target.Status.ResourceClaimStatuses = p.Status.ResourceClaimStatuses
+		}
+		if _, inCache := s.eng.Cache.GetPod(p); inCache {
+			s.eng.Cache.RemovePod(p)
+			defer func(p *v1.Pod) {
+				_ = s.eng.Cache.AddPod(p)
+				s.eng.Cache.UpdateSnapshot(s.eng.Snapshot)
+			}(p)
 		}
 	}
 	if target.UID == "" {
@@ -297,15 +300,8 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		// PreFilter reason the summary gives: no node is nearer.
 		rep.Nearest = nearestNodes(rep.Nodes, order, ex, snap, nearest)
 	}
-	want := map[string]bool{o.Node: o.Node != ""}
-	for _, n := range rep.Nearest {
-		want[n] = true
-	}
-	for i := range rep.Nodes {
+	for _, i := range shown(rep.Nodes, o.Node, rep.Nearest) {
 		n := &rep.Nodes[i]
-		if !want[n.Node] {
-			continue
-		}
 		ni, _ := snap.Get(n.Node)
 		n.Free = free(ni, target, s.eng.Options.Features)
 		if !n.Feasible {
@@ -344,4 +340,22 @@ func (s *State) ahead(target *v1.Pod, bound bool) int {
 		}
 	}
 	return n
+}
+
+// shown returns the places in nodes (in name order) of the node named
+// node, if any, and of the nearest nodes, in name order, each once: the
+// nodes whose free resources and gaps the report shows.
+func shown(nodes []report.ExplainNode, node string, nearest []string) []int {
+	var out []int
+	for k, name := range append([]string{node}, nearest...) {
+		if k == 0 && name == "" {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(nodes, name, func(n report.ExplainNode, name string) int { return strings.Compare(n.Node, name) })
+		if found {
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

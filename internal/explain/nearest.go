@@ -51,6 +51,18 @@ func nearestNodes(nodes []report.ExplainNode, order []int32, ex *schedcore.Expla
 		}
 		return a.name < b.name
 	}
+	// behind reports whether a is after b whatever their free resources
+	// and names.
+	behind := func(a, b *cand) bool {
+		if a.failures != b.failures {
+			return a.failures > b.failures
+		}
+		if a.unresolved != b.unresolved {
+			return a.unresolved > b.unresolved
+		}
+		return a.shortfall > b.shortfall
+	}
+	unresolvable := schedcore.UnschedulableAndUnresolvable.String()
 	// best holds the n nearest so far, nearest first (n is a handful: an
 	// insertion into it beats sorting every rejected node).
 	best := make([]cand, 0, n+1)
@@ -58,21 +70,29 @@ func nearestNodes(nodes []report.ExplainNode, order []int32, ex *schedcore.Expla
 		if nd.Feasible {
 			continue
 		}
-		ni := nodeInfo(snap, order[i], nd.Node)
-		if ni == nil {
-			continue
-		}
-		c := cand{name: nd.Node, failures: len(nd.Failures),
-			cpu: ni.Allocatable.MilliCPU - ni.Requested.MilliCPU, mem: ni.Allocatable.Memory - ni.Requested.Memory}
-		if len(best) == n && !less(&c, &best[n-1]) {
+		c := cand{name: nd.Node, failures: len(nd.Failures)}
+		if len(best) == n && c.failures > best[n-1].failures {
 			continue
 		}
 		for _, f := range nd.Failures {
-			if f.Code == schedcore.UnschedulableAndUnresolvable.String() {
+			if f.Code == unresolvable {
 				c.unresolved++
 			}
 		}
 		c.shortfall = shortfall(&ex.Nodes[order[i]])
+		// The free resources are read from the node only when the rest
+		// does not already rank it after the n nearest.
+		if len(best) == n && behind(&c, &best[n-1]) {
+			continue
+		}
+		ni := nodeInfo(snap, order[i], nd.Node)
+		if ni == nil {
+			continue
+		}
+		c.cpu, c.mem = ni.Allocatable.MilliCPU-ni.Requested.MilliCPU, ni.Allocatable.Memory-ni.Requested.Memory
+		if len(best) == n && !less(&c, &best[n-1]) {
+			continue
+		}
 		at := sort.Search(len(best), func(k int) bool { return less(&c, &best[k]) })
 		best = slices.Insert(best, at, c)
 		if len(best) > n {

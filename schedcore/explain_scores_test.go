@@ -1,0 +1,60 @@
+package schedcore
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+)
+
+// listScores gives every node the lists a list of its own would hold, and
+// nodes share lists only when all their raw and normalized scores are
+// equal: also when the rows' hashes collide (here, all of them or half), and when a node differs from the one before it.
+func TestListScoresSharesOnlyEqualRows(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	for round := 0; round < 60; round++ {
+		nodes, np := 1+rng.Intn(60), 1+rng.Intn(4)
+		b := &scoreBuffers{}
+		for j := 0; j < np; j++ {
+			b.names = append(b.names, fmt.Sprint("P", j))
+			b.weights = append(b.weights, int64(1+rng.Intn(3)))
+			col := make([]int64, nodes)
+			var list NodeScoreList
+			if rng.Intn(2) == 0 {
+				list = make(NodeScoreList, nodes)
+			}
+			for i := range col {
+				col[i] = int64(rng.Intn(3))
+				if list != nil {
+					// The normalized score tells apart nodes of equal raw scores.
+					list[i].Score = col[i]*10 + int64(rng.Intn(2))
+				}
+			}
+			b.raw, b.lists = append(b.raw, col), append(b.lists, list)
+		}
+		hashes := map[string]func(i int) uint64{
+			"rowHash":  b.rowHash,
+			"constant": func(int) uint64 { return 7 },
+			"one bit":  func(i int) uint64 { return b.rowHash(i) & 1 },
+		}
+		for name, h := range hashes {
+			out := make([]NodePluginScores, nodes)
+			b.listScoresBy(out, h)
+			for i := range out {
+				rs, ws := b.pluginScores(i, make([]PluginScore, np), make([]PluginScore, np))
+				if !slices.Equal(out[i].RawScores, rs) || !slices.Equal(out[i].Scores, ws) {
+					t.Fatalf("round %d, %s: node %d has %v %v, want %v %v", round, name, i, out[i].RawScores, out[i].Scores, rs, ws)
+				}
+				for k := range i {
+					shared := &out[k].RawScores[0] == &out[i].RawScores[0]
+					if shared != (&out[k].Scores[0] == &out[i].Scores[0]) {
+						t.Fatalf("round %d, %s: nodes %d and %d share one list of two", round, name, k, i)
+					}
+					if equal := b.sameRow(k, i); shared != equal {
+						t.Fatalf("round %d, %s: nodes %d and %d: shared %v, equal rows %v", round, name, k, i, shared, equal)
+					}
+				}
+			}
+		}
+	}
+}
