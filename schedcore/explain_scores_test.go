@@ -19,18 +19,27 @@ func TestListScoresSharesOnlyEqualRows(t *testing.T) {
 			b.names = append(b.names, fmt.Sprint("P", j))
 			b.weights = append(b.weights, int64(1+rng.Intn(3)))
 			col := make([]int64, nodes)
+			// A plugin's normalized scores are a list (NormalizeScore), a
+			// column (ColumnNormalizer) or its raw scores.
 			var list NodeScoreList
-			if rng.Intn(2) == 0 {
+			var norm []int64
+			switch rng.Intn(3) {
+			case 0:
 				list = make(NodeScoreList, nodes)
+			case 1:
+				norm = make([]int64, nodes)
 			}
 			for i := range col {
 				col[i] = int64(rng.Intn(3))
+				// The normalized score tells apart nodes of equal raw scores.
 				if list != nil {
-					// The normalized score tells apart nodes of equal raw scores.
 					list[i].Score = col[i]*10 + int64(rng.Intn(2))
 				}
+				if norm != nil {
+					norm[i] = col[i]*10 + int64(rng.Intn(2))
+				}
 			}
-			b.raw, b.lists = append(b.raw, col), append(b.lists, list)
+			b.raw, b.lists, b.cols = append(b.raw, col), append(b.lists, list), append(b.cols, norm)
 		}
 		hashes := map[string]func(i int) uint64{
 			"rowHash":  b.rowHash,
