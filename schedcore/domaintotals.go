@@ -192,14 +192,20 @@ func (t *DomainTotals) fillSparse(snap *Snapshot, share func(ni *NodeInfo) (Doma
 		if !ok || dom < 0 {
 			continue
 		}
-		t.nodes.vals[i] = nodeShare{in: true, dom: dom, count: count}
-		for int(dom) >= len(t.counts) {
-			t.counts, t.members = append(t.counts, 0), append(t.members, 0)
-		}
-		t.counts[dom] += count
-		t.members[dom]++
+		t.fill(i, dom, count)
 	}
 	return true
+}
+
+// fill counts the node at list position i in domain dom, count times, in
+// a fill from scratch.
+func (t *DomainTotals) fill(i int, dom Domain, count int64) {
+	t.nodes.vals[i] = nodeShare{in: true, dom: dom, count: count}
+	for int(dom) >= len(t.counts) {
+		t.counts, t.members = append(t.counts, 0), append(t.members, 0)
+	}
+	t.counts[dom] += count
+	t.members[dom]++
 }
 
 // fillListed fills the totals from scratch, node by node by position
@@ -224,12 +230,7 @@ func (t *DomainTotals) fillListed(snap *Snapshot, share func(ni *NodeInfo) (Doma
 		if !ok || dom < 0 {
 			continue
 		}
-		t.nodes.vals[i] = nodeShare{in: true, dom: dom, count: count}
-		for int(dom) >= len(t.counts) {
-			t.counts, t.members = append(t.counts, 0), append(t.members, 0)
-		}
-		t.counts[dom] += count
-		t.members[dom]++
+		t.fill(i, dom, count)
 	}
 	return true
 }
