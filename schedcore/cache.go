@@ -221,10 +221,16 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ps, ok := c.pods[PodKey(pod)]; ok {
-		c.removePodLocked(ps)
+	ps, ok := c.pods[PodKey(pod)]
+	if !ok {
+		c.addPodLocked(pod, false)
+		return nil
 	}
-	c.addPodLocked(pod, false)
+	// The informer's copy confirming an assumed pod (or an update) keeps
+	// the parsed terms when its affinity is the same object.
+	pi := ps.info.forPod(pod)
+	c.removePodLocked(ps)
+	c.addPodInfoLocked(pi, false)
 	return nil
 }
 
@@ -243,12 +249,19 @@ func (c *Cache) RemovePod(pod *v1.Pod) {
 // AssumePod accounts a pod on its chosen node (pod.Spec.NodeName must be
 // set on the copy) before the binding finishes.
 func (c *Cache) AssumePod(pod *v1.Pod) error {
+	return c.AssumePodInfo(NewPodInfo(pod))
+}
+
+// AssumePodInfo is AssumePod with the pod's PodInfo, which the cache keeps
+// (and may share with the caller: nothing changes a PodInfo once its
+// resource is computed, which the cache does here).
+func (c *Cache) AssumePodInfo(pi *PodInfo) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.pods[PodKey(pod)]; ok {
-		return fmt.Errorf("pod %s is already in the cache, so can't be assumed", PodName(pod))
+	if _, ok := c.pods[PodKey(pi.Pod)]; ok {
+		return fmt.Errorf("pod %s is already in the cache, so can't be assumed", PodName(pi.Pod))
 	}
-	c.addPodLocked(pod, true)
+	c.addPodInfoLocked(pi, true)
 	return nil
 }
 

@@ -57,8 +57,8 @@ func newCycleNodeToStatus() *NodeToStatus {
 
 // Release gives the map's list to later cycles and leaves the map empty.
 // Only for a map that nothing reads any more: a successful scheduling
-// cycle's. A failed cycle's map is the FitError's, read by PostFilter, the
-// failure handling and explain, and must never be released.
+// cycle's, or a failed one's once its failure is handled (FitError.release:
+// the FitError keeps its message and drops the map).
 func (n *NodeToStatus) Release() {
 	if n == nil || cap(n.entries) == 0 {
 		return
@@ -103,10 +103,13 @@ func (n *NodeToStatus) Explicit(node string) (*Status, bool) {
 }
 
 // grow makes room for k more explicit statuses (a list sized once rather
-// than grown step by step over thousands of rejected nodes).
+// than grown step by step over thousands of rejected nodes). A list that
+// must grow at least doubles: lists go back to later cycles (Release), and
+// one made for a cycle that rejected few nodes then soon holds what any
+// cycle rejects, rather than being replaced whenever a cycle rejects more.
 func (n *NodeToStatus) grow(k int) {
 	if cap(n.entries)-len(n.entries) < k {
-		n.entries = append(make([]nodeStatus, 0, len(n.entries)+k), n.entries...)
+		n.entries = append(make([]nodeStatus, 0, max(len(n.entries)+k, 2*cap(n.entries))), n.entries...)
 	}
 }
 
@@ -210,11 +213,47 @@ type FitError struct {
 	Pod         *v1.Pod
 	NumAllNodes int
 	Diagnosis   Diagnosis
+
+	// settled is what the scheduler keeps of a failed cycle's FitError
+	// once its per-node statuses go back to later cycles (settle).
+	settled *settledFit
+}
+
+// settledFit is what is read of a FitError after its scheduling cycle:
+// the message (drivers, events) and whether a node status rejected the
+// pod for its group (RejectedForGroup).
+type settledFit struct {
+	msg      string
+	forGroup bool
+}
+
+// settle computes, once PostFilter has run, what is read of the FitError
+// after its cycle, so that the failure handling formats the message once
+// and its node statuses can be released when it is done (release). The
+// FitError must not change afterwards.
+func (f *FitError) settle() {
+	f.settled = nil
+	f.settled = &settledFit{msg: f.Error(), forGroup: f.rejectedForGroup()}
+}
+
+// release gives the per-node statuses of a settled FitError to later
+// cycles: its Diagnosis.NodeToStatus becomes nil (never a list another
+// cycle fills); its message and RejectedForGroup stay as they were.
+func (f *FitError) release() {
+	if f.settled == nil || f.Diagnosis.NodeToStatus == nil {
+		return
+	}
+	n := f.Diagnosis.NodeToStatus
+	f.Diagnosis.NodeToStatus = nil
+	n.Release()
 }
 
 // Error formats "0/N nodes are available: <prefilter msg>. | <sorted
 // histogram of reasons>. <postfilter msg>".
 func (f *FitError) Error() string {
+	if f.settled != nil {
+		return f.settled.msg
+	}
 	msg := fmt.Sprintf(NoNodeAvailableMsg+":", f.NumAllNodes)
 	if f.Diagnosis.PreFilterMsg != "" {
 		msg += " " + f.Diagnosis.PreFilterMsg + "."
@@ -261,11 +300,23 @@ func RejectedForGroup(st *Status) bool {
 		return true
 	}
 	var fe *FitError
-	if !errors.As(st.Err(), &fe) || fe.Diagnosis.NodeToStatus == nil {
+	if !errors.As(st.Err(), &fe) {
 		return false
 	}
-	n2s := fe.Diagnosis.NodeToStatus
-	if fe.Diagnosis.PreFilterMsg != "" && n2s.AbsentNodesStatus().IsForGroup() {
+	if fe.settled != nil {
+		return fe.settled.forGroup
+	}
+	return fe.rejectedForGroup()
+}
+
+// rejectedForGroup reports whether one of the FitError's node statuses
+// (the PreFilter status when PreFilter rejected every node) is ForGroup.
+func (f *FitError) rejectedForGroup() bool {
+	n2s := f.Diagnosis.NodeToStatus
+	if n2s == nil {
+		return false
+	}
+	if f.Diagnosis.PreFilterMsg != "" && n2s.AbsentNodesStatus().IsForGroup() {
 		return true
 	}
 	for _, e := range n2s.entries {

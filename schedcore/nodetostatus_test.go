@@ -106,7 +106,9 @@ func TestFilterDiagnosisCountsEachNodeOnce(t *testing.T) {
 
 // TestFailedCycleKeepsItsRejections: a successful cycle gives its
 // rejections' list to the next cycles (Release); a failed cycle's list is
-// its FitError's and must stay as it was however many cycles follow.
+// its FitError's until the failure is handled (the driver's hook sees every
+// rejection), then goes back too: the FitError keeps its message, the same
+// however many cycles follow, and no longer reaches the list.
 func TestFailedCycleKeepsItsRejections(t *testing.T) {
 	reg := schedcore.Registry{
 		"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
@@ -136,12 +138,20 @@ func TestFailedCycleKeepsItsRejections(t *testing.T) {
 	s := schedcore.NewScheduler(cache, q, profiles, snap, &schedcore.Algorithm{})
 	s.SyncBinding = true
 	var failures []*schedcore.FitError
+	var seen []int // rejected nodes the driver saw, per failure
 	s.Hooks.Failed = func(_ context.Context, _ *schedcore.Framework, _ *schedcore.QueuedPodInfo, _ string, st *schedcore.Status, _ *schedcore.NominatingInfo) {
 		var fe *schedcore.FitError
 		if !errors.As(st.AsError(), &fe) {
 			t.Fatalf("failure %v, want a FitError", st.AsError())
 		}
 		failures = append(failures, fe)
+		seen = append(seen, fe.Diagnosis.NodeToStatus.Len())
+		for i := 0; i < 10; i++ {
+			node := fmt.Sprintf("n%d", i)
+			if st, ok := fe.Diagnosis.NodeToStatus.Explicit(node); !ok || st.IsSuccess() {
+				t.Errorf("%s: status %v (explicit %v) in the FitError the driver is handed, want its rejection", node, st, ok)
+			}
+		}
 	}
 	schedule := func(pod *v1.Pod) {
 		t.Helper()
@@ -157,9 +167,18 @@ func TestFailedCycleKeepsItsRejections(t *testing.T) {
 		t.Fatalf("%d failures, want the big pod's", len(failures))
 	}
 	fe := failures[0]
-	want, wantLen := fe.Error(), fe.Diagnosis.NodeToStatus.Len()
-	if wantLen != 10 {
-		t.Fatalf("the big pod's FitError has %d rejected nodes, want 10", wantLen)
+	if seen[0] != 10 {
+		t.Fatalf("the big pod's FitError had %d rejected nodes in the failure hook, want 10", seen[0])
+	}
+	// The failure is handled: the rejections went back to later cycles
+	// and the FitError dropped them; a list another cycle fills must not
+	// be reachable from it.
+	if fe.Diagnosis.NodeToStatus != nil {
+		t.Fatalf("the handled FitError still holds its node statuses (%d)", fe.Diagnosis.NodeToStatus.Len())
+	}
+	const want = "0/10 nodes are available: 10 not enough slots."
+	if got := fe.Error(); got != want {
+		t.Fatalf("the kept FitError reads %q, want %q", got, want)
 	}
 	// Successful cycles that reject nodes too, and reuse the lists they
 	// give back.
@@ -169,16 +188,7 @@ func TestFailedCycleKeepsItsRejections(t *testing.T) {
 	if len(failures) != 1 {
 		t.Fatalf("%d failures, want only the big pod's", len(failures))
 	}
-	if got := fe.Diagnosis.NodeToStatus.Len(); got != wantLen {
-		t.Errorf("the kept FitError has %d rejected nodes after later cycles, want %d", got, wantLen)
-	}
 	if got := fe.Error(); got != want {
 		t.Errorf("the kept FitError reads %q after later cycles, want %q", got, want)
-	}
-	for i := 0; i < 10; i++ {
-		node := fmt.Sprintf("n%d", i)
-		if st, ok := fe.Diagnosis.NodeToStatus.Explicit(node); !ok || st.IsSuccess() {
-			t.Errorf("%s: status %v (explicit %v) in the kept FitError, want its rejection", node, st, ok)
-		}
 	}
 }

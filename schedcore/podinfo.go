@@ -64,6 +64,28 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	return pi
 }
 
+// forPod returns a PodInfo for pod, a version of pi's pod (the same object
+// at another node, or with another status) that the caller hands to the
+// cache. When pod has pi's namespace and the very same affinity object,
+// the terms parsed from them are shared rather than parsed again: parsed
+// terms are never changed (a plugin that resolves namespace selectors
+// parses its own), and a pod object is never changed in place, so the same
+// affinity pointer means the same terms. Anything else is parsed anew. The
+// resource is computed anew either way (status resources may differ).
+func (pi *PodInfo) forPod(pod *v1.Pod) *PodInfo {
+	if pi == nil || pi.Pod == nil || pod.Namespace != pi.Pod.Namespace || pod.Spec.Affinity != pi.Pod.Spec.Affinity {
+		return NewPodInfo(pod)
+	}
+	return &PodInfo{
+		Pod:                        pod,
+		RequiredAffinityTerms:      pi.RequiredAffinityTerms,
+		RequiredAntiAffinityTerms:  pi.RequiredAntiAffinityTerms,
+		PreferredAffinityTerms:     pi.PreferredAffinityTerms,
+		PreferredAntiAffinityTerms: pi.PreferredAntiAffinityTerms,
+		ParseError:                 pi.ParseError,
+	}
+}
+
 // Resource returns what the pod occupies on a node (status resources
 // included), computed once and cached.
 func (pi *PodInfo) Resource(f Features) PodResource {

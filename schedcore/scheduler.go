@@ -177,10 +177,14 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *CycleState, fw *
 			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, AsStatus(err)
 		}
 		if !fw.HasPostFilterPlugins() {
+			fitErr.settle()
 			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, NewStatus(Unschedulable).WithError(fitErr)
 		}
 		pfResult, pfStatus := fw.RunPostFilterPlugins(ctx, state, qpi.Pod, fitErr.Diagnosis.NodeToStatus)
 		fitErr.Diagnosis.PostFilterMsg = pfStatus.Message()
+		// The message is final: formatted once for the failure handling,
+		// which then releases the node statuses (handleFailure).
+		fitErr.settle()
 		var nominating *NominatingInfo
 		if pfResult != nil {
 			nominating = pfResult.NominatingInfo
@@ -188,12 +192,18 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *CycleState, fw *
 		return ScheduleResult{NominatingInfo: nominating}, qpi, NewStatus(Unschedulable).WithError(fitErr)
 	}
 
-	// Assume: account the pod on the node before binding.
+	// Assume: account the pod on the node before binding. kube assumes a
+	// deep copy of the pod; here pods are never changed in place (the
+	// drivers' stores and informers replace objects), so a copy of the
+	// top-level object with the node set is that copy, and it keeps the
+	// terms the queue parsed. The cache and the binding cycle share its
+	// PodInfo.
 	assumed := *qpi
-	podCopy := qpi.Pod.DeepCopy()
+	podCopy := new(v1.Pod)
+	*podCopy = *qpi.Pod
 	podCopy.Spec.NodeName = result.SuggestedHost
-	assumed.PodInfo = NewPodInfo(podCopy)
-	if err := s.Cache.AssumePod(podCopy); err != nil {
+	assumed.PodInfo = qpi.PodInfo.forPod(podCopy)
+	if err := s.Cache.AssumePodInfo(assumed.PodInfo); err != nil {
 		return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, AsStatus(err)
 	}
 	s.Queue.DeleteNominatedPodIfExists(podCopy)
@@ -357,6 +367,12 @@ func (s *Scheduler) handleFailure(ctx context.Context, fw *Framework, qpi *Queue
 	}
 	if s.Hooks.Failed != nil {
 		s.Hooks.Failed(ctx, fw, &q, reason, st, nominating)
+	}
+	if fitErr != nil {
+		// Nothing reads the cycle's node statuses any more (kube drops
+		// the FitError here): their list serves the next cycles, the
+		// FitError keeps its message.
+		fitErr.release()
 	}
 }
 
