@@ -399,6 +399,34 @@ func replaceListed(list []*NodeInfo, ni *NodeInfo) bool {
 	return true
 }
 
+// setListedIn makes ni's membership of list (an affinity list, in list
+// order) what in says: it takes its predecessor's place (at the same list
+// position), enters at its position, or leaves. It reports false when the
+// list does not hold what it should (a predecessor to replace or remove
+// is missing, or one is there to be added), and leaves it unchanged then.
+func setListedIn(list []*NodeInfo, ni *NodeInfo, was, in bool) ([]*NodeInfo, bool) {
+	k := sort.Search(len(list), func(k int) bool { return list[k].listPos >= ni.listPos })
+	found := k < len(list) && list[k].listPos == ni.listPos
+	if found != was {
+		return list, false
+	}
+	switch {
+	case was && in:
+		list[k] = ni
+	case in:
+		list = append(list, nil)
+		copy(list[k+1:], list[k:])
+		list[k] = ni
+	case was:
+		list = append(list[:k], list[k+1:]...)
+		list[len(list):cap(list)][0] = nil // the dropped last slot keeps no node alive
+	}
+	return list, true
+}
+
+// smallDirty is how many dirty nodes a cleared dirty set is sized for.
+const smallDirty = 32
+
 // UpdateSnapshot brings s up to date, cloning only nodes that changed since
 // the last call. The first call on an empty snapshot copies everything.
 func (c *Cache) UpdateSnapshot(s *Snapshot) {
@@ -415,9 +443,10 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	// predecessors' places in the list; inPlace turns false when one has
 	// none (a node the snapshot did not list).
 	inPlace := !c.listsDirty && len(s.nodeInfoList) == len(s.nodeInfoMap)
-	// listsStale: a changed node entered or left an affinity list (or
-	// gained or lost images), so the lists are rebuilt from the flags;
-	// otherwise its copy only takes its predecessor's place in them.
+	// A changed node's copy takes its predecessor's place in the affinity
+	// lists, or enters or leaves them at its position. listsStale: a list
+	// did not hold what the flags said (never expected), so the lists are
+	// rebuilt from the flags.
 	listsStale := false
 	for name := range c.dirty {
 		n, ok := c.nodes[name]
@@ -448,11 +477,19 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			if ni.node != old.node {
 				s.nodesVersion = nextGeneration()
 			}
-			f := listFlagsOf(ni)
-			if f != s.listFlags[old.listPos-1] ||
-				f&flagHasAffinity != 0 && !replaceListed(s.havePodsWithAffinityNodeInfoList, ni) ||
-				f&flagHasRequiredAntiAffinity != 0 && !replaceListed(s.havePodsWithRequiredAntiAffinityNodeInfoList, ni) {
-				listsStale = true
+			f, was := listFlagsOf(ni), s.listFlags[old.listPos-1]
+			if !listsStale {
+				var ok1, ok2 bool
+				s.havePodsWithAffinityNodeInfoList, ok1 = setListedIn(s.havePodsWithAffinityNodeInfoList, ni, was&flagHasAffinity != 0, f&flagHasAffinity != 0)
+				s.havePodsWithRequiredAntiAffinityNodeInfoList, ok2 = setListedIn(s.havePodsWithRequiredAntiAffinityNodeInfoList, ni, was&flagHasRequiredAntiAffinity != 0, f&flagHasRequiredAntiAffinity != 0)
+				listsStale = !ok1 || !ok2
+				if f&flagHasImages != was&flagHasImages {
+					if f&flagHasImages != 0 {
+						s.imageNodes++
+					} else {
+						s.imageNodes--
+					}
+				}
 			}
 			s.setListed(old.listPos-1, ni, f)
 		}
@@ -500,7 +537,14 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	}
 	s.Storage = c.storage
 	s.Selectors = c.selectors
-	clear(c.dirty)
+	if len(c.dirty) > smallDirty {
+		// A cleared map keeps its size, and ranging over it costs as much
+		// as when it was full: after the loading (every node dirty),
+		// each cycle's loop above would walk thousands of empty slots.
+		c.dirty = make(map[string]struct{}, smallDirty)
+	} else {
+		clear(c.dirty)
+	}
 	c.listsDirty, c.nsDirty = false, false
 	s.generation = nextGeneration()
 }

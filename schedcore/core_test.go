@@ -247,6 +247,9 @@ func TestCacheIncrementalSnapshotEqualsAFreshOne(t *testing.T) {
 		if taint {
 			n = n.Taint("k", "v", v1.TaintEffectNoSchedule)
 		}
+		if rng.IntN(3) == 0 { // images come and go (NodesWithImages)
+			n = n.Image("img", 1000)
+		}
 		return n.Obj()
 	}
 	live := map[int]bool{}
@@ -374,6 +377,7 @@ func describeSnapshot(s *schedcore.Snapshot) []string {
 		got, _ := s.Get(ni.Name())
 		out = append(out, fmt.Sprintf("anti-affinity %s current=%v", ni.Name(), got == ni))
 	}
+	out = append(out, fmt.Sprintf("nodes with images: %d", s.NodesWithImages()))
 	return out
 }
 

@@ -350,7 +350,9 @@ func (s *Scheduler) handleFailure(ctx context.Context, fw *Framework, qpi *Queue
 		cur = s.Hooks.CurrentPod(pod)
 	}
 	if cur != nil && cur.Spec.NodeName == "" && cur.UID == pod.UID {
-		q.PodInfo = NewPodInfo(cur)
+		// kube parses the current pod anew; its terms are the attempt's
+		// when its affinity is the same object (forPod).
+		q.PodInfo = qpi.PodInfo.forPod(cur)
 		if e := s.Queue.AddUnschedulableIfNotPresent(s.Logger, &q, s.Queue.SchedulingCycle()); e != nil {
 			s.Logger.Error(e, "requeueing pod", "pod", PodName(pod))
 		}
