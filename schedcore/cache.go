@@ -26,11 +26,15 @@ type Cache struct {
 	listsDirty bool
 	// images tracks, per image name, the size first reported for it and the
 	// nodes that have it, kept incrementally as kube-scheduler's cache does.
-	images     map[string]*imageState
-	namespaces map[string]*v1.Namespace
-	nsDirty    bool
-	storage    *StorageState
-	selectors  *SelectorSources
+	images map[string]*imageState
+	// imagesVersion changes whenever images does (a node added, updated
+	// or removed): a node's summaries taken at the current version are
+	// the ones it would be given now.
+	imagesVersion uint64
+	namespaces    map[string]*v1.Namespace
+	nsDirty       bool
+	storage       *StorageState
+	selectors     *SelectorSources
 }
 
 // imageState is one image name across the cluster: the size recorded when
@@ -50,13 +54,15 @@ type podState struct {
 // NewCache returns an empty cache.
 func NewCache(f Features) *Cache {
 	return &Cache{
-		features:   f,
-		nodes:      map[string]*NodeInfo{},
-		nodeOrder:  newNodeTree(),
-		pods:       map[string]*podState{},
-		dirty:      map[string]struct{}{},
-		images:     map[string]*imageState{},
-		namespaces: map[string]*v1.Namespace{},
+		features:  f,
+		nodes:     map[string]*NodeInfo{},
+		nodeOrder: newNodeTree(),
+		pods:      map[string]*podState{},
+		dirty:     map[string]struct{}{},
+		images:    map[string]*imageState{},
+		// From 1: a NodeInfo's zero imagesAt is never current.
+		imagesVersion: 1,
+		namespaces:    map[string]*v1.Namespace{},
 	}
 }
 
@@ -139,6 +145,7 @@ func (c *Cache) RefreshImageSummaries() {
 // addNodeImages records the node's images. An image name seen for the first
 // time keeps the size this node reports for it, as long as any node has it.
 func (c *Cache) addNodeImages(node *v1.Node) {
+	c.imagesVersion++
 	for _, img := range node.Status.Images {
 		for _, name := range img.Names {
 			st, ok := c.images[name]
@@ -157,6 +164,7 @@ func (c *Cache) removeNodeImages(node *v1.Node) {
 	if node == nil {
 		return
 	}
+	c.imagesVersion++
 	for _, img := range node.Status.Images {
 		for _, name := range img.Names {
 			if st, ok := c.images[name]; ok {
@@ -459,7 +467,13 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		// As in kube-scheduler, a node's image summaries are taken when the
 		// node itself is copied into the snapshot: NumNodes of an unchanged
 		// node is not refreshed when another node gains or loses the image.
-		n.ImageStates = c.nodeImageStates(n.Node())
+		// Summaries taken since the last change of any node's images are
+		// what they would be now, and are kept (their map is never
+		// changed: the snapshot's copies share it).
+		if n.imagesAt != c.imagesVersion {
+			n.ImageStates = c.nodeImageStates(n.Node())
+			n.imagesAt = c.imagesVersion
+		}
 		// A fresh generation: the copy's image summaries may differ from
 		// what an earlier copy of the same cache generation held, and
 		// NodeMemo entries must not outlive them.

@@ -56,6 +56,10 @@ type NodeInfo struct {
 	ImageStates map[string]*ImageStateSummary
 	// PVCRefCounts counts pods per "namespace/claim".
 	PVCRefCounts map[string]int
+
+	// imagesAt is, in the cache's own NodeInfo, the cache's image version
+	// its ImageStates were summarized at (Cache.UpdateSnapshot).
+	imagesAt uint64
 }
 
 // NewNodeInfo returns an empty NodeInfo holding the given pods.
