@@ -368,15 +368,14 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 			if byPos {
 				// The block plugin by plugin (runFiltersListed).
 				var ps [filterBlock]int
-				var gens [filterBlock]int64
 				for i := lo; i < end; i++ {
 					p := startIdx + i
 					if p >= numAll {
 						p -= numAll
 					}
-					ps[i-lo], gens[i-lo] = p, snap.listGens[p]
+					ps[i-lo] = p
 				}
-				if s := fw.runFiltersListed(cctx, state, pod, nodes, ps[:end-lo], gens[:end-lo], statuses[lo:end], passed[lo:end]); s != nil {
+				if s := fw.runFiltersListed(cctx, state, pod, nodes, snap.listGens, ps[:end-lo], statuses[lo:end], passed[lo:end]); s != nil {
 					errOnce.Do(func() { firstErr = s.AsError(); cancel() })
 				}
 				return

@@ -13,7 +13,8 @@ import (
 const maxFilterBlock = 64
 
 // runFiltersListed is runFilters on a block of nodes of the snapshot's
-// list: node k of the block is list[ps[k]], of generation gens[k]. It runs
+// list: node k of the block is list[ps[k]], of generation gens[ps[k]]
+// (gens is the list's column of generations). It runs
 // the block plugin by plugin rather than node by node: the remembered
 // verdicts of a plugin are read in one tight pass over its column, and
 // Filter runs only on the nodes still passing whose verdict is not
@@ -29,8 +30,15 @@ const maxFilterBlock = 64
 //
 // The caller does not time plugins (state.RecordPluginMetrics is false):
 // a timed cycle filters node by node.
-func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod *v1.Pod, list []*NodeInfo, ps []int, gens []int64, out []*Status, passed []bool) *Status {
+func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod *v1.Pod, list []*NodeInfo, gens []int64, ps []int, out []*Status, passed []bool) *Status {
 	n := len(ps)
+	// Nodes at consecutive positions (all but a block where the pass
+	// wraps around the list) have their remembered passes read in one
+	// pass without branches on the nodes' order.
+	p0, run := 0, []int64(nil)
+	if n > 0 && ps[n-1]-ps[0] == n-1 {
+		p0, run = ps[0], gens[ps[0]:ps[0]+n]
+	}
 	filters := state.filters
 	remembered, views, rejects, listed := state.remembered, state.filterViews, state.filterRejects, state.listedFilters
 	if state.filtersFor != f {
@@ -50,9 +58,13 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 		nt := 0
 		if memo {
 			v, rj := views[j], rejects[j]
-			for a := alive; a != 0; a &= a - 1 {
+			rest := alive
+			if run != nil {
+				rest &^= passesAt(v, p0, run)
+			}
+			for a := rest; a != 0; a &= a - 1 {
 				k := bits.TrailingZeros64(a)
-				if val, ok := v.getAt(ps[k], gens[k]); ok {
+				if val, ok := v.getAt(ps[k], gens[ps[k]]); ok {
 					if val == verdictPass {
 						continue
 					}
@@ -87,7 +99,7 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 			}
 			if s.IsSuccess() {
 				if memo {
-					views[j].putAt(ps[k], gens[k], verdictPass)
+					views[j].putAt(ps[k], gens[ps[k]], verdictPass)
 				}
 				continue
 			}
@@ -99,7 +111,7 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 			// Only a shared rejection is remembered (see runFilters).
 			if memo && shared {
 				if v, ok := rejects[j].value(s); ok {
-					views[j].putAt(ps[k], gens[k], v)
+					views[j].putAt(ps[k], gens[ps[k]], v)
 				}
 			}
 			out[k] = s
@@ -114,3 +126,16 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 
 // A block of the filter loop fits in runFiltersListed's words.
 var _ [maxFilterBlock - filterBlock]struct{}
+
+// passesAt returns the nodes at positions p0, p0+1, ... of generations
+// gens whose remembered verdict in v is a pass: bit k for position p0+k
+// (at most 64 positions).
+func passesAt(v VerdictView, p0 int, gens []int64) uint64 {
+	var m uint64
+	for k, g := range gens {
+		if val, ok := v.getAt(p0+k, g); ok && val == verdictPass {
+			m |= 1 << k
+		}
+	}
+	return m
+}
