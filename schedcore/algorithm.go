@@ -364,18 +364,28 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 		// that a worker's per-node overhead is a loop step, not a call.
 		blocks := (window + filterBlock - 1) / filterBlock
 		fw.handle.Parallelizer().Until(cctx, blocks, func(blk int) {
-			end := base + min(window, (blk+1)*filterBlock)
-			for i := base + blk*filterBlock; i < end; i++ {
+			lo, end := base+blk*filterBlock, base+min(window, (blk+1)*filterBlock)
+			if byPos {
+				// The block plugin by plugin (runFiltersListed).
+				var ps [filterBlock]int
+				for i := lo; i < end; i++ {
+					p := startIdx + i
+					if p >= numAll {
+						p -= numAll
+					}
+					ps[i-lo] = p
+				}
+				if s := fw.runFiltersListed(cctx, state, pod, nodes, snap.listGens, ps[:end-lo], statuses[lo:end], passed[lo:end]); s != nil {
+					errOnce.Do(func() { firstErr = s.AsError(); cancel() })
+				}
+				return
+			}
+			for i := lo; i < end; i++ {
 				p := startIdx + i
 				if p >= numAll {
 					p -= numAll
 				}
-				var s *Status
-				if byPos {
-					s = fw.runFilters(cctx, state, pod, nodes[p], p, snap.listGens[p])
-				} else {
-					s = fw.RunFilterPluginsWithNominatedPods(cctx, state, pod, nodes[p])
-				}
+				s := fw.RunFilterPluginsWithNominatedPods(cctx, state, pod, nodes[p])
 				if s.Code() == Error {
 					errOnce.Do(func() { firstErr = s.AsError(); cancel() })
 					return

@@ -60,7 +60,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		b = getSpareScoreBuffers()
 		defer putSpareScoreBuffers(b)
 	}
-	out := b.get(f, idx, len(nodes))
+	out := b.get(f, idx, len(nodes), !lazy)
 	if np == 0 {
 		for i, n := range nodes {
 			out[i] = NodePluginScores{Name: n.Name(), RawScores: []PluginScore{}, Scores: []PluginScore{}}
@@ -320,10 +320,16 @@ type scoreBuffers struct {
 }
 
 // get sizes the buffers for the cycle's plugins (idx, positions in
-// f.score) and nodes, growing them when needed, and returns the cleared
-// per-node results; the columns' contents are stale and overwritten by
-// the caller.
-func (b *scoreBuffers) get(f *Framework, idx []int, nodes int) []NodePluginScores {
+// f.score) and nodes, growing them when needed, and returns the per-node
+// results, cleared if clearOut; the columns' contents are stale and
+// overwritten by the caller.
+//
+// The framework's own buffers (a lazy cycle's) need no clearing: such a
+// cycle sets every node's Name and TotalScore, and its RawScores and
+// Scores are never read (detachScores sets its copies' own); clearing
+// 72 bytes a node with pointers costs a cycle about as much as its
+// totals.
+func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []NodePluginScores {
 	np := len(idx)
 	if cap(b.out) < nodes {
 		b.out = make([]NodePluginScores, nodes)
@@ -368,7 +374,9 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int) []NodePluginScore
 		b.lists[j] = b.lists[j][:nodes]
 	}
 	out := b.out[:nodes]
-	clear(out)
+	if clearOut {
+		clear(out)
+	}
 	return out
 }
 
