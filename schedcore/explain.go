@@ -190,7 +190,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	diagnoseNode := func(ctx context.Context, i int32, gaps bool) {
 		ne, ni := &ex.Nodes[i], list[i]
 		if statuses[i] != nil {
-			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps)
+			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps, statuses[i])
 			ne.Nominated = fw.countedNominatedPods(pod, ni)
 		} else {
 			ne.LeftOutBy = fw.explainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status, gaps)
