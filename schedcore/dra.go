@@ -41,6 +41,16 @@ type DRAManager struct {
 	// allocations with every change of what is allocated (a claim's
 	// allocation, an in-flight allocation).
 	objects, allocations int64
+	// claimsRev changes with every change of a claim or of the in-flight
+	// allocations: the holders index is of one revision.
+	claimsRev int64
+
+	// holders are the claims holding each device (ClaimsAllocatingDevice),
+	// built on first use for claimsRev holdersRev; holdersMu guards them
+	// (readers of the manager hold mu for reading only).
+	holdersMu  sync.Mutex
+	holders    map[deviceKey][]*resourceapi.ResourceClaim
+	holdersRev int64
 }
 
 type claimEntry struct {
@@ -74,6 +84,7 @@ func NewDRAManager() *DRAManager {
 		deviceTaintRules: true,
 		objects:          1,
 		allocations:      1,
+		claimsRev:        1,
 	}
 }
 
@@ -335,6 +346,7 @@ func (m *DRAManager) AddClaim(c *resourceapi.ResourceClaim) {
 		e = &claimEntry{}
 		m.claims[k] = e
 	}
+	m.claimsRev++
 	before := e.latest()
 	e.api = c
 	if e.assumed != nil && (e.assumed.UID != c.UID || !olderVersion(c, e.assumed)) {
@@ -358,6 +370,7 @@ func (m *DRAManager) DeleteClaim(c *resourceapi.ResourceClaim) {
 			m.allocations++
 		}
 		delete(m.claims, k)
+		m.claimsRev++
 	}
 }
 
@@ -427,6 +440,7 @@ func (m *DRAManager) AssumeClaim(c *resourceapi.ResourceClaim) error {
 	if cur := e.latest(); cur != nil && olderVersion(c, cur) {
 		return fmt.Errorf("resourceclaim %s/%s: version %s is older than the known %s", c.Namespace, c.Name, c.ResourceVersion, cur.ResourceVersion)
 	}
+	m.claimsRev++
 	before := e.latest()
 	e.assumed = c
 	if allocationChanged(before, c) {
@@ -440,6 +454,7 @@ func (m *DRAManager) RestoreClaim(namespace, name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e := m.claims[namespace+"/"+name]; e != nil && e.assumed != nil {
+		m.claimsRev++
 		before := e.latest()
 		e.assumed = nil
 		if allocationChanged(before, e.latest()) {
@@ -467,6 +482,7 @@ func (m *DRAManager) SignalClaimPendingAllocation(uid types.UID, allocated *reso
 	}
 	m.inFlight[uid] = inFlightAllocation{claim: allocated, sharers: 1}
 	m.allocations++
+	m.claimsRev++
 }
 
 // MaybeRemoveClaimPendingAllocation drops one sharer of an in-flight
@@ -481,6 +497,7 @@ func (m *DRAManager) MaybeRemoveClaimPendingAllocation(uid types.UID, force bool
 	if force || f.sharers == 1 {
 		delete(m.inFlight, uid)
 		m.allocations++
+		m.claimsRev++
 		return true
 	}
 	f.sharers--
@@ -519,39 +536,6 @@ func (m *DRAManager) Allocations() ([]*resourceapi.AllocationResult, int64) {
 		}
 	}
 	return out, m.allocations
-}
-
-// ClaimsAllocatingDevice lists the claims (latest versions, in-flight ones
-// included) whose allocation holds the device, for explanations.
-func (m *DRAManager) ClaimsAllocatingDevice(driver, pool, device string) []*resourceapi.ResourceClaim {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	var out []*resourceapi.ResourceClaim
-	has := func(c *resourceapi.ResourceClaim) bool {
-		if c == nil || c.Status.Allocation == nil {
-			return false
-		}
-		for _, r := range c.Status.Allocation.Devices.Results {
-			if r.Driver == driver && r.Pool == pool && r.Device == device {
-				return true
-			}
-		}
-		return false
-	}
-	for _, e := range m.claims {
-		if l := e.latest(); has(l) {
-			out = append(out, l)
-		}
-	}
-	for _, f := range m.inFlight {
-		if has(f.claim) {
-			out = append(out, f.claim)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
-	})
-	return out
 }
 
 // ResourceClaimWriter makes the API writes of the DynamicResources plugin

@@ -3,8 +3,10 @@ package schedcore
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func claimAt(rv string, allocated bool) *resourceapi.ResourceClaim {
@@ -76,3 +78,60 @@ func TestDeviceTaintRules(t *testing.T) {
 }
 
 func strp(s string) *string { return &s }
+
+// TestClaimsAllocatingDeviceFollowsClaims: the claims holding each device
+// are indexed once and kept until a claim or an in-flight allocation
+// changes; every change must show in the next answer, the reservations
+// (which name the holders) included.
+func TestClaimsAllocatingDeviceFollowsClaims(t *testing.T) {
+	holding := func(name, rv string, device string, pods ...string) *resourceapi.ResourceClaim {
+		c := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), ResourceVersion: rv}}
+		if device != "" {
+			c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
+				{Request: "gpu", Driver: "d", Pool: "n1", Device: device}}}}
+		}
+		for _, p := range pods {
+			c.Status.ReservedFor = append(c.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{Resource: "pods", Name: p})
+		}
+		return c
+	}
+	// holders describes the claims holding gpu-0: name and reservations.
+	holders := func(m *DRAManager) []string {
+		var out []string
+		for _, c := range m.ClaimsAllocatingDevice("d", "n1", "gpu-0") {
+			s := c.Name + ":"
+			for _, r := range c.Status.ReservedFor {
+				s += " " + r.Name
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	m := NewDRAManager()
+	m.AddClaim(holding("b", "1", "gpu-0"))
+	m.AddClaim(holding("c", "1", "gpu-1"))
+	steps := []struct {
+		name   string
+		change func()
+		want   []string
+	}{
+		{"one claim holds the device", func() {}, []string{"b:"}},
+		{"another claim allocated the device comes first by name", func() { m.AddClaim(holding("a", "1", "gpu-0")) }, []string{"a:", "b:"}},
+		{"a reservation added by an update", func() { m.UpdateClaim(nil, holding("b", "2", "gpu-0", "pod-1")) }, []string{"a:", "b: pod-1"}},
+		{"an assumed version", func() {
+			if err := m.AssumeClaim(holding("b", "3", "gpu-0", "pod-1", "pod-2")); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"a:", "b: pod-1 pod-2"}},
+		{"the assumed version dropped", func() { m.RestoreClaim("ns", "b") }, []string{"a:", "b: pod-1"}},
+		{"a deleted claim", func() { m.DeleteClaim(holding("a", "1", "gpu-0")) }, []string{"b: pod-1"}},
+		{"an in-flight allocation", func() { m.SignalClaimPendingAllocation("uid-d", holding("d", "1", "gpu-0", "pod-3")) }, []string{"b: pod-1", "d: pod-3"}},
+		{"the in-flight allocation removed", func() { m.MaybeRemoveClaimPendingAllocation("uid-d", true) }, []string{"b: pod-1"}},
+	}
+	for _, s := range steps {
+		s.change()
+		if d := cmp.Diff(s.want, holders(m)); d != "" {
+			t.Errorf("%s: holders of gpu-0 (-want +got):\n%s", s.name, d)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/bits"
 	"slices"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -161,7 +162,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	if diag != nil && diag.NodeToStatus != nil {
 		statuses = diag.NodeToStatus.byPosition(newPositions(snapshot, list))
 	}
-	ex.Nodes = make([]NodeExplanation, len(list))
+	ex.Nodes = nodeExplanations(len(list))
 	// rejected are the nodes to diagnose: the filters run again on each,
 	// and the rejecting ones explain themselves.
 	var rejected []int32
@@ -190,7 +191,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	diagnoseNode := func(ctx context.Context, i int32, gaps bool) {
 		ne, ni := &ex.Nodes[i], list[i]
 		if statuses[i] != nil {
-			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps)
+			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps, statuses[i])
 			ne.Nominated = fw.countedNominatedPods(pod, ni)
 		} else {
 			ne.LeftOutBy = fw.explainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status, gaps)
@@ -231,6 +232,33 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 		}
 	}
 	return ex
+}
+
+// spareNodes are node entries of released explanations
+// (Explanation.Release), cleared: an explanation of 5000 nodes needs half
+// a megabyte of them, garbage once it is rendered.
+var spareNodes sync.Pool
+
+// nodeExplanations returns n zero node entries, released ones when there
+// are enough.
+func nodeExplanations(n int) []NodeExplanation {
+	if p, _ := spareNodes.Get().(*[]NodeExplanation); p != nil && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]NodeExplanation, n)
+}
+
+// Release gives the explanation's node entries back for another
+// explanation. Neither ex nor its Nodes may be used afterwards; what was
+// read from the entries (statuses, verdicts, names) stays valid.
+func (ex *Explanation) Release() {
+	if ex == nil || ex.Nodes == nil || ex.PreEnqueue != nil {
+		return
+	}
+	nodes := ex.Nodes[:cap(ex.Nodes)]
+	clear(nodes)
+	ex.Nodes, ex.detail = nil, nil
+	spareNodes.Put(&nodes)
 }
 
 // rankScores orders the scores best first: highest total, then lowest

@@ -3,6 +3,7 @@ package schedcore
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -36,6 +37,31 @@ func (f *Framework) DiagnoseFilterPlugins(ctx context.Context, state *CycleState
 func diagnoseFilters(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool) []FilterVerdict {
 	var out []FilterVerdict
 	for _, pl := range filters {
+		if v, failed := diagnose(ctx, pl, state, pod, nodeInfo, gaps); failed {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// diagnoseAfter is diagnoseFilters on a node the cycle's filters ran on
+// once, on this state and node (no nominated pod counted), and rejected
+// with first: the filters run in order and stop at the first rejection,
+// so those before first's plugin passed and are not run again, first is
+// that plugin's verdict (the status its Filter returns there), and only
+// the filters after it run. Without first, or when its plugin is not one
+// of filters, every filter runs.
+func diagnoseAfter(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool, first *Status) []FilterVerdict {
+	k := -1
+	if first.IsRejected() {
+		k = slices.IndexFunc(filters, func(pl FilterPlugin) bool { return pl.Name() == first.Plugin() })
+	}
+	if k < 0 {
+		return diagnoseFilters(ctx, filters, state, pod, nodeInfo, gaps)
+	}
+	out := make([]FilterVerdict, 1, len(filters)-k)
+	out[0] = explainVerdict(ctx, filters[k], state, pod, nodeInfo, first, gaps)
+	for _, pl := range filters[k+1:] {
 		if v, failed := diagnose(ctx, pl, state, pod, nodeInfo, gaps); failed {
 			out = append(out, v)
 		}
@@ -86,22 +112,24 @@ func (f *Framework) explainLeftOut(ctx context.Context, state *CycleState, pod *
 // failure in either pass is the plugin's verdict, as kube would report it
 // if that plugin ran alone.
 func (f *Framework) DiagnoseFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) []FilterVerdict {
-	return f.diagnoseWithNominatedPods(ctx, f.activeFilters(state), state, pod, nodeInfo, true)
+	return f.diagnoseWithNominatedPods(ctx, f.activeFilters(state), state, pod, nodeInfo, true, nil)
 }
 
 // diagnoseWithNominatedPods is DiagnoseFilterPluginsWithNominatedPods
 // with the cycle's active filters; without gaps, the verdicts carry the
-// shortfalls but no explanations.
-func (f *Framework) diagnoseWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool) []FilterVerdict {
+// shortfalls but no explanations. first, when not nil, is the status the
+// cycle's filters gave the node on this state (see diagnoseAfter).
+func (f *Framework) diagnoseWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool, first *Status) []FilterVerdict {
 	if f.handle.Nominator() == nil || state.noNominatedPods {
-		return diagnoseFilters(ctx, filters, state, pod, nodeInfo, gaps)
+		return diagnoseAfter(ctx, filters, state, pod, nodeInfo, gaps, first)
 	}
 	added, withState, withInfo, err := f.addGENominatedPods(ctx, pod, state, nodeInfo)
 	if err != nil {
 		return []FilterVerdict{{Status: AsStatus(err), Shortfall: 1}}
 	}
 	if !added {
-		return diagnoseFilters(ctx, filters, state, pod, nodeInfo, gaps)
+		// No pod counted: the cycle filtered the node once, as here.
+		return diagnoseAfter(ctx, filters, state, pod, nodeInfo, gaps, first)
 	}
 	var out []FilterVerdict
 	for _, pl := range filters {

@@ -287,3 +287,56 @@ func TestExplanationsKeepTheirScores(t *testing.T) {
 		}
 	}
 }
+
+// TestReleasedNodesStartClean: an explanation's node entries, once
+// released, serve the next explanation; that one must be what it would be
+// on fresh entries (nothing of the released verdicts left on its nodes).
+func TestReleasedNodesStartClean(t *testing.T) {
+	reg := schedcore.Registry{
+		"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return slots{}, nil
+		}},
+		"Veto": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return veto{}, nil }},
+	}
+	name := v1.DefaultSchedulerName
+	profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
+		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Slots"}, {Name: "Veto"}}},
+	}}
+	var nodes []*v1.Node
+	for i := 0; i < 40; i++ {
+		n := schedtest.MakeNode(fmt.Sprintf("n%03d", i)).Label("slots", strconv.Itoa(i%4))
+		if i%10 == 0 {
+			n.Label("veto", "yes")
+		}
+		nodes = append(nodes, n.Obj())
+	}
+	snap := schedcore.NewSnapshot(nil, nodes)
+	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 1), schedcore.FrameworkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// summary is what an explanation says of each node.
+	summary := func(ex *schedcore.Explanation) []string {
+		var out []string
+		for _, ne := range ex.Nodes {
+			s := fmt.Sprint(ne.Name, " feasible ", ne.Feasible, " rank ", ne.Rank, " status ", ne.Status.Message())
+			for _, f := range ne.Failures {
+				s += fmt.Sprint(" ", f.Plugin, " ", f.Shortfall)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	ctx := context.Background()
+	hard := schedtest.MakePod("hard").Label("slots", "3").Obj()
+	easy := schedtest.MakePod("easy").Label("slots", "0").Obj()
+	want := summary(schedcore.Explain(ctx, fw, snap, easy, nil))
+	for round := 0; round < 3; round++ {
+		schedcore.Explain(ctx, fw, snap, hard, nil).Release()
+		ex := schedcore.Explain(ctx, fw, snap, easy, nil)
+		if d := cmp.Diff(want, summary(ex)); d != "" {
+			t.Fatalf("round %d: after a released explanation (-fresh +reused):\n%s", round, d)
+		}
+		ex.Release()
+	}
+}

@@ -263,6 +263,8 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	if ex.Err != nil {
 		return nil, fmt.Errorf("explaining pod %s: %w", schedcore.PodName(target), ex.Err)
 	}
+	// Everything the report keeps is copied out of ex.
+	defer ex.Release()
 	rep, order := convert(ex)
 	rep.Source, rep.BoundNode, rep.NominatedNode = o.Source, bound, nominated
 	if s.turn != nil {

@@ -68,6 +68,8 @@ type DynamicResources struct {
 	celCache       *cel.Cache
 	allocated      *allocatedStates
 	memo           *allocationMemo
+	// explain is what explanations keep (ExplainFilter).
+	explain explainCache
 }
 
 var (
@@ -166,8 +168,7 @@ type stateData struct {
 	specsOnce sync.Once
 	specs     string
 	specsErr  error
-
-	mu sync.Mutex
+	mu        sync.Mutex
 	// unavailableClaims are indices of allocated claims that were not
 	// available on some node (PostFilter may deallocate one).
 	unavailableClaims    sets.Set[int]

@@ -32,6 +32,28 @@ var _ schedcore.FilterExplainer = (*DynamicResources)(nil)
 // The shortfall is the share of the wanted devices the node lacks (1 when
 // the node has none, or its devices would do one request at a time only).
 func (pl *DynamicResources) ExplainFilter(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, status *schedcore.Status) *schedcore.FilterExplanation {
+	return pl.explainFilter(ctx, cs, pod, nodeInfo, status, false)
+}
+
+var _ schedcore.ShortfallExplainer = (*DynamicResources)(nil)
+
+// FilterShortfall is ExplainFilter's shortfall (1 for no explanation),
+// without the texts: the requests' outcomes are the same, the holders of
+// the allocated devices are not looked up, no gap is formatted, and for a
+// request of a number of devices a device held by another claim is known
+// not to be free without evaluating its selectors (only the free devices
+// count there).
+func (pl *DynamicResources) FilterShortfall(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, status *schedcore.Status) float64 {
+	if e := pl.explainFilter(ctx, cs, pod, nodeInfo, status, true); e != nil {
+		return e.Shortfall
+	}
+	return 1
+}
+
+// explainFilter is ExplainFilter; short, FilterShortfall's explanation:
+// its shortfall and number of gaps are ExplainFilter's, its gaps are
+// empty.
+func (pl *DynamicResources) explainFilter(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, status *schedcore.Status, short bool) *schedcore.FilterExplanation {
 	state, _ := pl.claimsState(cs)
 	node := nodeInfo.Node()
 	if state == nil || node == nil {
@@ -63,8 +85,8 @@ func (pl *DynamicResources) ExplainFilter(ctx context.Context, cs *schedcore.Cyc
 		}
 		claims = append(claims, c)
 	}
-	x := &nodeExplainer{pl: pl, ctx: ctx, node: node, allocated: state.allocated}
-	x.gatherDevices(state.slices)
+	x := &nodeExplainer{pl: pl, ctx: ctx, node: node, allocated: state.allocated, short: short}
+	x.gatherDevices(pl.explain.index(state.slices))
 	return x.explain(claims)
 }
 
@@ -156,6 +178,10 @@ type nodeExplainer struct {
 	// counter set -> counter), computed on first use.
 	counters map[string]map[string]map[string]resource.Quantity
 	slices   []*resourceapi.ResourceSlice
+	// short: for FilterShortfall, no texts (see there).
+	short bool
+	// index is the slices' index.
+	index *explainSlices
 }
 
 // gatherDevices collects the devices of the slices the node sees, as the
@@ -163,8 +189,9 @@ type nodeExplainer struct {
 // selector matches or that serve all nodes, devices selected per device;
 // of each pool the current generation only, and nothing from a pool that
 // is incomplete (not all its slices published) or being replaced.
-func (x *nodeExplainer) gatherDevices(all []*resourceapi.ResourceSlice) {
-	x.slices = all
+func (x *nodeExplainer) gatherDevices(idx *explainSlices) {
+	all := idx.of
+	x.slices, x.index = all, idx
 	f := x.pl.allocFeatures
 	type poolState struct {
 		gen     int64
@@ -172,12 +199,13 @@ func (x *nodeExplainer) gatherDevices(all []*resourceapi.ResourceSlice) {
 	}
 	pools := map[string]*poolState{}
 	var order []string
-	for _, s := range all {
+	// Only the slices naming the node or none can match it.
+	idx.candidates(x.node.Name, func(s *resourceapi.ResourceSlice) {
 		k := s.Spec.Driver + "/" + s.Spec.Pool.Name
 		match := false
 		switch nodeName, allNodes := ptr.Deref(s.Spec.NodeName, ""), ptr.Deref(s.Spec.AllNodes, false); {
 		case nodeName != "" || allNodes || s.Spec.NodeSelector != nil:
-			match, _ = structured.NodeMatches(f, x.node, nodeName, allNodes, s.Spec.NodeSelector)
+			match = idx.matches(s, x.node)
 		case ptr.Deref(s.Spec.PerDeviceNodeSelection, false):
 			for i := range s.Spec.Devices {
 				d := &s.Spec.Devices[i]
@@ -188,7 +216,7 @@ func (x *nodeExplainer) gatherDevices(all []*resourceapi.ResourceSlice) {
 			}
 		}
 		if !match {
-			continue
+			return
 		}
 		p := pools[k]
 		if p == nil {
@@ -202,21 +230,14 @@ func (x *nodeExplainer) gatherDevices(all []*resourceapi.ResourceSlice) {
 		case s.Spec.Pool.Generation == p.gen:
 			p.visible = append(p.visible, s)
 		}
-	}
+	})
 	sort.Strings(order)
 	for _, k := range order {
 		p := pools[k]
 		first := p.visible[0]
-		published, newest := 0, p.gen
-		for _, s := range all {
-			if s.Spec.Driver != first.Spec.Driver || s.Spec.Pool.Name != first.Spec.Pool.Name {
-				continue
-			}
-			newest = max(newest, s.Spec.Pool.Generation)
-			if s.Spec.Pool.Generation == p.gen {
-				published++
-			}
-		}
+		// Every slice of the pool, the node's or not, counts.
+		gens := idx.pools[poolKey{first.Spec.Driver, first.Spec.Pool.Name}]
+		published, newest := gens.count[p.gen], max(gens.newest, p.gen)
 		if newest > p.gen {
 			continue // being replaced: the allocator ignores it
 		}

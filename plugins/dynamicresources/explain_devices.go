@@ -19,6 +19,12 @@ import (
 // classify says why the device cannot serve the request ("" kind: it is
 // free for it).
 func (x *nodeExplainer) classify(r request, class *resourceapi.DeviceClass, d *nodeDevice) verdict {
+	held := !r.adminAccess && x.allocated.AllocatedDevices.Has(d.id)
+	if x.short && held && r.mode != resourceapi.DeviceAllocationModeAll {
+		// Not free, whatever comes before: for a number of devices only
+		// the free ones count (requestOutcome.free).
+		return verdict{kind: "allocated"}
+	}
 	if !x.pl.allocFeatures.DeviceBindingAndStatus && len(d.dev.BindingConditions) > 0 {
 		return verdict{kind: "nomatch", why: "has binding conditions, which the DRADeviceBindingConditions feature (off) is needed for"}
 	}
@@ -31,7 +37,10 @@ func (x *nodeExplainer) classify(r request, class *resourceapi.DeviceClass, d *n
 		return verdict{kind: "nomatch", why: why}
 	}
 	multi := x.pl.allocFeatures.ConsumableCapacity && ptr.Deref(d.dev.AllowMultipleAllocations, false)
-	if !r.adminAccess && x.allocated.AllocatedDevices.Has(d.id) {
+	if held {
+		if x.short {
+			return verdict{kind: "allocated"}
+		}
 		return verdict{kind: "allocated", who: x.holders(d)}
 	}
 	if len(d.dev.ConsumesCounters) > 0 {
@@ -73,7 +82,7 @@ func (x *nodeExplainer) selectorsFail(d *nodeDevice, sels []resourceapi.DeviceSe
 		if expr.Error != nil {
 			return fmt.Sprintf("%s #%d does not compile: %v", what, i, expr.Error)
 		}
-		ok, _, err := expr.DeviceMatches(x.ctx, cel.Device{Driver: d.slice.Spec.Driver, AllowMultipleAllocations: d.dev.AllowMultipleAllocations, Attributes: d.dev.Attributes, Capacity: d.dev.Capacity})
+		ok, err := x.pl.explain.deviceMatches(x.ctx, x.index, expr, sel.CEL.Expression, d)
 		if err != nil {
 			return fmt.Sprintf("%s #%d fails: %v: %s", what, i, cel.EnhanceRuntimeError(err), sel.CEL.Expression)
 		}

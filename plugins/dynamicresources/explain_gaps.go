@@ -19,6 +19,9 @@ import (
 // gap renders a request's outcome: what it needs, what the node has, one
 // detail per device not free.
 func (x *nodeExplainer) gap(o *requestOutcome, choice string) schedcore.Gap {
+	if x.short {
+		return schedcore.Gap{}
+	}
 	r := o.req
 	var need string
 	switch r.mode {

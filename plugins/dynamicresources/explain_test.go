@@ -247,6 +247,9 @@ func TestExplainFilter(t *testing.T) {
 			if got.Shortfall != c.shortfall {
 				t.Errorf("shortfall %v, want %v", got.Shortfall, c.shortfall)
 			}
+			if s := pl.FilterShortfall(ctx, state, pod, ni, st); s != c.shortfall {
+				t.Errorf("FilterShortfall %v, want ExplainFilter's %v", s, c.shortfall)
+			}
 		})
 	}
 }
