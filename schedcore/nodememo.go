@@ -32,13 +32,32 @@ type NodeMemo[V any] struct {
 type memoTable[V any] struct {
 	mu      sync.Mutex
 	entries []memoEntry[V]
-	used    uint64
+	// base is the generation entries' offsets are from: an entry holds
+	// the value of the node of generation base+gen, 0 < gen.
+	base int64
+	used uint64
 }
 
+// memoEntry is a value with its node's generation, as an offset from the
+// table's base (0: no value).
 type memoEntry[V any] struct {
-	gen int64
+	gen uint32
 	v   V
 }
+
+// memoSpan bounds the offsets of a NodeMemo entry's generation: a table's
+// window of generations, which acquire moves along with the process's
+// generations (headroom ahead of the newest one, for the cycle holding
+// the table); a node unchanged for longer than half a window is computed
+// every time.
+const (
+	memoSpan     = 1 << 32
+	memoHeadroom = memoSpan / 4
+)
+
+// memoBase is the base of a window holding the last half window of
+// generations before cur and the next half.
+func memoBase(cur int64) int64 { return max(0, cur-memoSpan/2) }
 
 // NewNodeMemo returns a memo keeping at most maxKeys keys.
 func NewNodeMemo[V any](maxKeys int) *NodeMemo[V] {
@@ -89,7 +108,7 @@ func (m *NodeMemo[V]) acquire(k *MemoKey, n int) *memoTable[V] {
 		if len(m.tables) >= m.maxKeys {
 			evictOldest(m.tables, func(t *memoTable[V]) uint64 { return t.used })
 		}
-		t = &memoTable[V]{}
+		t = &memoTable[V]{base: memoBase(generation.Load())}
 		m.tables[k.Key()] = t
 	}
 	m.clock++
@@ -101,7 +120,26 @@ func (m *NodeMemo[V]) acquire(k *MemoKey, n int) *memoTable[V] {
 		copy(grown, t.entries)
 		t.entries = grown
 	}
+	if cur := generation.Load(); cur+memoHeadroom-t.base >= memoSpan {
+		t.rebase(memoBase(cur))
+	}
 	return t
+}
+
+// rebase moves the table's window to base, keeping the entries it holds.
+func (t *memoTable[V]) rebase(base int64) {
+	for i := range t.entries {
+		e := &t.entries[i]
+		if e.gen == 0 {
+			continue
+		}
+		if off := t.base + int64(e.gen) - base; off > 0 && off < memoSpan {
+			e.gen = uint32(off)
+		} else {
+			*e = memoEntry[V]{}
+		}
+	}
+	t.base = base
 }
 
 // evictOldest drops the least recently used of a memo's tables.
@@ -128,21 +166,12 @@ func (m *NodeMemo[V]) Len() int {
 func (t *memoTable[V]) release() { t.mu.Unlock() }
 
 // get returns the value remembered for ni, if ni is unchanged since put.
-func (t *memoTable[V]) get(ni *NodeInfo) (V, bool) {
-	i := ni.listPos - 1
-	if i >= 0 && i < len(t.entries) {
-		if e := &t.entries[i]; e.gen == ni.Generation && e.gen != 0 {
-			return e.v, true
-		}
-	}
-	var zero V
-	return zero, false
-}
+func (t *memoTable[V]) get(ni *NodeInfo) (V, bool) { return t.getAt(ni.listPos-1, ni.Generation) }
 
 // getAt is get for the node at list position i with generation gen.
 func (t *memoTable[V]) getAt(i int, gen int64) (V, bool) {
-	if i >= 0 && i < len(t.entries) {
-		if e := &t.entries[i]; e.gen == gen && e.gen != 0 {
+	if off := gen - t.base; i >= 0 && i < len(t.entries) && off > 0 && off < memoSpan {
+		if e := &t.entries[i]; e.gen == uint32(off) {
 			return e.v, true
 		}
 	}
@@ -150,12 +179,12 @@ func (t *memoTable[V]) getAt(i int, gen int64) (V, bool) {
 	return zero, false
 }
 
-// put remembers v for ni. A node outside the snapshot list is not
-// remembered.
+// put remembers v for ni. A node outside the snapshot list, or whose
+// generation is outside the table's window, is not remembered.
 func (t *memoTable[V]) put(ni *NodeInfo, v V) {
-	i := ni.listPos - 1
-	if i >= 0 && i < len(t.entries) {
-		t.entries[i] = memoEntry[V]{gen: ni.Generation, v: v}
+	i, off := ni.listPos-1, ni.Generation-t.base
+	if i >= 0 && i < len(t.entries) && off > 0 && off < memoSpan {
+		t.entries[i] = memoEntry[V]{gen: uint32(off), v: v}
 	}
 }
 

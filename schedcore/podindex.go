@@ -2,6 +2,7 @@ package schedcore
 
 import (
 	"context"
+	"math"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -114,19 +115,19 @@ func (x *PodLabelIndex) drop(i int32, keys []string) {
 // is counted from a PodLabelIndex, visiting only the pods carrying the
 // label pair.
 type MatchCounter struct {
-	memo  *NodeMemo[int]
+	memo  *NodeMemo[int32]
 	index *PodLabelIndex
 }
 
 // NewMatchCounter returns a counter remembering at most maxSelectors
 // selectors' counts.
 func NewMatchCounter(maxSelectors int) *MatchCounter {
-	return &MatchCounter{memo: NewNodeMemo[int](maxSelectors), index: NewPodLabelIndex()}
+	return &MatchCounter{memo: NewNodeMemo[int32](maxSelectors), index: NewPodLabelIndex()}
 }
 
 // SelectorCount is one selector's counts for a cycle (from Counts).
 type SelectorCount struct {
-	t   *memoTable[int]
+	t   *memoTable[int32]
 	sel labels.Selector
 	ns  string
 	// list and byPos hold the counts by list position: every node's from
@@ -146,7 +147,7 @@ type SelectorCount struct {
 func (m *MatchCounter) Counts(snap *Snapshot, ns string, sels []labels.Selector) (cs []SelectorCount, release func()) {
 	cs = make([]SelectorCount, len(sels))
 	keys := make([]string, len(sels))
-	var held []*memoTable[int]
+	var held []*memoTable[int32]
 next:
 	for i, sel := range sels {
 		cs[i] = SelectorCount{sel: sel, ns: ns}
@@ -168,7 +169,7 @@ next:
 		indexed := m.index.Candidates(snap, sel, ns, func(ni *NodeInfo, pods []*PodInfo) {
 			c, ok := t.get(ni)
 			if !ok {
-				c = CountMatchingPods(pods, sel, ns)
+				c = countOf(CountMatchingPods(pods, sel, ns))
 				t.put(ni, c)
 			}
 			j := indexIn(list, ni)
@@ -178,7 +179,7 @@ next:
 			if byPos == nil {
 				byPos = make([]int32, len(list))
 			}
-			byPos[j] = int32(c)
+			byPos[j] = c
 			nonZero = append(nonZero, ni)
 		})
 		if indexed {
@@ -249,12 +250,16 @@ func (c SelectorCount) Count(ni *NodeInfo) int {
 		return 0
 	}
 	if v, ok := c.t.get(ni); ok {
-		return v
+		return int(v)
 	}
 	v := CountMatchingPods(ni.Pods, c.sel, c.ns)
-	c.t.put(ni, v)
+	c.t.put(ni, countOf(v))
 	return v
 }
+
+// countOf is a node's count of matching pods as remembered: a node's pods
+// are far fewer than 1<<31.
+func countOf(n int) int32 { return int32(min(n, math.MaxInt32)) }
 
 // CountAt is Count for the node snap lists at position pos with
 // generation gen, from what is known by position; false when Count needs
@@ -275,7 +280,8 @@ func (c SelectorCount) CountAt(snap *Snapshot, pos int, gen int64) (int, bool) {
 	case c.t == nil:
 		return 0, true
 	}
-	return c.t.getAt(pos, gen)
+	v, ok := c.t.getAt(pos, gen)
+	return int(v), ok
 }
 
 // TermCounter counts, per node, the pods an incoming pod's affinity term

@@ -71,3 +71,55 @@ func TestVerdictWindow(t *testing.T) {
 		t.Errorf("GetAt(2, cur) = %d, %v; want 4, true", got, ok)
 	}
 }
+
+// TestNodeMemoWindow checks that a NodeMemo entry, which holds its node's
+// generation as a 32-bit offset from its table's base, is never taken for
+// a node whose generation lies outside the table's window, and that
+// acquire moves the window along with the process's generations, keeping
+// the entries the new window holds.
+func TestNodeMemoWindow(t *testing.T) {
+	m := NewNodeMemo[int32](2)
+	k := new(MemoKey).String("k")
+	tb := m.acquire(k, 3)
+	g := tb.base + 5
+	node := func(pos int, gen int64) *NodeInfo { return &NodeInfo{listPos: pos + 1, Generation: gen} }
+	tb.put(node(0, g), 7)
+	if v, ok := tb.getAt(0, g); !ok || v != 7 {
+		t.Fatalf("getAt(0, g) = %d, %v; want 7, true", v, ok)
+	}
+	for _, other := range []int64{g + memoSpan, g - memoSpan} {
+		if v, ok := tb.get(node(0, other)); ok {
+			t.Errorf("get(generation g%+d) = %d, true: another generation's entry", other-g, v)
+		}
+	}
+	tb.put(node(1, g+memoSpan), 9)
+	if v, ok := tb.getAt(1, g); ok {
+		t.Errorf("a generation beyond the window was stored over g's offset: getAt(1, g) = %d", v)
+	}
+	tb.put(node(1, g-memoSpan), 9)
+	if v, ok := tb.getAt(1, g); ok {
+		t.Errorf("a generation before the window was stored over g's offset: getAt(1, g) = %d", v)
+	}
+	generation.Add(tb.base + memoSpan/2 - generation.Load())
+	recent := nextGeneration()
+	tb.put(node(1, recent), 3)
+	tb.release()
+	generation.Add(memoSpan / 4)
+	base := tb.base
+	tb = m.acquire(k, 3)
+	defer tb.release()
+	if tb.base == base {
+		t.Fatalf("the window did not move (base %d) at generation %d", tb.base, generation.Load())
+	}
+	if v, ok := tb.getAt(1, recent); !ok || v != 3 {
+		t.Errorf("after the move, getAt(1, recent) = %d, %v; want 3, true", v, ok)
+	}
+	if v, ok := tb.getAt(0, g); ok {
+		t.Errorf("after the move, a generation before the window hit: %d", v)
+	}
+	cur := nextGeneration()
+	tb.put(node(2, cur), 4)
+	if v, ok := tb.getAt(2, cur); !ok || v != 4 {
+		t.Errorf("getAt(2, cur) = %d, %v; want 4, true", v, ok)
+	}
+}
