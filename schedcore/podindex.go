@@ -47,6 +47,9 @@ func (x *PodLabelIndex) Candidates(snap *Snapshot, sel labels.Selector, ns strin
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.byKey == nil {
+		x.byKey = map[string]map[int32][]*PodInfo{}
+	}
 	nodes := snap.List()
 	x.sync(snap)
 	var best map[int32][]*PodInfo
@@ -112,17 +115,16 @@ func (x *PodLabelIndex) drop(i int32, keys []string) {
 // MatchCounter counts, per node, the pods of a namespace that a selector
 // matches, across cycles: a node's count is remembered while the node is
 // unchanged (its generation), and a selector with an equality requirement
-// is counted from a PodLabelIndex, visiting only the pods carrying the
+// is counted from the snapshot's PodLabelIndex, visiting only the pods carrying the
 // label pair.
 type MatchCounter struct {
-	memo  *NodeMemo[int32]
-	index *PodLabelIndex
+	memo *NodeMemo[int32]
 }
 
 // NewMatchCounter returns a counter remembering at most maxSelectors
 // selectors' counts.
 func NewMatchCounter(maxSelectors int) *MatchCounter {
-	return &MatchCounter{memo: NewNodeMemo[int32](maxSelectors), index: NewPodLabelIndex()}
+	return &MatchCounter{memo: NewNodeMemo[int32](maxSelectors)}
 }
 
 // SelectorCount is one selector's counts for a cycle (from Counts).
@@ -166,7 +168,7 @@ next:
 		list := snap.nodeInfoList
 		var byPos []int32
 		var nonZero []*NodeInfo
-		indexed := m.index.Candidates(snap, sel, ns, func(ni *NodeInfo, pods []*PodInfo) {
+		indexed := snap.podIndex.Candidates(snap, sel, ns, func(ni *NodeInfo, pods []*PodInfo) {
 			c, ok := t.get(ni)
 			if !ok {
 				c = countOf(CountMatchingPods(pods, sel, ns))
@@ -286,19 +288,18 @@ func (c SelectorCount) CountAt(snap *Snapshot, pos int, gen int64) (int, bool) {
 
 // TermCounter counts, per node, the pods an incoming pod's affinity term
 // matches (terminating pods included, as kube's InterPodAffinity counts
-// them): from a PodLabelIndex when the term's selector has an equality
+// them): from the snapshot's PodLabelIndex when the term's selector has an equality
 // requirement and its namespaces are a list, visiting only the pods
 // carrying the label pair; else node by node. Either way a node's count is
 // remembered across cycles while the node is unchanged.
 type TermCounter struct {
-	memo  *NodeMemo[int32]
-	index *PodLabelIndex
+	memo *NodeMemo[int32]
 }
 
 // NewTermCounter returns a counter remembering at most maxTerms terms'
 // node-by-node counts.
 func NewTermCounter(maxTerms int) *TermCounter {
-	return &TermCounter{memo: NewNodeMemo[int32](maxTerms), index: NewPodLabelIndex()}
+	return &TermCounter{memo: NewNodeMemo[int32](maxTerms)}
 }
 
 // Counts returns the nodes of snap where the term matches some pod, with
@@ -314,7 +315,7 @@ func (tc *TermCounter) Counts(ctx context.Context, par Parallelizer, snap *Snaps
 			// unchanged: a label pair most pods carry makes most nodes
 			// candidates.
 			var t *memoTable[int32]
-			indexed = tc.index.Candidates(snap, term.Selector, ns, func(ni *NodeInfo, pods []*PodInfo) {
+			indexed = snap.podIndex.Candidates(snap, term.Selector, ns, func(ni *NodeInfo, pods []*PodInfo) {
 				if t == nil {
 					t = tc.memo.acquire(new(MemoKey).AffinityTerm(term).String(ns), snap.NumNodes())
 				}
