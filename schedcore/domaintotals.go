@@ -1,6 +1,9 @@
 package schedcore
 
-import "sync"
+import (
+	"math"
+	"sync"
+)
 
 // DomainTotals keeps, across cycles, what a plugin would otherwise sum over
 // every node of every cycle: per domain of one topology key, the sum of
@@ -14,21 +17,31 @@ type DomainTotals struct {
 	mu   sync.Mutex
 	used uint64
 	snap *Snapshot
-	// nodes holds each listed node's share.
-	nodes NodeSlots[nodeShare]
+	// shares holds each listed node's share, by list position, as of the
+	// snapshot's change log position epoch, seq: a position the log has
+	// not named since holds the node the share was computed from (the
+	// snapshot puts a fresh NodeInfo at a position whose node changed).
+	shares []nodeShare
+	epoch  int64
+	seq    uint64
+	// wide holds, by list position, the counts that do not fit a share.
+	wide map[int32]int64
 	// counts and members are by domain (the snapshot's label column ids,
 	// stable for its lifetime).
 	counts  []int64
 	members []int32
 }
 
-// nodeShare is what one node adds: count in domain dom, when in (the zero
-// share, a fresh slot's, adds nothing).
+// nodeShare is what one node adds: count in domain dom-1, when dom > 0
+// (the zero share adds nothing); count wideCount means the count is in
+// DomainTotals.wide.
 type nodeShare struct {
-	in    bool
-	dom   Domain
-	count int64
+	dom   int32
+	count int32
 }
+
+// wideCount marks a share whose count does not fit 32 bits.
+const wideCount = math.MinInt32
 
 // TotalsCache holds the DomainTotals of the last keys used, at most max of
 // them; the least recently used one goes first. Safe for concurrent use.
@@ -135,37 +148,71 @@ func (c *TotalsCache) get(key string) *DomainTotals {
 	return t
 }
 
-// sync brings the totals in line with snap's nodes.
+// sync brings the totals in line with snap's nodes: the shares of the
+// positions the snapshot's change log names since the last sync are
+// computed again; all of them, from scratch, when the log does not reach
+// back that far, the list was rebuilt, or the totals are another
+// snapshot's.
 func (t *DomainTotals) sync(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool)) {
-	if t.snap != snap {
-		// Domains are another snapshot's: start over.
-		t.snap, t.nodes, t.counts, t.members = snap, NodeSlots[nodeShare]{}, t.counts[:0], t.members[:0]
+	list, log := snap.nodeInfoList, &snap.changes
+	if lag := log.seq - t.seq; t.snap != snap || log.epoch == 0 || t.epoch != log.epoch || len(t.shares) != len(list) || lag > changeLogSize || lag > uint64(len(list)) {
+		t.start(snap)
+		for i, ni := range list {
+			t.add(i, ni, share)
+		}
+		return
 	}
-	t.nodes.SyncSnapshot(snap, t.remove, func(ni *NodeInfo, s *nodeShare) {
-		t.remove(s)
-		if ni.Node() == nil {
-			return
-		}
-		dom, count, ok := share(ni)
-		if !ok || dom < 0 {
-			return
-		}
-		*s = nodeShare{in: true, dom: dom, count: count}
-		for int(dom) >= len(t.counts) {
-			t.counts, t.members = append(t.counts, 0), append(t.members, 0)
-		}
-		t.counts[dom] += count
-		t.members[dom]++
-	})
+	for q := t.seq; q < log.seq; q++ {
+		i := int(log.ring[q%changeLogSize])
+		t.remove(i)
+		t.add(i, list[i], share)
+	}
+	t.seq = log.seq
 }
 
-// remove takes a node's share out of the totals.
-func (t *DomainTotals) remove(s *nodeShare) {
-	if s.in {
-		t.counts[s.dom] -= s.count
-		t.members[s.dom]--
+// start empties the totals for a fill from scratch over snap's list,
+// in line with its change log.
+func (t *DomainTotals) start(snap *Snapshot) {
+	size := len(snap.nodeInfoList)
+	t.snap, t.counts, t.members = snap, t.counts[:0], t.members[:0]
+	if cap(t.shares) >= size {
+		t.shares = t.shares[:size]
+		clear(t.shares)
+	} else {
+		t.shares = make([]nodeShare, size)
 	}
-	*s = nodeShare{}
+	clear(t.wide)
+	t.epoch, t.seq = snap.changes.epoch, snap.changes.seq
+}
+
+// add counts the share of node ni, at list position i, whose share is
+// empty.
+func (t *DomainTotals) add(i int, ni *NodeInfo, share func(ni *NodeInfo) (Domain, int64, bool)) {
+	if ni.Node() == nil {
+		return
+	}
+	dom, count, ok := share(ni)
+	if !ok || dom < 0 {
+		return
+	}
+	t.fill(i, dom, count)
+}
+
+// remove takes the share of the node at list position i out of the
+// totals.
+func (t *DomainTotals) remove(i int) {
+	s := t.shares[i]
+	if s.dom == 0 {
+		return
+	}
+	count := int64(s.count)
+	if s.count == wideCount {
+		count = t.wide[int32(i)]
+		delete(t.wide, int32(i))
+	}
+	t.counts[s.dom-1] -= count
+	t.members[s.dom-1]--
+	t.shares[i] = nodeShare{}
 }
 
 // fillSparse fills the totals from scratch from the candidates' shares,
@@ -173,34 +220,35 @@ func (t *DomainTotals) remove(s *nodeShare) {
 // candidates can tell; false when it did not.
 func (t *DomainTotals) fillSparse(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool), candidates func() ([]*NodeInfo, bool)) bool {
 	list := snap.nodeInfoList
-	if t.snap == snap && len(t.nodes.vals) > 0 || len(snap.listGens) != len(list) {
+	if t.snap == snap && len(t.shares) > 0 || len(snap.listGens) != len(list) {
 		return false
 	}
 	nodes, ok := candidates()
 	if !ok {
 		return false
 	}
-	t.snap, t.counts, t.members = snap, t.counts[:0], t.members[:0]
-	t.nodes.fillZero(snap)
+	t.start(snap)
 	for _, ni := range nodes {
 		i := indexIn(list, ni)
-		if i < 0 || t.nodes.vals[i].in || ni.Node() == nil {
+		if i < 0 || t.shares[i].dom != 0 {
 			continue
 		}
-		ni = list[i]
-		dom, count, ok := share(ni)
-		if !ok || dom < 0 {
-			continue
-		}
-		t.fill(i, dom, count)
+		t.add(i, list[i], share)
 	}
 	return true
 }
 
-// fill counts the node at list position i in domain dom, count times, in
-// a fill from scratch.
+// fill counts the node at list position i, whose share is empty, in
+// domain dom, count times.
 func (t *DomainTotals) fill(i int, dom Domain, count int64) {
-	t.nodes.vals[i] = nodeShare{in: true, dom: dom, count: count}
+	s := nodeShare{dom: int32(dom) + 1, count: int32(count)}
+	if int64(s.count) != count || s.count == wideCount {
+		if t.wide == nil {
+			t.wide = map[int32]int64{}
+		}
+		s.count, t.wide[int32(i)] = wideCount, count
+	}
+	t.shares[i] = s
 	for int(dom) >= len(t.counts) {
 		t.counts, t.members = append(t.counts, 0), append(t.members, 0)
 	}
@@ -213,19 +261,15 @@ func (t *DomainTotals) fill(i int, dom Domain, count int64) {
 // pass is due); false when it did not.
 func (t *DomainTotals) fillListed(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool), shareAt ShareAt) bool {
 	list := snap.nodeInfoList
-	if t.snap == snap && len(t.nodes.vals) > 0 || len(snap.listGens) != len(list) {
+	if t.snap == snap && len(t.shares) > 0 || len(snap.listGens) != len(list) {
 		return false
 	}
-	t.snap, t.counts, t.members = snap, t.counts[:0], t.members[:0]
-	t.nodes.fillZero(snap)
+	t.start(snap)
 	for i, gen := range snap.listGens {
 		dom, count, ok, known := shareAt(i, gen)
 		if !known {
-			ni := list[i]
-			if ni.Node() == nil {
-				continue
-			}
-			dom, count, ok = share(ni)
+			t.add(i, list[i], share)
+			continue
 		}
 		if !ok || dom < 0 {
 			continue
@@ -233,19 +277,4 @@ func (t *DomainTotals) fillListed(snap *Snapshot, share func(ni *NodeInfo) (Doma
 		t.fill(i, dom, count)
 	}
 	return true
-}
-
-// fillZero sets a zero slot for every node of snap's list, as computed
-// from the node listed now (its generation, from the snapshot's column),
-// and puts the slots in line with snap's change log.
-func (n *NodeSlots[S]) fillZero(snap *Snapshot) {
-	size := len(snap.nodeInfoList)
-	if cap(n.vals) >= size {
-		n.vals = n.vals[:size]
-		clear(n.vals)
-	} else {
-		n.vals = make([]S, size)
-	}
-	n.gens = append(n.gens[:0], snap.listGens...)
-	n.epoch, n.seq = snap.changes.epoch, snap.changes.seq
 }

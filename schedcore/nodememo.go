@@ -32,13 +32,32 @@ type NodeMemo[V any] struct {
 type memoTable[V any] struct {
 	mu      sync.Mutex
 	entries []memoEntry[V]
-	used    uint64
+	// base is the generation entries' offsets are from: an entry holds
+	// the value of the node of generation base+gen, 0 < gen.
+	base int64
+	used uint64
 }
 
+// memoEntry is a value with its node's generation, as an offset from the
+// table's base (0: no value).
 type memoEntry[V any] struct {
-	gen int64
+	gen uint32
 	v   V
 }
+
+// memoSpan bounds the offsets of a NodeMemo entry's generation: a table's
+// window of generations, which acquire moves along with the process's
+// generations (headroom ahead of the newest one, for the cycle holding
+// the table); a node unchanged for longer than half a window is computed
+// every time.
+const (
+	memoSpan     = 1 << 32
+	memoHeadroom = memoSpan / 4
+)
+
+// memoBase is the base of a window holding the last half window of
+// generations before cur and the next half.
+func memoBase(cur int64) int64 { return max(0, cur-memoSpan/2) }
 
 // NewNodeMemo returns a memo keeping at most maxKeys keys.
 func NewNodeMemo[V any](maxKeys int) *NodeMemo[V] {
@@ -89,7 +108,7 @@ func (m *NodeMemo[V]) acquire(k *MemoKey, n int) *memoTable[V] {
 		if len(m.tables) >= m.maxKeys {
 			evictOldest(m.tables, func(t *memoTable[V]) uint64 { return t.used })
 		}
-		t = &memoTable[V]{}
+		t = &memoTable[V]{base: memoBase(generation.Load())}
 		m.tables[k.Key()] = t
 	}
 	m.clock++
@@ -101,7 +120,26 @@ func (m *NodeMemo[V]) acquire(k *MemoKey, n int) *memoTable[V] {
 		copy(grown, t.entries)
 		t.entries = grown
 	}
+	if cur := generation.Load(); cur+memoHeadroom-t.base >= memoSpan {
+		t.rebase(memoBase(cur))
+	}
 	return t
+}
+
+// rebase moves the table's window to base, keeping the entries it holds.
+func (t *memoTable[V]) rebase(base int64) {
+	for i := range t.entries {
+		e := &t.entries[i]
+		if e.gen == 0 {
+			continue
+		}
+		if off := t.base + int64(e.gen) - base; off > 0 && off < memoSpan {
+			e.gen = uint32(off)
+		} else {
+			*e = memoEntry[V]{}
+		}
+	}
+	t.base = base
 }
 
 // evictOldest drops the least recently used of a memo's tables.
@@ -128,21 +166,12 @@ func (m *NodeMemo[V]) Len() int {
 func (t *memoTable[V]) release() { t.mu.Unlock() }
 
 // get returns the value remembered for ni, if ni is unchanged since put.
-func (t *memoTable[V]) get(ni *NodeInfo) (V, bool) {
-	i := ni.listPos - 1
-	if i >= 0 && i < len(t.entries) {
-		if e := &t.entries[i]; e.gen == ni.Generation && e.gen != 0 {
-			return e.v, true
-		}
-	}
-	var zero V
-	return zero, false
-}
+func (t *memoTable[V]) get(ni *NodeInfo) (V, bool) { return t.getAt(ni.listPos-1, ni.Generation) }
 
 // getAt is get for the node at list position i with generation gen.
 func (t *memoTable[V]) getAt(i int, gen int64) (V, bool) {
-	if i >= 0 && i < len(t.entries) {
-		if e := &t.entries[i]; e.gen == gen && e.gen != 0 {
+	if off := gen - t.base; i >= 0 && i < len(t.entries) && off > 0 && off < memoSpan {
+		if e := &t.entries[i]; e.gen == uint32(off) {
 			return e.v, true
 		}
 	}
@@ -150,12 +179,12 @@ func (t *memoTable[V]) getAt(i int, gen int64) (V, bool) {
 	return zero, false
 }
 
-// put remembers v for ni. A node outside the snapshot list is not
-// remembered.
+// put remembers v for ni. A node outside the snapshot list, or whose
+// generation is outside the table's window, is not remembered.
 func (t *memoTable[V]) put(ni *NodeInfo, v V) {
-	i := ni.listPos - 1
-	if i >= 0 && i < len(t.entries) {
-		t.entries[i] = memoEntry[V]{gen: ni.Generation, v: v}
+	i, off := ni.listPos-1, ni.Generation-t.base
+	if i >= 0 && i < len(t.entries) && off > 0 && off < memoSpan {
+		t.entries[i] = memoEntry[V]{gen: uint32(off), v: v}
 	}
 }
 
@@ -253,12 +282,19 @@ func (l *nodeChangeLog) rebuilt() {
 }
 
 // VerdictMemo remembers, per key and per node, a small value (a verdict or
-// a score below 1<<16) that a plugin computed from one node, for as long as
-// the node is unchanged (its Generation). Unlike NodeMemo it needs no lock
-// around a cycle: entries are single words read and written atomically, so
-// Filter and Score may consult it from parallel goroutines, and from
-// several cycles at once. At most maxKeys keys are kept; the least recently
-// used one is dropped first.
+// a score up to maxVerdictValue) that a plugin computed from one node, for
+// as long as the node is unchanged (its Generation). Unlike NodeMemo it
+// needs no lock around a cycle: entries are single words read and written
+// atomically, so Filter and Score may consult it from parallel goroutines,
+// and from several cycles at once. At most maxKeys keys are kept; the least
+// recently used one is dropped first.
+//
+// An entry is 4 bytes: the value and the node's generation as an offset
+// from its table's base, so a table tells apart the generations of a
+// window of verdictSpan, which View moves along with the process's
+// generations (a node unchanged for longer than half a window is computed
+// again each time: in practice none, its kubelet's status updates give it
+// new generations every few minutes).
 type VerdictMemo struct {
 	mu      sync.Mutex
 	tables  map[string]*verdictTable
@@ -267,15 +303,33 @@ type VerdictMemo struct {
 }
 
 type verdictTable struct {
-	entries []atomic.Uint64
+	entries []atomic.Uint32
+	base    int64
 	used    uint64
 }
 
 // VerdictView is one key's entries, from View.
-type VerdictView struct{ entries []atomic.Uint64 }
+type VerdictView struct {
+	entries []atomic.Uint32
+	// base is the generation offsets are from: an entry holds the node
+	// of generation base+offset, 0 < offset < verdictSpan.
+	base int64
+}
 
-// maxVerdictGeneration bounds the generations an entry can hold (48 bits).
-const maxVerdictGeneration = 1<<48 - 1
+const (
+	// verdictValueBits are an entry's low bits, the value; the others are
+	// the generation's offset.
+	verdictValueBits = 8
+	// maxVerdictValue is the largest value remembered: Put ignores larger
+	// ones (they are computed each time).
+	maxVerdictValue = 1<<verdictValueBits - 1
+	// verdictSpan bounds the offsets an entry can hold.
+	verdictSpan = 1 << (32 - verdictValueBits)
+	// verdictHeadroom is how far ahead of the newest generation a view's
+	// window reaches when handed out: the generations the nodes of the
+	// cycles using it take.
+	verdictHeadroom = verdictSpan / 4
+)
 
 // NewVerdictMemo returns a memo keeping at most maxKeys keys.
 func NewVerdictMemo(maxKeys int) *VerdictMemo {
@@ -296,21 +350,38 @@ func (m *VerdictMemo) View(k *MemoKey, n int) VerdictView {
 		if len(m.tables) >= m.maxKeys {
 			evictOldest(m.tables, func(t *verdictTable) uint64 { return t.used })
 		}
-		t = &verdictTable{}
+		t = &verdictTable{base: verdictBase(generation.Load())}
 		m.tables[k.Key()] = t
 	}
 	m.clock++
 	t.used = m.clock
-	if len(t.entries) < n {
-		// A new slice: views handed out before keep the old one, whose
-		// entries stay valid words (they are just no longer shared).
-		grown := make([]atomic.Uint64, n)
-		for i := range t.entries {
-			grown[i].Store(t.entries[i].Load())
-		}
-		t.entries = grown
+	if cur := generation.Load(); cur+verdictHeadroom-t.base >= verdictSpan {
+		t.rebase(verdictBase(cur), max(n, len(t.entries)))
+	} else if len(t.entries) < n {
+		t.rebase(t.base, n)
 	}
-	return VerdictView{entries: t.entries}
+	return VerdictView{entries: t.entries, base: t.base}
+}
+
+// verdictBase is the base of a window holding the last half window of
+// generations before cur and the next half.
+func verdictBase(cur int64) int64 { return max(0, cur-verdictSpan/2) }
+
+// rebase moves the table to a new slice of n entries with offsets from
+// base, keeping the entries whose generations the new window holds. Views
+// handed out before keep the old slice and base, whose entries stay valid
+// (they are just no longer shared).
+func (t *verdictTable) rebase(base int64, n int) {
+	grown := make([]atomic.Uint32, n)
+	for i := range t.entries {
+		e := t.entries[i].Load()
+		if e == 0 {
+			continue
+		}
+		gen := t.base + int64(e>>verdictValueBits)
+		(VerdictView{entries: grown, base: base}).putAt(i, gen, uint16(e&maxVerdictValue))
+	}
+	t.entries, t.base = grown, base
 }
 
 // Len is the number of keys held.
@@ -321,24 +392,9 @@ func (m *VerdictMemo) Len() int {
 }
 
 // Get returns the value remembered for ni, if ni is unchanged since Put.
-func (v VerdictView) Get(ni *NodeInfo) (uint16, bool) {
-	i := ni.listPos - 1
-	if i < 0 || i >= len(v.entries) {
-		return 0, false
-	}
-	e := v.entries[i].Load()
-	if e == 0 || e>>16 != uint64(ni.Generation) {
-		return 0, false
-	}
-	return uint16(e), true
-}
+func (v VerdictView) Get(ni *NodeInfo) (uint16, bool) { return v.getAt(ni.listPos-1, ni.Generation) }
 
-// Put remembers val for ni. A node outside the snapshot list, or with a
-// generation beyond 48 bits, is not remembered.
-func (v VerdictView) Put(ni *NodeInfo, val uint16) {
-	i := ni.listPos - 1
-	if i < 0 || i >= len(v.entries) || ni.Generation <= 0 || ni.Generation > maxVerdictGeneration {
-		return
-	}
-	v.entries[i].Store(uint64(ni.Generation)<<16 | uint64(val))
-}
+// Put remembers val for ni. A node outside the snapshot list, a generation
+// outside the view's window or a value above maxVerdictValue is not
+// remembered.
+func (v VerdictView) Put(ni *NodeInfo, val uint16) { v.putAt(ni.listPos-1, ni.Generation, val) }

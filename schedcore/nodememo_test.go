@@ -83,14 +83,14 @@ func TestVerdictMemo(t *testing.T) {
 		if _, ok := v.Get(ni); ok {
 			t.Fatalf("empty view has an entry for %s", ni.Name())
 		}
-		v.Put(ni, uint16(i+1000))
+		v.Put(ni, uint16(i+100))
 	}
 	check := func(what string, v schedcore.VerdictView, hit func(string) bool) {
 		t.Helper()
 		for i, ni := range s.List() {
 			got, ok := v.Get(ni)
-			if want := hit(ni.Name()); ok != want || ok && got != uint16(i+1000) {
-				t.Errorf("%s: node %s: got %d, %v; want %d, %v", what, ni.Name(), got, ok, i+1000, want)
+			if want := hit(ni.Name()); ok != want || ok && got != uint16(i+100) {
+				t.Errorf("%s: node %s: got %d, %v; want %d, %v", what, ni.Name(), got, ok, i+100, want)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package schedcore
 
 import (
 	"context"
+	"math"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -46,6 +47,9 @@ func (x *PodLabelIndex) Candidates(snap *Snapshot, sel labels.Selector, ns strin
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.byKey == nil {
+		x.byKey = map[string]map[int32][]*PodInfo{}
+	}
 	nodes := snap.List()
 	x.sync(snap)
 	var best map[int32][]*PodInfo
@@ -111,22 +115,21 @@ func (x *PodLabelIndex) drop(i int32, keys []string) {
 // MatchCounter counts, per node, the pods of a namespace that a selector
 // matches, across cycles: a node's count is remembered while the node is
 // unchanged (its generation), and a selector with an equality requirement
-// is counted from a PodLabelIndex, visiting only the pods carrying the
+// is counted from the snapshot's PodLabelIndex, visiting only the pods carrying the
 // label pair.
 type MatchCounter struct {
-	memo  *NodeMemo[int]
-	index *PodLabelIndex
+	memo *NodeMemo[int32]
 }
 
 // NewMatchCounter returns a counter remembering at most maxSelectors
 // selectors' counts.
 func NewMatchCounter(maxSelectors int) *MatchCounter {
-	return &MatchCounter{memo: NewNodeMemo[int](maxSelectors), index: NewPodLabelIndex()}
+	return &MatchCounter{memo: NewNodeMemo[int32](maxSelectors)}
 }
 
 // SelectorCount is one selector's counts for a cycle (from Counts).
 type SelectorCount struct {
-	t   *memoTable[int]
+	t   *memoTable[int32]
 	sel labels.Selector
 	ns  string
 	// list and byPos hold the counts by list position: every node's from
@@ -146,7 +149,7 @@ type SelectorCount struct {
 func (m *MatchCounter) Counts(snap *Snapshot, ns string, sels []labels.Selector) (cs []SelectorCount, release func()) {
 	cs = make([]SelectorCount, len(sels))
 	keys := make([]string, len(sels))
-	var held []*memoTable[int]
+	var held []*memoTable[int32]
 next:
 	for i, sel := range sels {
 		cs[i] = SelectorCount{sel: sel, ns: ns}
@@ -165,10 +168,10 @@ next:
 		list := snap.nodeInfoList
 		var byPos []int32
 		var nonZero []*NodeInfo
-		indexed := m.index.Candidates(snap, sel, ns, func(ni *NodeInfo, pods []*PodInfo) {
+		indexed := snap.podIndex.Candidates(snap, sel, ns, func(ni *NodeInfo, pods []*PodInfo) {
 			c, ok := t.get(ni)
 			if !ok {
-				c = CountMatchingPods(pods, sel, ns)
+				c = countOf(CountMatchingPods(pods, sel, ns))
 				t.put(ni, c)
 			}
 			j := indexIn(list, ni)
@@ -178,7 +181,7 @@ next:
 			if byPos == nil {
 				byPos = make([]int32, len(list))
 			}
-			byPos[j] = int32(c)
+			byPos[j] = c
 			nonZero = append(nonZero, ni)
 		})
 		if indexed {
@@ -249,12 +252,16 @@ func (c SelectorCount) Count(ni *NodeInfo) int {
 		return 0
 	}
 	if v, ok := c.t.get(ni); ok {
-		return v
+		return int(v)
 	}
 	v := CountMatchingPods(ni.Pods, c.sel, c.ns)
-	c.t.put(ni, v)
+	c.t.put(ni, countOf(v))
 	return v
 }
+
+// countOf is a node's count of matching pods as remembered: a node's pods
+// are far fewer than 1<<31.
+func countOf(n int) int32 { return int32(min(n, math.MaxInt32)) }
 
 // CountAt is Count for the node snap lists at position pos with
 // generation gen, from what is known by position; false when Count needs
@@ -275,24 +282,24 @@ func (c SelectorCount) CountAt(snap *Snapshot, pos int, gen int64) (int, bool) {
 	case c.t == nil:
 		return 0, true
 	}
-	return c.t.getAt(pos, gen)
+	v, ok := c.t.getAt(pos, gen)
+	return int(v), ok
 }
 
 // TermCounter counts, per node, the pods an incoming pod's affinity term
 // matches (terminating pods included, as kube's InterPodAffinity counts
-// them): from a PodLabelIndex when the term's selector has an equality
+// them): from the snapshot's PodLabelIndex when the term's selector has an equality
 // requirement and its namespaces are a list, visiting only the pods
 // carrying the label pair; else node by node. Either way a node's count is
 // remembered across cycles while the node is unchanged.
 type TermCounter struct {
-	memo  *NodeMemo[int32]
-	index *PodLabelIndex
+	memo *NodeMemo[int32]
 }
 
 // NewTermCounter returns a counter remembering at most maxTerms terms'
 // node-by-node counts.
 func NewTermCounter(maxTerms int) *TermCounter {
-	return &TermCounter{memo: NewNodeMemo[int32](maxTerms), index: NewPodLabelIndex()}
+	return &TermCounter{memo: NewNodeMemo[int32](maxTerms)}
 }
 
 // Counts returns the nodes of snap where the term matches some pod, with
@@ -308,7 +315,7 @@ func (tc *TermCounter) Counts(ctx context.Context, par Parallelizer, snap *Snaps
 			// unchanged: a label pair most pods carry makes most nodes
 			// candidates.
 			var t *memoTable[int32]
-			indexed = tc.index.Candidates(snap, term.Selector, ns, func(ni *NodeInfo, pods []*PodInfo) {
+			indexed = snap.podIndex.Candidates(snap, term.Selector, ns, func(ni *NodeInfo, pods []*PodInfo) {
 				if t == nil {
 					t = tc.memo.acquire(new(MemoKey).AffinityTerm(term).String(ns), snap.NumNodes())
 				}

@@ -49,6 +49,9 @@ type Snapshot struct {
 	// changes lists the positions replaced since the list was built
 	// (NodeSlots.SyncSnapshot).
 	changes nodeChangeLog
+	// podIndex indexes the listed nodes' pods by label pair, for every
+	// MatchCounter and TermCounter reading this snapshot (podindex.go).
+	podIndex PodLabelIndex
 	// Storage holds the volume-related objects; nil means none.
 	Storage *StorageState
 	// Selectors holds the objects whose selectors define a pod's default

@@ -18,14 +18,15 @@ const (
 // generation gen: Get for a node known by its position and generation
 // (the snapshot's columns) rather than by its NodeInfo.
 func (v VerdictView) getAt(i int, gen int64) (uint16, bool) {
-	if i < 0 || i >= len(v.entries) {
+	off := gen - v.base
+	if i < 0 || i >= len(v.entries) || off <= 0 || off >= verdictSpan {
 		return 0, false
 	}
 	e := v.entries[i].Load()
-	if e == 0 || e>>16 != uint64(gen) {
+	if e>>verdictValueBits != uint32(off) {
 		return 0, false
 	}
-	return uint16(e), true
+	return uint16(e & maxVerdictValue), true
 }
 
 // GetAt is Get for the node at list position pos (0-based) with
@@ -38,10 +39,11 @@ func (v VerdictView) PutAt(pos int, gen int64, val uint16) { v.putAt(pos, gen, v
 
 // putAt is Put for the node of generation gen at list position i.
 func (v VerdictView) putAt(i int, gen int64, val uint16) {
-	if i < 0 || i >= len(v.entries) || gen <= 0 || gen > maxVerdictGeneration {
+	off := gen - v.base
+	if i < 0 || i >= len(v.entries) || off <= 0 || off >= verdictSpan || val > maxVerdictValue {
 		return
 	}
-	v.entries[i].Store(uint64(gen)<<16 | uint64(val))
+	v.entries[i].Store(uint32(off)<<verdictValueBits | uint32(val))
 }
 
 // maxRememberedRejections bounds the distinct rejections a filter memo
