@@ -186,7 +186,7 @@ func TestRunThroughput(t *testing.T) {
 				cpu.sched, cpu.apiserver, cpu.etcd, loadAverage())
 			// Free the nodes for the next run: without a kubelet only a
 			// zero grace period removes bound pods.
-			if err := c.Client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}); err != nil {
+			if err := deleteAllPods(ctx, t, c.Client, ns); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -423,4 +423,32 @@ func envInt(name string, def int) int {
 		return def
 	}
 	return n
+}
+
+// deleteAllPods deletes every pod of namespace ns and waits until none is
+// left. On a slow machine one DeleteCollection of 10000 pods outlives the
+// API server's request timeout (the server goes on deleting after it
+// answers "may still be processing" or resets the stream), so a failed
+// call is logged and repeated until the namespace is empty.
+func deleteAllPods(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		left, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		if len(left.Items) == 0 {
+			return true, nil
+		}
+		if err := cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}); err != nil {
+			t.Logf("deleting the pods of %s (retried until none is left): %v", ns, err)
+			last = err
+		}
+		return false, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("pods of %s not all deleted: %w (last error: %v)", ns, err, last)
+	}
+	return err
 }
