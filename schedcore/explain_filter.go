@@ -63,7 +63,7 @@ func diagnoseAfter(ctx context.Context, filters []FilterPlugin, state *CycleStat
 	// length: most rejected nodes fail one or two filters, and a list
 	// with room for every later filter, on thousands of nodes, was a
 	// large share of what an explanation allocated.
-	var buf [16]FilterVerdict
+	var buf [4]FilterVerdict
 	out := append(buf[:0], explainVerdict(ctx, filters[k], state, pod, nodeInfo, first, gaps))
 	for _, pl := range filters[k+1:] {
 		if v, failed := diagnose(ctx, pl, state, pod, nodeInfo, gaps); failed {
