@@ -165,7 +165,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	ex.Nodes = nodeExplanations(len(list))
 	// rejected are the nodes to diagnose: the filters run again on each,
 	// and the rejecting ones explain themselves.
-	var rejected []int32
+	rejected := make([]int32, 0, len(list)-len(ex.Scores))
 	for i := range list {
 		ne := &ex.Nodes[i]
 		ne.Name, ne.Feasible = pos.names[i], feasible[i]
@@ -248,11 +248,17 @@ func nodeExplanations(n int) []NodeExplanation {
 	return make([]NodeExplanation, n)
 }
 
-// Release gives the explanation's node entries back for another
-// explanation. Neither ex nor its Nodes may be used afterwards; what was
-// read from the entries (statuses, verdicts, names) stays valid.
+// Release gives the explanation's node entries and its list of scores
+// back for another explanation. Neither ex nor its Nodes nor its Scores
+// may be used afterwards; what was read from the entries (statuses,
+// verdicts, names, each node's score lists) stays valid.
 func (ex *Explanation) Release() {
-	if ex == nil || ex.Nodes == nil || ex.PreEnqueue != nil {
+	if ex == nil {
+		return
+	}
+	putSpareScores(ex.Scores)
+	ex.Scores = nil
+	if ex.Nodes == nil || ex.PreEnqueue != nil {
 		return
 	}
 	nodes := ex.Nodes[:cap(ex.Nodes)]
@@ -397,10 +403,22 @@ func newPositions(snapshot *Snapshot, list []*NodeInfo) *positions {
 	return &positions{snapshot: snapshot, list: list, names: names}
 }
 
+// scanAhead is how many names after the last one found positions.of
+// compares before it looks the name up: names asked for in list order
+// skip the nodes between them (the rejected ones between two feasible
+// nodes, the feasible ones between two rejected), a few at a time.
+const scanAhead = 16
+
 // of returns the position of the node named name, or -1.
 func (p *positions) of(name string) int {
-	i := p.next
-	if i >= len(p.names) || p.names[i] != name {
+	i := -1
+	for j := p.next; j < min(p.next+scanAhead, len(p.names)); j++ {
+		if p.names[j] == name {
+			i = j
+			break
+		}
+	}
+	if i < 0 {
 		i = listPosition(p.snapshot, p.list, name)
 	}
 	p.next = i + 1

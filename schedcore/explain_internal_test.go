@@ -69,6 +69,33 @@ func TestListPositionChecksTheKeptPosition(t *testing.T) {
 	}
 }
 
+// positions.of on names asked for in list order with nodes skipped between
+// them (the feasible nodes, or the rejected ones), fewer and more than it
+// scans ahead, and with a name out of order now and then: each must be
+// found at its own position.
+func TestPositionsOfSkipsAhead(t *testing.T) {
+	snap := explainTestSnapshot(t, 90)
+	list := snap.List()
+	rng := rand.New(rand.NewSource(2))
+	for round := 0; round < 40; round++ {
+		var order []int
+		for i := 0; i < len(list); i += 1 + rng.Intn(2*scanAhead+2) {
+			order = append(order, i)
+		}
+		if round%2 == 1 && len(order) > 2 {
+			// A node taken out of its place, as selectHost moves the best.
+			k := 1 + rng.Intn(len(order)-1)
+			order[0], order[k] = order[k], order[0]
+		}
+		pos := newPositions(snap, list)
+		for _, i := range order {
+			if got := pos.of(list[i].Name()); got != i {
+				t.Fatalf("round %d: positions.of(%s) = %d, want %d", round, list[i].Name(), got, i)
+			}
+		}
+	}
+}
+
 // byPosition gives every node the status Get gives it, without the index
 // by name.
 func TestNodeToStatusByPosition(t *testing.T) {

@@ -288,9 +288,11 @@ func TestExplanationsKeepTheirScores(t *testing.T) {
 	}
 }
 
-// TestReleasedNodesStartClean: an explanation's node entries, once
-// released, serve the next explanation; that one must be what it would be
-// on fresh entries (nothing of the released verdicts left on its nodes).
+// TestReleasedNodesStartClean: an explanation's node entries and scores,
+// once released, serve the next explanation; that one must be what it
+// would be on fresh entries (nothing of the released verdicts or scores
+// left on its nodes), also when it has more feasible nodes to score than
+// the released one had.
 func TestReleasedNodesStartClean(t *testing.T) {
 	reg := schedcore.Registry{
 		"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
@@ -324,6 +326,9 @@ func TestReleasedNodesStartClean(t *testing.T) {
 				s += fmt.Sprint(" ", f.Plugin, " ", f.Shortfall)
 			}
 			out = append(out, s)
+		}
+		for _, sc := range ex.Scores {
+			out = append(out, fmt.Sprint(sc.Name, " total ", sc.TotalScore, " raw ", sc.RawScores, " weighted ", sc.Scores))
 		}
 		return out
 	}

@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
@@ -41,7 +40,7 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 		rep.BestTotal = ex.Scores[0].TotalScore
 	}
 	totals := make([]int64, len(ex.Scores))
-	maps := scoreMaps{weights: ex.ScoreWeights}
+	maps := scoreLists{weights: ex.ScoreWeights}
 	order = ex.ByName
 	if len(order) != len(ex.Nodes) {
 		order = (*schedcore.NameOrder)(nil).Of(ex.Nodes)
@@ -87,100 +86,97 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 	return rep, order
 }
 
-// scoreMaps builds a feasible node's score maps (weighted, normalized,
-// raw: plugin name to score). Nodes with the same scores share one set of
-// maps, which readers of the report only read: on a large cluster most
-// nodes score alike, and three maps per node were most of the conversion.
-// Nodes whose score lists are the same lists (schedcore shares them
-// between nodes that score alike) share maps without a comparison; others
-// are found by a hash of the scores' values, and a hit is used only when
-// its scores, values and plugin names, are the node's.
-type scoreMaps struct {
+// scoreLists gives a feasible node's score maps (weighted, normalized,
+// raw). The weighted and raw ones are the node's own score lists, which
+// schedcore shares between nodes that score alike, so a report on
+// thousands of nodes holds a few hundred distinct lists; the normalized
+// list is made once for each pair of lists, and nodes holding the same
+// pair (the same data and lengths) share all three. Readers of the report
+// only read them.
+type scoreLists struct {
 	weights map[string]int64
 	last    *sharedScores
-	// byList finds maps by the data of the node's Scores list.
+	// byList finds the shared lists by the data of the node's Scores list.
 	byList map[*schedcore.PluginScore]*sharedScores
-	seen   map[uint64][]*sharedScores
+	// empty is shared by the nodes without scores.
+	empty *sharedScores
+	// names[j] and w[j] are the weight of the j-th plugin of the last
+	// list normalized (the lists name the plugins in the same order).
+	names []string
+	w     []int64
+	// slab is where the normalized lists are cut from, shared where the
+	// shared lists are.
+	slab   []schedcore.PluginScore
+	shared []sharedScores
 }
 
+// sharedScores are the maps of the nodes holding the lists scores and raws.
 type sharedScores struct {
-	from                     *schedcore.NodePluginScores
-	scores, normalized, raws map[string]int64
+	scores, normalized, raws []schedcore.PluginScore
 }
 
-func (m *scoreMaps) of(sc *schedcore.NodePluginScores) (scores, normalized, raws map[string]int64) {
+// holds reports whether sc's lists are the very same as s's (the same
+// data and lengths; a list's data is its first element).
+func (s *sharedScores) holds(sc *schedcore.NodePluginScores) bool {
+	return len(s.scores) > 0 && len(s.scores) == len(sc.Scores) && len(s.raws) == len(sc.RawScores) &&
+		head(s.scores) == head(sc.Scores) && head(s.raws) == head(sc.RawScores)
+}
+
+func (s *sharedScores) maps() (scores, normalized, raws report.ScoreMap) {
+	return report.NewScoreMapOf(&s.scores), report.NewScoreMapOf(&s.normalized), report.NewScoreMapOf(&s.raws)
+}
+
+func (m *scoreLists) of(sc *schedcore.NodePluginScores) (scores, normalized, raws report.ScoreMap) {
 	// Nodes alike are often next to each other in name order.
-	if s := m.last; s != nil && (sameLists(s.from, sc) || sameScores(s.from, sc)) {
-		return s.scores, s.normalized, s.raws
+	if s := m.last; s != nil && s.holds(sc) {
+		return s.maps()
 	}
-	if s := m.byList[head(sc.Scores)]; s != nil && sameLists(s.from, sc) {
+	if len(sc.Scores) == 0 && len(sc.RawScores) == 0 {
+		if m.empty == nil {
+			m.empty = &sharedScores{scores: []schedcore.PluginScore{}, normalized: []schedcore.PluginScore{}, raws: []schedcore.PluginScore{}}
+		}
+		return m.empty.maps()
+	}
+	if s := m.byList[head(sc.Scores)]; s != nil && s.holds(sc) {
 		m.last = s
-		return s.scores, s.normalized, s.raws
+		return s.maps()
 	}
-	h := scoresHash(sc)
-	for _, s := range m.seen[h] {
-		if sameScores(s.from, sc) {
-			m.remember(sc, s)
-			return s.scores, s.normalized, s.raws
-		}
+	if len(m.shared) == cap(m.shared) {
+		m.shared = make([]sharedScores, 0, 64)
 	}
-	s := &sharedScores{from: sc, scores: make(map[string]int64, len(sc.Scores)), normalized: make(map[string]int64, len(sc.Scores)),
-		raws: make(map[string]int64, len(sc.RawScores))}
-	for _, p := range sc.Scores {
-		s.scores[p.Name] = p.Score
-		if w := m.weights[p.Name]; w != 0 {
-			s.normalized[p.Name] = p.Score / w
-		}
-	}
-	for _, p := range sc.RawScores {
-		s.raws[p.Name] = p.Score
-	}
-	if m.seen == nil {
-		m.seen = map[uint64][]*sharedScores{}
-	}
-	m.seen[h] = append(m.seen[h], s)
-	m.remember(sc, s)
-	return s.scores, s.normalized, s.raws
-}
-
-// remember makes s the maps found last, and by sc's lists.
-func (m *scoreMaps) remember(sc *schedcore.NodePluginScores, s *sharedScores) {
+	m.shared = append(m.shared, sharedScores{scores: sc.Scores, raws: sc.RawScores, normalized: m.normalize(sc.Scores)})
+	s := &m.shared[len(m.shared)-1]
 	m.last = s
-	if len(sc.Scores) == 0 {
-		return
-	}
-	if m.byList == nil {
-		m.byList = map[*schedcore.PluginScore]*sharedScores{}
-	}
-	if _, ok := m.byList[head(sc.Scores)]; !ok {
-		m.byList[head(sc.Scores)] = &sharedScores{from: sc, scores: s.scores, normalized: s.normalized, raws: s.raws}
-	}
-}
-
-// sameLists reports whether a and b hold the very same score lists (the
-// same data, lengths and, for an empty list, both empty).
-func sameLists(a, b *schedcore.NodePluginScores) bool {
-	return len(a.Scores) > 0 && len(a.Scores) == len(b.Scores) && len(a.RawScores) == len(b.RawScores) &&
-		head(a.Scores) == head(b.Scores) && head(a.RawScores) == head(b.RawScores)
-}
-
-// scoresHash mixes the values of sc's scores (not the plugin names, which
-// are most often the same for every node).
-func scoresHash(sc *schedcore.NodePluginScores) uint64 {
-	h := uint64(len(sc.Scores))<<32 | uint64(len(sc.RawScores))
-	for _, ps := range [2][]schedcore.PluginScore{sc.Scores, sc.RawScores} {
-		for _, p := range ps {
-			h = (h ^ uint64(p.Score)) * 0x9e3779b97f4a7c15
-			h ^= h >> 29
+	if len(sc.Scores) > 0 {
+		if m.byList == nil {
+			m.byList = map[*schedcore.PluginScore]*sharedScores{}
+		}
+		if _, ok := m.byList[head(sc.Scores)]; !ok {
+			m.byList[head(sc.Scores)] = s
 		}
 	}
-	return h
+	return s.maps()
 }
 
-// sameScores reports whether a and b have the same scores: the same
-// plugins in the same order, with the same values.
-func sameScores(a, b *schedcore.NodePluginScores) bool {
-	return slices.Equal(a.Scores, b.Scores) && slices.Equal(a.RawScores, b.RawScores)
+// normalize returns the normalized scores of the weighted list (weighted
+// / weight, plugins of weight 0 left out).
+func (m *scoreLists) normalize(weighted []schedcore.PluginScore) []schedcore.PluginScore {
+	if len(m.slab)+len(weighted) > cap(m.slab) {
+		m.slab = make([]schedcore.PluginScore, 0, max(256, 16*len(weighted)))
+	}
+	start := len(m.slab)
+	for j, p := range weighted {
+		if j >= len(m.names) {
+			m.names, m.w = append(m.names, ""), append(m.w, 0)
+		}
+		if m.names[j] != p.Name {
+			m.names[j], m.w[j] = p.Name, m.weights[p.Name]
+		}
+		if w := m.w[j]; w != 0 {
+			m.slab = append(m.slab, schedcore.PluginScore{Name: p.Name, Score: p.Score / w})
+		}
+	}
+	return m.slab[start:len(m.slab):len(m.slab)]
 }
 
 func failure(plugin string, s *schedcore.Status, first bool) report.Failure {

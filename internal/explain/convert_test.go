@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -22,10 +23,10 @@ func named(names ...string) []schedcore.NodeExplanation {
 	return out
 }
 
-// Nodes with equal scores share their maps, whether side by side or not,
-// and nodes holding the same score lists do; equal values from other
-// plugins, or the same weighted list with other raw scores, do not.
-func TestScoreMapsShareOnlyEqualScores(t *testing.T) {
+// Nodes holding the same score lists share their maps, whether side by
+// side or not; the same weighted list with other raw scores (or other
+// lists of equal values) does not share the raw map.
+func TestScoreListsShareOnlyTheSameLists(t *testing.T) {
 	score := func(plugins ...string) *schedcore.NodePluginScores {
 		s := &schedcore.NodePluginScores{}
 		for i, p := range plugins {
@@ -35,49 +36,46 @@ func TestScoreMapsShareOnlyEqualScores(t *testing.T) {
 		}
 		return s
 	}
-	m := scoreMaps{weights: map[string]int64{"A": 1, "B": 2, "C": 5}}
-	a1, an1, ar1 := m.of(score("A", "B"))
-	a2, _, _ := m.of(score("A", "B"))
-	if reflect.ValueOf(a1).Pointer() != reflect.ValueOf(a2).Pointer() {
-		t.Errorf("equal scores got separate maps")
+	same := func(a, b report.ScoreMap) bool { return &a.List()[0] == &b.List()[0] }
+	m := scoreLists{weights: map[string]int64{"A": 1, "B": 2, "C": 5}}
+	ab := score("A", "B")
+	a1, an1, ar1 := m.of(ab)
+	a2, an2, ar2 := m.of(&schedcore.NodePluginScores{Scores: ab.Scores, RawScores: ab.RawScores})
+	if !same(a1, a2) || !same(an1, an2) || !same(ar1, ar2) {
+		t.Errorf("the same lists side by side got separate maps")
 	}
 	c, cn, cr := m.of(score("A", "C"))
-	// Not right after the node of equal scores: found by their hash.
 	other := score("D")
 	m.of(other)
-	a3, _, _ := m.of(score("A", "B"))
-	if reflect.ValueOf(a1).Pointer() != reflect.ValueOf(a3).Pointer() {
-		t.Errorf("equal scores, not side by side, got separate maps")
+	_, an3, _ := m.of(&schedcore.NodePluginScores{Scores: ab.Scores, RawScores: ab.RawScores})
+	if !same(an1, an3) {
+		t.Errorf("the same lists, not side by side, got separate normalized maps")
 	}
+	// The same Scores list with other raw scores, right after and apart.
+	rawsOf := &schedcore.NodePluginScores{Scores: ab.Scores, RawScores: []schedcore.PluginScore{{Name: "A", Score: 7}, {Name: "B", Score: 8}}}
+	_, _, rr := m.of(rawsOf)
 	m.of(other)
-	c2, _, _ := m.of(score("A", "C"))
-	if reflect.ValueOf(c).Pointer() != reflect.ValueOf(c2).Pointer() {
-		t.Errorf("equal scores, not side by side, got separate maps")
-	}
-	m.of(other)
-	b, bn, br := m.of(score("B", "C")) // the values of A,B and A,C: the same hash
-	// The same Scores list with other raw scores (another list).
-	shared := score("A", "B")
-	m.of(shared)
-	m.of(other)
-	raws := &schedcore.NodePluginScores{Scores: shared.Scores, RawScores: []schedcore.PluginScore{{Name: "A", Score: 7}, {Name: "B", Score: 8}}}
-	_, _, rr := m.of(raws)
-	// The very same lists: the same maps.
-	m.of(other)
-	same, _, _ := m.of(&schedcore.NodePluginScores{Scores: shared.Scores, RawScores: shared.RawScores})
-	if reflect.ValueOf(a1).Pointer() != reflect.ValueOf(same).Pointer() {
-		t.Errorf("the same lists got separate maps")
-	}
+	_, _, rr2 := m.of(rawsOf)
+	// Equal values in other lists.
+	b, bn, br := m.of(score("A", "B"))
 	for _, tc := range []struct {
-		got, want map[string]int64
+		got  report.ScoreMap
+		want map[string]int64
 	}{
 		{a1, map[string]int64{"A": 10, "B": 20}}, {an1, map[string]int64{"A": 10, "B": 10}}, {ar1, map[string]int64{"A": 1, "B": 2}},
 		{c, map[string]int64{"A": 10, "C": 20}}, {cn, map[string]int64{"A": 10, "C": 4}}, {cr, map[string]int64{"A": 1, "C": 2}},
-		{b, map[string]int64{"B": 10, "C": 20}}, {bn, map[string]int64{"B": 5, "C": 4}}, {br, map[string]int64{"B": 1, "C": 2}},
-		{rr, map[string]int64{"A": 7, "B": 8}},
+		{b, map[string]int64{"A": 10, "B": 20}}, {bn, map[string]int64{"A": 10, "B": 10}}, {br, map[string]int64{"A": 1, "B": 2}},
+		{rr, map[string]int64{"A": 7, "B": 8}}, {rr2, map[string]int64{"A": 7, "B": 8}},
 	} {
-		if !reflect.DeepEqual(tc.got, tc.want) {
-			t.Errorf("maps %v, want %v", tc.got, tc.want)
+		if !reflect.DeepEqual(tc.got.Map(), tc.want) {
+			t.Errorf("maps %v, want %v", tc.got.Map(), tc.want)
+		}
+	}
+	// No scores at all: empty maps, left out of the report.
+	e, en, er := m.of(&schedcore.NodePluginScores{RawScores: []schedcore.PluginScore{}, Scores: []schedcore.PluginScore{}})
+	for _, x := range []report.ScoreMap{e, en, er} {
+		if !x.IsZero() || x.Map() == nil {
+			t.Errorf("no scores: %v (zero %v)", x.Map(), x.IsZero())
 		}
 	}
 }

@@ -272,9 +272,9 @@ func writeRanking(b *bytes.Buffer, e *Explanation, v ExplainView) {
 		n := byName[e.Ranking[i]]
 		row := []string{fmt.Sprint(n.Rank), n.Node, fmt.Sprint(deref(n.Total))}
 		for _, p := range plugins {
-			cell := fmt.Sprint(n.Scores[p])
+			cell := fmt.Sprint(n.Scores.Get(p))
 			if v.Wide {
-				cell += fmt.Sprintf(" (%d)", n.RawScores[p])
+				cell += fmt.Sprintf(" (%d)", n.RawScores.Get(p))
 			}
 			row = append(row, cell)
 		}
@@ -295,8 +295,8 @@ func writeRanking(b *bytes.Buffer, e *Explanation, v ExplainView) {
 func scoredPlugins(e *Explanation) []string {
 	set := map[string]bool{}
 	for _, n := range e.Nodes {
-		for p := range n.Scores {
-			set[p] = true
+		for _, p := range n.Scores.List() {
+			set[p.Name] = true
 		}
 	}
 	out := make([]string, 0, len(set))
@@ -342,16 +342,16 @@ func writeNodeDetail(b *bytes.Buffer, e *Explanation, n *ExplainNode, st Styles)
 			}
 		}
 		fmt.Fprintln(b, apply(st.Title, head))
-		if len(n.Scores) > 0 {
+		if n.Scores.Len() > 0 {
 			tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "  PLUGIN\tRAW\tNORMALIZED\tWEIGHT\tWEIGHTED")
-			ps := make([]string, 0, len(n.Scores))
-			for p := range n.Scores {
-				ps = append(ps, p)
+			ps := make([]string, 0, n.Scores.Len())
+			for _, p := range n.Scores.List() {
+				ps = append(ps, p.Name)
 			}
 			sort.Strings(ps)
 			for _, p := range ps {
-				fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\n", p, n.RawScores[p], n.NormalizedScores[p], e.ScorePluginWeights[p], n.Scores[p])
+				fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\n", p, n.RawScores.Get(p), n.NormalizedScores.Get(p), e.ScorePluginWeights[p], n.Scores.Get(p))
 			}
 			fmt.Fprintf(tw, "  total\t\t\t\t%d\n", deref(n.Total))
 			_ = tw.Flush()

@@ -19,7 +19,7 @@ func sample() *Explanation {
 		Nodes: []ExplainNode{
 			{Node: "a", Failures: []Failure{{Plugin: "NodeResourcesFit", Reason: "Insufficient cpu", Code: "Unschedulable", First: true}}},
 			{Node: "b", Failures: []Failure{{Plugin: "NodeResourcesFit", Reason: "Insufficient cpu", Code: "Unschedulable", First: true}}},
-			{Node: "c", Feasible: true, Total: &total, Rank: 1, Scores: map[string]int64{"NodeResourcesFit": 112, "TaintToleration": 300}},
+			{Node: "c", Feasible: true, Total: &total, Rank: 1, Scores: ScoreMapOf(map[string]int64{"NodeResourcesFit": 112, "TaintToleration": 300})},
 		},
 		Ranking: []string{"c"}, Selected: "c", TiedBest: []string{"c"}, BestTotal: 412, Nearest: []string{},
 	}

@@ -130,11 +130,12 @@ type ExplainNode struct {
 	// Failures are every filter that rejects the node, in filter order.
 	Failures []Failure `json:"failures,omitempty"`
 	// Scores are per plugin, normalized and weighted; they add up to Total.
-	Scores map[string]int64 `json:"scores,omitempty"`
+	// Each of the three is written as a map from plugin name to score.
+	Scores ScoreMap `json:"scores,omitzero"`
 	// RawScores are what each plugin's Score returned.
-	RawScores map[string]int64 `json:"rawScores,omitempty"`
+	RawScores ScoreMap `json:"rawScores,omitzero"`
 	// NormalizedScores are after NormalizeScore, before the weight.
-	NormalizedScores map[string]int64 `json:"normalizedScores,omitempty"`
+	NormalizedScores ScoreMap `json:"normalizedScores,omitzero"`
 	// Total is the node's total score (feasible nodes only).
 	Total *int64 `json:"total,omitempty"`
 	// Rank is the node's place in Ranking (1 = best; feasible nodes only).

@@ -156,12 +156,12 @@ func compareReport(t *testing.T, want *explainCase, wantFilters []string, got *r
 		}
 		wantScores := map[string]int64{}
 		for k, v := range wn.Scores {
-			if _, has := gn.Scores[k]; ignorableScore[k] && v == 0 && !has {
+			if _, has := gn.Scores.Lookup(k); ignorableScore[k] && v == 0 && !has {
 				continue
 			}
 			wantScores[k] = v
 		}
-		if d := cmp.Diff(wantScores, gn.Scores); d != "" {
+		if d := cmp.Diff(wantScores, gn.Scores.Map()); d != "" {
 			t.Errorf("node %s scores (-want +got):\n%s", wn.Node, d)
 		}
 		if gn.Total == nil || *gn.Total != wn.Total {
