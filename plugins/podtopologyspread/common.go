@@ -150,7 +150,7 @@ func (pl *PodTopologySpread) buildDefaultConstraints(p *v1.Pod, action v1.Unsati
 	}
 	// The driver's current selector sources: queueing hints call this on
 	// event goroutines, concurrently with snapshot updates.
-	selector := helper.DefaultSelector(p, pl.handle.SelectorSources())
+	selector := pl.selectors.get(p, pl.handle.SelectorSources())
 	if selector.Empty() {
 		return nil, nil
 	}
