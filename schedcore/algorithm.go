@@ -367,7 +367,7 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 		// The window's nodes are handed out in blocks of filterBlock, so
 		// that a worker's per-node overhead is a loop step, not a call.
 		blocks := (window + filterBlock - 1) / filterBlock
-		fw.handle.Parallelizer().Until(cctx, blocks, func(blk int) {
+		fw.handle.Parallelizer().UntilAtLeast(cctx, blocks, minParallelFilterBlocks, func(blk int) {
 			lo, end := base+blk*filterBlock, base+min(window, (blk+1)*filterBlock)
 			if byPos {
 				// The block plugin by plugin (runFiltersListed).
@@ -519,6 +519,11 @@ func putFeasible(l []*NodeInfo) {
 // filterBlock is how many nodes findNodesThatPassFilters filters as one
 // piece of parallel work.
 const filterBlock = 16
+
+// minParallelFilterBlocks is the fewest blocks a window filters in
+// parallel: the short windows that end a sampled pass (64 to 128 nodes,
+// most of them remembered verdicts) take less CPU than a parallel step.
+const minParallelFilterBlocks = 8
 
 // filterScratch is findNodesThatPassFilters' per-node verdicts, reused
 // across cycles (several cycles may run at once: each takes its own).
