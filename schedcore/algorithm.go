@@ -78,6 +78,9 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *Cycle
 	}
 	defer state.listed.release()
 	feasible, diag, err := a.findNodesThatFitPod(ctx, fw, state, pod)
+	// Nothing reads the feasible nodes after the cycle: the result names
+	// them, and PreScore and Score plugins keep no list past the cycle.
+	defer putFeasible(feasible)
 	if err != nil {
 		return result, &diag, err
 	}
@@ -257,6 +260,7 @@ func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, stat
 			if err == nil && len(feasible) != 0 {
 				return feasible, diag, nil
 			}
+			putFeasible(feasible)
 		}
 	}
 	nodes := all
@@ -315,7 +319,7 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	}
 	a.mu.Unlock()
 	if !fw.HasFilterPlugins() {
-		out := make([]*NodeInfo, min(toFind, numAll))
+		out := getFeasible(min(toFind, numAll))[:min(toFind, numAll)]
 		for i := range out {
 			out[i] = nodes[(startIdx+i)%numAll]
 		}
@@ -332,7 +336,7 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	var errOnce sync.Once
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	feasible := make([]*NodeInfo, 0, min(toFind, numAll))
+	feasible := getFeasible(min(toFind, numAll))
 	// When nodes are the framework's snapshot's list, node i is at list
 	// position i: its generation and name are read from the snapshot's
 	// columns, and the filters whose verdicts are remembered never reach
@@ -357,13 +361,13 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	for off := 0; off < numAll && len(feasible) < toFind && firstErr == nil; {
 		window := numAll - off
 		if toFind < numAll {
-			window = min(window, max(toFind-len(feasible), 64))
+			window = min(window, max(nextWindow(toFind-len(feasible), off, len(feasible)), 64))
 		}
 		base := off
 		// The window's nodes are handed out in blocks of filterBlock, so
 		// that a worker's per-node overhead is a loop step, not a call.
 		blocks := (window + filterBlock - 1) / filterBlock
-		fw.handle.Parallelizer().Until(cctx, blocks, func(blk int) {
+		fw.handle.Parallelizer().UntilAtLeast(cctx, blocks, minParallelFilterBlocks, func(blk int) {
 			lo, end := base+blk*filterBlock, base+min(window, (blk+1)*filterBlock)
 			if byPos {
 				// The block plugin by plugin (runFiltersListed).
@@ -468,9 +472,58 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	return feasible, firstErr
 }
 
+// nextWindow is how many nodes the next window of a sampled pass filters
+// to find need more feasible nodes when done nodes were filtered and found
+// of them feasible: need at first, then as many as the pass rate so far
+// says (and a quarter more), so that a pass through mostly failing nodes
+// takes a few windows rather than one for each 64 nodes (each window is
+// a parallel step). Nodes filtered after the last one needed are dropped
+// (they are not counted as processed, as kube's are not): a larger window
+// changes no decision, it only filters some nodes for nothing.
+func nextWindow(need, done, found int) int {
+	switch {
+	case done == 0:
+		return need
+	case found == 0:
+		return 2 * done
+	}
+	return need*done/found + need/4
+}
+
+// feasibleLists holds the feasible-node lists of finished cycles
+// (putFeasible), for the next cycles: a list is as long as the nodes a
+// cycle looks for (every node with percentageOfNodesToScore 100), and
+// making it anew each cycle was a third of a dry-run's allocated bytes.
+var feasibleLists sync.Pool // of *[]*NodeInfo
+
+// getFeasible returns an empty list with room for n nodes.
+func getFeasible(n int) []*NodeInfo {
+	if p, _ := feasibleLists.Get().(*[]*NodeInfo); p != nil && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]*NodeInfo, 0, n)
+}
+
+// putFeasible gives a cycle's feasible list to later cycles, cleared (it
+// must not keep replaced nodes alive). Only for a list nothing reads any
+// more: SchedulePod's, once the cycle is over.
+func putFeasible(l []*NodeInfo) {
+	if cap(l) == 0 {
+		return
+	}
+	clear(l)
+	l = l[:0]
+	feasibleLists.Put(&l)
+}
+
 // filterBlock is how many nodes findNodesThatPassFilters filters as one
 // piece of parallel work.
 const filterBlock = 16
+
+// minParallelFilterBlocks is the fewest blocks a window filters in
+// parallel: the short windows that end a sampled pass (64 to 128 nodes,
+// most of them remembered verdicts) take less CPU than a parallel step.
+const minParallelFilterBlocks = 8
 
 // filterScratch is findNodesThatPassFilters' per-node verdicts, reused
 // across cycles (several cycles may run at once: each takes its own).

@@ -1,6 +1,9 @@
 package schedcore
 
-import "sync/atomic"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // Domain is a topology domain of one key of a DomainCounts: a label value,
 // by a small id.
@@ -49,6 +52,14 @@ type domainData struct {
 	refs    atomic.Int32
 	counts  []int64
 	counted []bool
+	// sparse, when not nil, holds the counts instead of counts and
+	// counted, every domain in it counted: a key of many values (the
+	// hostname) of which a cycle counts a few (the nodes holding some
+	// pods) then costs no two arrays as long as the values. size is then
+	// the number of domain ids (len(counts) in the dense form). It turns
+	// dense once it holds more than size/sparseShare domains.
+	sparse map[Domain]int64
+	size   int
 	// numCounted is the number of counted domains; nonZero the number of
 	// domains whose count is not 0.
 	numCounted, nonZero int
@@ -206,7 +217,13 @@ func (d *DomainCounts) Value(k int, dom Domain) string {
 // not counted).
 func (d *DomainCounts) At(k int, dom Domain) int64 {
 	data := d.keys[k].data
-	if data == nil || dom < 0 || int(dom) >= len(data.counts) {
+	if data == nil || dom < 0 {
+		return 0
+	}
+	if data.sparse != nil {
+		return data.sparse[dom]
+	}
+	if int(dom) >= len(data.counts) {
 		return 0
 	}
 	return data.counts[dom]
@@ -215,6 +232,10 @@ func (d *DomainCounts) At(k int, dom Domain) int64 {
 // Counted reports whether the domain of key k has been counted.
 func (d *DomainCounts) Counted(k int, dom Domain) bool {
 	data := d.keys[k].data
+	if data != nil && data.sparse != nil {
+		_, ok := data.sparse[dom]
+		return ok
+	}
 	return data != nil && dom >= 0 && int(dom) < len(data.counted) && data.counted[dom]
 }
 
@@ -246,6 +267,14 @@ func (d *DomainCounts) Complete(k int) bool {
 	if data == nil || data.numCounted < n {
 		return false
 	}
+	if data.sparse != nil {
+		for id := range n {
+			if _, ok := data.sparse[Domain(id)]; !ok {
+				return false
+			}
+		}
+		return true
+	}
 	for _, c := range data.counted[:n] {
 		if !c {
 			return false
@@ -271,6 +300,22 @@ func (d *DomainCounts) Add(k int, dom Domain, delta int64) {
 		return
 	}
 	data := d.own(k)
+	if data.sparse != nil {
+		was, counted := data.sparse[dom]
+		data.sparse[dom] = was + delta
+		if was == 0 && was+delta != 0 {
+			data.nonZero++
+		} else if was != 0 && was+delta == 0 {
+			data.nonZero--
+		}
+		if !counted {
+			data.numCounted++
+			if len(data.sparse) > data.size/sparseShare {
+				data.densify()
+			}
+		}
+		return
+	}
 	was := data.counts[dom]
 	data.counts[dom] += delta
 	if was == 0 && data.counts[dom] != 0 {
@@ -356,6 +401,17 @@ func (d *DomainCounts) ForEach(k int, fn func(dom Domain, count int64)) {
 	if data == nil {
 		return
 	}
+	if data.sparse != nil {
+		doms := make([]Domain, 0, len(data.sparse))
+		for dom := range data.sparse {
+			doms = append(doms, dom)
+		}
+		slices.Sort(doms)
+		for _, dom := range doms {
+			fn(dom, data.sparse[dom])
+		}
+		return
+	}
 	for id, ok := range data.counted {
 		if ok {
 			fn(Domain(id), data.counts[id])
@@ -388,12 +444,17 @@ func (d *DomainCounts) domainOf(k int, value string) Domain {
 	}
 	data := d.own(k)
 	dom := Domain(len(data.counts))
+	if data.sparse != nil {
+		dom = Domain(data.size)
+		data.size++
+	} else {
+		data.counts, data.counted = append(data.counts, 0), append(data.counted, false)
+	}
 	if data.extra == nil {
 		data.extra = map[string]Domain{}
 	}
 	data.extra[value] = dom
 	data.values = append(data.values, value)
-	data.counts, data.counted = append(data.counts, 0), append(data.counted, false)
 	return dom
 }
 
@@ -404,7 +465,11 @@ func (d *DomainCounts) own(k int) *domainData {
 	switch {
 	case old == nil:
 		n := key.col.NumValues()
-		key.data = &domainData{counts: make([]int64, n), counted: make([]bool, n)}
+		if n >= sparseMinValues {
+			key.data = &domainData{sparse: map[Domain]int64{}, size: n}
+		} else {
+			key.data = &domainData{counts: make([]int64, n), counted: make([]bool, n)}
+		}
 		key.data.refs.Store(1)
 	case old.refs.Load() > 1:
 		data := &domainData{
@@ -413,6 +478,14 @@ func (d *DomainCounts) own(k int) *domainData {
 			numCounted: old.numCounted,
 			nonZero:    old.nonZero,
 			values:     append([]string(nil), old.values...),
+			size:       old.size,
+		}
+		if old.sparse != nil {
+			data.counts, data.counted = nil, nil
+			data.sparse = make(map[Domain]int64, len(old.sparse))
+			for dom, c := range old.sparse {
+				data.sparse[dom] = c
+			}
 		}
 		if old.extra != nil {
 			data.extra = make(map[string]Domain, len(old.extra))
@@ -425,6 +498,24 @@ func (d *DomainCounts) own(k int) *domainData {
 		key.data = data
 	}
 	return key.data
+}
+
+// sparseMinValues is the fewest values a key has for its counts to start
+// sparse, and sparseShare the share of them (1/sparseShare) past which
+// sparse counts turn dense.
+var sparseMinValues, sparseShare = 512, 16
+
+// densify turns sparse counts dense.
+func (data *domainData) densify() {
+	size := data.size
+	for dom := range data.sparse {
+		size = max(size, int(dom)+1)
+	}
+	data.counts, data.counted = make([]int64, size), make([]bool, size)
+	for dom, c := range data.sparse {
+		data.counts[dom], data.counted[dom] = c, true
+	}
+	data.sparse, data.size = nil, 0
 }
 
 // NodeValues holds one value per node of a snapshot for one cycle (what

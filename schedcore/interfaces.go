@@ -119,7 +119,9 @@ type PostFilterPlugin interface {
 }
 
 // PreScorePlugin runs once per cycle over the feasible nodes before Score.
-// Returning Skip skips the plugin's Score.
+// Returning Skip skips the plugin's Score. nodes is the cycle's own list,
+// valid until the cycle ends: a plugin must not keep it (the scheduler
+// gives it to a later cycle).
 type PreScorePlugin interface {
 	Plugin
 	PreScore(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) *Status

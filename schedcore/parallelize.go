@@ -56,6 +56,25 @@ func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int)) {
 	w.wg.Wait()
 }
 
+// UntilAtLeast is Until, in parallel only when there are at least min
+// pieces: a parallel step costs a goroutine's start and, when it ends, the
+// idle worker's search for more work (some microseconds of CPU in all),
+// which a few pieces of light work do not repay. Below min the pieces run
+// in order on the calling goroutine, which changes nothing for callers
+// that, as Until's must, do not depend on which goroutine runs a piece.
+func (p Parallelizer) UntilAtLeast(ctx context.Context, pieces, min int, do func(i int)) {
+	if pieces >= min {
+		p.Until(ctx, pieces, do)
+		return
+	}
+	for i := 0; i < pieces; i++ {
+		if ctx.Err() != nil {
+			return
+		}
+		do(i)
+	}
+}
+
 // untilWork is one Until call's pieces, shared by its workers.
 type untilWork struct {
 	ctx           context.Context

@@ -150,7 +150,7 @@ func (pl *PodTopologySpread) buildDefaultConstraints(p *v1.Pod, action v1.Unsati
 	}
 	// The driver's current selector sources: queueing hints call this on
 	// event goroutines, concurrently with snapshot updates.
-	selector := helper.DefaultSelector(p, pl.handle.SelectorSources())
+	selector := pl.selectors.get(p, pl.handle.SelectorSources())
 	if selector.Empty() {
 		return nil, nil
 	}
@@ -255,7 +255,8 @@ func (pl *PodTopologySpread) countNodes(ctx context.Context, nodes []*schedcore.
 	nc := counts.NumKeys()
 	rows := make([]int32, len(nodes)*nc)
 	doms := make([]schedcore.Domain, len(nodes)*nc)
-	pl.handle.Parallelizer().Until(ctx, len(nodes), func(n int) {
+	// A node's row is little work: a few nodes go in order.
+	pl.handle.Parallelizer().UntilAtLeast(ctx, len(nodes), minParallelNodes, func(n int) {
 		r := rows[n*nc : (n+1)*nc]
 		for i := range r {
 			r[i] = -1
@@ -277,6 +278,9 @@ func (pl *PodTopologySpread) countNodes(ctx context.Context, nodes []*schedcore.
 	}
 	return nil
 }
+
+// minParallelNodes is the fewest nodes countNodes counts in parallel.
+const minParallelNodes = 128
 
 // topologyKeys lists the constraints' topology keys, in order.
 func topologyKeys(constraints []topologySpreadConstraint) []string {

@@ -79,6 +79,8 @@ type PodTopologySpread struct {
 	totals *schedcore.TotalsCache
 	// noSoftTotals makes PreScore count node by node (tests compare).
 	noSoftTotals bool
+	// selectors are pods' default spreading selectors, kept across cycles.
+	selectors defaultSelectors
 }
 
 // memoKeys bounds the selectors whose per-node counts are remembered.
