@@ -17,31 +17,64 @@ type DomainTotals struct {
 	mu   sync.Mutex
 	used uint64
 	snap *Snapshot
-	// shares holds each listed node's share, by list position, as of the
-	// snapshot's change log position epoch, seq: a position the log has
-	// not named since holds the node the share was computed from (the
-	// snapshot puts a fresh NodeInfo at a position whose node changed).
+	// shares holds each listed node's share (a nodeShare), by list
+	// position, as of the snapshot's change log position epoch, seq: a
+	// position the log has not named since holds the node the share was
+	// computed from (the snapshot puts a fresh NodeInfo at a position
+	// whose node changed). Totals filled from a few candidates
+	// (fillSparse) hold them in sparse instead, by position, the
+	// positions without a share left out; shares is then nil.
 	shares []nodeShare
-	epoch  int64
-	seq    uint64
-	// wide holds, by list position, the counts that do not fit a share.
-	wide map[int32]int64
+	sparse map[int32]nodeShare
+	// size is the length of the list the shares are for.
+	size  int
+	epoch int64
+	seq   uint64
+	// wide holds, by list position, the shares that do not fit a
+	// nodeShare.
+	wide map[int32]wideShare
 	// counts and members are by domain (the snapshot's label column ids,
 	// stable for its lifetime).
 	counts  []int64
 	members []int32
 }
 
-// nodeShare is what one node adds: count in domain dom-1, when dom > 0
-// (the zero share adds nothing); count wideCount means the count is in
-// DomainTotals.wide.
-type nodeShare struct {
-	dom   int32
-	count int32
+// nodeShare is what one node adds, in 4 bytes: count (the low
+// shareCountBits) in domain dom-1 (the high bits), when dom > 0 (the zero
+// share adds nothing); wideShareMark when the share is in
+// DomainTotals.wide. Most shares are a few pods in one of a few
+// thousand domains; a table of them per key and per node is kept for
+// dozens of keys.
+type nodeShare uint32
+
+// wideShare is a share that does not fit a nodeShare.
+type wideShare struct {
+	dom   Domain
+	count int64
 }
 
-// wideCount marks a share whose count does not fit 32 bits.
-const wideCount = math.MinInt32
+const (
+	shareCountBits = 12
+	shareCountMask = 1<<shareCountBits - 1
+	// wideShareMark marks a share held in DomainTotals.wide; no packed
+	// share has all bits set (packShare).
+	wideShareMark nodeShare = math.MaxUint32
+)
+
+// packShare returns the nodeShare of count in domain dom, false when it
+// does not fit one.
+func packShare(dom Domain, count int64) (nodeShare, bool) {
+	d := int64(dom) + 1
+	if count < 0 || count > shareCountMask || d <= 0 || d >= 1<<(32-shareCountBits)-1 {
+		return 0, false
+	}
+	return nodeShare(d<<shareCountBits | count), true
+}
+
+// unpack returns a packed share's domain and count (dom -1: none).
+func (s nodeShare) unpack() (dom Domain, count int64) {
+	return Domain(s>>shareCountBits) - 1, int64(s & shareCountMask)
+}
 
 // TotalsCache holds the DomainTotals of the last keys used, at most max of
 // them; the least recently used one goes first. Safe for concurrent use.
@@ -155,8 +188,8 @@ func (c *TotalsCache) get(key string) *DomainTotals {
 // snapshot's.
 func (t *DomainTotals) sync(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool)) {
 	list, log := snap.nodeInfoList, &snap.changes
-	if lag := log.seq - t.seq; t.snap != snap || log.epoch == 0 || t.epoch != log.epoch || len(t.shares) != len(list) || lag > changeLogSize || lag > uint64(len(list)) {
-		t.start(snap)
+	if lag := log.seq - t.seq; !t.filled(snap) || log.epoch == 0 || t.epoch != log.epoch || t.size != len(list) || lag > changeLogSize || lag > uint64(len(list)) {
+		t.start(snap, false)
 		for i, ni := range list {
 			t.add(i, ni, share)
 		}
@@ -171,18 +204,53 @@ func (t *DomainTotals) sync(snap *Snapshot, share func(ni *NodeInfo) (Domain, in
 }
 
 // start empties the totals for a fill from scratch over snap's list,
-// in line with its change log.
-func (t *DomainTotals) start(snap *Snapshot) {
+// in line with its change log; their shares held sparse, or by
+// position.
+func (t *DomainTotals) start(snap *Snapshot, sparse bool) {
 	size := len(snap.nodeInfoList)
-	t.snap, t.counts, t.members = snap, t.counts[:0], t.members[:0]
-	if cap(t.shares) >= size {
+	t.snap, t.size, t.counts, t.members = snap, size, t.counts[:0], t.members[:0]
+	switch {
+	case sparse:
+		t.shares = nil
+		if t.sparse == nil {
+			t.sparse = map[int32]nodeShare{}
+		}
+		clear(t.sparse)
+	case cap(t.shares) >= size:
+		t.sparse = nil
 		t.shares = t.shares[:size]
 		clear(t.shares)
-	} else {
+	default:
+		t.sparse = nil
 		t.shares = make([]nodeShare, size)
 	}
 	clear(t.wide)
 	t.epoch, t.seq = snap.changes.epoch, snap.changes.seq
+}
+
+// filled reports whether the totals hold shares for snap.
+func (t *DomainTotals) filled(snap *Snapshot) bool {
+	return t.snap == snap && (t.sparse != nil || len(t.shares) > 0)
+}
+
+// share returns the share of list position i.
+func (t *DomainTotals) share(i int) nodeShare {
+	if t.shares == nil {
+		return t.sparse[int32(i)]
+	}
+	return t.shares[i]
+}
+
+// setShare sets the share of list position i.
+func (t *DomainTotals) setShare(i int, s nodeShare) {
+	switch {
+	case t.shares != nil:
+		t.shares[i] = s
+	case s == 0:
+		delete(t.sparse, int32(i))
+	default:
+		t.sparse[int32(i)] = s
+	}
 }
 
 // add counts the share of node ni, at list position i, whose share is
@@ -201,18 +269,22 @@ func (t *DomainTotals) add(i int, ni *NodeInfo, share func(ni *NodeInfo) (Domain
 // remove takes the share of the node at list position i out of the
 // totals.
 func (t *DomainTotals) remove(i int) {
-	s := t.shares[i]
-	if s.dom == 0 {
+	s := t.share(i)
+	if s == 0 {
 		return
 	}
-	count := int64(s.count)
-	if s.count == wideCount {
-		count = t.wide[int32(i)]
+	var dom Domain
+	var count int64
+	if s == wideShareMark {
+		w := t.wide[int32(i)]
 		delete(t.wide, int32(i))
+		dom, count = w.dom, w.count
+	} else {
+		dom, count = s.unpack()
 	}
-	t.counts[s.dom-1] -= count
-	t.members[s.dom-1]--
-	t.shares[i] = nodeShare{}
+	t.counts[dom] -= count
+	t.members[dom]--
+	t.setShare(i, 0)
 }
 
 // fillSparse fills the totals from scratch from the candidates' shares,
@@ -220,17 +292,17 @@ func (t *DomainTotals) remove(i int) {
 // candidates can tell; false when it did not.
 func (t *DomainTotals) fillSparse(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool), candidates func() ([]*NodeInfo, bool)) bool {
 	list := snap.nodeInfoList
-	if t.snap == snap && len(t.shares) > 0 || len(snap.listGens) != len(list) {
+	if t.filled(snap) || len(snap.listGens) != len(list) {
 		return false
 	}
 	nodes, ok := candidates()
 	if !ok {
 		return false
 	}
-	t.start(snap)
+	t.start(snap, true)
 	for _, ni := range nodes {
 		i := indexIn(list, ni)
-		if i < 0 || t.shares[i].dom != 0 {
+		if i < 0 || t.share(i) != 0 {
 			continue
 		}
 		t.add(i, list[i], share)
@@ -241,14 +313,14 @@ func (t *DomainTotals) fillSparse(snap *Snapshot, share func(ni *NodeInfo) (Doma
 // fill counts the node at list position i, whose share is empty, in
 // domain dom, count times.
 func (t *DomainTotals) fill(i int, dom Domain, count int64) {
-	s := nodeShare{dom: int32(dom) + 1, count: int32(count)}
-	if int64(s.count) != count || s.count == wideCount {
+	s, ok := packShare(dom, count)
+	if !ok {
 		if t.wide == nil {
-			t.wide = map[int32]int64{}
+			t.wide = map[int32]wideShare{}
 		}
-		s.count, t.wide[int32(i)] = wideCount, count
+		s, t.wide[int32(i)] = wideShareMark, wideShare{dom: dom, count: count}
 	}
-	t.shares[i] = s
+	t.setShare(i, s)
 	for int(dom) >= len(t.counts) {
 		t.counts, t.members = append(t.counts, 0), append(t.members, 0)
 	}
@@ -261,10 +333,10 @@ func (t *DomainTotals) fill(i int, dom Domain, count int64) {
 // pass is due); false when it did not.
 func (t *DomainTotals) fillListed(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool), shareAt ShareAt) bool {
 	list := snap.nodeInfoList
-	if t.snap == snap && len(t.shares) > 0 || len(snap.listGens) != len(list) {
+	if t.filled(snap) || len(snap.listGens) != len(list) {
 		return false
 	}
-	t.start(snap)
+	t.start(snap, false)
 	for i, gen := range snap.listGens {
 		dom, count, ok, known := shareAt(i, gen)
 		if !known {

@@ -197,3 +197,35 @@ func TestDomainTotalsMatchScratch(t *testing.T) {
 		})
 	}
 }
+
+// A share packs into 4 bytes when its domain and count fit, and reads
+// back as it was; one that does not fit (a negative or too large count, a
+// domain past the packed range) is not packed and goes to the wide
+// shares, which TestDomainTotalsMatchScratch exercises.
+func TestPackShare(t *testing.T) {
+	maxDom := Domain(1<<(32-shareCountBits) - 3)
+	for _, c := range []struct {
+		dom   Domain
+		count int64
+		fits  bool
+	}{
+		{0, 0, true}, {0, 1, true}, {3, shareCountMask, true}, {maxDom, shareCountMask, true}, {maxDom, 0, true},
+		{0, shareCountMask + 1, false}, {0, -1, false}, {maxDom + 1, 0, false}, {maxDom + 1, shareCountMask, false},
+		{-1, 0, false}, {1 << 30, 1, false},
+	} {
+		s, ok := packShare(c.dom, c.count)
+		if ok != c.fits {
+			t.Errorf("packShare(%d, %d) fits %v, want %v", c.dom, c.count, ok, c.fits)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if s == 0 || s == wideShareMark {
+			t.Errorf("packShare(%d, %d) = %#x, which reads as no share or a wide one", c.dom, c.count, uint32(s))
+		}
+		if dom, count := s.unpack(); dom != c.dom || count != c.count {
+			t.Errorf("packShare(%d, %d) reads back as %d, %d", c.dom, c.count, dom, count)
+		}
+	}
+}

@@ -64,7 +64,9 @@ type NodeInfo struct {
 
 // NewNodeInfo returns an empty NodeInfo holding the given pods.
 func NewNodeInfo(pods ...*v1.Pod) *NodeInfo {
-	n := &NodeInfo{UsedPorts: HostPortInfo{}, ImageStates: map[string]*ImageStateSummary{}, PVCRefCounts: map[string]int{}, Generation: nextGeneration()}
+	// The maps are made when first written: most nodes have no host
+	// ports and no claims, and the cache gives each its image summaries.
+	n := &NodeInfo{Generation: nextGeneration()}
 	for _, p := range pods {
 		n.AddPod(p)
 	}
@@ -170,6 +172,9 @@ func (n *NodeInfo) update(pi *PodInfo, sign int64, f Features) {
 	n.NonZeroRequested.Memory += sign * r.Non0Mem
 	for _, port := range HostPorts(pi.Pod) {
 		if sign > 0 {
+			if n.UsedPorts == nil {
+				n.UsedPorts = HostPortInfo{}
+			}
 			n.UsedPorts.Add(port.HostIP, string(port.Protocol), port.HostPort)
 		} else {
 			n.UsedPorts.Remove(port.HostIP, string(port.Protocol), port.HostPort)
@@ -182,9 +187,14 @@ func (n *NodeInfo) update(pi *PodInfo, sign int64, f Features) {
 		}
 		key := pi.Pod.Namespace + "/" + v.PersistentVolumeClaim.ClaimName
 		if sign > 0 {
+			if n.PVCRefCounts == nil {
+				n.PVCRefCounts = map[string]int{}
+			}
 			n.PVCRefCounts[key]++
-		} else if n.PVCRefCounts[key]--; n.PVCRefCounts[key] <= 0 {
-			delete(n.PVCRefCounts, key)
+		} else if n.PVCRefCounts != nil {
+			if n.PVCRefCounts[key]--; n.PVCRefCounts[key] <= 0 {
+				delete(n.PVCRefCounts, key)
+			}
 		}
 	}
 	n.Generation = nextGeneration()
@@ -202,14 +212,19 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		Requested:        *n.Requested.Clone(),
 		NonZeroRequested: *n.NonZeroRequested.Clone(),
 		Allocatable:      *n.Allocatable.Clone(),
-		UsedPorts:        n.UsedPorts.Clone(),
 		ImageStates:      n.ImageStates,
-		PVCRefCounts:     make(map[string]int, len(n.PVCRefCounts)),
 		Generation:       n.Generation,
 		listPos:          n.listPos,
 	}
-	for k, v := range n.PVCRefCounts {
-		c.PVCRefCounts[k] = v
+	// Empty maps are not copied: update makes them when first written.
+	if len(n.UsedPorts) > 0 {
+		c.UsedPorts = n.UsedPorts.Clone()
+	}
+	if len(n.PVCRefCounts) > 0 {
+		c.PVCRefCounts = make(map[string]int, len(n.PVCRefCounts))
+		for k, v := range n.PVCRefCounts {
+			c.PVCRefCounts[k] = v
+		}
 	}
 	if len(n.Pods) > 0 {
 		c.Pods = append([]*PodInfo(nil), n.Pods...)

@@ -3,120 +3,16 @@ package schedcore
 import (
 	"context"
 	"math"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 )
-
-// PodLabelIndex indexes a snapshot's pods by (namespace, label key,
-// value), so that counting the pods a selector with an equality
-// requirement matches visits only the pods carrying that label pair, not
-// every pod of every node. It is kept across cycles and brought up to
-// date node by node: a node whose generation is unchanged keeps its
-// entries. Terminating pods are indexed too: PodTopologySpread's counts
-// skip them, InterPodAffinity's count them, as kube's do. Safe for
-// concurrent use.
-type PodLabelIndex struct {
-	mu    sync.Mutex
-	nodes NodeSlots[postingSlot]
-	byKey map[string]map[int32][]*PodInfo
-}
-
-// postingSlot is what a node put in the index: its keys, at its position.
-type postingSlot struct {
-	pos  int32
-	keys []string
-}
-
-// NewPodLabelIndex returns an empty index.
-func NewPodLabelIndex() *PodLabelIndex {
-	return &PodLabelIndex{byKey: map[string]map[int32][]*PodInfo{}}
-}
-
-func postingKey(ns, k, v string) string { return ns + "\x00" + k + "\x00" + v }
-
-// Candidates calls fn for each node of snap holding pods of namespace ns
-// that may match sel, with those pods: the ones carrying the rarest of
-// sel's single-valued equality requirements (terminating pods included).
-// It reports false, calling nothing, when sel has no such requirement.
-func (x *PodLabelIndex) Candidates(snap *Snapshot, sel labels.Selector, ns string, fn func(ni *NodeInfo, pods []*PodInfo)) bool {
-	reqs, selectable := sel.Requirements()
-	if !selectable {
-		return false
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.byKey == nil {
-		x.byKey = map[string]map[int32][]*PodInfo{}
-	}
-	nodes := snap.List()
-	x.sync(snap)
-	var best map[int32][]*PodInfo
-	found := false
-	for _, r := range reqs {
-		switch r.Operator() {
-		case selection.Equals, selection.DoubleEquals, selection.In:
-		default:
-			continue
-		}
-		vals := r.Values()
-		if vals.Len() != 1 {
-			continue
-		}
-		m := x.byKey[postingKey(ns, r.Key(), vals.UnsortedList()[0])]
-		if !found || len(m) < len(best) {
-			best, found = m, true
-		}
-	}
-	for i, pods := range best {
-		if int(i) < len(nodes) {
-			fn(nodes[i], pods)
-		}
-	}
-	return found
-}
-
-// sync brings the index up to date with snap's nodes (those replaced since
-// the last sync); call with mu held.
-func (x *PodLabelIndex) sync(snap *Snapshot) {
-	x.nodes.SyncSnapshot(snap, func(s *postingSlot) { x.drop(s.pos, s.keys) }, func(ni *NodeInfo, s *postingSlot) {
-		x.drop(s.pos, s.keys)
-		i, keys := ni.listIndex(), &s.keys
-		s.pos, *keys = int32(i), (*keys)[:0]
-		for _, pi := range ni.Pods {
-			p := pi.Pod
-			for k, v := range p.Labels {
-				key := postingKey(p.Namespace, k, v)
-				m := x.byKey[key]
-				if m == nil {
-					m = map[int32][]*PodInfo{}
-					x.byKey[key] = m
-				}
-				if len(m[int32(i)]) == 0 {
-					*keys = append(*keys, key)
-				}
-				m[int32(i)] = append(m[int32(i)], pi)
-			}
-		}
-	})
-}
-
-func (x *PodLabelIndex) drop(i int32, keys []string) {
-	for _, key := range keys {
-		m := x.byKey[key]
-		delete(m, i)
-		if len(m) == 0 {
-			delete(x.byKey, key)
-		}
-	}
-}
 
 // MatchCounter counts, per node, the pods of a namespace that a selector
 // matches, across cycles: a node's count is remembered while the node is
 // unchanged (its generation), and a selector with an equality requirement
-// is counted from the snapshot's PodLabelIndex, visiting only the pods carrying the
-// label pair.
+// is counted from the snapshot's PodLabelIndex, visiting only the pods
+// carrying the label pair (remembered per node only when they are many:
+// denseCandidates).
 type MatchCounter struct {
 	memo *NodeMemo[int32]
 }
@@ -164,31 +60,43 @@ next:
 				continue next
 			}
 		}
-		t := m.memo.acquire(key, snap.NumNodes())
 		list := snap.nodeInfoList
 		var byPos []int32
 		var nonZero []*NodeInfo
-		indexed := snap.podIndex.Candidates(snap, sel, ns, func(ni *NodeInfo, pods []*PodInfo) {
-			c, ok := t.get(ni)
-			if !ok {
-				c = countOf(CountMatchingPods(pods, sel, ns))
-				t.put(ni, c)
+		var t *memoTable[int32]
+		indexed := snap.podIndex.candidates(snap, sel, ns, func(candidates int) func(ni *NodeInfo, pods []*PodInfo) {
+			if denseCandidates(candidates, snap.NumNodes()) {
+				t = m.memo.acquire(key, snap.NumNodes())
 			}
-			j := indexIn(list, ni)
-			if c == 0 || j < 0 {
-				return
+			return func(ni *NodeInfo, pods []*PodInfo) {
+				var c int32
+				if t == nil {
+					c = countOf(CountMatchingPods(pods, sel, ns))
+				} else if v, ok := t.get(ni); ok {
+					c = v
+				} else {
+					c = countOf(CountMatchingPods(pods, sel, ns))
+					t.put(ni, c)
+				}
+				j := indexIn(list, ni)
+				if c == 0 || j < 0 {
+					return
+				}
+				if byPos == nil {
+					byPos = make([]int32, len(list))
+				}
+				byPos[j] = c
+				nonZero = append(nonZero, ni)
 			}
-			if byPos == nil {
-				byPos = make([]int32, len(list))
-			}
-			byPos[j] = c
-			nonZero = append(nonZero, ni)
 		})
-		if indexed {
+		if t != nil {
 			t.release()
+		}
+		if indexed {
 			cs[i].list, cs[i].byPos, cs[i].nonZero, cs[i].indexed = list, byPos, nonZero, true
 			continue
 		}
+		t = m.memo.acquire(key, snap.NumNodes())
 		cs[i].t = t
 		held = append(held, t)
 	}
@@ -312,26 +220,34 @@ func (tc *TermCounter) Counts(ctx context.Context, par Parallelizer, snap *Snaps
 		indexed := true
 		for ns := range term.Namespaces {
 			// A node's count in ns is remembered while the node is
-			// unchanged: a label pair most pods carry makes most nodes
-			// candidates.
+			// unchanged when the candidate pods are many
+			// (denseCandidates): a label pair most pods carry.
 			var t *memoTable[int32]
-			indexed = snap.podIndex.Candidates(snap, term.Selector, ns, func(ni *NodeInfo, pods []*PodInfo) {
-				if t == nil {
+			indexed = snap.podIndex.candidates(snap, term.Selector, ns, func(candidates int) func(ni *NodeInfo, pods []*PodInfo) {
+				if denseCandidates(candidates, snap.NumNodes()) {
 					t = tc.memo.acquire(new(MemoKey).AffinityTerm(term).String(ns), snap.NumNodes())
 				}
-				c, ok := t.get(ni)
-				if !ok {
-					for _, pi := range pods {
-						if term.Matches(pi.Pod, nil) {
-							c++
+				return func(ni *NodeInfo, pods []*PodInfo) {
+					var c int32
+					ok := false
+					if t != nil {
+						c, ok = t.get(ni)
+					}
+					if !ok {
+						for _, pi := range pods {
+							if term.Matches(pi.Pod, nil) {
+								c++
+							}
+						}
+						if t != nil {
+							t.put(ni, c)
 						}
 					}
-					t.put(ni, c)
+					if c == 0 {
+						return
+					}
+					nodes, counts = append(nodes, ni), append(counts, c)
 				}
-				if c == 0 {
-					return
-				}
-				nodes, counts = append(nodes, ni), append(counts, c)
 			})
 			if t != nil {
 				t.release()

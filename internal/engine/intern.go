@@ -28,6 +28,10 @@ type interner struct {
 	affinity map[string]*v1.Affinity
 	spread   map[string][]v1.TopologySpreadConstraint
 	owners   map[string][]metav1.OwnerReference
+	// imageNames holds the nodes' image name lists: the same image on
+	// many nodes has the same names (tag and digest references, often
+	// over a hundred bytes), each node's its own strings as decoded.
+	imageNames map[string][]string
 	// key and names are buffers.
 	key   []byte
 	names []string
@@ -42,6 +46,7 @@ func newInterner() *interner {
 		affinity:    map[string]*v1.Affinity{},
 		spread:      map[string][]v1.TopologySpreadConstraint{},
 		owners:      map[string][]metav1.OwnerReference{},
+		imageNames:  map[string][]string{},
 	}
 }
 
@@ -71,11 +76,33 @@ func (in *interner) pod(p *v1.Pod) {
 	}
 }
 
-// node shares n's capacity and allocatable with the equal ones of the
-// nodes before it.
+// node shares n's capacity, allocatable and image name lists with the
+// equal ones of the nodes before it.
 func (in *interner) node(n *v1.Node) {
 	n.Status.Capacity = in.resourceList(n.Status.Capacity)
 	n.Status.Allocatable = in.resourceList(n.Status.Allocatable)
+	for i := range n.Status.Images {
+		// Changes only which equal list the field holds (as for a
+		// container's resources): interning runs in place only.
+		img := &n.Status.Images[i]
+		img.Names = in.nameList(img.Names)
+	}
+}
+
+// nameList returns the list equal to names seen first.
+func (in *interner) nameList(names []string) []string {
+	if len(names) == 0 {
+		return names
+	}
+	k := in.key[:0]
+	for _, s := range names {
+		// Length-prefixed: names may hold any byte.
+		k = strconv.AppendInt(k, int64(len(s)), 10)
+		k = append(k, ':')
+		k = append(k, s...)
+	}
+	in.key = k
+	return intern(in.imageNames, k, names, nil)
 }
 
 // resourceList returns the list equal to l seen first.

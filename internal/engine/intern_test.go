@@ -2,6 +2,7 @@ package engine
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,6 +36,18 @@ func TestInternerKeepsContent(t *testing.T) {
 		return schedtest.MakeNode(name).Capacity("cpu", cpu, "memory", "1Gi", "pods", "110").Obj()
 	}
 	nodes := []*v1.Node{node("n1", "4"), node("n2", "4"), node("n3", "3999999u")}
+	// Image names, each node's its own strings: n1 and n2 have the same
+	// image, n3 another whose names joined read the same.
+	image := func(names ...string) v1.ContainerImage {
+		var own []string
+		for _, n := range names {
+			own = append(own, strings.Clone(n))
+		}
+		return v1.ContainerImage{Names: own, SizeBytes: 1 << 20}
+	}
+	nodes[0].Status.Images = []v1.ContainerImage{image("reg/app:1", "reg/app@sha256:1"), image("reg/b:1")}
+	nodes[1].Status.Images = []v1.ContainerImage{image("reg/app:1", "reg/app@sha256:1")}
+	nodes[2].Status.Images = []v1.ContainerImage{image("reg/app:1reg/app@sha256:1"), image("reg/app:1\x00reg/app@sha256:1")}
 	var want [][]byte
 	for _, p := range pods {
 		want = append(want, marshal(t, p))
@@ -67,6 +80,12 @@ func TestInternerKeepsContent(t *testing.T) {
 	}
 	if !same(nodes[0].Status.Allocatable, nodes[1].Status.Allocatable) {
 		t.Error("equal allocatable lists are not shared")
+	}
+	if !same(nodes[0].Status.Images[0].Names, nodes[1].Status.Images[0].Names) {
+		t.Error("equal image name lists are not shared")
+	}
+	if same(nodes[0].Status.Images[0].Names, nodes[2].Status.Images[0].Names) || same(nodes[0].Status.Images[0].Names, nodes[2].Status.Images[1].Names) {
+		t.Error("image name lists that differ are shared")
 	}
 	if q := pods[2].Spec.Containers[0].Resources.Requests[v1.ResourceCPU]; q.Cmp(resource.MustParse("500u")) != 0 {
 		t.Errorf("pod c's CPU request reads %s, want 500u", q.String())

@@ -416,21 +416,23 @@ const maxBackoff = 10 * time.Second
 // store is the in-memory API: the latest copy of every pod, by
 // namespace/name, with each namespace's names in order.
 type store struct {
-	pods map[string]*v1.Pod
+	pods map[podName]*v1.Pod
 	byNS map[string][]string
 }
 
-func newStore() *store { return &store{pods: map[string]*v1.Pod{}, byNS: map[string][]string{}} }
+// podName is a store key: the pod's own strings, nothing allocated per
+// pod or per lookup.
+type podName struct{ namespace, name string }
 
-func key(namespace, name string) string { return namespace + "/" + name }
+func newStore() *store { return &store{pods: map[podName]*v1.Pod{}, byNS: map[string][]string{}} }
 
 func (s *store) get(namespace, name string) (*v1.Pod, bool) {
-	p, ok := s.pods[key(namespace, name)]
+	p, ok := s.pods[podName{namespace, name}]
 	return p, ok
 }
 
 func (s *store) put(p *v1.Pod) {
-	k := key(p.Namespace, p.Name)
+	k := podName{p.Namespace, p.Name}
 	if _, ok := s.pods[k]; !ok {
 		names := s.byNS[p.Namespace]
 		i := sort.SearchStrings(names, p.Name)
@@ -443,7 +445,7 @@ func (s *store) put(p *v1.Pod) {
 }
 
 func (s *store) delete(p *v1.Pod) {
-	k := key(p.Namespace, p.Name)
+	k := podName{p.Namespace, p.Name}
 	if _, ok := s.pods[k]; !ok {
 		return
 	}
@@ -459,7 +461,7 @@ func (s *store) list(namespace string) []*v1.Pod {
 	names := s.byNS[namespace]
 	out := make([]*v1.Pod, len(names))
 	for i, n := range names {
-		out[i] = s.pods[key(namespace, n)]
+		out[i] = s.pods[podName{namespace, n}]
 	}
 	return out
 }
