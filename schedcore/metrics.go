@@ -45,6 +45,25 @@ type MetricsRecorder interface {
 	Unschedulable(profile string, plugins []string)
 }
 
+// PluginMetricsGate is an optional interface of a MetricsRecorder that
+// keeps only so many plugin observations (kube-scheduler's asynchronous
+// recorder keeps at most 1000 a second and drops the rest). A cycle drawn
+// for plugin metrics times its plugins only if AcceptsPluginMetrics says
+// observations are kept: a timed cycle runs without its memos.
+type PluginMetricsGate interface {
+	AcceptsPluginMetrics() bool
+}
+
+// recordsPluginMetrics reports whether a cycle drawn for plugin metrics
+// is timed: there is a recorder and it keeps what it is given.
+func recordsPluginMetrics(r MetricsRecorder) bool {
+	if r == nil {
+		return false
+	}
+	g, ok := r.(PluginMetricsGate)
+	return !ok || g.AcceptsPluginMetrics()
+}
+
 func (f *Framework) observe(point string, s *Status, start time.Time) {
 	if f.recorder != nil {
 		f.recorder.ExtensionPoint(f.profileName, point, s.Code(), time.Since(start))

@@ -121,7 +121,7 @@ func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *QueuedPodInfo) {
 	// The draw is made with or without a recorder, so that the seeded
 	// sequence (tie-breaks) is the same; without one, a sampled cycle
 	// would time nothing and only lose the memos and uniform scores.
-	state.RecordPluginMetrics = s.Rand.Intn(100) < pluginMetricsSamplePercent && fw.recorder != nil
+	state.RecordPluginMetrics = s.Rand.Intn(100) < pluginMetricsSamplePercent && recordsPluginMetrics(fw.recorder)
 	s.randMu.Unlock()
 
 	result, assumed, status := s.schedulingCycle(ctx, state, fw, qpi)

@@ -344,6 +344,7 @@ func (d *driver) run(ctx context.Context) error {
 		}
 	}()
 	d.broadcaster.StartRecordingToSink(infCtx.Done())
+	go d.metrics.refillEvery(infCtx, asyncFlushInterval)
 	defer d.broadcaster.Shutdown()
 	// Last (deferred calls run in reverse): the events still being
 	// written finish before the broadcaster stops.

@@ -1,8 +1,10 @@
 package live
 
 import (
+	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,19 +50,24 @@ type Metrics struct {
 	// call) took 12% of `run`'s CPU at 2000 nodes.
 	extensionPoints, plugins *observers
 	queueingHintDuration     *prometheus.HistogramVec
-	queueIncomingPods        *prometheus.CounterVec
-	inFlightEvents           *prometheus.GaugeVec
-	unschedulableReasons     *prometheus.GaugeVec
+	// async bounds the plugin and queueing hint observations kept, as
+	// kube-scheduler's asynchronous recorder does (see asyncBudget).
+	async                asyncBudget
+	queueIncomingPods    *prometheus.CounterVec
+	inFlightEvents       *prometheus.GaugeVec
+	unschedulableReasons *prometheus.GaugeVec
 }
 
 var (
-	_ schedcore.MetricsRecorder = (*Metrics)(nil)
-	_ queue.Metrics             = (*Metrics)(nil)
+	_ schedcore.MetricsRecorder   = (*Metrics)(nil)
+	_ schedcore.PluginMetricsGate = (*Metrics)(nil)
+	_ queue.Metrics               = (*Metrics)(nil)
 )
 
 // NewMetrics creates and registers the metrics on a new registry.
 func NewMetrics() *Metrics {
 	m := &Metrics{Registry: prometheus.NewRegistry()}
+	m.async.left.Store(asyncBufferSize)
 	m.scheduleAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Subsystem: subsystem, Name: "schedule_attempts_total",
 		Help: stable + "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, while 'error' means an internal scheduler problem.",
@@ -164,9 +171,54 @@ func (m *Metrics) ExtensionPoint(profile, point string, code schedcore.Code, d t
 	m.extensionPoints.get(point, profile, code).Observe(d.Seconds())
 }
 
-// Plugin implements schedcore.MetricsRecorder.
+// Plugin implements schedcore.MetricsRecorder. As kube-scheduler's, the
+// observation is dropped when this second's asyncBufferSize are taken.
 func (m *Metrics) Plugin(plugin, point string, code schedcore.Code, d time.Duration) {
-	m.plugins.get(plugin, point, code).Observe(d.Seconds())
+	if m.async.take() {
+		m.plugins.get(plugin, point, code).Observe(d.Seconds())
+	}
+}
+
+// AcceptsPluginMetrics implements schedcore.PluginMetricsGate: a cycle
+// drawn for plugin metrics times its plugins only while observations are
+// still kept this second.
+func (m *Metrics) AcceptsPluginMetrics() bool { return m.async.left.Load() > 0 }
+
+// kube-scheduler v1.37 observes plugin_execution_duration_seconds and
+// queueing_hint_execution_duration_seconds (and the Sign extension point)
+// through its MetricAsyncRecorder: a channel of 1000 observations that a
+// goroutine drains into the histograms once a second; an observation that
+// finds the channel full is dropped. The sampled cycles (10%) time every
+// plugin on every node, thousands of observations each, so kube keeps
+// about 1000 a second and drops the rest. asyncBudget keeps the same ones
+// (the first 1000 after each refill, once a second) and drops the others
+// before they cost anything; and since the framework asks before timing a
+// cycle (AcceptsPluginMetrics), the cycles whose observations would all be
+// dropped run untimed, with their memos.
+const (
+	asyncBufferSize    = 1000
+	asyncFlushInterval = time.Second
+)
+
+// asyncBudget counts the observations still kept until the next refill.
+type asyncBudget struct{ left atomic.Int64 }
+
+// take reports whether one more observation is kept.
+func (b *asyncBudget) take() bool { return b.left.Add(-1) >= 0 }
+
+// refillEvery gives the budget back its asyncBufferSize every interval
+// until ctx ends (kube's recorder drains its channel as often).
+func (m *Metrics) refillEvery(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			m.async.left.Store(asyncBufferSize)
+		}
+	}
 }
 
 // observers keeps a histogram vector's children by two label values and a
@@ -251,7 +303,9 @@ func (m *Metrics) InFlightEvents(event string, delta int) {
 
 // QueueingHint implements queue.Metrics.
 func (m *Metrics) QueueingHint(plugin, event, hint string, d time.Duration) {
-	m.queueingHintDuration.WithLabelValues(plugin, event, hint).Observe(d.Seconds())
+	if m.async.take() {
+		m.queueingHintDuration.WithLabelValues(plugin, event, hint).Observe(d.Seconds())
+	}
 }
 
 // PreEnqueue implements queue.Metrics. kube-scheduler v1.37 labels every

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"testing"
@@ -169,5 +170,65 @@ func TestMetricsKeepEachSeriesApart(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("series counts (-want +got):\n%s", diff)
+	}
+}
+
+// sampleCount sums a histogram family's observations.
+func sampleCount(t *testing.T, m *Metrics, name string) uint64 {
+	t.Helper()
+	mfs, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, s := range mf.GetMetric() {
+				n += s.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return n
+}
+
+// As kube-scheduler's asynchronous recorder (a channel of 1000 drained
+// once a second, an observation dropped when it is full), plugin and
+// queueing hint observations beyond 1000 a second are dropped, and the
+// framework is told not to time cycles meanwhile; the next second keeps
+// 1000 more.
+func TestPluginObservationsAreKeptAsKubesAsyncRecorder(t *testing.T) {
+	m := NewMetrics()
+	if !m.AcceptsPluginMetrics() {
+		t.Fatal("a new recorder does not accept plugin observations")
+	}
+	for range asyncBufferSize - 1 {
+		m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Success, time.Microsecond)
+	}
+	m.QueueingHint("NodeResourcesFit", "NodeAdd", queue.HintResultQueue, time.Microsecond)
+	if m.AcceptsPluginMetrics() {
+		t.Error("the recorder still accepts plugin observations after 1000")
+	}
+	m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Success, time.Microsecond)
+	m.QueueingHint("NodeResourcesFit", "NodeAdd", queue.HintResultQueue, time.Microsecond)
+	if n := sampleCount(t, m, "scheduler_plugin_execution_duration_seconds"); n != asyncBufferSize-1 {
+		t.Errorf("%d plugin observations kept, want %d", n, asyncBufferSize-1)
+	}
+	if n := sampleCount(t, m, "scheduler_queueing_hint_execution_duration_seconds"); n != 1 {
+		t.Errorf("%d queueing hint observations kept, want 1", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.refillEvery(ctx, time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	for !m.AcceptsPluginMetrics() {
+		if time.Now().After(deadline) {
+			t.Fatal("the budget was not refilled")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Success, time.Microsecond)
+	if n := sampleCount(t, m, "scheduler_plugin_execution_duration_seconds"); n != asyncBufferSize {
+		t.Errorf("%d plugin observations kept after the refill, want %d", n, asyncBufferSize)
 	}
 }

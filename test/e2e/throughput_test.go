@@ -117,6 +117,7 @@ func TestRunThroughput(t *testing.T) {
 				}
 				defer f.Close()
 			}
+			counts := readServerCounts(ctx, c.Client)
 			before := sampleCPU(c)
 			start := time.Now()
 			var stop func()
@@ -173,6 +174,7 @@ func TestRunThroughput(t *testing.T) {
 			all := time.Since(start)
 			cpu := sampleCPU(c).minus(before)
 			cpu.sched = schedCPU() - schedBefore
+			added := readServerCounts(ctx, c.Client).minus(counts)
 			stop()
 			w.stop()
 			if err != nil {
@@ -184,6 +186,9 @@ func TestRunThroughput(t *testing.T) {
 			t.Logf("%s, QPS %d burst %d: %d pods on %d nodes bound in %v = %.1f pods/s, events written in %v = %.1f pods/s; CPU s: scheduler %.1f, apiserver %.1f, etcd %.1f; load %s",
 				who, limits[0], limits[1], nPods, nNodes, took.Round(time.Millisecond), rate, all.Round(time.Millisecond), rateEvents,
 				cpu.sched, cpu.apiserver, cpu.etcd, loadAverage())
+			if added != "" {
+				t.Logf("%s: API server: %s", who, added)
+			}
 			// Free the nodes for the next run: without a kubelet only a
 			// zero grace period removes bound pods.
 			if err := deleteAllPods(ctx, t, c.Client, ns); err != nil {
