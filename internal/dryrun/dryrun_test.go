@@ -179,6 +179,26 @@ func TestProgressCountsEveryAttempt(t *testing.T) {
 	}
 }
 
+// TestLoadedBeforeTheFirstAttempt: the benchmark's CPU clock starts at
+// Loaded, so it must come once, after the loading and before any
+// scheduling attempt, and Ran after the last.
+func TestLoadedBeforeTheFirstAttempt(t *testing.T) {
+	var seq []string
+	runCluster(t, tieCluster(), nil, Options{
+		Loaded:   func() { seq = append(seq, "loaded") },
+		Progress: func(int, int, int) { seq = append(seq, "attempt") },
+		Ran:      func() { seq = append(seq, "ran") },
+	})
+	if len(seq) < 3 || seq[0] != "loaded" || seq[len(seq)-1] != "ran" {
+		t.Fatalf("calls %v: want loaded, the attempts, ran", seq)
+	}
+	for _, c := range seq[1 : len(seq)-1] {
+		if c != "attempt" {
+			t.Fatalf("calls %v: want loaded once, the attempts, ran", seq)
+		}
+	}
+}
+
 // InPlace changes where the loading fills in the pods' UIDs (in the
 // caller's objects, no copy of every pod), never the report: the same
 // placements, failures, groups and node usage as a run on copies.
