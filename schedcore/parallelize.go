@@ -34,11 +34,21 @@ func (p Parallelizer) Workers() int { return p.workers }
 // goroutine is one of them. Which pieces a worker gets is not fixed, so
 // callers never depend on it (each piece writes its own slots).
 func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int)) {
+	p.UntilAtLeast(ctx, pieces, 4, do)
+}
+
+// UntilAtLeast is Until, in parallel only when there are at least atLeast
+// pieces: a parallel step costs a goroutine's start and, when it ends, the
+// idle worker's search for more work (some microseconds of CPU in all),
+// which a few pieces of light work do not repay. Below atLeast the pieces run
+// in order on the calling goroutine, which changes nothing for callers
+// that, as Until's must, do not depend on which goroutine runs a piece.
+func (p Parallelizer) UntilAtLeast(ctx context.Context, pieces, atLeast int, do func(i int)) {
 	if pieces <= 0 {
 		return
 	}
 	workers := min(p.workers, pieces, runtime.GOMAXPROCS(0))
-	if workers <= 1 || pieces < 4 {
+	if workers <= 1 || pieces < max(atLeast, 4) {
 		for i := 0; i < pieces; i++ {
 			if ctx.Err() != nil {
 				return
@@ -54,25 +64,6 @@ func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int)) {
 	}
 	w.run()
 	w.wg.Wait()
-}
-
-// UntilAtLeast is Until, in parallel only when there are at least min
-// pieces: a parallel step costs a goroutine's start and, when it ends, the
-// idle worker's search for more work (some microseconds of CPU in all),
-// which a few pieces of light work do not repay. Below min the pieces run
-// in order on the calling goroutine, which changes nothing for callers
-// that, as Until's must, do not depend on which goroutine runs a piece.
-func (p Parallelizer) UntilAtLeast(ctx context.Context, pieces, min int, do func(i int)) {
-	if pieces >= min {
-		p.Until(ctx, pieces, do)
-		return
-	}
-	for i := 0; i < pieces; i++ {
-		if ctx.Err() != nil {
-			return
-		}
-		do(i)
-	}
 }
 
 // untilWork is one Until call's pieces, shared by its workers.
