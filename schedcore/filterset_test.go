@@ -96,3 +96,17 @@ func TestSkippedFiltersFollowEachCycle(t *testing.T) {
 		}
 	}
 }
+
+// Skipped is one status every plugin returns: stamping it with a plugin's
+// name (as runners and explain do with what a plugin returns) must leave
+// it as it was, a Skip without plugin or reasons.
+func TestSkippedStaysUnstamped(t *testing.T) {
+	for _, name := range []string{"A", "B", "A"} {
+		if got := schedcore.Skipped().WithPlugin(name); got.Plugin() != name || !got.IsSkip() {
+			t.Errorf("Skipped().WithPlugin(%q) is %v of %q", name, got.Code(), got.Plugin())
+		}
+	}
+	if s := schedcore.Skipped(); !s.IsSkip() || s.Plugin() != "" || s.Message() != "" {
+		t.Errorf("Skipped() became %v of %q (%q)", s.Code(), s.Plugin(), s.Message())
+	}
+}
