@@ -358,6 +358,7 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 		code   Code
 	}
 	numSeen := 0
+	var lastSeen *Status
 	for off := 0; off < numAll && len(feasible) < toFind && firstErr == nil; {
 		window := numAll - off
 		if toFind < numAll {
@@ -438,7 +439,14 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 					diag.NodeToStatus.Set(name, s)
 				}
 				// What AddPluginStatus records depends on the plugin and
-				// the code alone: once per distinct pair is enough.
+				// the code alone: once per distinct pair is enough. A
+				// remembered rejection is the same status node after
+				// node: the last one recorded is checked first.
+				if s == lastSeen {
+					processed++
+					continue
+				}
+				lastSeen = s
 				plugin, code, known := s.Plugin(), s.Code(), false
 				for k := range numSeen {
 					if seen[k].plugin == plugin && seen[k].code == code {

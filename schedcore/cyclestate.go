@@ -50,6 +50,8 @@ type CycleState struct {
 	// so the per-node nominated-pods check is skipped.
 	noNominatedPods bool
 	// SkipFilterPlugins are filter plugins whose PreFilter returned Skip.
+	// RunPreFilterPlugins shares the set with the cycles skipping the same
+	// plugins: read it, never change it.
 	SkipFilterPlugins sets.Set[string]
 	// SkipScorePlugins are score plugins whose PreScore returned Skip.
 	SkipScorePlugins sets.Set[string]

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,16 +29,19 @@ type Framework struct {
 
 	pluginsMap map[string]Plugin
 
-	queueSort    QueueSortPlugin
-	preEnqueue   []PreEnqueuePlugin
-	preFilter    []PreFilterPlugin
-	preFilterExt []PreFilterExtensions // aligned with preFilter; nil entries
-	filter       []FilterPlugin
-	postFilter   []PostFilterPlugin
-	preScore     []PreScorePlugin
-	score        []ScorePlugin
-	scoreNorm    []NormalizeScorePlugin // aligned with score; nil entries
-	scoreWeight  []int64                // aligned with score
+	queueSort  QueueSortPlugin
+	preEnqueue []PreEnqueuePlugin
+	// lastFilterSet is the filter set of the last cycle's PreFilter skips
+	// (RunPreFilterPlugins), for the next cycles that skip the same.
+	lastFilterSet atomic.Pointer[filterSet]
+	preFilter     []PreFilterPlugin
+	preFilterExt  []PreFilterExtensions // aligned with preFilter; nil entries
+	filter        []FilterPlugin
+	postFilter    []PostFilterPlugin
+	preScore      []PreScorePlugin
+	score         []ScorePlugin
+	scoreNorm     []NormalizeScorePlugin // aligned with score; nil entries
+	scoreWeight   []int64                // aligned with score
 	// scoreMemo remembers raw scores of NodeLocalScorers (aligned with
 	// score; nil entries for the other plugins).
 	scoreMemo []*VerdictMemo

@@ -20,20 +20,8 @@ import (
 // more than eight distinct resource names), which ComputePodResource
 // computes with PodRequests.
 func specOnlyPodResource(pod *v1.Pod) (pr PodResource, ok bool) {
-	st := &pod.Status
-	if pod.Spec.Resources != nil || st.Resources != nil || st.AllocatedResources != nil ||
-		len(st.NodeAllocatableResourceClaimStatuses) > 0 || len(st.InitContainerStatuses) > 0 {
+	if !requestsFromSpec(pod) {
 		return pr, false
-	}
-	for i := range st.ContainerStatuses {
-		if cs := &st.ContainerStatuses[i]; cs.Resources != nil || cs.AllocatedResources != nil {
-			return pr, false
-		}
-	}
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == v1.PodResizePending {
-			return pr, false
-		}
 	}
 	var reqs, non0 quantities
 	if !specAggregate(pod, false, &reqs) || !specAggregate(pod, true, &non0) {
@@ -49,6 +37,56 @@ func specOnlyPodResource(pod *v1.Pod) (pr PodResource, ok bool) {
 		pr.Non0Mem = non0.e[i].q.Value()
 	}
 	return pr, true
+}
+
+// requestsFromSpec reports whether component-helpers' PodRequests of the
+// pod is its spec's containers' aggregate plus the overhead whatever the
+// options: no pod-level resources, no resize under way or done (no status
+// resources, no resize condition) and no node-allocatable claim statuses.
+func requestsFromSpec(pod *v1.Pod) bool {
+	st := &pod.Status
+	if pod.Spec.Resources != nil || st.Resources != nil || st.AllocatedResources != nil ||
+		len(st.NodeAllocatableResourceClaimStatuses) > 0 || len(st.InitContainerStatuses) > 0 {
+		return false
+	}
+	for i := range st.ContainerStatuses {
+		if cs := &st.ContainerStatuses[i]; cs.Resources != nil || cs.AllocatedResources != nil {
+			return false
+		}
+	}
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == v1.PodResizePending {
+			return false
+		}
+	}
+	return true
+}
+
+// SpecPodRequests sets out[i] to the pod's request of names[i] (milli-units
+// for cpu, plain values otherwise) as kube's resourceAllocationScorer reads
+// it from component-helpers' PodRequests, with the non-zero defaults (100m
+// cpu, 200Mi memory for a container that requests none) when withDefaults,
+// for any setting of the gates and of SkipPodLevelResources. It allocates
+// nothing; false (out untouched) for a pod whose requests are not its
+// spec's alone (see requestsFromSpec) or that names more than eight
+// resources: the caller then computes them with PodRequests.
+func SpecPodRequests(pod *v1.Pod, withDefaults bool, names []v1.ResourceName, out []int64) bool {
+	var reqs quantities
+	if !requestsFromSpec(pod) || !specAggregate(pod, withDefaults, &reqs) {
+		return false
+	}
+	for i, name := range names {
+		out[i] = 0
+		j := reqs.find(name)
+		switch {
+		case j < 0:
+		case name == v1.ResourceCPU:
+			out[i] = reqs.e[j].q.MilliValue()
+		default:
+			out[i] = reqs.e[j].q.Value()
+		}
+	}
+	return true
 }
 
 // specOnlyPodRequests is ComputePodRequests for a pod without pod-level

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // specOnlyPodResource must give what PodRequests gives, for every pod it
@@ -15,7 +16,8 @@ import (
 // whose requests are not their spec's alone (pod-level resources, status
 // resources, a resize condition, node-allocatable claim statuses), which
 // random pods here have now and then. specOnlyPodRequests must give what
-// ComputePodRequests gives through PodRequests.
+// ComputePodRequests gives through PodRequests, and SpecPodRequests what
+// NodeResources' scorers read from PodRequests.
 func TestSpecOnlyPodResourceIsPodRequests(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	quantities := map[v1.ResourceName][]string{
@@ -96,6 +98,9 @@ func TestSpecOnlyPodResourceIsPodRequests(t *testing.T) {
 					t.Fatalf("round %d, gates %+v: requests %+v from the spec, %+v from PodRequests, for %+v", round, f, got, want, pod)
 				}
 			}
+			for _, withDefaults := range []bool{false, true} {
+				checkSpecPodRequests(t, pod, f, withDefaults, names)
+			}
 			want := podRequestsResource(pod, f)
 			got, ok := specOnlyPodResource(pod)
 			if !ok {
@@ -110,6 +115,42 @@ func TestSpecOnlyPodResourceIsPodRequests(t *testing.T) {
 	}
 	if accepted < 3000 || declined < 1000 {
 		t.Errorf("%d pods accepted, %d declined: the rounds do not cover both", accepted, declined)
+	}
+}
+
+// checkSpecPodRequests compares SpecPodRequests, when it accepts the pod,
+// with kube's calculatePodResourceRequest: PodRequests with the scorers'
+// options (BalancedAllocation's gates, Fit's SkipPodLevelResources) and the
+// non-zero defaults when withDefaults.
+func checkSpecPodRequests(t *testing.T, pod *v1.Pod, f Features, withDefaults bool, names []v1.ResourceName) {
+	t.Helper()
+	got := make([]int64, len(names))
+	if !SpecPodRequests(pod, withDefaults, names, got) {
+		return
+	}
+	for _, skipPodLevel := range []bool{!f.PodLevelResources, true} {
+		opts := resourcehelper.PodResourcesOptions{
+			UseStatusResources: f.InPlacePodVerticalScaling,
+			InPlacePodLevelResourcesVerticalScalingEnabled: f.InPlacePodLevelResourcesVerticalScaling,
+			SkipPodLevelResources:                          skipPodLevel,
+		}
+		if withDefaults {
+			opts.NonMissingContainerRequests = v1.ResourceList{
+				v1.ResourceCPU:    *apiresource.NewMilliQuantity(DefaultMilliCPURequest, apiresource.DecimalSI),
+				v1.ResourceMemory: *apiresource.NewQuantity(DefaultMemoryRequest, apiresource.DecimalSI),
+			}
+		}
+		reqs := resourcehelper.PodRequests(pod, opts)
+		for i, name := range names {
+			q := reqs[name]
+			want := q.Value()
+			if name == v1.ResourceCPU {
+				want = q.MilliValue()
+			}
+			if got[i] != want {
+				t.Fatalf("gates %+v, defaults %v, skip pod-level %v: %s is %d from the spec, %d from PodRequests, for %+v", f, withDefaults, skipPodLevel, name, got[i], want, pod)
+			}
+		}
 	}
 }
 

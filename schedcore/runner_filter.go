@@ -3,6 +3,7 @@ package schedcore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -33,23 +34,20 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Stat
 func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod) (*PreFilterResult, *Status, sets.Set[string]) {
 	start := time.Now()
 	nodes := f.handle.Snapshot().List()
-	skip := sets.New[string]()
+	// The names of the plugins that skip, in the profile's order.
+	var skipBuf [16]string
+	skipped := skipBuf[:0]
 	defer func() {
-		state.SkipFilterPlugins = skip
-		state.filters, state.filtersFor = f.filter, f
-		if skip.Len() > 0 {
-			state.filters = make([]FilterPlugin, 0, len(f.filter))
-			for _, pl := range f.filter {
-				if !skip.Has(pl.Name()) {
-					state.filters = append(state.filters, pl)
-				}
-			}
-		}
-		f.filterViews(state, pod, skip)
-		state.listedFilters = listedFilters(state.filters)
+		fs := f.skipFilters(skipped)
+		state.SkipFilterPlugins = fs.skip
+		state.filters, state.filtersFor = fs.filters, f
+		f.filterViews(state, pod, fs.skip)
+		state.listedFilters = fs.listed
 	}()
 	var result *PreFilterResult
-	withNodes := sets.New[string]()
+	// withNodes is made when a plugin restricts the nodes (rarely): nil
+	// is the empty set to every reader of Diagnosis.UnschedulablePlugins.
+	var withNodes sets.Set[string]
 	var ret *Status
 	for _, pl := range f.preFilter {
 		var t time.Time
@@ -61,7 +59,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 			f.recorder.Plugin(pl.Name(), ExtPreFilter, s.Code(), time.Since(t))
 		}
 		if s.IsSkip() {
-			skip.Insert(pl.Name())
+			skipped = append(skipped, pl.Name())
 			continue
 		}
 		if !s.IsSuccess() {
@@ -79,6 +77,9 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 			return nil, st, nil
 		}
 		if !r.AllNodes() {
+			if withNodes == nil {
+				withNodes = sets.New[string]()
+			}
 			withNodes.Insert(pl.Name())
 		}
 		result = result.Merge(r)
@@ -94,6 +95,40 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 	}
 	f.observe(ExtPreFilter, ret, start)
 	return result, ret, withNodes
+}
+
+// filterSet is what a cycle's PreFilter skips leave of the profile's
+// filters: the skipped plugins' names (in the profile's order) and set,
+// the filters that remain and those of them that are ListedFilters. It is
+// read only, shared by the cycles whose PreFilter plugins skip the same
+// ones: most cycles (a profile's volume and device plugins skip every pod
+// without volumes or claims), which then make no set and no list.
+type filterSet struct {
+	skipped []string
+	skip    sets.Set[string]
+	filters []FilterPlugin
+	listed  []ListedFilter
+}
+
+// skipFilters returns the filter set of the plugins named skipped: the
+// last cycle's when it skipped the same plugins, else a new one, kept for
+// the next cycles.
+func (f *Framework) skipFilters(skipped []string) *filterSet {
+	if fs := f.lastFilterSet.Load(); fs != nil && slices.Equal(fs.skipped, skipped) {
+		return fs
+	}
+	fs := &filterSet{skipped: slices.Clone(skipped), skip: sets.New(skipped...), filters: f.filter}
+	if len(skipped) > 0 {
+		fs.filters = make([]FilterPlugin, 0, len(f.filter))
+		for _, pl := range f.filter {
+			if !fs.skip.Has(pl.Name()) {
+				fs.filters = append(fs.filters, pl)
+			}
+		}
+	}
+	fs.listed = listedFilters(fs.filters)
+	f.lastFilterSet.Store(fs)
+	return fs
 }
 
 // RunPreFilterExtensionAddPod tells the PreFilter plugins that podInfoToAdd

@@ -130,10 +130,25 @@ var _ [maxFilterBlock - filterBlock]struct{}
 // passesAt returns the nodes at positions p0, p0+1, ... of generations
 // gens whose remembered verdict in v is a pass: bit k for position p0+k
 // (at most 64 positions).
+//
+// An entry remembering a pass for generation g is the one word
+// (g-base)<<verdictValueBits | verdictPass (putAt): the positions' entries
+// are compared with it, one load and one comparison each.
 func passesAt(v VerdictView, p0 int, gens []int64) uint64 {
+	if p0 < 0 || p0+len(gens) > len(v.entries) {
+		var m uint64
+		for k, g := range gens {
+			if val, ok := v.getAt(p0+k, g); ok && val == verdictPass {
+				m |= 1 << k
+			}
+		}
+		return m
+	}
 	var m uint64
+	es, base := v.entries[p0:p0+len(gens)], v.base
 	for k, g := range gens {
-		if val, ok := v.getAt(p0+k, g); ok && val == verdictPass {
+		off := g - base
+		if off > 0 && off < verdictSpan && es[k].Load() == uint32(off)<<verdictValueBits|uint32(verdictPass) {
 			m |= 1 << k
 		}
 	}

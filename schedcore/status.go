@@ -69,6 +69,15 @@ func NewSharedStatus(code Code, reasons ...string) *Status {
 	return s
 }
 
+// skipped is the status Skipped returns.
+var skipped = NewSharedStatus(Skip)
+
+// Skipped returns a Skip status without reasons shared by every caller,
+// as NewSharedStatus makes them (WithPlugin stamps a copy; never append to
+// it): what a PreFilter, PreScore or PreBindPreFlight with nothing to do
+// returns, once per cycle, without allocating.
+func Skipped() *Status { return skipped }
+
 // NewStatus makes a Status with the given code and reasons.
 func NewStatus(code Code, reasons ...string) *Status {
 	s := &Status{code: code, reasons: reasons}

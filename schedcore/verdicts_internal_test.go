@@ -2,6 +2,8 @@ package schedcore
 
 import (
 	"fmt"
+	"math/rand"
+	"sync/atomic"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -93,5 +95,37 @@ func TestRejectTable(t *testing.T) {
 	}
 	if tab.status(verdictPass) != nil || tab.status(0) != nil {
 		t.Error("a pass or no value gives a rejection")
+	}
+}
+
+// passesAt reads a run of positions at once: its bits must be getAt's
+// passes, position by position, for entries of other values, of other
+// generations, outside the view's window (whose offsets wrap around in
+// 24 bits to the entries' offsets) and past the end of the view.
+func TestPassesAtIsGetAt(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	offsets := []int64{-verdictSpan + 1, -1, 0, 1, 2, verdictSpan - 1, verdictSpan, verdictSpan + 1, verdictSpan + 2}
+	for round := 0; round < 3000; round++ {
+		v := VerdictView{entries: make([]atomic.Uint32, 1+rng.Intn(80)), base: int64(1+rng.Intn(3)) * verdictSpan}
+		gens := make([]int64, len(v.entries)+8)
+		for i := range gens {
+			gens[i] = v.base + offsets[rng.Intn(len(offsets))]
+		}
+		for i := range v.entries {
+			if val := uint16(rng.Intn(4)); val != 0 {
+				v.putAt(i, v.base+offsets[3+rng.Intn(3)*2], val)
+			}
+		}
+		p0 := min(rng.Intn(len(v.entries)+4), len(gens)-1)
+		run := gens[p0 : p0+min(64, rng.Intn(len(gens)-p0))]
+		var want uint64
+		for k, g := range run {
+			if val, ok := v.getAt(p0+k, g); ok && val == verdictPass {
+				want |= 1 << k
+			}
+		}
+		if got := passesAt(v, p0, run); got != want {
+			t.Fatalf("round %d: passesAt(%d, %d gens) = %b, getAt says %b", round, p0, len(run), got, want)
+		}
 	}
 }

@@ -123,14 +123,14 @@ func (pl *DynamicResources) Unreserve(ctx context.Context, cs *schedcore.CycleSt
 // pods with claims.
 func (pl *DynamicResources) PreBindPreFlight(_ context.Context, cs *schedcore.CycleState, _ *v1.Pod, _ string) *schedcore.Status {
 	if !pl.enabled {
-		return schedcore.NewStatus(schedcore.Skip)
+		return schedcore.Skipped()
 	}
 	state, err := getStateData(cs)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
 	if state.claims.empty() {
-		return schedcore.NewStatus(schedcore.Skip)
+		return schedcore.Skipped()
 	}
 	return nil
 }

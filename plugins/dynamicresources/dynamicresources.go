@@ -287,12 +287,12 @@ func (pl *DynamicResources) podResourceClaims(pod *v1.Pod) ([]*resourceapi.Resou
 // the allocator over the current ResourceSlices and allocations.
 func (pl *DynamicResources) PreFilter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
 	if !pl.enabled {
-		return nil, schedcore.NewStatus(schedcore.Skip)
+		return nil, schedcore.Skipped()
 	}
 	s := &stateData{nodeAllocations: map[string]nodeAllocation{}}
 	state.Write(stateKey, s)
 	if len(pod.Spec.ResourceClaims) == 0 && !pl.mayHaveExtendedResources(pod) {
-		return nil, schedcore.NewStatus(schedcore.Skip)
+		return nil, schedcore.Skipped()
 	}
 	userClaims, err := pl.podResourceClaims(pod)
 	if err != nil {
@@ -304,7 +304,7 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, state *schedcore.Cycl
 	}
 	claims := newClaimStore(userClaims, extended)
 	if claims.empty() {
-		return nil, schedcore.NewStatus(schedcore.Skip)
+		return nil, schedcore.Skipped()
 	}
 	numClaimsToAllocate := 0
 	s.informationsForClaim = make([]informationForClaim, claims.len())

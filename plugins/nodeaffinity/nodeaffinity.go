@@ -155,7 +155,7 @@ func (pl *NodeAffinity) PreFilter(_ context.Context, cycleState *schedcore.Cycle
 	affinity := pod.Spec.Affinity
 	noNodeAffinity := affinity == nil || affinity.NodeAffinity == nil || affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil
 	if noNodeAffinity && pl.addedNodeSelector == nil && pod.Spec.NodeSelector == nil {
-		return nil, schedcore.NewStatus(schedcore.Skip)
+		return nil, schedcore.Skipped()
 	}
 	st := &preFilterState{requiredNodeSelectorAndAffinity: helper.GetRequiredNodeAffinity(pod)}
 	cycleState.Write(preFilterStateKey, st)
@@ -279,7 +279,7 @@ func (pl *NodeAffinity) PreScore(_ context.Context, cycleState *schedcore.CycleS
 		return schedcore.AsStatus(err)
 	}
 	if pref == nil && pl.addedPrefSchedTerms == nil {
-		return schedcore.NewStatus(schedcore.Skip)
+		return schedcore.Skipped()
 	}
 	st := &preScoreState{preferredNodeAffinity: pref, termViews: pl.termViews(pref)}
 	cycleState.Write(preScoreStateKey, st)

@@ -68,14 +68,14 @@ func (pl *NodeDeclaredFeatures) Needs(pod *v1.Pod) (ndf.FeatureSet, error) {
 // PreFilter skips pods that need no feature.
 func (pl *NodeDeclaredFeatures) PreFilter(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
 	if !pl.enabled {
-		return nil, schedcore.NewStatus(schedcore.Skip)
+		return nil, schedcore.Skipped()
 	}
 	reqs, err := pl.Needs(pod)
 	if err != nil {
 		return nil, schedcore.AsStatus(err)
 	}
 	if reqs.IsEmpty() {
-		return nil, schedcore.NewStatus(schedcore.Skip)
+		return nil, schedcore.Skipped()
 	}
 	state.Write(preFilterStateKey, &preFilterState{reqs: reqs})
 	return nil, nil

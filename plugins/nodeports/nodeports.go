@@ -64,7 +64,7 @@ func (s preFilterState) Clone() schedcore.StateData { return s }
 func (pl *NodePorts) PreFilter(_ context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
 	s := schedcore.HostPorts(pod)
 	if len(s) == 0 {
-		return nil, schedcore.NewStatus(schedcore.Skip)
+		return nil, schedcore.Skipped()
 	}
 	cycleState.Write(preFilterStateKey, preFilterState(s))
 	return nil, nil

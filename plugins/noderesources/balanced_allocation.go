@@ -62,7 +62,7 @@ func (s *balancedAllocationPreScoreState) Clone() schedcore.StateData { return s
 func (ba *BalancedAllocation) PreScore(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) *schedcore.Status {
 	reqs := ba.scorer.podRequests(pod)
 	if isBestEffort(reqs) {
-		return schedcore.NewStatus(schedcore.Skip)
+		return schedcore.Skipped()
 	}
 	state.Write(balancedAllocationPreScoreStateKey, &balancedAllocationPreScoreState{podRequests: reqs})
 	return nil

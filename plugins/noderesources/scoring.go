@@ -69,10 +69,14 @@ func newScorer(st strategy, resources []configv1.ResourceSpec, useRequested bool
 }
 
 // podRequests is kube's calculatePodResourceRequestList: the pod's request
-// of each configured resource, milli-units for cpu, plain values otherwise.
+// of each configured resource, milli-units for cpu, plain values otherwise;
+// from the spec without PodRequests' maps for the usual pod.
 func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
-	reqs := resourcehelper.PodRequests(pod, r.podOpts)
 	out := make([]int64, len(r.names))
+	if schedcore.SpecPodRequests(pod, !r.useRequested, r.names, out) {
+		return out
+	}
+	reqs := resourcehelper.PodRequests(pod, r.podOpts)
 	for i, name := range r.names {
 		q := reqs[name]
 		if name == v1.ResourceCPU {

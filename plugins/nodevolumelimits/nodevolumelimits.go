@@ -82,7 +82,7 @@ func (pl *CSILimits) PreFilter(_ context.Context, _ *schedcore.CycleState, pod *
 			return nil, nil
 		}
 	}
-	return nil, schedcore.NewStatus(schedcore.Skip)
+	return nil, schedcore.Skipped()
 }
 
 // Filter counts the pod's new CSI volumes per driver (in-tree volumes

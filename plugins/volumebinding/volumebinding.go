@@ -105,7 +105,7 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, cs *schedcore.CycleState, 
 		return nil, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, err.Error())
 	} else if !has {
 		cs.Write(stateKey, &stateData{})
-		return nil, schedcore.NewStatus(schedcore.Skip)
+		return nil, schedcore.Skipped()
 	}
 	claims, err := pl.getPodVolumeClaims(s, pod)
 	if err != nil {
@@ -148,14 +148,14 @@ func (pl *VolumeBinding) Filter(_ context.Context, cs *schedcore.CycleState, pod
 // anything to score (kube then scores 0 everywhere, which adds nothing).
 func (pl *VolumeBinding) PreScore(_ context.Context, cs *schedcore.CycleState, _ *v1.Pod, _ []*schedcore.NodeInfo) *schedcore.Status {
 	if pl.shape == nil {
-		return schedcore.NewStatus(schedcore.Skip)
+		return schedcore.Skipped()
 	}
 	state, err := schedcore.ReadAs[*stateData](cs, stateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
 	if !state.hasStaticBindings && !state.hasCapacities {
-		return schedcore.NewStatus(schedcore.Skip)
+		return schedcore.Skipped()
 	}
 	return nil
 }
@@ -334,7 +334,7 @@ func (pl *VolumeBinding) PreBindPreFlight(_ context.Context, cs *schedcore.Cycle
 		return schedcore.AsStatus(err)
 	}
 	if s.allBound {
-		return schedcore.NewStatus(schedcore.Skip)
+		return schedcore.Skipped()
 	}
 	if _, ok := s.podVolumesByNode[nodeName]; !ok {
 		return schedcore.AsStatus(fmt.Errorf("%w %q", errNoPodVolumeForNode, nodeName))

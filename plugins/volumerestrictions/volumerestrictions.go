@@ -130,7 +130,7 @@ func (pl *VolumeRestrictions) PreFilter(_ context.Context, cycleState *schedcore
 		}
 	}
 	if !s.needsDiskCheck && s.conflictingPVCRefCount == 0 {
-		return nil, schedcore.NewStatus(schedcore.Skip)
+		return nil, schedcore.Skipped()
 	}
 	cycleState.Write(preFilterStateKey, s)
 	return nil, nil

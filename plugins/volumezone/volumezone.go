@@ -91,7 +91,7 @@ func (pl *VolumeZone) PreFilter(_ context.Context, cs *schedcore.CycleState, pod
 		return nil, st
 	}
 	if len(tops) == 0 {
-		return nil, schedcore.NewStatus(schedcore.Skip)
+		return nil, schedcore.Skipped()
 	}
 	cs.Write(preFilterStateKey, &stateData{podPVTopologies: tops})
 	return nil, nil
