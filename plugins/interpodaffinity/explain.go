@@ -91,12 +91,31 @@ func (pl *InterPodAffinity) antiAffinityGaps(s *preFilterState, node *v1.Node) [
 
 // existingAntiAffinityGaps names the pods whose required anti-affinity
 // terms match the pod in the node's domains. The domains are compared
-// through the snapshot's label columns (labelViews), not the label maps of
-// every node holding such pods.
+// through the snapshot's label columns (labelViews), and a node is only
+// read when it shares a domain with this one for some topology key of the
+// existing terms (the anti index's, brought up to date with the snapshot:
+// every term on a node with its label is in a group), so that the pods of
+// the nodes elsewhere are not walked.
 func (pl *InterPodAffinity) existingAntiAffinityGaps(s *preFilterState, node *v1.Node) []string {
 	var out []string
 	views := labelViews{snap: pl.handle.Snapshot()}
+	keys := pl.anti.topologyKeys(views.snap)
+	values := make([]string, len(keys))
+	for i, k := range keys {
+		values[i] = node.Labels[k]
+	}
+	near := func(ni *schedcore.NodeInfo) bool {
+		for i, k := range keys {
+			if v, ok := views.of(k).Value(ni); ok && v == values[i] {
+				return true
+			}
+		}
+		return false
+	}
 	for _, ni := range views.snap.HavePodsWithRequiredAntiAffinityList() {
+		if !near(ni) {
+			continue
+		}
 		for _, pi := range ni.PodsWithRequiredAntiAffinity {
 			for i := range pi.RequiredAntiAffinityTerms {
 				t := &pi.RequiredAntiAffinityTerms[i]

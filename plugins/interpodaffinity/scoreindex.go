@@ -1,6 +1,7 @@
 package interpodaffinity
 
 import (
+	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -229,6 +230,21 @@ func (x *termIndex) drop(s *termSlot) {
 		x.mixed--
 	}
 	s.es, s.mixed = nil, false
+}
+
+// topologyKeys returns the distinct topology keys of the groups, brought
+// up to date with snap first.
+func (x *termIndex) topologyKeys(snap *schedcore.Snapshot) []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.sync(snap)
+	var keys []string
+	for _, g := range x.groups {
+		if !slices.Contains(keys, g.term.TopologyKey) {
+			keys = append(keys, g.term.TopologyKey)
+		}
+	}
+	return keys
 }
 
 // file adds g to (or removes it from) byPair or loose.
