@@ -19,8 +19,8 @@ import (
 // written out plainly (every term of every pod matched against the
 // incoming pod, per topology value), with the hostname fast path on and
 // off, on random clusters that one long-lived plugin instance sees change
-// (pods placed and removed, so its term index is brought up to date node
-// by node). The terms are grouped across cycles (termIndex, newAntiIndex);
+// (pods placed and removed, nodes moved between zones, so its term index
+// is brought up to date node by node). The terms are grouped across cycles (termIndex, newAntiIndex);
 // this fails if host-scoped groups are counted under the fast path, or if
 // a node holding both host-scoped and other terms does not make PreFilter
 // evaluate host-scoped ones (termIndex.mixed).
@@ -51,6 +51,16 @@ func TestExistingAntiAffinityMatchesAllPodMatching(t *testing.T) {
 			cache.UpdateSnapshot(snap)
 			pl := newPlugin(t, nil, snap, fast)
 			for step := 0; step < 300; step++ {
+				if rng.Intn(10) == 0 {
+					// A node moved to another zone, maybe a new one: the
+					// label columns change (the groups' shared counts are
+					// made again).
+					i := rng.Intn(len(nodes))
+					n := nodes[i].DeepCopy()
+					n.Labels["zone"] = fmt.Sprintf("z%d", rng.Intn(3+step/30))
+					nodes[i] = n
+					cache.UpdateNode(nil, n)
+				}
 				if len(pods) > 0 && rng.Intn(3) == 0 {
 					i := rng.Intn(len(pods))
 					cache.RemovePod(pods[i])

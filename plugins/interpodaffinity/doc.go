@@ -40,7 +40,11 @@
 // keyed by the terms); the existing pods' scoring terms and their required
 // anti-affinity terms are grouped by content, kept up to date node by node
 // (termIndex in scoreindex.go), so a cycle matches the incoming pod once
-// per distinct term.
+// per distinct term; each required anti-affinity group also keeps its
+// counts by domain, which PreFilter shares copy-on-write
+// (DomainCounts.ShareKey) instead of adding up every topology value per
+// cycle. ExplainFilter reads other nodes' topology values from the
+// snapshot's label columns (Snapshot.LabelView), not their label maps.
 //
 // Args (*configv1.InterPodAffinityArgs): hardPodAffinityWeight (default 1,
 // valid range [0, 100]) and ignorePreferredTermsOfExistingPods.

@@ -90,25 +90,67 @@ func (pl *InterPodAffinity) antiAffinityGaps(s *preFilterState, node *v1.Node) [
 }
 
 // existingAntiAffinityGaps names the pods whose required anti-affinity
-// terms match the pod in the node's domains.
+// terms match the pod in the node's domains. The domains are compared
+// through the snapshot's label columns (labelViews), and a node is only
+// read when it shares a domain with this one for some topology key of the
+// existing terms (the anti index's, brought up to date with the snapshot:
+// every term on a node with its label is in a group), so that the pods of
+// the nodes elsewhere are not walked.
 func (pl *InterPodAffinity) existingAntiAffinityGaps(s *preFilterState, node *v1.Node) []string {
 	var out []string
-	for _, ni := range pl.handle.Snapshot().HavePodsWithRequiredAntiAffinityList() {
+	views := labelViews{snap: pl.handle.Snapshot()}
+	keys := pl.anti.topologyKeys(views.snap)
+	values := make([]string, len(keys))
+	for i, k := range keys {
+		values[i] = node.Labels[k]
+	}
+	near := func(ni *schedcore.NodeInfo) bool {
+		for i, k := range keys {
+			if v, ok := views.of(k).Value(ni); ok && v == values[i] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, ni := range views.snap.HavePodsWithRequiredAntiAffinityList() {
+		if !near(ni) {
+			continue
+		}
 		for _, pi := range ni.PodsWithRequiredAntiAffinity {
 			for i := range pi.RequiredAntiAffinityTerms {
 				t := &pi.RequiredAntiAffinityTerms[i]
-				tv, ok := ni.Node().Labels[t.TopologyKey]
+				tv, ok := views.of(t.TopologyKey).Value(ni)
 				if !ok || node.Labels[t.TopologyKey] != tv || !t.Matches(s.podInfo.Pod, s.namespaceLabels) {
 					continue
 				}
-				if len(out) < maxNamedPods {
-					m := domainPod{pod: schedcore.PodName(pi.Pod), node: ni.Name()}
-					out = append(out, fmt.Sprintf("pod %s %s has anti-affinity to this pod", m.pod, m.where(node.Name, t.TopologyKey, tv)))
+				m := domainPod{pod: schedcore.PodName(pi.Pod), node: ni.Name()}
+				out = append(out, fmt.Sprintf("pod %s %s has anti-affinity to this pod", m.pod, m.where(node.Name, t.TopologyKey, tv)))
+				if len(out) == maxNamedPods {
+					return out
 				}
 			}
 		}
 	}
 	return out
+}
+
+// labelViews are the snapshot's label views of the topology keys met so
+// far (few: one per distinct key).
+type labelViews struct {
+	snap  *schedcore.Snapshot
+	views []schedcore.LabelView
+	keys  []string
+}
+
+func (lv *labelViews) of(key string) schedcore.LabelView {
+	for i, k := range lv.keys {
+		if k == key {
+			return lv.views[i]
+		}
+	}
+	v := lv.snap.LabelView(key)
+	lv.keys, lv.views = append(lv.keys, key), append(lv.views, v)
+	return v
 }
 
 // domainPod is a pod named in an explanation, with its node.
@@ -142,17 +184,11 @@ func (pl *InterPodAffinity) podsInDomain(node *v1.Node, key, value string, match
 	if ni, err := snap.Get(node.Name); err == nil && add(ni) {
 		return out
 	}
-	for _, ni := range snap.List() {
-		if ni.Name() == node.Name {
-			continue
-		}
-		if v, ok := ni.Node().Labels[key]; !ok || v != value {
-			continue
-		}
-		if add(ni) {
-			return out
-		}
-	}
+	// The other nodes of the domain, in list order, from the label's
+	// column: the same nodes as reading every node's labels.
+	snap.LabelView(key).Nodes(value, func(ni *schedcore.NodeInfo) bool {
+		return ni.Name() != node.Name && add(ni)
+	})
 	return out
 }
 

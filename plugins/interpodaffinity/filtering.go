@@ -195,7 +195,12 @@ func (pl *InterPodAffinity) existingCounts(pod *v1.Pod, nsLabels labels.Set) (co
 		if len(g.counts) == 0 || pl.fastPath && g.term.TopologyKey == v1.LabelHostname || !g.term.Matches(pod, nsLabels) {
 			return
 		}
-		k := keyOf(counts, g.term.TopologyKey)
+		if counts.KeyIndex(g.term.TopologyKey) < 0 {
+			// The key's first group: its counts as they are.
+			g.shareCounts(snap, counts, counts.AddKey(g.term.TopologyKey))
+			return
+		}
+		k := counts.KeyIndex(g.term.TopologyKey)
 		for v, c := range g.counts {
 			counts.AddValue(k, v, int64(c))
 		}

@@ -1,6 +1,7 @@
 package interpodaffinity
 
 import (
+	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -37,6 +38,33 @@ type termGroup struct {
 	// pair is a label pair every pod the term matches carries (see
 	// requiredPair), "" when there is none.
 	pair string
+	// shared is counts by domain (one key, the term's), made from counts
+	// when a cycle first needs them and kept up to date with them (anti
+	// only: PreFilter's existing counts share it, see shareCounts). A
+	// domain whose count went back to 0 stays counted there: PreFilter
+	// only reads the counts (NonZero, At).
+	shared *schedcore.DomainCounts
+}
+
+// shareCounts makes key k of into (a new key) the group's counts, shared
+// copy-on-write with the group's own DomainCounts (apply adds to it as to
+// counts): made again when the snapshot's nodes changed since (the label
+// column it was made over is no longer the snapshot's: ShareKey refuses
+// it).
+func (g *termGroup) shareCounts(snap *schedcore.Snapshot, into *schedcore.DomainCounts, k int) {
+	if g.shared != nil && into.ShareKey(k, g.shared, 0) {
+		return
+	}
+	g.shared = schedcore.NewDomainCounts(snap, g.term.TopologyKey)
+	for v, c := range g.counts {
+		g.shared.AddValue(0, v, int64(c))
+	}
+	if !into.ShareKey(k, g.shared, 0) {
+		// Not over snap (into is always, in PreFilter): count in place.
+		for v, c := range g.counts {
+			into.AddValue(k, v, int64(c))
+		}
+	}
 }
 
 type termEntry struct {
@@ -155,6 +183,10 @@ func (x *termIndex) nodeEntries(ni *schedcore.NodeInfo) []termEntry {
 func (x *termIndex) apply(es []termEntry, sign int) {
 	for _, e := range es {
 		g := e.g
+		if g.shared != nil {
+			// Copied first if a cycle shares it.
+			g.shared.AddValue(0, e.value, int64(sign*e.n))
+		}
 		c := g.counts[e.value] + sign*e.n
 		if c == 0 {
 			delete(g.counts, e.value)
@@ -198,6 +230,21 @@ func (x *termIndex) drop(s *termSlot) {
 		x.mixed--
 	}
 	s.es, s.mixed = nil, false
+}
+
+// topologyKeys returns the distinct topology keys of the groups, brought
+// up to date with snap first.
+func (x *termIndex) topologyKeys(snap *schedcore.Snapshot) []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.sync(snap)
+	var keys []string
+	for _, g := range x.groups {
+		if !slices.Contains(keys, g.term.TopologyKey) {
+			keys = append(keys, g.term.TopologyKey)
+		}
+	}
+	return keys
 }
 
 // file adds g to (or removes it from) byPair or loose.
