@@ -53,6 +53,8 @@ type Explanation struct {
 	Err error
 	// detail diagnoses node i again (ExplainShortfalls: Detail).
 	detail func(ctx context.Context, i int, gaps bool)
+	// scratch is the working memory detail reads, until Release.
+	scratch *explainScratch
 }
 
 // NodeExplanation is one node's verdict.
@@ -110,7 +112,10 @@ func (ex *Explanation) Detail(ctx context.Context, i int) {
 
 // explain is Explain, with the rejected nodes' gaps when gaps is set.
 func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak, gaps bool, names *NameOrder) *Explanation {
-	alg := &Algorithm{EvaluateAllNodes: true, ListTied: true, TieBreak: tie, Snapshot: snapshot}
+	// Without a TieBreak the nodes tied for the best total are read off
+	// the ranking below (in name order already) rather than listed and
+	// sorted by name by the host selection.
+	alg := &Algorithm{EvaluateAllNodes: true, ListTied: tie != nil, TieBreak: tie, Snapshot: snapshot}
 
 	ex := &Explanation{Pod: pod, Profile: fw.profileName, FilterPlugins: fw.FilterPluginNames(), ScoreWeights: fw.ScorePluginWeights()}
 	state := NewCycleState()
@@ -141,9 +146,17 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	}
 	list := snapshot.List()
 	pos := newPositions(snapshot, list)
-	feasible := make([]bool, len(list))
+	sc := getExplainScratch()
+	if gaps {
+		// Nothing reads the scratch once explain returns.
+		defer putExplainScratch(sc)
+	} else {
+		// The rejected nodes' statuses serve Detail: Release frees it.
+		ex.scratch = sc
+	}
+	feasible := sc.feasible.zeroed(len(list))
 	// at[k] is the position in list of ex.Scores[k]'s node (-1: none).
-	at := make([]int32, len(ex.Scores))
+	at := sc.at.sized(len(ex.Scores))
 	if err == nil {
 		if len(result.Scores) == 0 {
 			if i := pos.of(result.SuggestedHost); i >= 0 {
@@ -160,12 +173,18 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	}
 	var statuses []*Status
 	if diag != nil && diag.NodeToStatus != nil {
-		statuses = diag.NodeToStatus.byPosition(newPositions(snapshot, list))
+		statuses = sc.statuses.zeroed(len(list))
+		pos := newPositions(snapshot, list)
+		diag.NodeToStatus.ForEachExplicitNode(func(node string, s *Status) {
+			if i := pos.of(node); i >= 0 {
+				statuses[i] = s
+			}
+		})
 	}
 	ex.Nodes = nodeExplanations(len(list))
 	// rejected are the nodes to diagnose: the filters run again on each,
 	// and the rejecting ones explain themselves.
-	rejected := make([]int32, 0, len(list)-len(ex.Scores))
+	rejected := sc.rejected.sized(len(list))[:0]
 	for i := range list {
 		ne := &ex.Nodes[i]
 		ne.Name, ne.Feasible = pos.names[i], feasible[i]
@@ -210,7 +229,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 		ni, _ := snapshot.Get(result.SuggestedHost)
 		if scores, e := alg.prioritizeNodes(ctx, fw, state, pod, []*NodeInfo{ni}); e == nil {
 			ex.Scores = scores
-			at = make([]int32, len(scores))
+			at = sc.at.sized(len(scores))
 			for k := range scores {
 				at[k] = int32(pos.of(scores[k].Name))
 			}
@@ -219,19 +238,37 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	var place []int32
 	ex.ByName, place = names.of(ex.Nodes, snapshot)
 	// byName[k] is the place by name of ex.Scores[k]'s node (-1: none).
-	byName := make([]int32, len(ex.Scores))
+	byName := sc.byName.sized(len(ex.Scores))
 	for k := range byName {
 		byName[k] = -1
 		if at[k] >= 0 {
 			byName[k] = place[at[k]]
 		}
 	}
-	for k, r := range rankScores(ex.Scores, byName) {
+	for k, r := range sc.rank.rankScores(ex.Scores, byName) {
 		if at[k] >= 0 {
 			ex.Nodes[at[k]].Rank = int(r) + 1
 		}
 	}
+	if err == nil && tie == nil && len(result.Scores) > 0 {
+		ex.Tied = tiedBest(ex.Scores)
+	}
 	return ex
+}
+
+// tiedBest lists the nodes of ranked scores (best first, equal totals in
+// name order) that share the best total: the nodes tied for the best, in
+// name order, as the host selection lists them.
+func tiedBest(ranked []NodePluginScores) []string {
+	n := 0
+	for n < len(ranked) && ranked[n].TotalScore == ranked[0].TotalScore {
+		n++
+	}
+	tied := make([]string, n)
+	for k := range tied {
+		tied[k] = ranked[k].Name
+	}
+	return tied
 }
 
 // spareNodes are node entries of released explanations
@@ -258,6 +295,10 @@ func (ex *Explanation) Release() {
 	}
 	putSpareScores(ex.Scores)
 	ex.Scores = nil
+	if sc := ex.scratch; sc != nil {
+		ex.scratch, ex.detail = nil, nil
+		putExplainScratch(sc)
+	}
 	if ex.Nodes == nil || ex.PreEnqueue != nil {
 		return
 	}
@@ -275,11 +316,18 @@ func (ex *Explanation) Release() {
 // rather than the names where both have one. It returns each score's rank
 // (0 = best) by its index before the sort.
 func rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
-	rank = make([]int32, len(scores))
+	var sc rankScratch
+	return sc.rankScores(scores, byName)
+}
+
+// rankScores is rankScores in sc's memory: the ranks returned and the
+// sort's keys are sc's, valid until its next use.
+func (sc *rankScratch) rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
+	rank = sc.rank.zeroed(len(scores))
 	if len(scores) < 2 {
 		return rank
 	}
-	idx := packedRanking(scores, byName)
+	idx := sc.packedRanking(scores, byName)
 	if idx == nil {
 		idx = keyedRanking(scores, byName)
 	}
@@ -309,7 +357,7 @@ func rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
 // has a place in the name order and one integer holds a score's distance
 // to the best total, its place and its index: those integers sort in the
 // ranking's order without a comparison function. Nil when they do not fit.
-func packedRanking(scores []NodePluginScores, byName []int32) []int32 {
+func (sc *rankScratch) packedRanking(scores []NodePluginScores, byName []int32) []int32 {
 	if byName == nil {
 		return nil
 	}
@@ -330,12 +378,12 @@ func packedRanking(scores []NodePluginScores, byName []int32) []int32 {
 	if bits.Len64(uint64(hi-lo))+placeBits+iBits > 64 {
 		return nil
 	}
-	keys := make([]uint64, len(scores))
+	keys := sc.keys.sized(len(scores))
 	for i := range scores {
 		keys[i] = uint64(hi-scores[i].TotalScore)<<(placeBits+iBits) | uint64(byName[i])<<iBits | uint64(i)
 	}
 	slices.Sort(keys)
-	idx := make([]int32, len(scores))
+	idx := sc.idx.sized(len(scores))
 	mask := uint64(1)<<iBits - 1
 	for r, k := range keys {
 		idx[r] = int32(k & mask)

@@ -1,0 +1,56 @@
+package schedcore
+
+import "sync"
+
+// explainScratch is an explanation's working memory, by node: which nodes
+// are feasible, the rejected nodes' statuses by position, the positions of
+// the scored nodes and their places by name, and the ranking's sort keys.
+// On 5000 nodes it is some 150 KB, garbage once the explanation is built
+// (or, for ExplainShortfalls, released: Detail reads the statuses), so it
+// is kept for the next explanation. Every column is handed out either
+// zeroed or to be written whole before it is read (sized).
+type explainScratch struct {
+	feasible             scratchCol[bool]
+	statuses             scratchCol[*Status]
+	at, byName, rejected scratchCol[int32]
+	rank                 rankScratch
+}
+
+// rankScratch is rankScores' working memory.
+type rankScratch struct {
+	rank, idx scratchCol[int32]
+	keys      scratchCol[uint64]
+}
+
+// scratchCol is a column of scratch memory, grown as needed.
+type scratchCol[T any] struct{ s []T }
+
+// sized returns the column at length n with whatever it held: the caller
+// writes every element before reading it.
+func (c *scratchCol[T]) sized(n int) []T {
+	if cap(c.s) < n {
+		c.s = make([]T, n)
+	}
+	c.s = c.s[:n]
+	return c.s
+}
+
+// zeroed returns the column at length n, every element zero.
+func (c *scratchCol[T]) zeroed(n int) []T {
+	s := c.sized(n)
+	clear(s)
+	return s
+}
+
+var spareExplainScratch sync.Pool
+
+func getExplainScratch() *explainScratch {
+	if sc, _ := spareExplainScratch.Get().(*explainScratch); sc != nil {
+		return sc
+	}
+	return new(explainScratch)
+}
+
+// putExplainScratch keeps sc for another explanation; nothing may read
+// what it handed out afterwards.
+func putExplainScratch(sc *explainScratch) { spareExplainScratch.Put(sc) }
