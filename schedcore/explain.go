@@ -40,6 +40,9 @@ type Explanation struct {
 	ByName []int32
 	// Scores are the feasible nodes' scores, best first.
 	Scores []NodePluginScores
+	// Ranking names the nodes of Scores, in their order (readers only
+	// read it: Tied is a part of it).
+	Ranking []string
 	// Selected is the chosen node ("" when none fits); Tied the nodes
 	// sharing the best total.
 	Selected string
@@ -250,25 +253,21 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 			ex.Nodes[at[k]].Rank = int(r) + 1
 		}
 	}
+	ex.Ranking = make([]string, len(ex.Scores))
+	for k := range ex.Scores {
+		ex.Ranking[k] = ex.Scores[k].Name
+	}
 	if err == nil && tie == nil && len(result.Scores) > 0 {
-		ex.Tied = tiedBest(ex.Scores)
+		// The nodes tied for the best total, in name order, as the host
+		// selection lists them: the first of the ranking (best first,
+		// equal totals in name order).
+		n := 0
+		for n < len(ex.Scores) && ex.Scores[n].TotalScore == ex.Scores[0].TotalScore {
+			n++
+		}
+		ex.Tied = ex.Ranking[:n:n]
 	}
 	return ex
-}
-
-// tiedBest lists the nodes of ranked scores (best first, equal totals in
-// name order) that share the best total: the nodes tied for the best, in
-// name order, as the host selection lists them.
-func tiedBest(ranked []NodePluginScores) []string {
-	n := 0
-	for n < len(ranked) && ranked[n].TotalScore == ranked[0].TotalScore {
-		n++
-	}
-	tied := make([]string, n)
-	for k := range tied {
-		tied[k] = ranked[k].Name
-	}
-	return tied
 }
 
 // spareNodes are node entries of released explanations

@@ -23,7 +23,6 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 		ScorePluginWeights:   ex.ScoreWeights,
 		NumNodes:             len(ex.Nodes),
 		Selected:             ex.Selected,
-		Ranking:              make([]string, 0, len(ex.Scores)),
 	}
 	if ex.FitError != nil {
 		rep.Message = ex.FitError.Error()
@@ -33,8 +32,13 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 		rep.PreFilter = report.PreFilterOutcome{Code: "NotRun"}
 		rep.Message = st.Message()
 	}
-	for i := range ex.Scores {
-		rep.Ranking = append(rep.Ranking, ex.Scores[i].Name)
+	// The ranking is schedcore's (read only), when it has one.
+	rep.Ranking = ex.Ranking
+	if rep.Ranking == nil || len(rep.Ranking) != len(ex.Scores) {
+		rep.Ranking = make([]string, len(ex.Scores))
+		for i := range ex.Scores {
+			rep.Ranking[i] = ex.Scores[i].Name
+		}
 	}
 	rep.TiedBest = tiedBest(ex.Tied, rep.Ranking)
 	if len(ex.Scores) > 0 {
@@ -46,6 +50,9 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 		order = (*schedcore.NameOrder)(nil).Of(ex.Nodes)
 	}
 	rep.Nodes = make([]report.ExplainNode, len(ex.Nodes))
+	// The nodes without scores or detail share empty ones (see
+	// report.ExplainNode); Explain gives the nodes it details their own.
+	noScores, noDetail := &report.NodeScores{}, &report.NodeDetail{}
 	// The rejected nodes' failures share one array (thousands of small
 	// slices otherwise); each node's slice is capped at its own length.
 	nf := 0
@@ -59,11 +66,12 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 		ne := &ex.Nodes[i]
 		n := &rep.Nodes[k]
 		n.Node, n.Feasible = ne.Name, ne.Feasible
+		n.NodeScores, n.NodeDetail = noScores, noDetail
 		if ne.Feasible {
 			rep.NumFeasible++
 			if r := ne.Rank; r > 0 {
 				n.Rank = r
-				n.Scores, n.NormalizedScores, n.RawScores, n.Total = maps.of(&ex.Scores[r-1])
+				n.NodeScores = maps.of(&ex.Scores[r-1])
 			}
 			continue
 		}
@@ -123,6 +131,8 @@ type scoreLists struct {
 type sharedScores struct {
 	scores, normalized, raws []schedcore.PluginScore
 	total                    int64
+	// ns are the nodes' scores: the maps of the lists above and total.
+	ns report.NodeScores
 }
 
 // holds reports whether sc's lists are the very same as s's (the same
@@ -132,18 +142,22 @@ func (s *sharedScores) holds(sc *schedcore.NodePluginScores) bool {
 		head(s.scores) == head(sc.Scores) && head(s.raws) == head(sc.RawScores)
 }
 
-// maps returns s's maps and a total of total: s's own when it is the
-// same, else one of the node's own.
-func (s *sharedScores) maps(total int64) (scores, normalized, raws report.ScoreMap, t *int64) {
-	t = &s.total
-	if s.total != total {
-		own := total
-		t = &own
+// maps returns s's maps with a total of total: s's own when it is the
+// same, else the same maps with a total of the node's own.
+func (s *sharedScores) maps(total int64) *report.NodeScores {
+	if s.ns.Total == nil {
+		s.ns = report.NodeScores{Scores: report.NewScoreMapOf(&s.scores), NormalizedScores: report.NewScoreMapOf(&s.normalized),
+			RawScores: report.NewScoreMapOf(&s.raws), Total: &s.total}
 	}
-	return report.NewScoreMapOf(&s.scores), report.NewScoreMapOf(&s.normalized), report.NewScoreMapOf(&s.raws), t
+	if s.total != total {
+		own, t := s.ns, total
+		own.Total = &t
+		return &own
+	}
+	return &s.ns
 }
 
-func (m *scoreLists) of(sc *schedcore.NodePluginScores) (scores, normalized, raws report.ScoreMap, total *int64) {
+func (m *scoreLists) of(sc *schedcore.NodePluginScores) *report.NodeScores {
 	// Nodes alike are often next to each other in name order.
 	if s := m.last; s != nil && s.holds(sc) {
 		return s.maps(sc.TotalScore)
