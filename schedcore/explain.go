@@ -210,10 +210,16 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	// cycle state and the node. Every node is diagnosed even when ctx is
 	// cancelled (the plugins still see ctx), so no entry is left half done.
 	filters := fw.activeFilters(state)
+	// The rejected nodes' verdicts are copied into the scratch when it is
+	// kept until Release (ExplainShortfalls); Explain's are their own.
+	var keep *verdictSlab
+	if !gaps {
+		keep = sc.verdicts.reset(len(rejected))
+	}
 	diagnoseNode := func(ctx context.Context, i int32, gaps bool) {
 		ne, ni := &ex.Nodes[i], list[i]
 		if statuses[i] != nil {
-			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps, statuses[i])
+			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps, statuses[i], keep)
 			ne.Nominated = fw.countedNominatedPods(pod, ni)
 		} else {
 			ne.LeftOutBy = fw.explainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status, gaps)
@@ -286,8 +292,9 @@ func nodeExplanations(n int) []NodeExplanation {
 
 // Release gives the explanation's node entries and its list of scores
 // back for another explanation. Neither ex nor its Nodes nor its Scores
-// may be used afterwards; what was read from the entries (statuses,
-// verdicts, names, each node's score lists) stays valid.
+// may be used afterwards, nor the nodes' lists of verdicts (Failures);
+// what was read from the entries (statuses, the verdicts themselves,
+// names, each node's score lists) stays valid.
 func (ex *Explanation) Release() {
 	if ex == nil {
 		return

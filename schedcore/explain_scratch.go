@@ -1,6 +1,10 @@
 package schedcore
 
-import "sync"
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
 
 // explainScratch is an explanation's working memory, by node: which nodes
 // are feasible, the rejected nodes' statuses by position, the positions of
@@ -14,6 +18,42 @@ type explainScratch struct {
 	statuses             scratchCol[*Status]
 	at, byName, rejected scratchCol[int32]
 	rank                 rankScratch
+	verdicts             verdictSlab
+}
+
+// verdictSlab holds the rejected nodes' lists of verdicts side by side
+// (most nodes have one or two verdicts: thousands of small lists
+// otherwise), handed out to the nodes' diagnoses as they run in parallel.
+type verdictSlab struct {
+	buf []FilterVerdict
+	// used counts the verdicts handed out.
+	used atomic.Int64
+}
+
+// reset makes room for about n verdicts, none handed out.
+func (s *verdictSlab) reset(n int) *verdictSlab {
+	clear(s.buf[:min(int(s.used.Load()), len(s.buf))])
+	if cap(s.buf) < n {
+		s.buf = make([]FilterVerdict, n+n/4)
+	}
+	s.buf = s.buf[:cap(s.buf)]
+	s.used.Store(0)
+	return s
+}
+
+// copyOf returns a copy of vs, in the slab while it has room (a list of
+// its own otherwise, and for a nil slab).
+func (s *verdictSlab) copyOf(vs []FilterVerdict) []FilterVerdict {
+	if s == nil {
+		return slices.Clone(vs)
+	}
+	end := s.used.Add(int64(len(vs)))
+	if end > int64(len(s.buf)) {
+		return slices.Clone(vs)
+	}
+	out := s.buf[end-int64(len(vs)) : end : end]
+	copy(out, vs)
+	return out
 }
 
 // rankScratch is rankScores' working memory.

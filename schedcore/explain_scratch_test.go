@@ -90,8 +90,9 @@ func TestExplainScratchStartsClean(t *testing.T) {
 		schedcore.DropSpareExplainScratch()
 		want[name] = summary(schedcore.Explain(ctx, fw, snap, pod, nil))
 	}
+	order := []string{"easy", "hard", "gated", "easy", "gated", "hard", "easy"}
 	for round := 0; round < 4; round++ {
-		for _, name := range []string{"easy", "hard", "gated", "easy", "gated", "hard", "easy"} {
+		for _, name := range order {
 			var ex *schedcore.Explanation
 			if round%2 == 0 {
 				ex = schedcore.Explain(ctx, fw, snap, pods[name], nil)
@@ -101,6 +102,27 @@ func TestExplainScratchStartsClean(t *testing.T) {
 			if d := cmp.Diff(want[name], summary(ex)); d != "" {
 				t.Fatalf("round %d, %s after other explanations (-fresh +reused):\n%s", round, name, d)
 			}
+			ex.Release()
+		}
+	}
+	// Explanations not released yet keep their memory (the verdicts of
+	// ExplainShortfalls are in its scratch until Release) while others
+	// are made.
+	for _, shortfalls := range []bool{false, true} {
+		var live []*schedcore.Explanation
+		for _, name := range order {
+			if shortfalls {
+				live = append(live, schedcore.ExplainShortfalls(ctx, fw, snap, pods[name], nil, nil))
+			} else {
+				live = append(live, schedcore.Explain(ctx, fw, snap, pods[name], nil))
+			}
+		}
+		for k, ex := range live {
+			if d := cmp.Diff(want[order[k]], summary(ex)); d != "" {
+				t.Errorf("shortfalls %v: %s changed while others were explained (-fresh +now):\n%s", shortfalls, order[k], d)
+			}
+		}
+		for _, ex := range live {
 			ex.Release()
 		}
 	}
