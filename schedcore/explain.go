@@ -40,6 +40,9 @@ type Explanation struct {
 	ByName []int32
 	// Scores are the feasible nodes' scores, best first.
 	Scores []NodePluginScores
+	// Ranking names the nodes of Scores, in their order (readers only
+	// read it: Tied is a part of it).
+	Ranking []string
 	// Selected is the chosen node ("" when none fits); Tied the nodes
 	// sharing the best total.
 	Selected string
@@ -53,6 +56,8 @@ type Explanation struct {
 	Err error
 	// detail diagnoses node i again (ExplainShortfalls: Detail).
 	detail func(ctx context.Context, i int, gaps bool)
+	// scratch is the working memory detail reads, until Release.
+	scratch *explainScratch
 }
 
 // NodeExplanation is one node's verdict.
@@ -110,7 +115,10 @@ func (ex *Explanation) Detail(ctx context.Context, i int) {
 
 // explain is Explain, with the rejected nodes' gaps when gaps is set.
 func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak, gaps bool, names *NameOrder) *Explanation {
-	alg := &Algorithm{EvaluateAllNodes: true, ListTied: true, TieBreak: tie, Snapshot: snapshot}
+	// Without a TieBreak the nodes tied for the best total are read off
+	// the ranking below (in name order already) rather than listed and
+	// sorted by name by the host selection.
+	alg := &Algorithm{EvaluateAllNodes: true, ListTied: tie != nil, TieBreak: tie, Snapshot: snapshot}
 
 	ex := &Explanation{Pod: pod, Profile: fw.profileName, FilterPlugins: fw.FilterPluginNames(), ScoreWeights: fw.ScorePluginWeights()}
 	state := NewCycleState()
@@ -141,9 +149,17 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	}
 	list := snapshot.List()
 	pos := newPositions(snapshot, list)
-	feasible := make([]bool, len(list))
+	sc := getExplainScratch()
+	if gaps {
+		// Nothing reads the scratch once explain returns.
+		defer putExplainScratch(sc)
+	} else {
+		// The rejected nodes' statuses serve Detail: Release frees it.
+		ex.scratch = sc
+	}
+	feasible := sc.feasible.zeroed(len(list))
 	// at[k] is the position in list of ex.Scores[k]'s node (-1: none).
-	at := make([]int32, len(ex.Scores))
+	at := sc.at.sized(len(ex.Scores))
 	if err == nil {
 		if len(result.Scores) == 0 {
 			if i := pos.of(result.SuggestedHost); i >= 0 {
@@ -160,12 +176,18 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	}
 	var statuses []*Status
 	if diag != nil && diag.NodeToStatus != nil {
-		statuses = diag.NodeToStatus.byPosition(newPositions(snapshot, list))
+		statuses = sc.statuses.zeroed(len(list))
+		pos := newPositions(snapshot, list)
+		diag.NodeToStatus.ForEachExplicitNode(func(node string, s *Status) {
+			if i := pos.of(node); i >= 0 {
+				statuses[i] = s
+			}
+		})
 	}
 	ex.Nodes = nodeExplanations(len(list))
 	// rejected are the nodes to diagnose: the filters run again on each,
 	// and the rejecting ones explain themselves.
-	rejected := make([]int32, 0, len(list)-len(ex.Scores))
+	rejected := sc.rejected.sized(len(list))[:0]
 	for i := range list {
 		ne := &ex.Nodes[i]
 		ne.Name, ne.Feasible = pos.names[i], feasible[i]
@@ -188,10 +210,16 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	// cycle state and the node. Every node is diagnosed even when ctx is
 	// cancelled (the plugins still see ctx), so no entry is left half done.
 	filters := fw.activeFilters(state)
+	// The rejected nodes' verdicts are copied into the scratch when it is
+	// kept until Release (ExplainShortfalls); Explain's are their own.
+	var keep *verdictSlab
+	if !gaps {
+		keep = sc.verdicts.reset(len(rejected))
+	}
 	diagnoseNode := func(ctx context.Context, i int32, gaps bool) {
 		ne, ni := &ex.Nodes[i], list[i]
 		if statuses[i] != nil {
-			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps, statuses[i])
+			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps, statuses[i], keep)
 			ne.Nominated = fw.countedNominatedPods(pod, ni)
 		} else {
 			ne.LeftOutBy = fw.explainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status, gaps)
@@ -210,7 +238,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 		ni, _ := snapshot.Get(result.SuggestedHost)
 		if scores, e := alg.prioritizeNodes(ctx, fw, state, pod, []*NodeInfo{ni}); e == nil {
 			ex.Scores = scores
-			at = make([]int32, len(scores))
+			at = sc.at.sized(len(scores))
 			for k := range scores {
 				at[k] = int32(pos.of(scores[k].Name))
 			}
@@ -219,17 +247,31 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	var place []int32
 	ex.ByName, place = names.of(ex.Nodes, snapshot)
 	// byName[k] is the place by name of ex.Scores[k]'s node (-1: none).
-	byName := make([]int32, len(ex.Scores))
+	byName := sc.byName.sized(len(ex.Scores))
 	for k := range byName {
 		byName[k] = -1
 		if at[k] >= 0 {
 			byName[k] = place[at[k]]
 		}
 	}
-	for k, r := range rankScores(ex.Scores, byName) {
+	for k, r := range sc.rank.rankScores(ex.Scores, byName) {
 		if at[k] >= 0 {
 			ex.Nodes[at[k]].Rank = int(r) + 1
 		}
+	}
+	ex.Ranking = make([]string, len(ex.Scores))
+	for k := range ex.Scores {
+		ex.Ranking[k] = ex.Scores[k].Name
+	}
+	if err == nil && tie == nil && len(result.Scores) > 0 {
+		// The nodes tied for the best total, in name order, as the host
+		// selection lists them: the first of the ranking (best first,
+		// equal totals in name order).
+		n := 0
+		for n < len(ex.Scores) && ex.Scores[n].TotalScore == ex.Scores[0].TotalScore {
+			n++
+		}
+		ex.Tied = ex.Ranking[:n:n]
 	}
 	return ex
 }
@@ -250,14 +292,19 @@ func nodeExplanations(n int) []NodeExplanation {
 
 // Release gives the explanation's node entries and its list of scores
 // back for another explanation. Neither ex nor its Nodes nor its Scores
-// may be used afterwards; what was read from the entries (statuses,
-// verdicts, names, each node's score lists) stays valid.
+// may be used afterwards, nor the nodes' lists of verdicts (Failures);
+// what was read from the entries (statuses, the verdicts themselves,
+// names, each node's score lists) stays valid.
 func (ex *Explanation) Release() {
 	if ex == nil {
 		return
 	}
 	putSpareScores(ex.Scores)
 	ex.Scores = nil
+	if sc := ex.scratch; sc != nil {
+		ex.scratch, ex.detail = nil, nil
+		putExplainScratch(sc)
+	}
 	if ex.Nodes == nil || ex.PreEnqueue != nil {
 		return
 	}
@@ -275,11 +322,18 @@ func (ex *Explanation) Release() {
 // rather than the names where both have one. It returns each score's rank
 // (0 = best) by its index before the sort.
 func rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
-	rank = make([]int32, len(scores))
+	var sc rankScratch
+	return sc.rankScores(scores, byName)
+}
+
+// rankScores is rankScores in sc's memory: the ranks returned and the
+// sort's keys are sc's, valid until its next use.
+func (sc *rankScratch) rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
+	rank = sc.rank.zeroed(len(scores))
 	if len(scores) < 2 {
 		return rank
 	}
-	idx := packedRanking(scores, byName)
+	idx := sc.packedRanking(scores, byName)
 	if idx == nil {
 		idx = keyedRanking(scores, byName)
 	}
@@ -309,7 +363,7 @@ func rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
 // has a place in the name order and one integer holds a score's distance
 // to the best total, its place and its index: those integers sort in the
 // ranking's order without a comparison function. Nil when they do not fit.
-func packedRanking(scores []NodePluginScores, byName []int32) []int32 {
+func (sc *rankScratch) packedRanking(scores []NodePluginScores, byName []int32) []int32 {
 	if byName == nil {
 		return nil
 	}
@@ -330,12 +384,12 @@ func packedRanking(scores []NodePluginScores, byName []int32) []int32 {
 	if bits.Len64(uint64(hi-lo))+placeBits+iBits > 64 {
 		return nil
 	}
-	keys := make([]uint64, len(scores))
+	keys := sc.keys.sized(len(scores))
 	for i := range scores {
 		keys[i] = uint64(hi-scores[i].TotalScore)<<(placeBits+iBits) | uint64(byName[i])<<iBits | uint64(i)
 	}
 	slices.Sort(keys)
-	idx := make([]int32, len(scores))
+	idx := sc.idx.sized(len(scores))
 	mask := uint64(1)<<iBits - 1
 	for r, k := range keys {
 		idx[r] = int32(k & mask)

@@ -51,7 +51,7 @@ func diagnoseFilters(ctx context.Context, filters []FilterPlugin, state *CycleSt
 // that plugin's verdict (the status its Filter returns there), and only
 // the filters after it run. Without first, or when its plugin is not one
 // of filters, every filter runs.
-func diagnoseAfter(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool, first *Status) []FilterVerdict {
+func diagnoseAfter(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool, first *Status, keep *verdictSlab) []FilterVerdict {
 	k := -1
 	if first.IsRejected() {
 		k = slices.IndexFunc(filters, func(pl FilterPlugin) bool { return pl.Name() == first.Plugin() })
@@ -60,9 +60,9 @@ func diagnoseAfter(ctx context.Context, filters []FilterPlugin, state *CycleStat
 		return diagnoseFilters(ctx, filters, state, pod, nodeInfo, gaps)
 	}
 	// The verdicts are gathered on the stack and copied out at their
-	// length: most rejected nodes fail one or two filters, and a list
-	// with room for every later filter, on thousands of nodes, was a
-	// large share of what an explanation allocated.
+	// length (into keep, when given): most rejected nodes fail one or two
+	// filters, and a list with room for every later filter, on thousands
+	// of nodes, was a large share of what an explanation allocated.
 	var buf [4]FilterVerdict
 	out := append(buf[:0], explainVerdict(ctx, filters[k], state, pod, nodeInfo, first, gaps))
 	for _, pl := range filters[k+1:] {
@@ -70,7 +70,7 @@ func diagnoseAfter(ctx context.Context, filters []FilterPlugin, state *CycleStat
 			out = append(out, v)
 		}
 	}
-	return slices.Clone(out)
+	return keep.copyOf(out)
 }
 
 // diagnose runs one filter on the node and, when it rejects, its
@@ -116,16 +116,17 @@ func (f *Framework) explainLeftOut(ctx context.Context, state *CycleState, pod *
 // failure in either pass is the plugin's verdict, as kube would report it
 // if that plugin ran alone.
 func (f *Framework) DiagnoseFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) []FilterVerdict {
-	return f.diagnoseWithNominatedPods(ctx, f.activeFilters(state), state, pod, nodeInfo, true, nil)
+	return f.diagnoseWithNominatedPods(ctx, f.activeFilters(state), state, pod, nodeInfo, true, nil, nil)
 }
 
 // diagnoseWithNominatedPods is DiagnoseFilterPluginsWithNominatedPods
 // with the cycle's active filters; without gaps, the verdicts carry the
 // shortfalls but no explanations. first, when not nil, is the status the
-// cycle's filters gave the node on this state (see diagnoseAfter).
-func (f *Framework) diagnoseWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool, first *Status) []FilterVerdict {
+// cycle's filters gave the node on this state (see diagnoseAfter); keep,
+// when not nil, holds the verdicts of a node not counting nominated pods.
+func (f *Framework) diagnoseWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool, first *Status, keep *verdictSlab) []FilterVerdict {
 	if f.handle.Nominator() == nil || state.noNominatedPods {
-		return diagnoseAfter(ctx, filters, state, pod, nodeInfo, gaps, first)
+		return diagnoseAfter(ctx, filters, state, pod, nodeInfo, gaps, first, keep)
 	}
 	added, withState, withInfo, err := f.addGENominatedPods(ctx, pod, state, nodeInfo)
 	if err != nil {
@@ -133,7 +134,7 @@ func (f *Framework) diagnoseWithNominatedPods(ctx context.Context, filters []Fil
 	}
 	if !added {
 		// No pod counted: the cycle filtered the node once, as here.
-		return diagnoseAfter(ctx, filters, state, pod, nodeInfo, gaps, first)
+		return diagnoseAfter(ctx, filters, state, pod, nodeInfo, gaps, first, keep)
 	}
 	var out []FilterVerdict
 	for _, pl := range filters {

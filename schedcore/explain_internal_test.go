@@ -172,3 +172,41 @@ func TestRankScoresOrdersBestFirst(t *testing.T) {
 		}
 	}
 }
+
+// verdictSlab hands out lists side by side while it has room, then lists
+// of their own; each holds its verdicts whatever was handed out after it,
+// and a reset slab starts from its start again.
+func TestVerdictSlabHandsOutSeparateLists(t *testing.T) {
+	var s verdictSlab
+	for round := 0; round < 3; round++ {
+		s.reset(8)
+		var got [][]FilterVerdict
+		for k := 0; k < 12; k++ {
+			vs := make([]FilterVerdict, 1+k%3)
+			for j := range vs {
+				vs[j] = FilterVerdict{Plugin: fmt.Sprint(round, "/", k, "/", j), Shortfall: float64(k)}
+			}
+			out := s.copyOf(vs)
+			if k == 0 && &out[0] != &s.buf[0] {
+				t.Errorf("round %d: the first list is not at the slab's start", round)
+			}
+			got = append(got, out)
+			// Appending to a list must not write into the next one.
+			_ = append(out, FilterVerdict{Plugin: "appended"})
+		}
+		for k, out := range got {
+			if len(out) != 1+k%3 {
+				t.Fatalf("round %d: list %d has %d verdicts, want %d", round, k, len(out), 1+k%3)
+			}
+			for j, v := range out {
+				if want := fmt.Sprint(round, "/", k, "/", j); v.Plugin != want {
+					t.Errorf("round %d: list %d verdict %d is %s, want %s", round, k, j, v.Plugin, want)
+				}
+			}
+		}
+	}
+	var none *verdictSlab
+	if got := none.copyOf([]FilterVerdict{{Plugin: "a"}}); len(got) != 1 || got[0].Plugin != "a" {
+		t.Errorf("nil slab: %v", got)
+	}
+}

@@ -10,3 +10,10 @@ func (n *NodeSlots[S]) Values() []S { return n.vals }
 // ChangeLogSize is how many replaced positions a snapshot's change log
 // holds.
 const ChangeLogSize = changeLogSize
+
+// DropSpareExplainScratch empties the pool of explanations' working
+// memory, so that the next explanation starts on fresh memory.
+func DropSpareExplainScratch() {
+	for spareExplainScratch.Get() != nil {
+	}
+}

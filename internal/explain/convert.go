@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
@@ -22,8 +23,6 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 		ScorePluginWeights:   ex.ScoreWeights,
 		NumNodes:             len(ex.Nodes),
 		Selected:             ex.Selected,
-		TiedBest:             nonNil(ex.Tied),
-		Ranking:              make([]string, 0, len(ex.Scores)),
 	}
 	if ex.FitError != nil {
 		rep.Message = ex.FitError.Error()
@@ -33,19 +32,27 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 		rep.PreFilter = report.PreFilterOutcome{Code: "NotRun"}
 		rep.Message = st.Message()
 	}
-	for i := range ex.Scores {
-		rep.Ranking = append(rep.Ranking, ex.Scores[i].Name)
+	// The ranking is schedcore's (read only), when it has one.
+	rep.Ranking = ex.Ranking
+	if rep.Ranking == nil || len(rep.Ranking) != len(ex.Scores) {
+		rep.Ranking = make([]string, len(ex.Scores))
+		for i := range ex.Scores {
+			rep.Ranking[i] = ex.Scores[i].Name
+		}
 	}
+	rep.TiedBest = tiedBest(ex.Tied, rep.Ranking)
 	if len(ex.Scores) > 0 {
 		rep.BestTotal = ex.Scores[0].TotalScore
 	}
-	totals := make([]int64, len(ex.Scores))
 	maps := scoreLists{weights: ex.ScoreWeights}
 	order = ex.ByName
 	if len(order) != len(ex.Nodes) {
 		order = (*schedcore.NameOrder)(nil).Of(ex.Nodes)
 	}
 	rep.Nodes = make([]report.ExplainNode, len(ex.Nodes))
+	// The nodes without scores or detail share empty ones (see
+	// report.ExplainNode); Explain gives the nodes it details their own.
+	noScores, noDetail := &report.NodeScores{}, &report.NodeDetail{}
 	// The rejected nodes' failures share one array (thousands of small
 	// slices otherwise); each node's slice is capped at its own length.
 	nf := 0
@@ -59,13 +66,12 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 		ne := &ex.Nodes[i]
 		n := &rep.Nodes[k]
 		n.Node, n.Feasible = ne.Name, ne.Feasible
+		n.NodeScores, n.NodeDetail = noScores, noDetail
 		if ne.Feasible {
 			rep.NumFeasible++
 			if r := ne.Rank; r > 0 {
-				sc := &ex.Scores[r-1]
-				totals[r-1] = sc.TotalScore
-				n.Total, n.Rank = &totals[r-1], r
-				n.Scores, n.NormalizedScores, n.RawScores = maps.of(sc)
+				n.Rank = r
+				n.NodeScores = maps.of(&ex.Scores[r-1])
 			}
 			continue
 		}
@@ -86,13 +92,24 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 	return rep, order
 }
 
+// tiedBest is the report's list of the nodes tied for the best total:
+// tied, which is the first nodes of the ranking (best first, ties in name
+// order) when no seed broke the tie, shares the ranking's memory then.
+func tiedBest(tied, ranking []string) []string {
+	if len(tied) <= len(ranking) && slices.Equal(tied, ranking[:len(tied)]) {
+		return ranking[:len(tied):len(tied)]
+	}
+	return nonNil(tied)
+}
+
 // scoreLists gives a feasible node's score maps (weighted, normalized,
-// raw). The weighted and raw ones are the node's own score lists, which
-// schedcore shares between nodes that score alike, so a report on
-// thousands of nodes holds a few hundred distinct lists; the normalized
-// list is made once for each pair of lists, and nodes holding the same
-// pair (the same data and lengths) share all three. Readers of the report
-// only read them.
+// raw) and its total. The weighted and raw ones are the node's own score
+// lists, which schedcore shares between nodes that score alike, so a
+// report on thousands of nodes holds a few hundred distinct lists; the
+// normalized list is made once for each pair of lists, and nodes holding
+// the same pair (the same data and lengths) share all three, and the
+// total when it is the same (the sum of the weighted scores, so it is).
+// Readers of the report only read them.
 type scoreLists struct {
 	weights map[string]int64
 	last    *sharedScores
@@ -113,6 +130,9 @@ type scoreLists struct {
 // sharedScores are the maps of the nodes holding the lists scores and raws.
 type sharedScores struct {
 	scores, normalized, raws []schedcore.PluginScore
+	total                    int64
+	// ns are the nodes' scores: the maps of the lists above and total.
+	ns report.NodeScores
 }
 
 // holds reports whether sc's lists are the very same as s's (the same
@@ -122,29 +142,40 @@ func (s *sharedScores) holds(sc *schedcore.NodePluginScores) bool {
 		head(s.scores) == head(sc.Scores) && head(s.raws) == head(sc.RawScores)
 }
 
-func (s *sharedScores) maps() (scores, normalized, raws report.ScoreMap) {
-	return report.NewScoreMapOf(&s.scores), report.NewScoreMapOf(&s.normalized), report.NewScoreMapOf(&s.raws)
+// maps returns s's maps with a total of total: s's own when it is the
+// same, else the same maps with a total of the node's own.
+func (s *sharedScores) maps(total int64) *report.NodeScores {
+	if s.ns.Total == nil {
+		s.ns = report.NodeScores{Scores: report.NewScoreMapOf(&s.scores), NormalizedScores: report.NewScoreMapOf(&s.normalized),
+			RawScores: report.NewScoreMapOf(&s.raws), Total: &s.total}
+	}
+	if s.total != total {
+		own, t := s.ns, total
+		own.Total = &t
+		return &own
+	}
+	return &s.ns
 }
 
-func (m *scoreLists) of(sc *schedcore.NodePluginScores) (scores, normalized, raws report.ScoreMap) {
+func (m *scoreLists) of(sc *schedcore.NodePluginScores) *report.NodeScores {
 	// Nodes alike are often next to each other in name order.
 	if s := m.last; s != nil && s.holds(sc) {
-		return s.maps()
+		return s.maps(sc.TotalScore)
 	}
 	if len(sc.Scores) == 0 && len(sc.RawScores) == 0 {
 		if m.empty == nil {
-			m.empty = &sharedScores{scores: []schedcore.PluginScore{}, normalized: []schedcore.PluginScore{}, raws: []schedcore.PluginScore{}}
+			m.empty = &sharedScores{scores: []schedcore.PluginScore{}, normalized: []schedcore.PluginScore{}, raws: []schedcore.PluginScore{}, total: sc.TotalScore}
 		}
-		return m.empty.maps()
+		return m.empty.maps(sc.TotalScore)
 	}
 	if s := m.byList[head(sc.Scores)]; s != nil && s.holds(sc) {
 		m.last = s
-		return s.maps()
+		return s.maps(sc.TotalScore)
 	}
 	if len(m.shared) == cap(m.shared) {
 		m.shared = make([]sharedScores, 0, 64)
 	}
-	m.shared = append(m.shared, sharedScores{scores: sc.Scores, raws: sc.RawScores, normalized: m.normalize(sc.Scores)})
+	m.shared = append(m.shared, sharedScores{scores: sc.Scores, raws: sc.RawScores, normalized: m.normalize(sc.Scores), total: sc.TotalScore})
 	s := &m.shared[len(m.shared)-1]
 	m.last = s
 	if len(sc.Scores) > 0 {
@@ -155,7 +186,7 @@ func (m *scoreLists) of(sc *schedcore.NodePluginScores) (scores, normalized, raw
 			m.byList[head(sc.Scores)] = s
 		}
 	}
-	return s.maps()
+	return s.maps(sc.TotalScore)
 }
 
 // normalize returns the normalized scores of the weighted list (weighted

@@ -39,25 +39,35 @@ func TestScoreListsShareOnlyTheSameLists(t *testing.T) {
 	same := func(a, b report.ScoreMap) bool { return &a.List()[0] == &b.List()[0] }
 	m := scoreLists{weights: map[string]int64{"A": 1, "B": 2, "C": 5}}
 	ab := score("A", "B")
-	a1, an1, ar1 := m.of(ab)
-	a2, an2, ar2 := m.of(&schedcore.NodePluginScores{Scores: ab.Scores, RawScores: ab.RawScores})
+	of := func(sc *schedcore.NodePluginScores) (scores, normalized, raws report.ScoreMap, total *int64) {
+		ns := m.of(sc)
+		return ns.Scores, ns.NormalizedScores, ns.RawScores, ns.Total
+	}
+	a1, an1, ar1, t1 := of(ab)
+	// The same lists with another total (a node's total is the sum of
+	// its weighted scores, so schedcore never gives one; the total is
+	// shared only when it is the same).
+	a2, an2, ar2, t2 := of(&schedcore.NodePluginScores{Scores: ab.Scores, RawScores: ab.RawScores, TotalScore: 29})
 	if !same(a1, a2) || !same(an1, an2) || !same(ar1, ar2) {
 		t.Errorf("the same lists side by side got separate maps")
 	}
-	c, cn, cr := m.of(score("A", "C"))
+	c, cn, cr, _ := of(score("A", "C"))
 	other := score("D")
 	m.of(other)
-	_, an3, _ := m.of(&schedcore.NodePluginScores{Scores: ab.Scores, RawScores: ab.RawScores})
+	_, an3, _, t3 := of(&schedcore.NodePluginScores{Scores: ab.Scores, RawScores: ab.RawScores, TotalScore: ab.TotalScore})
 	if !same(an1, an3) {
 		t.Errorf("the same lists, not side by side, got separate normalized maps")
 	}
+	if *t1 != 30 || *t2 != 29 || *t3 != 30 || t1 != t3 {
+		t.Errorf("totals %d, %d, %d (shared %v), want 30, 29, 30 (shared)", *t1, *t2, *t3, t1 == t3)
+	}
 	// The same Scores list with other raw scores, right after and apart.
 	rawsOf := &schedcore.NodePluginScores{Scores: ab.Scores, RawScores: []schedcore.PluginScore{{Name: "A", Score: 7}, {Name: "B", Score: 8}}}
-	_, _, rr := m.of(rawsOf)
+	_, _, rr, _ := of(rawsOf)
 	m.of(other)
-	_, _, rr2 := m.of(rawsOf)
+	_, _, rr2, _ := of(rawsOf)
 	// Equal values in other lists.
-	b, bn, br := m.of(score("A", "B"))
+	b, bn, br, _ := of(score("A", "B"))
 	for _, tc := range []struct {
 		got  report.ScoreMap
 		want map[string]int64
@@ -72,7 +82,7 @@ func TestScoreListsShareOnlyTheSameLists(t *testing.T) {
 		}
 	}
 	// No scores at all: empty maps, left out of the report.
-	e, en, er := m.of(&schedcore.NodePluginScores{RawScores: []schedcore.PluginScore{}, Scores: []schedcore.PluginScore{}})
+	e, en, er, _ := of(&schedcore.NodePluginScores{RawScores: []schedcore.PluginScore{}, Scores: []schedcore.PluginScore{}})
 	for _, x := range []report.ScoreMap{e, en, er} {
 		if !x.IsZero() || x.Map() == nil {
 			t.Errorf("no scores: %v (zero %v)", x.Map(), x.IsZero())

@@ -305,7 +305,8 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	for _, i := range shown(rep.Nodes, o.Node, rep.Nearest) {
 		n := &rep.Nodes[i]
 		ni, _ := snap.Get(n.Node)
-		n.Free = free(ni, target, s.eng.Options.Features)
+		// The node's own detail (the others share an empty one).
+		n.NodeDetail = &report.NodeDetail{Free: free(ni, target, s.eng.Options.Features)}
 		if !n.Feasible {
 			ex.Detail(ctx, int(order[i]))
 			n.Gaps = nodeGaps(&ex.Nodes[order[i]])

@@ -209,8 +209,8 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 			if n == nil {
 				continue
 			}
-			fmt.Fprintf(&b, "  %s (%s; free %s):\n", n.Node, plural(len(n.Failures), "failure"), freeString(n.Free))
-			for _, g := range n.Gaps {
+			fmt.Fprintf(&b, "  %s (%s; free %s):\n", n.Node, plural(len(n.Failures), "failure"), freeString(n.detail().Free))
+			for _, g := range n.detail().Gaps {
 				writeGap(&b, "    ", g)
 			}
 		}
@@ -270,11 +270,12 @@ func writeRanking(b *bytes.Buffer, e *Explanation, v ExplainView) {
 	fmt.Fprintln(tw, strings.Join(hdr, "\t"))
 	for i := 0; i < top; i++ {
 		n := byName[e.Ranking[i]]
-		row := []string{fmt.Sprint(n.Rank), n.Node, fmt.Sprint(deref(n.Total))}
+		ns := n.scores()
+		row := []string{fmt.Sprint(n.Rank), n.Node, fmt.Sprint(deref(ns.Total))}
 		for _, p := range plugins {
-			cell := fmt.Sprint(n.Scores.Get(p))
+			cell := fmt.Sprint(ns.Scores.Get(p))
 			if v.Wide {
-				cell += fmt.Sprintf(" (%d)", n.RawScores.Get(p))
+				cell += fmt.Sprintf(" (%d)", ns.RawScores.Get(p))
 			}
 			row = append(row, cell)
 		}
@@ -286,7 +287,7 @@ func writeRanking(b *bytes.Buffer, e *Explanation, v ExplainView) {
 	}
 	_ = tw.Flush()
 	if bn := byName[e.BoundNode]; bn != nil && bn.Rank > top {
-		fmt.Fprintf(b, "... %s (bound) ranks %d with %d\n", bn.Node, bn.Rank, deref(bn.Total))
+		fmt.Fprintf(b, "... %s (bound) ranks %d with %d\n", bn.Node, bn.Rank, deref(bn.scores().Total))
 	}
 }
 
@@ -294,8 +295,8 @@ func writeRanking(b *bytes.Buffer, e *Explanation, v ExplainView) {
 // by name.
 func scoredPlugins(e *Explanation) []string {
 	set := map[string]bool{}
-	for _, n := range e.Nodes {
-		for _, p := range n.Scores.List() {
+	for i := range e.Nodes {
+		for _, p := range e.Nodes[i].scores().Scores.List() {
 			set[p.Name] = true
 		}
 	}
@@ -327,38 +328,39 @@ func writeNodeDetail(b *bytes.Buffer, e *Explanation, n *ExplainNode, st Styles)
 		}
 		_ = tw.Flush()
 		fmt.Fprintln(b, "  (* = the filter kube-scheduler stops at and reports)")
-		if len(n.Gaps) > 0 {
+		if gaps := n.detail().Gaps; len(gaps) > 0 {
 			fmt.Fprintln(b, "What would make it fit here:")
-			for _, g := range n.Gaps {
+			for _, g := range gaps {
 				writeGap(b, "  ", g)
 			}
 		}
 	} else {
 		head := fmt.Sprintf("Node %s: %s", n.Node, apply(st.Good, "feasible"))
-		if n.Total != nil {
-			head += fmt.Sprintf(", rank %d of %d, total %d", n.Rank, e.NumFeasible, *n.Total)
+		ns := n.scores()
+		if ns.Total != nil {
+			head += fmt.Sprintf(", rank %d of %d, total %d", n.Rank, e.NumFeasible, *ns.Total)
 			if n.Rank > 1 {
 				head += fmt.Sprintf(" (best: %s with %d)", e.Ranking[0], e.BestTotal)
 			}
 		}
 		fmt.Fprintln(b, apply(st.Title, head))
-		if n.Scores.Len() > 0 {
+		if ns.Scores.Len() > 0 {
 			tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "  PLUGIN\tRAW\tNORMALIZED\tWEIGHT\tWEIGHTED")
-			ps := make([]string, 0, n.Scores.Len())
-			for _, p := range n.Scores.List() {
+			ps := make([]string, 0, ns.Scores.Len())
+			for _, p := range ns.Scores.List() {
 				ps = append(ps, p.Name)
 			}
 			sort.Strings(ps)
 			for _, p := range ps {
-				fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\n", p, n.RawScores.Get(p), n.NormalizedScores.Get(p), e.ScorePluginWeights[p], n.Scores.Get(p))
+				fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\n", p, ns.RawScores.Get(p), ns.NormalizedScores.Get(p), e.ScorePluginWeights[p], ns.Scores.Get(p))
 			}
-			fmt.Fprintf(tw, "  total\t\t\t\t%d\n", deref(n.Total))
+			fmt.Fprintf(tw, "  total\t\t\t\t%d\n", deref(ns.Total))
 			_ = tw.Flush()
 		}
 	}
-	if len(n.Free) > 0 {
-		fmt.Fprintf(b, "Free on the node: %s\n", freeString(n.Free))
+	if free := n.detail().Free; len(free) > 0 {
+		fmt.Fprintf(b, "Free on the node: %s\n", freeString(free))
 	}
 }
 

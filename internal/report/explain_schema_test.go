@@ -24,6 +24,12 @@ func jsonPaths(t reflect.Type, prefix string) []string {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			// An embedded struct without a name of its own: encoding/json
+			// writes its fields as the outer struct's.
+			out = append(out, jsonPaths(f.Type, prefix)...)
+			continue
+		}
 		if name == "" || name == "-" {
 			continue
 		}

@@ -19,7 +19,7 @@ func sample() *Explanation {
 		Nodes: []ExplainNode{
 			{Node: "a", Failures: []Failure{{Plugin: "NodeResourcesFit", Reason: "Insufficient cpu", Code: "Unschedulable", First: true}}},
 			{Node: "b", Failures: []Failure{{Plugin: "NodeResourcesFit", Reason: "Insufficient cpu", Code: "Unschedulable", First: true}}},
-			{Node: "c", Feasible: true, Total: &total, Rank: 1, Scores: ScoreMapOf(map[string]int64{"NodeResourcesFit": 112, "TaintToleration": 300})},
+			{Node: "c", Feasible: true, Rank: 1, NodeScores: &NodeScores{Total: &total, Scores: ScoreMapOf(map[string]int64{"NodeResourcesFit": 112, "TaintToleration": 300})}},
 		},
 		Ranking: []string{"c"}, Selected: "c", TiedBest: []string{"c"}, BestTotal: 412, Nearest: []string{},
 	}
@@ -82,6 +82,7 @@ func TestExplainTableSummaryLines(t *testing.T) {
 			"Would be placed on: c (its nominated node: kube-scheduler tries it first and takes it, unscored, when it fits)\nNominated node:     c\n"},
 		{"a gap about no one plugin has no plugin prefix", func(e *Explanation) {
 			e.Nearest = []string{"a"}
+			e.Nodes[0].NodeDetail = &NodeDetail{}
 			e.Nodes[0].Gaps = []Gap{{Gap: "preemption nominated this node for ns/x (priority 9): the filters count them as running here"}, {Plugin: "NodeResourcesFit", Gap: "needs 1 cpu more"}}
 		}, "    preemption nominated this node for ns/x (priority 9): the filters count them as running here\n    NodeResourcesFit: needs 1 cpu more\n"},
 	}

@@ -123,12 +123,27 @@ type PreFilterOutcome struct {
 	Reason string `json:"reason"`
 }
 
-// ExplainNode is one node's verdict.
+// ExplainNode is one node's verdict. An explanation holds thousands of
+// them, so what most nodes do not have, or have alike, is held by pointer:
+// the scores (nodes that score alike share them) and the gaps and free
+// resources (only the nodes shown have them). In an explanation that
+// explain returns neither pointer is nil (the nodes without share an empty
+// one), so the fields they hold read as fields of the node; they are read
+// only, and a node is given other ones by replacing the pointer. The JSON
+// form is that of one flat object.
 type ExplainNode struct {
 	Node     string `json:"node"`
 	Feasible bool   `json:"feasible"`
 	// Failures are every filter that rejects the node, in filter order.
 	Failures []Failure `json:"failures,omitempty"`
+	*NodeScores
+	// Rank is the node's place in Ranking (1 = best; feasible nodes only).
+	Rank int `json:"rank,omitempty"`
+	*NodeDetail
+}
+
+// NodeScores are a feasible node's scores.
+type NodeScores struct {
 	// Scores are per plugin, normalized and weighted; they add up to Total.
 	// Each of the three is written as a map from plugin name to score.
 	Scores ScoreMap `json:"scores,omitzero"`
@@ -138,14 +153,40 @@ type ExplainNode struct {
 	NormalizedScores ScoreMap `json:"normalizedScores,omitzero"`
 	// Total is the node's total score (feasible nodes only).
 	Total *int64 `json:"total,omitempty"`
-	// Rank is the node's place in Ranking (1 = best; feasible nodes only).
-	Rank int `json:"rank,omitempty"`
+}
+
+// NodeDetail is what the report shows of the nodes it details (the
+// nearest rejected nodes, --node).
+type NodeDetail struct {
 	// Gaps say what would make the pod fit, per failing plugin (for the
 	// nearest nodes and for --node).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Free is what the node has left (cpu in millicores, memory in bytes,
 	// pods as a count), for the nearest nodes and --node.
 	Free map[string]int64 `json:"free,omitempty"`
+}
+
+// noScores and noDetail are what the renderers read of a node without
+// scores or detail (read only).
+var (
+	noScores NodeScores
+	noDetail NodeDetail
+)
+
+// scores returns n's scores, empty ones when it has none.
+func (n *ExplainNode) scores() *NodeScores {
+	if n.NodeScores == nil {
+		return &noScores
+	}
+	return n.NodeScores
+}
+
+// detail returns n's gaps and free resources, empty ones when it has none.
+func (n *ExplainNode) detail() *NodeDetail {
+	if n.NodeDetail == nil {
+		return &noDetail
+	}
+	return n.NodeDetail
 }
 
 // Failure is one filter plugin's rejection of a node.

@@ -23,7 +23,7 @@ func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *schedcore.C
 		return nil
 	}
 	out := &schedcore.FilterExplanation{}
-	s.violations(nodeInfo, func(v *violation) {
+	s.violations(nodeInfo, func(v violation) {
 		c := &s.Constraints[v.constraint]
 		if !v.labeled {
 			out.Gaps = append(out.Gaps, schedcore.Gap{Text: fmt.Sprintf("node has no %s label (topology spread constraint %d's topologyKey); %s", c.TopologyKey, v.constraint+1, ErrReasonNodeLabelNotMatch)})
@@ -47,7 +47,7 @@ func (pl *PodTopologySpread) FilterShortfall(_ context.Context, state *schedcore
 		return 1
 	}
 	var short float64
-	s.violations(nodeInfo, func(v *violation) { short = max(short, v.shortfall(&s.Constraints[v.constraint])) })
+	s.violations(nodeInfo, func(v violation) { short = max(short, v.shortfall(&s.Constraints[v.constraint])) })
 	if short == 0 {
 		return 1
 	}
@@ -74,20 +74,22 @@ func (v *violation) shortfall(c *topologySpreadConstraint) float64 {
 
 // violations calls fn, in constraint order, for each constraint the node
 // violates, from the counts PreFilter made and the node's domains as
-// Filter reads them.
-func (s *preFilterState) violations(nodeInfo *schedcore.NodeInfo, fn func(*violation)) {
+// Filter reads them. The violations are passed by value: FilterShortfall
+// runs on every rejected node of an explanation, and a violation by
+// pointer (to a func value) was allocated each.
+func (s *preFilterState) violations(nodeInfo *schedcore.NodeInfo, fn func(violation)) {
 	var buf [4]schedcore.Domain
 	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	for i := range s.Constraints {
 		c := &s.Constraints[i]
 		if doms[i] == schedcore.NoLabel {
-			fn(&violation{constraint: i})
+			fn(violation{constraint: i})
 			continue
 		}
 		minMatchNum := s.minMatchNum(i, c.MinDomains)
 		matchNum := int(s.counts.At(i, doms[i]))
 		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
-			fn(&violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum})
+			fn(violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum})
 		}
 	}
 }
