@@ -80,6 +80,13 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	// never reached.
 	snap := f.handle.Snapshot()
 	pos := state.listed.positions(snap, nodes)
+	if pos != nil {
+		for j, pi := range idx {
+			if p, ok := f.score[pi].(ScorePreparer); ok && !uniform[j] {
+				p.PrepareScore(ctx, state, pod)
+			}
+		}
+	}
 	// The nodes are scored a block at a time, and within a block plugin
 	// by plugin: the remembered scores of a block are read in one tight
 	// pass over each plugin's column, and Score runs only on the nodes
@@ -240,6 +247,19 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 type ColumnNormalizer interface {
 	NormalizeScorePlugin
 	NormalizeColumn(ctx context.Context, state *CycleState, pod *v1.Pod, scores []int64) *Status
+}
+
+// ScorePreparer is a ListedScorer that prepares, once per cycle, what its
+// ScoreListed reads by node position, where kube's plugin has no PreScore
+// to do it in (a PreScore of its own would add to what the plugin's
+// metrics and the profile show). PrepareScore runs after PreScore and
+// before the score loop, serially, and may write to state; it runs in the
+// cycles that may call ScoreListed (the feasible nodes are the snapshot's
+// listed ones), unless the plugin's Score is uniform. Score must not
+// depend on it.
+type ScorePreparer interface {
+	ListedScorer
+	PrepareScore(ctx context.Context, state *CycleState, pod *v1.Pod)
 }
 
 // scoreBlock is how many nodes RunScorePlugins scores as one piece of
