@@ -3,7 +3,6 @@ package schedcore
 import (
 	"context"
 	"math"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -29,35 +28,15 @@ type SelectorCount struct {
 	t   *memoTable[int32]
 	sel labels.Selector
 	ns  string
-	// list is the snapshot list the counts are by position for (Count
-	// finds a node's position once): indexed, when the selector has an
-	// equality requirement, every node's from the index: nzPos (in
-	// increasing order) and nzCount hold the positions whose count is not
-	// 0 and their counts, every other node of list counting 0; else,
-	// after Settle, byPos holds the given nodes' counts, -1 for the
-	// others.
-	list    []*NodeInfo
-	byPos   []int32
-	nzPos   []int32
-	nzCount []int32
+	// list and byPos hold the counts by list position: every node's from
+	// the index (nodes without a candidate pod count 0) when the selector
+	// has an equality requirement, else (after Settle) the given nodes',
+	// -1 for the others. Count finds a node's position once.
+	list  []*NodeInfo
+	byPos []int32
 	// nonZero are the nodes whose index count is not 0 (indexed only).
 	nonZero []*NodeInfo
 	indexed bool
-}
-
-// at returns the count of list position i, false when it is not known
-// by position.
-func (c *SelectorCount) at(i int) (int, bool) {
-	if c.indexed {
-		if k, found := slices.BinarySearch(c.nzPos, int32(i)); found {
-			return int(c.nzCount[k]), true
-		}
-		return 0, true
-	}
-	if v := c.byPos[i]; v >= 0 {
-		return int(v), true
-	}
-	return 0, false
 }
 
 // Counts returns a SelectorCount per selector for namespace ns over snap
@@ -82,7 +61,7 @@ next:
 			}
 		}
 		list := snap.nodeInfoList
-		var nzPos, nzCount []int32
+		var byPos []int32
 		var nonZero []*NodeInfo
 		var t *memoTable[int32]
 		indexed := snap.podIndex.candidates(snap, sel, ns, func(candidates int) func(ni *NodeInfo, pods []*PodInfo) {
@@ -103,8 +82,10 @@ next:
 				if c == 0 || j < 0 {
 					return
 				}
-				// The index visits nodes in list order.
-				nzPos, nzCount = append(nzPos, int32(j)), append(nzCount, c)
+				if byPos == nil {
+					byPos = make([]int32, len(list))
+				}
+				byPos[j] = c
 				nonZero = append(nonZero, ni)
 			}
 		})
@@ -112,10 +93,7 @@ next:
 			t.release()
 		}
 		if indexed {
-			if !slices.IsSorted(nzPos) {
-				sortByPos(nzPos, nzCount)
-			}
-			cs[i].list, cs[i].nzPos, cs[i].nzCount, cs[i].nonZero, cs[i].indexed = list, nzPos, nzCount, nonZero, true
+			cs[i].list, cs[i].byPos, cs[i].nonZero, cs[i].indexed = list, byPos, nonZero, true
 			continue
 		}
 		t = m.memo.acquire(key, snap.NumNodes())
@@ -170,8 +148,11 @@ func (c SelectorCount) Count(ni *NodeInfo) int {
 	switch {
 	case c.list != nil:
 		if i := indexIn(c.list, ni); i >= 0 {
-			if v, ok := c.at(i); ok {
-				return v
+			if c.byPos == nil {
+				return 0
+			}
+			if v := c.byPos[i]; v >= 0 {
+				return int(v)
 			}
 		}
 		return CountMatchingPods(ni.Pods, c.sel, c.ns)
@@ -184,19 +165,6 @@ func (c SelectorCount) Count(ni *NodeInfo) int {
 	v := CountMatchingPods(ni.Pods, c.sel, c.ns)
 	c.t.put(ni, countOf(v))
 	return v
-}
-
-// sortByPos sorts positions and their counts by position.
-func sortByPos(pos, counts []int32) {
-	idx := make([]int, len(pos))
-	for k := range idx {
-		idx[k] = k
-	}
-	slices.SortFunc(idx, func(a, b int) int { return int(pos[a]) - int(pos[b]) })
-	p, c := slices.Clone(pos), slices.Clone(counts)
-	for k, j := range idx {
-		pos[k], counts[k] = p[j], c[j]
-	}
 }
 
 // countOf is a node's count of matching pods as remembered: a node's pods
@@ -212,7 +180,13 @@ func (c SelectorCount) CountAt(snap *Snapshot, pos int, gen int64) (int, bool) {
 		if !sameList(c.list, snap.nodeInfoList) || pos < 0 || pos >= len(c.list) {
 			return 0, false
 		}
-		return c.at(pos)
+		if c.byPos == nil {
+			return 0, true
+		}
+		if v := c.byPos[pos]; v >= 0 {
+			return int(v), true
+		}
+		return 0, false
 	case c.t == nil:
 		return 0, true
 	}
