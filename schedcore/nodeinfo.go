@@ -37,6 +37,9 @@ type NodeInfo struct {
 	listPos int
 	// Generation changes whenever the NodeInfo changes.
 	Generation int64
+	// nodeGen is the Generation the node object was set (or removed)
+	// at: it changes whenever the node object changes, not with its pods.
+	nodeGen int64
 	// Requested is the sum of the pods' requests.
 	Requested Resource
 	// Allocatable is node.status.allocatable.
@@ -103,6 +106,7 @@ func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.Allocatable = Resource{}
 	n.Allocatable.Add(node.Status.Allocatable)
 	n.Generation = nextGeneration()
+	n.nodeGen = n.Generation
 }
 
 // RemoveNode forgets the node object and keeps the pods.
@@ -110,6 +114,7 @@ func (n *NodeInfo) RemoveNode() {
 	n.node = nil
 	n.name, n.taints, n.unschedulable = "", nil, false
 	n.Generation = nextGeneration()
+	n.nodeGen = n.Generation
 }
 
 // AddPod adds a pod, computing its PodInfo with the default features.
@@ -214,6 +219,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		Allocatable:      *n.Allocatable.Clone(),
 		ImageStates:      n.ImageStates,
 		Generation:       n.Generation,
+		nodeGen:          n.nodeGen,
 		listPos:          n.listPos,
 	}
 	// Empty maps are not copied: update makes them when first written.

@@ -394,6 +394,14 @@ func (m *VerdictMemo) Len() int {
 // Get returns the value remembered for ni, if ni is unchanged since Put.
 func (v VerdictView) Get(ni *NodeInfo) (uint16, bool) { return v.getAt(ni.listPos-1, ni.Generation) }
 
+// GetByNode returns the value remembered for ni's node object, if that
+// object is unchanged since PutByNode (whatever happened to its pods):
+// for values that depend on the node object alone.
+func (v VerdictView) GetByNode(ni *NodeInfo) (uint16, bool) { return v.getAt(ni.listPos-1, ni.nodeGen) }
+
+// PutByNode remembers val for ni's node object (as Put).
+func (v VerdictView) PutByNode(ni *NodeInfo, val uint16) { v.putAt(ni.listPos-1, ni.nodeGen, val) }
+
 // Put remembers val for ni. A node outside the snapshot list, a generation
 // outside the view's window or a value above maxVerdictValue is not
 // remembered.

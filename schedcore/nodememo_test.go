@@ -125,3 +125,38 @@ func TestVerdictMemo(t *testing.T) {
 }
 
 func key(s string) *schedcore.MemoKey { return new(schedcore.MemoKey).String(s) }
+
+// TestVerdictMemoByNode checks the entries kept for a node object
+// (GetByNode, and GetAt with Snapshot.NodeGenerationAt): they outlive pods
+// placed on the node, not a change of the node object.
+func TestVerdictMemoByNode(t *testing.T) {
+	c := schedcore.NewCache(schedcore.DefaultFeatures)
+	for _, n := range []string{"a", "b", "c"} {
+		c.AddNode(schedtest.MakeNode(n).Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj())
+	}
+	s := schedcore.NewEmptySnapshot()
+	c.UpdateSnapshot(s)
+	v := schedcore.NewVerdictMemo(1).View(key("k"), s.NumNodes())
+	for i, ni := range s.List() {
+		v.PutByNode(ni, uint16(i+1))
+	}
+	check := func(what string, hit func(string) bool) {
+		t.Helper()
+		for i, ni := range s.List() {
+			got, ok := v.GetByNode(ni)
+			gotAt, okAt := v.GetAt(i, s.NodeGenerationAt(i))
+			if want := hit(ni.Name()); ok != want || okAt != want || ok && (got != uint16(i+1) || gotAt != got) {
+				t.Errorf("%s: node %s: got %d, %v (by position %d, %v); want %d, %v", what, ni.Name(), got, ok, gotAt, okAt, i+1, want)
+			}
+		}
+	}
+	check("unchanged nodes", func(string) bool { return true })
+	if err := c.AddPod(schedtest.MakePod("p1").UID("p1").Req("cpu", "1").Node("b").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	c.UpdateSnapshot(s)
+	check("after a pod was added to b", func(string) bool { return true })
+	c.UpdateNode(nil, schedtest.MakeNode("c").Label("zone", "z1").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj())
+	c.UpdateSnapshot(s)
+	check("after c was relabelled", func(n string) bool { return n != "c" })
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -70,23 +71,35 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	views, memo := f.scoreViews(state, pod, idx)
 	uniform := f.uniformScores(state, pod, idx, b)
 	raw, listed := b.raw, b.listed
+	// The first error stops the loop: the blocks not started yet return
+	// at once (no context of its own: making and cancelling one costs
+	// each cycle more than the flag).
 	var errOnce sync.Once
 	var firstErr error
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	var failed atomic.Bool
 	// The feasible nodes that findNodesThatPassFilters found in the
 	// snapshot's list: their names and generations are read from the
 	// snapshot's columns, and a node whose scores are all remembered is
 	// never reached.
 	snap := f.handle.Snapshot()
 	pos := state.listed.positions(snap, nodes)
+	if pos != nil {
+		for j, pi := range idx {
+			if p, ok := f.score[pi].(ScorePreparer); ok && !uniform[j] {
+				p.PrepareScore(ctx, state, pod)
+			}
+		}
+	}
 	// The nodes are scored a block at a time, and within a block plugin
 	// by plugin: the remembered scores of a block are read in one tight
 	// pass over each plugin's column, and Score runs only on the nodes
 	// whose score is not remembered. Each Score is independent of the
 	// others, so the order they run in changes nothing.
 	blocks := (len(nodes) + scoreBlock - 1) / scoreBlock
-	f.handle.Parallelizer().Until(cctx, blocks, func(blk int) {
+	f.handle.Parallelizer().Until(ctx, blocks, func(blk int) {
+		if failed.Load() {
+			return
+		}
 		lo, hi := blk*scoreBlock, min(len(nodes), (blk+1)*scoreBlock)
 		var ps [scoreBlock]int
 		var gens [scoreBlock]int64
@@ -130,17 +143,17 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				var s *Status
 				if state.RecordPluginMetrics && f.recorder != nil {
 					t := time.Now()
-					sc, s = pl.Score(cctx, state, pod, n)
+					sc, s = pl.Score(ctx, state, pod, n)
 					f.recorder.Plugin(pl.Name(), ExtScore, s.Code(), time.Since(t))
 				} else if ls != nil && pos != nil {
-					sc, s = ls.ScoreListed(cctx, state, pod, n, ps[k], gens[k])
+					sc, s = ls.ScoreListed(ctx, state, pod, n, ps[k], gens[k])
 				} else {
-					sc, s = pl.Score(cctx, state, pod, n)
+					sc, s = pl.Score(ctx, state, pod, n)
 				}
 				if !s.IsSuccess() {
 					errOnce.Do(func() {
 						firstErr = fmt.Errorf("plugin %q failed with: %w", pl.Name(), s.AsError())
-						cancel()
+						failed.Store(true)
 					})
 					return
 				}
@@ -240,6 +253,19 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 type ColumnNormalizer interface {
 	NormalizeScorePlugin
 	NormalizeColumn(ctx context.Context, state *CycleState, pod *v1.Pod, scores []int64) *Status
+}
+
+// ScorePreparer is a ListedScorer that prepares, once per cycle, what its
+// ScoreListed reads by node position, where kube's plugin has no PreScore
+// to do it in (a PreScore of its own would add to what the plugin's
+// metrics and the profile show). PrepareScore runs after PreScore and
+// before the score loop, serially, and may write to state; it runs in the
+// cycles that may call ScoreListed (the feasible nodes are the snapshot's
+// listed ones), unless the plugin's Score is uniform. Score must not
+// depend on it.
+type ScorePreparer interface {
+	ListedScorer
+	PrepareScore(ctx context.Context, state *CycleState, pod *v1.Pod)
 }
 
 // scoreBlock is how many nodes RunScorePlugins scores as one piece of

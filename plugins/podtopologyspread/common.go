@@ -37,7 +37,8 @@ const (
 // node by node, remembering per node whether the pod's required node
 // affinity matches it and whether the pod tolerates its taints, keyed by
 // the pod's node constraints and tolerations (pods of a workload share
-// them), while the node is unchanged.
+// them), while the node object is unchanged: the verdicts depend on its
+// labels and taints alone, so placing pods on it keeps them.
 type inclusion struct {
 	pl      *PodTopologySpread
 	pod     *v1.Pod
@@ -69,26 +70,26 @@ func (in *inclusion) verdict(ni *schedcore.NodeInfo) uint16 {
 		return inclKnown
 	}
 	if in.memo {
-		if v, ok := in.view.Get(ni); ok {
+		if v, ok := in.view.GetByNode(ni); ok {
 			return v
 		}
 	}
 	v := in.pl.inclusionOf(in.pod, in.require, ni.Node())
 	if in.memo {
-		in.view.Put(ni, v)
+		in.view.PutByNode(ni, v)
 	}
 	return v
 }
 
-// verdictAt is verdict for the node the snapshot lists at pos with
-// generation gen, when known without the node (no policy honoured, or
-// remembered).
-func (in *inclusion) verdictAt(pos int, gen int64) (uint16, bool) {
+// verdictAt is verdict for the node the snapshot lists at pos, when
+// known without the node (no policy honoured, or remembered for its node
+// object).
+func (in *inclusion) verdictAt(pos int) (uint16, bool) {
 	if !in.needed {
 		return inclKnown, true
 	}
 	if in.memo {
-		return in.view.GetAt(pos, gen)
+		return in.view.GetAt(pos, in.pl.handle.Snapshot().NodeGenerationAt(pos))
 	}
 	return 0, false
 }

@@ -74,7 +74,7 @@ func shareAt(lc *lazyCount, constraints []topologySpreadConstraint, i int, count
 		if !all {
 			return 0, 0, false, true
 		}
-		v, known := incl.verdictAt(pos, gen)
+		v, known := incl.verdictAt(pos)
 		if !known {
 			return 0, 0, false, false
 		}
