@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -181,11 +180,11 @@ func weightedAffinityTerms(pod *v1.Pod, in []v1.WeightedPodAffinityTerm) ([]Weig
 }
 
 func newAffinityTerm(pod *v1.Pod, term *v1.PodAffinityTerm) (AffinityTerm, error) {
-	sel, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
+	sel, err := LabelSelectorAsSelector(term.LabelSelector)
 	if err != nil {
 		return AffinityTerm{}, err
 	}
-	nsSel, err := metav1.LabelSelectorAsSelector(term.NamespaceSelector)
+	nsSel, err := LabelSelectorAsSelector(term.NamespaceSelector)
 	if err != nil {
 		return AffinityTerm{}, err
 	}

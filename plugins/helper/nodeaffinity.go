@@ -14,40 +14,29 @@ import (
 // matchFields and every term parses, terms are matched on labels alone;
 // otherwise matching falls back to component-helpers, errors included.
 type RequiredNodeAffinity struct {
-	fallback    nodeaffinity.RequiredNodeAffinity
-	fast        bool
+	// fallback matches when the terms are not matched on labels alone.
+	fallback    *nodeaffinity.RequiredNodeAffinity
 	selector    labels.Selector
 	hasRequired bool
 	terms       []labels.Selector
 }
 
 // GetRequiredNodeAffinity parses the pod's nodeSelector and required node
-// affinity, as component-helpers' function of the same name.
+// affinity, as component-helpers' function of the same name. Both are
+// parsed once per distinct object (see schedcore.SpecCache).
 func GetRequiredNodeAffinity(pod *v1.Pod) RequiredNodeAffinity {
-	r := RequiredNodeAffinity{fallback: nodeaffinity.GetRequiredNodeAffinity(pod), fast: true}
-	if len(pod.Spec.NodeSelector) > 0 {
-		r.selector = labels.SelectorFromSet(pod.Spec.NodeSelector)
-	}
+	var r RequiredNodeAffinity
 	a := pod.Spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return r
-	}
-	r.hasRequired = true
-	for i := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		t := &a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[i]
-		if len(t.MatchExpressions) == 0 && len(t.MatchFields) == 0 {
-			continue // an empty term selects nothing
-		}
-		if len(t.MatchFields) > 0 {
-			r.fast = false
-			return r
-		}
-		sel, ok := requirementsAsSelector(t.MatchExpressions)
+	if a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		terms, ok := parseRequiredTerms(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
 		if !ok {
-			r.fast = false
-			return r
+			fb := nodeaffinity.GetRequiredNodeAffinity(pod)
+			return RequiredNodeAffinity{fallback: &fb}
 		}
-		r.terms = append(r.terms, sel)
+		r.hasRequired, r.terms = true, terms
+	}
+	if len(pod.Spec.NodeSelector) > 0 {
+		r.selector = nodeSelectorAsSelector(pod.Spec.NodeSelector)
 	}
 	return r
 }
@@ -55,7 +44,7 @@ func GetRequiredNodeAffinity(pod *v1.Pod) RequiredNodeAffinity {
 // Match reports whether the node satisfies the pod's nodeSelector and
 // required node affinity.
 func (r *RequiredNodeAffinity) Match(node *v1.Node) (bool, error) {
-	if !r.fast {
+	if r.fallback != nil {
 		return r.fallback.Match(node)
 	}
 	ls := labels.Set(node.Labels)
@@ -114,7 +103,21 @@ type PreferredSchedulingTerms struct {
 
 // NewPreferredSchedulingTerms parses the terms, returning component-helpers'
 // error when one does not parse. Terms of weight 0 or empty are skipped.
+// Each distinct list is parsed once (see schedcore.SpecCache): the result
+// is shared and read-only.
 func NewPreferredSchedulingTerms(terms []v1.PreferredSchedulingTerm) (*PreferredSchedulingTerms, error) {
+	if len(terms) == 0 {
+		return newPreferredSchedulingTerms(terms)
+	}
+	return preferredTerms.Get(&terms[0],
+		func(old []v1.PreferredSchedulingTerm) bool { return equalPreferredTerms(old, terms) },
+		func() ([]v1.PreferredSchedulingTerm, *PreferredSchedulingTerms, error) {
+			p, err := newPreferredSchedulingTerms(terms)
+			return copyPreferredTerms(terms), p, err
+		})
+}
+
+func newPreferredSchedulingTerms(terms []v1.PreferredSchedulingTerm) (*PreferredSchedulingTerms, error) {
 	fb, err := nodeaffinity.NewPreferredSchedulingTerms(terms)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/utils/ptr"
@@ -187,7 +186,7 @@ func (pl *PodTopologySpread) filterTopologySpreadConstraints(constraints []v1.To
 		if c.WhenUnsatisfiable != action {
 			continue
 		}
-		selector, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+		selector, err := schedcore.LabelSelectorAsSelector(c.LabelSelector)
 		if err != nil {
 			return nil, err
 		}
