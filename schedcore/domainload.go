@@ -66,3 +66,11 @@ func (data *domainData) mark(dom Domain) {
 		data.present[dom/64] |= 1 << (dom % 64)
 	}
 }
+
+// keyValues is the number of values of key k's label (0 when none).
+func (d *DomainCounts) keyValues(k int) int {
+	if col := d.keys[k].col; col != nil {
+		return col.NumValues()
+	}
+	return 0
+}
