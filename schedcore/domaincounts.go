@@ -60,6 +60,10 @@ type domainData struct {
 	// dense once it holds more than size/sparseShare domains.
 	sparse map[Domain]int64
 	size   int
+	// present, when not nil (sparse counts Load made), has the bits of
+	// the domains sparse holds set, by id, for the ids below its length:
+	// At and Counted skip the map lookup for the others.
+	present []uint64
 	// numCounted is the number of counted domains; nonZero the number of
 	// domains whose count is not 0.
 	numCounted, nonZero int
@@ -221,6 +225,9 @@ func (d *DomainCounts) At(k int, dom Domain) int64 {
 		return 0
 	}
 	if data.sparse != nil {
+		if data.absent(dom) {
+			return 0
+		}
 		return data.sparse[dom]
 	}
 	if int(dom) >= len(data.counts) {
@@ -233,6 +240,9 @@ func (d *DomainCounts) At(k int, dom Domain) int64 {
 func (d *DomainCounts) Counted(k int, dom Domain) bool {
 	data := d.keys[k].data
 	if data != nil && data.sparse != nil {
+		if dom < 0 || data.absent(dom) {
+			return false
+		}
 		_, ok := data.sparse[dom]
 		return ok
 	}
@@ -303,6 +313,7 @@ func (d *DomainCounts) Add(k int, dom Domain, delta int64) {
 	if data.sparse != nil {
 		was, counted := data.sparse[dom]
 		data.sparse[dom] = was + delta
+		data.mark(dom)
 		if was == 0 && was+delta != 0 {
 			data.nonZero++
 		} else if was != 0 && was+delta == 0 {
@@ -366,33 +377,6 @@ func (d *DomainCounts) AddAt(k int, ni *NodeInfo, dom Domain, delta int64) {
 // gets a domain of its own).
 func (d *DomainCounts) AddValue(k int, value string, delta int64) {
 	d.Add(k, d.domainOf(k, value), delta)
-}
-
-// Load sets key k's counts to totals a caller keeps across cycles, by
-// domain: counts[dom] in each domain with members[dom] > 0 (nodes that
-// count there), which is counted even with 0; the other domains are not
-// counted. Domains are the snapshot's (NodeDomains of its nodes), so the
-// slices are no longer than its values. It replaces what Add counted.
-func (d *DomainCounts) Load(k int, counts []int64, members []int32) {
-	key := &d.keys[k]
-	n := key.col.NumValues()
-	data := &domainData{counts: make([]int64, n), counted: make([]bool, n)}
-	data.refs.Store(1)
-	for dom, m := range members {
-		if m <= 0 {
-			continue
-		}
-		data.counted[dom] = true
-		data.numCounted++
-		if c := counts[dom]; c != 0 {
-			data.counts[dom] = c
-			data.nonZero++
-		}
-	}
-	if old := key.data; old != nil {
-		old.refs.Add(-1)
-	}
-	key.data = data
 }
 
 // ForEach calls fn for each counted domain of key k, in id order.
@@ -479,6 +463,7 @@ func (d *DomainCounts) own(k int) *domainData {
 			nonZero:    old.nonZero,
 			values:     append([]string(nil), old.values...),
 			size:       old.size,
+			present:    append([]uint64(nil), old.present...),
 		}
 		if old.sparse != nil {
 			data.counts, data.counted = nil, nil
@@ -515,7 +500,7 @@ func (data *domainData) densify() {
 	for dom, c := range data.sparse {
 		data.counts[dom], data.counted[dom] = c, true
 	}
-	data.sparse, data.size = nil, 0
+	data.sparse, data.size, data.present = nil, 0, nil
 }
 
 // NodeValues holds one value per node of a snapshot for one cycle (what

@@ -37,6 +37,10 @@ type DomainTotals struct {
 	// stable for its lifetime).
 	counts  []int64
 	members []int32
+	// values is how many domains the key has (its label column's
+	// values), when the caller tells (Load*): the first growth of counts
+	// and members takes them to that length at once.
+	values int
 }
 
 // nodeShare is what one node adds, in 4 bytes: count (the low
@@ -105,6 +109,7 @@ func (c *TotalsCache) SetMaxKeys(n int) { c.maxLen = max(n, 1) }
 func (c *TotalsCache) Load(mk *MemoKey, snap *Snapshot, into *DomainCounts, k int, share func(ni *NodeInfo) (dom Domain, count int64, ok bool)) {
 	t := c.get(mk.Key())
 	defer t.mu.Unlock()
+	t.values = into.keyValues(k)
 	t.sync(snap, share)
 	into.Load(k, t.counts, t.members)
 }
@@ -119,6 +124,7 @@ func (c *TotalsCache) Load(mk *MemoKey, snap *Snapshot, into *DomainCounts, k in
 func (c *TotalsCache) LoadSparse(mk *MemoKey, snap *Snapshot, into *DomainCounts, k int, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), candidates func() ([]*NodeInfo, bool)) {
 	t := c.get(mk.Key())
 	defer t.mu.Unlock()
+	t.values = into.keyValues(k)
 	if !t.fillSparse(snap, share, candidates) {
 		t.sync(snap, share)
 	}
@@ -138,6 +144,7 @@ type ShareAt func(pos int, gen int64) (dom Domain, count int64, ok, known bool)
 func (c *TotalsCache) LoadListed(mk *MemoKey, snap *Snapshot, into *DomainCounts, k int, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), shareAt ShareAt) {
 	t := c.get(mk.Key())
 	defer t.mu.Unlock()
+	t.values = into.keyValues(k)
 	if !t.fillListed(snap, share, shareAt) {
 		t.sync(snap, share)
 	}
@@ -321,8 +328,8 @@ func (t *DomainTotals) fill(i int, dom Domain, count int64) {
 		s, t.wide[int32(i)] = wideShareMark, wideShare{dom: dom, count: count}
 	}
 	t.setShare(i, s)
-	for int(dom) >= len(t.counts) {
-		t.counts, t.members = append(t.counts, 0), append(t.members, 0)
+	if need := int(dom) + 1; need > len(t.counts) {
+		t.extend(need)
 	}
 	t.counts[dom] += count
 	t.members[dom]++
@@ -349,4 +356,21 @@ func (t *DomainTotals) fillListed(snap *Snapshot, share func(ni *NodeInfo) (Doma
 		t.fill(i, dom, count)
 	}
 	return true
+}
+
+// extend makes counts and members need long, the new domains zero: in
+// place when their capacity allows (start keeps it across fills), else
+// to the key's number of values (or twice the capacity) at once.
+func (t *DomainTotals) extend(need int) {
+	if need > cap(t.counts) || need > cap(t.members) {
+		size := max(need, t.values, 2*cap(t.counts))
+		counts, members := make([]int64, len(t.counts), size), make([]int32, len(t.members), size)
+		copy(counts, t.counts)
+		copy(members, t.members)
+		t.counts, t.members = counts, members
+	}
+	old := len(t.counts)
+	t.counts, t.members = t.counts[:need], t.members[:need]
+	clear(t.counts[old:])
+	clear(t.members[old:])
 }

@@ -73,6 +73,11 @@ next:
 			if denseCandidates(candidates, snap.NumNodes()) {
 				t = m.memo.acquire(key, snap.NumNodes())
 			}
+			// At most one node per candidate pod has a count: sized at
+			// once up to what sparse counts keep (past that, byPos).
+			if c := min(candidates, max(8, len(list)/16)+1); c > 0 {
+				nzPos, nzCount, nonZero = make([]int32, 0, c), make([]int32, 0, c), make([]*NodeInfo, 0, c)
+			}
 			return func(ni *NodeInfo, pods []*PodInfo) {
 				var c int32
 				if t == nil {
