@@ -205,6 +205,12 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 			rejected = append(rejected, int32(i))
 		}
 	}
+	if err == nil && diag != nil {
+		// A node was found: the rejections were read into the nodes'
+		// entries and nothing reads their map any more (a failure's is its
+		// FitError's and is kept), so its list serves later cycles.
+		diag.NodeToStatus.Release()
+	}
 	// The nodes are diagnosed in parallel, each into its own entry, as
 	// the filters ran: the filters and their explainers only read the
 	// cycle state and the node. Every node is diagnosed even when ctx is

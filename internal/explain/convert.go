@@ -53,15 +53,8 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 	// The nodes without scores or detail share empty ones (see
 	// report.ExplainNode); Explain gives the nodes it details their own.
 	noScores, noDetail := &report.NodeScores{}, &report.NodeDetail{}
-	// The rejected nodes' failures share one array (thousands of small
-	// slices otherwise); each node's slice is capped at its own length.
-	nf := 0
-	for i := range ex.Nodes {
-		if ne := &ex.Nodes[i]; !ne.Feasible {
-			nf += max(len(ne.Failures), 1)
-		}
-	}
-	failures := make([]report.Failure, 0, nf)
+	// The rejected nodes' failures are shared where they read the same.
+	fails := failureLists{}
 	for k, i := range order {
 		ne := &ex.Nodes[i]
 		n := &rep.Nodes[k]
@@ -75,19 +68,7 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 			}
 			continue
 		}
-		start := len(failures)
-		if len(ne.Failures) > 0 {
-			for j, f := range ne.Failures {
-				failures = append(failures, failure(f.Plugin, f.Status, j == 0))
-			}
-		} else if ne.Status != nil {
-			// Rejected before any filter ran on it: by PreFilter, or left
-			// out by a PreFilterResult.
-			failures = append(failures, failure(ne.Status.Plugin(), ne.Status, true))
-		}
-		if len(failures) > start {
-			n.Failures = failures[start:len(failures):len(failures)]
-		}
+		n.Failures = fails.of(ne)
 	}
 	return rep, order
 }
