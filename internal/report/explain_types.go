@@ -1,5 +1,7 @@
 package report
 
+import "encoding/json"
+
 // Explanation is `kubectl sched explain pod`'s machine-readable result: one
 // scheduling cycle of one pod with every filter verdict per node and every
 // score per plugin. Its JSON form is the documented schema (docs/explain.md);
@@ -187,6 +189,19 @@ func (n *ExplainNode) detail() *NodeDetail {
 		return &noDetail
 	}
 	return n.NodeDetail
+}
+
+// UnmarshalJSON reads a node as explain writes it, giving it its own scores
+// and detail, so that a decoded node's fields read like a returned one's
+// even when the JSON has none of them.
+func (n *ExplainNode) UnmarshalJSON(b []byte) error {
+	type plain ExplainNode // without this method
+	p := plain{NodeScores: &NodeScores{}, NodeDetail: &NodeDetail{}}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*n = ExplainNode(p)
+	return nil
 }
 
 // Failure is one filter plugin's rejection of a node.
