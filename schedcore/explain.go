@@ -215,7 +215,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	// the filters ran: the filters and their explainers only read the
 	// cycle state and the node. Every node is diagnosed even when ctx is
 	// cancelled (the plugins still see ctx), so no entry is left half done.
-	filters := fw.activeFilters(state)
+	filters, mem := fw.diagnosisFilters(state)
 	// The rejected nodes' verdicts are copied into the scratch when it is
 	// kept until Release (ExplainShortfalls); Explain's are their own.
 	var keep *verdictSlab
@@ -225,7 +225,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	diagnoseNode := func(ctx context.Context, i int32, gaps bool) {
 		ne, ni := &ex.Nodes[i], list[i]
 		if statuses[i] != nil {
-			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps, statuses[i], keep)
+			ne.Failures = fw.diagnoseWithNominatedPods(ctx, filters, state, pod, ni, gaps, statuses[i], keep, mem)
 			ne.Nominated = fw.countedNominatedPods(pod, ni)
 		} else {
 			ne.LeftOutBy = fw.explainLeftOut(ctx, state, pod, ni, diag.LeftOutBy, ne.Status, gaps)
