@@ -46,8 +46,12 @@ func TestDiagnosisReadsRememberedVerdicts(t *testing.T) {
 	cache.UpdateSnapshot(snap)
 	newFramework := func(calls *atomic.Int64) *schedcore.Framework {
 		reg := schedcore.Registry{
-			"Gate":  {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return gateClosed{}, nil }},
-			"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return sharedSlotFilter{slotFilter{calls: calls}}, nil }},
+			"Gate": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+				return gateClosed{}, nil
+			}},
+			"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+				return sharedSlotFilter{slotFilter{calls: calls}}, nil
+			}},
 		}
 		name := v1.DefaultSchedulerName
 		profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
