@@ -118,7 +118,7 @@ func (b *scoreBuffers) listScoresBy(out []NodePluginScores, rowHashes func(h []u
 }
 
 // rowScratch is listScoresBy's working memory, kept between cycles (a
-// cycle of 5000 nodes needs some 150 KB of it): nothing of it outlives
+// cycle of 5000 nodes needs some 100 KB of it): nothing of it outlives
 // the call.
 type rowScratch struct {
 	row, first []int32
