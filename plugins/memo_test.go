@@ -98,6 +98,21 @@ func TestRememberedScoresMatchFreshFramework(t *testing.T) {
 	}
 }
 
+// explainVerdicts lists every node's verdicts in an explanation of pod:
+// each failing filter with its status and shortfall.
+func explainVerdicts(ctx context.Context, fw *schedcore.Framework, snap *schedcore.Snapshot, pod *v1.Pod) []string {
+	ex := schedcore.Explain(ctx, fw, snap, pod, nil)
+	var out []string
+	for _, ne := range ex.Nodes {
+		line := fmt.Sprint(ne.Name, " feasible ", ne.Feasible)
+		for _, v := range ne.Failures {
+			line += fmt.Sprint(" | ", v.Plugin, " ", v.Status.Code(), " ", v.Status.Reasons(), " ", v.Shortfall)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
 func checkRememberedScores(t *testing.T, imageless bool) {
 	rng := rand.New(rand.NewSource(11))
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
@@ -162,6 +177,11 @@ func checkRememberedScores(t *testing.T, imageless bool) {
 		want := score(newFramework(), pod, true)
 		if diff := cmp.Diff(want, score(long, pod, false)); diff != "" {
 			t.Fatalf("step %d: long-lived framework scores differ from a fresh one's (-fresh +long-lived):\n%s", step, diff)
+		}
+		// An explanation's diagnosis (every failing filter on every
+		// node) reads and writes the same memos.
+		if diff := cmp.Diff(explainVerdicts(ctx, newFramework(), snap, pod), explainVerdicts(ctx, long, snap, pod)); diff != "" {
+			t.Fatalf("step %d: long-lived framework's explanation differs from a fresh one's (-fresh +long-lived):\n%s", step, diff)
 		}
 	}
 	if imageless && (withoutImages < 30 || withoutImages > 270) {

@@ -51,7 +51,14 @@ func diagnoseFilters(ctx context.Context, filters []FilterPlugin, state *CycleSt
 // that plugin's verdict (the status its Filter returns there), and only
 // the filters after it run. Without first, or when its plugin is not one
 // of filters, every filter runs.
-func diagnoseAfter(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool, first *Status, keep *verdictSlab) []FilterVerdict {
+//
+// mem, when not nil, are the cycle's remembered verdicts of filters
+// (Framework.diagnosisFilters): a later filter's verdict remembered for the
+// node's generation is read rather than its Filter run again (most later
+// filters pass most rejected nodes, on thousands of them), and a verdict
+// Filter gives is remembered as the filter loop remembers it, so the next
+// explanation of a pod with the same key reads it.
+func diagnoseAfter(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool, first *Status, keep *verdictSlab, mem *filterMemos) []FilterVerdict {
 	k := -1
 	if first.IsRejected() {
 		k = slices.IndexFunc(filters, func(pl FilterPlugin) bool { return pl.Name() == first.Plugin() })
@@ -65,12 +72,70 @@ func diagnoseAfter(ctx context.Context, filters []FilterPlugin, state *CycleStat
 	// of nodes, was a large share of what an explanation allocated.
 	var buf [4]FilterVerdict
 	out := append(buf[:0], explainVerdict(ctx, filters[k], state, pod, nodeInfo, first, gaps))
-	for _, pl := range filters[k+1:] {
-		if v, failed := diagnose(ctx, pl, state, pod, nodeInfo, gaps); failed {
+	for j := k + 1; j < len(filters); j++ {
+		if v, failed := mem.diagnose(ctx, j, filters[j], state, pod, nodeInfo, gaps); failed {
 			out = append(out, v)
 		}
 	}
 	return keep.copyOf(out)
+}
+
+// filterMemos are a cycle's remembered filter verdicts, aligned with its
+// filters (CycleState.filters): the views of the NodeLocalFilters that
+// have one (remembered[j]) and their remembered rejections.
+type filterMemos struct {
+	views      []VerdictView
+	remembered []bool
+	rejects    []*rejectTable
+}
+
+// diagnosisFilters returns the filters a diagnosis of the cycle whose state
+// is state runs, with their remembered verdicts when the cycle's filter
+// loop ran through f with memos (nil otherwise).
+func (f *Framework) diagnosisFilters(state *CycleState) ([]FilterPlugin, *filterMemos) {
+	if state.filtersFor != f || state.remembered == nil {
+		return f.activeFilters(state), nil
+	}
+	return state.filters, &filterMemos{views: state.filterViews, remembered: state.remembered, rejects: state.filterRejects}
+}
+
+// diagnose is diagnose for the j-th filter, pl, with its verdict on the
+// node read from m when remembered for the node's generation, and
+// remembered there when Filter gives it (a pass, or a shared rejection),
+// as Framework.runFilters does. A nil m, or a filter without a memo,
+// runs Filter.
+func (m *filterMemos) diagnose(ctx context.Context, j int, pl FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool) (FilterVerdict, bool) {
+	if m == nil || j >= len(m.remembered) || !m.remembered[j] {
+		return diagnose(ctx, pl, state, pod, nodeInfo, gaps)
+	}
+	pos, gen := nodeInfo.listIndex(), nodeInfo.Generation
+	if v, ok := m.views[j].getAt(pos, gen); ok {
+		if v == verdictPass {
+			return FilterVerdict{}, false
+		}
+		// A remembered rejection: the plugin's shared status, stamped, as
+		// Filter would return it.
+		if s := m.rejects[j].status(v); s != nil {
+			return explainVerdict(ctx, pl, state, pod, nodeInfo, s, gaps), true
+		}
+	}
+	s := pl.Filter(ctx, state, pod, nodeInfo)
+	if s.IsSuccess() {
+		m.views[j].putAt(pos, gen, verdictPass)
+		return FilterVerdict{}, false
+	}
+	if !s.IsRejected() {
+		s = AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
+	}
+	shared := s.shared
+	s = s.WithPlugin(pl.Name())
+	// Only a shared rejection is remembered (see runFilters).
+	if shared {
+		if v, ok := m.rejects[j].value(s); ok {
+			m.views[j].putAt(pos, gen, v)
+		}
+	}
+	return explainVerdict(ctx, pl, state, pod, nodeInfo, s, gaps), true
 }
 
 // diagnose runs one filter on the node and, when it rejects, its
@@ -116,17 +181,19 @@ func (f *Framework) explainLeftOut(ctx context.Context, state *CycleState, pod *
 // failure in either pass is the plugin's verdict, as kube would report it
 // if that plugin ran alone.
 func (f *Framework) DiagnoseFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) []FilterVerdict {
-	return f.diagnoseWithNominatedPods(ctx, f.activeFilters(state), state, pod, nodeInfo, true, nil, nil)
+	return f.diagnoseWithNominatedPods(ctx, f.activeFilters(state), state, pod, nodeInfo, true, nil, nil, nil)
 }
 
 // diagnoseWithNominatedPods is DiagnoseFilterPluginsWithNominatedPods
 // with the cycle's active filters; without gaps, the verdicts carry the
 // shortfalls but no explanations. first, when not nil, is the status the
 // cycle's filters gave the node on this state (see diagnoseAfter); keep,
-// when not nil, holds the verdicts of a node not counting nominated pods.
-func (f *Framework) diagnoseWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool, first *Status, keep *verdictSlab) []FilterVerdict {
+// when not nil, holds the verdicts of a node not counting nominated pods;
+// mem, when not nil, are filters' remembered verdicts, read and written
+// for a node diagnosed without nominated pods (see diagnoseAfter).
+func (f *Framework) diagnoseWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, gaps bool, first *Status, keep *verdictSlab, mem *filterMemos) []FilterVerdict {
 	if f.handle.Nominator() == nil || state.noNominatedPods {
-		return diagnoseAfter(ctx, filters, state, pod, nodeInfo, gaps, first, keep)
+		return diagnoseAfter(ctx, filters, state, pod, nodeInfo, gaps, first, keep, mem)
 	}
 	added, withState, withInfo, err := f.addGENominatedPods(ctx, pod, state, nodeInfo)
 	if err != nil {
@@ -134,7 +201,7 @@ func (f *Framework) diagnoseWithNominatedPods(ctx context.Context, filters []Fil
 	}
 	if !added {
 		// No pod counted: the cycle filtered the node once, as here.
-		return diagnoseAfter(ctx, filters, state, pod, nodeInfo, gaps, first, keep)
+		return diagnoseAfter(ctx, filters, state, pod, nodeInfo, gaps, first, keep, mem)
 	}
 	var out []FilterVerdict
 	for _, pl := range filters {

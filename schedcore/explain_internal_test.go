@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"testing"
 
@@ -208,5 +209,47 @@ func TestVerdictSlabHandsOutSeparateLists(t *testing.T) {
 	var none *verdictSlab
 	if got := none.copyOf([]FilterVerdict{{Plugin: "a"}}); len(got) != 1 || got[0].Plugin != "a" {
 		t.Errorf("nil slab: %v", got)
+	}
+}
+
+// bucketRanking, where it applies (unique places, totals and places
+// spanning little), lists the scores in keyedRanking's order; where it
+// does not, it gives nil for the sorts to answer.
+func TestBucketRankingIsKeyedRanking(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for round := 0; round < 200; round++ {
+		n := 1 + rng.Intn(300)
+		scores := make([]NodePluginScores, n)
+		byName := make([]int32, n)
+		// Places with gaps (the unscored nodes between), in any order.
+		for i, k := range rng.Perm(n) {
+			byName[i] = int32(k*(1+round%3) + round%5)
+			scores[i] = NodePluginScores{Name: fmt.Sprintf("n%06d", byName[i]), TotalScore: int64(round%7) - 3 + rng.Int63n(int64(1+round%40))}
+		}
+		var sc rankScratch
+		got := slices.Clone(sc.bucketRanking(scores, byName))
+		if got == nil {
+			t.Fatalf("round %d: no bucket ranking of %d scores", round, n)
+		}
+		if want := keyedRanking(scores, byName); !slices.Equal(got, want) {
+			t.Fatalf("round %d: bucket ranking %v, want %v", round, got, want)
+		}
+	}
+	scores := []NodePluginScores{{Name: "a", TotalScore: 1}, {Name: "b", TotalScore: 2}}
+	for _, tt := range []struct {
+		name   string
+		totals [2]int64
+		byName []int32
+	}{
+		{"a place shared", [2]int64{1, 2}, []int32{3, 3}},
+		{"a place unknown", [2]int64{1, 2}, []int32{0, -1}},
+		{"places far beyond the scores", [2]int64{1, 2}, []int32{0, 1 << 20}},
+		{"totals far apart", [2]int64{math.MinInt64, math.MaxInt64}, []int32{0, 1}},
+	} {
+		scores[0].TotalScore, scores[1].TotalScore = tt.totals[0], tt.totals[1]
+		var sc rankScratch
+		if got := sc.bucketRanking(scores, tt.byName); got != nil {
+			t.Errorf("%s: bucket ranking %v, want none", tt.name, got)
+		}
 	}
 }

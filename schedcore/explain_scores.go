@@ -1,6 +1,9 @@
 package schedcore
 
-import "sync"
+import (
+	"math/bits"
+	"sync"
+)
 
 // spareScoreBuffers are score columns for the cycles that keep every
 // node's scores (Explain, and cycles that find the framework's buffers
@@ -57,12 +60,16 @@ func putSpareScoreBuffers(b *scoreBuffers) {
 // node is compared with the previous node's row first (alike nodes are
 // often listed side by side), then with the rows of the same hash.
 func (b *scoreBuffers) listScores(out []NodePluginScores) {
-	b.listScoresBy(out, b.rowHash)
+	b.listScoresBy(out, b.rowHashes)
 }
 
-// listScoresBy is listScores with the rows' hash function (tests give one
-// that collides).
-func (b *scoreBuffers) listScoresBy(out []NodePluginScores, rowHash func(i int) uint64) {
+// listScoresBy is listScores with the function that fills in the rows'
+// hashes (tests give one that collides). The hashes are computed a column
+// at a time and the rows are found in an open-addressing table of row
+// numbers kept between cycles: a map of hashes, cleared and grown each
+// cycle, and reading each node's row across the columns to hash it were
+// most of the time listScores took.
+func (b *scoreBuffers) listScoresBy(out []NodePluginScores, rowHashes func(h []uint64)) {
 	np := len(b.names)
 	if len(out) == 0 {
 		return
@@ -70,32 +77,33 @@ func (b *scoreBuffers) listScoresBy(out []NodePluginScores, rowHash func(i int) 
 	sc := getRowScratch(len(out))
 	defer putRowScratch(sc)
 	// row[i] is the distinct row node i has; first[r] the first node with row r.
-	row, first := sc.row, sc.first
-	// byHash is the last row of a hash; sameHash[r] the row before r with r's hash (-1: none).
-	byHash, sameHash := sc.byHash, sc.sameHash
-	defer func() { sc.first, sc.sameHash = first, sameHash }()
+	row, first, hash, table := sc.row, sc.first, sc.hash, sc.table
+	defer func() { sc.first = first }()
+	rowHashes(hash)
+	mask := uint64(len(table) - 1)
 	for i := range out {
-		if i > 0 && b.sameRow(int(first[row[i-1]]), i) {
+		if i > 0 && hash[i] == hash[i-1] && b.sameRow(int(first[row[i-1]]), i) {
 			row[i] = row[i-1]
 			continue
 		}
-		h := rowHash(i)
-		r, ok := byHash[h]
-		if !ok {
-			r = -1
-		}
-		for r >= 0 && !b.sameRow(int(first[r]), i) {
-			r = sameHash[r]
+		// table holds row+1 (0: free) at the first free slot from its
+		// hash on; a row is found by probing from the node's hash until a
+		// free slot.
+		h := hash[i]
+		slot := h & mask
+		r := int32(-1)
+		for table[slot] != 0 {
+			k := table[slot] - 1
+			if f := int(first[k]); hash[f] == h && b.sameRow(f, i) {
+				r = k
+				break
+			}
+			slot = (slot + 1) & mask
 		}
 		if r < 0 {
 			r = int32(len(first))
 			first = append(first, int32(i))
-			prev, ok := byHash[h]
-			if !ok {
-				prev = -1
-			}
-			sameHash = append(sameHash, prev)
-			byHash[h] = r
+			table[slot] = r + 1
 		}
 		row[i] = r
 	}
@@ -110,11 +118,14 @@ func (b *scoreBuffers) listScoresBy(out []NodePluginScores, rowHash func(i int) 
 }
 
 // rowScratch is listScoresBy's working memory, kept between cycles (a
-// cycle of 5000 nodes needs some 40 KB of it): nothing of it outlives
+// cycle of 5000 nodes needs some 100 KB of it): nothing of it outlives
 // the call.
 type rowScratch struct {
-	row, first, sameHash []int32
-	byHash               map[uint64]int32
+	row, first []int32
+	hash       []uint64
+	// table is the open-addressing table, a power of two at least twice
+	// the nodes.
+	table []int32
 }
 
 var spareRowScratch sync.Pool
@@ -123,14 +134,19 @@ var spareRowScratch sync.Pool
 func getRowScratch(n int) *rowScratch {
 	sc, _ := spareRowScratch.Get().(*rowScratch)
 	if sc == nil {
-		sc = &rowScratch{byHash: map[uint64]int32{}}
+		sc = &rowScratch{}
 	}
 	if cap(sc.row) < n {
-		sc.row = make([]int32, n)
+		sc.row, sc.hash = make([]int32, n), make([]uint64, n)
 	}
-	sc.row = sc.row[:n]
-	sc.first, sc.sameHash = sc.first[:0], sc.sameHash[:0]
-	clear(sc.byHash)
+	sc.row, sc.hash = sc.row[:n], sc.hash[:n]
+	sc.first = sc.first[:0]
+	size := 1 << bits.Len(uint(2*n-1))
+	if cap(sc.table) < size {
+		sc.table = make([]int32, size)
+	}
+	sc.table = sc.table[:size]
+	clear(sc.table)
 	return sc
 }
 
@@ -151,10 +167,37 @@ func (b *scoreBuffers) sameRow(i, k int) bool {
 func (b *scoreBuffers) rowHash(i int) uint64 {
 	var h uint64
 	for j := range b.names {
-		for _, v := range [2]int64{b.raw[j][i], b.normalized(j, i)} {
-			h = (h ^ uint64(v)) * 0x9e3779b97f4a7c15
-			h ^= h >> 29
-		}
+		h = mixScore(mixScore(h, b.raw[j][i]), b.normalized(j, i))
 	}
 	return h
+}
+
+// rowHashes sets h[i] to rowHash(i) for every node, a column at a time.
+func (b *scoreBuffers) rowHashes(h []uint64) {
+	clear(h)
+	for j := range b.names {
+		raw := b.raw[j][:len(h)]
+		switch {
+		case len(b.lists[j]) != 0:
+			list := b.lists[j][:len(h)]
+			for i := range h {
+				h[i] = mixScore(mixScore(h[i], raw[i]), list[i].Score)
+			}
+		case len(b.cols[j]) != 0:
+			col := b.cols[j][:len(h)]
+			for i := range h {
+				h[i] = mixScore(mixScore(h[i], raw[i]), col[i])
+			}
+		default:
+			for i := range h {
+				h[i] = mixScore(mixScore(h[i], raw[i]), raw[i])
+			}
+		}
+	}
+}
+
+// mixScore mixes v into the hash h.
+func mixScore(h uint64, v int64) uint64 {
+	h = (h ^ uint64(v)) * 0x9e3779b97f4a7c15
+	return h ^ h>>29
 }

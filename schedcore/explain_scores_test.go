@@ -41,10 +41,25 @@ func TestListScoresSharesOnlyEqualRows(t *testing.T) {
 			}
 			b.raw, b.lists, b.cols = append(b.raw, col), append(b.lists, list), append(b.cols, norm)
 		}
-		hashes := map[string]func(i int) uint64{
-			"rowHash":  b.rowHash,
-			"constant": func(int) uint64 { return 7 },
-			"one bit":  func(i int) uint64 { return b.rowHash(i) & 1 },
+		each := func(f func(i int) uint64) func(h []uint64) {
+			return func(h []uint64) {
+				for i := range h {
+					h[i] = f(i)
+				}
+			}
+		}
+		hashes := map[string]func(h []uint64){
+			"rowHashes": b.rowHashes,
+			"constant":  each(func(int) uint64 { return 7 }),
+			"one bit":   each(func(i int) uint64 { return b.rowHash(i) & 1 }),
+		}
+		// The column-wise hashes are the row-wise ones.
+		h := make([]uint64, nodes)
+		b.rowHashes(h)
+		for i := range h {
+			if h[i] != b.rowHash(i) {
+				t.Fatalf("round %d: node %d: rowHashes %x, rowHash %x", round, i, h[i], b.rowHash(i))
+			}
 		}
 		for name, h := range hashes {
 			out := make([]NodePluginScores, nodes)

@@ -58,8 +58,8 @@ func (s *verdictSlab) copyOf(vs []FilterVerdict) []FilterVerdict {
 
 // rankScratch is rankScores' working memory.
 type rankScratch struct {
-	rank, idx scratchCol[int32]
-	keys      scratchCol[uint64]
+	rank, idx, byPlace, start scratchCol[int32]
+	keys                      scratchCol[uint64]
 }
 
 // scratchCol is a column of scratch memory, grown as needed.

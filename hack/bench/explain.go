@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -21,6 +22,12 @@ import (
 // whether a change altered what explain reports.
 var explainOut = flag.String("explainout", "", "with -explain: write the first round's reports to this file (JSON lines), to compare builds")
 
+// explainSlow, when positive, lists that many of the slowest explanations
+// of each workload with their round, pod and the collections that ended
+// during them: whether the tail is the first explanation's warm-up, a pod
+// of its own or the GC.
+var explainSlow = flag.Int("explainslow", 0, "with -explain: list the N slowest explanations of each workload (round, pod, GC cycles during it)")
+
 // explainSample is how many pending pods of each workload -explain explains.
 const explainSample = 50
 
@@ -32,6 +39,9 @@ const explainSample = 50
 // waits for after the snapshot is loaded; the load itself is printed apart.
 // With -count N the sample is explained N times over (for a steadier
 // median and a profile with more samples); every explanation counts.
+// KB/pod is what an explanation allocates (with -explainout, also the
+// first round's encoding) and GCs the collections that ended meanwhile:
+// the tail follows them, and they follow the allocation.
 func explainBench(only string, pct, rounds int) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	var out *json.Encoder
@@ -47,7 +57,7 @@ func explainBench(only string, pct, rounds int) {
 		}()
 		out = json.NewEncoder(f)
 	}
-	fmt.Fprintln(tw, "workload\tnodes\texplained\tschedulable\tload s\tmedian ms\tp90 ms\tmax ms\tcpu ms/pod\t")
+	fmt.Fprintln(tw, "workload\tnodes\texplained\tschedulable\tload s\tmedian ms\tp90 ms\tmax ms\tcpu ms/pod\tKB/pod\tGCs\t")
 	for _, w := range generated() {
 		if !selected(w.name, only) {
 			continue
@@ -84,16 +94,32 @@ func explainBench(only string, pct, rounds int) {
 		}
 		rounds = max(rounds, 1)
 		times := make([]time.Duration, 0, rounds*len(pods))
+		type slow struct {
+			d          time.Duration
+			round, pod int
+			gcs        uint32
+		}
+		var slows []slow
+		var ms0, ms1 runtime.MemStats
 		schedulable := 0
+		var mem0, mem1 runtime.MemStats
+		runtime.ReadMemStats(&mem0)
 		c0 := cpuTime()
 		for r := 0; r < rounds; r++ {
-			for _, p := range pods {
+			for k, p := range pods {
+				if *explainSlow > 0 {
+					runtime.ReadMemStats(&ms0)
+				}
 				t := time.Now()
 				rep, err := st.Explain(ctx, p)
 				if err != nil {
 					fatal(w.name+" "+p.Namespace+"/"+p.Name, err)
 				}
 				times = append(times, time.Since(t))
+				if *explainSlow > 0 {
+					runtime.ReadMemStats(&ms1)
+					slows = append(slows, slow{times[len(times)-1], r, k, ms1.NumGC - ms0.NumGC})
+				}
 				if r == 0 && rep.NumFeasible > 0 {
 					schedulable++
 				}
@@ -105,10 +131,16 @@ func explainBench(only string, pct, rounds int) {
 			}
 		}
 		cpu := cpuTime() - c0
+		runtime.ReadMemStats(&mem1)
+		sort.Slice(slows, func(i, j int) bool { return slows[i].d > slows[j].d })
+		for _, s := range slows[:min(*explainSlow, len(slows))] {
+			fmt.Fprintf(os.Stderr, "%s: round %d pod %d (%s): %.1f ms, %d GC cycle(s) ended\n", w.name, s.round, s.pod, pods[s.pod].Name, float64(s.d)/float64(time.Millisecond), s.gcs)
+		}
 		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", w.name, len(cl.Nodes), len(pods), schedulable, load.Seconds(),
-			ms(times[len(times)/2]), ms(times[len(times)*9/10]), ms(times[len(times)-1]), ms(cpu)/float64(len(times)))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%d\t\n", w.name, len(cl.Nodes), len(pods), schedulable, load.Seconds(),
+			ms(times[len(times)/2]), ms(times[len(times)*9/10]), ms(times[len(times)-1]), ms(cpu)/float64(len(times)),
+			float64(mem1.TotalAlloc-mem0.TotalAlloc)/1024/float64(len(times)), mem1.NumGC-mem0.NumGC)
 	}
 	_ = tw.Flush()
 	fmt.Printf("explain: the first %d pending pods of each workload, one by one against a state loaded once, %d time(s) over; percentage %d\n", explainSample, max(rounds, 1), pct)

@@ -87,8 +87,10 @@ func tiedBest(tied, ranking []string) []string {
 // raw) and its total. The weighted and raw ones are the node's own score
 // lists, which schedcore shares between nodes that score alike, so a
 // report on thousands of nodes holds a few hundred distinct lists; the
-// normalized list is made once for each pair of lists, and nodes holding
-// the same pair (the same data and lengths) share all three, and the
+// normalized map is the weighted list divided by the plugins' weights,
+// which lists naming the plugins in the same order (all of an
+// explanation's, as schedcore lists them) share. Nodes holding the same
+// pair of lists (the same data and lengths) share all three maps, and the
 // total when it is the same (the sum of the weighted scores, so it is).
 // Readers of the report only read them.
 type scoreLists struct {
@@ -98,20 +100,20 @@ type scoreLists struct {
 	byList map[*schedcore.PluginScore]*sharedScores
 	// empty is shared by the nodes without scores.
 	empty *sharedScores
-	// names[j] and w[j] are the weight of the j-th plugin of the last
-	// list normalized (the lists name the plugins in the same order).
-	names []string
-	w     []int64
-	// slab is where the normalized lists are cut from, shared where the
-	// shared lists are.
-	slab   []schedcore.PluginScore
+	// names[j] and div[j] are the name and weight of the j-th plugin of
+	// the last list divided; div is shared by the lists naming the same
+	// plugins in the same order, and never changed once handed out.
+	names  []string
+	div    *[]int64
 	shared []sharedScores
 }
 
 // sharedScores are the maps of the nodes holding the lists scores and raws.
 type sharedScores struct {
-	scores, normalized, raws []schedcore.PluginScore
-	total                    int64
+	scores, raws []schedcore.PluginScore
+	// div are the weights of scores' plugins, one each.
+	div   *[]int64
+	total int64
 	// ns are the nodes' scores: the maps of the lists above and total.
 	ns report.NodeScores
 }
@@ -127,7 +129,7 @@ func (s *sharedScores) holds(sc *schedcore.NodePluginScores) bool {
 // same, else the same maps with a total of the node's own.
 func (s *sharedScores) maps(total int64) *report.NodeScores {
 	if s.ns.Total == nil {
-		s.ns = report.NodeScores{Scores: report.NewScoreMapOf(&s.scores), NormalizedScores: report.NewScoreMapOf(&s.normalized),
+		s.ns = report.NodeScores{Scores: report.NewScoreMapOf(&s.scores), NormalizedScores: report.NewScoreMapDivided(&s.scores, s.div),
 			RawScores: report.NewScoreMapOf(&s.raws), Total: &s.total}
 	}
 	if s.total != total {
@@ -145,7 +147,7 @@ func (m *scoreLists) of(sc *schedcore.NodePluginScores) *report.NodeScores {
 	}
 	if len(sc.Scores) == 0 && len(sc.RawScores) == 0 {
 		if m.empty == nil {
-			m.empty = &sharedScores{scores: []schedcore.PluginScore{}, normalized: []schedcore.PluginScore{}, raws: []schedcore.PluginScore{}, total: sc.TotalScore}
+			m.empty = &sharedScores{scores: []schedcore.PluginScore{}, raws: []schedcore.PluginScore{}, div: &[]int64{}, total: sc.TotalScore}
 		}
 		return m.empty.maps(sc.TotalScore)
 	}
@@ -156,7 +158,7 @@ func (m *scoreLists) of(sc *schedcore.NodePluginScores) *report.NodeScores {
 	if len(m.shared) == cap(m.shared) {
 		m.shared = make([]sharedScores, 0, 64)
 	}
-	m.shared = append(m.shared, sharedScores{scores: sc.Scores, raws: sc.RawScores, normalized: m.normalize(sc.Scores), total: sc.TotalScore})
+	m.shared = append(m.shared, sharedScores{scores: sc.Scores, raws: sc.RawScores, div: m.divisors(sc.Scores), total: sc.TotalScore})
 	s := &m.shared[len(m.shared)-1]
 	m.last = s
 	if len(sc.Scores) > 0 {
@@ -170,25 +172,29 @@ func (m *scoreLists) of(sc *schedcore.NodePluginScores) *report.NodeScores {
 	return s.maps(sc.TotalScore)
 }
 
-// normalize returns the normalized scores of the weighted list (weighted
-// / weight, plugins of weight 0 left out).
-func (m *scoreLists) normalize(weighted []schedcore.PluginScore) []schedcore.PluginScore {
-	if len(m.slab)+len(weighted) > cap(m.slab) {
-		m.slab = make([]schedcore.PluginScore, 0, max(256, 16*len(weighted)))
+// divisors returns the weights of the weighted list's plugins, one each,
+// which divide its scores into the normalized ones (a weight of 0 leaves
+// the plugin out): the last ones when the list names the same plugins in
+// the same order.
+func (m *scoreLists) divisors(weighted []schedcore.PluginScore) *[]int64 {
+	if m.div != nil && len(weighted) == len(m.names) {
+		same := true
+		for j := range weighted {
+			if weighted[j].Name != m.names[j] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return m.div
+		}
 	}
-	start := len(m.slab)
+	names, div := make([]string, len(weighted)), make([]int64, len(weighted))
 	for j, p := range weighted {
-		if j >= len(m.names) {
-			m.names, m.w = append(m.names, ""), append(m.w, 0)
-		}
-		if m.names[j] != p.Name {
-			m.names[j], m.w[j] = p.Name, m.weights[p.Name]
-		}
-		if w := m.w[j]; w != 0 {
-			m.slab = append(m.slab, schedcore.PluginScore{Name: p.Name, Score: p.Score / w})
-		}
+		names[j], div[j] = p.Name, m.weights[p.Name]
 	}
-	return m.slab[start:len(m.slab):len(m.slab)]
+	m.names, m.div = names, &div
+	return m.div
 }
 
 func failure(plugin string, s *schedcore.Status, first bool) report.Failure {

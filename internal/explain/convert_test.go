@@ -36,7 +36,7 @@ func TestScoreListsShareOnlyTheSameLists(t *testing.T) {
 		}
 		return s
 	}
-	same := func(a, b report.ScoreMap) bool { return &a.List()[0] == &b.List()[0] }
+	same := func(a, b report.ScoreMap) bool { return a.SameAs(b) }
 	m := scoreLists{weights: map[string]int64{"A": 1, "B": 2, "C": 5}}
 	ab := score("A", "B")
 	of := func(sc *schedcore.NodePluginScores) (scores, normalized, raws report.ScoreMap, total *int64) {

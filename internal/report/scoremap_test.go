@@ -116,3 +116,50 @@ func TestScoreMapEqual(t *testing.T) {
 		}
 	}
 }
+
+// A divided ScoreMap holds each score divided by its weight, those of
+// weight 0 left out, and reads and writes as the map of those: the same
+// JSON, lookups, length, list and equality.
+func TestScoreMapDivided(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		list []schedcore.PluginScore
+		div  []int64
+		want map[string]int64
+	}{
+		{"weights", []schedcore.PluginScore{ps("Z", 300), ps("B", -12), ps("A", 7)}, []int64{3, 2, 1}, map[string]int64{"Z": 100, "B": -6, "A": 7}},
+		{"a weight of 0", []schedcore.PluginScore{ps("Z", 300), ps("Off", 0), ps("A", 7)}, []int64{3, 0, 7}, map[string]int64{"Z": 100, "A": 1}},
+		{"every weight 0", []schedcore.PluginScore{ps("Off", 0)}, []int64{0}, map[string]int64{}},
+		{"empty", []schedcore.PluginScore{}, []int64{}, map[string]int64{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewScoreMapDivided(&tc.list, &tc.div)
+			want, err := json.Marshal(tc.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("JSON %s, want %s", got, want)
+			}
+			if m.Len() != len(tc.want) || m.IsZero() != (len(tc.want) == 0) || len(m.List()) != len(tc.want) {
+				t.Errorf("Len %d, IsZero %v, %d listed; want %d", m.Len(), m.IsZero(), len(m.List()), len(tc.want))
+			}
+			if !cmp.Equal(tc.want, m.Map()) {
+				t.Errorf("Map %v, want %v", m.Map(), tc.want)
+			}
+			for _, p := range tc.list {
+				v, ok := m.Lookup(p.Name)
+				if w, in := tc.want[p.Name]; ok != in || v != w {
+					t.Errorf("Lookup(%q) = %d, %v, want %d, %v", p.Name, v, ok, w, in)
+				}
+			}
+			if o := ScoreMapOf(tc.want); !m.Equal(o) || !o.Equal(m) {
+				t.Errorf("not Equal to the map of its scores")
+			}
+		})
+	}
+}
