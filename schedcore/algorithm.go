@@ -529,9 +529,16 @@ func putFeasible(l []*NodeInfo) {
 const filterBlock = 16
 
 // minParallelFilterBlocks is the fewest blocks a window filters in
-// parallel: the short windows that end a sampled pass (64 to 128 nodes,
-// most of them remembered verdicts) take less CPU than a parallel step.
-const minParallelFilterBlocks = 8
+// parallel (1024 nodes). A parallel step costs some microseconds of CPU
+// (the worker's start, the wake-up of an idle processor and its search for
+// more work when the step ends) and, with a node at 20-50 ns, only a window
+// of a thousand nodes or more gives the other worker as much work as the
+// step costs. The windows of a sampled pass (about 500 nodes, a tenth of
+// 5000, then short ones) run on the calling goroutine: in parallel they
+// took more CPU for the step than they saved (Mixed/5000Nodes with
+// adaptive sampling, 2 CPUs: 10-25% more pods per CPU-second). A pass over
+// every node of a large cluster still runs in parallel.
+const minParallelFilterBlocks = 64
 
 // filterScratch is findNodesThatPassFilters' per-node verdicts, reused
 // across cycles (several cycles may run at once: each takes its own).

@@ -96,7 +96,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	// whose score is not remembered. Each Score is independent of the
 	// others, so the order they run in changes nothing.
 	blocks := (len(nodes) + scoreBlock - 1) / scoreBlock
-	f.handle.Parallelizer().Until(ctx, blocks, func(blk int) {
+	f.handle.Parallelizer().UntilAtLeast(ctx, blocks, minParallelScoreBlocks, func(blk int) {
 		if failed.Load() {
 			return
 		}
@@ -271,6 +271,13 @@ type ScorePreparer interface {
 // scoreBlock is how many nodes RunScorePlugins scores as one piece of
 // parallel work (at most 256: a block's node indexes are bytes).
 const scoreBlock = 64
+
+// minParallelScoreBlocks is the fewest blocks RunScorePlugins scores in
+// parallel (1024 nodes): as for the filter windows
+// (minParallelFilterBlocks), fewer nodes cost more CPU for the parallel
+// step than they give the other worker (the 500 feasible nodes of a
+// sampled cycle in a 5000-node cluster).
+const minParallelScoreBlocks = 16
 
 // uniformScores fills the raw score column of each plugin of idx whose
 // Score is, this cycle, the same on every node (UniformScorer) and
