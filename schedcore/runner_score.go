@@ -317,13 +317,15 @@ func (f *Framework) scoreViews(state *CycleState, pod *v1.Pod, idx []int) ([]Ver
 	if state.RecordPluginMetrics || snap == nil || snap.NumNodes() == 0 {
 		return views, memo
 	}
+	k := getScratchKey()
+	defer putScratchKey(k)
 	for j, pi := range idx {
 		if pi >= len(f.scoreMemo) || f.scoreMemo[pi] == nil {
 			continue
 		}
-		var k MemoKey
-		if f.score[pi].(NodeLocalScorer).ScoreKey(state, pod, &k) {
-			views[j], memo[j] = f.scoreMemo[pi].View(&k, snap.NumNodes()), true
+		k.b = k.b[:0]
+		if f.score[pi].(NodeLocalScorer).ScoreKey(state, pod, k) {
+			views[j], memo[j] = f.scoreMemo[pi].View(k, snap.NumNodes()), true
 		}
 	}
 	return views, memo
