@@ -58,7 +58,9 @@ func TestEachPluginsViewHasItsOwnKey(t *testing.T) {
 	reg := schedcore.Registry{}
 	var enabled []configv1.Plugin
 	for _, n := range []string{"A", "B", "C"} {
-		reg[n] = schedcore.PluginSpec{Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return keyedPlugin{n}, nil }}
+		reg[n] = schedcore.PluginSpec{Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return keyedPlugin{n}, nil
+		}}
 		enabled = append(enabled, configv1.Plugin{Name: n})
 	}
 	_, snap := slotNodes()
@@ -106,7 +108,9 @@ func TestEachPluginsViewHasItsOwnKey(t *testing.T) {
 // test slots plugin for the queue sort and the binder.
 func keyedFramework(t *testing.T, reg schedcore.Registry, enabled []configv1.Plugin, snap *schedcore.Snapshot) *schedcore.Framework {
 	t.Helper()
-	reg["Slots"] = schedcore.PluginSpec{Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return slots{}, nil }}
+	reg["Slots"] = schedcore.PluginSpec{Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+		return slots{}, nil
+	}}
 	enabled = append(enabled, configv1.Plugin{Name: "Slots"})
 	name := v1.DefaultSchedulerName
 	profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
