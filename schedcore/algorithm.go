@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -332,10 +333,12 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	scratch := getFilterScratch(numAll)
 	defer putFilterScratch(scratch)
 	statuses, passed := scratch.statuses, scratch.passed
+	// The first error stops the pass: the blocks not started yet return
+	// at once (a flag, not a context of its own: making and cancelling one
+	// cost each cycle more than the flag, as in RunScorePlugins).
 	var firstErr error
 	var errOnce sync.Once
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	var failed atomic.Bool
 	feasible := getFeasible(min(toFind, numAll))
 	// When nodes are the framework's snapshot's list, node i is at list
 	// position i: its generation and name are read from the snapshot's
@@ -368,7 +371,10 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 		// The window's nodes are handed out in blocks of filterBlock, so
 		// that a worker's per-node overhead is a loop step, not a call.
 		blocks := (window + filterBlock - 1) / filterBlock
-		fw.handle.Parallelizer().UntilAtLeast(cctx, blocks, minParallelFilterBlocks, func(blk int) {
+		fw.handle.Parallelizer().UntilAtLeast(ctx, blocks, minParallelFilterBlocks, func(blk int) {
+			if failed.Load() {
+				return
+			}
 			lo, end := base+blk*filterBlock, base+min(window, (blk+1)*filterBlock)
 			if byPos {
 				// The block plugin by plugin (runFiltersListed).
@@ -380,8 +386,8 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 					}
 					ps[i-lo] = p
 				}
-				if s := fw.runFiltersListed(cctx, state, pod, nodes, snap.listGens, ps[:end-lo], statuses[lo:end], passed[lo:end]); s != nil {
-					errOnce.Do(func() { firstErr = s.AsError(); cancel() })
+				if s := fw.runFiltersListed(ctx, state, pod, nodes, snap.listGens, ps[:end-lo], statuses[lo:end], passed[lo:end]); s != nil {
+					errOnce.Do(func() { firstErr = s.AsError(); failed.Store(true) })
 				}
 				return
 			}
@@ -390,9 +396,9 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 				if p >= numAll {
 					p -= numAll
 				}
-				s := fw.RunFilterPluginsWithNominatedPods(cctx, state, pod, nodes[p])
+				s := fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodes[p])
 				if s.Code() == Error {
-					errOnce.Do(func() { firstErr = s.AsError(); cancel() })
+					errOnce.Do(func() { firstErr = s.AsError(); failed.Store(true) })
 					return
 				}
 				if s.IsSuccess() {
