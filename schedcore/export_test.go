@@ -17,3 +17,26 @@ func DropSpareExplainScratch() {
 	for spareExplainScratch.Get() != nil {
 	}
 }
+
+// MemoKeys lists, for each filter and score plugin of f with a memo, the
+// keys its memo holds tables for (in no order), for tests that check which
+// keys the framework built.
+func (f *Framework) MemoKeys() (filter, score [][]string) {
+	keys := func(ms []*VerdictMemo) [][]string {
+		var out [][]string
+		for _, m := range ms {
+			if m == nil {
+				continue
+			}
+			var ks []string
+			m.mu.Lock()
+			for k := range m.tables {
+				ks = append(ks, k)
+			}
+			m.mu.Unlock()
+			out = append(out, ks)
+		}
+		return out
+	}
+	return keys(f.filterMemo), keys(f.scoreMemo)
+}

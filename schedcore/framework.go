@@ -34,14 +34,17 @@ type Framework struct {
 	// lastFilterSet is the filter set of the last cycle's PreFilter skips
 	// (RunPreFilterPlugins), for the next cycles that skip the same.
 	lastFilterSet atomic.Pointer[filterSet]
-	preFilter     []PreFilterPlugin
-	preFilterExt  []PreFilterExtensions // aligned with preFilter; nil entries
-	filter        []FilterPlugin
-	postFilter    []PostFilterPlugin
-	preScore      []PreScorePlugin
-	score         []ScorePlugin
-	scoreNorm     []NormalizeScorePlugin // aligned with score; nil entries
-	scoreWeight   []int64                // aligned with score
+	// lastScoreSkips is the last cycle's PreScore skips
+	// (RunPreScorePlugins), for the next cycles that skip the same.
+	lastScoreSkips atomic.Pointer[scoreSkips]
+	preFilter      []PreFilterPlugin
+	preFilterExt   []PreFilterExtensions // aligned with preFilter; nil entries
+	filter         []FilterPlugin
+	postFilter     []PostFilterPlugin
+	preScore       []PreScorePlugin
+	score          []ScorePlugin
+	scoreNorm      []NormalizeScorePlugin // aligned with score; nil entries
+	scoreWeight    []int64                // aligned with score
 	// scoreMemo remembers raw scores of NodeLocalScorers (aligned with
 	// score; nil entries for the other plugins).
 	scoreMemo []*VerdictMemo

@@ -3,6 +3,7 @@ package schedcore
 import (
 	"encoding/binary"
 	"sort"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -47,8 +48,14 @@ func (k *MemoKey) Int(v int64) *MemoKey {
 }
 
 // Bytes writes a marshalled object (an API object's protobuf: a node
-// selector, a toleration).
-func (k *MemoKey) Bytes(b []byte) *MemoKey { return k.String(string(b)) }
+// selector, a toleration), as String(string(b)) would, without making the
+// string.
+func (k *MemoKey) Bytes(b []byte) *MemoKey {
+	k.tag(memoString)
+	k.b = binary.AppendUvarint(k.b, uint64(len(b)))
+	k.b = append(k.b, b...)
+	return k
+}
 
 // Selector writes a label selector; nil, Everything and Nothing (which all
 // print as "") are told apart.
@@ -104,3 +111,23 @@ func (k *MemoKey) AffinityTerm(t *AffinityTerm) *MemoKey {
 
 // Key is the key built so far.
 func (k *MemoKey) Key() string { return string(k.b) }
+
+// scratchKeys are the keys the framework builds each cycle for its memos'
+// views (filterViews, scoreViews): a key is read only while its view is
+// looked up (a new table copies it, Key), so one buffer serves every key
+// of a cycle, and the next cycles, instead of a few growing appends each.
+var scratchKeys = sync.Pool{New: func() any { return new(MemoKey) }}
+
+// getScratchKey returns an empty key; putScratchKey gives it back, when
+// nothing reads it any more.
+func getScratchKey() *MemoKey {
+	k := scratchKeys.Get().(*MemoKey)
+	k.b = k.b[:0]
+	return k
+}
+
+func putScratchKey(k *MemoKey) {
+	if cap(k.b) <= 4<<10 {
+		scratchKeys.Put(k)
+	}
+}

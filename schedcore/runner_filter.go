@@ -258,18 +258,20 @@ func (f *Framework) filterViews(state *CycleState, pod *v1.Pod, skip sets.Set[st
 		return
 	}
 	j := 0
+	k := getScratchKey()
+	defer putScratchKey(k)
 	for i, pl := range f.filter {
 		if skip.Has(pl.Name()) {
 			continue
 		}
 		if m := f.filterMemo[i]; m != nil {
-			var k MemoKey
-			if pl.(NodeLocalFilter).FilterKey(state, pod, &k) {
+			k.b = k.b[:0]
+			if pl.(NodeLocalFilter).FilterKey(state, pod, k) {
 				if state.remembered == nil {
 					state.filterViews, state.remembered = make([]VerdictView, len(state.filters)), make([]bool, len(state.filters))
 					state.filterRejects = make([]*rejectTable, len(state.filters))
 				}
-				state.filterViews[j], state.remembered[j] = m.View(&k, snap.NumNodes()), true
+				state.filterViews[j], state.remembered[j] = m.View(k, snap.NumNodes()), true
 				state.filterRejects[j] = f.filterRejects[i]
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,12 +17,14 @@ import (
 // skipped, anything else but Success fails the cycle.
 func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) *Status {
 	start := time.Now()
-	skip := sets.New[string]()
-	defer func() { state.SkipScorePlugins = skip }()
+	// The names of the plugins that skip, in the profile's order.
+	var skipBuf [16]string
+	skipped := skipBuf[:0]
+	defer func() { state.SkipScorePlugins = f.skipScores(skipped) }()
 	for _, pl := range f.preScore {
 		s := pl.PreScore(ctx, state, pod, nodes)
 		if s.IsSkip() {
-			skip.Insert(pl.Name())
+			skipped = append(skipped, pl.Name())
 			continue
 		}
 		if !s.IsSuccess() {
@@ -32,6 +35,26 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 	}
 	f.observe(ExtPreScore, nil, start)
 	return nil
+}
+
+// scoreSkips are the score plugins a cycle's PreScore skips: their names
+// (in the profile's order) and set. It is read only, shared by the cycles
+// whose PreScore plugins skip the same ones, as filterSet is.
+type scoreSkips struct {
+	skipped []string
+	skip    sets.Set[string]
+}
+
+// skipScores returns the set of the plugins named skipped: the last
+// cycle's when it skipped the same plugins, else a new one, kept for the
+// next cycles. Cycles share it: read it, never change it.
+func (f *Framework) skipScores(skipped []string) sets.Set[string] {
+	if ss := f.lastScoreSkips.Load(); ss != nil && slices.Equal(ss.skipped, skipped) {
+		return ss.skip
+	}
+	ss := &scoreSkips{skipped: slices.Clone(skipped), skip: sets.New(skipped...)}
+	f.lastScoreSkips.Store(ss)
+	return ss.skip
 }
 
 // RunScorePlugins scores every node with every non-skipped score plugin in
@@ -45,13 +68,6 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 // scores into the framework's buffers (ReuseScoreBuffers).
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, *Status) {
 	start := time.Now()
-	idx := make([]int, 0, len(f.score))
-	for i, pl := range f.score {
-		if !state.SkipScorePlugins.Has(pl.Name()) {
-			idx = append(idx, i)
-		}
-	}
-	np := len(idx)
 	var b *scoreBuffers
 	lazy := false
 	if state.ReuseScoreBuffers && state.scoreBufs == nil && f.scoreBufMu.TryLock() {
@@ -61,6 +77,14 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		b = getSpareScoreBuffers()
 		defer putSpareScoreBuffers(b)
 	}
+	idx := b.idx[:0]
+	for i, pl := range f.score {
+		if !state.SkipScorePlugins.Has(pl.Name()) {
+			idx = append(idx, i)
+		}
+	}
+	b.idx = idx
+	np := len(idx)
 	out := b.get(f, idx, len(nodes), !lazy)
 	if np == 0 {
 		for i, n := range nodes {
@@ -68,7 +92,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		}
 		return out, nil
 	}
-	views, memo := f.scoreViews(state, pod, idx)
+	views, memo := f.scoreViews(state, pod, idx, b)
 	uniform := f.uniformScores(state, pod, idx, b)
 	raw, listed := b.raw, b.listed
 	// The first error stops the loop: the blocks not started yet return
@@ -96,7 +120,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	// whose score is not remembered. Each Score is independent of the
 	// others, so the order they run in changes nothing.
 	blocks := (len(nodes) + scoreBlock - 1) / scoreBlock
-	f.handle.Parallelizer().Until(ctx, blocks, func(blk int) {
+	f.handle.Parallelizer().UntilAtLeast(ctx, blocks, minParallelScoreBlocks, func(blk int) {
 		if failed.Load() {
 			return
 		}
@@ -272,12 +296,20 @@ type ScorePreparer interface {
 // parallel work (at most 256: a block's node indexes are bytes).
 const scoreBlock = 64
 
+// minParallelScoreBlocks is the fewest blocks RunScorePlugins scores in
+// parallel (1024 nodes): as for the filter windows
+// (minParallelFilterBlocks), fewer nodes cost more CPU for the parallel
+// step than they give the other worker (the 500 feasible nodes of a
+// sampled cycle in a 5000-node cluster).
+const minParallelScoreBlocks = 16
+
 // uniformScores fills the raw score column of each plugin of idx whose
 // Score is, this cycle, the same on every node (UniformScorer) and
 // reports which they are. As with the memos, a sampled cycle that times
 // every plugin calls Score on every node.
 func (f *Framework) uniformScores(state *CycleState, pod *v1.Pod, idx []int, b *scoreBuffers) []bool {
-	uniform := make([]bool, len(idx))
+	b.uniform = resetSlice(b.uniform, len(idx))
+	uniform := b.uniform
 	if state.RecordPluginMetrics {
 		return uniform
 	}
@@ -303,20 +335,23 @@ func (f *Framework) uniformScores(state *CycleState, pod *v1.Pod, idx []int, b *
 // score is the plugin's own for the same key and the same node contents, so
 // using it changes no decision. As with the filters' (filterViews), a
 // sampled cycle that times every plugin remembers nothing, so its timings
-// cover every node.
-func (f *Framework) scoreViews(state *CycleState, pod *v1.Pod, idx []int) ([]VerdictView, []bool) {
-	views, memo := make([]VerdictView, len(idx)), make([]bool, len(idx))
+// cover every node. The lists are b's, for the cycle holding b.
+func (f *Framework) scoreViews(state *CycleState, pod *v1.Pod, idx []int, b *scoreBuffers) ([]VerdictView, []bool) {
+	b.views, b.memo = resetSlice(b.views, len(idx)), resetSlice(b.memo, len(idx))
+	views, memo := b.views, b.memo
 	snap := f.handle.Snapshot()
 	if state.RecordPluginMetrics || snap == nil || snap.NumNodes() == 0 {
 		return views, memo
 	}
+	k := getScratchKey()
+	defer putScratchKey(k)
 	for j, pi := range idx {
 		if pi >= len(f.scoreMemo) || f.scoreMemo[pi] == nil {
 			continue
 		}
-		var k MemoKey
-		if f.score[pi].(NodeLocalScorer).ScoreKey(state, pod, &k) {
-			views[j], memo[j] = f.scoreMemo[pi].View(&k, snap.NumNodes()), true
+		k.b = k.b[:0]
+		if f.score[pi].(NodeLocalScorer).ScoreKey(state, pod, k) {
+			views[j], memo[j] = f.scoreMemo[pi].View(k, snap.NumNodes()), true
 		}
 	}
 	return views, memo
@@ -343,6 +378,23 @@ type scoreBuffers struct {
 	listed []ListedScorer
 	// totals[i] is node i's weighted sum, before it is set in out.
 	totals []int64
+	// The cycle's plugins (positions in Framework.score), their memo
+	// views (memo[j]: plugin j has one) and which are uniform.
+	idx     []int
+	views   []VerdictView
+	memo    []bool
+	uniform []bool
+}
+
+// resetSlice returns s with length n, cleared, reusing its memory when it
+// has room.
+func resetSlice[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // get sizes the buffers for the cycle's plugins (idx, positions in

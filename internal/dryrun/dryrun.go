@@ -8,6 +8,7 @@ package dryrun
 import (
 	"context"
 	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -124,11 +125,12 @@ func (r *run) observer() engine.Observer {
 				}
 			}
 			r.rep.Placements = append(r.rep.Placements, pl)
-			r.placed.Insert(schedcore.PodKey(pod))
-			if i, ok := r.at[schedcore.PodKey(pod)]; ok {
+			k := schedcore.PodKey(pod)
+			r.placed.Insert(k)
+			if i, ok := r.at[k]; ok {
 				r.pending[i] = pod
 			}
-			delete(r.failed, schedcore.PodKey(pod))
+			delete(r.failed, k)
 			r.attempted()
 		},
 		Failed: func(pod *v1.Pod, f engine.Failure) {
@@ -187,6 +189,12 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		pending = append(added, pending...)
 	}
 	r.total = len(pending)
+	// Room for every pending pod's placement: appending one at a time
+	// copied the list a dozen times.
+	r.rep.Placements = slices.Grow(r.rep.Placements, len(pending))
+	if r.placed.Len() == 0 {
+		r.placed = make(sets.Set[string], len(pending))
+	}
 	r.pending, r.at = pending, make(map[string]int, len(pending))
 	for i, p := range pending {
 		r.at[schedcore.PodKey(p)] = i

@@ -14,22 +14,27 @@ func podKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 // backend/heap: AddOrUpdate replaces an item in place and re-fixes it.
 // It is not safe for concurrent use; its owner holds a lock.
 type podHeap struct {
-	items []heapItem
-	index map[string]int
+	items []*heapItem
+	index map[string]*heapItem
 	less  func(a, b *schedcore.QueuedPodInfo) bool
 	// onLen, if set, is told of every change in length (metrics).
 	onLen func(delta int)
 }
 
 // heapItem is a queued pod with its key, kept so that moving it in the
-// heap does not build the key again.
+// heap does not build the key again, and its position in items. The index
+// points at the item, so that a move sets its position rather than writing
+// the index: a pop from a heap of thousands of pods moves the last item down
+// a dozen levels, and two map writes per move (hashing the keys) cost more
+// than the comparisons.
 type heapItem struct {
 	q   *schedcore.QueuedPodInfo
 	key string
+	pos int
 }
 
 func newPodHeap(less func(a, b *schedcore.QueuedPodInfo) bool, onLen func(int)) *podHeap {
-	return &podHeap{index: map[string]int{}, less: less, onLen: onLen}
+	return &podHeap{index: map[string]*heapItem{}, less: less, onLen: onLen}
 }
 
 // The heap operations are container/heap's, written out on the items so
@@ -40,8 +45,7 @@ func (h *podHeap) lessAt(i, j int) bool { return h.less(h.items[i].q, h.items[j]
 
 func (h *podHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.index[h.items[i].key] = i
-	h.index[h.items[j].key] = j
+	h.items[i].pos, h.items[j].pos = i, j
 }
 
 func (h *podHeap) up(j int) {
@@ -79,7 +83,7 @@ func (h *podHeap) down(i0, n int) bool {
 func (h *podHeap) removeLast() *schedcore.QueuedPodInfo {
 	n := len(h.items) - 1
 	it := h.items[n]
-	h.items[n] = heapItem{}
+	h.items[n] = nil
 	h.items = h.items[:n]
 	delete(h.index, it.key)
 	return it.q
@@ -100,37 +104,38 @@ func (h *podHeap) remove(i int) *schedcore.QueuedPodInfo {
 // AddOrUpdate inserts q, or replaces the item with the same key.
 func (h *podHeap) AddOrUpdate(q *schedcore.QueuedPodInfo) {
 	k := podKey(q.Pod)
-	if i, ok := h.index[k]; ok {
-		h.items[i].q = q
-		if !h.down(i, len(h.items)) {
+	if it, ok := h.index[k]; ok {
+		it.q = q
+		if i := it.pos; !h.down(i, len(h.items)) {
 			h.up(i)
 		}
 		return
 	}
-	h.index[k] = len(h.items)
-	h.items = append(h.items, heapItem{q: q, key: k})
+	it := &heapItem{q: q, key: k, pos: len(h.items)}
+	h.index[k] = it
+	h.items = append(h.items, it)
 	h.up(len(h.items) - 1)
 	h.changed(1)
 }
 
 // Delete removes the item with the pod's key and returns it, or nil.
 func (h *podHeap) Delete(p *v1.Pod) *schedcore.QueuedPodInfo {
-	i, ok := h.index[podKey(p)]
+	it, ok := h.index[podKey(p)]
 	if !ok {
 		return nil
 	}
-	q := h.remove(i)
+	q := h.remove(it.pos)
 	h.changed(-1)
 	return q
 }
 
 // Get returns the item with the pod's key.
 func (h *podHeap) Get(p *v1.Pod) (*schedcore.QueuedPodInfo, bool) {
-	i, ok := h.index[podKey(p)]
+	it, ok := h.index[podKey(p)]
 	if !ok {
 		return nil, false
 	}
-	return h.items[i].q, true
+	return it.q, true
 }
 
 // Has reports whether an item with the pod's key is queued.
