@@ -4,7 +4,9 @@ package schedcore
 // domain: counts[dom] in each domain with members[dom] > 0 (nodes that
 // count there), which is counted even with 0; the other domains are not
 // counted. Domains are the snapshot's (NodeDomains of its nodes), so the
-// slices are no longer than its values. It replaces what Add counted.
+// slices are no longer than its values; counts may be shorter than
+// members (totals of counts alone, kept apart from those of members: the
+// missing domains count 0). It replaces what Add counted.
 //
 // A key of many values of which few are counted (the hostname, where a
 // few nodes hold matching pods) is loaded sparse, as Add would leave it:
@@ -35,7 +37,10 @@ func (d *DomainCounts) Load(k int, counts []int64, members []int32) {
 			continue
 		}
 		data.numCounted++
-		c := counts[dom]
+		var c int64
+		if dom < len(counts) {
+			c = counts[dom]
+		}
 		if c != 0 {
 			data.nonZero++
 		}

@@ -90,3 +90,39 @@ func TestLoadedSparseCountsAreDense(t *testing.T) {
 		t.Fatalf("only %d of 300 loads were sparse", sparseLoads)
 	}
 }
+
+// Counts kept apart from members (PodTopologySpread's totals of matching
+// pods, over the nodes holding some) end before the members do: Load
+// counts the domains past them 0, on a dense key and on a sparse one.
+func TestLoadReadsMissingCountsAsZero(t *testing.T) {
+	var nodes []*v1.Node
+	for i := 0; i < 300; i++ {
+		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%03d", i),
+			Labels: map[string]string{"host": fmt.Sprintf("n%03d", i), "zone": fmt.Sprintf("z%d", i%3)}}})
+	}
+	snap := NewSnapshot(nil, nodes)
+	for _, tc := range []struct {
+		name    string
+		key     string
+		counts  []int64
+		members []int32
+		want    map[Domain]int64
+	}{
+		{name: "dense key, counts end early", key: "zone", counts: []int64{4}, members: []int32{2, 1, 3}, want: map[Domain]int64{0: 4, 1: 0, 2: 0}},
+		{name: "dense key, no counts", key: "zone", members: []int32{0, 1}, want: map[Domain]int64{1: 0}},
+		{name: "sparse key, counts end early", key: "host", counts: []int64{0, 2}, members: []int32{0, 1, 0, 0, 1}, want: map[Domain]int64{1: 2, 4: 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := NewDomainCounts(snap, tc.key)
+			d.Load(0, tc.counts, tc.members)
+			got := map[Domain]int64{}
+			d.ForEach(0, func(dom Domain, n int64) { got[dom] = n })
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("counted domains (-want +got):\n%s", diff)
+			}
+			if d.NumCounted(0) != len(tc.want) {
+				t.Errorf("NumCounted %d, want %d", d.NumCounted(0), len(tc.want))
+			}
+		})
+	}
+}

@@ -161,6 +161,18 @@ func (c *TotalsCache) ReadListed(mk *MemoKey, snap *Snapshot, share func(ni *Nod
 	fn(t.counts, t.members)
 }
 
+// ReadSparse is Read for shares that only a few nodes have (LoadSparse):
+// a fill from scratch visits the candidates alone when candidates can
+// tell, else goes through snap's list by position (LoadListed).
+func (c *TotalsCache) ReadSparse(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), shareAt ShareAt, candidates func() ([]*NodeInfo, bool), fn func(counts []int64, members []int32)) {
+	t := c.get(mk.Key())
+	defer t.mu.Unlock()
+	if !t.fillSparse(snap, share, candidates) && !t.fillListed(snap, share, shareAt) {
+		t.sync(snap, share)
+	}
+	fn(t.counts, t.members)
+}
+
 // Read is Load with the totals handed to fn, by domain, instead: counts
 // and members (the nodes with a share there). fn must not keep them.
 func (c *TotalsCache) Read(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), fn func(counts []int64, members []int32)) {

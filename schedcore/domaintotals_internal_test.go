@@ -62,8 +62,8 @@ func trimTotals(counts []int64, members []int32) ([]int64, []int32) {
 
 // DomainTotals kept across snapshot updates (synced from the change log:
 // every round, every few rounds, past what the log holds, across list
-// rebuilds and evictions; filled from scratch by Read, ReadListed and
-// LoadSparse) hold what the totals computed from scratch hold, wide
+// rebuilds and evictions; filled from scratch by Read, ReadListed,
+// LoadSparse and ReadSparse, from candidates or by position) hold what the totals computed from scratch hold, wide
 // counts included.
 func TestDomainTotalsMatchScratch(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
@@ -167,28 +167,36 @@ func TestDomainTotalsMatchScratch(t *testing.T) {
 								t.Fatalf("round %d, cache %d, key %s, %s: counts %v members %v, want %v %v", round, ci, kname, how, gc, gm, wantCounts, wantMembers)
 							}
 						}
-						switch (round + ci + int(kname[0])) % 3 {
+						withPods := func() ([]*NodeInfo, bool) {
+							var nodes []*NodeInfo
+							for _, ni := range s.List() {
+								if len(ni.Pods) > 0 {
+									nodes = append(nodes, ni, ni)
+								}
+							}
+							return nodes, true
+						}
+						halfListed := func(pos int, gen int64) (Domain, int64, bool, bool) {
+							if pos%2 == 0 {
+								return 0, 0, false, false
+							}
+							dom, count, ok := testShare(s.nodeInfoList[pos])
+							return dom, count, ok, true
+						}
+						switch (round + ci + int(kname[0])) % 5 {
+						case 3:
+							tc.ReadSparse(k, s, testShare, halfListed, withPods, func(counts []int64, members []int32) { check("ReadSparse", counts, members) })
+						case 4:
+							tc.ReadSparse(k, s, testShare, halfListed, func() ([]*NodeInfo, bool) { return nil, false }, func(counts []int64, members []int32) {
+								check("ReadSparse, by position", counts, members)
+							})
 						case 0:
 							tc.Read(k, s, testShare, func(counts []int64, members []int32) { check("Read", counts, members) })
 						case 1:
-							tc.ReadListed(k, s, testShare, func(pos int, gen int64) (Domain, int64, bool, bool) {
-								if pos%2 == 0 {
-									return 0, 0, false, false
-								}
-								dom, count, ok := testShare(s.nodeInfoList[pos])
-								return dom, count, ok, true
-							}, func(counts []int64, members []int32) { check("ReadListed", counts, members) })
-						default:
+							tc.ReadListed(k, s, testShare, halfListed, func(counts []int64, members []int32) { check("ReadListed", counts, members) })
+						case 2:
 							into := NewDomainCounts(s, "zone")
-							tc.LoadSparse(k, s, into, 0, testShare, func() ([]*NodeInfo, bool) {
-								var withPods []*NodeInfo
-								for _, ni := range s.List() {
-									if len(ni.Pods) > 0 {
-										withPods = append(withPods, ni, ni)
-									}
-								}
-								return withPods, true
-							})
+							tc.LoadSparse(k, s, into, 0, testShare, withPods)
 							tc.Read(k, s, testShare, func(counts []int64, members []int32) { check("LoadSparse then Read", counts, members) })
 						}
 					}

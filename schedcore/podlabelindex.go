@@ -46,10 +46,11 @@ type postingPair struct {
 }
 
 // postingSlot is what a node put in the index: its label pairs' postings,
-// at its position.
+// at its position, and the pods it indexed, in order.
 type postingSlot struct {
 	pos  int32
 	keys []*posting
+	pods []*PodInfo
 }
 
 // NewPodLabelIndex returns an empty index.
@@ -155,11 +156,20 @@ func (x *PodLabelIndex) drop(s *postingSlot) {
 		s.keys[k] = nil
 	}
 	s.keys = s.keys[:0]
+	clear(s.pods)
+	s.pods = s.pods[:0]
 }
 
 // refresh indexes node ni in place of what slot s (its position's) held.
 func (x *PodLabelIndex) refresh(ni *NodeInfo, s *postingSlot) {
 	i := int32(ni.listIndex())
+	if s.pos == i && x.appended(ni, s) {
+		return
+	}
+	defer func() {
+		clear(s.pods)
+		s.pods = append(s.pods[:0], ni.Pods...)
+	}()
 	// The node's pods by label pair: each posting's pods gathered in
 	// pod order, then each posting's run for the node replaced once.
 	pairs, touched := x.pairs[:0], x.touched[:0]
@@ -210,6 +220,92 @@ func (x *PodLabelIndex) refresh(ni *NodeInfo, s *postingSlot) {
 	clear(pairs)
 	clear(touched)
 	x.pairs, x.touched = pairs[:0], touched[:0]
+}
+
+// appended brings slot s, at ni's position, up to ni's pods by the pods
+// that differ: ni holds the slot's first pods, in the same order (a
+// placement appends its pod; a confirmed pod replaces the last), so the
+// slot's pods after those (at most maxUnindexed) are taken out and ni's
+// after them indexed at the end of their postings' runs for the position,
+// where a full refresh would put them; the pods both hold are not read
+// again. PodInfos are never changed in place and the slot keeps the ones
+// it indexed alive, so an equal pointer is the same pod with the same
+// labels. False, changing nothing, when more pods differ.
+func (x *PodLabelIndex) appended(ni *NodeInfo, s *postingSlot) bool {
+	if len(s.pods) == 0 && len(s.keys) > 0 {
+		return false
+	}
+	// The pods both hold first; a confirmed or updated pod replaces the
+	// node's last one (the cache removes a pod by moving the last into
+	// its place): a tail of a pod or two is taken out pod by pod.
+	same := 0
+	for same < len(s.pods) && same < len(ni.Pods) && ni.Pods[same] == s.pods[same] {
+		same++
+	}
+	if len(s.pods)-same > maxUnindexed {
+		return false
+	}
+	for _, pi := range s.pods[same:] {
+		x.unindex(s, pi)
+	}
+	clear(s.pods[same:])
+	s.pods = s.pods[:same]
+	for _, pi := range ni.Pods[same:] {
+		pod := pi.Pod
+		for k, v := range pod.Labels {
+			p := x.lookup(pod.Namespace, k, v)
+			if p == nil {
+				p = &posting{key: string(x.key)}
+				x.byKey[p.key] = p
+			}
+			if !slices.Contains(s.keys, p) {
+				s.keys = append(s.keys, p)
+			}
+			// After the run of position s.pos: the first entry of a
+			// later position.
+			at, _ := slices.BinarySearch(p.pos, s.pos+1)
+			p.pos, p.pods = slices.Insert(p.pos, at, s.pos), slices.Insert(p.pods, at, pi)
+		}
+		s.pods = append(s.pods, pi)
+	}
+	return true
+}
+
+// maxUnindexed is the most pods appended takes out one by one; more
+// make a full refresh.
+const maxUnindexed = 2
+
+// unindex takes pod pi, indexed in slot s, out of its label pairs'
+// postings; a posting left without the slot's pods leaves s.keys, and
+// the index when it is left empty.
+func (x *PodLabelIndex) unindex(s *postingSlot, pi *PodInfo) {
+	pod := pi.Pod
+	for k, v := range pod.Labels {
+		p := x.lookup(pod.Namespace, k, v)
+		if p == nil {
+			continue
+		}
+		a, _ := slices.BinarySearch(p.pos, s.pos)
+		b := a
+		for b < len(p.pos) && p.pos[b] == s.pos {
+			b++
+		}
+		j := slices.Index(p.pods[a:b], pi)
+		if j < 0 {
+			continue
+		}
+		p.pos, p.pods = slices.Delete(p.pos, a+j, a+j+1), slices.Delete(p.pods, a+j, a+j+1)
+		if b-a > 1 {
+			continue
+		}
+		if at := slices.Index(s.keys, p); at >= 0 {
+			s.keys = slices.Delete(s.keys, at, at+1)
+		}
+		if len(p.pos) == 0 {
+			delete(x.byKey, p.key)
+			p.pos, p.pods = nil, nil
+		}
+	}
 }
 
 // setRun makes pods the run of position i in p (none when pods is

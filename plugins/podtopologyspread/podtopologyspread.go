@@ -75,8 +75,11 @@ type PodTopologySpread struct {
 	// inclusionMemo remembers per node the node inclusion verdicts of
 	// pods' node affinity and tolerations (see inclusion).
 	inclusionMemo *schedcore.VerdictMemo
-	// totals keeps hard constraints' counts per domain across cycles.
-	totals *schedcore.TotalsCache
+	// totals keeps constraints' counts per domain across cycles (see
+	// countsKey), members the nodes that count per domain (membersKey):
+	// apart, so that the many workloads' counts, used in turn, do not
+	// evict the members the workloads share.
+	totals, members *schedcore.TotalsCache
 	// noSoftTotals makes PreScore count node by node (tests compare).
 	noSoftTotals bool
 	// selectors are pods' default spreading selectors, kept across cycles.
@@ -104,6 +107,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		counts:               schedcore.NewMatchCounter(memoKeys),
 		inclusionMemo:        schedcore.NewVerdictMemo(memoKeys),
 		totals:               schedcore.NewTotalsCache(maxTotals),
+		members:              schedcore.NewTotalsCache(maxMembers),
 
 		enableTaintTolerationComparisonOperators: h.Features().TaintTolerationComparisonOperators,
 	}, nil

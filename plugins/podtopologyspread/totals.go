@@ -8,17 +8,25 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-// maxTotals bounds the hard constraints whose counts per domain are kept
-// across cycles (schedcore.TotalsCache): each holds a share per node.
+// maxTotals bounds the counts kept across cycles (schedcore.TotalsCache):
+// each holds a share per node with matching pods (or per node, for a
+// selector the pod label index cannot serve).
 const maxTotals = 64
 
-// totalsKey captures what a node's share of constraint i depends on: the
-// pod's namespace, the constraint's selector and inclusion policies, every
+// maxMembers bounds the members kept across cycles: each holds a share
+// per node. Workloads share them (membersKey), so they are few.
+const maxMembers = 64
+
+// membersKey captures what decides whether a node counts for constraint
+// i, and in which domain: the constraint's inclusion policies, every
 // constraint's topology key (in order; key i is the constraint's), and the
-// pod's required node affinity and tolerations when a policy honours them.
-func totalsKey(pod *v1.Pod, constraints []topologySpreadConstraint, i int) *schedcore.MemoKey {
+// pod's required node affinity and tolerations when a policy honours
+// them. Neither the selector nor the namespace: the constraints of many
+// workloads share these totals, so a workload seen for the first time
+// reads the nodes holding its matching pods (countsKey), not every node.
+func membersKey(pod *v1.Pod, constraints []topologySpreadConstraint, i int) *schedcore.MemoKey {
 	c := &constraints[i]
-	k := new(schedcore.MemoKey).String(pod.Namespace).Selector(c.Selector).Int(int64(i)).
+	k := new(schedcore.MemoKey).String("members").Int(int64(i)).
 		String(string(c.NodeAffinityPolicy)).String(string(c.NodeTaintsPolicy)).Int(int64(len(constraints)))
 	for j := range constraints {
 		k.String(constraints[j].TopologyKey)
@@ -29,24 +37,37 @@ func totalsKey(pod *v1.Pod, constraints []topologySpreadConstraint, i int) *sche
 	return k
 }
 
+// countsKey captures what a node's count for constraint i depends on:
+// membersKey's inputs (only a node that counts has a count), the pod's
+// namespace and the constraint's selector.
+func countsKey(pod *v1.Pod, constraints []topologySpreadConstraint, i int) *schedcore.MemoKey {
+	return membersKey(pod, constraints, i).String("counts").String(pod.Namespace).Selector(constraints[i].Selector)
+}
+
 // hardCounts fills s.counts (key i: constraint i's topology key) with the
 // pods each constraint matches per domain over every node that counts (it
 // has all the constraints' topology keys and passes the constraint's
-// inclusion policies), from totals kept across cycles: only the nodes
-// replaced since a constraint's totals were last used are read.
+// inclusion policies), from totals kept across cycles: the nodes that
+// count per domain (membersKey) and their matching pods (countsKey), each
+// reading only the nodes replaced since it was last used. Counts filled
+// from scratch read the nodes holding matching pods alone.
 func (pl *PodTopologySpread) hardCounts(pod *v1.Pod, s *preFilterState, incl *inclusion) {
 	snap := pl.handle.Snapshot()
 	for i := range s.Constraints {
 		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
-		pl.totals.LoadListed(totalsKey(pod, s.Constraints, i), snap, s.counts, i, shareOf(lc, s.Constraints, i, s.counts, incl), shareAt(lc, s.Constraints, i, s.counts, incl))
+		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), countAt(lc, s.Constraints, i, s.counts, incl), lc.candidates, func(counts []int64, _ []int32) {
+			pl.members.ReadListed(membersKey(pod, s.Constraints, i), snap, memberOf(s.Constraints, i, s.counts, incl), memberAt(snap, s.Constraints, i, s.counts, incl), func(_ []int64, members []int32) {
+				s.counts.Load(i, counts, members)
+			})
+		})
 		lc.done()
 	}
 }
 
-// shareOf returns a node's share of constraint i's totals: its matching
-// pods in its domain, when it has every constraint's key (counts' keys)
-// and passes the constraint's inclusion policies.
-func shareOf(lc *lazyCount, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+// memberOf returns a node's share of constraint i's members: its domain,
+// when it has every constraint's key (counts' keys) and passes the
+// constraint's inclusion policies.
+func memberOf(constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
 	c := &constraints[i]
 	return func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
 		var buf [4]schedcore.Domain
@@ -54,20 +75,19 @@ func shareOf(lc *lazyCount, constraints []topologySpreadConstraint, i int, count
 		if !all || !c.includes(incl.verdict(ni)) {
 			return 0, 0, false
 		}
-		return doms[i], lc.count(ni), true
+		return doms[i], 0, true
 	}
 }
 
-// shareAt is shareOf for the node the snapshot lists at a position, from
-// what is known there: the domains from the label columns, the inclusion
-// verdict from its memo, the count from the plugin's MatchCounter (set up
-// at once: shareAt serves a fill from scratch); known false when one of
-// them needs the node.
-func shareAt(lc *lazyCount, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) schedcore.ShareAt {
+// memberAt is memberOf for the node the snapshot lists at a position,
+// from what is known there: the domains from the label columns, the
+// inclusion verdict from its memo; known false when one of them needs the
+// node.
+func memberAt(snap *schedcore.Snapshot, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) schedcore.ShareAt {
 	c := &constraints[i]
-	return func(pos int, gen int64) (schedcore.Domain, int64, bool, bool) {
+	return func(pos int, _ int64) (schedcore.Domain, int64, bool, bool) {
 		var buf [4]schedcore.Domain
-		doms, all, ok := counts.NodeDomainsAt(lc.snap, pos, buf[:0])
+		doms, all, ok := counts.NodeDomainsAt(snap, pos, buf[:0])
 		if !ok {
 			return 0, 0, false, false
 		}
@@ -78,14 +98,40 @@ func shareAt(lc *lazyCount, constraints []topologySpreadConstraint, i int, count
 		if !known {
 			return 0, 0, false, false
 		}
-		if !c.includes(v) {
-			return 0, 0, false, true
+		return doms[i], 0, c.includes(v), true
+	}
+}
+
+// countOf returns a node's share of constraint i's counts: its matching
+// pods in its domain, when it counts (memberOf) and holds some.
+func countOf(lc *lazyCount, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+	member := memberOf(constraints, i, counts, incl)
+	return func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+		dom, _, ok := member(ni)
+		if !ok {
+			return 0, 0, false
+		}
+		n := lc.count(ni)
+		return dom, n, n > 0
+	}
+}
+
+// countAt is countOf for the node the snapshot lists at a position, from
+// what is known there (memberAt, and the count from the plugin's
+// MatchCounter, set up at once: countAt serves a fill from scratch); known
+// false when one of them needs the node.
+func countAt(lc *lazyCount, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) schedcore.ShareAt {
+	member := memberAt(lc.snap, constraints, i, counts, incl)
+	return func(pos int, gen int64) (schedcore.Domain, int64, bool, bool) {
+		dom, _, ok, known := member(pos, gen)
+		if !ok || !known {
+			return 0, 0, false, known
 		}
 		n, known := lc.countAt(pos, gen)
 		if !known {
 			return 0, 0, false, false
 		}
-		return doms[i], n, true, true
+		return dom, n, n > 0, true
 	}
 }
 
@@ -124,13 +170,26 @@ func (l *lazyCount) count(ni *schedcore.NodeInfo) int64 {
 // countAt is count for the node the snapshot lists at pos with generation
 // gen, from the counter; false when the counter needs the node.
 func (l *lazyCount) countAt(pos int, gen int64) (int64, bool) {
+	l.setUp()
+	v, ok := l.sc.CountAt(l.snap, pos, gen)
+	return int64(v), ok
+}
+
+// candidates returns the nodes that may hold matching pods, from the
+// counter (set up now), when it counts from the pod label index; false
+// when any node may.
+func (l *lazyCount) candidates() ([]*schedcore.NodeInfo, bool) {
+	l.setUp()
+	return l.sc.NonZero()
+}
+
+// setUp sets up the counter, if it is not yet.
+func (l *lazyCount) setUp() {
 	if l.sc == nil {
 		l.calls = lazyCountAfter
 		cs, release := l.pl.counts.Counts(l.snap, l.ns, []labels.Selector{l.c.Selector})
 		l.sc, l.release = &cs[0], release
 	}
-	v, ok := l.sc.CountAt(l.snap, pos, gen)
-	return int64(v), ok
 }
 
 // done releases the counter, if one was set up.
@@ -143,7 +202,7 @@ func (l *lazyCount) done() {
 // softCounts adds to s.counts, in each domain counted there (the feasible
 // nodes'), the pods each non-hostname soft constraint matches over every
 // node that counts (as hardCounts: only with requireAllTopologies, when a
-// node without every key counts nowhere), from the same totals.
+// node without every key counts nowhere), from the same totals of counts.
 func (pl *PodTopologySpread) softCounts(pod *v1.Pod, s *preScoreState, incl *inclusion) {
 	snap := pl.handle.Snapshot()
 	var doms []schedcore.Domain
@@ -157,7 +216,7 @@ func (pl *PodTopologySpread) softCounts(pod *v1.Pod, s *preScoreState, incl *inc
 			continue
 		}
 		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
-		pl.totals.ReadListed(totalsKey(pod, s.Constraints, i), snap, shareOf(lc, s.Constraints, i, s.counts, incl), shareAt(lc, s.Constraints, i, s.counts, incl), func(counts []int64, _ []int32) {
+		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), countAt(lc, s.Constraints, i, s.counts, incl), lc.candidates, func(counts []int64, _ []int32) {
 			for _, dom := range doms {
 				if int(dom) < len(counts) && counts[dom] != 0 {
 					s.counts.Add(i, dom, counts[dom])

@@ -147,6 +147,7 @@ func TestHardCountsFromTotalsMatchScratch(t *testing.T) {
 			}
 			p := pl.(*PodTopologySpread)
 			p.totals.SetMaxKeys(12)
+			p.members.SetMaxKeys(4)
 			sp, err := New(context.Background(), nil, schedcore.NewHandle(snap, 4))
 			if err != nil {
 				t.Fatal(err)
