@@ -23,3 +23,42 @@ func (d *DomainCounts) ShareKey(k int, src *DomainCounts, sk int) bool {
 	key.data = from.data
 	return true
 }
+
+// AddKeyScaled adds, to key k, the counts of key sk of src times mult:
+// each domain src holds a non-zero count in, as Add (AddValue for a value
+// no node has) would one by one, so a plugin that keeps counts by domain
+// across cycles sums them into a cycle's without a lookup per value. When
+// src does not read the same label column as key k (see ShareKey), it
+// adds nothing and reports false.
+func (d *DomainCounts) AddKeyScaled(k int, src *DomainCounts, sk int, mult int64) bool {
+	key, from := &d.keys[k], &src.keys[sk]
+	if key.col != from.col {
+		return false
+	}
+	data := from.data
+	if data == nil {
+		return true
+	}
+	// Ids from the column's size on are values no node has: d numbers
+	// its own.
+	nv := Domain(key.col.NumValues())
+	add := func(dom Domain, c int64) {
+		switch {
+		case c == 0:
+		case dom >= nv:
+			d.AddValue(k, data.values[dom-nv], c*mult)
+		default:
+			d.Add(k, dom, c*mult)
+		}
+	}
+	if data.sparse != nil {
+		for dom, c := range data.sparse {
+			add(dom, c)
+		}
+		return true
+	}
+	for id, c := range data.counts {
+		add(Domain(id), c)
+	}
+	return true
+}

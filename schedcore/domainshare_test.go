@@ -53,3 +53,58 @@ func TestDomainCountsShareKey(t *testing.T) {
 		t.Error("counts made before the nodes changed shared")
 	}
 }
+
+// AddKeyScaled adds another counts' key times a factor, by domain: only
+// over the same label column, skipping domains whose count is 0 (they are
+// not counted), and a value no node has by its value (each counts numbers
+// those its own way).
+func TestDomainCountsAddKeyScaled(t *testing.T) {
+	c := schedcore.NewCache(schedcore.DefaultFeatures)
+	c.AddNode(schedtest.MakeNode("a1").Label("zone", "a").Label("rack", "a").Obj())
+	c.AddNode(schedtest.MakeNode("b1").Label("zone", "b").Obj())
+	snap := schedcore.NewEmptySnapshot()
+	c.UpdateSnapshot(snap)
+
+	src := schedcore.NewDomainCounts(snap, "zone")
+	src.AddValue(0, "a", 2)
+	src.AddValue(0, "b", 1)
+	src.AddValue(0, "b", -1) // counted, at 0
+	src.AddValue(0, "x", 3)  // no node has it
+	tests := []struct {
+		name   string
+		key    string
+		prior  map[string]int64
+		ok     bool
+		counts map[string]int64
+	}{
+		{name: "same column", key: "zone", ok: true, counts: map[string]int64{"a": -4, "x": -6}},
+		{name: "onto counts", key: "zone", prior: map[string]int64{"y": 1, "a": 1}, ok: true, counts: map[string]int64{"a": -3, "x": -6, "y": 1}},
+		{name: "other label", key: "rack", ok: false, counts: map[string]int64{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := schedcore.NewDomainCounts(snap, tt.key)
+			for v, n := range tt.prior {
+				d.AddValue(0, v, n)
+			}
+			if ok := d.AddKeyScaled(0, src, 0, -2); ok != tt.ok {
+				t.Fatalf("AddKeyScaled = %v, want %v", ok, tt.ok)
+			}
+			got := map[string]int64{}
+			d.ForEach(0, func(dom schedcore.Domain, n int64) { got[d.Value(0, dom)] = n })
+			if len(got) != len(tt.counts) {
+				t.Errorf("counts %v, want %v", got, tt.counts)
+			}
+			for v, n := range tt.counts {
+				if got[v] != n {
+					t.Errorf("counts %v, want %v", got, tt.counts)
+				}
+			}
+		})
+	}
+	c.AddNode(schedtest.MakeNode("c1").Label("zone", "c").Obj())
+	c.UpdateSnapshot(snap)
+	if schedcore.NewDomainCounts(snap, "zone").AddKeyScaled(0, src, 0, 1) {
+		t.Error("counts made before the nodes changed added by domain")
+	}
+}

@@ -39,10 +39,11 @@ type termGroup struct {
 	// requiredPair), "" when there is none.
 	pair string
 	// shared is counts by domain (one key, the term's), made from counts
-	// when a cycle first needs them and kept up to date with them (anti
-	// only: PreFilter's existing counts share it, see shareCounts). A
-	// domain whose count went back to 0 stays counted there: PreFilter
-	// only reads the counts (NonZero, At).
+	// when a cycle first needs them and kept up to date with them:
+	// PreFilter's existing counts share it (anti, see shareCounts),
+	// PreScore adds it (addTo). A domain whose count went back to 0 stays
+	// counted there: PreFilter only reads the counts (NonZero, At), addTo
+	// skips zeros.
 	shared *schedcore.DomainCounts
 }
 
@@ -63,6 +64,27 @@ func (g *termGroup) shareCounts(snap *schedcore.Snapshot, into *schedcore.Domain
 		// Not over snap (into is always, in PreFilter): count in place.
 		for v, c := range g.counts {
 			into.AddValue(k, v, int64(c))
+		}
+	}
+}
+
+// addTo adds the group's counts times its weight to key k of into (over
+// snap), by domain from the group's own counts by domain (shared, made
+// from counts when there are none over snap's label column): a cycle then
+// looks up no value, and a hostname term's thousands of values cost an
+// array pass.
+func (g *termGroup) addTo(snap *schedcore.Snapshot, into *schedcore.DomainCounts, k int) {
+	if g.shared != nil && into.AddKeyScaled(k, g.shared, 0, g.weight) {
+		return
+	}
+	g.shared = schedcore.NewDomainCounts(snap, g.term.TopologyKey)
+	for v, c := range g.counts {
+		g.shared.AddValue(0, v, int64(c))
+	}
+	if !into.AddKeyScaled(k, g.shared, 0, g.weight) {
+		// Not over snap: by value.
+		for v, c := range g.counts {
+			into.AddValue(k, v, int64(c)*g.weight)
 		}
 	}
 }
@@ -182,22 +204,27 @@ func (x *termIndex) nodeEntries(ni *schedcore.NodeInfo) []termEntry {
 
 func (x *termIndex) apply(es []termEntry, sign int) {
 	for _, e := range es {
-		g := e.g
-		if g.shared != nil {
-			// Copied first if a cycle shares it.
-			g.shared.AddValue(0, e.value, int64(sign*e.n))
-		}
-		c := g.counts[e.value] + sign*e.n
-		if c == 0 {
-			delete(g.counts, e.value)
-		} else {
-			g.counts[e.value] = c
-		}
-		g.refs += sign * e.n
-		if g.refs == 0 {
-			delete(x.groups, g.key)
-			x.file(g, false)
-		}
+		x.applyOne(e, sign)
+	}
+}
+
+// applyOne adds (sign 1) or removes (-1) one entry.
+func (x *termIndex) applyOne(e termEntry, sign int) {
+	g := e.g
+	if g.shared != nil {
+		// Copied first if a cycle shares it.
+		g.shared.AddValue(0, e.value, int64(sign*e.n))
+	}
+	c := g.counts[e.value] + sign*e.n
+	if c == 0 {
+		delete(g.counts, e.value)
+	} else {
+		g.counts[e.value] = c
+	}
+	g.refs += sign * e.n
+	if g.refs == 0 {
+		delete(x.groups, g.key)
+		x.file(g, false)
 	}
 }
 
@@ -212,15 +239,59 @@ func (x *termIndex) sync(snap *schedcore.Snapshot) {
 		} else {
 			fresh = x.nodeEntries(ni)
 		}
-		// Add before removing, so that groups shared by the old and new
-		// entries are not dropped and re-created.
-		x.apply(fresh, 1)
-		x.drop(s)
+		x.applyDiff(fresh, s.es)
+		if s.mixed {
+			x.mixed--
+		}
 		if mixed {
 			x.mixed++
 		}
 		s.es, s.mixed = fresh, mixed
 	})
+}
+
+// applyDiff replaces a node's old entries by its fresh ones, applying only
+// what differs: a node changes by a pod or two, and its other pods' terms
+// would be removed and added back. Increases go first, so that groups the
+// old and fresh entries share are not dropped and re-created.
+func (x *termIndex) applyDiff(fresh, old []termEntry) {
+	var diff []termEntry
+	var buf [16]bool
+	matched := buf[:0]
+	if len(old) <= len(buf) {
+		matched = buf[:len(old)]
+	} else {
+		matched = make([]bool, len(old))
+	}
+	for _, e := range fresh {
+		for j := range old {
+			if !matched[j] && old[j].g == e.g && old[j].value == e.value {
+				matched[j] = true
+				e.n -= old[j].n
+				break
+			}
+		}
+		if e.n != 0 {
+			diff = append(diff, e)
+		}
+	}
+	for j, e := range old {
+		if !matched[j] {
+			e.n = -e.n
+			diff = append(diff, e)
+		}
+	}
+	for _, e := range diff {
+		if e.n > 0 {
+			x.applyOne(e, 1)
+		}
+	}
+	for _, e := range diff {
+		if e.n < 0 {
+			e.n = -e.n
+			x.applyOne(e, -1)
+		}
+	}
 }
 
 // drop takes a node's slot out of the index.

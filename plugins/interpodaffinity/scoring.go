@@ -55,10 +55,7 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 		if len(g.counts) == 0 || !g.term.Matches(pod, s.namespaceLabels) {
 			return
 		}
-		k := keyOf(s.scores, g.term.TopologyKey)
-		for v, c := range g.counts {
-			s.scores.AddValue(k, v, int64(c)*g.weight)
-		}
+		g.addTo(snap, s.scores, keyOf(s.scores, g.term.TopologyKey))
 	})
 	pl.terms.mu.Unlock()
 
