@@ -136,8 +136,12 @@ func (p passer) Filter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, 
 func TestPassingFiltersFollowEachCycle(t *testing.T) {
 	calls := 0
 	reg := schedcore.Registry{
-		"A": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return skipper{"A"}, nil }},
-		"P": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return passer{&calls}, nil }},
+		"A": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return skipper{"A"}, nil
+		}},
+		"P": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return passer{&calls}, nil
+		}},
 	}
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
 	cache.AddNode(schedtest.MakeNode("n1").Obj())
