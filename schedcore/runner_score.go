@@ -415,9 +415,17 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []
 	if cap(b.totals) < nodes {
 		b.totals = make([]int64, nodes)
 	}
+	// The columns past the last cycle's plugins are kept (cut off, not
+	// dropped): a cycle with more plugins than the last, after one with
+	// fewer, reuses them instead of making new ones.
+	b.raw, b.lists, b.cols = b.raw[:cap(b.raw)], b.lists[:cap(b.lists)], b.cols[:cap(b.cols)]
 	for len(b.raw) < np {
 		b.raw = append(b.raw, nil)
+	}
+	for len(b.lists) < np {
 		b.lists = append(b.lists, nil)
+	}
+	for len(b.cols) < np {
 		b.cols = append(b.cols, nil)
 	}
 	b.raw, b.lists, b.cols = b.raw[:np], b.lists[:np], b.cols[:np]

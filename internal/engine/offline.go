@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"sort"
 	"time"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -478,13 +480,32 @@ func (b binder) Bind(_ context.Context, pod *v1.Pod, node string) error {
 	if cur.Spec.NodeName != "" {
 		return fmt.Errorf("pod %s is already assigned to node %q", schedcore.PodName(pod), cur.Spec.NodeName)
 	}
-	bound := shallowCopy(cur)
-	bound.Spec.NodeName = node
-	// The API server clears the nomination on binding
-	// (ClearingNominatedNodeNameAfterBinding, on by default).
-	bound.Status.NominatedNodeName = ""
+	// The pod to bind is, most often, the scheduler's assumed pod: a copy
+	// of cur's top-level fields with the node set. It is then the bound
+	// pod, as it is (objects are never changed in place, see shallowCopy),
+	// rather than another copy of cur.
+	bound := pod
+	if pod.Spec.NodeName != node || cur.Status.NominatedNodeName != "" || !sameButNode(pod, cur) {
+		bound = shallowCopy(cur)
+		bound.Spec.NodeName = node
+		// The API server clears the nomination on binding
+		// (ClearingNominatedNodeNameAfterBinding, on by default).
+		bound.Status.NominatedNodeName = ""
+	}
 	b.s.put(bound)
 	return nil
+}
+
+// sameButNode reports whether pod is cur's top-level fields but
+// spec.nodeName, bit for bit: the same strings, slices, maps and pointers,
+// not only equal ones, so that whatever reads pod reads what it would read
+// in cur. Padding bytes count too: a pod whose padding differs is only
+// copied for nothing.
+func sameButNode(pod, cur *v1.Pod) bool {
+	x := *pod
+	x.Spec.NodeName = cur.Spec.NodeName
+	n := unsafe.Sizeof(x)
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&x)), n), unsafe.Slice((*byte)(unsafe.Pointer(cur)), n))
 }
 
 // shallowCopy copies a pod's top-level fields only: its maps, slices and

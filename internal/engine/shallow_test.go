@@ -53,3 +53,49 @@ func TestOfflineLeavesTheCallersPodsAlone(t *testing.T) {
 		t.Errorf("the caller's pods changed (-before +after):\n%s", diff)
 	}
 }
+
+// The binder stores the pod it binds as the bound pod only when that pod
+// is the store's pod, field for field (the same maps, slices and strings),
+// with the node set; any other pod to bind gets a copy of the store's pod
+// with the node set and the nomination cleared, as the API server does.
+func TestBinderStoresTheAssumedPodOnlyWhenItIsTheStoresPod(t *testing.T) {
+	cur := schedtest.MakePod("p").Label("app", "a").Obj()
+	cur.UID = "u"
+	nominated := *cur
+	nominated.Status.NominatedNodeName = "n2"
+	relabelled := *cur
+	relabelled.Labels = map[string]string{"app": "a"} // equal, not the same map
+	for _, tc := range []struct {
+		name   string
+		stored *v1.Pod
+		pod    func(cur *v1.Pod) *v1.Pod
+		same   bool
+	}{
+		{name: "the assumed copy", stored: cur, pod: func(c *v1.Pod) *v1.Pod { x := *c; x.Spec.NodeName = "n1"; return &x }, same: true},
+		{name: "another node set", stored: cur, pod: func(c *v1.Pod) *v1.Pod { x := *c; x.Spec.NodeName = "n2"; return &x }},
+		{name: "a nominated pod", stored: &nominated, pod: func(c *v1.Pod) *v1.Pod { x := *c; x.Spec.NodeName = "n1"; return &x }},
+		{name: "equal labels in another map", stored: cur, pod: func(*v1.Pod) *v1.Pod { x := relabelled; x.Spec.NodeName = "n1"; return &x }},
+		{name: "another scheduler name", stored: cur, pod: func(c *v1.Pod) *v1.Pod { x := *c; x.Spec.NodeName = "n1"; x.Spec.SchedulerName = "other"; return &x }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore()
+			s.put(tc.stored)
+			pod := tc.pod(tc.stored)
+			if err := (binder{s}).Bind(context.Background(), pod, "n1"); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.get(cur.Namespace, cur.Name)
+			if (got == pod) != tc.same {
+				t.Fatalf("bound pod is the pod to bind: %v, want %v", got == pod, tc.same)
+			}
+			if got.Spec.NodeName != "n1" || got.Status.NominatedNodeName != "" {
+				t.Errorf("bound to %q, nominated %q", got.Spec.NodeName, got.Status.NominatedNodeName)
+			}
+			want := *tc.stored
+			want.Spec.NodeName, want.Status.NominatedNodeName = "n1", ""
+			if diff := cmp.Diff(&want, got); diff != "" {
+				t.Errorf("bound pod (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -38,7 +38,11 @@ func (b *DefaultBinder) Bind(ctx context.Context, _ *schedcore.CycleState, p *v1
 	if b.handle == nil || b.handle.Binder() == nil {
 		return schedcore.AsStatus(ErrNoBinder)
 	}
-	b.handle.Logger().V(3).Info("Attempting to bind pod to node", "pod", schedcore.PodName(p), "node", nodeName)
+	// The pod's name is made (and the arguments boxed) only when the line
+	// is written: once a placement, for nothing, when it is not.
+	if l := b.handle.Logger().V(3); l.Enabled() {
+		l.Info("Attempting to bind pod to node", "pod", schedcore.PodName(p), "node", nodeName)
+	}
 	if err := b.handle.Binder().Bind(ctx, p, nodeName); err != nil {
 		return schedcore.AsStatus(err)
 	}
