@@ -121,7 +121,7 @@ func (m *filterMemos) diagnose(ctx context.Context, j int, pl FilterPlugin, stat
 	}
 	s := pl.Filter(ctx, state, pod, nodeInfo)
 	if s.IsSuccess() {
-		m.views[j].putAt(pos, gen, verdictPass)
+		rememberFilter(m.views[j], m.rejects[j], pos, gen, s, false)
 		return FilterVerdict{}, false
 	}
 	if !s.IsRejected() {
@@ -129,12 +129,7 @@ func (m *filterMemos) diagnose(ctx context.Context, j int, pl FilterPlugin, stat
 	}
 	shared := s.shared
 	s = s.WithPlugin(pl.Name())
-	// Only a shared rejection is remembered (see runFilters).
-	if shared {
-		if v, ok := m.rejects[j].value(s); ok {
-			m.views[j].putAt(pos, gen, v)
-		}
-	}
+	rememberFilter(m.views[j], m.rejects[j], pos, gen, s, shared)
 	return explainVerdict(ctx, pl, state, pod, nodeInfo, s, gaps), true
 }
 

@@ -239,17 +239,13 @@ func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.P
 			}
 			shared := s.shared
 			s = s.WithPlugin(pl.Name())
-			// Only a shared rejection is remembered: any other may
-			// differ from node to node, or be changed by its reader.
-			if memo && shared {
-				if v, ok := rejects[j].value(s); ok {
-					views[j].putAt(pos, gen, v)
-				}
+			if memo {
+				rememberFilter(views[j], rejects[j], pos, gen, s, shared)
 			}
 			return s
 		}
 		if memo {
-			views[j].putAt(pos, gen, verdictPass)
+			rememberFilter(views[j], rejects[j], pos, gen, s, false)
 		}
 	}
 	return nil

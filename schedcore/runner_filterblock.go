@@ -99,7 +99,7 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 			}
 			if s.IsSuccess() {
 				if memo {
-					views[j].putAt(ps[k], gens[ps[k]], verdictPass)
+					rememberFilter(views[j], rejects[j], ps[k], gens[ps[k]], s, false)
 				}
 				continue
 			}
@@ -108,11 +108,8 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 			}
 			shared := s.shared
 			s = s.WithPlugin(pl.Name())
-			// Only a shared rejection is remembered (see runFilters).
-			if memo && shared {
-				if v, ok := rejects[j].value(s); ok {
-					views[j].putAt(ps[k], gens[ps[k]], v)
-				}
+			if memo {
+				rememberFilter(views[j], rejects[j], ps[k], gens[ps[k]], s, shared)
 			}
 			out[k] = s
 			alive &^= 1 << k

@@ -77,6 +77,23 @@ func (t *rejectTable) value(s *Status) (uint16, bool) {
 	return 0, false
 }
 
+// rememberFilter remembers, in v at node position pos and generation
+// gen, the status s a NodeLocalFilter's Filter gave there: a pass, or a
+// rejection that was shared (shared is s's flag before it was stamped
+// with the plugin's name). Any other rejection is not remembered: it may
+// differ from node to node, or be changed by its reader.
+func rememberFilter(v VerdictView, rejects *rejectTable, pos int, gen int64, s *Status, shared bool) {
+	if s.IsSuccess() {
+		v.putAt(pos, gen, verdictPass)
+		return
+	}
+	if shared {
+		if val, ok := rejects.value(s); ok {
+			v.putAt(pos, gen, val)
+		}
+	}
+}
+
 // status returns the rejection remembered under v (nil if none).
 func (t *rejectTable) status(v uint16) *Status {
 	k := int(v) - int(verdictFirstReject)
