@@ -188,6 +188,21 @@ func (x *PodLabelIndex) refresh(ni *NodeInfo, s *postingSlot) {
 			pairs = append(pairs, postingPair{p, pi})
 		}
 	}
+	if len(s.keys) == 0 && x.appendRuns(i, pairs, touched) {
+		// A slot that held no postings, at a position after every
+		// posting's last run (the index's first build, in list order):
+		// each posting's run for the node is its pods in pod order,
+		// appended; no sorting, no runs moved.
+		keys := append(s.keys[:0], touched...)
+		for _, p := range touched {
+			p.mark = 0
+		}
+		s.pos, s.keys = i, keys
+		clear(pairs)
+		clear(touched)
+		x.pairs, x.touched = pairs[:0], touched[:0]
+		return
+	}
 	// The old position's postings the node no longer has.
 	for k, p := range s.keys {
 		if p.mark == 0 || s.pos != i {
@@ -220,6 +235,22 @@ func (x *PodLabelIndex) refresh(ni *NodeInfo, s *postingSlot) {
 	clear(pairs)
 	clear(touched)
 	x.pairs, x.touched = pairs[:0], touched[:0]
+}
+
+// appendRuns appends the pairs' pods, in pair (pod) order, to their
+// postings at position i, when every touched posting's runs are all
+// before i (so the pods go at the end, where setRun would put them); false,
+// changing nothing, when a posting has a run at i or after it.
+func (x *PodLabelIndex) appendRuns(i int32, pairs []postingPair, touched []*posting) bool {
+	for _, p := range touched {
+		if n := len(p.pos); n > 0 && p.pos[n-1] >= i {
+			return false
+		}
+	}
+	for _, pr := range pairs {
+		pr.p.pos, pr.p.pods = append(pr.p.pos, i), append(pr.p.pods, pr.pi)
+	}
+	return true
 }
 
 // appended brings slot s, at ni's position, up to ni's pods by the pods

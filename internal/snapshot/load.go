@@ -234,7 +234,7 @@ func (c *Cluster) AddData(file string, data []byte) error {
 		return &LoadError{File: file, Line: 1, Msg: msg}
 	}
 	for _, d := range splitDocs(data) {
-		if len(bytes.TrimSpace(stripComments(d.data))) == 0 {
+		if onlyComments(d.data) {
 			continue
 		}
 		obj, err := decodeDoc(file, d)

@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -135,7 +134,7 @@ func ReadObjects(paths []string, stdin io.Reader) ([]Object, error) {
 func parseObjects(file string, data []byte) ([]Object, error) {
 	var out []Object
 	for _, d := range splitDocs(data) {
-		if len(bytes.TrimSpace(stripComments(d.data))) == 0 {
+		if onlyComments(d.data) {
 			continue
 		}
 		obj, err := decodeDoc(file, d)
