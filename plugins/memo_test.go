@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -94,8 +95,11 @@ func TestRememberedScoresMatchFreshFramework(t *testing.T) {
 	// imageless: the nodes rarely hold images, so that ImageLocality's
 	// uniform score (no node with an image) comes and goes.
 	for _, imageless := range []bool{false, true} {
-		t.Run(fmt.Sprint("imageless=", imageless), func(t *testing.T) { checkRememberedScores(t, imageless) })
+		t.Run(fmt.Sprint("imageless=", imageless), func(t *testing.T) { checkRememberedScores(t, imageless, 6) })
 	}
+	// More workloads than a memo keeps keys (64): tables are evicted, and
+	// their entries serve the next keys' tables (VerdictMemo.PinnedView).
+	t.Run("workloads=100", func(t *testing.T) { checkRememberedScores(t, false, 100) })
 }
 
 // explainVerdicts lists every node's verdicts in an explanation of pod:
@@ -113,7 +117,7 @@ func explainVerdicts(ctx context.Context, fw *schedcore.Framework, snap *schedco
 	return out
 }
 
-func checkRememberedScores(t *testing.T, imageless bool) {
+func checkRememberedScores(t *testing.T, imageless bool, numWorkloads int) {
 	rng := rand.New(rand.NewSource(11))
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
 	snap := schedcore.NewEmptySnapshot()
@@ -159,10 +163,16 @@ func checkRememberedScores(t *testing.T, imageless bool) {
 		}
 		return out
 	}
-	// Few workloads, as in a real cluster: consecutive cycles share keys.
-	workloads := make([]*v1.Pod, 6)
+	// Few workloads, as in a real cluster: consecutive cycles share keys
+	// (numWorkloads 6), or many, whose keys the memos cannot all keep.
+	workloads := make([]*v1.Pod, numWorkloads)
 	for i := range workloads {
 		workloads[i] = randomPod(rng, fmt.Sprintf("w%d", i))
+		if numWorkloads > 64 {
+			// A request of its own: as many resource scorers' keys as
+			// workloads.
+			workloads[i].Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse(fmt.Sprintf("%dm", 100+i))
+		}
 	}
 	withoutImages := 0
 	for step := 0; step < 300; step++ {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -333,12 +332,6 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	scratch := getFilterScratch(numAll)
 	defer putFilterScratch(scratch)
 	statuses, passed := scratch.statuses, scratch.passed
-	// The first error stops the pass: the blocks not started yet return
-	// at once (a flag, not a context of its own: making and cancelling one
-	// cost each cycle more than the flag, as in RunScorePlugins).
-	var firstErr error
-	var errOnce sync.Once
-	var failed atomic.Bool
 	feasible := getFeasible(min(toFind, numAll))
 	// When nodes are the framework's snapshot's list, node i is at list
 	// position i: its generation and name are read from the snapshot's
@@ -351,6 +344,10 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	if byPos {
 		pos = state.listed.start(snap, min(toFind, numAll))
 	}
+	// The windows' work, kept in the scratch: a closure over these would
+	// be made anew on the heap for every window.
+	fp := &scratch.pass
+	*fp = filterPass{ctx: ctx, fw: fw, state: state, pod: pod, nodes: nodes, snap: snap, byPos: byPos, startIdx: startIdx, statuses: statuses, passed: passed}
 	processed := 0
 	// The nodes are distinct: with no status set before this pass (the
 	// nominated node's), none is set twice.
@@ -362,52 +359,25 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	}
 	numSeen := 0
 	var lastSeen *Status
-	for off := 0; off < numAll && len(feasible) < toFind && firstErr == nil; {
+	for off := 0; off < numAll && len(feasible) < toFind && fp.firstErr == nil; {
 		window := numAll - off
 		if toFind < numAll {
 			window = min(window, max(nextWindow(toFind-len(feasible), off, len(feasible)), 64))
 		}
 		base := off
+		fp.base, fp.window = base, window
 		// The window's nodes are handed out in blocks of filterBlock, so
 		// that a worker's per-node overhead is a loop step, not a call.
 		blocks := (window + filterBlock - 1) / filterBlock
-		fw.handle.Parallelizer().UntilAtLeast(ctx, blocks, minParallelFilterBlocks, func(blk int) {
-			if failed.Load() {
-				return
+		if blocks < minParallelFilterBlocks {
+			// What UntilAtLeast does below its threshold, without making
+			// the method value it would be handed.
+			for blk := 0; blk < blocks && ctx.Err() == nil; blk++ {
+				fp.block(blk)
 			}
-			lo, end := base+blk*filterBlock, base+min(window, (blk+1)*filterBlock)
-			if byPos {
-				// The block plugin by plugin (runFiltersListed).
-				var ps [filterBlock]int
-				for i := lo; i < end; i++ {
-					p := startIdx + i
-					if p >= numAll {
-						p -= numAll
-					}
-					ps[i-lo] = p
-				}
-				if s := fw.runFiltersListed(ctx, state, pod, nodes, snap.listGens, ps[:end-lo], statuses[lo:end], passed[lo:end]); s != nil {
-					errOnce.Do(func() { firstErr = s.AsError(); failed.Store(true) })
-				}
-				return
-			}
-			for i := lo; i < end; i++ {
-				p := startIdx + i
-				if p >= numAll {
-					p -= numAll
-				}
-				s := fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodes[p])
-				if s.Code() == Error {
-					errOnce.Do(func() { firstErr = s.AsError(); failed.Store(true) })
-					return
-				}
-				if s.IsSuccess() {
-					passed[i] = true
-				} else {
-					statuses[i] = s
-				}
-			}
-		})
+		} else {
+			fw.handle.Parallelizer().UntilAtLeast(ctx, blocks, minParallelFilterBlocks, fp.block)
+		}
 		rejected := 0
 		for i := base; i < base+window; i++ {
 			if statuses[i] != nil {
@@ -476,6 +446,7 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 		state.listed.nodes = feasible
 	}
 	a.advance(rotate, processed, len(a.Snapshot.List()))
+	firstErr := fp.firstErr
 	var code Code
 	if firstErr != nil {
 		code = Error
@@ -545,33 +516,6 @@ const filterBlock = 16
 // adaptive sampling, 2 CPUs: 10-25% more pods per CPU-second). A pass over
 // every node of a large cluster still runs in parallel.
 const minParallelFilterBlocks = 64
-
-// filterScratch is findNodesThatPassFilters' per-node verdicts, reused
-// across cycles (several cycles may run at once: each takes its own).
-type filterScratch struct {
-	statuses []*Status
-	passed   []bool
-}
-
-var filterScratchPool sync.Pool
-
-// getFilterScratch returns cleared verdicts for n nodes.
-func getFilterScratch(n int) *filterScratch {
-	s, _ := filterScratchPool.Get().(*filterScratch)
-	if s == nil || cap(s.statuses) < n {
-		return &filterScratch{statuses: make([]*Status, n), passed: make([]bool, n)}
-	}
-	s.statuses, s.passed = s.statuses[:n], s.passed[:n]
-	return s
-}
-
-// putFilterScratch clears s (its statuses must not keep rejections alive)
-// and keeps it for the next cycle.
-func putFilterScratch(s *filterScratch) {
-	clear(s.statuses)
-	clear(s.passed)
-	filterScratchPool.Put(s)
-}
 
 func (a *Algorithm) advance(rotate bool, processed, all int) {
 	if !rotate || all == 0 {

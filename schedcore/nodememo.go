@@ -300,12 +300,21 @@ type VerdictMemo struct {
 	tables  map[string]*verdictTable
 	maxKeys int
 	clock   uint64
+	// spare is the entries of an evicted table that no view refers to
+	// any more, for the next new table (see PinnedView).
+	spare []atomic.Uint32
 }
 
 type verdictTable struct {
 	entries []atomic.Uint32
 	base    int64
 	used    uint64
+	// pins counts the PinnedViews handed out and not yet unpinned;
+	// shared is set once a View (never unpinned) was handed out. Only a
+	// table evicted with neither gives its entries to a new table.
+	pins    int
+	shared  bool
+	evicted bool
 }
 
 // VerdictView is one key's entries, from View.
@@ -343,14 +352,29 @@ func NewVerdictMemo(maxKeys int) *VerdictMemo {
 func (m *VerdictMemo) View(k *MemoKey, n int) VerdictView {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	t := m.table(k, n)
+	t.shared = true
+	return VerdictView{entries: t.entries, base: t.base}
+}
+
+// table returns key's table for a snapshot of n nodes, making it if
+// needed. m.mu is held.
+func (m *VerdictMemo) table(k *MemoKey, n int) *verdictTable {
 	// Indexing by string(k.b) does not allocate: the key string is made
 	// only for a new table.
 	t := m.tables[string(k.b)]
 	if t == nil {
 		if len(m.tables) >= m.maxKeys {
-			evictOldest(m.tables, func(t *verdictTable) uint64 { return t.used })
+			m.evict()
 		}
 		t = &verdictTable{base: verdictBase(generation.Load())}
+		if len(m.spare) >= n {
+			// No view refers to these entries (see recycle): emptied,
+			// they hold nothing of the evicted key.
+			t.entries = m.spare
+			clear(t.entries)
+		}
+		m.spare = nil
 		m.tables[k.Key()] = t
 	}
 	m.clock++
@@ -360,7 +384,7 @@ func (m *VerdictMemo) View(k *MemoKey, n int) VerdictView {
 	} else if len(t.entries) < n {
 		t.rebase(t.base, n)
 	}
-	return VerdictView{entries: t.entries, base: t.base}
+	return t
 }
 
 // verdictBase is the base of a window holding the last half window of

@@ -93,6 +93,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		return out, nil
 	}
 	views, memo := f.scoreViews(state, pod, idx, b)
+	defer b.unpinScoreViews()
 	uniform := f.uniformScores(state, pod, idx, b)
 	raw, listed := b.raw, b.listed
 	// The first error stops the loop: the blocks not started yet return
@@ -351,10 +352,30 @@ func (f *Framework) scoreViews(state *CycleState, pod *v1.Pod, idx []int, b *sco
 		}
 		k.b = k.b[:0]
 		if f.score[pi].(NodeLocalScorer).ScoreKey(state, pod, k) {
-			views[j], memo[j] = f.scoreMemo[pi].View(k, snap.NumNodes()), true
+			var t *verdictTable
+			views[j], t = f.scoreMemo[pi].PinnedView(k, snap.NumNodes())
+			memo[j] = true
+			b.pins = append(b.pins, scorePin{f.scoreMemo[pi], t})
 		}
 	}
 	return views, memo
+}
+
+// scorePin is a score memo's table that a cycle's view pins.
+type scorePin struct {
+	memo  *VerdictMemo
+	table *verdictTable
+}
+
+// unpinScoreViews ends the views scoreViews handed out: RunScorePlugins
+// reads and writes them only until it returns.
+func (b *scoreBuffers) unpinScoreViews() {
+	for _, p := range b.pins {
+		p.memo.Unpin(p.table)
+	}
+	clear(b.pins)
+	b.pins = b.pins[:0]
+	clear(b.views)
 }
 
 // scoreBuffers are RunScorePlugins' columns: a cycle's scores by plugin
@@ -378,6 +399,9 @@ type scoreBuffers struct {
 	listed []ListedScorer
 	// totals[i] is node i's weighted sum, before it is set in out.
 	totals []int64
+	// pins are the memo tables of the cycle's views (scoreViews), until
+	// RunScorePlugins returns.
+	pins []scorePin
 	// The cycle's plugins (positions in Framework.score), their memo
 	// views (memo[j]: plugin j has one) and which are uniform.
 	idx     []int

@@ -53,6 +53,7 @@ func main() {
 	kube := flag.String("kube", "recorded", "kube-scheduler's figures for the ratio: recorded (from "+kubeFiguresFile+"), run (hack/kubebench on the same snapshot right after ours: minutes per 5000-node workload) or off")
 	record := flag.Bool("record", false, "with -kube run: write kube's figures (with date, load and commit) into "+kubeFiguresFile)
 	recordHeap := flag.Bool("record-heap", false, "with -kube run: write only the live heaps (kube's and ours) into "+kubeFiguresFile+", keeping the recorded speed figures (a workload not recorded yet is recorded whole)")
+	allocs := flag.Bool("allocs", false, "add the bytes allocated and the collections run while scheduling (from the loaded engine to the last pod), averaged over the runs")
 	liveprofile := flag.String("liveprofile", "", "write a heap profile taken at the live-heap point (after the last pod, forced collections, the scheduler still in use) to this file: go tool pprof -sample_index=inuse_space")
 	flag.Parse()
 	if *kube != "recorded" && *kube != "run" && *kube != "off" {
@@ -127,6 +128,9 @@ func main() {
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "workload\tnodes\tpending\tscheduled\tseconds\tpods/s\tcpu-s\tpods/cpu-s\theap MiB\tpeak MiB\t")
+	if *allocs {
+		fmt.Fprintf(tw, "alloc MB/run\tGCs/run\t")
+	}
 	if *kube != "off" {
 		fmt.Fprintf(tw, "kube pods/s\tkube pods/cpu-s\tkube heap MiB\tkube peak MiB\t× pods/cpu-s\theap ÷ kube\tkube from\t")
 	}
@@ -157,6 +161,9 @@ func main() {
 		var heap heapFigures
 		var cpu time.Duration
 		var nodes int
+		// Bytes allocated and collections while scheduling, summed over
+		// the runs (-allocs).
+		var allocBytes, gcs uint64
 		for r := 0; r < *repeat; r++ {
 			// Each run has a cluster of its own, handed over: the engine
 			// fills in the pods' UIDs in place and the bench keeps
@@ -176,10 +183,21 @@ func main() {
 			// CPU time counts from the loaded engine, as kubebench's
 			// counts from kube's synced cache (the loading is apart).
 			var c0 time.Duration
-			rep, err := run(cl, cfg, reg, func() { c0 = cpuTime() }, func() {
+			var ms0, ms1 runtime.MemStats
+			rep, err := run(cl, cfg, reg, func() {
+				if *allocs {
+					runtime.ReadMemStats(&ms0)
+				}
+				c0 = cpuTime()
+			}, func() {
 				// The live heap after the last pod, the engine still in
 				// use; the collections' CPU time is not the run's.
 				m0 := cpuTime()
+				if *allocs {
+					runtime.ReadMemStats(&ms1)
+					allocBytes += ms1.TotalAlloc - ms0.TotalAlloc
+					gcs += uint64(ms1.NumGC - ms0.NumGC)
+				}
 				heap.live = liveHeap()
 				if *liveprofile != "" {
 					writeHeapProfile(*liveprofile)
@@ -201,6 +219,9 @@ func main() {
 		perCPU := float64(pending) / cpu.Seconds()
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t", w.name, nodes, pending, sched, best.Seconds(), float64(pending)/best.Seconds(),
 			cpu.Seconds(), perCPU, mib(heap.live), mib(heap.peak))
+		if *allocs {
+			fmt.Fprintf(tw, "%.1f\t%.2f\t", float64(allocBytes)/1e6/float64(*repeat), float64(gcs)/float64(*repeat))
+		}
 		switch *kube {
 		case "run":
 			runtime.GC()
