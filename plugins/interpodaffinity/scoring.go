@@ -36,7 +36,7 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 		return schedcore.NewStatus(schedcore.Skip)
 	}
 	snap := pl.handle.Snapshot()
-	pi := schedcore.NewPodInfo(pod)
+	pi := parsedPod(cycleState, pod)
 	if pi.ParseError != nil {
 		return schedcore.AsStatus(fmt.Errorf("failed to parse pod: %w", pi.ParseError))
 	}
@@ -162,4 +162,14 @@ func (pl *InterPodAffinity) NormalizeScore(_ context.Context, cycleState *schedc
 		scores[i].Score = int64(f)
 	}
 	return nil
+}
+
+// parsedPod returns the pod's terms as PreFilter parsed them this cycle
+// (their required terms' namespaces merged, which scoring does not read),
+// else parses them: the preferred terms are PreScore's alone.
+func parsedPod(cycleState *schedcore.CycleState, pod *v1.Pod) *schedcore.PodInfo {
+	if s, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey); err == nil && s.podInfo != nil && s.podInfo.Pod == pod {
+		return s.podInfo
+	}
+	return schedcore.NewPodInfo(pod)
 }
