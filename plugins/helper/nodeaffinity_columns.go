@@ -129,8 +129,8 @@ type boundAffinity struct {
 // cycle, before the filters run in parallel.
 func (r *RequiredNodeAffinity) Bind(snap *schedcore.Snapshot) {
 	r.bound = nil
-	if r.fallback != nil || snap == nil || snap.NumNodes() == 0 {
-		return
+	if r.fallback != nil || r.selector == nil && !r.hasRequired || snap == nil || snap.NumNodes() == 0 {
+		return // component-helpers matches, or every node matches
 	}
 	b := &boundAffinity{}
 	if r.selector != nil {

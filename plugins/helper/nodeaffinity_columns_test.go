@@ -17,7 +17,7 @@ type columnsCase struct {
 	name string
 	pod  *v1.Pod
 	// bound is whether Bind binds the constraints to the columns (not
-	// when component-helpers matches them).
+	// when component-helpers matches them, nor when there are none).
 	bound bool
 }
 
@@ -36,7 +36,7 @@ func columnsCases() []columnsCase {
 		return p
 	}
 	return []columnsCase{
-		{"nothing", pod(nil), true},
+		{"nothing", pod(nil), false},
 		{"node selector", pod(map[string]string{"zone": "a"}), true},
 		{"node selector, two labels", pod(map[string]string{"zone": "a", "gpu": "true"}), true},
 		{"node selector, a value no node has", pod(map[string]string{"zone": "nowhere"}), true},

@@ -167,9 +167,16 @@ func (pl *InterPodAffinity) NormalizeScore(_ context.Context, cycleState *schedc
 // parsedPod returns the pod's terms as PreFilter parsed them this cycle
 // (their required terms' namespaces merged, which scoring does not read),
 // else parses them: the preferred terms are PreScore's alone.
+// A pod without affinity has no terms to parse; a missing state is read
+// without ReadAs, whose error is formatted.
 func parsedPod(cycleState *schedcore.CycleState, pod *v1.Pod) *schedcore.PodInfo {
-	if s, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey); err == nil && s.podInfo != nil && s.podInfo.Pod == pod {
-		return s.podInfo
+	if pod.Spec.Affinity == nil {
+		return schedcore.NewPodInfo(pod)
+	}
+	if v, err := cycleState.Read(preFilterStateKey); err == nil {
+		if s, ok := v.(*preFilterState); ok && s.podInfo != nil && s.podInfo.Pod == pod {
+			return s.podInfo
+		}
 	}
 	return schedcore.NewPodInfo(pod)
 }
