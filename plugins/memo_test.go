@@ -385,6 +385,26 @@ func randomPod(rng *rand.Rand, name string) *v1.Pod {
 		p.HostPort(int32(8080+rng.Intn(2)), []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP}[rng.Intn(2)], []string{"", "10.0.0.1"}[rng.Intn(2)])
 	}
 	pod := p.Obj()
+	if rng.Intn(4) == 0 {
+		// A required term with the other operators, ORed with any
+		// NodeAffinityIn term (matched through the label columns).
+		ops := []v1.NodeSelectorOperator{v1.NodeSelectorOpNotIn, v1.NodeSelectorOpExists, v1.NodeSelectorOpDoesNotExist}
+		r := v1.NodeSelectorRequirement{Key: "rack", Operator: ops[rng.Intn(len(ops))]}
+		if r.Operator == v1.NodeSelectorOpNotIn {
+			r.Values = []string{fmt.Sprintf("r%d", rng.Intn(4))}
+		}
+		if pod.Spec.Affinity == nil {
+			pod.Spec.Affinity = &v1.Affinity{}
+		}
+		if pod.Spec.Affinity.NodeAffinity == nil {
+			pod.Spec.Affinity.NodeAffinity = &v1.NodeAffinity{}
+		}
+		na := pod.Spec.Affinity.NodeAffinity
+		if na.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+			na.RequiredDuringSchedulingIgnoredDuringExecution = &v1.NodeSelector{}
+		}
+		na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = append(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms, v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{r}})
+	}
 	for i := range pod.Spec.TopologySpreadConstraints {
 		if rng.Intn(2) == 0 {
 			honor := v1.NodeInclusionPolicyHonor

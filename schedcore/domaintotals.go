@@ -41,6 +41,10 @@ type DomainTotals struct {
 	// values), when the caller tells (Load*): the first growth of counts
 	// and members takes them to that length at once.
 	values int
+	// nodeShares is the cache's (NewNodeTotalsCache); nodesVersion is
+	// the snapshot's nodesVersion the shares were last brought up to.
+	nodeShares   bool
+	nodesVersion int64
 }
 
 // nodeShare is what one node adds, in 4 bytes: count (the low
@@ -87,12 +91,25 @@ type TotalsCache struct {
 	byKey  map[string]*DomainTotals
 	clock  uint64
 	maxLen int
+	// nodeShares: see NewNodeTotalsCache.
+	nodeShares bool
 }
 
 // NewTotalsCache returns a cache keeping at most maxKeys totals (each holds
 // a share per node).
 func NewTotalsCache(maxKeys int) *TotalsCache {
 	return &TotalsCache{byKey: map[string]*DomainTotals{}, maxLen: max(maxKeys, 1)}
+}
+
+// NewNodeTotalsCache is NewTotalsCache for shares that depend on the node
+// object alone (its labels, taints), not on its pods: while no listed
+// node object changed (the snapshot's nodesVersion), a sync keeps the
+// shares instead of computing again those of the nodes whose pods
+// changed, which is most of a cycle's work for such totals.
+func NewNodeTotalsCache(maxKeys int) *TotalsCache {
+	c := NewTotalsCache(maxKeys)
+	c.nodeShares = true
+	return c
 }
 
 // SetMaxKeys changes how many totals are kept (tests make the cache small
@@ -190,7 +207,7 @@ func (c *TotalsCache) get(key string) *DomainTotals {
 		if len(c.byKey) >= c.maxLen {
 			evictOldest(c.byKey, func(t *DomainTotals) uint64 { return t.used })
 		}
-		t = &DomainTotals{}
+		t = &DomainTotals{nodeShares: c.nodeShares}
 		c.byKey[key] = t
 	}
 	c.clock++
@@ -202,12 +219,19 @@ func (c *TotalsCache) get(key string) *DomainTotals {
 
 // sync brings the totals in line with snap's nodes: the shares of the
 // positions the snapshot's change log names since the last sync are
-// computed again; all of them, from scratch, when the log does not reach
-// back that far, the list was rebuilt, or the totals are another
-// snapshot's.
+// computed again (none for node shares while no node object changed);
+// all of them, from scratch, when the log does not reach back that far,
+// the list was rebuilt, or the totals are another snapshot's.
 func (t *DomainTotals) sync(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool)) {
 	list, log := snap.nodeInfoList, &snap.changes
-	if lag := log.seq - t.seq; !t.filled(snap) || log.epoch == 0 || t.epoch != log.epoch || t.size != len(list) || lag > changeLogSize || lag > uint64(len(list)) {
+	sameList := t.filled(snap) && log.epoch != 0 && t.epoch == log.epoch && t.size == len(list)
+	if sameList && t.nodeShares && t.nodesVersion == snap.nodesVersion {
+		// The replaced positions hold the node objects the shares were
+		// computed from: only their pods changed.
+		t.seq = log.seq
+		return
+	}
+	if lag := log.seq - t.seq; !sameList || lag > changeLogSize || lag > uint64(len(list)) {
 		t.start(snap, false)
 		for i, ni := range list {
 			t.add(i, ni, share)
@@ -219,7 +243,7 @@ func (t *DomainTotals) sync(snap *Snapshot, share func(ni *NodeInfo) (Domain, in
 		t.remove(i)
 		t.add(i, list[i], share)
 	}
-	t.seq = log.seq
+	t.seq, t.nodesVersion = log.seq, snap.nodesVersion
 }
 
 // start empties the totals for a fill from scratch over snap's list,
@@ -244,7 +268,7 @@ func (t *DomainTotals) start(snap *Snapshot, sparse bool) {
 		t.shares = make([]nodeShare, size)
 	}
 	clear(t.wide)
-	t.epoch, t.seq = snap.changes.epoch, snap.changes.seq
+	t.epoch, t.seq, t.nodesVersion = snap.changes.epoch, snap.changes.seq, snap.nodesVersion
 }
 
 // filled reports whether the totals hold shares for snap.

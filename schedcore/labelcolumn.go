@@ -23,6 +23,9 @@ type labelColumn struct {
 	index map[string]int32
 	// missing is the number of nodes of the list without the label.
 	missing int
+	// nodes are the node objects ids were read from, by list index
+	// (LabelView.ID checks a node against them).
+	nodes []*v1.Node
 }
 
 // ID returns the id of a label value, false if no node of the list (or of
@@ -121,7 +124,7 @@ func (s *Snapshot) column(key string) *labelColumn {
 			missing++
 		}
 	}
-	st.col = &labelColumn{ids: ids, Values: values, index: st.index, missing: missing}
+	st.col = &labelColumn{ids: ids, Values: values, index: st.index, missing: missing, nodes: nodes}
 	st.nodes, st.version = nodes, s.nodesVersion
 	return st.col
 }

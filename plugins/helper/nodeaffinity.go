@@ -19,6 +19,9 @@ type RequiredNodeAffinity struct {
 	selector    labels.Selector
 	hasRequired bool
 	terms       []labels.Selector
+	// bound are selector and terms bound to a snapshot's label columns
+	// (Bind), nil when not bound.
+	bound *boundAffinity
 }
 
 // GetRequiredNodeAffinity parses the pod's nodeSelector and required node

@@ -36,7 +36,7 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 		return schedcore.NewStatus(schedcore.Skip)
 	}
 	snap := pl.handle.Snapshot()
-	pi := schedcore.NewPodInfo(pod)
+	pi := parsedPod(cycleState, pod)
 	if pi.ParseError != nil {
 		return schedcore.AsStatus(fmt.Errorf("failed to parse pod: %w", pi.ParseError))
 	}
@@ -162,4 +162,21 @@ func (pl *InterPodAffinity) NormalizeScore(_ context.Context, cycleState *schedc
 		scores[i].Score = int64(f)
 	}
 	return nil
+}
+
+// parsedPod returns the pod's terms as PreFilter parsed them this cycle
+// (their required terms' namespaces merged, which scoring does not read),
+// else parses them: the preferred terms are PreScore's alone.
+// A pod without affinity has no terms to parse; a missing state is read
+// without ReadAs, whose error is formatted.
+func parsedPod(cycleState *schedcore.CycleState, pod *v1.Pod) *schedcore.PodInfo {
+	if pod.Spec.Affinity == nil {
+		return schedcore.NewPodInfo(pod)
+	}
+	if v, err := cycleState.Read(preFilterStateKey); err == nil {
+		if s, ok := v.(*preFilterState); ok && s.podInfo != nil && s.podInfo.Pod == pod {
+			return s.podInfo
+		}
+	}
+	return schedcore.NewPodInfo(pod)
 }

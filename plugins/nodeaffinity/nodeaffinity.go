@@ -158,6 +158,10 @@ func (pl *NodeAffinity) PreFilter(_ context.Context, cycleState *schedcore.Cycle
 		return nil, schedcore.Skipped()
 	}
 	st := &preFilterState{requiredNodeSelectorAndAffinity: helper.GetRequiredNodeAffinity(pod)}
+	if pl.handle != nil {
+		// Filter reads the listed nodes' labels from the label columns.
+		st.requiredNodeSelectorAndAffinity.Bind(pl.handle.Snapshot())
+	}
 	cycleState.Write(preFilterStateKey, st)
 	if noNodeAffinity || len(affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
 		return nil, nil
@@ -204,7 +208,7 @@ func (pl *NodeAffinity) Filter(_ context.Context, cycleState *schedcore.CycleSta
 		return statusEnforced
 	}
 	// Parse errors are ignored for backwards compatibility.
-	if match, _ := s.requiredNodeSelectorAndAffinity.Match(node); !match {
+	if match, _ := s.requiredNodeSelectorAndAffinity.MatchNodeInfo(nodeInfo); !match {
 		return statusPod
 	}
 	return nil
@@ -267,6 +271,9 @@ type preScoreState struct {
 	// termViews are the remembered matches of its terms (termViews), nil
 	// when they are not remembered.
 	termViews []schedcore.VerdictView
+	// bound are the terms bound to the label columns, for the nodes the
+	// views do not know (nil: their labels are read).
+	bound []helper.BoundSelector
 }
 
 // Clone returns the state itself: nothing changes it after PreScore.
@@ -281,7 +288,8 @@ func (pl *NodeAffinity) PreScore(_ context.Context, cycleState *schedcore.CycleS
 	if pref == nil && pl.addedPrefSchedTerms == nil {
 		return schedcore.Skipped()
 	}
-	st := &preScoreState{preferredNodeAffinity: pref, termViews: pl.termViews(pref)}
+	st := &preScoreState{preferredNodeAffinity: pref}
+	st.termViews, st.bound = pl.termViews(pref)
 	cycleState.Write(preScoreStateKey, st)
 	return nil
 }
@@ -303,7 +311,7 @@ func (pl *NodeAffinity) Score(_ context.Context, cycleState *schedcore.CycleStat
 		s = &preScoreState{preferredNodeAffinity: pref}
 	}
 	if s.termViews != nil {
-		count += scoreTerms(s.preferredNodeAffinity, s.termViews, nodeInfo, -1, 0)
+		count += scoreTerms(s.preferredNodeAffinity, s.termViews, s.bound, nodeInfo, -1, 0)
 	} else if s.preferredNodeAffinity != nil {
 		count += s.preferredNodeAffinity.Score(node)
 	}

@@ -25,31 +25,41 @@ const (
 
 // termViews returns, for each of pref's terms, the view of the nodes
 // remembered to match it or not, keyed by the term's selector (without
-// its weight); nil when the terms are not label selectors (matched by
+// its weight), and the terms bound to the label columns (nil when one
+// does not bind); nil when the terms are not label selectors (matched by
 // component-helpers) or there is no snapshot. Whether a node matches
 // depends on its labels alone, which its generation covers.
-func (pl *NodeAffinity) termViews(pref *helper.PreferredSchedulingTerms) []schedcore.VerdictView {
+func (pl *NodeAffinity) termViews(pref *helper.PreferredSchedulingTerms) ([]schedcore.VerdictView, []helper.BoundSelector) {
 	if pref == nil || pl.handle == nil {
-		return nil
+		return nil, nil
 	}
 	sels, _, ok := pref.Selectors()
 	snap := pl.handle.Snapshot()
 	if !ok || len(sels) == 0 || snap == nil || snap.NumNodes() == 0 {
-		return nil
+		return nil, nil
 	}
 	views := make([]schedcore.VerdictView, len(sels))
+	bound := make([]helper.BoundSelector, len(sels))
+	allBound := true
 	for i, sel := range sels {
 		var k schedcore.MemoKey
 		views[i] = pl.terms.View(k.Selector(sel), snap.NumNodes())
+		var ok bool
+		bound[i], ok = helper.BindSelector(sel, snap)
+		allBound = allBound && ok
 	}
-	return views
+	if !allBound {
+		bound = nil
+	}
+	return views, bound
 }
 
 // scoreTerms is pref.Score on nodeInfo's node, each term's match read
-// from its view when remembered for the node as it is, else computed and
-// remembered. The node is found in the views by its list position and
+// from its view when remembered for the node as it is, else computed
+// (from the label columns, bound, when not nil and read from the node)
+// and remembered. The node is found in the views by its list position and
 // generation (pos, gen) when pos >= 0 (ScoreListed), else by nodeInfo.
-func scoreTerms(pref *helper.PreferredSchedulingTerms, views []schedcore.VerdictView, nodeInfo *schedcore.NodeInfo, pos int, gen int64) int64 {
+func scoreTerms(pref *helper.PreferredSchedulingTerms, views []schedcore.VerdictView, bound []helper.BoundSelector, nodeInfo *schedcore.NodeInfo, pos int, gen int64) int64 {
 	sels, weights, _ := pref.Selectors()
 	var ls labels.Set
 	var count int64
@@ -62,11 +72,18 @@ func scoreTerms(pref *helper.PreferredSchedulingTerms, views []schedcore.Verdict
 			v, ok = views[i].Get(nodeInfo)
 		}
 		if !ok {
-			if ls == nil {
-				ls = labels.Set(nodeInfo.Node().Labels)
+			m, known := false, false
+			if bound != nil {
+				m, known = bound[i].Match(nodeInfo)
+			}
+			if !known {
+				if ls == nil {
+					ls = labels.Set(nodeInfo.Node().Labels)
+				}
+				m = sel.Matches(ls)
 			}
 			v = termNoMatch
-			if sel.Matches(ls) {
+			if m {
 				v = termMatch
 			}
 			if pos >= 0 {
@@ -89,5 +106,5 @@ func (pl *NodeAffinity) ScoreListed(ctx context.Context, cycleState *schedcore.C
 	if err != nil || s.termViews == nil || pl.addedPrefSchedTerms != nil {
 		return pl.Score(ctx, cycleState, pod, nodeInfo)
 	}
-	return scoreTerms(s.preferredNodeAffinity, s.termViews, nodeInfo, pos, gen), nil
+	return scoreTerms(s.preferredNodeAffinity, s.termViews, s.bound, nodeInfo, pos, gen), nil
 }

@@ -57,6 +57,8 @@ func (pl *PodTopologySpread) newInclusion(pod *v1.Pod, require *helper.RequiredN
 		}
 	}
 	if n := pl.handle.Snapshot().NumNodes(); in.needed && n > 0 {
+		// Nodes the memo does not know are matched through label columns.
+		require.Bind(pl.handle.Snapshot())
 		key := helper.TolerationsKey(helper.RequiredAffinityKey(new(schedcore.MemoKey), pod), pod)
 		in.view, in.memo = pl.inclusionMemo.View(key, n), true
 	}
@@ -73,7 +75,7 @@ func (in *inclusion) verdict(ni *schedcore.NodeInfo) uint16 {
 			return v
 		}
 	}
-	v := in.pl.inclusionOf(in.pod, in.require, ni.Node())
+	v := in.pl.inclusionOf(in.pod, in.require, ni)
 	if in.memo {
 		in.view.PutByNode(ni, v)
 	}
@@ -97,9 +99,10 @@ func (in *inclusion) verdictAt(pos int) (uint16, bool) {
 // pod's required node affinity and nodeSelector (parse errors count as a
 // match, for kube's backwards compatibility), and whether the pod
 // tolerates its NoSchedule and NoExecute taints.
-func (pl *PodTopologySpread) inclusionOf(pod *v1.Pod, require *helper.RequiredNodeAffinity, node *v1.Node) uint16 {
+func (pl *PodTopologySpread) inclusionOf(pod *v1.Pod, require *helper.RequiredNodeAffinity, ni *schedcore.NodeInfo) uint16 {
 	v := inclKnown
-	if match, _ := require.Match(node); !match {
+	node := ni.Node()
+	if match, _ := require.MatchNodeInfo(ni); !match {
 		v |= inclAffinityFails
 	}
 	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(pl.handle.Logger(), node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaints, pl.enableTaintTolerationComparisonOperators); untolerated {

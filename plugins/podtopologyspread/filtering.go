@@ -145,7 +145,7 @@ func (pl *PodTopologySpread) updateWithPod(s *preFilterState, updatedPod, preemp
 		return
 	}
 	podLabelSet := labels.Set(updatedPod.Labels)
-	incl := pl.inclusionOf(preemptorPod, &s.requiredNodeAffinity, node)
+	incl := pl.inclusionOf(preemptorPod, &s.requiredNodeAffinity, nodeInfo)
 	for i := range s.Constraints {
 		if !s.Constraints[i].Selector.Matches(podLabelSet) || !s.Constraints[i].includes(incl) {
 			continue

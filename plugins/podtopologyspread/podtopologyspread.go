@@ -107,7 +107,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 		counts:               schedcore.NewMatchCounter(memoKeys),
 		inclusionMemo:        schedcore.NewVerdictMemo(memoKeys),
 		totals:               schedcore.NewTotalsCache(maxTotals),
-		members:              schedcore.NewTotalsCache(maxMembers),
+		members:              schedcore.NewNodeTotalsCache(maxMembers),
 
 		enableTaintTolerationComparisonOperators: h.Features().TaintTolerationComparisonOperators,
 	}, nil
