@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/explain"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
 )
 
 // explainOut, when set, is a file that -explain writes the first round's
@@ -107,13 +110,27 @@ func explainBench(only string, pct, rounds int) {
 		var mem0, mem1 runtime.MemStats
 		runtime.ReadMemStats(&mem0)
 		c0 := cpuTime()
+		seenTmpl := map[string]bool{}
 		for r := 0; r < rounds; r++ {
 			for k, p := range pods {
 				if *explainSlow > 0 {
 					runtime.ReadMemStats(&ms0)
 				}
+				// The profile label tells apart the explanations that
+				// fill shared caches (the first after loading, the first
+				// of each app template) from the rest: with -cpuprofile,
+				// pprof -tagfocus explain=tmplfirst shows what they cost.
+				kind, tmpl := "other", templateOf(p.Name)
+				if r == 0 && k == 0 {
+					kind = "pod0"
+				} else if r == 0 && !seenTmpl[tmpl] {
+					kind = "tmplfirst"
+				}
+				seenTmpl[tmpl] = true
 				t := time.Now()
-				rep, err := st.Explain(ctx, p)
+				var rep *report.Explanation
+				var err error
+				pprof.Do(ctx, pprof.Labels("explain", kind), func(ctx context.Context) { rep, err = st.Explain(ctx, p) })
 				if err != nil {
 					fatal(w.name+" "+p.Namespace+"/"+p.Name, err)
 				}
@@ -147,4 +164,13 @@ func explainBench(only string, pct, rounds int) {
 	}
 	_ = tw.Flush()
 	fmt.Printf("explain: the first %d pending pods of each workload, one by one against a state loaded once, %d time(s) over; percentage %d\n", explainSample, max(rounds, 1), pct)
+}
+
+// templateOf is a pod name without its last dash-separated part: pods of
+// one app template share it.
+func templateOf(name string) string {
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		return name[:i]
+	}
+	return name
 }
