@@ -59,6 +59,11 @@ type Algorithm struct {
 	// a TieBreak the lowest-named best node is chosen without listing the
 	// others: with identical nodes, that is every feasible node each cycle.
 	ListTied bool
+	// ScoreTotalsOnly leaves ScheduleResult.Scores without the per-plugin
+	// lists (RawScores, Scores): each entry holds the node's Name and
+	// TotalScore only. The offline drivers read nothing else, and building
+	// the lists was a tenth of a p0 run's allocation.
+	ScoreTotalsOnly bool
 
 	mu                 sync.Mutex
 	nextStartNodeIndex int
@@ -101,7 +106,7 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *Cycle
 		// the runner-up nodes' scores only, copied out of them.
 		c, ru, tied := a.pickHost(scores, a.nameOrder(state, feasible))
 		result.SuggestedHost, result.Tied = scores[c].Name, tied
-		result.Scores = detachScores(state, scores, c, ru)
+		result.Scores = detachScores(state, scores, c, ru, !a.ScoreTotalsOnly)
 		return result, &diag, nil
 	}
 	result.SuggestedHost, result.Tied = a.selectHost(scores)

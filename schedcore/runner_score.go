@@ -520,20 +520,28 @@ func releaseScoreBuffers(state *CycleState) {
 }
 
 // detachScores copies the entries chosen and runnerUp (-1: none) of
-// scores, the framework's buffers that state holds, with their per-plugin
-// scores, which RunScorePlugins left in the buffers' columns.
-func detachScores(state *CycleState, scores []NodePluginScores, chosen, runnerUp int) []NodePluginScores {
+// scores, the framework's buffers that state holds, with (plugins) their
+// per-plugin scores, which RunScorePlugins left in the buffers' columns.
+func detachScores(state *CycleState, scores []NodePluginScores, chosen, runnerUp int, plugins bool) []NodePluginScores {
 	b := &state.scoreBufs.scoreBuf
-	keep := []int{chosen}
+	keep := [2]int{chosen, runnerUp}
+	k := 1
 	if runnerUp >= 0 {
-		keep = append(keep, runnerUp)
+		k = 2
+	}
+	out := make([]NodePluginScores, k)
+	for j, i := range keep[:k] {
+		// Name and TotalScore only: the buffers' lists may be a past
+		// cycle's (get does not clear them); set below when asked for.
+		out[j] = NodePluginScores{Name: scores[i].Name, TotalScore: scores[i].TotalScore}
+	}
+	if !plugins {
+		return out
 	}
 	np := len(b.names)
-	out := make([]NodePluginScores, len(keep))
-	rs, ws := make([]PluginScore, len(keep)*np), make([]PluginScore, len(keep)*np)
-	for k, i := range keep {
-		out[k] = scores[i]
-		out[k].RawScores, out[k].Scores = b.pluginScores(i, rs[k*np:(k+1)*np:(k+1)*np], ws[k*np:(k+1)*np:(k+1)*np])
+	rs, ws := make([]PluginScore, k*np), make([]PluginScore, k*np)
+	for j, i := range keep[:k] {
+		out[j].RawScores, out[j].Scores = b.pluginScores(i, rs[j*np:(j+1)*np:(j+1)*np], ws[j*np:(j+1)*np:(j+1)*np])
 	}
 	return out
 }

@@ -176,6 +176,10 @@ type Driver struct {
 	// SyncBinding runs binding cycles in the scheduling goroutine (the
 	// offline drivers).
 	SyncBinding bool
+	// ScoreTotalsOnly: the ScheduleResult given to Scheduled holds each
+	// scored node's Name and TotalScore, without per-plugin lists
+	// (schedcore.Algorithm.ScoreTotalsOnly).
+	ScoreTotalsOnly bool
 	// Scheduled and Failed observe each pod bound and each failed attempt
 	// (schedcore.Hooks).
 	Scheduled func(ctx context.Context, fw *schedcore.Framework, qpi *schedcore.QueuedPodInfo, node string, result schedcore.ScheduleResult)
@@ -244,7 +248,7 @@ func New(ctx context.Context, o Options, d Driver) (*Engine, error) {
 	if cfg.PercentageOfNodesToScore != nil {
 		pct = *cfg.PercentageOfNodesToScore
 	}
-	s := schedcore.NewScheduler(e.Cache, e.Queue, e.Profiles.ByName, e.Snapshot, &schedcore.Algorithm{PercentageOfNodesToScore: pct, TieBreak: o.TieBreak()})
+	s := schedcore.NewScheduler(e.Cache, e.Queue, e.Profiles.ByName, e.Snapshot, &schedcore.Algorithm{PercentageOfNodesToScore: pct, TieBreak: o.TieBreak(), ScoreTotalsOnly: d.ScoreTotalsOnly})
 	s.Recorder, s.Logger, s.SyncBinding = d.Recorder, o.Logger, d.SyncBinding
 	if d.Clock != nil {
 		s.Clock = d.Clock

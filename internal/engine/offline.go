@@ -26,6 +26,7 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // functions are not called.
 type Observer struct {
 	// Placed: a pod was bound to node (after attempts scheduling attempts).
+	// result.Scores hold names and totals, without per-plugin lists.
 	Placed func(pod *v1.Pod, node string, attempts int, result schedcore.ScheduleResult)
 	// Failed: a scheduling attempt of pod failed.
 	Failed func(pod *v1.Pod, f Failure)
@@ -97,8 +98,10 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 		Pod:          c.store.get,
 		Clock:        c.Clock,
 		SyncBinding:  true,
-		Scheduled:    c.scheduled,
-		Failed:       c.failed,
+		// Observer.Placed's result: its users read names and totals.
+		ScoreTotalsOnly: true,
+		Scheduled:       c.scheduled,
+		Failed:          c.failed,
 	}
 	e, err := New(ctx, o, d)
 	if err != nil {
