@@ -487,9 +487,9 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			}
 			ni.listPos = old.listPos
 			s.nodeInfoList[old.listPos-1] = ni
-			s.changes.replaced(old.listPos - 1)
+			s.changes.replaced(old.listPos-1, appendedPod(old, ni))
 			if !sameImageStates(ni.ImageStates, old.ImageStates) {
-				s.imageChanges.replaced(old.listPos - 1)
+				s.imageChanges.replaced(old.listPos-1, nil)
 			}
 			if ni.node != old.node {
 				s.nodesVersion = nextGeneration()

@@ -127,7 +127,7 @@ func (c *TotalsCache) Load(mk *MemoKey, snap *Snapshot, into *DomainCounts, k in
 	t := c.get(mk.Key())
 	defer t.mu.Unlock()
 	t.values = into.keyValues(k)
-	t.sync(snap, share)
+	t.sync(snap, share, nil)
 	into.Load(k, t.counts, t.members)
 }
 
@@ -137,15 +137,38 @@ func (c *TotalsCache) Load(mk *MemoKey, snap *Snapshot, into *DomainCounts, k in
 // share (a node listed twice counts once), ok false when it cannot tell:
 // share then runs for them alone, every other node of snap adding
 // nothing, instead of for every node. Later syncs read the replaced
-// nodes, as Load.
-func (c *TotalsCache) LoadSparse(mk *MemoKey, snap *Snapshot, into *DomainCounts, k int, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), candidates func() ([]*NodeInfo, bool)) {
+// nodes, as Load, but for those counts (when not nil) tells are unchanged
+// (PodCounts).
+func (c *TotalsCache) LoadSparse(mk *MemoKey, snap *Snapshot, into *DomainCounts, k int, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), candidates func() ([]*NodeInfo, bool), counts PodCounts) {
 	t := c.get(mk.Key())
 	defer t.mu.Unlock()
 	t.values = into.keyValues(k)
 	if !t.fillSparse(snap, share, candidates) {
-		t.sync(snap, share)
+		t.sync(snap, share, counts)
 	}
 	into.Load(k, t.counts, t.members)
+}
+
+// PodCounts tells whether a pod counts in the share of the node it is on,
+// for shares that are a function of the node object and of the pods on it
+// it counts alone (pods matching a selector): a node replaced by one with
+// a pod more that does not count, and nothing else changed, keeps its
+// share, which a sync then does not compute again.
+type PodCounts func(p *PodInfo) bool
+
+// appendedPod returns the pod ni holds beyond old when ni is old with one
+// pod appended and nothing else a share may read changed (node object,
+// other pods: PodInfos are never changed once cached), nil otherwise.
+func appendedPod(old, ni *NodeInfo) *PodInfo {
+	if ni.node != old.node || len(ni.Pods) != len(old.Pods)+1 {
+		return nil
+	}
+	for j, p := range old.Pods {
+		if ni.Pods[j] != p {
+			return nil
+		}
+	}
+	return ni.Pods[len(old.Pods)]
 }
 
 // ShareAt gives the share of the node a snapshot lists at position pos,
@@ -163,7 +186,7 @@ func (c *TotalsCache) LoadListed(mk *MemoKey, snap *Snapshot, into *DomainCounts
 	defer t.mu.Unlock()
 	t.values = into.keyValues(k)
 	if !t.fillListed(snap, share, shareAt) {
-		t.sync(snap, share)
+		t.sync(snap, share, nil)
 	}
 	into.Load(k, t.counts, t.members)
 }
@@ -173,7 +196,7 @@ func (c *TotalsCache) ReadListed(mk *MemoKey, snap *Snapshot, share func(ni *Nod
 	t := c.get(mk.Key())
 	defer t.mu.Unlock()
 	if !t.fillListed(snap, share, shareAt) {
-		t.sync(snap, share)
+		t.sync(snap, share, nil)
 	}
 	fn(t.counts, t.members)
 }
@@ -181,11 +204,11 @@ func (c *TotalsCache) ReadListed(mk *MemoKey, snap *Snapshot, share func(ni *Nod
 // ReadSparse is Read for shares that only a few nodes have (LoadSparse):
 // a fill from scratch visits the candidates alone when candidates can
 // tell, else goes through snap's list by position (LoadListed).
-func (c *TotalsCache) ReadSparse(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), shareAt ShareAt, candidates func() ([]*NodeInfo, bool), fn func(counts []int64, members []int32)) {
+func (c *TotalsCache) ReadSparse(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), shareAt ShareAt, candidates func() ([]*NodeInfo, bool), counts PodCounts, fn func(counts []int64, members []int32)) {
 	t := c.get(mk.Key())
 	defer t.mu.Unlock()
 	if !t.fillSparse(snap, share, candidates) && !t.fillListed(snap, share, shareAt) {
-		t.sync(snap, share)
+		t.sync(snap, share, counts)
 	}
 	fn(t.counts, t.members)
 }
@@ -195,7 +218,7 @@ func (c *TotalsCache) ReadSparse(mk *MemoKey, snap *Snapshot, share func(ni *Nod
 func (c *TotalsCache) Read(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), fn func(counts []int64, members []int32)) {
 	t := c.get(mk.Key())
 	defer t.mu.Unlock()
-	t.sync(snap, share)
+	t.sync(snap, share, nil)
 	fn(t.counts, t.members)
 }
 
@@ -222,7 +245,7 @@ func (c *TotalsCache) get(key string) *DomainTotals {
 // computed again (none for node shares while no node object changed);
 // all of them, from scratch, when the log does not reach back that far,
 // the list was rebuilt, or the totals are another snapshot's.
-func (t *DomainTotals) sync(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool)) {
+func (t *DomainTotals) sync(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool), counts PodCounts) {
 	list, log := snap.nodeInfoList, &snap.changes
 	sameList := t.filled(snap) && log.epoch != 0 && t.epoch == log.epoch && t.size == len(list)
 	if sameList && t.nodeShares && t.nodesVersion == snap.nodesVersion {
@@ -239,6 +262,12 @@ func (t *DomainTotals) sync(snap *Snapshot, share func(ni *NodeInfo) (Domain, in
 		return
 	}
 	for q := t.seq; q < log.seq; q++ {
+		// A node replaced by one with a pod more (its node object and
+		// other pods the same) keeps its share when that pod does not
+		// count in it.
+		if p := log.added[q%changeLogSize]; p != nil && counts != nil && !counts(p) {
+			continue
+		}
 		i := int(log.ring[q%changeLogSize])
 		t.remove(i)
 		t.add(i, list[i], share)

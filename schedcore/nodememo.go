@@ -268,11 +268,19 @@ type nodeChangeLog struct {
 	epoch int64
 	seq   uint64
 	ring  [changeLogSize]int32
+	// added holds, for an entry of ring, the pod the new NodeInfo holds
+	// beyond the one it replaced, when that is the only difference
+	// between them (same node object, same pods, one appended: a pod
+	// assumed or added there); nil when anything else may differ. Totals
+	// whose shares that pod does not count in keep them (DomainTotals).
+	added [changeLogSize]*PodInfo
 }
 
-// replaced records that the NodeInfo at list position i was replaced.
-func (l *nodeChangeLog) replaced(i int) {
+// replaced records that the NodeInfo at list position i was replaced,
+// by one holding pod added more and nothing else changed (nil: unknown).
+func (l *nodeChangeLog) replaced(i int, added *PodInfo) {
 	l.ring[l.seq%changeLogSize] = int32(i)
+	l.added[l.seq%changeLogSize] = added
 	l.seq++
 }
 

@@ -328,10 +328,21 @@ func CountMatchingPods(pods []*PodInfo, sel labels.Selector, ns string) int {
 	}
 	n := 0
 	for _, pi := range pods {
-		p := pi.Pod
-		if p.DeletionTimestamp == nil && p.Namespace == ns && sel.Matches(labels.Set(p.Labels)) {
+		if podMatches(pi, sel, ns) {
 			n++
 		}
 	}
 	return n
+}
+
+// PodCounted reports whether CountMatchingPods counts pi (for sel and
+// ns), so that totals of such counts can tell a pod that changes nothing
+// (PodCounts).
+func PodCounted(pi *PodInfo, sel labels.Selector, ns string) bool {
+	return !sel.Empty() && podMatches(pi, sel, ns)
+}
+
+func podMatches(pi *PodInfo, sel labels.Selector, ns string) bool {
+	p := pi.Pod
+	return p.DeletionTimestamp == nil && p.Namespace == ns && sel.Matches(labels.Set(p.Labels))
 }

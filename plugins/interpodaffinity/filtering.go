@@ -294,7 +294,7 @@ func (pl *InterPodAffinity) incomingTotals(key *schedcore.MemoKey, affinityTerms
 				}
 			}
 			return dom, n, n > 0
-		}, candidates)
+		}, candidates, func(pi *schedcore.PodInfo) bool { return podMatchesAllAffinityTerms(affinityTerms, pi.Pod) })
 	}
 	for k := 0; k < anti.NumKeys(); k++ {
 		name := anti.KeyName(k)
@@ -320,7 +320,15 @@ func (pl *InterPodAffinity) incomingTotals(key *schedcore.MemoKey, affinityTerms
 				}
 			}
 			return dom, n, n > 0
-		}, pl.termCandidates(snap, keyTerms))
+		}, pl.termCandidates(snap, keyTerms), func(pi *schedcore.PodInfo) bool {
+			// The pods the share counts: those a term of the key matches.
+			for j := range keyTerms {
+				if keyTerms[j].Matches(pi.Pod, nil) {
+					return true
+				}
+			}
+			return false
+		})
 	}
 }
 

@@ -55,7 +55,7 @@ func (pl *PodTopologySpread) hardCounts(pod *v1.Pod, s *preFilterState, incl *in
 	snap := pl.handle.Snapshot()
 	for i := range s.Constraints {
 		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
-		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), countAt(lc, s.Constraints, i, s.counts, incl), lc.candidates, func(counts []int64, _ []int32) {
+		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), countAt(lc, s.Constraints, i, s.counts, incl), lc.candidates, lc.counts, func(counts []int64, _ []int32) {
 			pl.members.ReadListed(membersKey(pod, s.Constraints, i), snap, memberOf(s.Constraints, i, s.counts, incl), memberAt(snap, s.Constraints, i, s.counts, incl), func(_ []int64, members []int32) {
 				s.counts.Load(i, counts, members)
 			})
@@ -167,6 +167,12 @@ func (l *lazyCount) count(ni *schedcore.NodeInfo) int64 {
 	return int64(schedcore.CountMatchingPods(ni.Pods, l.c.Selector, l.ns))
 }
 
+// counts tells whether count counts a pod (countOf's shares keep across
+// a pod it does not count: PodCounts).
+func (l *lazyCount) counts(pi *schedcore.PodInfo) bool {
+	return schedcore.PodCounted(pi, l.c.Selector, l.ns)
+}
+
 // countAt is count for the node the snapshot lists at pos with generation
 // gen, from the counter; false when the counter needs the node.
 func (l *lazyCount) countAt(pos int, gen int64) (int64, bool) {
@@ -216,7 +222,7 @@ func (pl *PodTopologySpread) softCounts(pod *v1.Pod, s *preScoreState, incl *inc
 			continue
 		}
 		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
-		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), countAt(lc, s.Constraints, i, s.counts, incl), lc.candidates, func(counts []int64, _ []int32) {
+		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), countAt(lc, s.Constraints, i, s.counts, incl), lc.candidates, lc.counts, func(counts []int64, _ []int32) {
 			for _, dom := range doms {
 				if int(dom) < len(counts) && counts[dom] != 0 {
 					s.counts.Add(i, dom, counts[dom])
