@@ -4,6 +4,7 @@ package snapshot
 // without decoding the rest: the typed path needs them to pick the type.
 
 import (
+	"bytes"
 	"encoding/json"
 )
 
@@ -43,6 +44,85 @@ func peekHeader(js []byte) (h header, ok bool) {
 		return s.skip()
 	})
 	return h, ok
+}
+
+// list is what peekList reads of a document.
+type list struct {
+	kind string
+	// items are the items' JSON, nil when items is absent or not a list.
+	items [][]byte
+	// rest is the document with items' elements left out ("items": []),
+	// for validating what the items' decoding does not.
+	rest []byte
+}
+
+// peekList reads a document's kind and, without copying or validating
+// them, its items. ok is false when js is not an object, kind is not a
+// string, or items is given twice.
+func peekList(js []byte) (l list, ok bool) {
+	s := scanner{b: js}
+	var from, to int
+	seen := false
+	ok = s.object(func(key []byte) bool {
+		switch string(key) {
+		case "kind":
+			return s.str(&l.kind)
+		case "items":
+			if seen {
+				return false
+			}
+			seen = true
+			if s.i >= len(s.b) || s.b[s.i] != '[' {
+				return s.skip()
+			}
+			s.i++
+			from = s.i
+			l.items = [][]byte{}
+			s.ws()
+			if s.i < len(s.b) && s.b[s.i] == ']' {
+				to = s.i
+				s.i++
+				return true
+			}
+			for {
+				s.ws()
+				start := s.i
+				if !s.skip() || s.i == start {
+					return false
+				}
+				l.items = append(l.items, s.b[start:s.i])
+				s.ws()
+				if s.i >= len(s.b) {
+					return false
+				}
+				switch s.b[s.i] {
+				case ',':
+					s.i++
+				case ']':
+					to = s.i
+					s.i++
+					return true
+				default:
+					return false
+				}
+			}
+		}
+		return s.skip()
+	})
+	if !ok {
+		return l, false
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		// Something after the object: the map path's decoder rejects it.
+		return l, false
+	}
+	if l.items != nil {
+		l.rest = append(append(append([]byte(nil), js[:from]...), ']'), js[to+1:]...)
+	} else {
+		l.rest = js
+	}
+	return l, true
 }
 
 // scanner walks JSON. Its methods return false on anything unexpected,
@@ -131,21 +211,29 @@ func (s *scanner) str(v *string) bool {
 	return true
 }
 
-// skipString moves past the string at s.i.
+// skipString moves past the string at s.i. It looks for quotes with
+// IndexByte: long strings (annotations, images) are most of a dump.
 func (s *scanner) skipString() bool {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return false
 	}
-	for s.i++; s.i < len(s.b); s.i++ {
-		switch s.b[s.i] {
-		case '\\':
-			s.i++
-		case '"':
-			s.i++
+	s.i++
+	for {
+		q := bytes.IndexByte(s.b[s.i:], '"')
+		if q < 0 {
+			return false
+		}
+		s.i += q + 1
+		// The quote ends the string unless an odd number of
+		// backslashes escapes it.
+		n := 0
+		for j := s.i - 2; j >= 0 && s.b[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
 			return true
 		}
 	}
-	return false
 }
 
 // skip moves past the value at s.i, not validating it: the typed decoder

@@ -32,7 +32,12 @@ import (
 type typedObj struct {
 	apiVersion, kind, name, ns string
 	obj                        any
+	// valid is false when the object is not valid JSON.
+	valid bool
 }
+
+// typedPath is false only in tests, which compare the two paths.
+var typedPath = true
 
 // parallelItems is the smallest List whose items are decoded on several
 // cores: below it, starting goroutines costs more than it saves.
@@ -42,6 +47,9 @@ const parallelItems = 64
 // nothing added, when the document is not a JSON (or YAML) object the
 // typed path reads: the map path then takes the whole document.
 func (c *Cluster) addDocTyped(file string, d doc) (ok bool, err error) {
+	if !typedPath {
+		return false, nil
+	}
 	js := bytes.TrimSpace(d.data)
 	if js[0] != '{' {
 		if js, err = yaml.YAMLToJSON(d.data); err != nil {
@@ -52,36 +60,39 @@ func (c *Cluster) addDocTyped(file string, d doc) (ok bool, err error) {
 	if len(js) == 0 || js[0] != '{' {
 		return false, nil
 	}
-	h, ok := peekHeader(js)
-	if !ok || h.kind == "" {
+	l, ok := peekList(js)
+	if !ok || l.kind == "" {
 		return false, nil
 	}
-	if !strings.HasSuffix(h.kind, "List") {
+	if !strings.HasSuffix(l.kind, "List") {
 		t := decodeTyped(js)
 		if t.obj == nil {
 			return false, nil
 		}
 		return true, c.addTypedObj(file, d.line, "", t)
 	}
-	if h.kind != "List" {
-		// A typed list gives its kind to items without one: the map path
-		// does it.
+	if l.kind != "List" || l.items == nil {
+		// A typed list gives its kind to items without one, and items
+		// that are not a list are none: the map path does both.
 		return false, nil
 	}
-	var list struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(js, &list); err != nil {
-		return false, nil
-	}
-	for _, it := range list.Items {
-		if len(it) == 0 || it[0] != '{' {
+	for _, it := range l.items {
+		if it[0] != '{' {
 			// The map path says "items[3]: not an object" with the
 			// List's name.
 			return false, nil
 		}
 	}
-	objs := decodeItems(list.Items)
+	if !json.Valid(l.rest) {
+		return false, nil
+	}
+	objs := decodeItems(l.items)
+	for _, t := range objs {
+		if !t.valid {
+			// Malformed JSON: the map path says where.
+			return false, nil
+		}
+	}
 	for i, t := range objs {
 		if c.OnProgress != nil {
 			c.OnProgress(file, i, len(objs))
@@ -91,7 +102,7 @@ func (c *Cluster) addDocTyped(file string, d doc) (ok bool, err error) {
 			err = c.addTypedObj(file, d.line, where, t)
 		} else {
 			var m map[string]any
-			if err := json.Unmarshal(list.Items[i], &m); err != nil {
+			if err := json.Unmarshal(l.items[i], &m); err != nil {
 				// Valid JSON (the List decoded) into a map cannot fail.
 				return true, &LoadError{File: file, Line: d.line, Msg: where + ": " + err.Error()}
 			}
@@ -105,7 +116,7 @@ func (c *Cluster) addDocTyped(file string, d doc) (ok bool, err error) {
 }
 
 // decodeItems decodes a List's items, on every core when there are many.
-func decodeItems(items []json.RawMessage) []typedObj {
+func decodeItems(items [][]byte) []typedObj {
 	out := make([]typedObj, len(items))
 	workers := runtime.GOMAXPROCS(0)
 	if len(items) < parallelItems || workers < 2 {
@@ -137,6 +148,12 @@ func decodeItems(items []json.RawMessage) []typedObj {
 // decodeTyped decodes one object's JSON into its type; obj is nil when the
 // typed path leaves the object to the map path.
 func decodeTyped(js []byte) typedObj {
+	t := decodeTypedOnly(js)
+	t.valid = t.obj != nil || json.Valid(js)
+	return t
+}
+
+func decodeTypedOnly(js []byte) typedObj {
 	h, ok := peekHeader(js)
 	if !ok || h.managedFields || h.name == "" {
 		// managedFields hold raw JSON, which the map path re-marshals.
