@@ -145,7 +145,8 @@ func TestTypedPathDeclinesWhatTheMapPathRejects(t *testing.T) {
 			"list":        `{"apiVersion":"v1","kind":"List","items":[` + pod + `,` + it + `]}`,
 			"pod list":    `{"apiVersion":"v1","kind":"PodList","items":[` + it + `]}`,
 			"list after":  `{"apiVersion":"v1","kind":"List","items":[` + it + `]} x`,
-			"items twice": `{"apiVersion":"v1","kind":"List","items":[` + it + `],"items":[]}`,
+			"items twice": `{"apiVersion":"v1","kind":"List","items":[` + it + `],"items":null}`,
+			"bad outside": `{"apiVersion":"v1","kind":"List","metadata":{"x":tru},"items":[` + it + `]}`,
 			"object":      it,
 		}
 		if y, err := yaml.JSONToYAML([]byte(it)); err == nil {
