@@ -237,6 +237,15 @@ func (c *Cluster) AddData(file string, data []byte) error {
 		if onlyComments(d.data) {
 			continue
 		}
+		// The typed path decodes straight from the bytes; it declines
+		// (having added nothing) what it cannot take exactly as the map
+		// path below would, which then also words the errors.
+		if ok, err := c.addDocTyped(file, d); ok || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		obj, err := decodeDoc(file, d)
 		if err != nil {
 			return err
@@ -283,9 +292,22 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 	raw, _ := json.Marshal(obj)
 	decode := func(into any) error {
 		if err := json.Unmarshal(raw, into); err != nil {
-			return fail(strings.TrimPrefix(err.Error(), "json: "))
+			// addNamed words it: the object's name may gain its namespace.
+			return decodeError(strings.TrimPrefix(err.Error(), "json: "))
 		}
 		return nil
+	}
+	return c.addNamed(file, line, where, ident, apiVersion, kind, name, ns, obj, decode)
+}
+
+// addNamed adds an object whose header was checked: it records its name
+// (an object named twice is an error) and decodes it into its list. obj is
+// the decoded map, nil when the typed path decoded the object (which it
+// does only for kinds addTyped decodes without the map).
+func (c *Cluster) addNamed(file string, line int, where, ident, apiVersion, kind, name, ns string, obj map[string]any, decode func(any) error) error {
+	// fail reads ident when called: a pod's gains its namespace below.
+	fail := func(msg string) error {
+		return &LoadError{File: file, Line: line, Msg: strings.TrimSpace(ident + ": " + msg)}
 	}
 	group := ""
 	if i := strings.Index(apiVersion, "/"); i >= 0 {
@@ -315,11 +337,19 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 	if !handled {
 		handled, err = c.addDRA(apiVersion, kind, decode, fail)
 	}
+	if de, ok := err.(decodeError); ok {
+		err = fail(string(de))
+	}
 	if !handled {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("warning: %s:%d: skipping %s (kind %s/%s is not used by the scheduler)", file, line, ident, apiVersion, kind))
 	}
 	return err
 }
+
+// decodeError is a typed decoder's message, for addNamed to word.
+type decodeError string
+
+func (e decodeError) Error() string { return string(e) }
 
 // addTyped decodes an object of a kind the scheduler reads into its list;
 // handled is false for other kinds.

@@ -1,0 +1,278 @@
+package snapshot
+
+// Reading an object's apiVersion, kind, name and namespace from its JSON
+// without decoding the rest: the typed path needs them to pick the type.
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// header is what peekHeader reads of an object.
+type header struct {
+	apiVersion, kind, name, ns string
+	// managedFields is set when metadata has managedFields.
+	managedFields bool
+}
+
+// peekHeader reads the header of the JSON object js. Keys are matched
+// exactly, as the map path's lookups match them, and a key given twice
+// counts the last time, as in the map. ok is false when js is not an
+// object or a header field is not a string: the map path words that.
+func peekHeader(js []byte) (h header, ok bool) {
+	s := scanner{b: js}
+	ok = s.object(func(key []byte) bool {
+		switch string(key) {
+		case "apiVersion":
+			return s.str(&h.apiVersion)
+		case "kind":
+			return s.str(&h.kind)
+		case "metadata":
+			h.name, h.ns, h.managedFields = "", "", false
+			return s.object(func(key []byte) bool {
+				switch string(key) {
+				case "name":
+					return s.str(&h.name)
+				case "namespace":
+					return s.str(&h.ns)
+				case "managedFields":
+					h.managedFields = true
+				}
+				return s.skip()
+			})
+		}
+		return s.skip()
+	})
+	return h, ok
+}
+
+// list is what peekList reads of a document.
+type list struct {
+	kind string
+	// items are the items' JSON, nil when items is absent or not a list.
+	items [][]byte
+	// rest is the document with items' elements left out ("items": []),
+	// for validating what the items' decoding does not.
+	rest []byte
+}
+
+// peekList reads a document's kind and, without copying or validating
+// them, its items. ok is false when js is not an object, kind is not a
+// string, or items is given twice.
+func peekList(js []byte) (l list, ok bool) {
+	s := scanner{b: js}
+	var from, to int
+	seen := false
+	ok = s.object(func(key []byte) bool {
+		switch string(key) {
+		case "kind":
+			return s.str(&l.kind)
+		case "items":
+			if seen {
+				return false
+			}
+			seen = true
+			if s.i >= len(s.b) || s.b[s.i] != '[' {
+				return s.skip()
+			}
+			s.i++
+			from = s.i
+			l.items = [][]byte{}
+			s.ws()
+			if s.i < len(s.b) && s.b[s.i] == ']' {
+				to = s.i
+				s.i++
+				return true
+			}
+			for {
+				s.ws()
+				start := s.i
+				if !s.skip() || s.i == start {
+					return false
+				}
+				l.items = append(l.items, s.b[start:s.i])
+				s.ws()
+				if s.i >= len(s.b) {
+					return false
+				}
+				switch s.b[s.i] {
+				case ',':
+					s.i++
+				case ']':
+					to = s.i
+					s.i++
+					return true
+				default:
+					return false
+				}
+			}
+		}
+		return s.skip()
+	})
+	if !ok {
+		return l, false
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		// Something after the object: the map path's decoder rejects it.
+		return l, false
+	}
+	if l.items != nil {
+		l.rest = append(append(append([]byte(nil), js[:from]...), ']'), js[to+1:]...)
+	} else {
+		l.rest = js
+	}
+	return l, true
+}
+
+// scanner walks JSON. Its methods return false on anything unexpected,
+// malformed or not.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// object walks an object, calling field with each key, positioned at its
+// value, which field must consume.
+func (s *scanner) object(field func(key []byte) bool) bool {
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return false
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return true
+	}
+	for {
+		s.ws()
+		start := s.i
+		if !s.skipString() {
+			return false
+		}
+		key := s.b[start+1 : s.i-1]
+		for _, c := range key {
+			if c == '\\' {
+				// An escaped key: rare, left to the map path.
+				return false
+			}
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return false
+		}
+		s.i++
+		s.ws()
+		if !field(key) {
+			return false
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str reads a string value into *v.
+func (s *scanner) str(v *string) bool {
+	start := s.i
+	if !s.skipString() {
+		return false
+	}
+	raw := s.b[start:s.i]
+	for _, c := range raw[1 : len(raw)-1] {
+		if c == '\\' || c >= 0x80 || c < 0x20 {
+			// Escapes and non-ASCII: decoded as the map path decodes them.
+			return json.Unmarshal(raw, v) == nil
+		}
+	}
+	*v = string(raw[1 : len(raw)-1])
+	return true
+}
+
+// skipString moves past the string at s.i. It looks for quotes with
+// IndexByte: long strings (annotations, images) are most of a dump.
+func (s *scanner) skipString() bool {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return false
+	}
+	s.i++
+	for {
+		q := bytes.IndexByte(s.b[s.i:], '"')
+		if q < 0 {
+			return false
+		}
+		s.i += q + 1
+		// The quote ends the string unless an odd number of
+		// backslashes escapes it.
+		n := 0
+		for j := s.i - 2; j >= 0 && s.b[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
+			return true
+		}
+	}
+}
+
+// skip moves past the value at s.i, not validating it: the typed decoder
+// that follows does.
+func (s *scanner) skip() bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '"':
+		return s.skipString()
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				if !s.skipString() {
+					return false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return true
+				}
+			}
+			s.i++
+		}
+		return false
+	}
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return true
+		}
+		s.i++
+	}
+	return true
+}

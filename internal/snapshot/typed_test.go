@@ -1,0 +1,200 @@
+package snapshot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// loadBoth loads data by the typed path and by the map path alone.
+func loadBoth(t *testing.T, file string, data []byte) (typed, mapped *Cluster, typedErr, mapErr error) {
+	t.Helper()
+	typed, mapped = &Cluster{}, &Cluster{}
+	typedErr = typed.AddData(file, data)
+	typedPath = false
+	defer func() { typedPath = true }()
+	mapErr = mapped.AddData(file, data)
+	return typed, mapped, typedErr, mapErr
+}
+
+// sameClusters reports how a and b differ, "" if they do not: every
+// list deeply, and each pod's and node's origin.
+func sameClusters(a, b *Cluster) string {
+	va, vb := reflect.ValueOf(*a), reflect.ValueOf(*b)
+	for i := range va.NumField() {
+		f := va.Type().Field(i)
+		if !f.IsExported() || f.Name == "OnProgress" {
+			continue
+		}
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			return f.Name + " differ"
+		}
+	}
+	for i := range a.Pods {
+		oa, _ := a.OriginOf(a.Pods[i])
+		ob, _ := b.OriginOf(b.Pods[i])
+		if oa != ob {
+			return fmt.Sprintf("pod %d origin %v, %v", i, oa, ob)
+		}
+	}
+	for i := range a.Nodes {
+		oa, _ := a.OriginOf(a.Nodes[i])
+		ob, _ := b.OriginOf(b.Nodes[i])
+		if oa != ob {
+			return fmt.Sprintf("node %d origin %v, %v", i, oa, ob)
+		}
+	}
+	if !reflect.DeepEqual(a.named, b.named) {
+		return "names differ"
+	}
+	return ""
+}
+
+// TestTypedPathLoadsAsTheMapPath loads every dump under testdata/ and
+// examples/ (and KUBECTL_SCHED_DUMP, a 5000-node one, when set) by both
+// paths, also as a JSON List (the form the typed path takes in one go),
+// and wants the same objects, origins and errors.
+func TestTypedPathLoadsAsTheMapPath(t *testing.T) {
+	var files []string
+	for _, dir := range []string{"../../testdata", "../../examples"} {
+		fs, err := manifestFiles(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fs...)
+	}
+	if p := os.Getenv("KUBECTL_SCHED_DUMP"); p != "" {
+		files = append(files, p)
+	}
+	n := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forms := map[string][]byte{filepath.Base(f): data}
+		if js, err := yaml.YAMLToJSON(data); err == nil && strings.HasSuffix(f, ".yaml") {
+			forms["as JSON"] = js
+		}
+		for form, data := range forms {
+			a, b, ea, eb := loadBoth(t, "f", data)
+			if fmt.Sprint(ea) != fmt.Sprint(eb) {
+				t.Errorf("%s (%s): typed path error %v, map path %v", f, form, ea, eb)
+				continue
+			}
+			if ea == nil {
+				n += len(a.Pods) + len(a.Nodes)
+				if d := sameClusters(a, b); d != "" {
+					t.Errorf("%s (%s): %s", f, form, d)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no pods or nodes loaded")
+	}
+}
+
+// TestTypedPathDeclinesWhatTheMapPathRejects gives the typed path input it
+// must leave to the map path, in the forms it takes (a JSON List, a JSON
+// object, YAML), and wants the map path's error or objects.
+func TestTypedPathDeclinesWhatTheMapPathRejects(t *testing.T) {
+	node := func(alloc string) string {
+		return `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":` + alloc + `}}}`
+	}
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}}`
+	items := map[string]string{
+		"good":                 node(`"4"`),
+		"null quantity":        node(`null`),
+		"negative quantity":    node(`"-1"`),
+		"negative number":      node(`-1`),
+		"bad quantity":         node(`"4x"`),
+		"number quantity":      node(`4`),
+		"bool quantity":        node(`true`),
+		"pod request null":     strings.Replace(pod, `"1"`, `null`, 1),
+		"pod request negative": strings.Replace(pod, `"1"`, `"-1m"`, 1),
+		"pod overhead null":    strings.Replace(pod, `"spec":{`, `"spec":{"overhead":{"cpu":null},`, 1),
+		"pod resources null":   strings.Replace(pod, `"spec":{`, `"spec":{"resources":{"limits":{"memory":null}},`, 1),
+		"init request null":    strings.Replace(pod, `"containers"`, `"initContainers"`, 1),
+		"wrong type":           strings.Replace(pod, `"name":"c"`, `"name":3`, 1),
+		"missing name":         `{"apiVersion":"v1","kind":"Pod","metadata":{}}`,
+		"name not a string":    `{"apiVersion":"v1","kind":"Pod","metadata":{"name":1}}`,
+		"missing kind":         `{"apiVersion":"v1","metadata":{"name":"x"}}`,
+		"kind twice":           `{"apiVersion":"v1","kind":"Node","metadata":{"name":"x"},"kind":"Pod"}`,
+		"Kind case":            `{"apiVersion":"v1","Kind":"Node","metadata":{"name":"x"}}`,
+		"escaped name":         `{"apiVersion":"v1","kind":"Node","metadata":{"name":"a\u00e9\"b"}}`,
+		"unknown kind":         `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x"}}`,
+		"pod group":            `{"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup","metadata":{"name":"x"}}`,
+		"scheduler config":     `{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"KubeSchedulerConfiguration"}`,
+		"kubeconfig":           `{"apiVersion":"v1","kind":"Config","clusters":[]}`,
+		"managed fields":       `{"apiVersion":"v1","kind":"Node","metadata":{"name":"x","managedFields":[{"fieldsV1":{"f:b":{},"f:a":{}}}]}}`,
+		"big integer":          strings.Replace(pod, `"spec":{`, `"spec":{"activeDeadlineSeconds":12345678901234567,`, 1),
+		"malformed":            `{"apiVersion":"v1","kind":"Node","metadata":{"name":"x"},"spec":{]}`,
+		"not an object":        `3`,
+		"null":                 `null`,
+		"nested list":          `{"apiVersion":"v1","kind":"List","items":[` + node(`"4"`) + `]}`,
+		"dra":                  `{"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":"x"}}`,
+	}
+	for name, it := range items {
+		docs := map[string]string{
+			"list":        `{"apiVersion":"v1","kind":"List","items":[` + pod + `,` + it + `]}`,
+			"pod list":    `{"apiVersion":"v1","kind":"PodList","items":[` + it + `]}`,
+			"list after":  `{"apiVersion":"v1","kind":"List","items":[` + it + `]} x`,
+			"items twice": `{"apiVersion":"v1","kind":"List","items":[` + it + `],"items":null}`,
+			"bad outside": `{"apiVersion":"v1","kind":"List","metadata":{"x":tru},"items":[` + it + `]}`,
+			"object":      it,
+		}
+		if y, err := yaml.JSONToYAML([]byte(it)); err == nil {
+			docs["yaml"] = "---\n" + string(y) + "---\n" + string(y)
+		}
+		for form, doc := range docs {
+			a, b, ea, eb := loadBoth(t, "f.json", []byte(doc))
+			if fmt.Sprint(ea) != fmt.Sprint(eb) {
+				t.Errorf("%s (%s): typed path error %v, map path %v", name, form, ea, eb)
+				continue
+			}
+			if ea == nil && name == "big integer" && form == "object" {
+				// The map path rounds integers to float64; the typed
+				// path keeps them exact.
+				if got := *a.Pods[0].Spec.ActiveDeadlineSeconds; got != 12345678901234567 {
+					t.Errorf("big integer: typed path read %d", got)
+				}
+				if got := *b.Pods[0].Spec.ActiveDeadlineSeconds; got != 12345678901234568 {
+					t.Errorf("big integer: map path read %d", got)
+				}
+				continue
+			}
+			if ea == nil {
+				if d := sameClusters(a, b); d != "" {
+					t.Errorf("%s (%s): %s", name, form, d)
+				}
+			}
+		}
+	}
+}
+
+// TestNewTypedFollowsAddTyped checks that the typed path decodes a kind
+// (newTyped) only where addTyped decodes it, into the same type.
+func TestNewTypedFollowsAddTyped(t *testing.T) {
+	groups := []string{"", "apps", "policy", "storage.k8s.io", "scheduling.k8s.io", "resource.k8s.io", "example.com"}
+	for _, k := range append(Kinds, Kind{"v1", "Deployment", ""}, Kind{"v1", "Config", ""}) {
+		for _, g := range groups {
+			c := &Cluster{}
+			var got reflect.Type
+			decode := func(into any) error { got = reflect.TypeOf(into); return nil }
+			handled, _ := c.addTyped(k.Kind, g, map[string]any{}, decode, Origin{})
+			obj := newTyped(k.Kind, g)
+			switch {
+			case obj == nil && handled && k.Kind != "PodGroup":
+				t.Errorf("%s/%s: addTyped decodes it, newTyped does not", g, k.Kind)
+			case obj != nil && (!handled || got != reflect.TypeOf(obj)):
+				t.Errorf("%s/%s: newTyped gives %T, addTyped decodes into %v (handled %v)", g, k.Kind, obj, got, handled)
+			}
+		}
+	}
+}
