@@ -425,7 +425,7 @@ func objectIdent(where, kind string, meta map[string]any) string {
 	name, _ := meta["name"].(string)
 	ns, _ := meta["namespace"].(string)
 	ident := where
-	if ident != "" {
+	if ident != "" && kind != "" {
 		ident += " "
 	}
 	ident += kind

@@ -35,6 +35,8 @@ func TestLoadPathsRejectsBadInput(t *testing.T) {
 			`c.yaml:1: Pod p: spec.containers[0].resources.requests.cpu: invalid quantity "4x": want a number with an optional suffix (500m, 2, 1.5Gi, 10M)`},
 		{"a negative quantity", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"-1\"}}\n", "c.yaml:1: Node n1: status.allocatable.cpu"},
 		{"an object without kind", "apiVersion: v1\nmetadata: {name: x}\n", "c.yaml:1: x: missing kind"},
+		{"a List item without kind or name", "apiVersion: v1\nkind: List\nitems: [{}]\n", "c.yaml:1: items[0]: missing kind"},
+		{"a List item without kind", "apiVersion: v1\nkind: List\nitems: [{metadata: {name: x}}]\n", "c.yaml:1: items[0] x: missing kind"},
 		{"a List item that is not an object", "apiVersion: v1\nkind: List\nitems: [3]\n", "c.yaml:1: List: items[0]: not an object"},
 		{"a wrongly typed field", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {unschedulable: maybe}\n", "c.yaml:1: Node n1:"},
 	}
