@@ -210,7 +210,13 @@ func (o *ExplainOptions) notAPod(kind, name string, asPodName bool) error {
 			w.kind, w.kind, name, strings.ReplaceAll(w.pods, "NAME", name), ns, ns)
 	}
 	if asPodName {
-		return UsageErrorf("explain takes a pod: %q is not a pod name (kubectl sched explain pod NAME%s)", kind+"/"+name, ns)
+		// NAMESPACE/NAME is how kube-scheduler's logs and events name a
+		// pod, so say how to give the namespace when the flag is not set.
+		hint := ""
+		if !o.nsExplicit && name != "" {
+			hint = fmt.Sprintf("; if %s is the pod's namespace: kubectl sched explain pod %s -n %s", kind, name, kind)
+		}
+		return UsageErrorf("explain takes a pod: %q is not a pod name (kubectl sched explain pod NAME%s%s)", kind+"/"+name, ns, hint)
 	}
 	return UsageErrorf("cannot explain %q: only pods can be explained (kubectl sched explain pod NAME%s)", kind, ns)
 }
