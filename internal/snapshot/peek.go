@@ -91,19 +91,10 @@ func peekList(js []byte) (l list, ok bool) {
 					return false
 				}
 				l.items = append(l.items, s.b[start:s.i])
-				s.ws()
-				if s.i >= len(s.b) {
-					return false
-				}
-				switch s.b[s.i] {
-				case ',':
-					s.i++
-				case ']':
-					to = s.i
-					s.i++
-					return true
-				default:
-					return false
+				more, ok := s.next(']')
+				if !ok || !more {
+					to = s.i - 1
+					return ok
 				}
 			}
 		}
@@ -178,20 +169,28 @@ func (s *scanner) object(field func(key []byte) bool) bool {
 		if !field(key) {
 			return false
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.next('}'); !ok || !more {
+			return ok
 		}
 	}
+}
+
+// next reads what follows a member of an object or an array: a comma
+// (more) or the closing byte, consumed; ok is false for anything else.
+func (s *scanner) next(closing byte) (more, ok bool) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return true, true
+	case closing:
+		s.i++
+		return false, true
+	}
+	return false, false
 }
 
 // str reads a string value into *v.
