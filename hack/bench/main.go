@@ -54,6 +54,7 @@ func main() {
 	record := flag.Bool("record", false, "with -kube run: write kube's figures (with date, load and commit) into "+kubeFiguresFile)
 	recordHeap := flag.Bool("record-heap", false, "with -kube run: write only the live heaps (kube's and ours) into "+kubeFiguresFile+", keeping the recorded speed figures (a workload not recorded yet is recorded whole)")
 	allocs := flag.Bool("allocs", false, "add the bytes allocated and the collections run while scheduling (from the loaded engine to the last pod), averaged over the runs")
+	nRounds := flag.Int("rounds", 1, "with -kube run: measure ours then kube this many times in turn, a row per round, and print the median ratio (the round with the median ratio is the one -record keeps)")
 	liveprofile := flag.String("liveprofile", "", "write a heap profile taken at the live-heap point (after the last pod, forced collections, the scheduler still in use) to this file: go tool pprof -sample_index=inuse_space")
 	flag.Parse()
 	if *kube != "recorded" && *kube != "run" && *kube != "off" {
@@ -62,6 +63,10 @@ func main() {
 	}
 	if (*record || *recordHeap) && *kube != "run" {
 		fmt.Fprintln(os.Stderr, "bench: -record and -record-heap need -kube run")
+		os.Exit(2)
+	}
+	if *nRounds < 1 || (*nRounds > 1 && *kube != "run") {
+		fmt.Fprintln(os.Stderr, "bench: -rounds wants a count of 1 or more, and more than 1 only with -kube run")
 		os.Exit(2)
 	}
 	if *limit > 0 && *kube != "off" {
@@ -156,103 +161,72 @@ func main() {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
-		best := time.Duration(1<<63 - 1)
-		var sched, pending int
-		var heap heapFigures
-		var cpu time.Duration
-		var nodes int
-		// Bytes allocated and collections while scheduling, summed over
-		// the runs (-allocs).
-		var allocBytes, gcs uint64
-		for r := 0; r < *repeat; r++ {
-			// Each run has a cluster of its own, handed over: the engine
-			// fills in the pods' UIDs in place and the bench keeps
-			// nothing of it (the pods the engine no longer uses are freed,
-			// as in the CLI's dry-run, which reads its snapshot once).
-			cl, err := w.load()
-			if err != nil {
-				fatal(w.name, err)
+		opts := oursOptions{repeat: *repeat, limit: *limit, allocs: *allocs, liveprofile: *liveprofile}
+		// With -rounds, ours and kube's runs alternate, a row per round,
+		// and the median ratio closes the workload: one side-by-side
+		// round on a shared machine moves by a fifth or more.
+		var rounds []roundFigures
+		for r := 0; r < *nRounds; r++ {
+			o := measureOurs(w, cfg, reg, opts)
+			perCPU := o.perCPU()
+			name := w.name
+			if *nRounds > 1 {
+				name = fmt.Sprintf("%s #%d", w.name, r+1)
 			}
-			if *limit > 0 {
-				limitPending(cl, *limit)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t", name, o.nodes, o.pending, o.scheduled, o.best.Seconds(), float64(o.pending)/o.best.Seconds(),
+				o.cpu.Seconds(), perCPU, mib(o.heap.live), mib(o.heap.peak))
+			if *allocs {
+				fmt.Fprintf(tw, "%.1f\t%.2f\t", o.allocBytes/1e6, o.gcs)
 			}
-			nodes = len(cl.Nodes)
-			runtime.GC()
-			peak := watchPeak()
-			var measuring time.Duration
-			// CPU time counts from the loaded engine, as kubebench's
-			// counts from kube's synced cache (the loading is apart).
-			var c0 time.Duration
-			var ms0, ms1 runtime.MemStats
-			rep, err := run(cl, cfg, reg, func() {
-				if *allocs {
-					runtime.ReadMemStats(&ms0)
-				}
-				c0 = cpuTime()
-			}, func() {
-				// The live heap after the last pod, the engine still in
-				// use; the collections' CPU time is not the run's.
-				m0 := cpuTime()
-				if *allocs {
-					runtime.ReadMemStats(&ms1)
-					allocBytes += ms1.TotalAlloc - ms0.TotalAlloc
-					gcs += uint64(ms1.NumGC - ms0.NumGC)
-				}
-				heap.live = liveHeap()
-				if *liveprofile != "" {
-					writeHeapProfile(*liveprofile)
-				}
-				measuring = cpuTime() - m0
-			})
-			c := cpuTime() - c0 - measuring
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", w.name, err)
-				os.Exit(1)
-			}
-			heap.peak = peak.stop(heap.live)
-			d := time.Duration(rep.Summary.DurationSeconds * float64(time.Second))
-			if d < best {
-				best, cpu = d, c
-			}
-			sched, pending = rep.Summary.Scheduled, rep.Summary.Pending
-		}
-		perCPU := float64(pending) / cpu.Seconds()
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t", w.name, nodes, pending, sched, best.Seconds(), float64(pending)/best.Seconds(),
-			cpu.Seconds(), perCPU, mib(heap.live), mib(heap.peak))
-		if *allocs {
-			fmt.Fprintf(tw, "%.1f\t%.2f\t", float64(allocBytes)/1e6/float64(*repeat), float64(gcs)/float64(*repeat))
-		}
-		switch *kube {
-		case "run":
-			runtime.GC()
-			file, cleanup, err := tempSnapshot(w)
-			if err != nil {
-				fatal(w.name, err)
-			}
-			k, err := runKube(file, w.config, *pct)
-			cleanup()
-			if err != nil {
-				fatal(w.name, err)
-			}
-			k.Workload, k.OursPodsPerCPU, k.OursHeapLiveMiB, k.OursHeapLivePeakMiB = w.name, perCPU, mib(heap.live), mib(heap.peak)
-			if *record || *recordHeap {
-				if *record {
-					figs.put(k)
-				} else {
-					figs.putHeap(k)
-				}
-				if err := figs.write(kubeFiguresFile); err != nil {
+			switch *kube {
+			case "run":
+				runtime.GC()
+				file, cleanup, err := tempSnapshot(w)
+				if err != nil {
 					fatal(w.name, err)
 				}
+				k, err := runKube(file, w.config, *pct)
+				cleanup()
+				if err != nil {
+					fatal(w.name, err)
+				}
+				k.Workload, k.OursPodsPerCPU, k.OursHeapLiveMiB, k.OursHeapLivePeakMiB = w.name, perCPU, mib(o.heap.live), mib(o.heap.peak)
+				rounds = append(rounds, roundFigures{kube: k, ours: o})
+				printKube(tw, k, perCPU, o.heap, "now")
+			case "recorded":
+				if k, ok := figs.lookup(w.name, *pct); ok {
+					if r == 0 {
+						used = append(used, k)
+					}
+					printKube(tw, k, perCPU, o.heap, k.Date[:10])
+				} else {
+					fmt.Fprintf(tw, "-\t-\t-\t-\t-\tnot recorded\t")
+				}
 			}
-			printKube(tw, k, perCPU, heap, "now")
-		case "recorded":
-			if k, ok := figs.lookup(w.name, *pct); ok {
-				used = append(used, k)
-				printKube(tw, k, perCPU, heap, k.Date[:10])
+			if r < *nRounds-1 {
+				fmt.Fprintln(tw)
+			}
+		}
+		if len(rounds) > 0 && (*record || *recordHeap) {
+			// The round whose ratio is the median is the one recorded.
+			k := medianRound(rounds).kube
+			if *record {
+				figs.put(k)
 			} else {
-				fmt.Fprintf(tw, "-\t-\t-\t-\t-\tnot recorded\t")
+				figs.putHeap(k)
 			}
+			if err := figs.write(kubeFiguresFile); err != nil {
+				fatal(w.name, err)
+			}
+		}
+		if len(rounds) > 1 {
+			fmt.Fprintln(tw)
+			m := medianRound(rounds)
+			fmt.Fprintf(tw, "%s median of %d\t\t\t\t\t\t\t%.0f\t\t\t", w.name, len(rounds), m.ours.perCPU())
+			if *allocs {
+				fmt.Fprintf(tw, "\t\t")
+			}
+			fmt.Fprintf(tw, "\t%.1f\t\t\t%.1f×\t\t%s\t", m.kube.PodsPerCPU, m.ratio(), ratios(rounds))
 		}
 		fmt.Fprintln(tw)
 		if progress {
@@ -263,6 +237,9 @@ func main() {
 	switch *kube {
 	case "run":
 		fmt.Printf("kube: hack/kubebench (kube-scheduler v1.37.2) run on each snapshot right after ours, percentage %d; × = our pods/cpu-s over kube's\n", *pct)
+		if *nRounds > 1 {
+			fmt.Printf("kube: %d rounds in turn; the median row is the round whose ratio is the median (of an even count, the lower middle one)\n", *nRounds)
+		}
 		fmt.Println(heapNote)
 		if *record || *recordHeap {
 			fmt.Printf("kube: figures recorded in %s\n", kubeFiguresFile)
