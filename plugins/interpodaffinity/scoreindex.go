@@ -256,9 +256,12 @@ func (x *termIndex) sync(snap *schedcore.Snapshot) {
 
 // keepsScoreEntries reports whether a node's entries (nodeEntries) stay
 // the same when it gains pod p, its node object and other pods the same:
-// p is not among the pods they are read from. Most placed pods have no pod
-// affinity: their node is not read again.
-func keepsScoreEntries(p *schedcore.PodInfo) bool { return !schedcore.HasAffinity(p.Pod) }
+// p carries none of the terms they are read from (a pod with required
+// anti-affinity alone adds none). Most placed pods carry none: their node
+// is not read again.
+func keepsScoreEntries(p *schedcore.PodInfo) bool {
+	return len(p.RequiredAffinityTerms) == 0 && len(p.PreferredAffinityTerms) == 0 && len(p.PreferredAntiAffinityTerms) == 0
+}
 
 // keepsAntiEntries is keepsScoreEntries for antiEntries.
 func keepsAntiEntries(p *schedcore.PodInfo) bool { return !schedcore.HasRequiredAntiAffinity(p.Pod) }

@@ -61,6 +61,11 @@ func TestExistingTermScoresMatchFreshIndex(t *testing.T) {
 				for range rng.Intn(2) {
 					a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution, term(apps[rng.Intn(len(apps))], keys[rng.Intn(len(keys))]))
 				}
+				// Required anti-affinity adds nothing to the scores: a pod
+				// with it alone leaves its node's entries as they were.
+				for range rng.Intn(2) {
+					a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, term(apps[rng.Intn(len(apps))], keys[rng.Intn(len(keys))]))
+				}
 				for range rng.Intn(3) {
 					w := v1.WeightedPodAffinityTerm{Weight: int32(1 + rng.Intn(3)), PodAffinityTerm: term(apps[rng.Intn(len(apps))], keys[rng.Intn(len(keys))])}
 					if rng.Intn(2) == 0 {
