@@ -40,6 +40,12 @@ type Cache struct {
 // imageState is one image name across the cluster: the size recorded when
 // the first node reporting it was added, and the nodes that report it.
 type imageState struct {
+	// name is the image name, one string for every node's summaries
+	// (nodeImageStates keys them by it): a lookup in a node's summaries
+	// compares names that share their bytes, which stay in the CPU's
+	// cache, instead of each node's own copy (image names often have one
+	// length, so every key of a node is compared byte by byte).
+	name  string
 	size  int64
 	nodes sets.Set[string]
 }
@@ -150,7 +156,7 @@ func (c *Cache) addNodeImages(node *v1.Node) {
 		for _, name := range img.Names {
 			st, ok := c.images[name]
 			if !ok {
-				c.images[name] = &imageState{size: img.SizeBytes, nodes: sets.New(node.Name)}
+				c.images[name] = &imageState{name: name, size: img.SizeBytes, nodes: sets.New(node.Name)}
 				continue
 			}
 			st.nodes.Insert(node.Name)
@@ -187,7 +193,7 @@ func (c *Cache) nodeImageStates(node *v1.Node) map[string]*ImageStateSummary {
 				continue
 			}
 			if st, ok := c.images[name]; ok {
-				m[name] = &ImageStateSummary{Size: st.size, NumNodes: st.nodes.Len()}
+				m[st.name] = &ImageStateSummary{Size: st.size, NumNodes: st.nodes.Len()}
 			}
 		}
 	}

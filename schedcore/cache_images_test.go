@@ -2,6 +2,7 @@ package schedcore
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -79,5 +80,39 @@ func TestCacheImageStates(t *testing.T) {
 	c.UpdateSnapshot(s)
 	if diff := cmp.Diff(map[string]ImageStateSummary{"other": {Size: 5, NumNodes: 1}}, snapshotImages(t, s, "d")); diff != "" {
 		t.Errorf("updated node d (-want +got):\n%s", diff)
+	}
+}
+
+// Every node's summaries are keyed by one string per image name, the
+// cache's (imageState.name), not by the node's own copy: ImageLocality's
+// lookups then compare bytes the CPU has cached. Names are equal either
+// way; this pins the sharing.
+func TestNodeImageStatesShareNames(t *testing.T) {
+	c := NewCache(DefaultFeatures)
+	// Each node reports the names in strings of its own, as decoded.
+	own := func(s string) string { return string([]byte(s)) }
+	for _, n := range []string{"a", "b", "c"} {
+		c.AddNode(imagesNode(n,
+			v1.ContainerImage{Names: []string{own("registry.example.com/app:v1"), own("registry.example.com/app@sha256:1")}, SizeBytes: 100},
+			v1.ContainerImage{Names: []string{own("registry.example.com/db:v2")}, SizeBytes: 200}))
+	}
+	s := NewEmptySnapshot()
+	c.UpdateSnapshot(s)
+	first := map[string]*byte{}
+	for _, n := range []string{"a", "b", "c"} {
+		ni, err := s.Get(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ni.ImageStates) != 3 {
+			t.Fatalf("node %s: %d image names, want 3", n, len(ni.ImageStates))
+		}
+		for name := range ni.ImageStates {
+			p := unsafe.StringData(name)
+			if q, ok := first[name]; ok && q != p {
+				t.Errorf("node %s: name %q is a string of its own, not the one other nodes' summaries share", n, name)
+			}
+			first[name] = p
+		}
 	}
 }

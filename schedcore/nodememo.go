@@ -236,6 +236,19 @@ func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(s *S), refresh func(ni 
 // position the log does not name holds the node the slot was computed
 // from.
 func (n *NodeSlots[S]) SyncSnapshot(snap *Snapshot, drop func(s *S), refresh func(ni *NodeInfo, s *S)) {
+	n.SyncSnapshotKeep(snap, nil, drop, refresh)
+}
+
+// SyncSnapshotKeep is SyncSnapshot for slots computed from a node's pods
+// that keep (if not nil) accepts none of: a position the log says was
+// replaced by a node holding one pod more, and nothing else changed (same
+// node object, same pods), keeps its slot when keep(pod) is true.
+//
+// The slot's generation is left as it was (the log does not say which
+// generation the node had after that entry): a later entry for the same
+// position, or a full pass, computes the slot again, as it would have
+// without keep.
+func (n *NodeSlots[S]) SyncSnapshotKeep(snap *Snapshot, keep func(p *PodInfo) bool, drop func(s *S), refresh func(ni *NodeInfo, s *S)) {
 	nodes, log := snap.nodeInfoList, &snap.changes
 	if lag := log.seq - n.seq; log.epoch == 0 || n.epoch != log.epoch || len(n.vals) != len(nodes) || lag > changeLogSize || lag > uint64(len(nodes)) {
 		n.Sync(nodes, drop, refresh)
@@ -243,6 +256,9 @@ func (n *NodeSlots[S]) SyncSnapshot(snap *Snapshot, drop func(s *S), refresh fun
 		return
 	}
 	for q := n.seq; q < log.seq; q++ {
+		if p := log.added[q%changeLogSize]; p != nil && keep != nil && keep(p) {
+			continue
+		}
 		i := log.ring[q%changeLogSize]
 		ni := nodes[i]
 		if g := n.gens[i]; g != 0 && g == ni.Generation {

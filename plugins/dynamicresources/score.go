@@ -104,4 +104,27 @@ func (pl *DynamicResources) NormalizeScore(_ context.Context, _ *schedcore.Cycle
 	return nil
 }
 
-var _ schedcore.UniformScorer = (*DynamicResources)(nil)
+// NormalizeColumn is NormalizeScore on a column of scores (it never reads
+// the names): the framework then makes no list of the feasible nodes' names
+// for it, in every cycle the plugin is not skipped in.
+func (pl *DynamicResources) NormalizeColumn(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
+	if !pl.enabled {
+		return nil
+	}
+	var highest int64
+	for _, s := range scores {
+		highest = max(highest, s)
+	}
+	if highest == 0 {
+		return nil
+	}
+	for i := range scores {
+		scores[i] = schedcore.MaxNodeScore * scores[i] / highest
+	}
+	return nil
+}
+
+var (
+	_ schedcore.UniformScorer    = (*DynamicResources)(nil)
+	_ schedcore.ColumnNormalizer = (*DynamicResources)(nil)
+)

@@ -84,11 +84,24 @@ func GetPodServices(src *schedcore.SelectorSources, pod *v1.Pod) []*v1.Service {
 		if svc == nil || svc.Namespace != pod.Namespace || svc.Spec.Selector == nil {
 			continue
 		}
-		if labels.Set(svc.Spec.Selector).AsSelectorPreValidated().Matches(labels.Set(pod.Labels)) {
+		if setSelects(svc.Spec.Selector, pod.Labels) {
 			services = append(services, svc)
 		}
 	}
 	return services
+}
+
+// setSelects is labels.Set(sel).AsSelectorPreValidated().Matches(lbls)
+// without making the selector (it sorts and copies the set: a pod's first
+// cycle walks every Service of its namespace): every pair of sel is in
+// lbls; an empty sel selects everything.
+func setSelects(sel, lbls map[string]string) bool {
+	for k, v := range sel {
+		if lv, ok := lbls[k]; !ok || lv != v {
+			return false
+		}
+	}
+	return true
 }
 
 func findReplicationController(src *schedcore.SelectorSources, ns, name string) *v1.ReplicationController {

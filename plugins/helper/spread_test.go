@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -171,6 +172,35 @@ func TestDefaultSelector(t *testing.T) {
 			}
 			if got.Empty() != tt.wantEmpty {
 				t.Errorf("DefaultSelector(...).Empty() = %v, want %v", got.Empty(), tt.wantEmpty)
+			}
+		})
+	}
+}
+
+// setSelects answers as the selector kube makes from a Service's selector
+// (labels.Set.AsSelectorPreValidated) does: this fails if a missing key,
+// another value or an empty set is judged otherwise.
+func TestSetSelectsAsSetSelector(t *testing.T) {
+	tests := []struct {
+		name      string
+		sel, pods map[string]string
+	}{
+		{name: "empty set selects all", sel: map[string]string{}, pods: map[string]string{"app": "a"}},
+		{name: "empty set, pod without labels", sel: map[string]string{}, pods: nil},
+		{name: "one pair held", sel: map[string]string{"app": "a"}, pods: map[string]string{"app": "a", "tier": "web"}},
+		{name: "other value", sel: map[string]string{"app": "a"}, pods: map[string]string{"app": "b"}},
+		{name: "key missing", sel: map[string]string{"app": "a"}, pods: map[string]string{"tier": "a"}},
+		{name: "empty value held", sel: map[string]string{"app": ""}, pods: map[string]string{"app": ""}},
+		{name: "empty value, key missing", sel: map[string]string{"app": ""}, pods: map[string]string{}},
+		{name: "two pairs, one held", sel: map[string]string{"app": "a", "tier": "web"}, pods: map[string]string{"app": "a", "tier": "db"}},
+		{name: "two pairs held", sel: map[string]string{"app": "a", "tier": "web"}, pods: map[string]string{"app": "a", "tier": "web", "x": "y"}},
+		{name: "pod without labels", sel: map[string]string{"app": "a"}, pods: nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := labels.Set(tc.sel).AsSelectorPreValidated().Matches(labels.Set(tc.pods))
+			if got := setSelects(tc.sel, tc.pods); got != want {
+				t.Errorf("setSelects = %v, kube's selector says %v", got, want)
 			}
 		})
 	}

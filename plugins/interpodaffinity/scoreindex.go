@@ -231,7 +231,11 @@ func (x *termIndex) applyOne(e termEntry, sign int) {
 // sync brings the groups up to date with the snapshot's nodes (those
 // replaced since the last sync). Call with x.mu held.
 func (x *termIndex) sync(snap *schedcore.Snapshot) {
-	x.nodes.SyncSnapshot(snap, func(s *termSlot) { x.drop(s) }, func(ni *schedcore.NodeInfo, s *termSlot) {
+	keep := keepsScoreEntries
+	if x.anti {
+		keep = keepsAntiEntries
+	}
+	x.nodes.SyncSnapshotKeep(snap, keep, func(s *termSlot) { x.drop(s) }, func(ni *schedcore.NodeInfo, s *termSlot) {
 		var fresh []termEntry
 		mixed := false
 		if x.anti {
@@ -249,6 +253,18 @@ func (x *termIndex) sync(snap *schedcore.Snapshot) {
 		s.es, s.mixed = fresh, mixed
 	})
 }
+
+// keepsScoreEntries reports whether a node's entries (nodeEntries) stay
+// the same when it gains pod p, its node object and other pods the same:
+// p carries none of the terms they are read from (a pod with required
+// anti-affinity alone adds none). Most placed pods carry none: their node
+// is not read again.
+func keepsScoreEntries(p *schedcore.PodInfo) bool {
+	return len(p.RequiredAffinityTerms) == 0 && len(p.PreferredAffinityTerms) == 0 && len(p.PreferredAntiAffinityTerms) == 0
+}
+
+// keepsAntiEntries is keepsScoreEntries for antiEntries.
+func keepsAntiEntries(p *schedcore.PodInfo) bool { return !schedcore.HasRequiredAntiAffinity(p.Pod) }
 
 // applyDiff replaces a node's old entries by its fresh ones, applying only
 // what differs: a node changes by a pod or two, and its other pods' terms

@@ -43,8 +43,9 @@ func scoresView(t *testing.T, pl *InterPodAffinity, pod *v1.Pod) map[string]map[
 // required and preferred (anti-)affinity terms placed and removed (several
 // pods of one term on a node), nodes relabelled (new label columns: the
 // groups' counts by domain are stale), added and removed. This fails if a
-// group's counts by domain are added over another label column, or if a
-// node's entries are replaced other than by their difference.
+// group's counts by domain are added over another label column, if a
+// node's entries are replaced other than by their difference, or if a node
+// that gained a pod with terms keeps its entries (keepsScoreEntries).
 func TestExistingTermScoresMatchFreshIndex(t *testing.T) {
 	apps := []string{"a", "b", "c"}
 	keys := []string{"zone", v1.LabelHostname, "rack"}
@@ -59,6 +60,11 @@ func TestExistingTermScoresMatchFreshIndex(t *testing.T) {
 				a := &v1.Affinity{PodAffinity: &v1.PodAffinity{}, PodAntiAffinity: &v1.PodAntiAffinity{}}
 				for range rng.Intn(2) {
 					a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution, term(apps[rng.Intn(len(apps))], keys[rng.Intn(len(keys))]))
+				}
+				// Required anti-affinity adds nothing to the scores: a pod
+				// with it alone leaves its node's entries as they were.
+				for range rng.Intn(2) {
+					a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, term(apps[rng.Intn(len(apps))], keys[rng.Intn(len(keys))]))
 				}
 				for range rng.Intn(3) {
 					w := v1.WeightedPodAffinityTerm{Weight: int32(1 + rng.Intn(3)), PodAffinityTerm: term(apps[rng.Intn(len(apps))], keys[rng.Intn(len(keys))])}
@@ -105,8 +111,14 @@ func TestExistingTermScoresMatchFreshIndex(t *testing.T) {
 				switch op := rng.Intn(10); {
 				case op < 6:
 					ns := names()
+					// A pod without affinity leaves its node's entries as
+					// they were (the index keeps them, keepsScoreEntries).
+					aff := affinity()
+					if rng.Intn(3) == 0 {
+						aff = nil
+					}
 					p := makePod().Name(fmt.Sprint("p", step)).UID(fmt.Sprint("uid-", step)).Namespace("subteam1.team1").
-						Node(ns[rng.Intn(len(ns))]).Label("app", apps[rng.Intn(len(apps))]).Affinity(affinity()).Obj()
+						Node(ns[rng.Intn(len(ns))]).Label("app", apps[rng.Intn(len(apps))]).Affinity(aff).Obj()
 					if err := cache.AddPod(p); err != nil {
 						t.Fatal(err)
 					}

@@ -164,6 +164,36 @@ func (pl *InterPodAffinity) NormalizeScore(_ context.Context, cycleState *schedc
 	return nil
 }
 
+// NormalizeColumn is NormalizeScore on a column of scores (it never reads
+// the names), which the framework hands over without making a list: the
+// same arithmetic.
+func (pl *InterPodAffinity) NormalizeColumn(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
+	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
+	if err != nil {
+		return schedcore.AsStatus(err)
+	}
+	if !s.hasScores() {
+		return nil
+	}
+	var minCount int64 = math.MaxInt64
+	var maxCount int64 = math.MinInt64
+	for _, sc := range scores {
+		maxCount = max(maxCount, sc)
+		minCount = min(minCount, sc)
+	}
+	diff := maxCount - minCount
+	for i := range scores {
+		f := float64(0)
+		if diff > 0 {
+			f = float64(schedcore.MaxNodeScore) * (float64(scores[i]-minCount) / float64(diff))
+		}
+		scores[i] = int64(f)
+	}
+	return nil
+}
+
+var _ schedcore.ColumnNormalizer = (*InterPodAffinity)(nil)
+
 // parsedPod returns the pod's terms as PreFilter parsed them this cycle
 // (their required terms' namespaces merged, which scoring does not read),
 // else parses them: the preferred terms are PreScore's alone.
