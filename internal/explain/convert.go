@@ -50,16 +50,16 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 		order = (*schedcore.NameOrder)(nil).Of(ex.Nodes)
 	}
 	rep.Nodes = make([]report.ExplainNode, len(ex.Nodes))
-	// The nodes without scores or detail share empty ones (see
+	// The nodes without failures, scores or detail share empty ones (see
 	// report.ExplainNode); Explain gives the nodes it details their own.
-	noScores, noDetail := &report.NodeScores{}, &report.NodeDetail{}
 	// The rejected nodes' failures are shared where they read the same.
 	fails := failureLists{}
+	noFailures, noScores, noDetail := fails.empty(), &report.NodeScores{}, &report.NodeDetail{}
 	for k, i := range order {
 		ne := &ex.Nodes[i]
 		n := &rep.Nodes[k]
 		n.Node, n.Feasible = ne.Name, ne.Feasible
-		n.NodeScores, n.NodeDetail = noScores, noDetail
+		n.NodeFailures, n.NodeScores, n.NodeDetail = noFailures, noScores, noDetail
 		if ne.Feasible {
 			rep.NumFeasible++
 			if r := ne.Rank; r > 0 {
@@ -68,7 +68,7 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 			}
 			continue
 		}
-		n.Failures = fails.of(ne)
+		n.NodeFailures = fails.of(ne)
 	}
 	return rep, order
 }
