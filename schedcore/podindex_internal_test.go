@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,7 +46,9 @@ func TestSparseCountsNeedAscendingPositions(t *testing.T) {
 // A PodLabelIndex kept across snapshot updates (a placement's pod indexed
 // alone, after the node's others: appended) holds the postings, pods in
 // the same order, that an index built from scratch holds, as pods are
-// added, removed and relabelled and nodes come and go.
+// added, removed and relabelled and nodes come and go, and as a label key
+// is first asked for (want) on nodes already indexed: "app" before the
+// first sync, "tier" half-way.
 func TestPodLabelIndexMatchesScratch(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
@@ -63,6 +66,7 @@ func TestPodLabelIndexMatchesScratch(t *testing.T) {
 			next := 0
 			s := NewEmptySnapshot()
 			kept := NewPodLabelIndex()
+			kept.want("app")
 			for round := range 200 {
 				for range 1 + rng.IntN(3) {
 					switch op := rng.IntN(12); {
@@ -101,14 +105,28 @@ func TestPodLabelIndexMatchesScratch(t *testing.T) {
 					}
 				}
 				c.UpdateSnapshot(s)
-				scratch := NewPodLabelIndex()
-				for _, x := range []*PodLabelIndex{kept, scratch} {
-					x.mu.Lock()
-					x.sync(s)
-					x.mu.Unlock()
+				kept.mu.Lock()
+				kept.sync(s)
+				if round == 100 {
+					kept.want("tier")
 				}
+				kept.mu.Unlock()
+				scratch := NewPodLabelIndex()
+				for _, k := range kept.keys {
+					scratch.want(k)
+				}
+				scratch.sync(s)
 				if got, want := postingsOf(kept), postingsOf(scratch); !cmp.Equal(want, got) {
 					t.Fatalf("round %d: postings kept differ from scratch (-scratch +kept):\n%s", round, cmp.Diff(want, got))
+				}
+				tiers := 0
+				for key := range kept.byKey {
+					if strings.Contains(key, "\x00tier\x00") {
+						tiers++
+					}
+				}
+				if round < 100 && tiers > 0 || round >= 100 && tiers == 0 {
+					t.Fatalf("round %d: %d postings of tier, which is asked for from round 100", round, tiers)
 				}
 			}
 		})
@@ -180,6 +198,7 @@ func TestPodLabelIndexAppendsOnlyAfterLastRun(t *testing.T) {
 			c.UpdateSnapshot(s)
 			kept := NewPodLabelIndex()
 			kept.mu.Lock()
+			kept.want("app")
 			kept.sync(s)
 			kept.mu.Unlock()
 			for _, p := range added {
@@ -189,6 +208,7 @@ func TestPodLabelIndexAppendsOnlyAfterLastRun(t *testing.T) {
 			place("second-after-", second, tc.secondAfter)
 			c.UpdateSnapshot(s)
 			scratch := NewPodLabelIndex()
+			scratch.want("app")
 			for _, x := range []*PodLabelIndex{kept, scratch} {
 				x.mu.Lock()
 				x.sync(s)

@@ -13,13 +13,20 @@ import (
 // requirement matches visits only the pods carrying that label pair, not
 // every pod of every node. It is kept across cycles and brought up to
 // date node by node: a node whose generation is unchanged keeps its
-// entries. Terminating pods are indexed too: PodTopologySpread's counts
-// skip them, InterPodAffinity's count them, as kube's do. Safe for
-// concurrent use.
+// entries. Only the label keys that selectors have asked for are indexed
+// (keys): pods carry label keys no selector reads (pod-template-hash and
+// the like), and indexing them was half of what the first explanation
+// after loading paid for the index. Terminating pods are indexed too:
+// PodTopologySpread's counts skip them, InterPodAffinity's count them, as
+// kube's do. Safe for concurrent use.
 type PodLabelIndex struct {
 	mu    sync.Mutex
 	nodes NodeSlots[postingSlot]
 	byKey map[string]*posting
+	// keys are the label keys indexed, in the order they were first asked
+	// for; wanted holds them too, to look them up.
+	keys   []string
+	wanted map[string]bool
 	// key, pairs and touched are buffers.
 	key     []byte
 	pairs   []postingPair
@@ -109,6 +116,7 @@ func (x *PodLabelIndex) candidates(snap *Snapshot, sel labels.Selector, ns strin
 		if vals.Len() != 1 {
 			continue
 		}
+		x.want(r.Key())
 		p := x.lookup(ns, r.Key(), vals.UnsortedList()[0])
 		if !found || p.size() < best.size() {
 			best, found = p, true
@@ -133,6 +141,46 @@ func (x *PodLabelIndex) candidates(snap *Snapshot, sel labels.Selector, ns strin
 		a = b
 	}
 	return true
+}
+
+// want makes label key k one the index holds, indexing it on every node
+// synced so far (the nodes synced later index it as they are refreshed);
+// call with mu held, after sync. Each slot's pods are its node's, in
+// order, and the slots are visited by position, so each new posting's
+// runs are appended in position order, pods in pod order: as refresh
+// would have put them.
+func (x *PodLabelIndex) want(k string) {
+	if x.wanted[k] {
+		return
+	}
+	if x.wanted == nil {
+		x.wanted = map[string]bool{}
+	}
+	x.wanted[k] = true
+	x.keys = append(x.keys, k)
+	touched := x.touched[:0]
+	for i := range x.nodes.vals {
+		s := &x.nodes.vals[i]
+		for _, pi := range s.pods {
+			v, ok := pi.Pod.Labels[k]
+			if !ok {
+				continue
+			}
+			p := x.lookup(pi.Pod.Namespace, k, v)
+			if p == nil {
+				p = &posting{key: string(x.key)}
+				x.byKey[p.key] = p
+			}
+			if !slices.Contains(touched, p) {
+				touched = append(touched, p)
+			}
+			p.pos, p.pods = append(p.pos, s.pos), append(p.pods, pi)
+		}
+		s.keys = append(s.keys, touched...)
+		clear(touched)
+		touched = touched[:0]
+	}
+	x.touched = touched
 }
 
 // size is how many pods carry the posting's label pair (0 for nil).
@@ -175,7 +223,11 @@ func (x *PodLabelIndex) refresh(ni *NodeInfo, s *postingSlot) {
 	pairs, touched := x.pairs[:0], x.touched[:0]
 	for _, pi := range ni.Pods {
 		pod := pi.Pod
-		for k, v := range pod.Labels {
+		for _, k := range x.keys {
+			v, ok := pod.Labels[k]
+			if !ok {
+				continue
+			}
 			p := x.lookup(pod.Namespace, k, v)
 			if p == nil {
 				p = &posting{key: string(x.key)}
@@ -283,7 +335,11 @@ func (x *PodLabelIndex) appended(ni *NodeInfo, s *postingSlot) bool {
 	s.pods = s.pods[:same]
 	for _, pi := range ni.Pods[same:] {
 		pod := pi.Pod
-		for k, v := range pod.Labels {
+		for _, k := range x.keys {
+			v, ok := pod.Labels[k]
+			if !ok {
+				continue
+			}
 			p := x.lookup(pod.Namespace, k, v)
 			if p == nil {
 				p = &posting{key: string(x.key)}
@@ -311,7 +367,11 @@ const maxUnindexed = 2
 // the index when it is left empty.
 func (x *PodLabelIndex) unindex(s *postingSlot, pi *PodInfo) {
 	pod := pi.Pod
-	for k, v := range pod.Labels {
+	for _, k := range x.keys {
+		v, ok := pod.Labels[k]
+		if !ok {
+			continue
+		}
 		p := x.lookup(pod.Namespace, k, v)
 		if p == nil {
 			continue

@@ -3,6 +3,7 @@ package explain
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -45,21 +46,22 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 		rep.BestTotal = ex.Scores[0].TotalScore
 	}
 	maps := scoreLists{weights: ex.ScoreWeights}
+	defer maps.release()
 	order = ex.ByName
 	if len(order) != len(ex.Nodes) {
 		order = (*schedcore.NameOrder)(nil).Of(ex.Nodes)
 	}
 	rep.Nodes = make([]report.ExplainNode, len(ex.Nodes))
-	// The nodes without scores or detail share empty ones (see
+	// The nodes without failures, scores or detail share empty ones (see
 	// report.ExplainNode); Explain gives the nodes it details their own.
-	noScores, noDetail := &report.NodeScores{}, &report.NodeDetail{}
 	// The rejected nodes' failures are shared where they read the same.
 	fails := failureLists{}
+	noFailures, noScores, noDetail := fails.empty(), &report.NodeScores{}, &report.NodeDetail{}
 	for k, i := range order {
 		ne := &ex.Nodes[i]
 		n := &rep.Nodes[k]
 		n.Node, n.Feasible = ne.Name, ne.Feasible
-		n.NodeScores, n.NodeDetail = noScores, noDetail
+		n.NodeFailures, n.NodeScores, n.NodeDetail = noFailures, noScores, noDetail
 		if ne.Feasible {
 			rep.NumFeasible++
 			if r := ne.Rank; r > 0 {
@@ -68,7 +70,7 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 			}
 			continue
 		}
-		n.Failures = fails.of(ne)
+		n.NodeFailures = fails.of(ne)
 	}
 	return rep, order
 }
@@ -96,7 +98,8 @@ func tiedBest(tied, ranking []string) []string {
 type scoreLists struct {
 	weights map[string]int64
 	last    *sharedScores
-	// byList finds the shared lists by the data of the node's Scores list.
+	// byList finds the shared lists by the data of the node's Scores list;
+	// from spareByList, given back by release.
 	byList map[*schedcore.PluginScore]*sharedScores
 	// empty is shared by the nodes without scores.
 	empty *sharedScores
@@ -163,13 +166,33 @@ func (m *scoreLists) of(sc *schedcore.NodePluginScores) *report.NodeScores {
 	m.last = s
 	if len(sc.Scores) > 0 {
 		if m.byList == nil {
-			m.byList = map[*schedcore.PluginScore]*sharedScores{}
+			m.byList, _ = spareByList.Get().(map[*schedcore.PluginScore]*sharedScores)
+			if m.byList == nil {
+				m.byList = map[*schedcore.PluginScore]*sharedScores{}
+			}
 		}
 		if _, ok := m.byList[head(sc.Scores)]; !ok {
 			m.byList[head(sc.Scores)] = s
 		}
 	}
 	return s.maps(sc.TotalScore)
+}
+
+// spareByList holds scoreLists.byList maps, emptied, between
+// explanations: a map of the few hundred distinct lists of 5000 nodes,
+// grown entry by entry in every explanation, was a third of the time the
+// report's scores took to build (a cleared map keeps its room).
+var spareByList sync.Pool
+
+// release gives m's map back, emptied: it holds the explanation's lists,
+// which must not be kept alive by the pool (and m is not used again).
+func (m *scoreLists) release() {
+	if m.byList == nil {
+		return
+	}
+	clear(m.byList)
+	spareByList.Put(m.byList)
+	m.byList = nil
 }
 
 // divisors returns the weights of the weighted list's plugins, one each,

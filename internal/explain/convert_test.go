@@ -90,6 +90,24 @@ func TestScoreListsShareOnlyTheSameLists(t *testing.T) {
 	}
 }
 
+// The map of a report's score lists goes back to the pool emptied: it
+// must not keep an explanation's lists alive, nor give the next report
+// another's maps.
+func TestScoreListsReleaseEmptiesTheirMap(t *testing.T) {
+	m := scoreLists{weights: map[string]int64{"A": 1}}
+	for k := range 3 {
+		m.of(&schedcore.NodePluginScores{Scores: []schedcore.PluginScore{{Name: "A", Score: int64(k)}}, RawScores: []schedcore.PluginScore{{Name: "A", Score: int64(k)}}})
+	}
+	held := m.byList
+	if len(held) != 3 {
+		t.Fatalf("%d lists in the map, want 3", len(held))
+	}
+	m.release()
+	if len(held) != 0 || m.byList != nil {
+		t.Errorf("after release: %d lists in the map given back, map kept: %v", len(held), m.byList != nil)
+	}
+}
+
 // nearestNodes keeps only the best few while it walks the rejected nodes;
 // it must pick what sorting every rejected node by the same order picks.
 func TestNearestNodesPicksWhatAFullSortPicks(t *testing.T) {

@@ -277,9 +277,9 @@ func TestGapsForNodesLeftOutByAPreFilterResult(t *testing.T) {
 	pod.Spec.Containers[0].Resources.Requests = st.ResourceList("cpu", "3")
 	rep := explainOn(t, cl, pod, "n2")
 	want := report.ExplainNode{
-		Node:       "n2",
-		Failures:   []report.Failure{{Plugin: "", Reason: "node(s) didn't satisfy plugin(s) [NodeAffinity]", Code: "UnschedulableAndUnresolvable", First: true}},
-		NodeScores: &report.NodeScores{},
+		Node:         "n2",
+		NodeFailures: &report.NodeFailures{Failures: []report.Failure{{Plugin: "", Reason: "node(s) didn't satisfy plugin(s) [NodeAffinity]", Code: "UnschedulableAndUnresolvable", First: true}}},
+		NodeScores:   &report.NodeScores{},
 		NodeDetail: &report.NodeDetail{
 			Gaps: []report.Gap{{Plugin: "NodeAffinity", Gap: "node affinity term 1: node name n1 wanted, node is n2"}},
 			Free: map[string]int64{"cpu": 4000, "memory": 8 << 30, "pods": 110},

@@ -14,30 +14,33 @@ import (
 // nodes have a handful of distinct lists (Mixed/5000: 3500 rejected
 // nodes, 8 lists), and a list per node was a fifth of what an
 // explanation allocated. A list is shared only after its text is
-// compared with the node's verdicts, field by field.
+// compared with the node's verdicts, field by field. The nodes sharing a
+// list share its report.NodeFailures too.
 type failureLists struct {
 	// hash is the key of a node's verdicts (tests give one that collides);
 	// nil: hashOf.
 	hash func(fl *failureLists, ne *schedcore.NodeExplanation) uint64
-	last []report.Failure
+	last *report.NodeFailures
 	// byHash is the first list made for a key.
-	byHash map[uint64][]report.Failure
+	byHash map[uint64]*report.NodeFailures
+	// none is shared by the nodes without failures.
+	none *report.NodeFailures
 	// slab is where the lists are cut from.
 	slab []report.Failure
 }
 
 // of returns the report failures of ne, a rejected node: every rejecting
-// filter in order, or the status of a node no filter ran on (nil when it
-// has neither).
-func (fl *failureLists) of(ne *schedcore.NodeExplanation) []report.Failure {
+// filter in order, or the status of a node no filter ran on (an empty
+// list when it has neither).
+func (fl *failureLists) of(ne *schedcore.NodeExplanation) *report.NodeFailures {
 	n := len(ne.Failures)
 	if n == 0 {
 		if ne.Status == nil {
-			return nil
+			return fl.empty()
 		}
 		n = 1
 	}
-	if fl.last != nil && reads(fl.last, ne) {
+	if fl.last != nil && reads(fl.last.Failures, ne) {
 		return fl.last
 	}
 	hash := fl.hash
@@ -46,7 +49,7 @@ func (fl *failureLists) of(ne *schedcore.NodeExplanation) []report.Failure {
 	}
 	h := hash(fl, ne)
 	l, seen := fl.byHash[h]
-	if seen && reads(l, ne) {
+	if seen && reads(l.Failures, ne) {
 		fl.last = l
 		return l
 	}
@@ -58,15 +61,24 @@ func (fl *failureLists) of(ne *schedcore.NodeExplanation) []report.Failure {
 		fl.slab = append(fl.slab, failure(plugin, s, j == 0))
 		return true
 	})
-	l = fl.slab[start:len(fl.slab):len(fl.slab)]
+	l = &report.NodeFailures{Failures: fl.slab[start:len(fl.slab):len(fl.slab)]}
 	if !seen {
 		if fl.byHash == nil {
-			fl.byHash = map[uint64][]report.Failure{}
+			fl.byHash = map[uint64]*report.NodeFailures{}
 		}
 		fl.byHash[h] = l
 	}
 	fl.last = l
 	return l
+}
+
+// empty returns the failures of the nodes without any (feasible nodes,
+// read only).
+func (fl *failureLists) empty() *report.NodeFailures {
+	if fl.none == nil {
+		fl.none = &report.NodeFailures{}
+	}
+	return fl.none
 }
 
 // eachVerdict calls f with each of ne's verdicts in order (its Status

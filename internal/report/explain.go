@@ -175,7 +175,7 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 			fmt.Fprintln(tw, "NODE\tFAILURES")
 			for _, n := range e.Nodes {
 				if !n.Feasible {
-					fmt.Fprintf(tw, "%s\t%s\n", n.Node, failureSet(n.Failures))
+					fmt.Fprintf(tw, "%s\t%s\n", n.Node, failureSet(n.failures()))
 				}
 			}
 			_ = tw.Flush()
@@ -209,7 +209,7 @@ func writeExplainTable(w io.Writer, e *Explanation, v ExplainView) error {
 			if n == nil {
 				continue
 			}
-			fmt.Fprintf(&b, "  %s (%s; free %s):\n", n.Node, plural(len(n.Failures), "failure"), freeString(n.detail().Free))
+			fmt.Fprintf(&b, "  %s (%s; free %s):\n", n.Node, plural(len(n.failures()), "failure"), freeString(n.detail().Free))
 			for _, g := range n.detail().Gaps {
 				writeGap(&b, "    ", g)
 			}
@@ -235,7 +235,7 @@ func preemptionLine(p *PreemptionOutcome) string {
 func boundLine(e *Explanation) string {
 	if e.BoundNodeRank == 0 {
 		if n := nodeIndex(e)[e.BoundNode]; n != nil && !n.Feasible {
-			return fmt.Sprintf("%s, which no longer passes the filters (%s)", e.BoundNode, failureSet(n.Failures))
+			return fmt.Sprintf("%s, which no longer passes the filters (%s)", e.BoundNode, failureSet(n.failures()))
 		}
 		return fmt.Sprintf("%s, which no longer passes the filters (--node %s shows why)", e.BoundNode, e.BoundNode)
 	}
@@ -319,7 +319,7 @@ func writeNodeDetail(b *bytes.Buffer, e *Explanation, n *ExplainNode, st Styles)
 		fmt.Fprintln(b, apply(st.Title, fmt.Sprintf("Node %s: %s", n.Node, apply(st.Bad, "rejected"))))
 		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  \tFILTER\tCODE\tREASON")
-		for _, f := range n.Failures {
+		for _, f := range n.failures() {
 			mark := ""
 			if f.First {
 				mark = "*"
@@ -378,7 +378,7 @@ func groupFailures(nodes []ExplainNode) []failureGroup {
 		if n.Feasible {
 			continue
 		}
-		k := failureSet(n.Failures)
+		k := failureSet(n.failures())
 		i, ok := idx[k]
 		if !ok {
 			i = len(gs)

@@ -17,8 +17,8 @@ func sample() *Explanation {
 		PreFilter: PreFilterOutcome{Code: "Success"}, NumNodes: 3, NumFeasible: 1,
 		ScorePluginWeights: map[string]int64{"NodeResourcesFit": 1, "TaintToleration": 3},
 		Nodes: []ExplainNode{
-			{Node: "a", Failures: []Failure{{Plugin: "NodeResourcesFit", Reason: "Insufficient cpu", Code: "Unschedulable", First: true}}},
-			{Node: "b", Failures: []Failure{{Plugin: "NodeResourcesFit", Reason: "Insufficient cpu", Code: "Unschedulable", First: true}}},
+			{Node: "a", NodeFailures: &NodeFailures{Failures: []Failure{{Plugin: "NodeResourcesFit", Reason: "Insufficient cpu", Code: "Unschedulable", First: true}}}},
+			{Node: "b", NodeFailures: &NodeFailures{Failures: []Failure{{Plugin: "NodeResourcesFit", Reason: "Insufficient cpu", Code: "Unschedulable", First: true}}}},
 			{Node: "c", Feasible: true, Rank: 1, NodeScores: &NodeScores{Total: &total, Scores: ScoreMapOf(map[string]int64{"NodeResourcesFit": 112, "TaintToleration": 300})}},
 		},
 		Ranking: []string{"c"}, Selected: "c", TiedBest: []string{"c"}, BestTotal: 412, Nearest: []string{},

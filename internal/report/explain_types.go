@@ -127,21 +127,29 @@ type PreFilterOutcome struct {
 
 // ExplainNode is one node's verdict. An explanation holds thousands of
 // them, so what most nodes do not have, or have alike, is held by pointer:
-// the scores (nodes that score alike share them) and the gaps and free
-// resources (only the nodes shown have them). In an explanation that
-// explain returns neither pointer is nil (the nodes without share an empty
-// one), so the fields they hold read as fields of the node; they are read
-// only, and a node is given other ones by replacing the pointer. The JSON
-// form is that of one flat object.
+// the failures (rejected nodes that read alike share them), the scores
+// (nodes that score alike share them) and the gaps and free resources
+// (only the nodes shown have them). In an explanation that explain returns
+// no pointer is nil (the nodes without share an empty one), so the fields
+// they hold read as fields of the node; they are read only, and a node is
+// given other ones by replacing the pointer. The JSON form is that of one
+// flat object.
 type ExplainNode struct {
 	Node     string `json:"node"`
 	Feasible bool   `json:"feasible"`
-	// Failures are every filter that rejects the node, in filter order.
-	Failures []Failure `json:"failures,omitempty"`
+	*NodeFailures
 	*NodeScores
 	// Rank is the node's place in Ranking (1 = best; feasible nodes only).
 	Rank int `json:"rank,omitempty"`
 	*NodeDetail
+}
+
+// NodeFailures are a rejected node's failures. A pointer rather than the
+// list in ExplainNode itself: 16 bytes less a node, where the nodes of an
+// explanation, allocated afresh each time, were half of what it allocated.
+type NodeFailures struct {
+	// Failures are every filter that rejects the node, in filter order.
+	Failures []Failure `json:"failures,omitempty"`
 }
 
 // NodeScores are a feasible node's scores.
@@ -168,12 +176,21 @@ type NodeDetail struct {
 	Free map[string]int64 `json:"free,omitempty"`
 }
 
-// noScores and noDetail are what the renderers read of a node without
-// scores or detail (read only).
+// noFailures, noScores and noDetail are what the renderers read of a node
+// without failures, scores or detail (read only).
 var (
-	noScores NodeScores
-	noDetail NodeDetail
+	noFailures NodeFailures
+	noScores   NodeScores
+	noDetail   NodeDetail
 )
+
+// failures returns n's failures, an empty list when it has none.
+func (n *ExplainNode) failures() []Failure {
+	if n.NodeFailures == nil {
+		return noFailures.Failures
+	}
+	return n.Failures
+}
 
 // scores returns n's scores, empty ones when it has none.
 func (n *ExplainNode) scores() *NodeScores {
@@ -191,12 +208,12 @@ func (n *ExplainNode) detail() *NodeDetail {
 	return n.NodeDetail
 }
 
-// UnmarshalJSON reads a node as explain writes it, giving it its own scores
-// and detail, so that a decoded node's fields read like a returned one's
-// even when the JSON has none of them.
+// UnmarshalJSON reads a node as explain writes it, giving it its own
+// failures, scores and detail, so that a decoded node's fields read like a
+// returned one's even when the JSON has none of them.
 func (n *ExplainNode) UnmarshalJSON(b []byte) error {
 	type plain ExplainNode // without this method
-	p := plain{NodeScores: &NodeScores{}, NodeDetail: &NodeDetail{}}
+	p := plain{NodeFailures: &NodeFailures{}, NodeScores: &NodeScores{}, NodeDetail: &NodeDetail{}}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
