@@ -43,6 +43,10 @@ type filterPass struct {
 	passBits []uint64
 	// base and window are the current window's first index and length.
 	base, window int
+	// sampled is set when the pass looks for fewer nodes than it has
+	// (percentageOfNodesToScore): its windows run on the calling
+	// goroutine (runWindow).
+	sampled bool
 	// The first error stops the pass: the blocks not started yet return
 	// at once (a flag, not a context of its own: making and cancelling one
 	// cost each cycle more than the flag, as in RunScorePlugins).

@@ -21,13 +21,13 @@ func (p *filterPass) nextWindowSize(toFind, off, found int) int {
 //
 // A sampled pass's windows all run on the calling goroutine, also the long
 // ones of a pass through mostly failing nodes (a pod that fits a tenth of
-// them filters thousands): on 2 CPUs, a sampled Mixed/5000Nodes run took
-// 4-10% less CPU so (pods per CPU-second, in turns, 2026-12-05), the
-// wake-up of the other worker for each window, its search for work after
-// it and its reading the block's verdicts and nodes into its own cache
-// costing more than the work it took over. A pass over every node (every
-// node scored, or no node fits) still runs in parallel: its one window
-// is the whole list.
+// them filters thousands): on 2 CPUs, sampled Mixed/5000Nodes runs took
+// about 5% less CPU so (in turns, 2026-12-05, load 7), the wake-up of the
+// other worker for each window, its search for work after it and its
+// reading the verdicts and nodes into its own cache costing more than
+// the work it took over. A pass that looks for every node (every node
+// scored, Explain) still filters its one window, the whole list, in
+// parallel.
 func (p *filterPass) runWindow(base, window int) {
 	p.base, p.window = base, window
 	// The window's nodes are handed out in blocks of filterBlock, so
