@@ -448,8 +448,9 @@ const filterBlock = 16
 // step costs. The windows of a sampled pass (about 500 nodes, a tenth of
 // 5000, then short ones) run on the calling goroutine: in parallel they
 // took more CPU for the step than they saved (Mixed/5000Nodes with
-// adaptive sampling, 2 CPUs: 10-25% more pods per CPU-second). A pass over
-// every node of a large cluster still runs in parallel.
+// adaptive sampling, 2 CPUs: 10-25% more pods per CPU-second), and so do
+// its longer windows (filterPass.runWindow). A pass over every node of a
+// large cluster still runs in parallel.
 const minParallelFilterBlocks = 64
 
 func (a *Algorithm) advance(rotate bool, processed, all int) {
