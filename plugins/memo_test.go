@@ -117,6 +117,24 @@ func explainVerdicts(ctx context.Context, fw *schedcore.Framework, snap *schedco
 	return out
 }
 
+// scheduleOutcome is what a driver reads of a cycle scheduling pod: the
+// chosen node, the feasible and evaluated nodes, and, when nothing fits,
+// the FitError's message and every node's status.
+func scheduleOutcome(ctx context.Context, fw *schedcore.Framework, snap *schedcore.Snapshot, pod *v1.Pod, diagnoseFailuresOnly bool) []string {
+	state := schedcore.NewCycleState()
+	state.DiagnoseFailuresOnly = diagnoseFailuresOnly
+	alg := &schedcore.Algorithm{Snapshot: snap}
+	res, diag, err := alg.SchedulePod(ctx, fw, state, pod)
+	out := []string{fmt.Sprint("host ", res.SuggestedHost, " feasible ", res.FeasibleNodes, " evaluated ", res.EvaluatedNodes)}
+	if err != nil {
+		out = append(out, err.Error())
+		diag.NodeToStatus.ForEachExplicitNode(func(node string, s *schedcore.Status) {
+			out = append(out, fmt.Sprint(node, " ", s.Code(), " ", s.Plugin(), " ", s.Reasons()))
+		})
+	}
+	return out
+}
+
 func checkRememberedScores(t *testing.T, imageless bool, numWorkloads int) {
 	rng := rand.New(rand.NewSource(11))
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
@@ -187,6 +205,12 @@ func checkRememberedScores(t *testing.T, imageless bool, numWorkloads int) {
 		want := score(newFramework(), pod, true)
 		if diff := cmp.Diff(want, score(long, pod, false)); diff != "" {
 			t.Fatalf("step %d: long-lived framework scores differ from a fresh one's (-fresh +long-lived):\n%s", step, diff)
+		}
+		// A scheduler cycle, which counts the rejected nodes when some
+		// node fits (CycleState.DiagnoseFailuresOnly), decides as a
+		// recording cycle of a fresh framework.
+		if diff := cmp.Diff(scheduleOutcome(ctx, newFramework(), snap, pod, false), scheduleOutcome(ctx, long, snap, pod, true)); diff != "" {
+			t.Fatalf("step %d: long-lived framework's scheduler cycle differs from a fresh one's (-fresh +long-lived):\n%s", step, diff)
 		}
 		// An explanation's diagnosis (every failing filter on every
 		// node) reads and writes the same memos.

@@ -93,14 +93,14 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *Cycle
 		return result, &diag, &FitError{Pod: pod, NumAllNodes: n, Diagnosis: diag}
 	}
 	if len(feasible) == 1 {
-		return ScheduleResult{SuggestedHost: feasible[0].Name(), EvaluatedNodes: 1 + diag.NodeToStatus.Len(), FeasibleNodes: 1, Tied: []string{feasible[0].Name()}}, &diag, nil
+		return ScheduleResult{SuggestedHost: feasible[0].Name(), EvaluatedNodes: 1 + diag.evaluated(), FeasibleNodes: 1, Tied: []string{feasible[0].Name()}}, &diag, nil
 	}
 	defer releaseScoreBuffers(state)
 	scores, err := a.prioritizeNodes(ctx, fw, state, pod, feasible)
 	if err != nil {
 		return result, &diag, err
 	}
-	result = ScheduleResult{EvaluatedNodes: len(feasible) + diag.NodeToStatus.Len(), FeasibleNodes: len(feasible)}
+	result = ScheduleResult{EvaluatedNodes: len(feasible) + diag.evaluated(), FeasibleNodes: len(feasible)}
 	if state.scoreBufs != nil {
 		// The buffers are reused by the next cycle: keep the chosen and
 		// the runner-up nodes' scores only, copied out of them.
@@ -349,103 +349,33 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	if byPos {
 		pos = state.listed.start(snap, min(toFind, numAll))
 	}
+	processed := 0
 	// The windows' work, kept in the scratch: a closure over these would
 	// be made anew on the heap for every window.
 	fp := &scratch.pass
 	*fp = filterPass{ctx: ctx, fw: fw, state: state, pod: pod, nodes: nodes, snap: snap, byPos: byPos, startIdx: startIdx, statuses: statuses, passed: passed}
-	processed := 0
-	// The nodes are distinct: with no status set before this pass (the
-	// nominated node's), none is set twice.
-	fresh := diag.NodeToStatus.Len() == 0
-	// The (plugin, code) pairs of the rejections recorded so far.
-	var seen [8]struct {
-		plugin string
-		code   Code
-	}
-	numSeen := 0
-	var lastSeen *Status
-	for off := 0; off < numAll && len(feasible) < toFind && fp.firstErr == nil; {
-		window := numAll - off
-		if toFind < numAll {
-			window = min(window, max(nextWindow(toFind-len(feasible), off, len(feasible)), 64))
-		}
-		base := off
-		fp.base, fp.window = base, window
-		// The window's nodes are handed out in blocks of filterBlock, so
-		// that a worker's per-node overhead is a loop step, not a call.
-		blocks := (window + filterBlock - 1) / filterBlock
-		if blocks < minParallelFilterBlocks {
-			// What UntilAtLeast does below its threshold, without making
-			// the method value it would be handed.
-			for blk := 0; blk < blocks && ctx.Err() == nil; blk++ {
-				fp.block(blk)
-			}
+	// A cycle whose caller reads the diagnosis only when no node fits
+	// counts the rejected nodes, when it is to find some, instead of
+	// recording each one's status (with no status set before the pass:
+	// the nominated node's would be counted twice).
+	if byPos && state.DiagnoseFailuresOnly && diag.NodeToStatus.Len() == 0 {
+		fp.count, fp.passBits = true, scratch.passBits
+		var rejected int
+		feasible, rejected = fp.countWindows(toFind, feasible, pos)
+		if len(feasible) > 0 && fp.firstErr == nil && ctx.Err() == nil {
+			diag.rejectedUnrecorded = rejected
+			processed = len(feasible) + rejected
 		} else {
-			fw.handle.Parallelizer().UntilAtLeast(ctx, blocks, minParallelFilterBlocks, fp.block)
+			// Nothing fits, or the pass stopped: the rejections are
+			// what the caller reads, so the nodes are filtered again,
+			// recording them, as a pass that never counted does.
+			feasible, *pos = feasible[:0], (*pos)[:0]
+			*fp = filterPass{ctx: ctx, fw: fw, state: state, pod: pod, nodes: nodes, snap: snap, byPos: byPos, startIdx: startIdx, statuses: statuses, passed: passed}
 		}
-		rejected := 0
-		for i := base; i < base+window; i++ {
-			if statuses[i] != nil {
-				rejected++
-			}
-		}
-		// Room for this window's rejections, and as much again as the
-		// earlier windows' when there were some: the windows of a sampled
-		// pass then copy the list a few times, not once each.
-		diag.NodeToStatus.grow(rejected + diag.NodeToStatus.Len())
-		for i := base; i < base+window; i++ {
-			if len(feasible) >= toFind {
-				break
-			}
-			p := startIdx + i
-			if p >= numAll {
-				p -= numAll
-			}
-			if passed[i] {
-				feasible = append(feasible, nodes[p])
-				if byPos {
-					*pos = append(*pos, int32(p))
-				}
-				processed++
-			} else if s := statuses[i]; s != nil {
-				var name string
-				if byPos {
-					name = snap.listNames[p]
-				} else {
-					name = nodes[p].Name()
-				}
-				if fresh {
-					diag.NodeToStatus.setNew(name, s)
-				} else {
-					diag.NodeToStatus.Set(name, s)
-				}
-				// What AddPluginStatus records depends on the plugin and
-				// the code alone: once per distinct pair is enough. A
-				// remembered rejection is the same status node after
-				// node: the last one recorded is checked first.
-				if s == lastSeen {
-					processed++
-					continue
-				}
-				lastSeen = s
-				plugin, code, known := s.Plugin(), s.Code(), false
-				for k := range numSeen {
-					if seen[k].plugin == plugin && seen[k].code == code {
-						known = true
-						break
-					}
-				}
-				if !known {
-					if numSeen < len(seen) {
-						seen[numSeen].plugin, seen[numSeen].code = plugin, code
-						numSeen++
-					}
-					diag.AddPluginStatus(s)
-				}
-				processed++
-			}
-		}
-		off += window
+	}
+	if !fp.count {
+		scratch.written = numAll
+		feasible, processed = fp.recordWindows(toFind, feasible, pos, diag)
 	}
 	if byPos {
 		state.listed.nodes = feasible
@@ -518,8 +448,9 @@ const filterBlock = 16
 // step costs. The windows of a sampled pass (about 500 nodes, a tenth of
 // 5000, then short ones) run on the calling goroutine: in parallel they
 // took more CPU for the step than they saved (Mixed/5000Nodes with
-// adaptive sampling, 2 CPUs: 10-25% more pods per CPU-second). A pass over
-// every node of a large cluster still runs in parallel.
+// adaptive sampling, 2 CPUs: 10-25% more pods per CPU-second), and so do
+// its longer windows (filterPass.runWindow). A pass over every node of a
+// large cluster still runs in parallel.
 const minParallelFilterBlocks = 64
 
 func (a *Algorithm) advance(rotate bool, processed, all int) {

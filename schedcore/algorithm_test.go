@@ -134,7 +134,7 @@ func randomScores(rng *rand.Rand, maxNodes int) []NodePluginScores {
 
 // The filter verdicts reused across cycles must come back cleared: a stale
 // "passed" would make a rejected node feasible, a stale status would keep a
-// rejection alive.
+// rejection alive. (A counting pass writes neither: it leaves written 0.)
 func TestFilterScratchIsClearedForReuse(t *testing.T) {
 	s := getFilterScratch(8)
 	if len(s.statuses) != 8 || len(s.passed) != 8 {
@@ -143,6 +143,8 @@ func TestFilterScratchIsClearedForReuse(t *testing.T) {
 	for i := range s.statuses {
 		s.statuses[i], s.passed[i] = NewStatus(Unschedulable, "no"), true
 	}
+	// What a recording pass marks: the nodes it may have written.
+	s.written = len(s.statuses)
 	putFilterScratch(s)
 	for i := range s.statuses {
 		if s.statuses[i] != nil || s.passed[i] {

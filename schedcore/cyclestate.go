@@ -67,6 +67,17 @@ type CycleState struct {
 	// its result. The scheduler loop sets it; Explain, which keeps every
 	// node's scores, does not.
 	ReuseScoreBuffers bool
+	// DiagnoseFailuresOnly says that the caller reads a successful
+	// cycle's Diagnosis for nothing but the nodes evaluated
+	// (ScheduleResult.EvaluatedNodes): a filter pass that finds some
+	// node then counts the rejected nodes instead of recording each one's
+	// status and plugin (most of the cost of a node rejected by a
+	// remembered verdict); a pass that finds none filters the nodes
+	// again, recording them, so that a failure's diagnosis is kube's.
+	// The scheduler loop sets it (it releases a successful cycle's
+	// diagnosis unread); Explain, which shows every node's status, does
+	// not.
+	DiagnoseFailuresOnly bool
 	// scoreBufs is the framework whose buffers this cycle holds.
 	scoreBufs *Framework
 }

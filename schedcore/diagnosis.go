@@ -186,7 +186,15 @@ type Diagnosis struct {
 	// LeftOutBy are the PreFilter plugins whose PreFilterResults left
 	// nodes out of the cycle (the absent nodes' status names them).
 	LeftOutBy []string
+	// rejectedUnrecorded counts the nodes a successful cycle's filter
+	// pass rejected without recording them in NodeToStatus
+	// (CycleState.DiagnoseFailuresOnly).
+	rejectedUnrecorded int
 }
+
+// evaluated counts the nodes the filters rejected (the feasible ones
+// aside): those in NodeToStatus and those counted only.
+func (d *Diagnosis) evaluated() int { return d.NodeToStatus.Len() + d.rejectedUnrecorded }
 
 // AddPluginStatus records the plugin of a rejecting status.
 func (d *Diagnosis) AddPluginStatus(s *Status) {

@@ -2,6 +2,7 @@ package schedcore
 
 import (
 	"context"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
@@ -13,6 +14,12 @@ import (
 type filterScratch struct {
 	statuses []*Status
 	passed   []bool
+	// written is how many of statuses and passed a pass may have set
+	// (the nodes its windows covered): a counting pass sets none.
+	written int
+	// passBits holds a counting pass's verdicts, one word per block of
+	// the window (bit k: the block's k-th node passed).
+	passBits []uint64
 	pass     filterPass
 }
 
@@ -29,8 +36,17 @@ type filterPass struct {
 	startIdx int
 	statuses []*Status
 	passed   []bool
+	// count is set for a pass that counts the rejected nodes rather than
+	// keeping their statuses (CycleState.DiagnoseFailuresOnly): the
+	// blocks' verdicts go to passBits, not to statuses and passed.
+	count    bool
+	passBits []uint64
 	// base and window are the current window's first index and length.
 	base, window int
+	// sampled is set when the pass looks for fewer nodes than it has
+	// (percentageOfNodesToScore): its windows run on the calling
+	// goroutine (runWindow).
+	sampled bool
 	// The first error stops the pass: the blocks not started yet return
 	// at once (a flag, not a context of its own: making and cancelling one
 	// cost each cycle more than the flag, as in RunScorePlugins).
@@ -40,7 +56,8 @@ type filterPass struct {
 }
 
 // block filters the window's block blk: its verdicts go to the block's own
-// slots of statuses and passed.
+// slots of statuses and passed, or, in a counting pass, to its word of
+// passBits.
 func (p *filterPass) block(blk int) {
 	if p.failed.Load() {
 		return
@@ -57,8 +74,21 @@ func (p *filterPass) block(blk int) {
 			}
 			ps[i-lo] = q
 		}
-		if s := p.fw.runFiltersListed(p.ctx, p.state, p.pod, p.nodes, p.snap.listGens, ps[:end-lo], p.statuses[lo:end], p.passed[lo:end]); s != nil {
+		if p.count {
+			alive, s := p.fw.runFiltersListed(p.ctx, p.state, p.pod, p.nodes, p.snap.listGens, ps[:end-lo], nil)
+			if s != nil {
+				p.fail(s)
+			}
+			p.passBits[blk] = alive
+			return
+		}
+		alive, s := p.fw.runFiltersListed(p.ctx, p.state, p.pod, p.nodes, p.snap.listGens, ps[:end-lo], p.statuses[lo:end])
+		if s != nil {
 			p.fail(s)
+			return
+		}
+		for a := alive; a != 0; a &= a - 1 {
+			p.passed[lo+bits.TrailingZeros64(a)] = true
 		}
 		return
 	}
@@ -90,18 +120,26 @@ var filterScratchPool sync.Pool
 // getFilterScratch returns cleared verdicts for n nodes.
 func getFilterScratch(n int) *filterScratch {
 	s, _ := filterScratchPool.Get().(*filterScratch)
+	blocks := (n + filterBlock - 1) / filterBlock
 	if s == nil || cap(s.statuses) < n {
-		return &filterScratch{statuses: make([]*Status, n), passed: make([]bool, n)}
+		return &filterScratch{statuses: make([]*Status, n), passed: make([]bool, n), passBits: make([]uint64, blocks)}
 	}
 	s.statuses, s.passed = s.statuses[:n], s.passed[:n]
+	if cap(s.passBits) < blocks {
+		s.passBits = make([]uint64, blocks)
+	}
+	s.passBits = s.passBits[:blocks]
 	return s
 }
 
-// putFilterScratch clears s (its statuses must not keep rejections alive)
-// and keeps it for the next cycle.
+// putFilterScratch clears what a pass wrote of s (its statuses must not
+// keep rejections alive) and keeps it for the next cycle. passBits need
+// no clearing: a counting pass sets a window's words before reading them.
 func putFilterScratch(s *filterScratch) {
-	clear(s.statuses)
-	clear(s.passed)
+	w := min(s.written, len(s.statuses))
+	clear(s.statuses[:w])
+	clear(s.passed[:w])
+	s.written = 0
 	s.pass = filterPass{}
 	filterScratchPool.Put(s)
 }

@@ -20,9 +20,14 @@ const maxFilterBlock = 64
 // Filter runs only on the nodes still passing whose verdict is not
 // remembered. Each node still meets the filters in order and stops at the
 // first that does not succeed, so its status is runFilters' own: out[k]
-// is its rejection, passed[k] is set when it passes every filter. Filter
-// calls are independent of each other, so their order across nodes changes
-// nothing.
+// is its rejection, and bit k of the returned mask is set when it passes
+// every filter. Filter calls are independent of each other, so their
+// order across nodes changes nothing.
+//
+// With out nil the rejections are not kept, only told apart from the
+// passes (a pass that counts them: CycleState.DiagnoseFailuresOnly): a
+// remembered rejection is then read with the remembered passes, in the
+// same pass over the plugin's column, and its status is never loaded.
 //
 // A status that is neither a success nor a rejection is returned at once
 // (as an Error naming the plugin), the block left unfinished, as the
@@ -30,7 +35,7 @@ const maxFilterBlock = 64
 //
 // The caller does not time plugins (state.RecordPluginMetrics is false):
 // a timed cycle filters node by node.
-func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod *v1.Pod, list []*NodeInfo, gens []int64, ps []int, out []*Status, passed []bool) *Status {
+func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod *v1.Pod, list []*NodeInfo, gens []int64, ps []int, out []*Status) (uint64, *Status) {
 	n := len(ps)
 	// Nodes at consecutive positions (all but a block where the pass
 	// wraps around the list) have their remembered passes read in one
@@ -59,7 +64,11 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 		if memo {
 			v, rj := views[j], rejects[j]
 			rest := alive
-			if run != nil {
+			if run != nil && out == nil {
+				pass, rej := verdictsAt(v, p0, run)
+				alive &^= rej
+				rest = alive &^ pass
+			} else if run != nil {
 				rest &^= passesAt(v, p0, run)
 			}
 			for a := rest; a != 0; a &= a - 1 {
@@ -71,7 +80,9 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 					// A remembered rejection: the plugin's shared
 					// status, stamped, as Filter would return it.
 					if s := rj.status(val); s != nil {
-						out[k] = s
+						if out != nil {
+							out[k] = s
+						}
 						alive &^= 1 << k
 						continue
 					}
@@ -104,21 +115,20 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 				continue
 			}
 			if !s.IsRejected() {
-				return AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+				return 0, AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
 			}
 			shared := s.shared
 			s = s.WithPlugin(pl.Name())
 			if memo {
 				rememberFilter(views[j], rejects[j], ps[k], gens[ps[k]], s, shared)
 			}
-			out[k] = s
+			if out != nil {
+				out[k] = s
+			}
 			alive &^= 1 << k
 		}
 	}
-	for a := alive; a != 0; a &= a - 1 {
-		passed[bits.TrailingZeros64(a)] = true
-	}
-	return nil
+	return alive, nil
 }
 
 // A block of the filter loop fits in runFiltersListed's words.
@@ -150,4 +160,45 @@ func passesAt(v VerdictView, p0 int, gens []int64) uint64 {
 		}
 	}
 	return m
+}
+
+// verdictsAt is passesAt with the remembered rejections: rej has bit k set
+// when position p0+k remembers, for generation gens[k], one of the
+// plugin's rejections (a value a rejectTable gave: its slot holds the
+// status for good).
+//
+// An entry of generation g holds (g-base)<<verdictValueBits | value:
+// less the word it would be for value 0, it leaves the value, and any
+// entry of another generation leaves a number past the values.
+func verdictsAt(v VerdictView, p0 int, gens []int64) (pass, rej uint64) {
+	if p0 < 0 || p0+len(gens) > len(v.entries) {
+		for k, g := range gens {
+			if val, ok := v.getAt(p0+k, g); ok {
+				if val == verdictPass {
+					pass |= 1 << k
+				} else if isRejection(uint32(val)) {
+					rej |= 1 << k
+				}
+			}
+		}
+		return pass, rej
+	}
+	es, base := v.entries[p0:p0+len(gens)], v.base
+	for k, g := range gens {
+		off := g - base
+		if off <= 0 || off >= verdictSpan {
+			continue
+		}
+		if d := es[k].Load() - uint32(off)<<verdictValueBits; d == uint32(verdictPass) {
+			pass |= 1 << k
+		} else if isRejection(d) {
+			rej |= 1 << k
+		}
+	}
+	return pass, rej
+}
+
+// isRejection reports whether val is one of a rejectTable's values.
+func isRejection(val uint32) bool {
+	return val-uint32(verdictFirstReject) < maxRememberedRejections
 }

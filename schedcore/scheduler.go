@@ -125,6 +125,7 @@ func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *QueuedPodInfo) {
 		state = NewCycleState()
 	}
 	state.ReuseScoreBuffers = true
+	state.DiagnoseFailuresOnly = true
 	s.randMu.Lock()
 	// The draw is made with or without a recorder, so that the seeded
 	// sequence (tie-breaks) is the same; without one, a sampled cycle

@@ -98,11 +98,11 @@ func TestRejectTable(t *testing.T) {
 	}
 }
 
-// passesAt reads a run of positions at once: its bits must be getAt's
-// passes, position by position, for entries of other values, of other
+// passesAt and verdictsAt read a run of positions at once: their bits
+// must be getAt's passes (and rejections), position by position, for entries of other values, of other
 // generations, outside the view's window (whose offsets wrap around in
 // 24 bits to the entries' offsets) and past the end of the view.
-func TestPassesAtIsGetAt(t *testing.T) {
+func TestPassesAndVerdictsAtAreGetAt(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	offsets := []int64{-verdictSpan + 1, -1, 0, 1, 2, verdictSpan - 1, verdictSpan, verdictSpan + 1, verdictSpan + 2}
 	for round := 0; round < 3000; round++ {
@@ -112,20 +112,31 @@ func TestPassesAtIsGetAt(t *testing.T) {
 			gens[i] = v.base + offsets[rng.Intn(len(offsets))]
 		}
 		for i := range v.entries {
-			if val := uint16(rng.Intn(4)); val != 0 {
+			// Passes, rejections (2-9) and other values (10-12).
+			if val := uint16(rng.Intn(13)); val != 0 {
 				v.putAt(i, v.base+offsets[3+rng.Intn(3)*2], val)
 			}
 		}
 		p0 := min(rng.Intn(len(v.entries)+4), len(gens)-1)
 		run := gens[p0 : p0+min(64, rng.Intn(len(gens)-p0))]
-		var want uint64
+		var want, wantRej uint64
 		for k, g := range run {
-			if val, ok := v.getAt(p0+k, g); ok && val == verdictPass {
+			val, ok := v.getAt(p0+k, g)
+			switch {
+			case ok && val == verdictPass:
 				want |= 1 << k
+			case ok && val >= verdictFirstReject && val < verdictFirstReject+maxRememberedRejections:
+				wantRej |= 1 << k
 			}
 		}
 		if got := passesAt(v, p0, run); got != want {
 			t.Fatalf("round %d: passesAt(%d, %d gens) = %b, getAt says %b", round, p0, len(run), got, want)
+		}
+		// verdictsAt, which a counting pass reads, must tell the same
+		// passes and, of the other values getAt finds for the very
+		// generation, exactly the rejectTable's.
+		if pass, rej := verdictsAt(v, p0, run); pass != want || rej != wantRej {
+			t.Fatalf("round %d: verdictsAt(%d, %d gens) = %b, %b; getAt says %b, %b", round, p0, len(run), pass, rej, want, wantRej)
 		}
 	}
 }
