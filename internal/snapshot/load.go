@@ -233,32 +233,55 @@ func (c *Cluster) AddData(file string, data []byte) error {
 	if msg := notObjects(data); msg != "" {
 		return &LoadError{File: file, Line: 1, Msg: msg}
 	}
-	for _, d := range splitDocs(data) {
-		if onlyComments(d.data) {
-			continue
+	docs := splitDocs(data)
+	for from := 0; from < len(docs); from += docBatch {
+		batch := docs[from:min(from+docBatch, len(docs))]
+		var prepared []preparedDoc
+		if typedPath && parallelYAML && len(batch) > 1 {
+			// Documents are prepared a batch at a time, on every core:
+			// a bad document early in a file is reported without
+			// converting the rest first.
+			prepared = prepareDocs(batch)
 		}
-		// The typed path decodes straight from the bytes; it declines
-		// (having added nothing) what it cannot take exactly as the map
-		// path below would, which then also words the errors.
-		if ok, err := c.addDocTyped(file, d); ok || err != nil {
+		for i, d := range batch {
+			if onlyComments(d.data) {
+				continue
+			}
+			// The typed path decodes straight from the bytes; it declines
+			// (having added nothing) what it cannot take exactly as the map
+			// path below would, which then also words the errors.
+			var p preparedDoc
+			switch {
+			case prepared != nil:
+				p = prepared[i]
+			case typedPath:
+				p = prepareDoc(d)
+			default:
+				p.decline = true
+			}
+			if ok, err := c.addPrepared(file, d, p); ok || err != nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			obj, err := decodeDocJSON(file, d, p.js)
 			if err != nil {
 				return err
 			}
-			continue
-		}
-		obj, err := decodeDoc(file, d)
-		if err != nil {
-			return err
-		}
-		if obj == nil {
-			continue
-		}
-		if err := c.addObject(file, d.line, "", obj); err != nil {
-			return err
+			if obj == nil {
+				continue
+			}
+			if err := c.addObject(file, d.line, "", obj); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
+
+// docBatch is how many documents of a file are prepared at a time.
+const docBatch = 512
 
 // addObject adds one decoded document (or each item of a List) to the
 // cluster; where names the item within the document ("items[3]").
