@@ -58,7 +58,7 @@ func splitYAMLList(y []byte) (p yamlParts, ok bool) {
 	)
 	state := inHead
 	rooted := false // the document's first line that is not blank or a comment was seen
-	itemFrom := -1 // where the current item began; -1 before the first
+	itemFrom := -1  // where the current item began; -1 before the first
 	regionFrom := 0
 	for off := 0; off < len(y); {
 		end := len(y)
