@@ -204,6 +204,50 @@ func splitDocs(data []byte) []doc {
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 		return []doc{{line: 1, data: data}}
 	}
+	if docs, ok := splitDocsInPlace(data); ok {
+		return docs
+	}
+	return splitDocsByLines(data)
+}
+
+// maxLineInPlace is the longest line splitDocsInPlace takes: longer ones
+// are left to the line scanner, which stops at 64 MiB.
+const maxLineInPlace = 16 << 20
+
+// splitDocsInPlace is splitDocsByLines without copying the lines: each
+// document is a slice of data (the last one copied if data does not end
+// in a newline, which the scanner adds). ok is false for data with "\r"
+// (which the scanner drops before a newline) or a line too long.
+func splitDocsInPlace(data []byte) (docs []doc, ok bool) {
+	if bytes.IndexByte(data, '\r') >= 0 {
+		return nil, false
+	}
+	from, start, line := 0, 1, 0
+	for off := 0; off < len(data); {
+		end := len(data)
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			end = off + i
+		}
+		if end-off > maxLineInPlace {
+			return nil, false
+		}
+		line++
+		next := min(end+1, len(data))
+		if t := data[off:end]; bytes.HasPrefix(t, []byte("---")) && len(bytes.TrimSpace(t[3:])) == 0 {
+			docs = append(docs, doc{line: start, data: data[from:off:off]})
+			from, start = next, line+1
+		}
+		off = next
+	}
+	last := data[from:len(data):len(data)]
+	if len(last) > 0 && last[len(last)-1] != '\n' {
+		last = append(append(make([]byte, 0, len(last)+1), last...), '\n')
+	}
+	return append(docs, doc{line: start, data: last}), true
+}
+
+// splitDocsByLines splits data as splitDocs does, line by line.
+func splitDocsByLines(data []byte) []doc {
 	var docs []doc
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1024*1024), 64*1024*1024)

@@ -334,3 +334,45 @@ func TestYAMLBadInputLoadsAsBefore(t *testing.T) {
 		t.Errorf("too few Lists split by items: %v", split)
 	}
 }
+
+// TestSplitDocsInPlace splits random files in place and line by line,
+// and wants the same documents.
+func TestSplitDocsInPlace(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 20))
+	lines := []string{"---", "--- ", "---\t", "--- \u00a0", "---x", "--- # c", " ---", "----", "a: 1", "", "# c", "  b", "...", "- x"}
+	inPlace := 0
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(8) {
+			b.WriteString(lines[r.IntN(len(lines))])
+			b.WriteByte('\n')
+		}
+		s := b.String()
+		switch r.IntN(6) {
+		case 0:
+			s = strings.TrimSuffix(s, "\n")
+		case 1:
+			s = strings.ReplaceAll(s, "\n", "\r\n")
+		}
+		want := splitDocsByLines([]byte(s))
+		got, ok := splitDocsInPlace([]byte(s))
+		if !ok {
+			if !strings.Contains(s, "\r") {
+				t.Fatalf("%q: not split in place", s)
+			}
+			continue
+		}
+		inPlace++
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d documents, line by line %d", s, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].line != want[i].line || !bytes.Equal(got[i].data, want[i].data) {
+				t.Fatalf("%q: document %d is %d %q, line by line %d %q", s, i, got[i].line, got[i].data, want[i].line, want[i].data)
+			}
+		}
+	}
+	if inPlace == 0 {
+		t.Fatal("nothing split in place")
+	}
+}
