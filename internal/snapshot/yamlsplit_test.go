@@ -86,8 +86,19 @@ func TestYAMLSplitConvertsAsTheWhole(t *testing.T) {
 	if testing.Short() {
 		n = 4000
 	}
-	for range n {
+	// Each item's aliases are within the YAML decoder's limit, the
+	// whole document's are not (it allows fewer in larger documents).
+	var aliases strings.Builder
+	aliases.WriteString("kind: List\nitems:\n")
+	for range 200 {
+		aliases.WriteString("- a: &x [" + strings.Repeat("1, ", 99) + "1]\n  b: [" + strings.Repeat("*x, ", 49) + "*x]\n")
+	}
+	fixed := []string{aliases.String()}
+	for i := range n {
 		doc := randomList(r)
+		if i < len(fixed) {
+			doc = fixed[i]
+		}
 		rest, items, _, ok := convertYAMLList([]byte(doc))
 		if !ok {
 			continue
@@ -374,5 +385,66 @@ func TestSplitDocsInPlace(t *testing.T) {
 	}
 	if inPlace == 0 {
 		t.Fatal("nothing split in place")
+	}
+}
+
+// TestSplitYAMLList cuts documents, and declines those it cannot cut
+// exactly whatever converting the parts then says.
+func TestSplitYAMLList(t *testing.T) {
+	tests := []struct {
+		name, y    string
+		head, tail string
+		items      []string
+		declined   bool
+	}{
+		{name: "kubectl's shape", y: "apiVersion: v1\nitems:\n- a: 1\n  b: 2\n- c: 3\nkind: List\n",
+			head: "apiVersion: v1\n", items: []string{"- a: 1\n  b: 2\n", "- c: 3\n"}, tail: "kind: List\n"},
+		{name: "comments and blank lines go with the item before", y: "# c\n\nitems:  \n\n# x\n- a\n#\n\n- b\n",
+			head: "# c\n\n", items: []string{"\n# x\n- a\n#\n\n", "- b\n"}},
+		{name: "no newline at the end", y: "items:\n- a\nkind: List", items: []string{"- a\n"}, tail: "kind: List"},
+		{name: "a tab in column 0", y: "items:\n- a\n\t\nkind: List\n", declined: true},
+		{name: "a tab after a dash", y: "items:\n-\ta\n", declined: true},
+		{name: "a directive", y: "%YAML 1.1\nitems:\n- a\n", declined: true},
+		{name: "a document end", y: "items:\n- a\n...\n", declined: true},
+		{name: "a document start with content", y: "items:\n- a\n--- b\n", declined: true},
+		{name: "an indented line before the first item", y: "items:\n  b: 1\n- a\n", declined: true},
+		{name: "an indented document", y: "  k: 1\nitems:\n- a\n", declined: true},
+		{name: "a sequence document", y: "- k\nitems:\n- a\n", declined: true},
+		{name: "a flow document", y: "{k: 1}\nitems:\n- a\n", declined: true},
+		{name: "items with a comment", y: "items: # c\n- a\n", declined: true},
+		{name: "no items", y: "kind: List\n", declined: true},
+		{name: "items without a sequence", y: "items:\nkind: List\n", declined: true},
+		{name: "an alias", y: "items:\n- &x a\n- *x\n", declined: true},
+		{name: "a carriage return", y: "items:\n- a\r\n", declined: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, ok := splitYAMLList([]byte(tt.y))
+			if ok == tt.declined {
+				t.Fatalf("split %v, want %v", ok, !tt.declined)
+			}
+			if !ok {
+				return
+			}
+			var items []string
+			for _, it := range p.items {
+				items = append(items, string(it))
+			}
+			got := fmt.Sprintf("%q %q %q", p.head, items, p.tail)
+			if want := fmt.Sprintf("%q %q %q", tt.head, tt.items, tt.tail); got != want {
+				t.Errorf("got %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// TestOnlyElement takes the element of arrays of one.
+func TestOnlyElement(t *testing.T) {
+	tests := map[string]string{`[{"a":[1,2]}]`: `{"a":[1,2]}`, `["x"]`: `"x"`, `[1,2]`: "", `[]`: "", `{}`: "", `[[1],[2]]`: ""}
+	for in, want := range tests {
+		got, ok := onlyElement([]byte(in))
+		if string(got) != want || ok != (want != "") {
+			t.Errorf("onlyElement(%s) = %s, %v, want %s", in, got, ok, want)
+		}
 	}
 }
