@@ -48,6 +48,11 @@ type yamlParts struct {
 // splitYAMLList cuts a YAML document shaped as above; ok is false for
 // any other document, or one unsafeYAML declines.
 func splitYAMLList(y []byte) (p yamlParts, ok bool) {
+	if !bytes.HasPrefix(y, []byte("items:")) && !bytes.Contains(y, []byte("\nitems:")) {
+		// Not a List (most documents of a multi-document file): no
+		// need to look at each byte.
+		return p, false
+	}
 	if unsafeYAML(y) {
 		return p, false
 	}
