@@ -17,6 +17,12 @@ import (
 
 // decodeDoc decodes one YAML or JSON document into a map (nil for null).
 func decodeDoc(file string, d doc) (map[string]any, error) {
+	return decodeDocJSON(file, d, nil)
+}
+
+// decodeDocJSON is decodeDoc for a YAML document already converted to
+// JSON (js), when js is not nil.
+func decodeDocJSON(file string, d doc, js []byte) (map[string]any, error) {
 	var obj map[string]any
 	if t := bytes.TrimSpace(d.data); t[0] == '{' {
 		// JSON (kubectl -o json) needs no YAML pass.
@@ -28,9 +34,11 @@ func decodeDoc(file string, d doc) (map[string]any, error) {
 		}
 		return obj, nil
 	}
-	js, err := yaml.YAMLToJSON(d.data)
-	if err != nil {
-		return nil, &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
+	if js == nil {
+		var err error
+		if js, err = yaml.YAMLToJSON(d.data); err != nil {
+			return nil, &LoadError{File: file, Line: d.line + yamlErrLine(err) - 1, Msg: "malformed YAML: " + cleanYAMLErr(err)}
+		}
 	}
 	if err := json.Unmarshal(js, &obj); err != nil {
 		if msg := notAnObject(err); msg != "" {

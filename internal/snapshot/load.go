@@ -204,6 +204,50 @@ func splitDocs(data []byte) []doc {
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 		return []doc{{line: 1, data: data}}
 	}
+	if docs, ok := splitDocsInPlace(data); ok {
+		return docs
+	}
+	return splitDocsByLines(data)
+}
+
+// maxLineInPlace is the longest line splitDocsInPlace takes: longer ones
+// are left to the line scanner, which stops at 64 MiB.
+const maxLineInPlace = 16 << 20
+
+// splitDocsInPlace is splitDocsByLines without copying the lines: each
+// document is a slice of data (the last one copied if data does not end
+// in a newline, which the scanner adds). ok is false for data with "\r"
+// (which the scanner drops before a newline) or a line too long.
+func splitDocsInPlace(data []byte) (docs []doc, ok bool) {
+	if bytes.IndexByte(data, '\r') >= 0 {
+		return nil, false
+	}
+	from, start, line := 0, 1, 0
+	for off := 0; off < len(data); {
+		end := len(data)
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			end = off + i
+		}
+		if end-off > maxLineInPlace {
+			return nil, false
+		}
+		line++
+		next := min(end+1, len(data))
+		if t := data[off:end]; bytes.HasPrefix(t, []byte("---")) && len(bytes.TrimSpace(t[3:])) == 0 {
+			docs = append(docs, doc{line: start, data: data[from:off:off]})
+			from, start = next, line+1
+		}
+		off = next
+	}
+	last := data[from:len(data):len(data)]
+	if len(last) > 0 && last[len(last)-1] != '\n' {
+		last = append(append(make([]byte, 0, len(last)+1), last...), '\n')
+	}
+	return append(docs, doc{line: start, data: last}), true
+}
+
+// splitDocsByLines splits data as splitDocs does, line by line.
+func splitDocsByLines(data []byte) []doc {
 	var docs []doc
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1024*1024), 64*1024*1024)
@@ -233,32 +277,55 @@ func (c *Cluster) AddData(file string, data []byte) error {
 	if msg := notObjects(data); msg != "" {
 		return &LoadError{File: file, Line: 1, Msg: msg}
 	}
-	for _, d := range splitDocs(data) {
-		if onlyComments(d.data) {
-			continue
+	docs := splitDocs(data)
+	for from := 0; from < len(docs); from += docBatch {
+		batch := docs[from:min(from+docBatch, len(docs))]
+		var prepared []preparedDoc
+		if typedPath && parallelYAML && len(batch) > 1 {
+			// Documents are prepared a batch at a time, on every core:
+			// a bad document early in a file is reported without
+			// converting the rest first.
+			prepared = prepareDocs(batch)
 		}
-		// The typed path decodes straight from the bytes; it declines
-		// (having added nothing) what it cannot take exactly as the map
-		// path below would, which then also words the errors.
-		if ok, err := c.addDocTyped(file, d); ok || err != nil {
+		for i, d := range batch {
+			if onlyComments(d.data) {
+				continue
+			}
+			// The typed path decodes straight from the bytes; it declines
+			// (having added nothing) what it cannot take exactly as the map
+			// path below would, which then also words the errors.
+			var p preparedDoc
+			switch {
+			case prepared != nil:
+				p = prepared[i]
+			case typedPath:
+				p = prepareDoc(d)
+			default:
+				p.decline = true
+			}
+			if ok, err := c.addPrepared(file, d, p); ok || err != nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			obj, err := decodeDocJSON(file, d, p.js)
 			if err != nil {
 				return err
 			}
-			continue
-		}
-		obj, err := decodeDoc(file, d)
-		if err != nil {
-			return err
-		}
-		if obj == nil {
-			continue
-		}
-		if err := c.addObject(file, d.line, "", obj); err != nil {
-			return err
+			if obj == nil {
+				continue
+			}
+			if err := c.addObject(file, d.line, "", obj); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
+
+// docBatch is how many documents of a file are prepared at a time.
+const docBatch = 512
 
 // addObject adds one decoded document (or each item of a List) to the
 // cluster; where names the item within the document ("items[3]").

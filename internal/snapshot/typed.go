@@ -50,59 +50,147 @@ func (c *Cluster) addDocTyped(file string, d doc) (ok bool, err error) {
 	if !typedPath {
 		return false, nil
 	}
+	return c.addPrepared(file, d, prepareDoc(d))
+}
+
+// preparedDoc is what the typed path makes of a document before adding
+// it. Making it reads no Cluster, so documents are prepared on several
+// cores, and only adding them (addPrepared) is done in order.
+type preparedDoc struct {
+	// decline is set when the typed path leaves the document to the map
+	// path; js is then the YAML document's JSON when it was converted,
+	// which the map path need not convert again.
+	decline bool
+	js      []byte
+	// one is a single object; items and objs a List's.
+	one   *typedObj
+	items [][]byte
+	objs  []typedObj
+}
+
+// parallelYAML is false only in tests, which compare loading YAML as
+// before (each document, a List whole, converted in turn) with converting
+// a List's items and the documents of a file on every core.
+var parallelYAML = true
+
+// prepareDoc decodes document d for the typed path (a List's items on
+// every core), adding nothing.
+func prepareDoc(d doc) preparedDoc {
+	decline := preparedDoc{decline: true}
 	js := bytes.TrimSpace(d.data)
 	if js[0] != '{' {
-		if js, err = yaml.YAMLToJSON(d.data); err != nil {
-			return false, nil
+		if parallelYAML {
+			if rest, items, objs, ok := convertYAMLList(d.data); ok {
+				// The whole document would convert to rest with these
+				// items (yamlsplit.go): read it as below.
+				l, ok := peekList(rest)
+				if ok && l.kind == "List" {
+					for _, it := range items {
+						if it[0] != '{' {
+							return decline
+						}
+					}
+					return preparedDoc{items: items, objs: objs}
+				}
+			}
 		}
-		js = bytes.TrimSpace(js)
+		conv, err := yaml.YAMLToJSON(d.data)
+		if err != nil {
+			return decline
+		}
+		decline.js = conv
+		js = bytes.TrimSpace(conv)
 	}
 	if len(js) == 0 || js[0] != '{' {
-		return false, nil
+		return decline
 	}
 	l, ok := peekList(js)
 	if !ok || l.kind == "" {
-		return false, nil
+		return decline
 	}
 	if !strings.HasSuffix(l.kind, "List") {
 		t := decodeTyped(js)
 		if t.obj == nil {
-			return false, nil
+			return decline
 		}
-		return true, c.addTypedObj(file, d.line, "", t)
+		return preparedDoc{one: &t}
 	}
 	if l.kind != "List" || l.items == nil {
 		// A typed list gives its kind to items without one, and items
 		// that are not a list are none: the map path does both.
-		return false, nil
+		return decline
 	}
 	for _, it := range l.items {
 		if it[0] != '{' {
 			// The map path says "items[3]: not an object" with the
 			// List's name.
-			return false, nil
+			return decline
 		}
 	}
 	if !json.Valid(l.rest) {
-		return false, nil
+		return decline
 	}
 	objs := decodeItems(l.items)
 	for _, t := range objs {
 		if !t.valid {
 			// Malformed JSON: the map path says where.
-			return false, nil
+			return decline
 		}
 	}
-	for i, t := range objs {
+	return preparedDoc{items: l.items, objs: objs}
+}
+
+// prepareDocs prepares docs on every core (nil for comment-only ones).
+func prepareDocs(docs []doc) []preparedDoc {
+	out := make([]preparedDoc, len(docs))
+	prep := func(i int) {
+		if !onlyComments(docs[i].data) {
+			out[i] = prepareDoc(docs[i])
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || len(docs) < 2 {
+		for i := range docs {
+			prep(i)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(docs)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(docs) {
+					return
+				}
+				prep(i)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// addPrepared adds a prepared document; ok is false, with nothing added,
+// when the typed path declined it.
+func (c *Cluster) addPrepared(file string, d doc, p preparedDoc) (ok bool, err error) {
+	if p.decline {
+		return false, nil
+	}
+	if p.one != nil {
+		return true, c.addTypedObj(file, d.line, "", *p.one)
+	}
+	for i, t := range p.objs {
 		if c.OnProgress != nil {
-			c.OnProgress(file, i, len(objs))
+			c.OnProgress(file, i, len(p.objs))
 		}
 		where := fmt.Sprintf("items[%d]", i)
 		if t.obj != nil {
 			err = c.addTypedObj(file, d.line, where, t)
 		} else {
 			var m map[string]any
-			if err := json.Unmarshal(l.items[i], &m); err != nil {
+			if err := json.Unmarshal(p.items[i], &m); err != nil {
 				// Valid JSON (the List decoded) into a map cannot fail.
 				return true, &LoadError{File: file, Line: d.line, Msg: where + ": " + err.Error()}
 			}
