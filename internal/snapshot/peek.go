@@ -6,6 +6,7 @@ package snapshot
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 )
 
 // header is what peekHeader reads of an object.
@@ -16,20 +17,29 @@ type header struct {
 }
 
 // peekHeader reads the header of the JSON object js. Keys are matched
-// exactly, as the map path's lookups match them, and a key given twice
-// counts the last time, as in the map. ok is false when js is not an
-// object or a header field is not a string: the map path words that.
+// exactly, as the map path's lookups match them. ok is false when js is
+// not an object, a header field is not a string, or an object in js gives
+// a key twice (see keysUnique): the map path takes those. The walk that
+// reads the header looks at every key of js, so the check costs no second
+// pass.
 func peekHeader(js []byte) (h header, ok bool) {
 	s := scanner{b: js}
-	ok = s.object(func(key []byte) bool {
+	kp := keysPool.Get().(*[][]byte)
+	keys := (*kp)[:0]
+	defer func() {
+		// The pool keeps no slice of js.
+		clear(keys[:cap(keys)])
+		*kp = keys[:0]
+		keysPool.Put(kp)
+	}()
+	ok = s.uniqueObject(&keys, func(key []byte) bool {
 		switch string(key) {
 		case "apiVersion":
 			return s.str(&h.apiVersion)
 		case "kind":
 			return s.str(&h.kind)
 		case "metadata":
-			h.name, h.ns, h.managedFields = "", "", false
-			return s.object(func(key []byte) bool {
+			return s.uniqueObject(&keys, func(key []byte) bool {
 				switch string(key) {
 				case "name":
 					return s.str(&h.name)
@@ -38,13 +48,20 @@ func peekHeader(js []byte) (h header, ok bool) {
 				case "managedFields":
 					h.managedFields = true
 				}
-				return s.skip()
+				return s.uniqueValue(&keys)
 			})
 		}
-		return s.skip()
+		return s.uniqueValue(&keys)
 	})
 	return h, ok
 }
+
+// keysPool holds the key stacks of peekHeader's walks: one per object
+// would be a tenth of what loading a dump allocates.
+var keysPool = sync.Pool{New: func() any {
+	k := make([][]byte, 0, 64)
+	return &k
+}}
 
 // list is what peekList reads of a document.
 type list struct {
@@ -272,6 +289,109 @@ func (s *scanner) skip() bool {
 			return true
 		}
 		s.i++
+	}
+	return true
+}
+
+// keysUnique reports whether no object in js, at any depth, gives a key
+// twice, comparing keys as encoding/json matches them to a struct's fields
+// (bytes.EqualFold). A key given twice is where the typed path and the map
+// path part: the map keeps the last value whole, while decoding into a
+// type merges the two (an object's fields, a map's entries) or, for a
+// field spelled in two cases, takes them in the document's order rather
+// than the re-marshalled map's. An escaped or non-ASCII key counts as a
+// duplicate (Unicode folding matches "ſ" to "s"): Kubernetes' keys are
+// ASCII, and such objects are left to the map path.
+func keysUnique(js []byte) bool {
+	s := scanner{b: js}
+	var keys [][]byte
+	if !s.uniqueValue(&keys) {
+		return false
+	}
+	s.ws()
+	return s.i == len(s.b)
+}
+
+// bigObject is the number of keys above which uniqueObject looks for a
+// repeated key in a set of folded keys instead of comparing with each.
+const bigObject = 32
+
+// uniqueValue moves past the value at s.i, false when an object in it
+// repeats a key. keys holds the keys of the objects around it.
+func (s *scanner) uniqueValue(keys *[][]byte) bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '[':
+		s.i++
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ']' {
+			s.i++
+			return true
+		}
+		for {
+			s.ws()
+			if !s.uniqueValue(keys) {
+				return false
+			}
+			more, ok := s.next(']')
+			if !ok || !more {
+				return ok
+			}
+		}
+	case '{':
+		return s.uniqueObject(keys, func([]byte) bool { return s.uniqueValue(keys) })
+	}
+	return s.skip()
+}
+
+// uniqueObject is object, false also when the object gives a key twice
+// (as keysUnique compares keys). keys holds the keys of the objects around
+// it; the object's own are appended while it is walked.
+func (s *scanner) uniqueObject(keys *[][]byte, field func(key []byte) bool) bool {
+	base := len(*keys)
+	var folded map[string]struct{}
+	ok := s.object(func(key []byte) bool {
+		if !ascii(key) {
+			return false
+		}
+		own := (*keys)[base:]
+		switch {
+		case folded != nil:
+			f := string(bytes.ToLower(key))
+			if _, dup := folded[f]; dup {
+				return false
+			}
+			folded[f] = struct{}{}
+		case len(own) == bigObject:
+			folded = make(map[string]struct{}, 2*bigObject)
+			for _, k := range append(own, key) {
+				f := string(bytes.ToLower(k))
+				if _, dup := folded[f]; dup {
+					return false
+				}
+				folded[f] = struct{}{}
+			}
+		default:
+			for _, k := range own {
+				if len(k) == len(key) && bytes.EqualFold(k, key) {
+					return false
+				}
+			}
+		}
+		*keys = append(*keys, key)
+		return field(key)
+	})
+	*keys = (*keys)[:base]
+	return ok
+}
+
+func ascii(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
 	}
 	return true
 }

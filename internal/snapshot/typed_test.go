@@ -139,6 +139,15 @@ func TestTypedPathDeclinesWhatTheMapPathRejects(t *testing.T) {
 		"null":                 `null`,
 		"nested list":          `{"apiVersion":"v1","kind":"List","items":[` + node(`"4"`) + `]}`,
 		"dra":                  `{"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":"x"}}`,
+		// A key given twice: the map keeps the last value whole, a
+		// typed decode would merge the two.
+		"metadata twice":    strings.Replace(pod, `"metadata":{"name":"p"}`, `"metadata":{"name":"p","labels":{"a":"1"}},"metadata":{"name":"p"}`, 1),
+		"labels twice":      strings.Replace(pod, `"metadata":{"name":"p"}`, `"metadata":{"name":"p","labels":{"a":"1"},"labels":{"b":"2"}}`, 1),
+		"spec twice":        strings.Replace(pod, `"spec":{`, `"spec":{"nodeName":"n"},"spec":{`, 1),
+		"spec then null":    strings.TrimSuffix(pod, `}`) + `,"spec":null}`,
+		"spec in two cases": strings.TrimSuffix(strings.Replace(pod, `"spec":{`, `"spec":{"nodeName":"a",`, 1), `}`) + `,"Spec":{"nodeName":"b"}}`,
+		"resources twice":   strings.Replace(pod, `"resources":{`, `"resources":{"limits":{"cpu":"2"}},"resources":{`, 1),
+		"status twice":      strings.Replace(node(`"4"`), `"status":{`, `"status":{"capacity":{"cpu":"8"}},"status":{`, 1),
 	}
 	for name, it := range items {
 		docs := map[string]string{
@@ -195,6 +204,45 @@ func TestNewTypedFollowsAddTyped(t *testing.T) {
 			case obj != nil && (!handled || got != reflect.TypeOf(obj)):
 				t.Errorf("%s/%s: newTyped gives %T, addTyped decodes into %v (handled %v)", g, k.Kind, obj, got, handled)
 			}
+		}
+	}
+}
+
+// TestKeysUnique checks the test for a key given twice, which sends an
+// object to the map path.
+func TestKeysUnique(t *testing.T) {
+	many := func(n int, extra string) string {
+		var b strings.Builder
+		b.WriteString(`{"labels":{`)
+		for i := range n {
+			fmt.Fprintf(&b, `"k%d":"v",`, i)
+		}
+		b.WriteString(extra + `"last":"v"}}`)
+		return b.String()
+	}
+	for _, c := range []struct {
+		js   string
+		want bool
+	}{
+		{`{}`, true},
+		{`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}`, true},
+		{`[{"a":1},{"a":1}]`, true},
+		{`{"a":"\"a\"","b":1}`, true},
+		{`{"a":1,"a":2}`, false},
+		{`{"a":1,"A":2}`, false},
+		{`{"spec":{"x":1},"spec":null}`, false},
+		{`{"a":{"b":{"c":1,"d":[{"e":1,"e":1}]}}}`, false},
+		{`{"a":{"b":1},"c":{"b":1}}`, true},
+		{`{"a\u0062":1}`, false},
+		{`{"ſpec":1,"spec":2}`, false},
+		{many(40, ""), true},
+		{many(40, `"K7":"x",`), false},
+		{many(40, `"k39":"x",`), false},
+		{many(31, `"k3":"x",`), false},
+		{many(31, ""), true},
+	} {
+		if got := keysUnique([]byte(c.js)); got != c.want {
+			t.Errorf("keysUnique(%.60s) = %v, want %v", c.js, got, c.want)
 		}
 	}
 }
