@@ -362,13 +362,19 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 		fp.count, fp.passBits = true, scratch.passBits
 		var rejected int
 		feasible, rejected = fp.countWindows(toFind, feasible, pos)
-		if len(feasible) > 0 && fp.firstErr == nil && ctx.Err() == nil {
+		if len(feasible) > 0 && fp.firstErr == nil {
+			// Also when the context stopped the pass: a recording pass
+			// stopped there keeps what it found, and the cycle ends
+			// with the context's error either way.
 			diag.rejectedUnrecorded = rejected
 			processed = len(feasible) + rejected
 		} else {
-			// Nothing fits, or the pass stopped: the rejections are
+			// Nothing fits, or a filter failed: the rejections are
 			// what the caller reads, so the nodes are filtered again,
-			// recording them, as a pass that never counted does.
+			// recording them, as a pass that never counted does. The
+			// pooled list keeps no node of the count (putFeasible
+			// clears only its length).
+			clear(feasible)
 			feasible, *pos = feasible[:0], (*pos)[:0]
 			*fp = filterPass{ctx: ctx, fw: fw, state: state, pod: pod, nodes: nodes, snap: snap, byPos: byPos, startIdx: startIdx, statuses: statuses, passed: passed}
 		}

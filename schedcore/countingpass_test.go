@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -145,5 +146,58 @@ func checkCountingPass(t *testing.T, percentage int32, shared, errs bool) {
 	}
 	if outcomes["fit"] < 100 || outcomes["no fit"] < 20 || errs && outcomes["error"] < 5 {
 		t.Errorf("outcomes %v: too few of a kind to compare", outcomes)
+	}
+}
+
+// cancellingFilter is slots, cancelling the cycle's context when it filters
+// node at.
+type cancellingFilter struct {
+	slots
+	at     string
+	cancel *context.CancelFunc
+}
+
+func (p cancellingFilter) Filter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, ni *schedcore.NodeInfo) *schedcore.Status {
+	if ni.Node().Name == p.at {
+		(*p.cancel)()
+	}
+	return p.slots.Filter(ctx, state, pod, ni)
+}
+
+// A counting pass that the context stops after it found nodes keeps them,
+// as a recording pass does, and the cycle ends with the context's error;
+// filtering again, recording, under a done context would find no node and
+// no rejection, and report a FitError ("0/1100 nodes are available") for a
+// pod that fit.
+func TestCountingPassStoppedKeepsWhatItFound(t *testing.T) {
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	for i := 0; i < 1100; i++ {
+		cache.AddNode(schedtest.MakeNode(fmt.Sprintf("n%04d", i)).Label("slots", "1").Obj())
+	}
+	snap := schedcore.NewEmptySnapshot()
+	cache.UpdateSnapshot(snap)
+	pod := schedtest.MakePod("p").Label("slots", "1").Obj()
+	for _, at := range []string{"n0000", "n0040", "n0090"} {
+		cycle := func(diagnoseFailuresOnly bool) string {
+			var cancel context.CancelFunc
+			fw := onePluginFramework(t, snap, cancellingFilter{at: at, cancel: &cancel})
+			ctx, c := context.WithCancel(context.Background())
+			defer c()
+			cancel = c
+			// Sampled: the windows run in turn, so where the pass stops
+			// does not depend on timing.
+			alg := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 10}
+			state := schedcore.NewCycleState()
+			state.DiagnoseFailuresOnly = diagnoseFailuresOnly
+			res, _, err := alg.SchedulePod(ctx, fw, state, pod)
+			return fmt.Sprint("host ", res.SuggestedHost, " feasible ", res.FeasibleNodes, " evaluated ", res.EvaluatedNodes, " err ", err)
+		}
+		want, got := cycle(false), cycle(true)
+		if got != want {
+			t.Errorf("stopped at %s: counting cycle %q, recording %q", at, got, want)
+		}
+		if !strings.Contains(want, "context canceled") {
+			t.Errorf("stopped at %s: %q, want the context's error", at, want)
+		}
 	}
 }

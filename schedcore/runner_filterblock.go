@@ -27,7 +27,9 @@ const maxFilterBlock = 64
 // With out nil the rejections are not kept, only told apart from the
 // passes (a pass that counts them: CycleState.DiagnoseFailuresOnly): a
 // remembered rejection is then read with the remembered passes, in the
-// same pass over the plugin's column, and its status is never loaded.
+// same pass over the plugin's column, and its status is not loaded (but
+// for a block that wraps around the list, whose nodes are read one by
+// one).
 //
 // A status that is neither a success nor a rejection is returned at once
 // (as an Error naming the plugin), the block left unfinished, as the

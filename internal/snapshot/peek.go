@@ -19,7 +19,7 @@ type header struct {
 // peekHeader reads the header of the JSON object js. Keys are matched
 // exactly, as the map path's lookups match them. ok is false when js is
 // not an object, a header field is not a string, or an object in js gives
-// a key twice (see keysUnique): the map path takes those. The walk that
+// a key twice (see uniqueObject): the map path takes those. The walk that
 // reads the header looks at every key of js, so the check costs no second
 // pass.
 func peekHeader(js []byte) (h header, ok bool) {
@@ -293,25 +293,6 @@ func (s *scanner) skip() bool {
 	return true
 }
 
-// keysUnique reports whether no object in js, at any depth, gives a key
-// twice, comparing keys as encoding/json matches them to a struct's fields
-// (bytes.EqualFold). A key given twice is where the typed path and the map
-// path part: the map keeps the last value whole, while decoding into a
-// type merges the two (an object's fields, a map's entries) or, for a
-// field spelled in two cases, takes them in the document's order rather
-// than the re-marshalled map's. An escaped or non-ASCII key counts as a
-// duplicate (Unicode folding matches "ſ" to "s"): Kubernetes' keys are
-// ASCII, and such objects are left to the map path.
-func keysUnique(js []byte) bool {
-	s := scanner{b: js}
-	var keys [][]byte
-	if !s.uniqueValue(&keys) {
-		return false
-	}
-	s.ws()
-	return s.i == len(s.b)
-}
-
 // bigObject is the number of keys above which uniqueObject looks for a
 // repeated key in a set of folded keys instead of comparing with each.
 const bigObject = 32
@@ -346,9 +327,17 @@ func (s *scanner) uniqueValue(keys *[][]byte) bool {
 	return s.skip()
 }
 
-// uniqueObject is object, false also when the object gives a key twice
-// (as keysUnique compares keys). keys holds the keys of the objects around
-// it; the object's own are appended while it is walked.
+// uniqueObject is object, false also when the object gives a key twice,
+// comparing keys as encoding/json matches them to a struct's fields
+// (bytes.EqualFold). A key given twice is where the typed path and the map
+// path part: the map keeps the last value whole, while decoding into a
+// type merges the two (an object's fields, a map's entries) or, for a
+// field spelled in two cases, takes them in the document's order rather
+// than the re-marshalled map's. An escaped or non-ASCII key counts as a
+// duplicate (Unicode folding matches "ſ" to "s"): Kubernetes' keys are
+// ASCII, and such objects are left to the map path. keys holds the keys of
+// the objects around it; the object's own are appended while it is
+// walked.
 func (s *scanner) uniqueObject(keys *[][]byte, field func(key []byte) bool) bool {
 	base := len(*keys)
 	var folded map[string]struct{}

@@ -246,3 +246,15 @@ func TestKeysUnique(t *testing.T) {
 		}
 	}
 }
+
+// keysUnique reports whether no object in js, at any depth, gives a key
+// twice, as peekHeader's walk tells.
+func keysUnique(js []byte) bool {
+	s := scanner{b: js}
+	var keys [][]byte
+	if !s.uniqueValue(&keys) {
+		return false
+	}
+	s.ws()
+	return s.i == len(s.b)
+}

@@ -97,10 +97,13 @@ func splitYAMLList(y []byte) (p yamlParts, ok bool) {
 				}
 				rooted = true
 				switch line[0] {
-				case ' ', '-', '[', '{':
-					// The document is not a mapping in column 0, which
-					// only the end of the document ends: the decoder
-					// ignores what follows a document's node.
+				case ' ', '-', '[', '{', '!', '&', '*', '|', '>', '?', '%', '@', '`':
+					// The document may not be a block mapping in column
+					// 0, which only the end of the document ends: the
+					// decoder ignores what follows a document's node
+					// ("&a {kind: List}" then "items:" is {kind: List}).
+					// A tag, anchor or alias may put a flow node there,
+					// and the rest are not a plain key.
 					return p, false
 				}
 			}

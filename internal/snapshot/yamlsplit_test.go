@@ -25,6 +25,7 @@ var splitLines = map[string][]string{
 		"a: |+", "", "   ", "# comment", "#", "items: []", "\"items\": [1]", "? items", ": x",
 		"items : [2]", "<<: {items: [3]}", "...", "--- x", "%YAML 1.1", "&a k: 1", "c: *a",
 		"\tk: 1", "k: 1\r", "k: \u0085x", "b: *", "items", "items: # c", "-foo: 1", "? a",
+		"&a {kind: List}", "!!map {kind: List}", "!!map", "&a", "{kind: List}", "*a", "!!str x",
 	},
 	"items": {
 		"items:", "items:  ", "- apiVersion: v1", "  kind: Node", "  metadata:", "    name: n",
@@ -93,7 +94,13 @@ func TestYAMLSplitConvertsAsTheWhole(t *testing.T) {
 	for range 200 {
 		aliases.WriteString("- a: &x [" + strings.Repeat("1, ", 99) + "1]\n  b: [" + strings.Repeat("*x, ", 49) + "*x]\n")
 	}
-	fixed := []string{aliases.String()}
+	fixed := []string{aliases.String(),
+		// A flow mapping behind an anchor or tag is the document's node:
+		// the decoder ignores the lines after it.
+		"&a {kind: List}\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: n1}}\n",
+		"!!map {kind: List}\nitems:\n- a: 1\n",
+		"&a\n{kind: List}\nitems:\n- a: 1\n",
+	}
 	for i := range n {
 		doc := randomList(r)
 		if i < len(fixed) {
