@@ -238,15 +238,8 @@ func TestYAMLLoadsAsBefore(t *testing.T) {
 		}
 		for form, data := range forms {
 			a, b, ea, eb := loadYAMLBoth(t, "f", data)
-			if fmt.Sprint(ea) != fmt.Sprint(eb) {
-				t.Errorf("%s (%s): error %v, before %v", f, form, ea, eb)
-				continue
-			}
-			if ea == nil {
+			if sameLoads(t, f+" ("+form+")", "before", a, b, ea, eb) {
 				n += len(a.Pods) + len(a.Nodes)
-				if d := sameClusters(a, b); d != "" {
-					t.Errorf("%s (%s): %s", f, form, d)
-				}
 			}
 		}
 	}
@@ -330,20 +323,12 @@ func TestYAMLBadInputLoadsAsBefore(t *testing.T) {
 				}
 			}
 			a, b, ea, eb := loadYAMLBoth(t, "f.yaml", []byte(doc))
-			if fmt.Sprint(ea) != fmt.Sprint(eb) {
-				t.Errorf("%s (%s): error %v, before %v", name, form, ea, eb)
-				continue
-			}
+			sameLoads(t, name+" ("+form+")", "before", a, b, ea, eb)
 			typedPath = false
 			em := (&Cluster{}).AddData("f.yaml", []byte(doc))
 			typedPath = true
 			if fmt.Sprint(ea) != fmt.Sprint(em) {
 				t.Errorf("%s (%s): error %v, by the map path %v", name, form, ea, em)
-			}
-			if ea == nil {
-				if d := sameClusters(a, b); d != "" {
-					t.Errorf("%s (%s): %s", name, form, d)
-				}
 			}
 		}
 	}
