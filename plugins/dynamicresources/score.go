@@ -86,22 +86,12 @@ func computeScore(claims iter.Seq2[int, *resourceapi.ResourceClaim], allocations
 	return score, nil
 }
 
-// NormalizeScore scales the scores to [0, 100], the best node at 100.
-func (pl *DynamicResources) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
-	if !pl.enabled {
-		return nil
-	}
-	var highest int64
-	for _, s := range scores {
-		highest = max(highest, s.Score)
-	}
-	if highest == 0 {
-		return nil
-	}
-	for i := range scores {
-		scores[i].Score = schedcore.MaxNodeScore * scores[i].Score / highest
-	}
-	return nil
+// NormalizeScore scales the scores to [0, 100], the best node at 100, as
+// NormalizeColumn does.
+func (pl *DynamicResources) NormalizeScore(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
+	return schedcore.NormalizeListAsColumn(scores, func(col []int64) *schedcore.Status {
+		return pl.NormalizeColumn(ctx, cs, pod, col)
+	})
 }
 
 // NormalizeColumn is NormalizeScore on a column of scores (it never reads

@@ -39,34 +39,31 @@ func TestUniformScoreOnlyWithoutClaims(t *testing.T) {
 	}
 }
 
-// NormalizeColumn leaves the scores NormalizeScore leaves: this fails if
-// the two part ways (the framework normalizes a column when it can).
-func TestNormalizeColumnAsNormalizeScore(t *testing.T) {
+// NormalizeColumn (also NormalizeScore's arithmetic) scales the scores as
+// kube's NormalizeScore does: MaxNodeScore * score / highest, integers, all
+// zero left as they are.
+func TestNormalizeColumn(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		pl     *DynamicResources
-		scores []int64
+		name         string
+		pl           *DynamicResources
+		scores, want []int64
 	}{
-		{"all zero", &DynamicResources{enabled: true}, []int64{0, 0, 0}},
-		{"scaled to the highest", &DynamicResources{enabled: true}, []int64{8, 3, 0, 7, 5}},
-		{"one node", &DynamicResources{enabled: true}, []int64{6}},
-		{"none", &DynamicResources{enabled: true}, nil},
-		{"plugin disabled", &DynamicResources{}, []int64{8, 3}},
+		{"all zero", &DynamicResources{enabled: true}, []int64{0, 0, 0}, []int64{0, 0, 0}},
+		{"scaled to the highest", &DynamicResources{enabled: true}, []int64{8, 3, 0, 7, 5}, []int64{100, 37, 0, 87, 62}},
+		{"one node", &DynamicResources{enabled: true}, []int64{6}, []int64{100}},
+		{"none", &DynamicResources{enabled: true}, nil, nil},
+		{"plugin disabled", &DynamicResources{}, []int64{8, 3}, []int64{8, 3}},
 	} {
 		list := make(schedcore.NodeScoreList, len(tc.scores))
 		for i, sc := range tc.scores {
 			list[i] = schedcore.NodeScore{Name: string(rune('a' + i)), Score: sc}
 		}
-		col := append([]int64(nil), tc.scores...)
 		if s := tc.pl.NormalizeScore(context.Background(), nil, nil, list); !s.IsSuccess() {
 			t.Fatalf("%s: NormalizeScore: %v", tc.name, s.AsError())
 		}
-		if s := tc.pl.NormalizeColumn(context.Background(), nil, nil, col); !s.IsSuccess() {
-			t.Fatalf("%s: NormalizeColumn: %v", tc.name, s.AsError())
-		}
 		for i := range list {
-			if col[i] != list[i].Score {
-				t.Errorf("%s: node %d: NormalizeColumn %d, NormalizeScore %d", tc.name, i, col[i], list[i].Score)
+			if list[i].Score != tc.want[i] {
+				t.Errorf("%s: node %d: %d, want %d", tc.name, i, list[i].Score, tc.want[i])
 			}
 		}
 	}

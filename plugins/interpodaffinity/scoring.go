@@ -135,38 +135,15 @@ func (pl *InterPodAffinity) score(cycleState *schedcore.CycleState, nodeInfo *sc
 
 // NormalizeScore maps [min, max] of the raw scores onto [0, MaxNodeScore]
 // with kube's float64 arithmetic, truncating; equal scores all become 0.
-func (pl *InterPodAffinity) NormalizeScore(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
-	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
-	if err != nil {
-		return schedcore.AsStatus(err)
-	}
-	if !s.hasScores() {
-		return nil
-	}
-	var minCount int64 = math.MaxInt64
-	var maxCount int64 = math.MinInt64
-	for i := range scores {
-		if scores[i].Score > maxCount {
-			maxCount = scores[i].Score
-		}
-		if scores[i].Score < minCount {
-			minCount = scores[i].Score
-		}
-	}
-	diff := maxCount - minCount
-	for i := range scores {
-		f := float64(0)
-		if diff > 0 {
-			f = float64(schedcore.MaxNodeScore) * (float64(scores[i].Score-minCount) / float64(diff))
-		}
-		scores[i].Score = int64(f)
-	}
-	return nil
+// The arithmetic is NormalizeColumn's.
+func (pl *InterPodAffinity) NormalizeScore(ctx context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
+	return schedcore.NormalizeListAsColumn(scores, func(col []int64) *schedcore.Status {
+		return pl.NormalizeColumn(ctx, cycleState, pod, col)
+	})
 }
 
 // NormalizeColumn is NormalizeScore on a column of scores (it never reads
-// the names), which the framework hands over without making a list: the
-// same arithmetic.
+// the names), which the framework hands over without making a list.
 func (pl *InterPodAffinity) NormalizeColumn(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
 	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
 	if err != nil {

@@ -81,25 +81,12 @@ func runScoreCase(t *testing.T, tt scoreCase) {
 		}
 		got = append(got, schedcore.NodeScore{Name: n.Name, Score: score})
 	}
-	col := make([]int64, len(got))
-	for i := range got {
-		col[i] = got[i].Score
-	}
+	// NormalizeScore is NormalizeColumn, which the framework calls.
 	if s := p.NormalizeScore(ctx, cs, tt.pod, got); !s.IsSuccess() {
 		t.Fatalf("NormalizeScore: %v", s.Message())
 	}
 	if diff := cmp.Diff(tt.want, got); diff != "" {
 		t.Errorf("scores (-want +got):\n%s", diff)
-	}
-	// The framework normalizes a column when the plugin can: the same
-	// scores.
-	if s := p.NormalizeColumn(ctx, cs, tt.pod, col); !s.IsSuccess() {
-		t.Fatalf("NormalizeColumn: %v", s.Message())
-	}
-	for i := range got {
-		if col[i] != got[i].Score {
-			t.Errorf("NormalizeColumn: node %s scores %d, NormalizeScore %d", got[i].Name, col[i], got[i].Score)
-		}
 	}
 }
 
