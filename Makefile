@@ -79,7 +79,7 @@ docs: ## rewrite the example outputs in docs/ (run in-process on examples/)
 completions: ## regenerate completions/ from the command tree
 	$(GO) run ./hack/completions
 
-krew-manifest: ## render plugins/sched.yaml for TAG from goreleaser's dist/checksums.txt into dist/krew/sched.yaml
+krew-manifest: ## render hack/krew/sched.yaml for TAG from goreleaser's dist/checksums.txt into dist/krew/sched.yaml
 	@if [ -z "$(TAG)" ]; then echo "usage: make krew-manifest TAG=vX.Y.Z (after goreleaser release)"; exit 2; fi
 	$(GO) run ./hack/krew -tag $(TAG) -checksums dist/checksums.txt -o dist/krew/sched.yaml
 

@@ -1,4 +1,4 @@
-// Command krew renders the krew manifest template plugins/sched.yaml for a
+// Command krew renders the krew manifest template hack/krew/sched.yaml for a
 // release: the tag and, for each platform's archive, its download URI and
 // SHA-256 from goreleaser's checksums.txt (`make krew-manifest TAG=vX.Y.Z`).
 // The template language is krew-release-bot's ({{ .TagName }},
@@ -20,7 +20,7 @@ import (
 
 func main() {
 	tag := flag.String("tag", "", "release tag, e.g. v0.1.0 (required)")
-	tmpl := flag.String("template", "plugins/sched.yaml", "the manifest template")
+	tmpl := flag.String("template", "hack/krew/sched.yaml", "the manifest template")
 	sums := flag.String("checksums", "dist/checksums.txt", "goreleaser's checksums file")
 	out := flag.String("o", "dist/krew/sched.yaml", "where to write the manifest ('-' for stdout)")
 	flag.Parse()

@@ -284,7 +284,7 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-// TestKrewManifestMatchesTheArchives renders plugins/sched.yaml for a tag
+// TestKrewManifestMatchesTheArchives renders hack/krew/sched.yaml for a tag
 // with the checksums of the archives goreleaser would write, and checks the
 // manifest krew would read.
 func TestKrewManifestMatchesTheArchives(t *testing.T) {
@@ -306,13 +306,13 @@ func TestKrewManifestMatchesTheArchives(t *testing.T) {
 		t.Fatalf("ParseChecksums (-want +got):\n%s", d)
 	}
 
-	tmpl, err := os.ReadFile(filepath.Join(repo, "plugins/sched.yaml"))
+	tmpl, err := os.ReadFile(filepath.Join(repo, "hack/krew/sched.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, err := Render(tmpl, tag, sums)
 	if err != nil {
-		t.Fatalf("rendering plugins/sched.yaml: %v", err)
+		t.Fatalf("rendering hack/krew/sched.yaml: %v", err)
 	}
 	var m krewPlugin
 	if err := yaml.UnmarshalStrict(out, &m); err != nil {
@@ -377,7 +377,7 @@ func TestKrewManifestMatchesTheArchives(t *testing.T) {
 }
 
 func TestRenderNeedsEveryChecksum(t *testing.T) {
-	tmpl, err := os.ReadFile(filepath.Join(repo, "plugins/sched.yaml"))
+	tmpl, err := os.ReadFile(filepath.Join(repo, "hack/krew/sched.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
