@@ -1,6 +1,7 @@
 package noderesources
 
 import (
+	"context"
 	"math"
 
 	v1 "k8s.io/api/core/v1"
@@ -49,6 +50,9 @@ type resourceAllocationScorer struct {
 	scalar    []bool // IsScalarResourceName per resource
 	// podOpts computes the incoming pod's requests.
 	podOpts resourcehelper.PodResourcesOptions
+	// dra counts the devices backing DRA extended resources (nil when
+	// DRAExtendedResource is off).
+	dra *draScoring
 }
 
 func newScorer(st strategy, resources []configv1.ResourceSpec, useRequested bool, podOpts resourcehelper.PodResourcesOptions) *resourceAllocationScorer {
@@ -88,6 +92,12 @@ func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
 	return out
 }
 
+// draTotals is what PreScore counts of the DRA-backed extended resources
+// the pod requests (kube's getDRAPreScoredParams, for every node).
+func (r *resourceAllocationScorer) draTotals(ctx context.Context, podRequests []int64, nodes []*schedcore.NodeInfo) *draTotals {
+	return r.dra.totals(ctx, r.names, podRequests, nodes)
+}
+
 // requestsKey writes a pod's requests, in the order of the configured
 // resources, into a memo key.
 func requestsKey(k *schedcore.MemoKey, podRequests []int64) {
@@ -108,8 +118,10 @@ func isBestEffort(podRequests []int64) bool {
 
 // nodeScore is kube's resourceAllocationScorer.score: it fills the vectors
 // (a scalar resource the pod does not request, or one the node has none of,
-// is left at zero so the score function skips it) and scores them.
-func (r *resourceAllocationScorer) nodeScore(nodeInfo *schedcore.NodeInfo, podRequests []int64) (int64, *schedcore.Status) {
+// is left at zero so the score function skips it) and scores them. dra is
+// the devices of the classes backing requested extended resources (nil when
+// there are none).
+func (r *resourceAllocationScorer) nodeScore(nodeInfo *schedcore.NodeInfo, podRequests []int64, dra *draTotals) (int64, *schedcore.Status) {
 	n := len(r.resources)
 	if n == 0 {
 		return 0, schedcore.NewStatus(schedcore.Error, ErrReasonResourcesNotFound)
@@ -125,7 +137,7 @@ func (r *resourceAllocationScorer) nodeScore(nodeInfo *schedcore.NodeInfo, podRe
 		if podRequests[i] == 0 && r.scalar[i] {
 			continue
 		}
-		capacity, used := r.nodeResource(nodeInfo, r.names[i])
+		capacity, used := r.nodeResource(nodeInfo, i, dra)
 		if capacity == 0 {
 			continue
 		}
@@ -149,12 +161,15 @@ func (r *resourceAllocationScorer) scoreVectors(requested, allocated, allocatabl
 	}
 }
 
-// nodeResource is kube's calculateResourceAllocatableRequest without DRA:
-// the node's allocatable and allocated amount of one resource. cpu and
-// memory read NonZeroRequested unless useRequested; ephemeral storage and
-// scalar resources always read Requested; a scalar resource the node does not
-// list (and "pods") gives 0, 0.
-func (r *resourceAllocationScorer) nodeResource(nodeInfo *schedcore.NodeInfo, name v1.ResourceName) (allocatable, allocated int64) {
+// nodeResource is kube's calculateResourceAllocatableRequest: the node's
+// allocatable and allocated amount of the i-th resource. cpu and memory read
+// NonZeroRequested unless useRequested; ephemeral storage and scalar
+// resources always read Requested. A scalar resource of which the node
+// lists no allocatable but a DeviceClass backs counts the node's devices of
+// that class and those allocated (dra); otherwise a scalar resource the
+// node does not list (and "pods") gives 0, 0.
+func (r *resourceAllocationScorer) nodeResource(nodeInfo *schedcore.NodeInfo, i int, dra *draTotals) (allocatable, allocated int64) {
+	name := r.names[i]
 	requested := &nodeInfo.NonZeroRequested
 	if r.useRequested {
 		requested = &nodeInfo.Requested
@@ -167,7 +182,13 @@ func (r *resourceAllocationScorer) nodeResource(nodeInfo *schedcore.NodeInfo, na
 	case v1.ResourceEphemeralStorage:
 		return nodeInfo.Allocatable.EphemeralStorage, nodeInfo.Requested.EphemeralStorage
 	default:
-		if a, ok := nodeInfo.Allocatable.ScalarResources[name]; ok {
+		a, ok := nodeInfo.Allocatable.ScalarResources[name]
+		if a == 0 && dra != nil {
+			if c, backed := dra.node(i, nodeInfo.Name()); backed {
+				return c.capacity, c.allocated
+			}
+		}
+		if ok {
 			return a, nodeInfo.Requested.ScalarResources[name]
 		}
 	}
