@@ -273,7 +273,15 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		rep.State, rep.Ahead = StateAsListed, s.ahead(target, bound != "")
 	}
 	if ex.FitError != nil {
-		rep.Preemption = preemption(ctx, fw, ex, target)
+		// The PostFilter sees the pod as the scheduler's cycle does, with
+		// its nominated node: preemption's eligibility reads it.
+		preemptor := target
+		if nominated != "" {
+			cp := *target
+			cp.Status.NominatedNodeName = nominated
+			preemptor = &cp
+		}
+		rep.Preemption = preemption(ctx, fw, ex, preemptor)
 	}
 	if bound != "" {
 		for _, n := range rep.Nodes {
