@@ -243,8 +243,9 @@ func TestDRABackedResourceAllocatableAndAllocated(t *testing.T) {
 			snap := schedcore.NewSnapshot(nil, []*v1.Node{tc.node})
 			totals := scorer.draTotals(ctx, []int64{1}, snap.List())
 			ni, _ := snap.Get(nodeName)
-			allocatable, allocated := scorer.nodeResource(ni, 0, totals)
-			if diff := cmp.Diff([2]int64{tc.allocatable, tc.allocated}, [2]int64{allocatable, allocated}); diff != "" {
+			requested, allocated, allocatable := make([]int64, 1), make([]int64, 1), make([]int64, 1)
+			scorer.nodeVectors(ni, []int64{1}, totals, requested, allocated, allocatable)
+			if diff := cmp.Diff([2]int64{tc.allocatable, tc.allocated}, [2]int64{allocatable[0], allocated[0]}); diff != "" {
 				t.Errorf("allocatable, allocated (-want +got):\n%s", diff)
 			}
 		})

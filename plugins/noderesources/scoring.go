@@ -133,11 +133,28 @@ func (r *resourceAllocationScorer) nodeScore(nodeInfo *schedcore.NodeInfo, podRe
 	} else {
 		requested, allocated, allocatable = make([]int64, n), make([]int64, n), make([]int64, n)
 	}
-	for i := 0; i < n; i++ {
+	r.nodeVectors(nodeInfo, podRequests, dra, requested, allocated, allocatable)
+	return r.scoreVectors(requested, allocated, allocatable), nil
+}
+
+// nodeVectors is kube's calculateNodeAllocatableRequest: per resource, what
+// the node has allocated and can allocate, and what is requested with the
+// pod; a scalar resource the pod does not request, or one the node has
+// none of, stays at zero. A resource of which the node has no allocatable
+// (no device plugin) but a DeviceClass backs counts the node's devices of
+// that class and those allocated (dra, nil when the pod requests no such
+// resource), as kube's calculateResourceAllocatableRequest does.
+func (r *resourceAllocationScorer) nodeVectors(nodeInfo *schedcore.NodeInfo, podRequests []int64, dra *draTotals, requested, allocated, allocatable []int64) {
+	for i := range requested {
 		if podRequests[i] == 0 && r.scalar[i] {
 			continue
 		}
-		capacity, used := r.nodeResource(nodeInfo, i, dra)
+		capacity, used := r.nodeResource(nodeInfo, r.names[i])
+		if capacity == 0 && dra != nil {
+			if c, backed := dra.node(i, nodeInfo.Name()); backed {
+				capacity, used = c.capacity, c.allocated
+			}
+		}
 		if capacity == 0 {
 			continue
 		}
@@ -145,7 +162,6 @@ func (r *resourceAllocationScorer) nodeScore(nodeInfo *schedcore.NodeInfo, podRe
 		allocated[i] = used
 		requested[i] = used + podRequests[i]
 	}
-	return r.scoreVectors(requested, allocated, allocatable), nil
 }
 
 func (r *resourceAllocationScorer) scoreVectors(requested, allocated, allocatable []int64) int64 {
@@ -161,15 +177,15 @@ func (r *resourceAllocationScorer) scoreVectors(requested, allocated, allocatabl
 	}
 }
 
-// nodeResource is kube's calculateResourceAllocatableRequest: the node's
-// allocatable and allocated amount of the i-th resource. cpu and memory read
-// NonZeroRequested unless useRequested; ephemeral storage and scalar
-// resources always read Requested. A scalar resource of which the node
-// lists no allocatable but a DeviceClass backs counts the node's devices of
-// that class and those allocated (dra); otherwise a scalar resource the
-// node does not list (and "pods") gives 0, 0.
-func (r *resourceAllocationScorer) nodeResource(nodeInfo *schedcore.NodeInfo, i int, dra *draTotals) (allocatable, allocated int64) {
-	name := r.names[i]
+// nodeResource is kube's calculateResourceAllocatableRequest without DRA
+// (nodeScore adds it): the node's allocatable and allocated amount of one
+// resource. cpu and memory read NonZeroRequested unless useRequested;
+// ephemeral storage and scalar resources always read Requested; a scalar
+// resource the node does not list (and "pods") gives 0, 0. A scalar
+// resource of which the node has no allocatable but a DeviceClass backs
+// counts the node's devices of that class and those allocated instead
+// (nodeVectors).
+func (r *resourceAllocationScorer) nodeResource(nodeInfo *schedcore.NodeInfo, name v1.ResourceName) (allocatable, allocated int64) {
 	requested := &nodeInfo.NonZeroRequested
 	if r.useRequested {
 		requested = &nodeInfo.Requested
@@ -182,13 +198,7 @@ func (r *resourceAllocationScorer) nodeResource(nodeInfo *schedcore.NodeInfo, i 
 	case v1.ResourceEphemeralStorage:
 		return nodeInfo.Allocatable.EphemeralStorage, nodeInfo.Requested.EphemeralStorage
 	default:
-		a, ok := nodeInfo.Allocatable.ScalarResources[name]
-		if a == 0 && dra != nil {
-			if c, backed := dra.node(i, nodeInfo.Name()); backed {
-				return c.capacity, c.allocated
-			}
-		}
-		if ok {
+		if a, ok := nodeInfo.Allocatable.ScalarResources[name]; ok {
 			return a, nodeInfo.Requested.ScalarResources[name]
 		}
 	}
