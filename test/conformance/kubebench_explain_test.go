@@ -46,6 +46,8 @@ var explainRefs = []struct {
 	// DRA-backed extended resources scored by NodeResourcesFit and
 	// BalancedAllocation.
 	{"dra-extended", "../../testdata/kubebench/dra-extended.yaml", 5, false, "../../testdata/kubebench/dra-extended-config.yaml"},
+	{"dra-extended-most", "../../testdata/kubebench/dra-extended.yaml", 5, false, "../../testdata/kubebench/dra-extended-most-config.yaml"},
+	{"dra-extended-ratio", "../../testdata/kubebench/dra-extended.yaml", 5, false, "../../testdata/kubebench/dra-extended-ratio-config.yaml"},
 }
 
 // TestKubebenchExplain runs our explain (internal/explain, the code
