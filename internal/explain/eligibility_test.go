@@ -16,7 +16,9 @@ import (
 // case as a cluster: explain's preemption line and the dry-run's cycle give
 // the same answer, since both ask DefaultPreemption's PostFilter about the
 // pod as the scheduler's cycle sees it, nominated node included. The pod
-// group cases need GenericWorkload (off in v1.37) and are left out.
+// group cases need GenericWorkload (off in v1.37) and are left out; one
+// more case has a terminating pod that is no victim (not of lower
+// priority: kube's isPreemptionAllowed).
 func TestPreemptionEligibilityIsTheCycles(t *testing.T) {
 	const (
 		lowPriority  = 0
@@ -88,6 +90,17 @@ func TestPreemptionEligibilityIsTheCycles(t *testing.T) {
 			pods:  []*v1.Pod{terminating(victim(), true)},
 			nodes: []*v1.Node{node("node1").Obj()},
 			want:  "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to a terminating pod on the nominated node.",
+		},
+		{
+			name: "a pod of higher priority terminating by preemption on the nominated node is no victim of this one",
+			pod:  nominated(preemptor(), "node1"),
+			pods: []*v1.Pod{func() *v1.Pod {
+				p := terminating(victim(), true)
+				p.Spec.Priority = ptr(int32(highPriority + 1))
+				return p
+			}()},
+			nodes: []*v1.Node{node("node1").Obj()},
+			want:  "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
 		},
 		{
 			name:  "non-victim Pods terminating",
