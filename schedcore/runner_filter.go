@@ -13,12 +13,45 @@ import (
 // RunPreEnqueuePlugins runs PreEnqueue plugins until one fails; the failing
 // status carries the plugin name.
 func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Status {
-	for _, pl := range f.preEnqueue {
-		if s := pl.PreEnqueue(ctx, pod); !s.IsSuccess() {
-			s.WithPlugin(pl.Name())
-			if !s.IsRejected() {
-				return AsStatus(fmt.Errorf("running PreEnqueue plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+	return f.RunPreEnqueuePluginsFrom(ctx, pod, "", nil)
+}
+
+// RunPreEnqueuePluginsFrom is the one PreEnqueue pass, the scheduling
+// queue's and explain's: the plugin named first (the one that gated the pod
+// before, which the queue asks first) runs first, then the others in the
+// profile's order, until one fails. rejected, when set, is told of that
+// plugin and its status as returned. The failing status carries the plugin
+// name; a code other than a rejection is returned as an Error.
+func (f *Framework) RunPreEnqueuePluginsFrom(ctx context.Context, pod *v1.Pod, first string, rejected func(PreEnqueuePlugin, *Status)) *Status {
+	run := func(pl PreEnqueuePlugin) *Status {
+		s := pl.PreEnqueue(ctx, pod)
+		if s.IsSuccess() {
+			return nil
+		}
+		if rejected != nil {
+			rejected(pl, s)
+		}
+		s = s.WithPlugin(pl.Name())
+		if !s.IsRejected() {
+			return AsStatus(fmt.Errorf("running PreEnqueue plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		}
+		return s
+	}
+	if first != "" {
+		for _, pl := range f.preEnqueue {
+			if pl.Name() == first {
+				if s := run(pl); s != nil {
+					return s
+				}
+				break
 			}
+		}
+	}
+	for _, pl := range f.preEnqueue {
+		if first != "" && pl.Name() == first {
+			continue
+		}
+		if s := run(pl); s != nil {
 			return s
 		}
 	}

@@ -298,7 +298,7 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	}
 	eo := explain.Options{
 		Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed,
-		Nearest: nearest, Node: o.Node, Source: source,
+		Nearest: nearest, Node: o.Node, Source: source, Live: len(o.Snapshots) == 0,
 	}
 	run := explain.Run
 	if o.AtTurn {

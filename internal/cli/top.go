@@ -318,7 +318,7 @@ func (o *TopOptions) explainText(ctx context.Context, clients *kube.Clients, cfg
 	if err != nil {
 		return "", err
 	}
-	rep, err := explain.Run(ctx, cl, pod, explain.Options{Config: cfg, Registry: reg, Source: explain.SourceCluster})
+	rep, err := explain.Run(ctx, cl, pod, explain.Options{Config: cfg, Registry: reg, Source: explain.SourceCluster, Live: true})
 	if err != nil {
 		return "", err
 	}

@@ -35,6 +35,12 @@ func FillDRA(m *schedcore.DRAManager, cl *snapshot.Cluster) {
 		}
 	}
 	CreateTemplateClaims(cl)
+	fillDRAObjects(m, cl)
+}
+
+// fillDRAObjects loads the cluster's DRA objects into the manager as they
+// are.
+func fillDRAObjects(m *schedcore.DRAManager, cl *snapshot.Cluster) {
 	d := &cl.DRA
 	for _, c := range d.DeviceClasses {
 		m.AddClass(c)
@@ -141,6 +147,14 @@ func TemplateClaims(pod *v1.Pod, templates map[string]*resourceapi.ResourceClaim
 		}
 	}
 	return cp, created
+}
+
+// TemplateClaimsFor does TemplateClaims for one pod against the claims of
+// a DRA manager, with the cluster's templates: the pod as it then is and
+// the claims to create (none when it has them all, or lacks a template).
+func TemplateClaimsFor(pod *v1.Pod, templates []*resourceapi.ResourceClaimTemplate, m *schedcore.DRAManager) (*v1.Pod, []*resourceapi.ResourceClaim) {
+	exists := func(namespace, name string) bool { _, ok := m.Claim(namespace, name); return ok }
+	return TemplateClaims(pod, templatesByKey(templates), exists)
 }
 
 // recorded reports whether the pod's status names an existing claim for

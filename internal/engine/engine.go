@@ -99,6 +99,11 @@ type Options struct {
 	// pod: for a caller that does not need the cluster's pods unchanged
 	// (the benchmark). It saves a v1.Pod (1.2 KiB) per pod of the cluster.
 	InPlace bool
+	// ClaimsAsListed leaves the pods' template claims as the cluster has
+	// them: Load does not do the resourceclaim controller's work. For a
+	// live listing, where a missing claim is one the controller has not
+	// made yet and its pod is held by PreEnqueue.
+	ClaimsAsListed bool
 }
 
 // withDefaults fills in what the zero value leaves out; it is the one
@@ -332,7 +337,8 @@ func buildProfiles(ctx context.Context, o Options, d Driver, snap *schedcore.Sna
 
 // Load puts a cluster into the engine: its DRA objects into the DRA
 // manager (FillDRA: with the template claims the resourceclaim controller
-// would create, which changes cl's pods and claims), the rest into the
+// would create, which changes cl's pods and claims; as listed with
+// ClaimsAsListed), the rest into the
 // cache (FillCache); it refreshes the snapshot and returns the pending
 // pods of the engine's profiles in queue order. It fails with ErrNoNodes
 // for a cluster without nodes.
@@ -340,7 +346,11 @@ func (e *Engine) Load(cl *snapshot.Cluster) ([]*v1.Pod, error) {
 	if len(cl.Nodes) == 0 {
 		return nil, ErrNoNodes
 	}
-	FillDRA(e.DRA, cl)
+	if e.Options.ClaimsAsListed {
+		fillDRAObjects(e.DRA, cl)
+	} else {
+		FillDRA(e.DRA, cl)
+	}
 	pending := FillCache(e.Cache, cl, e.Profiles.ByName)
 	e.Cache.UpdateSnapshot(e.Snapshot)
 	return pending, nil

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -96,6 +97,14 @@ type Options struct {
 	Node string
 	// Source is recorded in the report (SourceSnapshot when empty).
 	Source string
+	// Live: the state is a live cluster's listing. Its pods' template
+	// claims are as the cluster has them: a pod of it whose claim the
+	// resourceclaim controller has not made yet is held by PreEnqueue, as
+	// the scheduler's queue holds it. A dump's missing claims are made as
+	// the controller would (as the dry-run does); so are, either way, the
+	// claims of a pod from a file (SourceFile), a new pod the controller
+	// has not seen.
+	Live bool
 	// Progress, when set, is called by RunAtTurn after every attempt of
 	// its dry-run with the pods placed so far, the pods whose last attempt
 	// failed, and the pending pods in all.
@@ -144,7 +153,7 @@ func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, err
 		work.Pods[i] = p
 	}
 	nom := &nominator{byNode: map[string][]*schedcore.PodInfo{}}
-	eng, err := engine.New(ctx, engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed},
+	eng, err := engine.New(ctx, engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed, ClaimsAsListed: o.Live},
 		engine.Driver{Nominator: nom, Preemption: schedcore.PreemptionHooks{PDBs: engine.PDBsOf(cl.PDBs)}})
 	if err != nil {
 		return nil, err
@@ -243,6 +252,17 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	if target.UID == "" {
 		target.UID = engine.SnapshotUID(target.Namespace, target.Name)
 	}
+	if o.Source == SourceFile {
+		// A new pod: its template claims are made as the resourceclaim
+		// controller would (as dryrun -f and capacity -f do), for this
+		// explanation only.
+		var claims []*resourceapi.ResourceClaim
+		target, claims = engine.TemplateClaimsFor(target, s.cluster.DRA.ResourceClaimTemplates, s.eng.DRA)
+		for _, c := range claims {
+			s.eng.DRA.AddClaim(c)
+			defer s.eng.DRA.DeleteClaim(c)
+		}
+	}
 	s.eng.Cache.UpdateSnapshot(s.eng.Snapshot)
 
 	fw := s.eng.Framework(target)
@@ -273,7 +293,15 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		rep.State, rep.Ahead = StateAsListed, s.ahead(target, bound != "")
 	}
 	if ex.FitError != nil {
-		rep.Preemption = preemption(ctx, fw, ex, target)
+		// The PostFilter sees the pod as the scheduler's cycle does, with
+		// its nominated node: preemption's eligibility reads it.
+		preemptor := target
+		if nominated != "" {
+			cp := *target
+			cp.Status.NominatedNodeName = nominated
+			preemptor = &cp
+		}
+		rep.Preemption = preemption(ctx, fw, ex, preemptor)
 	}
 	if bound != "" {
 		for _, n := range rep.Nodes {

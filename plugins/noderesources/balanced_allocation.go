@@ -38,11 +38,13 @@ func NewBalancedAllocation(_ context.Context, obj runtime.Object, h *schedcore.H
 		return nil, err
 	}
 	f := features(h)
-	return &BalancedAllocation{scorer: newScorer(balancedAllocation, args.Resources, true, resourcehelper.PodResourcesOptions{
+	scorer := newScorer(balancedAllocation, args.Resources, true, resourcehelper.PodResourcesOptions{
 		UseStatusResources: f.InPlacePodVerticalScaling,
 		InPlacePodLevelResourcesVerticalScalingEnabled: f.InPlacePodLevelResourcesVerticalScaling,
 		SkipPodLevelResources:                          !f.PodLevelResources,
-	})}, nil
+	})
+	scorer.dra = newDRAScoring(h)
+	return &BalancedAllocation{scorer: scorer}, nil
 }
 
 // Name returns NodeResourcesBalancedAllocation.
@@ -51,6 +53,9 @@ func (ba *BalancedAllocation) Name() string { return names.NodeResourcesBalanced
 type balancedAllocationPreScoreState struct {
 	// podRequests are in the order of the configured resources.
 	podRequests []int64
+	// dra is the devices of the classes backing the DRA extended
+	// resources the pod requests, nil when it requests none.
+	dra *draTotals
 }
 
 // Clone shares the state: it is never modified after PreScore.
@@ -59,28 +64,27 @@ func (s *balancedAllocationPreScoreState) Clone() schedcore.StateData { return s
 // PreScore computes the pod's requests once. A pod that requests none of
 // the resources is skipped (kubernetes#129138: scoring best-effort pods by
 // balance would pile them onto one node).
-func (ba *BalancedAllocation) PreScore(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) *schedcore.Status {
+func (ba *BalancedAllocation) PreScore(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) *schedcore.Status {
 	reqs := ba.scorer.podRequests(pod)
 	if isBestEffort(reqs) {
 		return schedcore.Skipped()
 	}
-	state.Write(balancedAllocationPreScoreStateKey, &balancedAllocationPreScoreState{podRequests: reqs})
+	state.Write(balancedAllocationPreScoreStateKey, &balancedAllocationPreScoreState{podRequests: reqs, dra: ba.scorer.draTotals(ctx, reqs, nodes)})
 	return nil
 }
 
 // Score is kube v1.37's balance score: see balancedResourceScorer. Without
 // PreScore state the requests are computed here (a best-effort pod scores 0).
-func (ba *BalancedAllocation) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	var reqs []int64
-	if s, ok := schedcore.Lookup[*balancedAllocationPreScoreState](state, balancedAllocationPreScoreStateKey); ok {
-		reqs = s.podRequests
-	} else {
-		reqs = ba.scorer.podRequests(pod)
+func (ba *BalancedAllocation) Score(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	s, ok := schedcore.Lookup[*balancedAllocationPreScoreState](state, balancedAllocationPreScoreStateKey)
+	if !ok {
+		reqs := ba.scorer.podRequests(pod)
 		if isBestEffort(reqs) {
 			return 0, nil
 		}
+		s = &balancedAllocationPreScoreState{podRequests: reqs, dra: ba.scorer.draTotals(ctx, reqs, []*schedcore.NodeInfo{nodeInfo})}
 	}
-	return ba.scorer.nodeScore(nodeInfo, reqs)
+	return ba.scorer.nodeScore(nodeInfo, s.podRequests, s.dra)
 }
 
 // balancedResourceScorer scores the change in balance, as kube v1.37 does:
@@ -135,5 +139,6 @@ func (ba *BalancedAllocation) ScoreKey(state *schedcore.CycleState, _ *v1.Pod, k
 		return false
 	}
 	requestsKey(k, s.podRequests)
+	s.dra.key(k)
 	return true
 }

@@ -25,6 +25,14 @@
 //     kube v1.37 the pod's scoring requests ignore pod-level resources. A
 //     scalar resource the pod does not request, or the node lacks, is left
 //     out. No NormalizeScore.
+//   - DRA-backed extended resources (DRAExtendedResource, GA): a scored
+//     resource the pod requests, of which a node lists no allocatable and
+//     that a DeviceClass backs (extendedResourceName or the implicit
+//     deviceclass.resource.kubernetes.io/<class>), scores with the node's
+//     devices of that class (its ResourceSlices, the class's CEL selectors)
+//     as the allocatable and those allocated claims hold as the allocated
+//     amount, counted once in PreScore for every node (dra.go). Filter
+//     leaves such a resource to DynamicResources on nodes without it.
 //   - Queueing hints: an assigned pod deleted (skipped when it was neither
 //     bound nor nominated), a node added or its allocatable updated (queued
 //     when the pod fits it and, for an update, a requested resource or the
@@ -45,13 +53,12 @@
 //   - Score is kube v1.37's before/after balance: b = (1 - std of
 //     requested/allocatable fractions) * 100, with and without the pod;
 //     score = 50 + (50 + b_with - b_without)/2. It reads the node's
-//     Requested (not NonZeroRequested). No NormalizeScore.
+//     Requested (not NonZeroRequested); DRA-backed extended resources count
+//     devices as for NodeResourcesFit. No NormalizeScore.
 //
 // Args (NodeResourcesBalancedAllocationArgs): resources, unique names,
 // weight exactly 1 (0 defaults to 1).
 //
-// Not ported: the DRA-backed extended resources (DRAExtendedResource): with
-// no DeviceClasses the scheduler behaves as here; the alpha
-// InPlacePodVerticalScalingSchedulerPreemption gate (off by default); and
-// SignPod (opportunistic batching).
+// Not ported: the alpha InPlacePodVerticalScalingSchedulerPreemption gate
+// (off by default), and SignPod (opportunistic batching).
 package noderesources

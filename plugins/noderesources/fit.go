@@ -99,6 +99,7 @@ func NewFit(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedco
 	if st == requestedToCapacityRatio {
 		scorer.shape = scaledShape(s.RequestedToCapacityRatio.Shape)
 	}
+	scorer.dra = newDRAScoring(h)
 	return &Fit{
 		ignoredResources:      sets.New(args.IgnoredResources...),
 		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
@@ -391,37 +392,44 @@ func appendInsufficient(out []InsufficientResource, s *preFilterState, nodeInfo 
 type preScoreState struct {
 	// podRequests are in the order of the strategy's resources.
 	podRequests []int64
+	// dra is the devices of the classes backing the DRA extended
+	// resources the pod requests, nil when it requests none.
+	dra *draTotals
 }
 
 // Clone shares the state: it is never modified after PreScore.
 func (s *preScoreState) Clone() schedcore.StateData { return s }
 
-// PreScore computes the pod's scoring requests once.
-func (pl *Fit) PreScore(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) *schedcore.Status {
-	state.Write(preScoreStateKey, &preScoreState{podRequests: pl.scorer.podRequests(pod)})
+// PreScore computes the pod's scoring requests once, and the nodes'
+// devices for the DRA-backed extended resources among them.
+func (pl *Fit) PreScore(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) *schedcore.Status {
+	reqs := pl.scorer.podRequests(pod)
+	state.Write(preScoreStateKey, &preScoreState{podRequests: reqs, dra: pl.scorer.draTotals(ctx, reqs, nodes)})
 	return nil
 }
 
 // Score scores the node by the configured strategy; without PreScore state
-// the requests are computed here.
-func (pl *Fit) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	var reqs []int64
-	if s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey); ok {
-		reqs = s.podRequests
-	} else {
-		reqs = pl.scorer.podRequests(pod)
+// the requests (and the node's DRA devices) are computed here.
+func (pl *Fit) Score(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey)
+	if !ok {
+		reqs := pl.scorer.podRequests(pod)
+		s = &preScoreState{podRequests: reqs, dra: pl.scorer.draTotals(ctx, reqs, []*schedcore.NodeInfo{nodeInfo})}
 	}
-	return pl.scorer.nodeScore(nodeInfo, reqs)
+	return pl.scorer.nodeScore(nodeInfo, s.podRequests, s.dra)
 }
 
-// ScoreKey is the pod's scoring requests: with the strategy, fixed for the
-// plugin, they and the node's resources are all Score reads.
+// ScoreKey is the pod's scoring requests and, when DRA backs some of them,
+// the revisions of the DRA objects and allocations counted: with the
+// strategy, fixed for the plugin, they and the node's resources are all
+// Score reads.
 func (pl *Fit) ScoreKey(state *schedcore.CycleState, _ *v1.Pod, k *schedcore.MemoKey) bool {
 	s, ok := schedcore.Lookup[*preScoreState](state, preScoreStateKey)
 	if !ok {
 		return false
 	}
 	requestsKey(k, s.podRequests)
+	s.dra.key(k)
 	return true
 }
 

@@ -1,6 +1,7 @@
 package noderesources
 
 import (
+	"context"
 	"math"
 
 	v1 "k8s.io/api/core/v1"
@@ -49,6 +50,9 @@ type resourceAllocationScorer struct {
 	scalar    []bool // IsScalarResourceName per resource
 	// podOpts computes the incoming pod's requests.
 	podOpts resourcehelper.PodResourcesOptions
+	// dra counts the devices backing DRA extended resources (nil when
+	// DRAExtendedResource is off).
+	dra *draScoring
 }
 
 func newScorer(st strategy, resources []configv1.ResourceSpec, useRequested bool, podOpts resourcehelper.PodResourcesOptions) *resourceAllocationScorer {
@@ -88,6 +92,12 @@ func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
 	return out
 }
 
+// draTotals is what PreScore counts of the DRA-backed extended resources
+// the pod requests (kube's getDRAPreScoredParams, for every node).
+func (r *resourceAllocationScorer) draTotals(ctx context.Context, podRequests []int64, nodes []*schedcore.NodeInfo) *draTotals {
+	return r.dra.totals(ctx, r.names, podRequests, nodes)
+}
+
 // requestsKey writes a pod's requests, in the order of the configured
 // resources, into a memo key.
 func requestsKey(k *schedcore.MemoKey, podRequests []int64) {
@@ -108,8 +118,10 @@ func isBestEffort(podRequests []int64) bool {
 
 // nodeScore is kube's resourceAllocationScorer.score: it fills the vectors
 // (a scalar resource the pod does not request, or one the node has none of,
-// is left at zero so the score function skips it) and scores them.
-func (r *resourceAllocationScorer) nodeScore(nodeInfo *schedcore.NodeInfo, podRequests []int64) (int64, *schedcore.Status) {
+// is left at zero so the score function skips it) and scores them. dra is
+// the devices of the classes backing requested extended resources (nil when
+// there are none).
+func (r *resourceAllocationScorer) nodeScore(nodeInfo *schedcore.NodeInfo, podRequests []int64, dra *draTotals) (int64, *schedcore.Status) {
 	n := len(r.resources)
 	if n == 0 {
 		return 0, schedcore.NewStatus(schedcore.Error, ErrReasonResourcesNotFound)
@@ -121,11 +133,28 @@ func (r *resourceAllocationScorer) nodeScore(nodeInfo *schedcore.NodeInfo, podRe
 	} else {
 		requested, allocated, allocatable = make([]int64, n), make([]int64, n), make([]int64, n)
 	}
-	for i := 0; i < n; i++ {
+	r.nodeVectors(nodeInfo, podRequests, dra, requested, allocated, allocatable)
+	return r.scoreVectors(requested, allocated, allocatable), nil
+}
+
+// nodeVectors is kube's calculateNodeAllocatableRequest: per resource, what
+// the node has allocated and can allocate, and what is requested with the
+// pod; a scalar resource the pod does not request, or one the node has
+// none of, stays at zero. A resource of which the node has no allocatable
+// (no device plugin) but a DeviceClass backs counts the node's devices of
+// that class and those allocated (dra, nil when the pod requests no such
+// resource), as kube's calculateResourceAllocatableRequest does.
+func (r *resourceAllocationScorer) nodeVectors(nodeInfo *schedcore.NodeInfo, podRequests []int64, dra *draTotals, requested, allocated, allocatable []int64) {
+	for i := range requested {
 		if podRequests[i] == 0 && r.scalar[i] {
 			continue
 		}
 		capacity, used := r.nodeResource(nodeInfo, r.names[i])
+		if capacity == 0 && dra != nil {
+			if c, backed := dra.node(i, nodeInfo.Name()); backed {
+				capacity, used = c.capacity, c.allocated
+			}
+		}
 		if capacity == 0 {
 			continue
 		}
@@ -133,7 +162,6 @@ func (r *resourceAllocationScorer) nodeScore(nodeInfo *schedcore.NodeInfo, podRe
 		allocated[i] = used
 		requested[i] = used + podRequests[i]
 	}
-	return r.scoreVectors(requested, allocated, allocatable), nil
 }
 
 func (r *resourceAllocationScorer) scoreVectors(requested, allocated, allocatable []int64) int64 {
@@ -149,11 +177,14 @@ func (r *resourceAllocationScorer) scoreVectors(requested, allocated, allocatabl
 	}
 }
 
-// nodeResource is kube's calculateResourceAllocatableRequest without DRA:
-// the node's allocatable and allocated amount of one resource. cpu and
-// memory read NonZeroRequested unless useRequested; ephemeral storage and
-// scalar resources always read Requested; a scalar resource the node does not
-// list (and "pods") gives 0, 0.
+// nodeResource is kube's calculateResourceAllocatableRequest without DRA
+// (nodeScore adds it): the node's allocatable and allocated amount of one
+// resource. cpu and memory read NonZeroRequested unless useRequested;
+// ephemeral storage and scalar resources always read Requested; a scalar
+// resource the node does not list (and "pods") gives 0, 0. A scalar
+// resource of which the node has no allocatable but a DeviceClass backs
+// counts the node's devices of that class and those allocated instead
+// (nodeVectors).
 func (r *resourceAllocationScorer) nodeResource(nodeInfo *schedcore.NodeInfo, name v1.ResourceName) (allocatable, allocated int64) {
 	requested := &nodeInfo.NonZeroRequested
 	if r.useRequested {

@@ -629,7 +629,7 @@ func TestFitScoringRequests(t *testing.T) {
 
 func TestScoreWithoutResourcesIsAnError(t *testing.T) {
 	s := newScorer(leastAllocated, nil, false, resourcehelper.PodResourcesOptions{})
-	_, st := s.nodeScore(schedcore.NewNodeInfo(), nil)
+	_, st := s.nodeScore(schedcore.NewNodeInfo(), nil, nil)
 	want := schedcore.NewStatus(schedcore.Error, ErrReasonResourcesNotFound)
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)

@@ -203,33 +203,20 @@ func (p *PriorityQueue) runPreEnqueuePlugins(logger logr.Logger, q *schedcore.Qu
 	start := time.Now()
 	var st *schedcore.Status
 	defer func() { p.metrics.PreEnqueue(pod.Spec.SchedulerName, st.Code(), time.Since(start)) }()
-	plugins := fw.PreEnqueuePlugins()
-	if g := q.GatingPlugin; g != "" {
-		for _, pl := range plugins {
-			if pl.Name() == g {
-				if st = p.runPreEnqueuePlugin(logger, pl, q); !st.IsSuccess() {
-					return
-				}
-				break
-			}
-		}
+	// The framework's one PreEnqueue pass (explain runs it too), asking
+	// the plugin that gated the pod first.
+	fw.RunPreEnqueuePluginsFrom(context.Background(), pod, q.GatingPlugin, func(pl schedcore.PreEnqueuePlugin, s *schedcore.Status) {
+		st = s
+		p.gatedBy(logger, pl, q, s)
+	})
+	if st.IsSuccess() {
+		q.GatingPlugin, q.GatingPluginEvents = "", nil
 	}
-	for _, pl := range plugins {
-		if pl.Name() == q.GatingPlugin {
-			continue
-		}
-		if st = p.runPreEnqueuePlugin(logger, pl, q); !st.IsSuccess() {
-			return
-		}
-	}
-	q.GatingPlugin, q.GatingPluginEvents = "", nil
 }
 
-func (p *PriorityQueue) runPreEnqueuePlugin(logger logr.Logger, pl schedcore.PreEnqueuePlugin, q *schedcore.QueuedPodInfo) *schedcore.Status {
-	st := pl.PreEnqueue(context.Background(), q.Pod)
-	if st.IsSuccess() {
-		return nil
-	}
+// gatedBy records that pl rejected the pod with st: the gating plugin (and
+// a rejector), with the events that may ungate the pod.
+func (p *PriorityQueue) gatedBy(logger logr.Logger, pl schedcore.PreEnqueuePlugin, q *schedcore.QueuedPodInfo, st *schedcore.Status) {
 	name := pl.Name()
 	if !q.UnschedulablePlugins.Has(name) && !q.PendingPlugins.Has(name) {
 		p.metrics.UnschedulableReason(name, q.Pod.Spec.SchedulerName, 1)
@@ -246,7 +233,6 @@ func (p *PriorityQueue) runPreEnqueuePlugin(logger logr.Logger, pl schedcore.Pre
 			v.Info("Status after running PreEnqueue plugin", "pod", schedcore.PodName(q.Pod), "plugin", name, "status", st.Message())
 		}
 	}
-	return st
 }
 
 // moveToActiveQ runs PreEnqueue (unless the pod comes straight from

@@ -317,15 +317,29 @@ func TestKubebenchPlaceRuns(t *testing.T) {
 		name, place string
 		load        func() (*snapshot.Cluster, error)
 		long        bool
+		// config is the configuration kube ran with ("": the defaults).
+		config string
 	}{
 		{"example-cluster", "example-cluster.place.json", func() (*snapshot.Cluster, error) {
 			return snapshot.LoadPaths([]string{"../../examples/cluster.yaml"}, nil)
-		}, false},
+		}, false, ""},
 		{"volumes-cluster", "volumes-cluster.place.json", func() (*snapshot.Cluster, error) {
 			return snapshot.LoadPaths([]string{"../../testdata/kubebench/volumes-cluster.yaml"}, nil)
-		}, false},
-		{"mixed-500nodes", "mixed-500nodes.place.json", func() (*snapshot.Cluster, error) { return generated("Mixed/500Nodes") }, false},
-		{"mixed-5000nodes", "mixed-5000nodes.place.json", func() (*snapshot.Cluster, error) { return generated("Mixed/5000Nodes") }, true},
+		}, false, ""},
+		{"mixed-500nodes", "mixed-500nodes.place.json", func() (*snapshot.Cluster, error) { return generated("Mixed/500Nodes") }, false, ""},
+		{"mixed-5000nodes", "mixed-5000nodes.place.json", func() (*snapshot.Cluster, error) { return generated("Mixed/5000Nodes") }, true, ""},
+	}
+	// DRA-backed extended resources scored by each strategy, the devices
+	// allocated by one placement counted for the next.
+	for _, v := range []string{"", "-most", "-ratio"} {
+		cases = append(cases, struct {
+			name, place string
+			load        func() (*snapshot.Cluster, error)
+			long        bool
+			config      string
+		}{"dra-extended" + v, "dra-extended" + v + ".place.json", func() (*snapshot.Cluster, error) {
+			return snapshot.LoadPaths([]string{"../../testdata/kubebench/dra-extended.yaml"}, nil)
+		}, false, "../../testdata/kubebench/dra-extended" + v + "-config.yaml"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -344,7 +358,7 @@ func TestKubebenchPlaceRuns(t *testing.T) {
 			if err := json.Unmarshal(b, &want); err != nil {
 				t.Fatal(err)
 			}
-			comparePlaceRun(t, &fixture{cluster: cl, place: want}, "")
+			comparePlaceRun(t, &fixture{cluster: cl, place: want}, c.config)
 		})
 	}
 }

@@ -32,4 +32,5 @@ var preemptionRefs = []struct{ name, snapshot, want string }{
 	{"a seeded random cluster with PDBs and preemptionPolicy Never", "../../testdata/kubebench/preemption-random.json", "preemption-random.preempt.json"},
 	{"the shipped example cluster", "../../examples/cluster.yaml", "example-cluster.preempt.json"},
 	{"the CLI's small cluster", "../../testdata/clusters/small.yaml", "small.preempt.json"},
+	{"preemptors nominated where a victim still terminates", "../../testdata/kubebench/preemption-terminating.yaml", "preemption-terminating.preempt.json"},
 }

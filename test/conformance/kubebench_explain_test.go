@@ -36,10 +36,18 @@ var explainRefs = []struct {
 	// nominated in the snapshot: kubebench places pods without its queue,
 	// which would keep counting a placed pod's nomination.)
 	inRun bool
+	// config is the KubeSchedulerConfiguration kube ran with ("": the
+	// defaults).
+	config string
 }{
-	{"volumes-cluster", "../../testdata/kubebench/volumes-cluster.yaml", 53, true},
-	{"example-cluster", "../../examples/cluster.yaml", 40, true},
-	{"nominated", "../../testdata/kubebench/nominated.yaml", 6, false},
+	{"volumes-cluster", "../../testdata/kubebench/volumes-cluster.yaml", 53, true, ""},
+	{"example-cluster", "../../examples/cluster.yaml", 40, true, ""},
+	{"nominated", "../../testdata/kubebench/nominated.yaml", 6, false, ""},
+	// DRA-backed extended resources scored by NodeResourcesFit and
+	// BalancedAllocation.
+	{"dra-extended", "../../testdata/kubebench/dra-extended.yaml", 5, false, "../../testdata/kubebench/dra-extended-config.yaml"},
+	{"dra-extended-most", "../../testdata/kubebench/dra-extended.yaml", 5, false, "../../testdata/kubebench/dra-extended-most-config.yaml"},
+	{"dra-extended-ratio", "../../testdata/kubebench/dra-extended.yaml", 5, false, "../../testdata/kubebench/dra-extended-ratio-config.yaml"},
 }
 
 // TestKubebenchExplain runs our explain (internal/explain, the code
@@ -52,11 +60,11 @@ var explainRefs = []struct {
 // and totals, the selected and tied nodes and the FitError message.
 func TestKubebenchExplain(t *testing.T) {
 	for _, ref := range explainRefs {
-		t.Run(ref.name, func(t *testing.T) { testKubebenchExplain(t, ref.snapshot, ref.name, ref.pods) })
+		t.Run(ref.name, func(t *testing.T) { testKubebenchExplain(t, ref.snapshot, ref.name, ref.pods, ref.config) })
 	}
 }
 
-func testKubebenchExplain(t *testing.T, snapshotFile, name string, pods int) {
+func testKubebenchExplain(t *testing.T, snapshotFile, name string, pods int, config string) {
 	var want kubebenchExplain
 	readJSONFile(t, "../../testdata/kubebench/"+name+".explain.json", &want)
 	cl, err := snapshot.LoadPaths([]string{snapshotFile}, nil)
@@ -64,6 +72,11 @@ func testKubebenchExplain(t *testing.T, snapshotFile, name string, pods int) {
 		t.Fatal(err)
 	}
 	cfg, reg := defaultEngine(t)
+	if config != "" {
+		if cfg, err = engine.LoadConfig(config); err != nil {
+			t.Fatal(err)
+		}
+	}
 	state, err := explain.NewState(context.Background(), cl, explain.Options{Config: cfg, Registry: reg, Nearest: -1})
 	if err != nil {
 		t.Fatal(err)
