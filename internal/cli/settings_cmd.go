@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	sigyaml "sigs.k8s.io/yaml"
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // NewCmdSettings builds `kubectl sched settings` with view and set.
