@@ -67,9 +67,11 @@ func TestRunReportsAnUnreachableServer(t *testing.T) {
 	l.Close()
 	start := time.Now()
 	code, out, stderr := run(t, "", "run", "--server", server, "--insecure-skip-tls-verify", "--sync-timeout", "2s", "--metrics-bind-address", "0")
-	// Within a second of the timeout: the informers asleep in client-go's
-	// retry backoff are not waited for (live.unsyncedShutdownWait).
-	if took := time.Since(start); took > 3*time.Second {
+	// Soon after the timeout: the informers asleep in client-go's retry
+	// backoff are not waited for (live.unsyncedShutdownWait). The slack
+	// covers the race detector on a busy machine; the e2e test
+	// TestRunStartupAgainstAStoppedAPIServer holds the binary to a second.
+	if took := time.Since(start); took > 4*time.Second {
 		t.Errorf("run took %s to give up after a 2s --sync-timeout", took)
 	}
 	if code != ExitFailure || out != "" {
