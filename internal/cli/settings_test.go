@@ -223,6 +223,22 @@ func TestSettingsSet(t *testing.T) {
 			t.Errorf("target holds %q", got)
 		}
 	})
+	t.Run("a dangling symbolic link gets its target created", func(t *testing.T) {
+		dir := t.TempDir()
+		link := filepath.Join(dir, "config.yaml")
+		if err := os.Symlink("real.yaml", link); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := run(t, "", "settings", "set", "--settings", link, "top.interval", "5s"); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, "real.yaml")); string(got) != "top:\n  interval: 5s\n" {
+			t.Errorf("target holds %q", got)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the link was replaced (%v)", err)
+		}
+	})
 	t.Run("a special file is refused", func(t *testing.T) {
 		code, out, stderr := run(t, "", "settings", "set", "--settings", "/dev/full", "output", "json")
 		want := "error: settings /dev/full: not a regular file (Dc---------): refusing to replace it\n"
