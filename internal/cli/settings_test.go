@@ -68,13 +68,9 @@ func TestSettingsPrecedence(t *testing.T) {
 	for _, verb := range []string{"dryrun", "explain"} {
 		for _, tt := range tests {
 			t.Run(verb+"/"+tt.name, func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), "none.yaml")
-				t.Setenv(EnvSettings, "")
+				path := "" // the default path, in TestMain's empty XDG_CONFIG_HOME
 				if tt.file != "" {
 					path = writeSettings(t, tt.file)
-				} else {
-					t.Setenv(EnvSettings, "") // default path: the empty XDG_CONFIG_HOME
-					path = ""
 				}
 				for k, v := range tt.env {
 					t.Setenv(strings.Replace(k, "VERB", strings.ToUpper(verb), 1), v)
