@@ -100,6 +100,8 @@ func TestDocCommandLinesUseFlagsTheVerbHas(t *testing.T) {
 // defines (the kubeconfig flags shared with kubectl and klog's are
 // described once, not checked here).
 func TestEveryFlagOfAVerbIsInItsPage(t *testing.T) {
+	// The verbs documented on another verb's or topic's page.
+	pageOf := map[string]string{"settings": "config.md"}
 	root := rootCommand()
 	shared := map[string]bool{}
 	for _, name := range []string{"kubeconfig", "context", "cluster", "user", "namespace", "server", "token", "as", "as-group", "as-uid",
@@ -112,6 +114,9 @@ func TestEveryFlagOfAVerbIsInItsPage(t *testing.T) {
 			continue
 		}
 		page := c.Name() + ".md"
+		if p, ok := pageOf[c.Name()]; ok {
+			page = p
+		}
 		b, err := os.ReadFile(page)
 		if err != nil {
 			t.Errorf("kubectl sched %s has no page %s: %v", c.Name(), page, err)

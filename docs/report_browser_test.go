@@ -23,8 +23,9 @@ import (
 const screenshot = "images/replay-report.png"
 
 // chromium finds Debian's Chromium (hack/install-chromium.sh installs it;
-// make test does). Without it the test is skipped, unless
-// KUBECTL_SCHED_BROWSER=1 (make test sets it) makes that a failure.
+// make test-browser does, as root). Without it the test is skipped, saying
+// so, unless KUBECTL_SCHED_BROWSER=1 (make test-browser sets it once
+// chromium is installed) makes that a failure.
 func chromium(t *testing.T) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -35,7 +36,7 @@ func chromium(t *testing.T) string {
 	if os.Getenv("KUBECTL_SCHED_BROWSER") != "" {
 		t.Fatal("chromium is not installed: run hack/install-chromium.sh")
 	}
-	t.Skip("chromium is not installed (hack/install-chromium.sh installs Debian's)")
+	t.Skip("skipping the HTML report check in a browser: no chromium, chromium-browser or google-chrome on PATH (as root, hack/install-chromium.sh installs Debian's)")
 	return ""
 }
 

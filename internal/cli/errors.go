@@ -59,6 +59,10 @@ func ExitCode(err error) int {
 		var es exitStatus
 		errors.As(err, &es)
 		return es.code
+	case errors.As(err, new(signalError)):
+		var se signalError
+		errors.As(err, &se)
+		return se.Code()
 	default:
 		return ExitFailure
 	}

@@ -63,8 +63,37 @@ KubeSchedulerConfiguration files you already have.`),
 	root.AddCommand(NewCmdSnapshot(streams, settings))
 	root.AddCommand(NewCmdTop(streams, settings))
 	root.AddCommand(NewCmdVersion(streams))
+	root.AddCommand(NewCmdSettings(streams))
 	addCompletionCmd(root)
+	addSettings(root)
 	return root
+}
+
+// addSettings adds --settings and applies the user's settings to the
+// flags of the verb about to run (not given on the command line), and to
+// the defaults its --help shows.
+func addSettings(root *cobra.Command) {
+	root.PersistentFlags().String(settingsFlag, "", "Settings file (default $"+EnvSettings+", else $XDG_CONFIG_HOME/kubectl-sched/config.yaml or ~/.config/kubectl-sched/config.yaml)")
+	_ = root.MarkPersistentFlagFilename(settingsFlag, "yaml", "yml")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if notVerbs[verbOf(cmd)] {
+			return nil // settings loads its own; completion works with a bad file
+		}
+		s, err := loadSettings(cmd.Root(), settingsPathFlag(cmd))
+		if err != nil {
+			return err
+		}
+		return s.apply(cmd)
+	}
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		// A bad settings file is reported when the verb runs; help
+		// shows the built-in defaults then.
+		if s, err := loadSettings(cmd.Root(), settingsPathFlag(cmd)); err == nil {
+			s.annotateHelp(cmd)
+		}
+		help(cmd, args)
+	})
 }
 
 // Execute runs the root command with args and returns the exit code,

@@ -8,10 +8,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -117,14 +115,18 @@ true, as in kube) decides unless --leader-elect is given.
 from its metrics registry in-process (logs are then discarded); quitting
 the UI stops the scheduler.
 
-Failures to reach the API server are logged as they happen (then every 10s
-while they last). If the informers have not listed the cluster within
+Failures to reach the API server are logged as they happen (then at most
+every 10s while they last), and every 10s while the informers have not
+listed the cluster run logs the kinds it waits for. If they have not within
 --sync-timeout (default 2m; 0 waits forever, as kube-scheduler), run exits
 with code 1 and the last failure. --config is checked before the cluster is
 contacted: a bad configuration exits with code 2.
 
 SIGINT or SIGTERM stops taking pods, lets in-flight bindings finish (up to
---shutdown-grace-period) and releases the lease.`),
+--shutdown-grace-period), releases the lease and exits 0. During start-up,
+before the informers have listed the cluster, either ends run at once with
+one line saying what it was waiting for, and exit code 130 (SIGINT) or 143
+(SIGTERM).`),
 		Example: `  # Schedule pods with schedulerName: kubectl-sched, beside kube-scheduler
   kubectl sched run
 
@@ -150,7 +152,7 @@ SIGINT or SIGTERM stops taking pods, lets in-flight bindings finish (up to
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			ctx, stop := notifyContext(ctx)
 			defer stop()
 			return o.Run(ctx)
 		},
@@ -306,6 +308,11 @@ func (o *RunOptions) Run(ctx context.Context) error {
 			return fmt.Errorf("%s: not ready after --sync-timeout %s: %w (last failure: %v)", restCfg.Host, o.SyncTimeout, err, last)
 		}
 		return fmt.Errorf("%s: not ready after --sync-timeout %s: %w", restCfg.Host, o.SyncTimeout, err)
+	case errors.Is(err, live.ErrStartupInterrupted):
+		if last := reporter.Err(); last != nil {
+			return fmt.Errorf("%s: %w (last failure: %v)", restCfg.Host, err, last)
+		}
+		return fmt.Errorf("%s: %w", restCfg.Host, err)
 	case err != nil:
 		return err
 	}

@@ -201,7 +201,7 @@ func given(f *string) bool { return f != nil && *f != "" }
 // Complete builds the source and, when the kubeconfig loads, the cluster
 // access of the pods panel.
 func (o *TopOptions) Complete() error {
-	o.restConfig, o.restErr = o.ConfigFlags.ToRESTConfig()
+	o.restConfig, o.restErr = kube.ToRESTConfig(o.ConfigFlags)
 	if o.restErr != nil && (given(o.ConfigFlags.KubeConfig) || given(o.ConfigFlags.Context)) {
 		// Without them a missing kubeconfig only leaves the pods panel
 		// out; a kubeconfig or context asked for must load.
@@ -266,7 +266,7 @@ func (o *TopOptions) Run(ctx context.Context) error {
 // tuiOptions wire the pods panel and the explain view to the cluster;
 // cfg, when set, is the scheduler configuration to explain with.
 func (o *TopOptions) tuiOptions(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration) tui.Options {
-	opts := tui.Options{Source: o.source, Interval: o.Interval, Window: o.Window, Context: ctx}
+	opts := tui.Options{Source: o.source, Interval: o.Interval, Window: o.Window, Context: ctx, NoSourceHint: o.noSourceHint()}
 	if o.restErr != nil || o.restConfig == nil {
 		opts.NoPods = fmt.Sprintf("no cluster access for the pending pods: %v", o.restErr)
 		return opts
@@ -333,6 +333,31 @@ func (o *TopOptions) explainText(ctx context.Context, clients *kube.Clients, cfg
 	return b.String(), nil
 }
 
+// noSourceHint tells the UI how to give top something to scrape.
+func (o *TopOptions) noSourceHint() []string {
+	if o.SchedulerPod != "" {
+		return []string{
+			"top scrapes the pod's /metrics through the API server's pod proxy (" + o.SchedulerPod + "): is it running, with that port and scheme?",
+			"• Its pods: kubectl get pods -n kube-system -l component=kube-scheduler",
+			"• Or scrape a URL: --metrics-url URL, or start kubectl-sched's own scheduler: kubectl sched run",
+		}
+	}
+	return []string{
+		"top reads a scheduler's Prometheus /metrics, and nothing answered there.",
+		"• Start kubectl-sched's scheduler, which serves " + top.DefaultMetricsURL + ": kubectl sched run (or schedule and watch in one: kubectl sched run --tui)",
+		"• Or point top at a scheduler: --metrics-url URL (kube-scheduler serves https://HOST:10259/metrics; with --metrics-insecure-skip-tls-verify for its self-signed certificate)",
+		"• Or at kube-scheduler's pod through the API server: --scheduler-pod kube-system/kube-scheduler-NODE",
+	}
+}
+
+// scrapeHint is the one-line form of noSourceHint, for --once.
+func (o *TopOptions) scrapeHint() string {
+	if o.SchedulerPod != "" {
+		return "is the pod running, with that port and scheme? --metrics-url URL scrapes a URL instead"
+	}
+	return "start a scheduler with 'kubectl sched run', or point top at one with --metrics-url URL or --scheduler-pod NAMESPACE/POD"
+}
+
 // runOnce scrapes twice, --interval apart, and prints the stats.
 func (o *TopOptions) runOnce(ctx context.Context) error {
 	w := &top.Window{Span: o.Window}
@@ -346,7 +371,7 @@ func (o *TopOptions) runOnce(ctx context.Context) error {
 		}
 		s, err := o.source.Scrape(ctx)
 		if err != nil {
-			return fmt.Errorf("scraping %s: %w", o.source, err)
+			return fmt.Errorf("scraping %s: %w (%s)", o.source, err, o.scrapeHint())
 		}
 		w.Add(s)
 	}

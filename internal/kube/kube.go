@@ -6,6 +6,7 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/version"
 )
@@ -54,9 +56,9 @@ func RESTConfig(flags *genericclioptions.ConfigFlags, qps float32, burst int32) 
 	if flags == nil {
 		flags = genericclioptions.NewConfigFlags(true)
 	}
-	cfg, err := flags.ToRESTConfig()
+	cfg, err := ToRESTConfig(flags)
 	if err != nil {
-		return nil, KubeconfigError(err)
+		return nil, err
 	}
 	cfg = rest.CopyConfig(cfg)
 	if qps != 0 {
@@ -67,6 +69,58 @@ func RESTConfig(flags *genericclioptions.ConfigFlags, qps float32, burst int32) 
 	}
 	cfg.UserAgent = fmt.Sprintf("%s/%s (%s/%s)", UserAgent, version.Version, runtime.GOOS, runtime.GOARCH)
 	return cfg, nil
+}
+
+// ErrNoKubeconfig is returned when there is no kubeconfig to read (no
+// --kubeconfig, KUBECONFIG names no file that exists, no ~/.kube/config),
+// no --server, and the process does not run in a pod. client-go would then
+// fall back to http://localhost:8080, where there is seldom an API server;
+// kubectl says "no configuration has been provided" instead, and so do we
+// (it is an ErrKubeconfig: bad input, exit code 2).
+var ErrNoKubeconfig = errors.New("no kubeconfig found")
+
+// ToRESTConfig resolves the kubeconfig flags as kubectl does (--kubeconfig,
+// else the files of $KUBECONFIG, else ~/.kube/config; in-cluster config in
+// a pod), refusing to fall back to http://localhost:8080 when there is
+// none of these and no --server (ErrNoKubeconfig). Errors are
+// ErrKubeconfig.
+func ToRESTConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
+	if err := configured(flags); err != nil {
+		return nil, KubeconfigError(err)
+	}
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return nil, KubeconfigError(err)
+	}
+	return cfg, nil
+}
+
+// configured returns ErrNoKubeconfig, saying where it looked, when the
+// flags name no server and no kubeconfig holds a cluster.
+func configured(flags *genericclioptions.ConfigFlags) error {
+	if flags.APIServer != nil && *flags.APIServer != "" {
+		return nil
+	}
+	if flags.KubeConfig != nil && *flags.KubeConfig != "" {
+		return nil // a missing or bad file is client-go's error to word
+	}
+	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil || len(raw.Clusters) > 0 || len(raw.Contexts) > 0 {
+		return nil // an error here is client-go's to word, as above
+	}
+	if _, err := rest.InClusterConfig(); err == nil {
+		return nil
+	}
+	where := "~/.kube/config does not exist"
+	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		where = fmt.Sprintf("%s=%s names no kubeconfig with a cluster", clientcmd.RecommendedConfigPathEnvVar, env)
+	} else if home := clientcmd.RecommendedHomeFile; home != "" {
+		where = fmt.Sprintf("KUBECONFIG is not set and %s holds no cluster", home)
+		if _, err := os.Stat(home); errors.Is(err, os.ErrNotExist) {
+			where = fmt.Sprintf("KUBECONFIG is not set and %s does not exist", home)
+		}
+	}
+	return fmt.Errorf("%w (%s, and not in a pod): pass --kubeconfig FILE, set KUBECONFIG, or give --server URL", ErrNoKubeconfig, where)
 }
 
 // ClientsForConfig returns a clientset for cfg and a shared informer factory over it

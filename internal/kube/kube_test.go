@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,6 +74,33 @@ func TestRESTConfigNamesAMissingKubeconfig(t *testing.T) {
 	f.KubeConfig = &missing
 	if _, err := RESTConfig(f, 0, 0); err == nil || !strings.Contains(err.Error(), "loading kubeconfig") {
 		t.Errorf("err = %v, want loading kubeconfig: ...", err)
+	}
+}
+
+// TestNoKubeconfigAnywhere: with no kubeconfig file to read and no
+// --server, ToRESTConfig says so (ErrNoKubeconfig, an ErrKubeconfig)
+// rather than falling back to http://localhost:8080; --server alone is
+// enough.
+func TestNoKubeconfigAnywhere(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	// client-go reads ~/.kube/config's path at start-up: KUBECONFIG naming
+	// a missing file is "none" as well.
+	t.Setenv("KUBECONFIG", missing)
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	_, err := ToRESTConfig(genericclioptions.NewConfigFlags(false))
+	if !errors.Is(err, ErrNoKubeconfig) || !errors.Is(err, ErrKubeconfig) {
+		t.Fatalf("err = %v, want ErrNoKubeconfig and ErrKubeconfig", err)
+	}
+	want := "loading kubeconfig: no kubeconfig found (KUBECONFIG=" + missing + " names no kubeconfig with a cluster, and not in a pod): pass --kubeconfig FILE, set KUBECONFIG, or give --server URL"
+	if err.Error() != want {
+		t.Errorf("err = %q\nwant  %q", err, want)
+	}
+	f := genericclioptions.NewConfigFlags(false)
+	server := "https://127.0.0.1:6443"
+	f.APIServer = &server
+	cfg, err := ToRESTConfig(f)
+	if err != nil || cfg.Host != server {
+		t.Errorf("with --server: host %v, err %v; want %s", cfg, err, server)
 	}
 }
 

@@ -32,9 +32,9 @@ type Clients struct {
 // makes one request per kind and page, so the client-side rate limit is
 // raised above client-go's default of 5 per second.
 func NewClients(f *genericclioptions.ConfigFlags) (*Clients, error) {
-	cfg, err := f.ToRESTConfig()
+	cfg, err := ToRESTConfig(f)
 	if err != nil {
-		return nil, KubeconfigError(err)
+		return nil, err
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	kc, err := kubernetes.NewForConfig(cfg)

@@ -14,8 +14,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -83,12 +81,19 @@ type Options struct {
 	// OnMetrics, if set, is given the metrics registry once it exists
 	// (`run --tui` reads it in-process).
 	OnMetrics func(prometheus.Gatherer)
+
+	// waitInterval is how often the start-up says what it waits for
+	// (default kube.DefaultReportInterval; tests shorten it).
+	waitInterval time.Duration
 }
 
 // Run schedules the pods of the configuration's profiles until ctx ends
 // (SIGINT/SIGTERM in the CLI), then shuts down gracefully: it stops popping
 // pods, waits for in-flight binding cycles, and releases the lease. It
-// returns ErrLeaderElectionLost if the lease was lost while leading.
+// returns ErrLeaderElectionLost if the lease was lost while leading,
+// ErrSyncTimeout if the informers did not list the cluster within
+// SyncTimeout, and ErrStartupInterrupted if ctx ended before they did;
+// while it waits for them it logs, every 10s, the kinds not yet listed.
 func Run(ctx context.Context, o Options) error {
 	d, err := newDriver(ctx, o)
 	if err != nil {
@@ -334,15 +339,10 @@ func (d *driver) failed(ctx context.Context, _ *schedcore.Framework, qpi *schedc
 func (d *driver) run(ctx context.Context) error {
 	// Informers and event recording outlive ctx until the shutdown is done.
 	infCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
-	// Run returns once the informers' goroutines have: a reflector that
-	// logs after Run returned raced the CLI's reset of klog's flags.
-	defer func() {
-		stopInformers()
-		d.factory.Shutdown()
-		if d.dynFactory != nil {
-			d.dynFactory.Shutdown()
-		}
-	}()
+	// Run returns once the informers' goroutines have (a reflector that
+	// logs after Run returned raced the CLI's reset of klog's flags), but
+	// for a start-up that never synced: see unsyncedShutdownWait.
+	defer d.shutdownInformers(stopInformers)
 	d.broadcaster.StartRecordingToSink(infCtx.Done())
 	go d.metrics.refillEvery(infCtx, asyncFlushInterval)
 	defer d.broadcaster.Shutdown()
@@ -386,56 +386,26 @@ func (d *driver) run(ctx context.Context) error {
 		}
 	}
 
-	// One request first, so that the informers' concurrent lists share
-	// its HTTP/2 connection instead of each dialling (and the server
-	// handshaking) one of their own.
-	if err := d.client.Discovery().RESTClient().Get().AbsPath("/version").Timeout(10 * time.Second).Do(ctx).Error(); err != nil {
-		d.logger.Info("Reading the server version", "err", err)
-	}
-	d.factory.Start(infCtx.Done())
+	// The sync timeout starts now: the version request below counts.
 	syncCtx := ctx
 	if d.o.SyncTimeout > 0 {
 		var cancel context.CancelFunc
 		syncCtx, cancel = context.WithTimeout(ctx, d.o.SyncTimeout)
 		defer cancel()
 	}
-	// notSynced is the error of a wait that ended: nil when ctx ended (a
-	// shutdown), ErrSyncTimeout when the timeout did.
-	notSynced := func(what string) error {
-		if ctx.Err() != nil {
-			return nil
-		}
-		if syncCtx.Err() != nil {
-			return fmt.Errorf("%w within %s: %s", ErrSyncTimeout, d.o.SyncTimeout, what)
-		}
-		return fmt.Errorf("informer for %s did not sync", what)
+	// One request first, so that the informers' concurrent lists share
+	// its HTTP/2 connection instead of each dialling (and the server
+	// handshaking) one of their own.
+	if err := d.client.Discovery().RESTClient().Get().AbsPath("/version").Timeout(10 * time.Second).Do(syncCtx).Error(); err != nil {
+		d.logger.Info("Reading the server version", "err", err)
 	}
+	d.factory.Start(infCtx.Done())
 	if d.dynFactory != nil {
 		d.dynFactory.Start(infCtx.Done())
-		for gvr, ok := range d.dynFactory.WaitForCacheSync(syncCtx.Done()) {
-			if !ok {
-				return notSynced(gvr.String())
-			}
-		}
 	}
-	var unsynced []string
-	synced := d.factory.WaitForCacheSync(syncCtx.Done())
-	for typ, ok := range synced {
-		if !ok {
-			unsynced = append(unsynced, strings.TrimPrefix(typ.String(), "*"))
-		}
-	}
-	switch {
-	case len(unsynced) == len(synced) && len(synced) > 1:
-		return notSynced(fmt.Sprintf("none of the %d kinds listed", len(synced)))
-	case len(unsynced) > 0:
-		sort.Strings(unsynced)
-		return notSynced(strings.Join(unsynced, ", "))
-	}
-	for _, r := range d.regs {
-		if !cache.WaitForCacheSync(syncCtx.Done(), r.HasSynced) {
-			return notSynced("event handlers")
-		}
+	w := &startupWait{d: d, ctx: ctx, syncCtx: syncCtx, start: time.Now(), interval: d.waitInterval()}
+	if err := d.waitForSync(w); err != nil {
+		return err
 	}
 	d.storageMu.Lock()
 	d.selectorsMu.Lock()

@@ -35,6 +35,9 @@ type Options struct {
 	Pods func(ctx context.Context, profiles []string) ([]top.PendingPod, error)
 	// NoPods says why Pods is nil.
 	NoPods string
+	// NoSourceHint says how to give top something to scrape; it is shown
+	// under the error while no scrape has succeeded yet.
+	NoSourceHint []string
 	// Explain renders `explain pod` as text for the given width; nil turns
 	// Enter off.
 	Explain func(ctx context.Context, namespace, name string, width int) (string, error)

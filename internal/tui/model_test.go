@@ -316,11 +316,13 @@ func TestTheSelectedPodsMessageIsShownWhole(t *testing.T) {
 		{Namespace: "a", Name: "third", Message: "0/900 nodes are available: " + strings.Repeat("1 node(s) had volume node affinity conflict, ", 12) + "3 Insufficient cpu."},
 	}
 	feed(m, podsMsg{pods: pods}, press("tab"), press("tab"))
-	if got := screen(m); !strings.Contains(got, "3 Insufficient cpu") {
+	// Whole: kube's "0/N nodes are available:" and the preemption text too,
+	// which the table's short form leaves out.
+	if got := strings.Join(strings.Fields(screen(m)), " "); !strings.Contains(got, "a/first: 0/5 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) didn't match Pod's node affinity/selector, 3 Insufficient cpu. preemption: not eligible.") {
 		t.Errorf("the first pod's whole message is not shown:\n%s", got)
 	}
 	feed(m, press("down"))
-	if got := screen(m); !strings.Contains(got, "a/second: 5 Insufficient memory") {
+	if got := screen(m); !strings.Contains(got, "a/second: 0/5 nodes are available: 5 Insufficient memory.") {
 		t.Errorf("the message does not follow the cursor:\n%s", got)
 	}
 	feed(m, press("down"))
@@ -332,5 +334,34 @@ func TestTheSelectedPodsMessageIsShownWhole(t *testing.T) {
 		if w := ansi.StringWidth(l); w > 80 {
 			t.Errorf("line %d is %d wide: %q", i+1, w, l)
 		}
+	}
+}
+
+// TestNothingToScrapeSaysWhatToDo: before any scrape has succeeded, the
+// panel says what was tried, the error whole (wrapped, not cut at the
+// width) and the hints of how to give top a scheduler.
+func TestNothingToScrapeSaysWhatToDo(t *testing.T) {
+	m := New(Options{
+		Source: fakeSource{"http://127.0.0.1:10259/metrics"}, Interval: 2 * time.Second, Window: 2 * time.Minute, Now: func() time.Time { return t0 },
+		NoSourceHint: []string{"top reads a scheduler's Prometheus /metrics, and nothing answered there.", "• Start one: kubectl sched run, or point top at one: --metrics-url URL or --scheduler-pod NAMESPACE/POD"},
+	})
+	m.Init()
+	feed(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	feed(m, scrapeMsg{err: errors.New(`Get "http://127.0.0.1:10259/metrics": dial tcp 127.0.0.1:10259: connect: connection refused`)})
+	got := screen(m)
+	golden(t, "nothing-80x24-scrape-error", got)
+	flat := strings.Join(strings.Fields(got), " ")
+	for _, want := range []string{
+		`Nothing to scrape at http://127.0.0.1:10259/metrics: Get "http://127.0.0.1:10259/metrics": dial tcp 127.0.0.1:10259: connect: connection refused`,
+		"• Start one: kubectl sched run, or point top at one: --metrics-url URL or --scheduler-pod NAMESPACE/POD",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the screen does not say %q:\n%s", want, got)
+		}
+	}
+	// Once a scrape succeeds, the panels are back.
+	feed(m, scrapeMsg{sample: recorded(t, "run-0.txt", 0)})
+	if strings.Contains(screen(m), "Nothing to scrape") {
+		t.Errorf("the hint stays after a good scrape:\n%s", screen(m))
 	}
 }

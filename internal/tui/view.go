@@ -45,6 +45,9 @@ func (m *Model) Render() string {
 		lines = append(lines, m.queueLines()...)
 		lines = append(lines, m.tabLine())
 		body := m.bodyLines(m.bodyHeight())
+		if m.stats == nil && m.lastErr != nil {
+			body = m.nothingScrapedLines()
+		}
 		lines = append(lines, fitHeight(body, m.bodyHeight())...)
 	}
 	lines = append(lines, m.statusLine())
@@ -61,7 +64,7 @@ func (m *Model) layout() {
 	}
 	// The selected pod's whole message gets its own lines below the
 	// table, whose column cuts it.
-	h -= detailHeight
+	h -= m.detailHeight()
 	m.table.SetWidth(m.width)
 	m.table.SetHeight(max(h, 2))
 	m.table.SetColumns(podColumns(m.width))
@@ -292,29 +295,37 @@ func (m *Model) podLines() []string {
 	return append(lines, m.detailLines()...)
 }
 
-// detailHeight is how many lines the selected pod's message may take.
-const detailHeight = 3
+// minDetailHeight is the fewest lines the selected pod's message gets.
+const minDetailHeight = 3
 
-// detailLines are the selected pod's last FailedScheduling message in
-// full, wrapped to the width: the table's column cuts a message with
-// several reasons before its informative part. A message longer than the
-// lines says that Enter shows the rest.
+// detailHeight is how many lines the selected pod's message may take: a
+// third of the panel, at least minDetailHeight.
+func (m *Model) detailHeight() int { return max(minDetailHeight, m.bodyHeight()/3) }
+
+// detailLines are the selected pod's last FailedScheduling message whole,
+// as kube wrote it ("0/N nodes are available: ..." with the preemption
+// text), wrapped to the width: the table's column shows only its short
+// form. A message longer than the lines says that Enter explains the pod.
 func (m *Model) detailLines() []string {
 	pods := m.visiblePods()
 	i := m.table.Cursor()
 	if i < 0 || i >= len(pods) {
 		return nil
 	}
-	msg := reasonOf(pods[i])
+	msg := pods[i].Message
+	if msg == "" {
+		msg = reasonOf(pods[i])
+	}
 	if msg == "-" {
 		msg = "not tried yet"
 	}
 	w := max(m.width-2, 10)
+	dh := m.detailHeight()
 	lines := strings.Split(ansi.Wrap(pods[i].Key()+": "+msg, w, ""), "\n")
-	if len(lines) > detailHeight {
-		lines = lines[:detailHeight]
+	if len(lines) > dh {
+		lines = lines[:dh]
 		more := " … (enter: explain)"
-		lines[detailHeight-1] = ansi.Truncate(lines[detailHeight-1], w-lipgloss.Width(more), "") + more
+		lines[dh-1] = ansi.Truncate(lines[dh-1], w-lipgloss.Width(more), "") + more
 	}
 	for i, l := range lines {
 		lines[i] = m.styles.Dim.Render("  " + l)
@@ -353,6 +364,55 @@ func (m *Model) refreshTable() {
 	if c := m.table.Cursor(); c >= len(rows) {
 		m.table.SetCursor(max(len(rows)-1, 0))
 	}
+}
+
+// nothingScrapedLines replace the panel while no scrape has succeeded:
+// what was tried and what failed, wrapped whole, and how to point top at a
+// scheduler.
+func (m *Model) nothingScrapedLines() []string {
+	s := m.styles
+	w := max(m.width-2, 10)
+	var lines []string
+	for _, l := range wrapWords("Nothing to scrape at "+m.o.Source.String()+": "+m.lastErr.Error(), w) {
+		lines = append(lines, s.Bad.Render(l))
+	}
+	for _, h := range m.o.NoSourceHint {
+		for j, l := range wrapWords(h, w-2) {
+			if j > 0 {
+				l = "  " + l
+			}
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// wrapWords wraps plain text at spaces only (a flag such as
+// --scheduler-pod stays whole); a word wider than w is cut into pieces.
+func wrapWords(text string, w int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		for ansi.StringWidth(word) > w {
+			if line != "" {
+				lines, line = append(lines, line), ""
+			}
+			head := ansi.Truncate(word, w, "")
+			lines, word = append(lines, head), word[len(head):]
+		}
+		switch {
+		case line == "":
+			line = word
+		case ansi.StringWidth(line)+1+ansi.StringWidth(word) <= w:
+			line += " " + word
+		default:
+			lines, line = append(lines, line), word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func (m *Model) statusLine() string {

@@ -11,7 +11,16 @@ import (
 var testCluster *cluster.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(cluster.RunMain(m, cluster.Options{}, func(c *cluster.Cluster) { testCluster = c }))
+	// The user's settings file stays out of the verbs the tests run.
+	noSettings, err := os.MkdirTemp("", "kubectl-sched-e2e-settings")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CONFIG_HOME", noSettings)
+	os.Unsetenv("KUBECTL_SCHED_SETTINGS")
+	code := cluster.RunMain(m, cluster.Options{}, func(c *cluster.Cluster) { testCluster = c })
+	os.RemoveAll(noSettings)
+	os.Exit(code)
 }
 
 // requireCluster returns the shared cluster, or skips the test when the
