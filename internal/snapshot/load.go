@@ -20,6 +20,8 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/defaults"
 )
 
 // ErrInvalid marks bad input (exit code 2).
@@ -400,12 +402,32 @@ func (c *Cluster) addNamed(file string, line int, where, ident, apiVersion, kind
 		}
 		c.named[key] = here
 	}
-	handled, err := c.addTyped(kind, group, obj, decode, Origin{File: file, Line: line, Where: where})
+	// Both paths decode here, so the API server's defaulting and the
+	// validation a decision depends on are applied once, after either.
+	decodeDefaulted := func(into any) error {
+		if err := decode(into); err != nil {
+			return err
+		}
+		defaults.Object(into)
+		if p, ok := into.(*v1.Pod); ok {
+			return defaults.ValidatePod(p)
+		}
+		return nil
+	}
+	handled, err := c.addTyped(kind, group, obj, decodeDefaulted, Origin{File: file, Line: line, Where: where})
 	if !handled {
-		handled, err = c.addDRA(apiVersion, kind, decode, fail)
+		handled, err = c.addDRA(apiVersion, kind, decodeDefaulted, fail)
 	}
 	if de, ok := err.(decodeError); ok {
 		err = fail(string(de))
+	}
+	var inv *defaults.InvalidError
+	if errors.As(err, &inv) {
+		msg := inv.Error()
+		if where != "" {
+			msg = where + ": " + msg
+		}
+		err = &LoadError{File: file, Line: line, Msg: msg}
 	}
 	if !handled {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("warning: %s:%d: skipping %s (kind %s/%s is not used by the scheduler)", file, line, ident, apiVersion, kind))
@@ -435,9 +457,6 @@ func (c *Cluster) addTyped(kind, group string, obj map[string]any, decode func(a
 			return true, err
 		}
 		p.Namespace = c.namespaceOr(p.Namespace)
-		if p.Spec.SchedulerName == "" {
-			p.Spec.SchedulerName = v1.DefaultSchedulerName
-		}
 		c.Pods = append(c.Pods, p)
 		c.setOrigin(p, origin)
 	case kind == "Namespace" && group == "":
@@ -453,14 +472,7 @@ func (c *Cluster) addTyped(kind, group string, obj map[string]any, decode func(a
 	case kind == "PersistentVolume":
 		return true, decodeAppend(decode, &c.PVs)
 	case kind == "StorageClass":
-		if err := decodeAppend(decode, &c.StorageClasses); err != nil {
-			return true, err
-		}
-		if p := c.StorageClasses[len(c.StorageClasses)-1]; p.VolumeBindingMode == nil {
-			// The API server's default.
-			m := storagev1.VolumeBindingImmediate
-			p.VolumeBindingMode = &m
-		}
+		return true, decodeAppend(decode, &c.StorageClasses)
 	case kind == "CSINode":
 		return true, decodeAppend(decode, &c.CSINodes)
 	case kind == "CSIDriver":

@@ -1,0 +1,119 @@
+package defaults
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ErrInvalid marks an object the API server would refuse.
+var ErrInvalid = errors.New("refused by the API server's validation")
+
+// InvalidError is an object the API server would refuse, worded as
+// kubectl prints the API server's answer: `The Pod "web" is invalid:
+// spec.containers[0].resources.requests: Invalid value: "2": must be less
+// than or equal to cpu limit of 1`.
+type InvalidError struct {
+	Kind, Name string
+	Errs       field.ErrorList
+}
+
+func (e *InvalidError) Error() string {
+	head := fmt.Sprintf("The %s %q is invalid: ", e.Kind, e.Name)
+	if len(e.Errs) == 1 {
+		return head + e.Errs[0].Error()
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	for _, fe := range e.Errs {
+		b.WriteString("\n* ")
+		b.WriteString(fe.Error())
+	}
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *InvalidError) Unwrap() error { return ErrInvalid }
+
+// ValidatePod returns, as an *InvalidError, the API server's refusal of a
+// pod on the rules of ValidatePodSpec; nil when it passes them.
+func ValidatePod(p *v1.Pod) error {
+	if errs := ValidatePodSpec(&p.Spec, field.NewPath("spec")); len(errs) > 0 {
+		return &InvalidError{Kind: "Pod", Name: p.Name, Errs: errs}
+	}
+	return nil
+}
+
+// ValidatePodSpec checks the rules of kube's pod validation
+// (pkg/apis/core/validation validateResourceRequirements) that a
+// scheduling decision depends on, for the containers, init containers and
+// pod-level resources, with kube's wording:
+//   - a request above its limit: `Invalid value: "2": must be less than
+//     or equal to cpu limit of 1`;
+//   - a resource that cannot be overcommitted (an extended resource,
+//     hugepages) whose request is not its limit: `must be equal to
+//     example.com/gpu limit of 1`, or that has a request and no limit:
+//     `Required value: Limit must be set for non overcommitable resources`.
+//
+// Run it on a pod after Pod (requests defaulted from limits first, as the
+// API server defaults before it validates), or on a workload's template
+// as written (a template's requests are not defaulted). Other rules
+// (names, images, ...) are not checked: no decision reads them.
+func ValidatePodSpec(spec *v1.PodSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i := range spec.InitContainers {
+		errs = append(errs, requirements(&spec.InitContainers[i].Resources, path.Child("initContainers").Index(i).Child("resources"))...)
+	}
+	for i := range spec.Containers {
+		errs = append(errs, requirements(&spec.Containers[i].Resources, path.Child("containers").Index(i).Child("resources"))...)
+	}
+	if r := spec.Resources; r != nil {
+		errs = append(errs, requirements(r, path.Child("resources"))...)
+	}
+	return errs
+}
+
+// requirements is validateResourceRequirements' comparison of requests
+// with limits, resource names in order (kube ranges over the map).
+func requirements(r *v1.ResourceRequirements, path *field.Path) field.ErrorList {
+	if requirementsOK(r) {
+		return nil
+	}
+	names := make([]string, 0, len(r.Requests))
+	for k := range r.Requests {
+		names = append(names, string(k))
+	}
+	sort.Strings(names)
+	var errs field.ErrorList
+	reqPath, limPath := path.Child("requests"), path.Child("limits")
+	for _, n := range names {
+		k := v1.ResourceName(n)
+		q := r.Requests[k]
+		lim, ok := r.Limits[k]
+		switch {
+		case ok && q.Cmp(lim) != 0 && !overcommitAllowed(k):
+			errs = append(errs, field.Invalid(reqPath, q.String(), fmt.Sprintf("must be equal to %s limit of %s", k, lim.String())))
+		case ok && q.Cmp(lim) > 0:
+			errs = append(errs, field.Invalid(reqPath, q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", k, lim.String())))
+		case !ok && !overcommitAllowed(k):
+			errs = append(errs, field.Required(limPath, "Limit must be set for non overcommitable resources"))
+		}
+	}
+	return errs
+}
+
+// requirementsOK is requirements' check without building errors, for the
+// common case.
+func requirementsOK(r *v1.ResourceRequirements) bool {
+	for k, q := range r.Requests {
+		lim, ok := r.Limits[k]
+		if ok && (q.Cmp(lim) > 0 || q.Cmp(lim) != 0 && !overcommitAllowed(k)) || !ok && !overcommitAllowed(k) {
+			return false
+		}
+	}
+	return true
+}
