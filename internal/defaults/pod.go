@@ -88,7 +88,7 @@ func ports(ps []v1.ContainerPort, hostNetwork bool) {
 // cpu and memory, which no decision reads, are left as written.
 func podLevelResources(p *v1.Pod) {
 	r := p.Spec.Resources
-	if len(r.Requests) == 0 && len(r.Limits) == 0 {
+	if len(r.Requests) == 0 && len(r.Limits) == 0 || !podLevelMissing(p) {
 		return
 	}
 	ctrs := &v1.Pod{Spec: v1.PodSpec{Containers: p.Spec.Containers, InitContainers: p.Spec.InitContainers}}
@@ -131,6 +131,38 @@ func podLevelResources(p *v1.Pod) {
 	if len(reqs) > 0 {
 		r.Requests = reqs
 	}
+}
+
+// podLevelMissing reports whether podLevelResources would add anything
+// (without aggregating, which allocates): a pod-level limit or a
+// container's cpu, memory or hugepages the pod-level requests lack, or a
+// container's hugepages limit the pod-level limits lack.
+func podLevelMissing(p *v1.Pod) bool {
+	r := p.Spec.Resources
+	missing := func(k v1.ResourceName) bool {
+		_, ok := r.Requests[k]
+		return !ok && resourcehelper.IsSupportedPodLevelResource(k)
+	}
+	for k := range r.Limits {
+		if missing(k) {
+			return true
+		}
+	}
+	for _, cs := range [][]v1.Container{p.Spec.Containers, p.Spec.InitContainers} {
+		for i := range cs {
+			for k := range cs[i].Resources.Requests {
+				if missing(k) && overcommitAllowed(k) {
+					return true
+				}
+			}
+			for k := range cs[i].Resources.Limits {
+				if _, ok := r.Limits[k]; !ok && missing(k) && isHugePages(k) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // isHugePages is kube's helper.IsHugePageResourceName.

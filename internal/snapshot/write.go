@@ -178,6 +178,12 @@ func (c *Cluster) objects() []object {
 	return out
 }
 
+// OtherCount is how many objects other than nodes and pods Marshal
+// writes: what `snapshot` reports beside its nodes and pods.
+func (c *Cluster) OtherCount() int {
+	return len(c.objects()) - len(c.Nodes) - len(c.Pods) + len(c.Others)
+}
+
 // Marshal renders the cluster as one v1 List, in YAML or (format "json")
 // JSON, that LoadPaths reads back. Every item gets its apiVersion and
 // kind; PodGroups (unstructured) keep theirs.
