@@ -31,7 +31,7 @@ func podSpec(t *testing.T, y string) v1.PodSpec {
 // terminationMessagePath, ...) are not set.
 func TestPod(t *testing.T) {
 	tests := []struct {
-		name      string
+		name       string
 		spec, want string
 	}{{
 		name: "requests default to limits in containers and init containers, an explicit zero request kept",
