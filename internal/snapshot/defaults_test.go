@@ -1,0 +1,133 @@
+package snapshot
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// handWritten is a dump as a user writes it: no allocatable, requests only
+// as limits, a hostNetwork port without hostPort, a namespace without its
+// name label.
+const handWritten = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n1}
+  status: {capacity: {cpu: "4", memory: 8Gi, pods: "110"}}
+- apiVersion: v1
+  kind: Namespace
+  metadata: {name: web}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: p, namespace: web}
+  spec:
+    hostNetwork: true
+    containers: [{name: c, image: x, ports: [{containerPort: 8080}], resources: {limits: {cpu: "1", memory: 2Gi}}}]
+`
+
+// TestLoadAppliesTheAPIServersDefaults loads a hand-written dump by both
+// decoding paths and wants the objects as an API server stores them.
+func TestLoadAppliesTheAPIServersDefaults(t *testing.T) {
+	typed, mapped, et, em := loadBoth(t, "c.yaml", []byte(handWritten))
+	if !sameLoads(t, "hand-written dump", "map path", typed, mapped, et, em) {
+		return
+	}
+	for _, c := range []*Cluster{typed, mapped} {
+		n := c.Nodes[0]
+		if diff := cmp.Diff(n.Status.Capacity, n.Status.Allocatable, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+			t.Errorf("node allocatable is not its capacity (-capacity +allocatable):\n%s", diff)
+		}
+		ctr := c.Pods[0].Spec.Containers[0]
+		if got := ctr.Resources.Requests.Cpu().String() + "," + ctr.Resources.Requests.Memory().String(); got != "1,2Gi" {
+			t.Errorf("requests %s, want the limits 1,2Gi", got)
+		}
+		if got := ctr.Ports[0]; got.HostPort != 8080 || got.Protocol != v1.ProtocolTCP {
+			t.Errorf("port %+v, want hostPort 8080 and protocol TCP", got)
+		}
+		if got := c.Namespaces[0].Labels[v1.LabelMetadataName]; got != "web" {
+			t.Errorf("namespace label %q, want web", got)
+		}
+		if got := c.Pods[0].Spec.SchedulerName; got != v1.DefaultSchedulerName {
+			t.Errorf("schedulerName %q", got)
+		}
+	}
+}
+
+// TestLoadRefusesWhatTheAPIServerRefuses wants kubectl's wording of the
+// API server's refusal, at the object, from both paths.
+func TestLoadRefusesWhatTheAPIServerRefuses(t *testing.T) {
+	tests := []struct {
+		name, data, want string
+	}{{
+		name: "a pod alone",
+		data: `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers: [{name: c, image: x, resources: {requests: {cpu: "2"}, limits: {cpu: "1"}}}]
+`,
+		want: `c.yaml:1: The Pod "web" is invalid: spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1`,
+	}, {
+		name: "a pod in a List",
+		data: `{"apiVersion": "v1", "kind": "List", "items": [
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu"},
+ "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"example.com/gpu": "1"}}}]}}]}`,
+		want: `c.yaml:1: items[0]: The Pod "gpu" is invalid: spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources`,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, et, em := loadBoth(t, "c.yaml", []byte(tc.data))
+			for _, err := range []error{et, em} {
+				if err == nil || err.Error() != tc.want {
+					t.Errorf("error %v\nwant %s", err, tc.want)
+				}
+				if !errors.Is(err, ErrInvalid) {
+					t.Errorf("error %v is not ErrInvalid (exit 2)", err)
+				}
+			}
+		})
+	}
+}
+
+// TestOtherCountIsWhatMarshalWrites counts the objects a dump with every
+// kind writes, DRA ones included, besides its nodes and pods.
+func TestOtherCountIsWhatMarshalWrites(t *testing.T) {
+	for _, f := range []string{"../../examples/dra.yaml", "../../examples/cluster.yaml"} {
+		c, err := LoadPaths([]string{f}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := c.Marshal("yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "d.yaml"), out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		objs, err := ReadObjects([]string{filepath.Join(dir, "d.yaml")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		others := 0
+		for _, o := range objs {
+			if k := o.Kind(); k != "Node" && k != "Pod" {
+				others++
+			}
+		}
+		if got := c.OtherCount(); got != others {
+			t.Errorf("%s: OtherCount %d, the dump has %d objects other than nodes and pods", f, got, others)
+		}
+		if strings.Contains(f, "dra") && c.DRA.Empty() {
+			t.Errorf("%s: no DRA objects to count", f)
+		}
+	}
+}
