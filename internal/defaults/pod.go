@@ -23,7 +23,9 @@ import (
 //     being on in v1.37) and the values of matchLabelKeys and
 //     mismatchLabelKeys of pod (anti-)affinity terms merged into their
 //     labelSelector (MatchLabelKeysInPodAffinity, GA), which
-//     kube-scheduler reads instead of the keys.
+//     kube-scheduler reads instead of the keys;
+//   - the DefaultTolerationSeconds admission: tolerations of the
+//     not-ready and unreachable NoExecute taints for 300s.
 //
 // spec.priority from priorityClassName (the Priority admission) is
 // snapshot.ResolvePriority's, which needs the PriorityClasses.
@@ -47,6 +49,39 @@ func Pod(p *v1.Pod) {
 		podLevelResources(p)
 	}
 	podAffinityLabelKeys(p)
+	defaultTolerations(p)
+}
+
+// defaultTolerationSeconds is the DefaultTolerationSeconds admission
+// plugin's default (--default-not-ready-toleration-seconds and
+// --default-unreachable-toleration-seconds).
+const defaultTolerationSeconds = 300
+
+// defaultTolerations is the DefaultTolerationSeconds admission plugin
+// (on by default): a pod that does not tolerate the not-ready or the
+// unreachable NoExecute taint gets a toleration of it for 300 seconds, so
+// that such a taint does not keep it off a node.
+func defaultTolerations(p *v1.Pod) {
+	notReady, unreachable := false, false
+	for _, t := range p.Spec.Tolerations {
+		noExecute := t.Effect == v1.TaintEffectNoExecute || t.Effect == ""
+		if noExecute && (t.Key == v1.TaintNodeNotReady || t.Key == "") {
+			notReady = true
+		}
+		if noExecute && (t.Key == v1.TaintNodeUnreachable || t.Key == "") {
+			unreachable = true
+		}
+	}
+	add := func(key string) {
+		s := int64(defaultTolerationSeconds)
+		p.Spec.Tolerations = append(p.Spec.Tolerations, v1.Toleration{Key: key, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: &s})
+	}
+	if !notReady {
+		add(v1.TaintNodeNotReady)
+	}
+	if !unreachable {
+		add(v1.TaintNodeUnreachable)
+	}
 }
 
 // containers applies the container-level defaults of Pod.

@@ -4,10 +4,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 )
+
+// ignoreTolerations leaves out the tolerations, which TestTolerations
+// covers.
+var ignoreTolerations = cmpopts.IgnoreFields(v1.PodSpec{}, "Tolerations")
 
 // quantities compares quantities by value, as kube's tests do (Cmp).
 var quantities = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
@@ -202,7 +207,7 @@ containers: [{name: c1, resources: {requests: {cpu: 100m, memory: 128Mi}, limits
 		t.Run(tc.name, func(t *testing.T) {
 			p := &v1.Pod{Spec: podSpec(t, tc.spec)}
 			Pod(p)
-			if diff := cmp.Diff(podSpec(t, tc.want), p.Spec, quantities); diff != "" {
+			if diff := cmp.Diff(podSpec(t, tc.want), p.Spec, quantities, ignoreTolerations); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
 			again := p.DeepCopy()
@@ -275,13 +280,62 @@ affinity:
 			p := &v1.Pod{Spec: podSpec(t, tc.spec)}
 			p.Labels = map[string]string{"version": "v2", "tenant": "a"}
 			Pod(p)
-			if diff := cmp.Diff(podSpec(t, tc.want), p.Spec, quantities); diff != "" {
+			if diff := cmp.Diff(podSpec(t, tc.want), p.Spec, quantities, ignoreTolerations); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
 			again := p.DeepCopy()
 			Pod(again)
 			if diff := cmp.Diff(p.Spec, again.Spec); diff != "" {
 				t.Errorf("defaulting twice changes the spec (-once +twice):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTolerations transcribes kube v1.37.2's
+// plugin/pkg/admission/defaulttolerationseconds admission_test.go.
+func TestTolerations(t *testing.T) {
+	const notReady = "{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}"
+	const unreachable = "{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 300}"
+	tests := []struct {
+		name       string
+		spec, want string
+	}{{
+		name: "pod has no tolerations, expect add tolerations for not-ready:NoExecute and unreachable:NoExecute",
+		spec: "[]",
+		want: "[" + notReady + ", " + unreachable + "]",
+	}, {
+		name: "pod has tolerations, but none is for taint `not-ready:NoExecute` or `unreachable:NoExecute`, expect add tolerations",
+		spec: "[{key: foo, operator: Equal, value: bar, effect: NoSchedule, tolerationSeconds: 700}]",
+		want: "[{key: foo, operator: Equal, value: bar, effect: NoSchedule, tolerationSeconds: 700}, " + notReady + ", " + unreachable + "]",
+	}, {
+		name: "pod specified a toleration for taint `not-ready:NoExecute`, expect add toleration for `unreachable:NoExecute`",
+		spec: "[{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 700}]",
+		want: "[{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 700}, " + unreachable + "]",
+	}, {
+		name: "pod specified tolerations for both, expect no change",
+		spec: "[{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 700}, {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 700}]",
+		want: "[{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 700}, {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 700}]",
+	}, {
+		name: "pod specified toleration for taint `unreachable`, expect add toleration for `not-ready:NoExecute`",
+		spec: "[{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 700}]",
+		want: "[{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 700}, " + notReady + "]",
+	}, {
+		name: "pod has a toleration that tolerates all taints, expect no change",
+		spec: "[{operator: Exists}]",
+		want: "[{operator: Exists}]",
+	}, {
+		name: "a toleration of every effect of not-ready counts, as kube's does",
+		spec: "[{key: node.kubernetes.io/not-ready, operator: Exists}]",
+		want: "[{key: node.kubernetes.io/not-ready, operator: Exists}, " + unreachable + "]",
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &v1.Pod{Spec: podSpec(t, "containers: [{name: c}]\ntolerations: "+tc.spec)}
+			Pod(p)
+			want := podSpec(t, "tolerations: "+tc.want).Tolerations
+			if diff := cmp.Diff(want, p.Spec.Tolerations); diff != "" {
+				t.Errorf("tolerations (-want +got):\n%s", diff)
 			}
 		})
 	}
