@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,5 +130,59 @@ func TestOtherCountIsWhatMarshalWrites(t *testing.T) {
 		if strings.Contains(f, "dra") && c.DRA.Empty() {
 			t.Errorf("%s: no DRA objects to count", f)
 		}
+	}
+}
+
+// TestUnboundClaimsGetTheDefaultStorageClass follows kube v1.37.2's
+// DefaultStorageClass admission (admission_test.go: no default, one
+// default, the beta annotation, two defaults: the newest) and leaves
+// claims with a class, the beta class annotation, or a volume alone.
+func TestUnboundClaimsGetTheDefaultStorageClass(t *testing.T) {
+	const classes = `apiVersion: v1
+kind: List
+items:
+- {apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: old, creationTimestamp: "2026-01-01T00:00:00Z", annotations: {storageclass.kubernetes.io/is-default-class: "true"}}, provisioner: a}
+- {apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: new, creationTimestamp: "2026-02-01T00:00:00Z", annotations: {storageclass.beta.kubernetes.io/is-default-class: "true"}}, provisioner: a}
+- {apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: other, creationTimestamp: "2026-03-01T00:00:00Z", annotations: {storageclass.kubernetes.io/is-default-class: "false"}}, provisioner: a}
+`
+	const claims = `apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: none}, spec: {resources: {requests: {storage: 1Gi}}}}
+- {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: empty}, spec: {storageClassName: "", resources: {requests: {storage: 1Gi}}}}
+- {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: named}, spec: {storageClassName: other, resources: {requests: {storage: 1Gi}}}}
+- {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: beta, annotations: {volume.beta.kubernetes.io/storage-class: other}}, spec: {resources: {requests: {storage: 1Gi}}}}
+- {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: bound}, spec: {volumeName: pv, resources: {requests: {storage: 1Gi}}}}
+`
+	dir := t.TempDir()
+	for name, data := range map[string]string{"a-claims.yaml": claims, "b-classes.yaml": classes} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]string{}
+	for _, withClasses := range []bool{false, true} {
+		paths := []string{filepath.Join(dir, "a-claims.yaml")}
+		if withClasses {
+			paths = append(paths, filepath.Join(dir, "b-classes.yaml"))
+		}
+		c, err := LoadPaths(paths, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pvc := range c.PVCs {
+			class := "<nil>"
+			if pvc.Spec.StorageClassName != nil {
+				class = *pvc.Spec.StorageClassName
+			}
+			got[fmt.Sprint(withClasses)+" "+pvc.Name] = class
+		}
+	}
+	want := map[string]string{
+		"false none": "<nil>", "false empty": "", "false named": "other", "false beta": "<nil>", "false bound": "<nil>",
+		"true none": "new", "true empty": "", "true named": "other", "true beta": "<nil>", "true bound": "<nil>",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("classes (-want +got):\n%s", diff)
 	}
 }

@@ -132,8 +132,18 @@ func LoadPaths(paths []string, stdin io.Reader) (*Cluster, error) {
 	return c, nil
 }
 
-// AddPaths loads files or directories into c, as LoadPaths does.
+// AddPaths loads files or directories into c, as LoadPaths does; then
+// unbound claims without a class get the default StorageClass of what c
+// holds (defaultClaimClasses).
 func (c *Cluster) AddPaths(paths []string, stdin io.Reader) error {
+	if err := c.addPaths(paths, stdin); err != nil {
+		return err
+	}
+	c.defaultClaimClasses()
+	return nil
+}
+
+func (c *Cluster) addPaths(paths []string, stdin io.Reader) error {
 	for _, p := range paths {
 		if p == "-" {
 			data, err := io.ReadAll(stdin)

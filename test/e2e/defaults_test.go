@@ -1,0 +1,308 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/cli"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/test/e2e/cluster"
+)
+
+// TestDefaultingAsTheAPIServer loads every example and golden input of the
+// repository twice, as written and after a real API server's create, and
+// wants the same decisions: the loader's defaulting (internal/defaults)
+// makes of a manifest what the API server stores.
+//
+//   - Cluster dumps (examples/, testdata/clusters, testdata/gang,
+//     testdata/conformance/*/snapshot.json) are dry-run as written and
+//     after the round trip (`dryrun -o json`, the summary's timings aside).
+//   - Workload specs (examples/web.yaml, web-zones.yaml, new-pod.yaml) are
+//     counted by `capacity -f` on examples/cluster.yaml, the node template
+//     (examples/m6i.yaml) with `--add-nodes`.
+//
+// The round trip: namespaces and PriorityClasses (which admission reads)
+// are created, then every other object is created with dryRun=All, whose
+// answer is the object as the API server would store and return it
+// (defaulted, mutated by admission, validated) without keeping it: inputs
+// reuse names across files. What the API server sets at creation and a
+// dump keeps (uid, creationTimestamp, deletionTimestamp, resourceVersion)
+// is taken from the file, and so is the status of pods, volumes, claims
+// and ResourceClaims, which a create resets (a dump's status was written
+// through the status subresource). Kinds the API server does not serve
+// (scheduler-plugins' PodGroup CRD) are kept as written.
+func TestDefaultingAsTheAPIServer(t *testing.T) {
+	if cluster.Disabled() {
+		t.Skipf("%s=0: end-to-end tests are off", cluster.EnvE2E)
+	}
+	// A cluster of its own: the test changes namespaces and PriorityClasses.
+	c := cluster.StartForTest(t, cluster.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	rt := &roundTripper{dyn: dyn, mapper: mapper}
+
+	root := filepath.Join("..", "..")
+	var dumps []string
+	for _, pat := range []string{"examples/*.yaml", "examples/*/*.yaml", "testdata/clusters/*.yaml", "testdata/gang/*.yaml", "testdata/conformance/*/snapshot.json"} {
+		m, err := filepath.Glob(filepath.Join(root, pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dumps = append(dumps, m...)
+	}
+	sort.Strings(dumps)
+	example := filepath.Join(root, "examples", "cluster.yaml")
+	web := filepath.Join(root, "examples", "web.yaml")
+	checked := 0
+	for _, f := range dumps {
+		rel, _ := filepath.Rel(root, f)
+		objs, err := snapshot.ReadObjects([]string{f}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		kinds := map[string]int{}
+		for _, o := range objs {
+			kinds[o.Kind()]++
+		}
+		var args func(file string) []string
+		switch {
+		case kinds["KubeSchedulerConfiguration"] > 0:
+			continue // a configuration, not objects
+		case kinds["Node"] == 1 && len(objs) == 1:
+			args = func(file string) []string {
+				return []string{"capacity", "-f", web, "--snapshot", example, "--add-nodes", "3", "--node-template", file, "-o", "json"}
+			}
+		case kinds["Node"] == 0:
+			args = func(file string) []string {
+				return []string{"capacity", "-f", file, "--snapshot", example, "-o", "json"}
+			}
+		default:
+			cfg := []string{}
+			if strings.Contains(rel, "gang") {
+				cfg = []string{"--config", filepath.Join(root, "testdata", "gang", "config.yaml")}
+			}
+			args = func(file string) []string { return append([]string{"dryrun", "-f", file, "-o", "json"}, cfg...) }
+		}
+		t.Run(rel, func(t *testing.T) {
+			stored := filepath.Join(t.TempDir(), "stored.json")
+			kept := rt.roundTrip(ctx, t, objs, stored)
+			if len(kept) > 0 {
+				t.Logf("kept as written (not served): %s", strings.Join(kept, ", "))
+			}
+			want := decisions(t, args(f))
+			got := decisions(t, args(stored))
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("decisions as written and after the API server differ (-written +stored):\n%s", diff)
+			}
+		})
+		checked++
+	}
+	if checked < 15 {
+		t.Errorf("checked %d inputs, want every example and golden input", checked)
+	}
+}
+
+// decisions runs the CLI and returns its JSON output without the timings.
+func decisions(t *testing.T, args []string) map[string]any {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := cli.Execute(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, cli.Settings{}, args); code != 0 {
+		t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	dropTimings(m)
+	return m
+}
+
+// dropTimings removes what depends on the machine's speed, and the
+// sources ("file:line"), which name the two files.
+func dropTimings(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			lk := strings.ToLower(k)
+			if strings.Contains(lk, "second") || strings.Contains(lk, "duration") || strings.Contains(lk, "persec") || strings.Contains(lk, "time") || lk == "source" {
+				delete(x, k)
+				continue
+			}
+			dropTimings(e)
+		}
+	case []any:
+		for _, e := range x {
+			dropTimings(e)
+		}
+	}
+}
+
+type roundTripper struct {
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+	// classes are the PriorityClasses the last file created.
+	classes []string
+}
+
+// resetStatus are the kinds whose create resets the status a dump holds.
+var resetStatus = map[string]bool{"Pod": true, "PersistentVolume": true, "PersistentVolumeClaim": true, "ResourceClaim": true}
+
+// roundTrip puts objs through the API server (see TestDefaultingAsTheAPIServer)
+// and writes what it returns as one List to path. It returns the kinds kept
+// as written.
+func (r *roundTripper) roundTrip(ctx context.Context, t *testing.T, objs []snapshot.Object, path string) (kept []string) {
+	t.Helper()
+	pcGVR := schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
+	for _, name := range r.classes {
+		if err := r.dyn.Resource(pcGVR).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	r.classes = nil
+	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	namespaces := map[string]bool{"default": true}
+	var items []any
+	seenKept := map[string]bool{}
+	// Namespaces and PriorityClasses first: admission reads them.
+	sort.SliceStable(objs, func(i, j int) bool { return rank(objs[i].Kind()) < rank(objs[j].Kind()) })
+	for _, o := range objs {
+		u := &unstructured.Unstructured{Object: deepCopy(o.Data)}
+		gvk := u.GroupVersionKind()
+		m, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			if !meta.IsNoMatchError(err) {
+				t.Fatalf("%s: %v", o.Errorf("mapping").Error(), err)
+			}
+			if !seenKept[u.GetAPIVersion()+" "+u.GetKind()] {
+				seenKept[u.GetAPIVersion()+" "+u.GetKind()] = true
+				kept = append(kept, u.GetAPIVersion()+" "+u.GetKind())
+			}
+			items = append(items, o.Data)
+			continue
+		}
+		in := u.DeepCopy()
+		for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "generation"} {
+			unstructured.RemoveNestedField(in.Object, "metadata", f)
+		}
+		var res dynamic.ResourceInterface = r.dyn.Resource(m.Resource)
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			ns := in.GetNamespace()
+			if ns == "" {
+				ns = "default"
+				in.SetNamespace(ns)
+			}
+			if !namespaces[ns] {
+				if _, err := r.dyn.Resource(nsGVR).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+					t.Fatal(err)
+				}
+				namespaces[ns] = true
+			}
+			res = r.dyn.Resource(m.Resource).Namespace(ns)
+		}
+		var out *unstructured.Unstructured
+		switch o.Kind() {
+		case "Namespace":
+			// Created for real (objects of it need it), or given the
+			// file's labels.
+			out, err = res.Create(ctx, in, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				var cur *unstructured.Unstructured
+				if cur, err = res.Get(ctx, in.GetName(), metav1.GetOptions{}); err == nil {
+					cur.SetLabels(in.GetLabels())
+					out, err = res.Update(ctx, cur, metav1.UpdateOptions{})
+				}
+			}
+			namespaces[in.GetName()] = true
+		case "PriorityClass":
+			if strings.HasPrefix(in.GetName(), "system-") {
+				out, err = res.Get(ctx, in.GetName(), metav1.GetOptions{})
+				break
+			}
+			out, err = res.Create(ctx, in, metav1.CreateOptions{})
+			r.classes = append(r.classes, in.GetName())
+		default:
+			out, err = res.Create(ctx, in, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		}
+		if err != nil {
+			t.Fatalf("%s: the API server refuses it: %v", o.Errorf("create").Error(), err)
+		}
+		// What a dump keeps of the object's life, from the file.
+		md := out.Object["metadata"].(map[string]any)
+		delete(md, "managedFields")
+		written, _ := o.Data["metadata"].(map[string]any)
+		for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"} {
+			if v, ok := written[f]; ok {
+				md[f] = v
+			} else {
+				delete(md, f)
+			}
+		}
+		if resetStatus[o.Kind()] {
+			if st, ok := o.Data["status"]; ok {
+				out.Object["status"] = deepCopy(map[string]any{"s": st})["s"]
+			} else {
+				delete(out.Object, "status")
+			}
+		}
+		items = append(items, out.Object)
+	}
+	b, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kept
+}
+
+func rank(kind string) int {
+	switch kind {
+	case "Namespace":
+		return 0
+	case "PriorityClass":
+		return 1
+	}
+	return 2
+}
+
+func deepCopy(m map[string]any) map[string]any {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		panic(err)
+	}
+	return out
+}
