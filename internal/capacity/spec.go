@@ -159,6 +159,12 @@ func (l *loader) resolvePriorities() {
 		if w := snapshot.ResolvePriority(p, classes); w != "" && l.cluster != nil {
 			l.cluster.Warnings = append(l.cluster.Warnings, w)
 		}
+		if l.cluster != nil {
+			// The RuntimeClass admission, as for the cluster's pods.
+			if w := snapshot.AdmitRuntimeClass(p, l.cluster.RuntimeClasses); w != "" {
+				l.cluster.Warnings = append(l.cluster.Warnings, w)
+			}
+		}
 	}
 	for _, s := range l.specs {
 		if s.Pod != nil {

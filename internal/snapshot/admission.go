@@ -1,8 +1,12 @@
 package snapshot
 
 import (
+	"fmt"
+	"slices"
 	"sort"
 
+	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	storagev1 "k8s.io/api/storage/v1"
 )
 
@@ -49,4 +53,74 @@ func (c *Cluster) defaultClaimClasses() {
 		n := name
 		pvc.Spec.StorageClassName = &n
 	}
+}
+
+// admitRuntimeClasses applies AdmitRuntimeClass to the pods, a warning
+// each for a class the dump lacks.
+func (c *Cluster) admitRuntimeClasses() {
+	for _, p := range c.Pods {
+		if w := AdmitRuntimeClass(p, c.RuntimeClasses); w != "" {
+			c.Warnings = append(c.Warnings, w)
+		}
+	}
+}
+
+// AdmitRuntimeClass gives a pod naming a RuntimeClass what the
+// RuntimeClass admission gives it on create: the class's
+// overhead.podFixed as spec.overhead, its scheduling.nodeSelector merged
+// into spec.nodeSelector and its scheduling.tolerations added to the
+// pod's (a toleration the pod has already is not added twice; the
+// admission's merge also drops tolerations another covers, which
+// tolerates the same taints). What the pod has already wins: a pod of a
+// dump was admitted when created, perhaps before its class changed (the
+// API server refuses a hand-written pod whose overhead or nodeSelector
+// contradicts its class). It returns a warning for a class not among
+// classes when the pod has no overhead (one that has was admitted), or "".
+func AdmitRuntimeClass(p *v1.Pod, classes []*nodev1.RuntimeClass) string {
+	name := p.Spec.RuntimeClassName
+	if name == nil || *name == "" {
+		return ""
+	}
+	var rc *nodev1.RuntimeClass
+	for _, c := range classes {
+		if c.Name == *name {
+			rc = c
+			break
+		}
+	}
+	if rc == nil {
+		if len(p.Spec.Overhead) > 0 {
+			// Admitted already (a dump written before RuntimeClasses
+			// were listed): what it has is what kube-scheduler reads.
+			return ""
+		}
+		return fmt.Sprintf("warning: pod %s/%s: runtimeClassName %q is not a RuntimeClass of the dump: no overhead or scheduling constraints from it (the API server would refuse the pod)",
+			p.Namespace, p.Name, *name)
+	}
+	if rc.Overhead != nil && len(rc.Overhead.PodFixed) > 0 && len(p.Spec.Overhead) == 0 {
+		p.Spec.Overhead = rc.Overhead.PodFixed.DeepCopy()
+	}
+	if s := rc.Scheduling; s != nil {
+		for k, v := range s.NodeSelector {
+			if _, ok := p.Spec.NodeSelector[k]; ok {
+				continue
+			}
+			if p.Spec.NodeSelector == nil {
+				p.Spec.NodeSelector = map[string]string{}
+			}
+			p.Spec.NodeSelector[k] = v
+		}
+		for _, t := range s.Tolerations {
+			if !slices.ContainsFunc(p.Spec.Tolerations, func(have v1.Toleration) bool {
+				return have.MatchToleration(&t) && ptrEqual(have.TolerationSeconds, t.TolerationSeconds)
+			}) {
+				p.Spec.Tolerations = append(p.Spec.Tolerations, t)
+			}
+		}
+	}
+	return ""
+}
+
+func ptrEqual(a, b *int64) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // handWritten is a dump as a user writes it: no allocatable, requests only
@@ -184,5 +186,90 @@ items:
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("classes (-want +got):\n%s", diff)
+	}
+}
+
+// TestAdmitRuntimeClass follows kube v1.37.2's RuntimeClass admission
+// (plugin/pkg/admission/runtimeclass admission_test.go: setOverhead and
+// setScheduling), what a pod has already winning over its class.
+func TestAdmitRuntimeClass(t *testing.T) {
+	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "kata"}, Handler: "kata",
+		Overhead: &nodev1.Overhead{PodFixed: v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m"), v1.ResourceMemory: resource.MustParse("160Mi")}},
+		Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{"runtime": "kata", "arch": "amd64"},
+			Tolerations: []v1.Toleration{{Key: "sandbox", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}}}
+	pod := func(class string, mut func(*v1.Pod)) *v1.Pod {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
+		if class != "" {
+			p.Spec.RuntimeClassName = &class
+		}
+		if mut != nil {
+			mut(p)
+		}
+		return p
+	}
+	tests := []struct {
+		name     string
+		pod      *v1.Pod
+		want     *v1.Pod
+		wantWarn bool
+	}{{
+		name: "no runtimeClassName: unchanged",
+		pod:  pod("", nil),
+		want: pod("", nil),
+	}, {
+		name: "the class's overhead, nodeSelector and tolerations",
+		pod:  pod("kata", nil),
+		want: pod("kata", func(p *v1.Pod) {
+			p.Spec.Overhead = rc.Overhead.PodFixed
+			p.Spec.NodeSelector = map[string]string{"runtime": "kata", "arch": "amd64"}
+			p.Spec.Tolerations = rc.Scheduling.Tolerations
+		}),
+	}, {
+		name: "the pod's nodeSelector is merged with the class's; its own toleration is not added twice",
+		pod: pod("kata", func(p *v1.Pod) {
+			p.Spec.NodeSelector = map[string]string{"zone": "a"}
+			p.Spec.Tolerations = []v1.Toleration{{Key: "sandbox", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}
+		}),
+		want: pod("kata", func(p *v1.Pod) {
+			p.Spec.Overhead = rc.Overhead.PodFixed
+			p.Spec.NodeSelector = map[string]string{"zone": "a", "runtime": "kata", "arch": "amd64"}
+			p.Spec.Tolerations = []v1.Toleration{{Key: "sandbox", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}
+		}),
+	}, {
+		name: "an admitted pod keeps its overhead and nodeSelector values",
+		pod: pod("kata", func(p *v1.Pod) {
+			p.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}
+			p.Spec.NodeSelector = map[string]string{"runtime": "old"}
+		}),
+		want: pod("kata", func(p *v1.Pod) {
+			p.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}
+			p.Spec.NodeSelector = map[string]string{"runtime": "old", "arch": "amd64"}
+			p.Spec.Tolerations = rc.Scheduling.Tolerations
+		}),
+	}, {
+		name:     "a class the dump lacks: a warning",
+		pod:      pod("gvisor", nil),
+		want:     pod("gvisor", nil),
+		wantWarn: true,
+	}, {
+		name: "a class the dump lacks, for an admitted pod (it has overhead): no warning",
+		pod:  pod("gvisor", func(p *v1.Pod) { p.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")} }),
+		want: pod("gvisor", func(p *v1.Pod) { p.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")} }),
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := AdmitRuntimeClass(tc.pod, []*nodev1.RuntimeClass{rc})
+			if (w != "") != tc.wantWarn {
+				t.Errorf("warning %q, want one: %v", w, tc.wantWarn)
+			}
+			if diff := cmp.Diff(tc.want, tc.pod, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			again := tc.pod.DeepCopy()
+			AdmitRuntimeClass(again, []*nodev1.RuntimeClass{rc})
+			if diff := cmp.Diff(tc.pod, again); diff != "" {
+				t.Errorf("admitting twice changes the pod (-once +twice):\n%s", diff)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -48,8 +49,10 @@ func TestExampleClusterIsAValidList(t *testing.T) {
 			into = &v1.Service{}
 		case "PodDisruptionBudget":
 			into = &policyv1.PodDisruptionBudget{}
+		case "RuntimeClass":
+			into = &nodev1.RuntimeClass{}
 		default:
-			t.Fatalf("items[%d]: kind %q, want only Namespaces, Nodes, Pods, Services and PodDisruptionBudgets", i, tm.Kind)
+			t.Fatalf("items[%d]: kind %q, want only Namespaces, Nodes, Pods, Services, PodDisruptionBudgets and RuntimeClasses", i, tm.Kind)
 		}
 		if err := yaml.UnmarshalStrict(raw, into); err != nil {
 			t.Errorf("items[%d] (%s): %v", i, tm.Kind, err)

@@ -16,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -49,6 +50,10 @@ type Cluster struct {
 	// PriorityClasses are kept for completeness: pods carry their priority
 	// in spec.priority, which is what the engine reads.
 	PriorityClasses []*schedulingv1.PriorityClass
+	// RuntimeClasses give the pods that name them their overhead and
+	// scheduling constraints, as the RuntimeClass admission does
+	// (AdmitRuntimeClass).
+	RuntimeClasses []*nodev1.RuntimeClass
 	// DRA holds the resource.k8s.io objects (DeviceClasses, ResourceSlices,
 	// ResourceClaims, ResourceClaimTemplates, DeviceTaintRules).
 	DRA DRA
@@ -134,12 +139,14 @@ func LoadPaths(paths []string, stdin io.Reader) (*Cluster, error) {
 
 // AddPaths loads files or directories into c, as LoadPaths does; then
 // unbound claims without a class get the default StorageClass of what c
-// holds (defaultClaimClasses).
+// holds (defaultClaimClasses), and pods naming a RuntimeClass what it
+// gives (admitRuntimeClasses).
 func (c *Cluster) AddPaths(paths []string, stdin io.Reader) error {
 	if err := c.addPaths(paths, stdin); err != nil {
 		return err
 	}
 	c.defaultClaimClasses()
+	c.admitRuntimeClasses()
 	return nil
 }
 
@@ -501,6 +508,8 @@ func (c *Cluster) addTyped(kind, group string, obj map[string]any, decode func(a
 		return true, decodeAppend(decode, &c.ReplicationControllers)
 	case kind == "PriorityClass" && group == "scheduling.k8s.io":
 		return true, decodeAppend(decode, &c.PriorityClasses)
+	case kind == "RuntimeClass" && group == "node.k8s.io":
+		return true, decodeAppend(decode, &c.RuntimeClasses)
 	case kind == "PodGroup":
 		c.Others = append(c.Others, &unstructured.Unstructured{Object: obj})
 	default:

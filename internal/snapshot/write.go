@@ -152,6 +152,9 @@ func (c *Cluster) objects() []object {
 	add("scheduling.k8s.io/v1", "PriorityClass", len(c.PriorityClasses), func(i int) (*metav1.ObjectMeta, runtime.Object) {
 		return &c.PriorityClasses[i].ObjectMeta, c.PriorityClasses[i]
 	})
+	add("node.k8s.io/v1", "RuntimeClass", len(c.RuntimeClasses), func(i int) (*metav1.ObjectMeta, runtime.Object) {
+		return &c.RuntimeClasses[i].ObjectMeta, c.RuntimeClasses[i]
+	})
 	add("storage.k8s.io/v1", "StorageClass", len(c.StorageClasses), func(i int) (*metav1.ObjectMeta, runtime.Object) {
 		return &c.StorageClasses[i].ObjectMeta, c.StorageClasses[i]
 	})

@@ -40,8 +40,9 @@ import (
 //     counted by `capacity -f` on examples/cluster.yaml, the node template
 //     (examples/m6i.yaml) with `--add-nodes`.
 //
-// The round trip: namespaces and PriorityClasses (which admission reads)
-// are created, then every other object is created with dryRun=All, whose
+// The round trip: namespaces, PriorityClasses and RuntimeClasses (which
+// admission reads; a RuntimeClass pods name and the input lacks is made
+// with their overhead) are created, then every other object is created with dryRun=All, whose
 // answer is the object as the API server would store and return it
 // (defaulted, mutated by admission, validated) without keeping it: inputs
 // reuse names across files. What the API server sets at creation and a
@@ -71,7 +72,8 @@ func TestDefaultingAsTheAPIServer(t *testing.T) {
 
 	root := filepath.Join("..", "..")
 	var dumps []string
-	for _, pat := range []string{"examples/*.yaml", "examples/*/*.yaml", "testdata/clusters/*.yaml", "testdata/gang/*.yaml", "testdata/conformance/*/snapshot.json"} {
+	for _, pat := range []string{"examples/*.yaml", "examples/*/*.yaml", "testdata/clusters/*.yaml", "testdata/gang/*.yaml", "testdata/conformance/*/snapshot.json",
+		"testdata/kubebench/*.yaml", "testdata/kubebench/whatif/*.yaml", "internal/cli/testdata/*.yaml"} {
 		m, err := filepath.Glob(filepath.Join(root, pat))
 		if err != nil {
 			t.Fatal(err)
@@ -168,8 +170,14 @@ func dropTimings(v any) {
 type roundTripper struct {
 	dyn    dynamic.Interface
 	mapper meta.RESTMapper
-	// classes are the PriorityClasses the last file created.
-	classes []string
+	// classes are the PriorityClasses and RuntimeClasses the last file
+	// created.
+	classes []created
+}
+
+type created struct {
+	gvr  schema.GroupVersionResource
+	name string
 }
 
 // resetStatus are the kinds whose create resets the status a dump holds.
@@ -180,13 +188,37 @@ var resetStatus = map[string]bool{"Pod": true, "PersistentVolume": true, "Persis
 // as written.
 func (r *roundTripper) roundTrip(ctx context.Context, t *testing.T, objs []snapshot.Object, path string) (kept []string) {
 	t.Helper()
-	pcGVR := schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
-	for _, name := range r.classes {
-		if err := r.dyn.Resource(pcGVR).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	for _, c := range r.classes {
+		if err := r.dyn.Resource(c.gvr).Delete(ctx, c.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatal(err)
 		}
 	}
 	r.classes = nil
+	rcGVR := schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
+	// A RuntimeClass the pods name and the input lacks (generated dumps
+	// carry the overhead without the class) is made with their overhead.
+	runtimeClasses := map[string]bool{}
+	for _, o := range objs {
+		if o.Kind() == "RuntimeClass" {
+			runtimeClasses[o.Name()] = true
+		}
+	}
+	for _, o := range objs {
+		name, _, _ := unstructured.NestedString(o.Data, "spec", "runtimeClassName")
+		if o.Kind() != "Pod" || name == "" || runtimeClasses[name] {
+			continue
+		}
+		rc := map[string]any{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": map[string]any{"name": name}, "handler": name}
+		if oh, ok, _ := unstructured.NestedMap(o.Data, "spec", "overhead"); ok {
+			rc["overhead"] = map[string]any{"podFixed": oh}
+		}
+		if _, err := r.dyn.Resource(rcGVR).Create(ctx, &unstructured.Unstructured{Object: rc}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating RuntimeClass %s for the pods naming it: %v", name, err)
+		}
+		r.classes = append(r.classes, created{rcGVR, name})
+		runtimeClasses[name] = true
+		t.Logf("RuntimeClass %s: not in the input, made from pod %s/%s's overhead", name, o.Namespace(), o.Name())
+	}
 	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	namespaces := map[string]bool{"default": true}
 	var items []any
@@ -242,13 +274,14 @@ func (r *roundTripper) roundTrip(ctx context.Context, t *testing.T, objs []snaps
 				}
 			}
 			namespaces[in.GetName()] = true
-		case "PriorityClass":
+		case "PriorityClass", "RuntimeClass":
+			// Created for real: admission reads them.
 			if strings.HasPrefix(in.GetName(), "system-") {
 				out, err = res.Get(ctx, in.GetName(), metav1.GetOptions{})
 				break
 			}
 			out, err = res.Create(ctx, in, metav1.CreateOptions{})
-			r.classes = append(r.classes, in.GetName())
+			r.classes = append(r.classes, created{m.Resource, in.GetName()})
 		default:
 			out, err = res.Create(ctx, in, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		}
@@ -289,7 +322,7 @@ func rank(kind string) int {
 	switch kind {
 	case "Namespace":
 		return 0
-	case "PriorityClass":
+	case "PriorityClass", "RuntimeClass":
 		return 1
 	}
 	return 2
