@@ -125,10 +125,8 @@ const notInteger = "must be an integer"
 // integerOK is ValidateResourceQuantityValue's rule for resources counted
 // in whole units (IsIntegerResourceName: extended resources, pods, ...).
 func integerOK(k v1.ResourceName, q resource.Quantity) bool {
-	if !schedcore.IsExtendedResourceName(k) && !integerResources.Has(k) {
-		return true
-	}
-	return q.MilliValue()%1000 == 0
+	// The value first: naming an extended resource allocates.
+	return q.MilliValue()%1000 == 0 || !schedcore.IsExtendedResourceName(k) && !integerResources.Has(k)
 }
 
 // integerResources are kube's helper.integerResources that a pod may

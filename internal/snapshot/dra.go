@@ -51,13 +51,13 @@ func (c *Cluster) addDRA(apiVersion, kind string, decode func(any) error, fail f
 	switch kind {
 	case "DeviceClass":
 		o := &resourceapi.DeviceClass{}
-		if err := decode(o); err != nil {
+		if err := decodeDefaulted(decode, o); err != nil {
 			return true, err
 		}
 		c.DRA.DeviceClasses = append(c.DRA.DeviceClasses, o)
 	case "ResourceSlice":
 		o := &resourceapi.ResourceSlice{}
-		if err := decode(o); err != nil {
+		if err := decodeDefaulted(decode, o); err != nil {
 			return true, err
 		}
 		if msg := validateSlice(o); msg != "" {
@@ -66,21 +66,21 @@ func (c *Cluster) addDRA(apiVersion, kind string, decode func(any) error, fail f
 		c.DRA.ResourceSlices = append(c.DRA.ResourceSlices, o)
 	case "ResourceClaim":
 		o := &resourceapi.ResourceClaim{}
-		if err := decode(o); err != nil {
+		if err := decodeDefaulted(decode, o); err != nil {
 			return true, err
 		}
 		ns(&o.ObjectMeta)
 		c.DRA.ResourceClaims = append(c.DRA.ResourceClaims, o)
 	case "ResourceClaimTemplate":
 		o := &resourceapi.ResourceClaimTemplate{}
-		if err := decode(o); err != nil {
+		if err := decodeDefaulted(decode, o); err != nil {
 			return true, err
 		}
 		ns(&o.ObjectMeta)
 		c.DRA.ResourceClaimTemplates = append(c.DRA.ResourceClaimTemplates, o)
 	case "DeviceTaintRule":
 		o := &resourceapi.DeviceTaintRule{}
-		if err := decode(o); err != nil {
+		if err := decodeDefaulted(decode, o); err != nil {
 			return true, err
 		}
 		c.DRA.DeviceTaintRules = append(c.DRA.DeviceTaintRules, o)

@@ -419,37 +419,43 @@ func (c *Cluster) addNamed(file string, line int, where, ident, apiVersion, kind
 		}
 		c.named[key] = here
 	}
-	// Both paths decode here, so the API server's defaulting and the
-	// validation a decision depends on are applied once, after either.
-	decodeDefaulted := func(into any) error {
-		if err := decode(into); err != nil {
-			return err
-		}
-		defaults.Object(into)
-		if p, ok := into.(*v1.Pod); ok {
-			return defaults.ValidatePod(p)
-		}
-		return nil
-	}
-	handled, err := c.addTyped(kind, group, obj, decodeDefaulted, Origin{File: file, Line: line, Where: where})
+	handled, err := c.addTyped(kind, group, obj, decode, Origin{File: file, Line: line, Where: where})
 	if !handled {
-		handled, err = c.addDRA(apiVersion, kind, decodeDefaulted, fail)
+		handled, err = c.addDRA(apiVersion, kind, decode, fail)
 	}
 	if de, ok := err.(decodeError); ok {
 		err = fail(string(de))
 	}
-	var inv *defaults.InvalidError
-	if errors.As(err, &inv) {
-		msg := inv.Error()
-		if where != "" {
-			msg = where + ": " + msg
+	if err != nil {
+		// (Inside the if: the target of errors.As is allocated.)
+		var inv *defaults.InvalidError
+		if errors.As(err, &inv) {
+			msg := inv.Error()
+			if where != "" {
+				msg = where + ": " + msg
+			}
+			err = &LoadError{File: file, Line: line, Msg: msg}
 		}
-		err = &LoadError{File: file, Line: line, Msg: msg}
 	}
 	if !handled {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("warning: %s:%d: skipping %s (kind %s/%s is not used by the scheduler)", file, line, ident, apiVersion, kind))
 	}
 	return err
+}
+
+// decodeDefaulted decodes an object with either path's decode and gives
+// it what the API server would have (internal/defaults): defaulting, and
+// for a pod the validation a decision depends on. Every kind addTyped and
+// addDRA read is decoded through it, so both paths apply it once.
+func decodeDefaulted(decode func(any) error, into any) error {
+	if err := decode(into); err != nil {
+		return err
+	}
+	defaults.Object(into)
+	if p, ok := into.(*v1.Pod); ok {
+		return defaults.ValidatePod(p)
+	}
+	return nil
 }
 
 // decodeError is a typed decoder's message, for addNamed to word.
@@ -463,14 +469,14 @@ func (c *Cluster) addTyped(kind, group string, obj map[string]any, decode func(a
 	switch {
 	case kind == "Node" && group == "":
 		n := &v1.Node{}
-		if err := decode(n); err != nil {
+		if err := decodeDefaulted(decode, n); err != nil {
 			return true, err
 		}
 		c.Nodes = append(c.Nodes, n)
 		c.setOrigin(n, origin)
 	case kind == "Pod" && group == "":
 		p := &v1.Pod{}
-		if err := decode(p); err != nil {
+		if err := decodeDefaulted(decode, p); err != nil {
 			return true, err
 		}
 		p.Namespace = c.namespaceOr(p.Namespace)
@@ -573,7 +579,7 @@ func (c *Cluster) namespaceOr(ns string) string {
 // decodeAppend decodes the object and appends it to list.
 func decodeAppend[T any](decode func(any) error, list *[]*T) error {
 	obj := new(T)
-	if err := decode(obj); err != nil {
+	if err := decodeDefaulted(decode, obj); err != nil {
 		return err
 	}
 	*list = append(*list, obj)
