@@ -35,7 +35,8 @@ import (
 // makes of a manifest what the API server stores.
 //
 //   - Cluster dumps (examples/, testdata/clusters, testdata/gang,
-//     testdata/conformance/*/snapshot.json) are dry-run as written and
+//     testdata/conformance/*/snapshot.json, testdata/kubebench, and
+//     testdata/defaulting.yaml here: issue #33's three cases) are dry-run as written and
 //     after the round trip (`dryrun -o json`, the summary's timings aside).
 //   - Workload specs (examples/web.yaml, web-zones.yaml,
 //     testdata/kubebench/whatif) are counted by `capacity -f` on
@@ -87,7 +88,8 @@ func TestDefaultingAsTheAPIServer(t *testing.T) {
 	root := filepath.Join("..", "..")
 	var dumps []string
 	for _, pat := range []string{"examples/*.yaml", "examples/*/*.yaml", "testdata/clusters/*.yaml", "testdata/gang/*.yaml", "testdata/conformance/*/snapshot.json",
-		"testdata/kubebench/*.yaml", "testdata/kubebench/whatif/*.yaml", "internal/cli/testdata/*.yaml"} {
+		"testdata/kubebench/*.yaml", "testdata/kubebench/whatif/*.yaml", "internal/cli/testdata/*.yaml",
+		"test/e2e/testdata/defaulting.yaml"} {
 		m, err := filepath.Glob(filepath.Join(root, pat))
 		if err != nil {
 			t.Fatal(err)
