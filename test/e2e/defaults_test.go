@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +14,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +31,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/cli"
+	"github.com/kubectl-sched/kubectl-sched/internal/defaults"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/test/e2e/cluster"
 )
@@ -83,7 +90,7 @@ func TestDefaultingAsTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	rt := &roundTripper{dyn: dyn, mapper: mapper}
+	r := &roundTripper{dyn: dyn, mapper: mapper}
 
 	root := filepath.Join("..", "..")
 	var dumps []string
@@ -100,6 +107,8 @@ func TestDefaultingAsTheAPIServer(t *testing.T) {
 	example := filepath.Join(root, "examples", "cluster.yaml")
 	web := filepath.Join(root, "examples", "web.yaml")
 	checked := 0
+	storedDir := t.TempDir()
+	stored := map[string]string{}
 	for _, f := range dumps {
 		rel, _ := filepath.Rel(root, f)
 		if data, err := os.ReadFile(f); err != nil || strings.Contains(string(data), "kind: KubeSchedulerConfiguration") {
@@ -136,9 +145,10 @@ func TestDefaultingAsTheAPIServer(t *testing.T) {
 		default:
 			args = func(file string) []string { return append([]string{"dryrun", "-f", file, "-o", "json"}, cfg...) }
 		}
+		stored[rel] = filepath.Join(storedDir, strings.ReplaceAll(filepath.ToSlash(rel), "/", "_")+".json")
 		t.Run(rel, func(t *testing.T) {
-			stored := filepath.Join(t.TempDir(), "stored.json")
-			kept := rt.roundTrip(ctx, t, objs, stored, knownInvalid[filepath.ToSlash(rel)], kinds["Node"] == 0 && workloads > 0)
+			stored := stored[rel]
+			kept := r.roundTrip(ctx, t, objs, stored, knownInvalid[filepath.ToSlash(rel)], kinds["Node"] == 0 && workloads > 0)
 			if len(kept) > 0 {
 				t.Logf("kept as written (not served): %s", strings.Join(kept, ", "))
 			}
@@ -152,6 +162,133 @@ func TestDefaultingAsTheAPIServer(t *testing.T) {
 	}
 	if checked < 15 {
 		t.Errorf("checked %d inputs, want every example and golden input", checked)
+	}
+
+	// A dump of a cluster is already defaulted: loading it changes
+	// nothing. The objects of three inputs, as the API server stored them,
+	// are created for real and dumped with `snapshot -A`.
+	t.Run("a cluster's dump is unchanged by defaulting", func(t *testing.T) {
+		var rcs []*nodev1.RuntimeClass
+		for _, rel := range []string{"examples/cluster.yaml", "examples/dra.yaml", "test/e2e/testdata/defaulting.yaml"} {
+			objs, err := snapshot.ReadObjects([]string{stored[rel]}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				r.createForReal(ctx, t, o)
+			}
+		}
+		dump := filepath.Join(t.TempDir(), "dump.json")
+		var out, errOut bytes.Buffer
+		if code := cli.Execute(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, cli.Settings{},
+			[]string{"snapshot", "-A", "--kubeconfig", c.Kubeconfig, "--output-file", dump}); code != 0 {
+			t.Fatalf("snapshot: exit %d: %s", code, errOut.String())
+		}
+		objs, err := snapshot.ReadObjects([]string{dump}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if o.Kind() == "RuntimeClass" {
+				rc := &nodev1.RuntimeClass{}
+				if err := o.Decode(rc); err != nil {
+					t.Fatal(err)
+				}
+				rcs = append(rcs, rc)
+			}
+		}
+		kinds := map[string]int{}
+		for _, o := range objs {
+			typed := newTypedFor(o.Kind())
+			if typed == nil {
+				continue
+			}
+			if err := o.Decode(typed); err != nil {
+				t.Fatal(err)
+			}
+			was := reflect.ValueOf(typed).Elem().Interface()
+			defaults.Object(typed)
+			if p, ok := typed.(*v1.Pod); ok {
+				if w := snapshot.AdmitRuntimeClass(p, rcs); w != "" {
+					t.Error(w)
+				}
+				if err := defaults.ValidatePod(p); err != nil {
+					t.Errorf("%s: %v", o.Errorf("").Error(), err)
+				}
+			}
+			if diff := cmp.Diff(was, reflect.ValueOf(typed).Elem().Interface()); diff != "" {
+				t.Errorf("%s: defaulting changes it (-dumped +defaulted):\n%s", o.Errorf("").Error(), diff)
+			}
+			kinds[o.Kind()]++
+		}
+		for _, k := range []string{"Node", "Pod", "Namespace", "PriorityClass", "RuntimeClass", "ResourceClaim", "ResourceClaimTemplate"} {
+			if kinds[k] == 0 {
+				t.Errorf("the dump has no %s to check: %v", k, kinds)
+			}
+		}
+		t.Logf("checked %v", kinds)
+	})
+}
+
+// newTypedFor returns a new object of the type the loader decodes kind
+// into, for the kinds defaulting or admission reads or changes; nil for
+// others.
+func newTypedFor(kind string) any {
+	switch kind {
+	case "Pod":
+		return &v1.Pod{}
+	case "Node":
+		return &v1.Node{}
+	case "Namespace":
+		return &v1.Namespace{}
+	case "PersistentVolume":
+		return &v1.PersistentVolume{}
+	case "PersistentVolumeClaim":
+		return &v1.PersistentVolumeClaim{}
+	case "StorageClass":
+		return &storagev1.StorageClass{}
+	case "CSIDriver":
+		return &storagev1.CSIDriver{}
+	case "PriorityClass":
+		return &schedulingv1.PriorityClass{}
+	case "RuntimeClass":
+		return &nodev1.RuntimeClass{}
+	case "ResourceClaim":
+		return &resourceapi.ResourceClaim{}
+	case "ResourceClaimTemplate":
+		return &resourceapi.ResourceClaimTemplate{}
+	}
+	return nil
+}
+
+// createForReal creates an object the API server answered a dry-run
+// create with, for real (what the create sets taken out again; a pod's
+// priority without a class, which it refuses given, left out).
+func (r *roundTripper) createForReal(ctx context.Context, t *testing.T, o snapshot.Object) {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: deepCopy(o.Data)}
+	gvk := u.GroupVersionKind()
+	m, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return // not served
+	}
+	for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "generation"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	if o.Kind() == "Service" {
+		// The dry-run's allocation.
+		unstructured.RemoveNestedField(u.Object, "spec", "clusterIP")
+		unstructured.RemoveNestedField(u.Object, "spec", "clusterIPs")
+	}
+	if class, _, _ := unstructured.NestedString(u.Object, "spec", "priorityClassName"); o.Kind() == "Pod" && class == "" {
+		unstructured.RemoveNestedField(u.Object, "spec", "priority")
+	}
+	var res dynamic.ResourceInterface = r.dyn.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		res = r.dyn.Resource(m.Resource).Namespace(u.GetNamespace())
+	}
+	if _, err := res.Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("%s: %v", o.Errorf("create").Error(), err)
 	}
 }
 
