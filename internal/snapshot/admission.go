@@ -26,23 +26,10 @@ const (
 // keep what they have. Defaulting needs the dump's StorageClasses, so it
 // runs once all files are read (AddPaths).
 func (c *Cluster) defaultClaimClasses() {
-	var defaults []*storagev1.StorageClass
-	for _, sc := range c.StorageClasses {
-		if sc.Annotations[isDefaultClass] == "true" || sc.Annotations[betaIsDefaultClass] == "true" {
-			defaults = append(defaults, sc)
-		}
-	}
-	if len(defaults) == 0 {
+	name := DefaultStorageClass(c.StorageClasses)
+	if name == "" {
 		return
 	}
-	sort.SliceStable(defaults, func(i, j int) bool {
-		a, b := defaults[i].CreationTimestamp.UnixNano(), defaults[j].CreationTimestamp.UnixNano()
-		if a == b {
-			return defaults[i].Name < defaults[j].Name
-		}
-		return a > b
-	})
-	name := defaults[0].Name
 	for _, pvc := range c.PVCs {
 		if pvc.Spec.StorageClassName != nil || pvc.Spec.VolumeName != "" {
 			continue
@@ -53,6 +40,30 @@ func (c *Cluster) defaultClaimClasses() {
 		n := name
 		pvc.Spec.StorageClassName = &n
 	}
+}
+
+// DefaultStorageClass is the class the DefaultStorageClass admission gives
+// a claim without one: of the classes annotated as the default (GA or
+// beta annotation), the newest, then the lowest name (kube's
+// GetDefaultClass); "" when there is none.
+func DefaultStorageClass(classes []*storagev1.StorageClass) string {
+	var defaults []*storagev1.StorageClass
+	for _, sc := range classes {
+		if sc.Annotations[isDefaultClass] == "true" || sc.Annotations[betaIsDefaultClass] == "true" {
+			defaults = append(defaults, sc)
+		}
+	}
+	if len(defaults) == 0 {
+		return ""
+	}
+	sort.SliceStable(defaults, func(i, j int) bool {
+		a, b := defaults[i].CreationTimestamp.UnixNano(), defaults[j].CreationTimestamp.UnixNano()
+		if a == b {
+			return defaults[i].Name < defaults[j].Name
+		}
+		return a > b
+	})
+	return defaults[0].Name
 }
 
 // admitRuntimeClasses applies AdmitRuntimeClass to the pods, a warning
