@@ -35,6 +35,8 @@ func Object(obj any) {
 		Node(o)
 	case *v1.Namespace:
 		Namespace(o)
+	case *v1.ReplicationController:
+		ReplicationController(o)
 	case *v1.PersistentVolumeClaim:
 		PersistentVolumeClaim(o)
 	case *v1.PersistentVolume:
@@ -88,6 +90,19 @@ func Namespace(ns *v1.Namespace) {
 		ns.Labels = map[string]string{}
 	}
 	ns.Labels[v1.LabelMetadataName] = ns.Name
+}
+
+// ReplicationController applies SetDefaults_ReplicationController's
+// selector: the template's labels when it gives none. Default topology
+// spreading selects a pod's siblings by its controller's selector.
+func ReplicationController(rc *v1.ReplicationController) {
+	if rc.Spec.Template == nil || rc.Spec.Template.Labels == nil || len(rc.Spec.Selector) > 0 {
+		return
+	}
+	rc.Spec.Selector = make(map[string]string, len(rc.Spec.Template.Labels))
+	for k, v := range rc.Spec.Template.Labels {
+		rc.Spec.Selector[k] = v
+	}
 }
 
 // PersistentVolumeClaim applies SetObjectDefaults_PersistentVolumeClaim:

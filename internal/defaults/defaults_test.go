@@ -75,6 +75,18 @@ func TestObjects(t *testing.T) {
 		obj:  &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"team": "a"}}},
 		want: &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"team": "a", v1.LabelMetadataName: "web"}}},
 	}, {
+		// TestSetDefaultReplicationController's cases, for the selector.
+		name: "a ReplicationController without a selector selects its template's labels",
+		obj:  &v1.ReplicationController{Spec: v1.ReplicationControllerSpec{Template: &v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"foo": "bar"}}}}},
+		want: &v1.ReplicationController{Spec: v1.ReplicationControllerSpec{Selector: map[string]string{"foo": "bar"},
+			Template: &v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"foo": "bar"}}}}},
+	}, {
+		name: "a ReplicationController's own selector is kept",
+		obj: &v1.ReplicationController{Spec: v1.ReplicationControllerSpec{Selector: map[string]string{"some": "other"},
+			Template: &v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"foo": "bar"}}}}},
+		want: &v1.ReplicationController{Spec: v1.ReplicationControllerSpec{Selector: map[string]string{"some": "other"},
+			Template: &v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"foo": "bar"}}}}},
+	}, {
 		name: "a StorageClass gets reclaim policy Delete and binding mode Immediate",
 		obj:  &storagev1.StorageClass{},
 		want: &storagev1.StorageClass{ReclaimPolicy: ptr.To(v1.PersistentVolumeReclaimDelete), VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate)},
