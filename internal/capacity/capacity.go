@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -484,19 +483,10 @@ func (c *counter) addClaims(p *v1.Pod) {
 }
 
 // defaultStorageClass is the StorageClass annotated as the default, which
-// the DefaultStorageClass admission plugin gives claims without one.
+// the DefaultStorageClass admission plugin gives claims without one (the
+// newest of several, as kube picks).
 func defaultStorageClass(cl *snapshot.Cluster) string {
-	var names []string
-	for _, sc := range cl.StorageClasses {
-		if sc.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
-			names = append(names, sc.Name)
-		}
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return ""
-	}
-	return names[0]
+	return snapshot.DefaultStorageClass(cl.StorageClasses)
 }
 
 // describe adds to a spec's result what a person reads beside the count:

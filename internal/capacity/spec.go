@@ -18,8 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/dump"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	apidefaults "github.com/kubectl-sched/kubectl-sched/internal/defaults"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
@@ -157,6 +159,12 @@ func (l *loader) resolvePriorities() {
 		if w := snapshot.ResolvePriority(p, classes); w != "" && l.cluster != nil {
 			l.cluster.Warnings = append(l.cluster.Warnings, w)
 		}
+		if l.cluster != nil {
+			// The RuntimeClass admission, as for the cluster's pods.
+			if w := snapshot.AdmitRuntimeClass(p, l.cluster.RuntimeClasses); w != "" {
+				l.cluster.Warnings = append(l.cluster.Warnings, w)
+			}
+		}
 	}
 	for _, s := range l.specs {
 		if s.Pod != nil {
@@ -284,8 +292,8 @@ func (l *loader) add(o snapshot.Object) error {
 	if len(s.Pod.Spec.Containers) == 0 {
 		return o.Errorf("%v: %sspec.containers: required", ErrNotASpec, templatePath(kind))
 	}
-	if s.Pod.Spec.SchedulerName == "" {
-		s.Pod.Spec.SchedulerName = v1.DefaultSchedulerName
+	if err := defaultPod(o, kind, s.Pod); err != nil {
+		return err
 	}
 	s.Name, s.Source = ns+"/"+o.Name(), source
 	if native, name, ok := memberOf(s.Pod); ok {
@@ -306,6 +314,31 @@ func (l *loader) add(o snapshot.Object) error {
 	}
 	l.specs = append(l.specs, s)
 	return nil
+}
+
+// defaultPod refuses what the API server would refuse of the object (a
+// workload's template is validated as written) and gives the pod the
+// defaults the API server gives a pod its controller creates (a Pod's
+// after them, as it validates a Pod).
+func defaultPod(o snapshot.Object, kind string, p *v1.Pod) error {
+	var errs field.ErrorList
+	if kind != KindPod {
+		errs = apidefaults.ValidatePodSpec(&p.Spec, field.NewPath("spec", "template", "spec"))
+	}
+	if len(errs) == 0 {
+		apidefaults.Pod(p)
+		if kind == KindPod {
+			errs = apidefaults.ValidatePodSpec(&p.Spec, field.NewPath("spec"))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	msg := (&apidefaults.InvalidError{Kind: kind, Name: o.Name(), Errs: errs}).Error()
+	if o.Where != "" {
+		msg = o.Where + ": " + msg
+	}
+	return &snapshot.LoadError{File: o.File, Line: o.Line, Msg: msg}
 }
 
 func templatePath(kind string) string {

@@ -7,12 +7,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	apidefaults "github.com/kubectl-sched/kubectl-sched/internal/defaults"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
 // LoadNodeTemplate reads the one Node of a node template file ('-' is
-// stdin). The template must give status.allocatable with pods: that is
-// what the scheduler reads of a node.
+// stdin), with the API server's defaults (allocatable is capacity when
+// not given). It must offer pods (status.allocatable, or status.capacity,
+// with pods): that is what the scheduler reads of a node.
 func LoadNodeTemplate(path string, stdin io.Reader) (*v1.Node, error) {
 	objs, err := snapshot.ReadObjects([]string{path}, stdin)
 	if err != nil {
@@ -33,8 +35,10 @@ func LoadNodeTemplate(path string, stdin io.Reader) (*v1.Node, error) {
 	if err := o.Decode(n); err != nil {
 		return nil, err
 	}
+	// The API server's defaults: allocatable is capacity when not given.
+	apidefaults.Node(n)
 	if len(n.Status.Allocatable) == 0 {
-		return nil, o.Errorf("status.allocatable: required: the resources a template node offers pods (cpu, memory, pods, ...)")
+		return nil, o.Errorf("status.allocatable: required: the resources a template node offers pods (cpu, memory, pods, ...); or status.capacity, which it defaults to")
 	}
 	if q, ok := n.Status.Allocatable[v1.ResourcePods]; !ok || q.Sign() <= 0 {
 		return nil, o.Errorf("status.allocatable.pods: required: how many pods a template node holds (a node without it holds none)")

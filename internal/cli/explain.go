@@ -288,6 +288,9 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 		if w := snapshot.ResolvePriority(pod, cl.PriorityClasses); w != "" {
 			cl.Warnings = append(cl.Warnings, w)
 		}
+		if w := snapshot.AdmitRuntimeClass(pod, cl.RuntimeClasses); w != "" {
+			cl.Warnings = append(cl.Warnings, w)
+		}
 	} else if pod, err = explain.FindPod(cl, o.namespace, o.Name); err != nil {
 		return AsUsage(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/kube"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
-	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
 // SnapshotOptions are the settings of `kubectl sched snapshot`.
@@ -197,12 +196,6 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 	if o.namespace != "" {
 		scope = fmt.Sprintf("namespace %s (pods of other namespaces are left out: -A for all)", o.namespace)
 	}
-	fmt.Fprintf(o.ErrOut, "wrote %s: %d nodes, %d pods, %d other objects from %s\n", o.OutputFile, len(cl.Nodes), len(cl.Pods), countOthers(cl), scope)
+	fmt.Fprintf(o.ErrOut, "wrote %s: %d nodes, %d pods, %d other objects from %s\n", o.OutputFile, len(cl.Nodes), len(cl.Pods), cl.OtherCount(), scope)
 	return nil
-}
-
-func countOthers(cl *snapshot.Cluster) int {
-	return len(cl.Namespaces) + len(cl.PDBs) + len(cl.PVCs) + len(cl.PVs) + len(cl.StorageClasses) + len(cl.CSINodes) +
-		len(cl.CSIDrivers) + len(cl.CSIStorageCapacities) +
-		len(cl.PriorityClasses) + len(cl.Services) + len(cl.ReplicaSets) + len(cl.StatefulSets) + len(cl.ReplicationControllers) + len(cl.Others)
 }

@@ -110,7 +110,7 @@ func TestWhatIfBadInput(t *testing.T) {
 	lonely := writeFile(t, dir, "lonely.yaml", "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\nspec: {minMember: 2}\n")
 	malformed := writeFile(t, dir, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: [\n")
 	badQty := writeFile(t, dir, "qty.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {template: {spec: {containers: [{name: c, resources: {requests: {cpu: 4x}}}]}}}\n")
-	noAlloc := writeFile(t, dir, "noalloc.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: t}\nstatus: {capacity: {cpu: '4'}}\n")
+	noAlloc := writeFile(t, dir, "noalloc.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: t}\nstatus: {}\n")
 	noPods := writeFile(t, dir, "nopods.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: t}\nstatus: {allocatable: {cpu: '4', memory: 8Gi}}\n")
 	twoNodes := writeFile(t, dir, "two.yaml", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\n- {apiVersion: v1, kind: Node, metadata: {name: b}}\n")
 	unknownPlugin := writeFile(t, dir, "cfg.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  plugins:\n    filter:\n      enabled: [{name: NoSuchPlugin}]\n")

@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -65,7 +66,7 @@ var PodGroupGroups = []string{"scheduling.k8s.io", "scheduling.x-k8s.io"}
 // ListCluster lists, once and page by page, everything the engine reads:
 // nodes, pods, namespaces, PDBs, PVCs, PVs, StorageClasses, CSINodes,
 // CSIDrivers, CSIStorageCapacities,
-// PriorityClasses, the Services, ReplicaSets, StatefulSets and
+// PriorityClasses, RuntimeClasses, the Services, ReplicaSets, StatefulSets and
 // ReplicationControllers that give pods their default spread selector,
 // PodGroups where the API exists, and the resource.k8s.io/v1 DRA objects. Nodes and pods must be listable; a kind
 // the user may not list (Forbidden) or the cluster does not serve
@@ -135,6 +136,10 @@ func ListCluster(ctx context.Context, c *Clients, o ListOptions) (*snapshot.Clus
 		}},
 		{"priorityclasses", func() (e error) {
 			cl.PriorityClasses, e = listAll(ctx, c.Kube.SchedulingV1().PriorityClasses().List, func(l *schedulingv1.PriorityClassList) []schedulingv1.PriorityClass { return l.Items })
+			return
+		}},
+		{"runtimeclasses", func() (e error) {
+			cl.RuntimeClasses, e = listAll(ctx, c.Kube.NodeV1().RuntimeClasses().List, func(l *nodev1.RuntimeClassList) []nodev1.RuntimeClass { return l.Items })
 			return
 		}},
 		{"services", func() (e error) {

@@ -51,13 +51,13 @@ func (c *Cluster) addDRA(apiVersion, kind string, decode func(any) error, fail f
 	switch kind {
 	case "DeviceClass":
 		o := &resourceapi.DeviceClass{}
-		if err := decode(o); err != nil {
+		if err := decodeDefaulted(decode, o); err != nil {
 			return true, err
 		}
 		c.DRA.DeviceClasses = append(c.DRA.DeviceClasses, o)
 	case "ResourceSlice":
 		o := &resourceapi.ResourceSlice{}
-		if err := decode(o); err != nil {
+		if err := decodeDefaulted(decode, o); err != nil {
 			return true, err
 		}
 		if msg := validateSlice(o); msg != "" {
@@ -66,60 +66,26 @@ func (c *Cluster) addDRA(apiVersion, kind string, decode func(any) error, fail f
 		c.DRA.ResourceSlices = append(c.DRA.ResourceSlices, o)
 	case "ResourceClaim":
 		o := &resourceapi.ResourceClaim{}
-		if err := decode(o); err != nil {
+		if err := decodeDefaulted(decode, o); err != nil {
 			return true, err
 		}
 		ns(&o.ObjectMeta)
-		defaultClaimSpec(&o.Spec)
 		c.DRA.ResourceClaims = append(c.DRA.ResourceClaims, o)
 	case "ResourceClaimTemplate":
 		o := &resourceapi.ResourceClaimTemplate{}
-		if err := decode(o); err != nil {
+		if err := decodeDefaulted(decode, o); err != nil {
 			return true, err
 		}
 		ns(&o.ObjectMeta)
-		defaultClaimSpec(&o.Spec.Spec)
 		c.DRA.ResourceClaimTemplates = append(c.DRA.ResourceClaimTemplates, o)
 	case "DeviceTaintRule":
 		o := &resourceapi.DeviceTaintRule{}
-		if err := decode(o); err != nil {
+		if err := decodeDefaulted(decode, o); err != nil {
 			return true, err
 		}
 		c.DRA.DeviceTaintRules = append(c.DRA.DeviceTaintRules, o)
 	}
 	return true, nil
-}
-
-// defaultClaimSpec applies the API server's defaults to a claim spec, so
-// that hand-written dumps read as stored ones: allocationMode ExactCount
-// with count 1, and tolerations' operator Equal.
-func defaultClaimSpec(spec *resourceapi.ResourceClaimSpec) {
-	tolerations := func(ts []resourceapi.DeviceToleration) {
-		for i := range ts {
-			if ts[i].Operator == "" {
-				ts[i].Operator = resourceapi.DeviceTolerationOpEqual
-			}
-		}
-	}
-	count := func(mode *resourceapi.DeviceAllocationMode, n *int64, ts []resourceapi.DeviceToleration) {
-		if *mode == "" {
-			*mode = resourceapi.DeviceAllocationModeExactCount
-		}
-		if *mode == resourceapi.DeviceAllocationModeExactCount && *n == 0 {
-			*n = 1
-		}
-		tolerations(ts)
-	}
-	for i := range spec.Devices.Requests {
-		r := &spec.Devices.Requests[i]
-		if e := r.Exactly; e != nil {
-			count(&e.AllocationMode, &e.Count, e.Tolerations)
-		}
-		for j := range r.FirstAvailable {
-			sr := &r.FirstAvailable[j]
-			count(&sr.AllocationMode, &sr.Count, sr.Tolerations)
-		}
-	}
 }
 
 // validateSlice checks what the allocator relies on and the API server

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -48,8 +50,12 @@ func TestExampleClusterIsAValidList(t *testing.T) {
 			into = &v1.Service{}
 		case "PodDisruptionBudget":
 			into = &policyv1.PodDisruptionBudget{}
+		case "RuntimeClass":
+			into = &nodev1.RuntimeClass{}
+		case "PriorityClass":
+			into = &schedulingv1.PriorityClass{}
 		default:
-			t.Fatalf("items[%d]: kind %q, want only Namespaces, Nodes, Pods, Services and PodDisruptionBudgets", i, tm.Kind)
+			t.Fatalf("items[%d]: kind %q, want only Namespaces, Nodes, Pods, Services, PodDisruptionBudgets, PriorityClasses and RuntimeClasses", i, tm.Kind)
 		}
 		if err := yaml.UnmarshalStrict(raw, into); err != nil {
 			t.Errorf("items[%d] (%s): %v", i, tm.Kind, err)

@@ -31,6 +31,7 @@ var Kinds = []Kind{
 	{"apps/v1", "DaemonSet", "daemonsets"},
 	{"v1", "ReplicationController", "replicationcontrollers"},
 	{"scheduling.k8s.io/v1", "PriorityClass", "priorityclass"},
+	{"node.k8s.io/v1", "RuntimeClass", "runtimeclasses"},
 	{"resource.k8s.io/v1", "DeviceClass", "deviceclasses"},
 	{"resource.k8s.io/v1", "ResourceSlice", "resourceslices"},
 	{"resource.k8s.io/v1", "ResourceClaim", "resourceclaims"},

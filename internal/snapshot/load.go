@@ -16,10 +16,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/defaults"
 )
 
 // ErrInvalid marks bad input (exit code 2).
@@ -47,6 +50,10 @@ type Cluster struct {
 	// PriorityClasses are kept for completeness: pods carry their priority
 	// in spec.priority, which is what the engine reads.
 	PriorityClasses []*schedulingv1.PriorityClass
+	// RuntimeClasses give the pods that name them their overhead and
+	// scheduling constraints, as the RuntimeClass admission does
+	// (AdmitRuntimeClass).
+	RuntimeClasses []*nodev1.RuntimeClass
 	// DRA holds the resource.k8s.io objects (DeviceClasses, ResourceSlices,
 	// ResourceClaims, ResourceClaimTemplates, DeviceTaintRules).
 	DRA DRA
@@ -130,8 +137,20 @@ func LoadPaths(paths []string, stdin io.Reader) (*Cluster, error) {
 	return c, nil
 }
 
-// AddPaths loads files or directories into c, as LoadPaths does.
+// AddPaths loads files or directories into c, as LoadPaths does; then
+// unbound claims without a class get the default StorageClass of what c
+// holds (defaultClaimClasses), and pods naming a RuntimeClass what it
+// gives (admitRuntimeClasses).
 func (c *Cluster) AddPaths(paths []string, stdin io.Reader) error {
+	if err := c.addPaths(paths, stdin); err != nil {
+		return err
+	}
+	c.defaultClaimClasses()
+	c.admitRuntimeClasses()
+	return nil
+}
+
+func (c *Cluster) addPaths(paths []string, stdin io.Reader) error {
 	for _, p := range paths {
 		if p == "-" {
 			data, err := io.ReadAll(stdin)
@@ -407,10 +426,36 @@ func (c *Cluster) addNamed(file string, line int, where, ident, apiVersion, kind
 	if de, ok := err.(decodeError); ok {
 		err = fail(string(de))
 	}
+	if err != nil {
+		// (Inside the if: the target of errors.As is allocated.)
+		var inv *defaults.InvalidError
+		if errors.As(err, &inv) {
+			msg := inv.Error()
+			if where != "" {
+				msg = where + ": " + msg
+			}
+			err = &LoadError{File: file, Line: line, Msg: msg}
+		}
+	}
 	if !handled {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("warning: %s:%d: skipping %s (kind %s/%s is not used by the scheduler)", file, line, ident, apiVersion, kind))
 	}
 	return err
+}
+
+// decodeDefaulted decodes an object with either path's decode and gives
+// it what the API server would have (internal/defaults): defaulting, and
+// for a pod the validation a decision depends on. Every kind addTyped and
+// addDRA read is decoded through it, so both paths apply it once.
+func decodeDefaulted(decode func(any) error, into any) error {
+	if err := decode(into); err != nil {
+		return err
+	}
+	defaults.Object(into)
+	if p, ok := into.(*v1.Pod); ok {
+		return defaults.ValidatePod(p)
+	}
+	return nil
 }
 
 // decodeError is a typed decoder's message, for addNamed to word.
@@ -424,20 +469,17 @@ func (c *Cluster) addTyped(kind, group string, obj map[string]any, decode func(a
 	switch {
 	case kind == "Node" && group == "":
 		n := &v1.Node{}
-		if err := decode(n); err != nil {
+		if err := decodeDefaulted(decode, n); err != nil {
 			return true, err
 		}
 		c.Nodes = append(c.Nodes, n)
 		c.setOrigin(n, origin)
 	case kind == "Pod" && group == "":
 		p := &v1.Pod{}
-		if err := decode(p); err != nil {
+		if err := decodeDefaulted(decode, p); err != nil {
 			return true, err
 		}
 		p.Namespace = c.namespaceOr(p.Namespace)
-		if p.Spec.SchedulerName == "" {
-			p.Spec.SchedulerName = v1.DefaultSchedulerName
-		}
 		c.Pods = append(c.Pods, p)
 		c.setOrigin(p, origin)
 	case kind == "Namespace" && group == "":
@@ -453,14 +495,7 @@ func (c *Cluster) addTyped(kind, group string, obj map[string]any, decode func(a
 	case kind == "PersistentVolume":
 		return true, decodeAppend(decode, &c.PVs)
 	case kind == "StorageClass":
-		if err := decodeAppend(decode, &c.StorageClasses); err != nil {
-			return true, err
-		}
-		if p := c.StorageClasses[len(c.StorageClasses)-1]; p.VolumeBindingMode == nil {
-			// The API server's default.
-			m := storagev1.VolumeBindingImmediate
-			p.VolumeBindingMode = &m
-		}
+		return true, decodeAppend(decode, &c.StorageClasses)
 	case kind == "CSINode":
 		return true, decodeAppend(decode, &c.CSINodes)
 	case kind == "CSIDriver":
@@ -479,6 +514,8 @@ func (c *Cluster) addTyped(kind, group string, obj map[string]any, decode func(a
 		return true, decodeAppend(decode, &c.ReplicationControllers)
 	case kind == "PriorityClass" && group == "scheduling.k8s.io":
 		return true, decodeAppend(decode, &c.PriorityClasses)
+	case kind == "RuntimeClass" && group == "node.k8s.io":
+		return true, decodeAppend(decode, &c.RuntimeClasses)
 	case kind == "PodGroup":
 		c.Others = append(c.Others, &unstructured.Unstructured{Object: obj})
 	default:
@@ -542,7 +579,7 @@ func (c *Cluster) namespaceOr(ns string) string {
 // decodeAppend decodes the object and appends it to list.
 func decodeAppend[T any](decode func(any) error, list *[]*T) error {
 	obj := new(T)
-	if err := decode(obj); err != nil {
+	if err := decodeDefaulted(decode, obj); err != nil {
 		return err
 	}
 	*list = append(*list, obj)

@@ -21,6 +21,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -303,6 +304,8 @@ func newTyped(kind, group string) any {
 		return &v1.ReplicationController{}
 	case kind == "PriorityClass" && group == "scheduling.k8s.io":
 		return &schedulingv1.PriorityClass{}
+	case kind == "RuntimeClass" && group == "node.k8s.io":
+		return &nodev1.RuntimeClass{}
 	}
 	return nil
 }

@@ -152,6 +152,9 @@ func (c *Cluster) objects() []object {
 	add("scheduling.k8s.io/v1", "PriorityClass", len(c.PriorityClasses), func(i int) (*metav1.ObjectMeta, runtime.Object) {
 		return &c.PriorityClasses[i].ObjectMeta, c.PriorityClasses[i]
 	})
+	add("node.k8s.io/v1", "RuntimeClass", len(c.RuntimeClasses), func(i int) (*metav1.ObjectMeta, runtime.Object) {
+		return &c.RuntimeClasses[i].ObjectMeta, c.RuntimeClasses[i]
+	})
 	add("storage.k8s.io/v1", "StorageClass", len(c.StorageClasses), func(i int) (*metav1.ObjectMeta, runtime.Object) {
 		return &c.StorageClasses[i].ObjectMeta, c.StorageClasses[i]
 	})
@@ -176,6 +179,12 @@ func (c *Cluster) objects() []object {
 	c.draObjects(add)
 	add("v1", "Pod", len(c.Pods), func(i int) (*metav1.ObjectMeta, runtime.Object) { return &c.Pods[i].ObjectMeta, c.Pods[i] })
 	return out
+}
+
+// OtherCount is how many objects other than nodes and pods Marshal
+// writes: what `snapshot` reports beside its nodes and pods.
+func (c *Cluster) OtherCount() int {
+	return len(c.objects()) - len(c.Nodes) - len(c.Pods) + len(c.Others)
 }
 
 // Marshal renders the cluster as one v1 List, in YAML or (format "json")
