@@ -399,11 +399,38 @@ func (s *userSettings) apply(cmd *cobra.Command) error {
 		if !ok {
 			return
 		}
+		st = relativeToFile(f, st)
 		if e := setFlag(cmd.Flags(), f, st); e != nil {
 			err = UsageErrorf("settings %s: %s: %v", st.Source, st.Key, e)
 		}
 	})
 	return err
+}
+
+// relativeToFile resolves a relative path that the settings file gives to
+// a flag naming files (one marked for filename completion, or
+// --kubeconfig) against the file's directory, as kubectl resolves the
+// paths in a kubeconfig against the kubeconfig's: the same file then means
+// the same files from any working directory. A value from the environment
+// is as typed, relative to the working directory; "-" (standard input)
+// stays.
+func relativeToFile(f *pflag.Flag, st setting) setting {
+	if st.Source.File == "" || st.Source.Env != "" {
+		return st
+	}
+	if _, ok := f.Annotations[cobra.BashCompFilenameExt]; !ok && f.Name != "kubeconfig" {
+		return st
+	}
+	dir := filepath.Dir(st.Source.File)
+	values := make([]string, len(st.Values))
+	for i, v := range st.Values {
+		if v != "" && v != "-" && !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") {
+			v = filepath.Join(dir, v)
+		}
+		values[i] = v
+	}
+	st.Values = values
+	return st
 }
 
 // setFlag sets f from a setting and marks it given.

@@ -300,3 +300,33 @@ func TestSettingsOfTheDefaultPath(t *testing.T) {
 		t.Errorf("view with %s=%s:\n%s", EnvSettings, other, out.String())
 	}
 }
+
+// TestSettingsPathsAreRelativeToTheFile: a relative path the file gives a
+// flag that names files means a file beside the settings file, whatever
+// the working directory; an absolute path, standard input, a flag that
+// names no file and a variable's value stay as written.
+func TestSettingsPathsAreRelativeToTheFile(t *testing.T) {
+	path := writeSettings(t, "config: sched.yaml\ndryrun:\n  filename: [a.yaml, /abs/b.yaml, \"-\"]\n  output: wide\n")
+	dir := filepath.Dir(path)
+	tests := []struct {
+		name, verb, flag string
+		env              map[string]string
+		want             string
+	}{
+		{name: "a global key naming a file", verb: "dryrun", flag: "config", want: filepath.Join(dir, "sched.yaml")},
+		{name: "a list of files", verb: "dryrun", flag: "filename", want: "[" + filepath.Join(dir, "a.yaml") + ",/abs/b.yaml,-]"},
+		{name: "a flag naming no file", verb: "dryrun", flag: "output", want: "wide"},
+		{name: "a variable's path is the working directory's", verb: "dryrun", flag: "config",
+			env: map[string]string{"KUBECTL_SCHED_CONFIG": "mine.yaml"}, want: "mine.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			if got := effective(t, path, tt.verb, tt.flag); got != tt.want {
+				t.Errorf("--%s = %q, want %q", tt.flag, got, tt.want)
+			}
+		})
+	}
+}
