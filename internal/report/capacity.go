@@ -89,8 +89,10 @@ func writeMinNodes(w io.Writer, r *Capacity) {
 	}
 	if m.Reachable {
 		fmt.Fprintf(w, "\nNodes needed: %d of template %s (%s, monotonicity %s)\n", m.NodesNeeded, r.NodeTemplate, m.Method, m.Monotonicity)
-	} else {
+	} else if m.Unreachable {
 		fmt.Fprintf(w, "\nNodes needed: not reachable with template %s: %s\n", r.NodeTemplate, m.Message)
+	} else {
+		fmt.Fprintf(w, "\nNodes needed: not found with template %s: %s\n", r.NodeTemplate, m.Message)
 	}
 	fmt.Fprintf(w, "Tried (template nodes -> count): %s\n", strings.Join(tried, ", "))
 }

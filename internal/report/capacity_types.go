@@ -150,7 +150,12 @@ type MinNodes struct {
 	Monotonicity string `json:"monotonicity"`
 	// Evaluations are the node counts tried, in order.
 	Evaluations []Evaluation `json:"evaluations"`
-	// Message says why the target is unreachable, when it is.
+	// Unreachable is true when no number of template nodes can suffice,
+	// with a proof (Message gives it); Reachable and Unreachable both
+	// false mean the search gave up (Message says what it tried).
+	Unreachable bool `json:"unreachable,omitempty"`
+	// Message says why the target is unreachable, or what was tried when
+	// no count was found to suffice.
 	Message string `json:"message,omitempty"`
 }
 
