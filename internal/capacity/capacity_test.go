@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -475,6 +476,87 @@ func TestMinNodesSearchNeedsAProofToGiveUp(t *testing.T) {
 			}
 			if last := m.Evaluations[len(m.Evaluations)-1].Nodes; tc.lastTried > 0 && last != tc.lastTried {
 				t.Errorf("last tried %d template nodes, want %d", last, tc.lastTried)
+			}
+		})
+	}
+}
+
+// A copy stopped by its devices gets what explain gives: the nearest
+// nodes, with DynamicResources' own gap per request and a line per device
+// (the copy explained with claims of its own, as its cycle saw it); and
+// the devices left over count per node and driver.
+func TestDevicesInTheNearestNodesAndLeftOver(t *testing.T) {
+	cl, err := snapshot.LoadPaths([]string{"../../examples/dra.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(t.TempDir(), "trainer.yaml")
+	if err := os.WriteFile(spec, []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml}
+spec:
+  containers:
+  - name: main
+    image: registry.example.com/trainer:v1
+    resources:
+      requests: {cpu: "4", memory: 16Gi}
+      claims: [{name: gpu}]
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: one-gpu
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const gpus = "gpu.example.com/devices"
+	for _, tc := range []struct {
+		name              string
+		replicas          int
+		count             int
+		nearest           []string
+		gpuNodeDetails    []string
+		freeGPUs, perNode int64
+	}{{
+		name: "as many as fit: the third finds both GPUs taken", count: 2,
+		nearest: []string{"cpu-node", "gpu-node"},
+		gpuNodeDetails: []string{
+			"gpu.example.com/gpu-node/gpu-0: allocated to ml/trainer-capacity-1",
+			"gpu.example.com/gpu-node/gpu-1: allocated to ml/trainer-capacity-2",
+		},
+	}, {
+		name: "one copy leaves one GPU", replicas: 1, count: 1, freeGPUs: 1, perNode: 1,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			specs, err := LoadSpecs([]string{spec}, nil, "default", cl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			specs[0].Replicas = tc.replicas
+			rep := count(t, cl, specs, Options{})
+			s := rep.Specs[0]
+			if s.Count != tc.count {
+				t.Fatalf("count %d, want %d (%s)", s.Count, tc.count, s.StoppedBy)
+			}
+			var nearest []string
+			for _, n := range s.Nearest {
+				nearest = append(nearest, n.Node)
+				if len(n.Gaps) != 1 || !strings.Contains(n.Gaps[0], "request gpu of claim ml/trainer-capacity-3-gpu-") {
+					t.Errorf("%s: gaps %q, want DynamicResources' gap for the third copy's claim", n.Node, n.Gaps)
+				}
+				if n.Node == "gpu-node" {
+					if d := cmp.Diff([][]string{tc.gpuNodeDetails}, n.Details); d != "" {
+						t.Errorf("gpu-node's device lines (-want +got):\n%s", d)
+					}
+				}
+			}
+			if d := cmp.Diff(tc.nearest, nearest); d != "" {
+				t.Errorf("nearest nodes (-want +got):\n%s", d)
+			}
+			l := rep.Leftover
+			if l.Allocatable[gpus] != 2 || l.Free[gpus] != tc.freeGPUs || l.Nodes["gpu-node"][gpus] != tc.perNode {
+				t.Errorf("left over: %d of %d GPUs, %d on gpu-node; want %d of 2, %d", l.Free[gpus], l.Allocatable[gpus], l.Nodes["gpu-node"][gpus], tc.freeGPUs, tc.perNode)
+			}
+			if _, ok := l.Nodes["cpu-node"][gpus]; ok {
+				t.Errorf("cpu-node, which publishes no device, has %s in its left over", gpus)
 			}
 		})
 	}

@@ -149,6 +149,11 @@ func writeSpecDetail(w io.Writer, s *CapacitySpec, free map[string]map[string]in
 					name = ""
 				}
 				fmt.Fprintf(tw, "    %s\t%s\n", name, g)
+				if len(n.Gaps) > 0 && i < len(n.Details) {
+					for _, d := range n.Details[i] {
+						fmt.Fprintf(tw, "    \t  - %s\n", d)
+					}
+				}
 			}
 		}
 		_ = tw.Flush()

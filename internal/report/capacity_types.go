@@ -100,6 +100,11 @@ type NearNode struct {
 	// Gaps say what would make the copy fit ("needs 250m cpu more (free
 	// 750m of 4)").
 	Gaps []string `json:"gaps"`
+	// Details are the lines under each gap, by gap (details[i] under
+	// gaps[i]): one per device, claim, PV or pod involved, as explain
+	// prints them ("gpu.example.com/gpu-node/gpu-1: allocated to
+	// ml/trainer-0"); absent when no gap has any.
+	Details [][]string `json:"details,omitempty"`
 }
 
 // NodeMessage is a node with a message.
