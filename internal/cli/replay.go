@@ -15,8 +15,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
-	"github.com/kubectl-sched/kubectl-sched/internal/memusage"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
+	"github.com/kubectl-sched/kubectl-sched/internal/memusage"
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
