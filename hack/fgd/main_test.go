@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -102,6 +103,19 @@ func TestSweepOnASmallTrace(t *testing.T) {
 	}
 	if n := strings.Count(stderr.String(), " replays done, "); n != 2*len(want) {
 		t.Errorf("%d progress lines, want one per run (%d):\n%s", n, 2*len(want), stderr.String())
+	}
+	// The last line says how long the runs took and the most memory held.
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	last := regexp.MustCompile(`^fgd: 16 runs in [0-9.]+s, (peak [0-9.]+ [MG]iB resident|[0-9.]+ [MG]iB held at the end)$`)
+	if !last.MatchString(lines[len(lines)-1]) {
+		t.Errorf("last line %q, want it to match %s", lines[len(lines)-1], last)
+	}
+}
+
+func TestBadMemLimitIsBadUsage(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-memlimit", "lots", "-nodes", "../../internal/fgd/testdata/nodes.csv", "-pods", "../../internal/fgd/testdata/pods.csv"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), `-memlimit "lots"`) {
+		t.Errorf("exit %d, stderr %q; want 2 naming the flag", code, stderr.String())
 	}
 }
 

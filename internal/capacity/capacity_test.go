@@ -6,10 +6,12 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -385,6 +387,176 @@ func TestCopiesWithTheirOwnObjectsAreCountedCycleByCycle(t *testing.T) {
 			m := count(t, cl, []*Spec{s}, Options{Nearest: -1, MinNodes: true, Template: tmplNode}).MinNodes
 			if m == nil || m.Method != tc.minNodesVia {
 				t.Errorf("--min-nodes: %+v, want method %s", m, tc.minNodesVia)
+			}
+		})
+	}
+}
+
+// --min-nodes's search does not take a plateau for a proof: more template
+// nodes placing no more copies says nothing of many more (earlier specs
+// spread over the new nodes and leave a later spec room only once there
+// are enough of them). It keeps doubling up to one node per copy wanted,
+// answers with the true minimum, and says "unreachable" only with a
+// proof.
+func TestMinNodesSearchNeedsAProofToGiveUp(t *testing.T) {
+	shipped, err := snapshot.LoadPaths([]string{"../../examples/cluster.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m6i, err := LoadNodeTemplate("../../examples/m6i.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shippedSpecs := func(replicas ...int) []*Spec {
+		specs, err := LoadSpecs([]string{"../../examples/web.yaml", "../../examples/new-pod.yaml"}, nil, "default", shipped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range specs {
+			specs[i].Replicas = replicas[i]
+		}
+		return specs
+	}
+	small := &snapshot.Cluster{Nodes: []*v1.Node{zoneNode("a1", "a", "4"), zoneNode("b1", "b", "2")}}
+	pod := func(name, cpu string, replicas int) *Spec {
+		s := podSpec(st.MakePod(name).Namespace("default").Label("app", name).Req("cpu", cpu).Obj())
+		s.Replicas = replicas
+		return s
+	}
+	spread := pod("spread", "1", 10)
+	spread.Pod.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone,
+		WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}}}}
+	for _, tc := range []struct {
+		name     string
+		cluster  *snapshot.Cluster
+		specs    []*Spec
+		template *v1.Node
+		// want is the answer (Reachable), -1 for none.
+		want        int
+		unreachable bool
+		message     string
+		// lastTried is the last count evaluated when there is no answer.
+		lastTried int
+	}{{
+		name:    "web spreads over 9 and 18 template nodes alike, the batch pod finds room at 41 (the issue's example)",
+		cluster: shipped, specs: shippedSpecs(200, 10), template: m6i,
+		want: 41,
+	}, {
+		name:    "a later spec that no template node holds and the cluster too little of: unreachable, proven",
+		cluster: small, specs: []*Spec{pod("web", "1", 3), pod("big", "3", 2)}, template: zoneNode("m6i", "b", "2"),
+		want: -1, unreachable: true, message: "a template node holds no copy of default/big (NodeResourcesFit: Insufficient cpu), and the cluster's nodes hold 1 of its 2 even without the other specs",
+	}, {
+		name:    "one node-local spec no template node holds: unreachable, proven",
+		cluster: small, specs: []*Spec{pod("big", "3", 2)}, template: zoneNode("m6i", "b", "2"),
+		want: -1, unreachable: true, message: "a template node holds no copy of default/big (NodeResourcesFit: Insufficient cpu), and the cluster's nodes hold 1 of its 2",
+	}, {
+		name:    "a hard zone spread with template nodes in one zone: not found up to one node per copy, not claimed unreachable",
+		cluster: small, specs: []*Spec{spread}, template: zoneNode("m6i", "a", "8"),
+		want: -1, message: "tried up to 10 template nodes (one per copy wanted): 10 placed 5, as 8 did; not proven unreachable", lastTried: 10,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := count(t, tc.cluster, tc.specs, Options{Template: tc.template, MinNodes: true, Nearest: -1})
+			m := rep.MinNodes
+			if tc.want >= 0 {
+				if !m.Reachable || m.NodesNeeded != tc.want || m.Unreachable || !rep.Complete {
+					t.Fatalf("min nodes %+v, want %d", m, tc.want)
+				}
+				// The minimum: one node fewer is not enough.
+				fewer := count(t, tc.cluster, tc.specs, Options{Template: tc.template, AddNodes: tc.want - 1, Nearest: -1})
+				if fewer.Complete {
+					t.Errorf("%d template nodes are enough too", tc.want-1)
+				}
+				return
+			}
+			if m.Reachable || m.Unreachable != tc.unreachable || rep.Complete {
+				t.Errorf("min nodes %+v: want unreachable=%v", m, tc.unreachable)
+			}
+			if m.Message != tc.message {
+				t.Errorf("message\n%q, want\n%q", m.Message, tc.message)
+			}
+			if last := m.Evaluations[len(m.Evaluations)-1].Nodes; tc.lastTried > 0 && last != tc.lastTried {
+				t.Errorf("last tried %d template nodes, want %d", last, tc.lastTried)
+			}
+		})
+	}
+}
+
+// A copy stopped by its devices gets what explain gives: the nearest
+// nodes, with DynamicResources' own gap per request and a line per device
+// (the copy explained with claims of its own, as its cycle saw it); and
+// the devices left over count per node and driver.
+func TestDevicesInTheNearestNodesAndLeftOver(t *testing.T) {
+	cl, err := snapshot.LoadPaths([]string{"../../examples/dra.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(t.TempDir(), "trainer.yaml")
+	if err := os.WriteFile(spec, []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml}
+spec:
+  containers:
+  - name: main
+    image: registry.example.com/trainer:v1
+    resources:
+      requests: {cpu: "4", memory: 16Gi}
+      claims: [{name: gpu}]
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: one-gpu
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const gpus = "gpu.example.com/devices"
+	for _, tc := range []struct {
+		name              string
+		replicas          int
+		count             int
+		nearest           []string
+		gpuNodeDetails    []string
+		freeGPUs, perNode int64
+	}{{
+		name: "as many as fit: the third finds both GPUs taken", count: 2,
+		nearest: []string{"cpu-node", "gpu-node"},
+		gpuNodeDetails: []string{
+			"gpu.example.com/gpu-node/gpu-0: allocated to ml/trainer-capacity-1",
+			"gpu.example.com/gpu-node/gpu-1: allocated to ml/trainer-capacity-2",
+		},
+	}, {
+		name: "one copy leaves one GPU", replicas: 1, count: 1, freeGPUs: 1, perNode: 1,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			specs, err := LoadSpecs([]string{spec}, nil, "default", cl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			specs[0].Replicas = tc.replicas
+			rep := count(t, cl, specs, Options{})
+			s := rep.Specs[0]
+			if s.Count != tc.count {
+				t.Fatalf("count %d, want %d (%s)", s.Count, tc.count, s.StoppedBy)
+			}
+			var nearest []string
+			for _, n := range s.Nearest {
+				nearest = append(nearest, n.Node)
+				if len(n.Gaps) != 1 || !strings.Contains(n.Gaps[0], "request gpu of claim ml/trainer-capacity-3-gpu-") {
+					t.Errorf("%s: gaps %q, want DynamicResources' gap for the third copy's claim", n.Node, n.Gaps)
+				}
+				if n.Node == "gpu-node" {
+					if d := cmp.Diff([][]string{tc.gpuNodeDetails}, n.Details); d != "" {
+						t.Errorf("gpu-node's device lines (-want +got):\n%s", d)
+					}
+				}
+			}
+			if d := cmp.Diff(tc.nearest, nearest); d != "" {
+				t.Errorf("nearest nodes (-want +got):\n%s", d)
+			}
+			l := rep.Leftover
+			if l.Allocatable[gpus] != 2 || l.Free[gpus] != tc.freeGPUs || l.Nodes["gpu-node"][gpus] != tc.perNode {
+				t.Errorf("left over: %d of %d GPUs, %d on gpu-node; want %d of 2, %d", l.Free[gpus], l.Allocatable[gpus], l.Nodes["gpu-node"][gpus], tc.freeGPUs, tc.perNode)
+			}
+			if _, ok := l.Nodes["cpu-node"][gpus]; ok {
+				t.Errorf("cpu-node, which publishes no device, has %s in its left over", gpus)
 			}
 		})
 	}

@@ -27,15 +27,21 @@ const maxSearchNodes = 1 << 16
 //
 // Otherwise the search evaluates counts of template nodes (each
 // evaluation placing every spec afresh), extrapolating upwards from the
-// copies the last nodes added, then narrows down between the last count
-// that was not enough and the first that was (searchMinNodes). That
-// assumes count(m) never falls as m grows. It holds for node-local specs; with
-// spreading it can fail (a template node in a zone of its own makes every
-// other zone wait for it under a hard zone constraint), so every
-// evaluation is kept, a contradiction among them is reported
-// ("violated", the answer then being the smallest count seen to suffice),
-// and the search stops when twice in a row more nodes placed no more
-// copies.
+// copies the last nodes added, doubling when they added none, then
+// narrows down between the last count that was not enough and the first
+// that was (searchMinNodes). That assumes count(m) never falls as m grows.
+// It holds for node-local specs; with spreading it can fail (a template
+// node in a zone of its own makes every other zone wait for it under a
+// hard zone constraint), so every evaluation is kept and a contradiction
+// among them is reported ("violated", the answer then being the smallest
+// count seen to suffice).
+//
+// More nodes placing no more copies is no proof that no number of nodes
+// would: earlier specs spread over new nodes and leave a later spec room
+// only once there are enough of them. The search says "unreachable" only
+// with a proof (unreachableProof); otherwise it keeps doubling up to one
+// template node per copy wanted (plateauBound), and past that says what it
+// tried.
 func (r *runner) minNodes(ctx context.Context) (*report.MinNodes, error) {
 	for _, s := range r.specs {
 		if s.Replicas <= 0 {
@@ -99,7 +105,9 @@ func (r *runner) nodeLocalMinNodes(ctx context.Context) (*report.MinNodes, bool,
 	record(1, c+one[0])
 	k := one[0]
 	if k == 0 {
-		res.NodesNeeded, res.Message = 1, r.templateMessage(ctx, s)
+		// Proof: the cluster's nodes hold c < R and each template node none.
+		res.NodesNeeded, res.Unreachable = 1, true
+		res.Message = fmt.Sprintf("%s, and the cluster's nodes hold %d of its %d", r.templateMessage(ctx, s), c, s.Replicas)
 		return res, true, nil
 	}
 	m := (s.Replicas - c + k - 1) / k
@@ -150,11 +158,13 @@ func (r *runner) templateMessage(ctx context.Context, s *Spec) string {
 // placed, each spec's count capped at its replicas, against their sum.
 // Upwards, the next count of template nodes is extrapolated from the last
 // two evaluations that were not enough (the copies one more node adds),
-// doubling instead when they did not grow; then, between the last count
+// doubling instead when they did not grow (up to plateauBound, unless
+// unreachableProof proves no count enough); then, between the last count
 // that was not enough and the first that was, the same extrapolation from
 // below (the node below the first that was enough, when it points there),
 // falling back to bisection whenever a step did not halve the interval,
-// until the two are one node apart. When counts grow about linearly with
+// and for good once the node below was enough too, until the two are one
+// node apart. When counts grow about linearly with
 // the nodes, as they do under a hostname spread, that takes a handful of
 // evaluations.
 func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
@@ -208,7 +218,9 @@ func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
 		res.NodesNeeded, res.Reachable = 0, true
 		return res, nil
 	}
+	bound := plateauBound(target)
 	prev, lo, next, stalled := -1, 0, 1, 0
+	proofTried := false
 	for {
 		e, err := eval(next)
 		if err != nil {
@@ -222,9 +234,22 @@ func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
 		} else {
 			stalled = 0
 		}
-		if stalled >= 2 || next >= maxSearchNodes {
+		if stalled > 0 && !proofTried {
+			proofTried = true
+			msg, err := r.unreachableProof(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if msg != "" {
+				res.NodesNeeded, res.Unreachable, res.Message = next, true, msg
+				r.checkMonotone(res, seen)
+				return res, nil
+			}
+		}
+		if next >= maxSearchNodes || stalled > 0 && next >= bound {
 			res.NodesNeeded = next
-			res.Message = fmt.Sprintf("more template nodes place no more copies: %d template nodes placed %s, as %d did", next, counts(e.Counts), lo)
+			res.Message = fmt.Sprintf("tried up to %d template nodes (%s): %d placed %s, as %d did; not proven unreachable",
+				next, boundWhy(next), next, counts(e.Counts), lo)
 			r.checkMonotone(res, seen)
 			return res, nil
 		}
@@ -234,17 +259,23 @@ func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
 			guess = 2 * lo
 		}
 		next = min(guess, maxSearchNodes)
+		if stalled > 0 {
+			next = min(next, bound)
+		}
 	}
 	hi := next
-	halved := true
+	// bisect: the extrapolation pointed at hi and hi-1 was enough too, so
+	// the counts do not grow linearly here; plain bisection from then on.
+	halved, bisect := true, false
 	for hi-lo > 1 {
 		guess := extrapolate(prev, lo)
+		belowHi := false
 		switch {
-		case !halved || guess <= lo:
+		case bisect || !halved || guess <= lo:
 			guess = lo + (hi-lo)/2
 		case guess >= hi:
 			// The extrapolation says hi: is hi-1 enough too?
-			guess = hi - 1
+			guess, belowHi = hi-1, true
 		}
 		width := hi - lo
 		e, err := eval(guess)
@@ -253,6 +284,7 @@ func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
 		}
 		if e.Enough {
 			hi = guess
+			bisect = bisect || belowHi
 		} else {
 			prev, lo = lo, guess
 		}
@@ -261,6 +293,63 @@ func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
 	res.NodesNeeded, res.Reachable = hi, true
 	r.checkMonotone(res, seen)
 	return res, nil
+}
+
+// plateauBound is how far the search doubles template nodes that place no
+// more copies: one per copy wanted. For node-local specs each of which fits
+// on an empty template node it is enough: however the copies before it
+// spread, a copy finds a template node none of them took. (A spec that
+// fits on no template node is caught by unreachableProof.)
+func plateauBound(copies int) int {
+	return min(max(copies, 1), maxSearchNodes)
+}
+
+// boundWhy says why the search stopped at n template nodes.
+func boundWhy(n int) string {
+	if n >= maxSearchNodes {
+		return "the most the search tries"
+	}
+	return "one per copy wanted"
+}
+
+// unreachableProof returns why no number of template nodes can give every
+// spec its replicas, or "" when it finds no proof. The proof is a
+// node-local spec (every plugin that can reject it is node-local: its
+// count on a node depends on that node alone) of which a template node
+// holds no copy and the cluster's own nodes fewer than its replicas, with
+// no other spec's copies beside them: those only take room, so no number
+// of template nodes makes up the difference.
+func (r *runner) unreachableProof(ctx context.Context) (string, error) {
+	for _, s := range r.specs {
+		if s.perCopyObjects() || s.DaemonSet != nil {
+			continue
+		}
+		tmpl := TemplateNodes(r.o.Template, 1, r.base.Nodes)[0].Name
+		sim, err := r.newSim(ctx, 1)
+		if err != nil {
+			return "", err
+		}
+		counts, ok, err := sim.Fill(ctx, s.Pod, 0)
+		sim.Close()
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			continue
+		}
+		cluster, onTemplate := 0, 0
+		for _, nc := range counts {
+			if nc.Node == tmpl {
+				onTemplate += nc.Count
+			} else {
+				cluster += nc.Count
+			}
+		}
+		if onTemplate == 0 && cluster < s.Replicas {
+			return fmt.Sprintf("%s, and the cluster's nodes hold %d of its %d even without the other specs", r.templateMessage(ctx, s), cluster, s.Replicas), nil
+		}
+	}
+	return "", nil
 }
 
 // checkMonotone marks the search violated when a larger node count placed

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/kube"
+	"github.com/kubectl-sched/kubectl-sched/internal/memusage"
 )
 
 // progressEvery is how often the progress line is redrawn at most.
@@ -34,6 +35,10 @@ type progress struct {
 	// width is the terminal's: a longer line would wrap, and \r would
 	// redraw only its last row. 0: no limit.
 	width int
+
+	// memory, when set, is read as the line is drawn and shown at its
+	// end ("1.2 GiB resident"): a long replay says how much it holds.
+	memory func() uint64
 
 	mu sync.Mutex
 	// start is when the work began, first when the first unit was
@@ -61,6 +66,15 @@ func newProgress(w io.Writer, what string) *progress {
 // fake clock).
 func newProgressOn(w io.Writer, c clock.PassiveClock, what string) *progress {
 	return &progress{w: w, clock: c, what: what, start: c.Now()}
+}
+
+// withMemory makes the line end with the process's memory, read by
+// memory when the line is drawn (memusage.Resident for a verb).
+func (p *progress) withMemory(memory func() uint64) *progress {
+	if p != nil {
+		p.memory = memory
+	}
+	return p
 }
 
 // note shows a phase without a count ("parsing cluster.json").
@@ -136,6 +150,9 @@ func (p *progress) update(done, total int, unit, detail string) {
 	}
 	if detail != "" {
 		fmt.Fprintf(&b, " · %s", detail)
+	}
+	if p.memory != nil {
+		fmt.Fprintf(&b, " · %s resident", memusage.Format(p.memory()))
 	}
 	p.show(b.String())
 }

@@ -64,6 +64,31 @@ func TestProgress(t *testing.T) {
 	}
 }
 
+// A replay's line ends with the memory the process holds, read when the
+// line is drawn, not at every step.
+func TestProgressWithMemory(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var out bytes.Buffer
+	reads := 0
+	p := newProgressOn(&out, clk, "replaying").withMemory(func() uint64 { reads++; return 3<<30 + 400<<20 })
+	p.steps(0, 10000)
+	for i := 1; i <= 100; i++ {
+		clk.Step(15 * time.Millisecond)
+		p.steps(i*100, 10000)
+	}
+	want := "replaying: 9,500/10,000 events (95%) · 6,666 events/s · ~0s left · 3.4 GiB resident"
+	if got := strings.TrimPrefix(out.String()[strings.LastIndex(out.String(), "\r"):], "\r\x1b[K"); got != want {
+		t.Errorf("last line %q, want %q", got, want)
+	}
+	if drawn := strings.Count(out.String(), "\r"); reads != drawn {
+		t.Errorf("memory read %d times for %d lines drawn", reads, drawn)
+	}
+	var none *progress
+	if none.withMemory(func() uint64 { return 1 }) != nil {
+		t.Error("withMemory on no progress line made one")
+	}
+}
+
 // Runs of a comparison take seconds each: the rate counts from the start
 // and keeps a decimal.
 func TestProgressOfRuns(t *testing.T) {

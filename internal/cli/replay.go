@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
+	"github.com/kubectl-sched/kubectl-sched/internal/memusage"
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
@@ -238,7 +239,8 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return err
 	}
 	ro := replay.Options{Options: engine.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption}, Until: o.Until, WaitWindow: o.WaitWindow}
-	progress := newProgress(o.ErrOut, "replaying")
+	// A long replay holds much: its line says how much.
+	progress := newProgress(o.ErrOut, "replaying").withMemory(memusage.Resident)
 	ro.Progress = progress.steps
 	res, err := replay.Run(ctx, tr, ro)
 	progress.done()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -64,49 +66,113 @@ func Jobs(policies []Policy, n int) []Job {
 	return out
 }
 
-// Sweep runs the jobs through the replay's sweep (replay.Sweep), workers
-// at a time (0: one per core), each replay with one goroutine per
-// scheduling cycle, and returns the runs in job order. The jobs of a seed
-// share its workload's trace. progress, when set, is called as replays
-// end with the number done, from one goroutine at a time. The first error
-// stops the sweep.
+// Sweep runs the jobs, workers at a time (0: one per core), each replay
+// with one goroutine per scheduling cycle, and returns the runs in job
+// order. progress, when set, is called as replays end with the number
+// done, from one goroutine at a time. The first error stops the sweep.
+//
+// A sweep holds no more than its running replays need: a run is prepared
+// when a worker takes it (the DRA row's trace, its claims and slices, in
+// that worker) and measured as its replay ends, after which nothing of
+// the replay is kept but the Run. The jobs are taken seed by seed, the
+// DRA row first (the longest), and a seed's workload and trace, shared
+// by its jobs, are built by the first of them and let go when the last
+// ends: at any time only the seeds being replayed are in memory.
 func Sweep(ctx context.Context, t *Trace, jobs []Job, ratio float64, workers int, progress func(done, total int)) ([]*Run, error) {
-	workloads := map[int64]openb.Workload{}
-	traces := map[int64]*replay.Trace{}
-	preps := make([]*prepared, len(jobs))
-	rjobs := make([]replay.Job, len(jobs))
-	for i, j := range jobs {
-		w, ok := workloads[j.Seed]
-		if !ok {
-			w = openb.TunedWorkload(t.Nodes, t.Pods, t.CapacityMilli, ratio, j.Seed, openb.Epoch)
-			workloads[j.Seed] = w
+	order := sweepOrder(jobs)
+	seeds := map[int64]*seedWork{}
+	for _, j := range jobs {
+		if seeds[j.Seed] == nil {
+			seeds[j.Seed] = &seedWork{}
 		}
-		tr := traces[j.Seed]
-		if tr == nil || j.Policy.DRA {
+		seeds[j.Seed].left++
+	}
+	out := make([]*Run, len(jobs))
+	err := replay.Parallel(ctx, len(jobs), workers, progress, func(ctx context.Context, k int) error {
+		i := order[k]
+		j := jobs[i]
+		sw := seeds[j.Seed]
+		w, shared := sw.get(t, ratio, j.Seed)
+		defer sw.done()
+		tr := shared
+		if j.Policy.DRA {
 			// The DRA row rewrites its trace's pods: its own trace.
 			tr = replayTrace(w)
-			if !j.Policy.DRA {
-				traces[j.Seed] = tr
-			}
 		}
-		p, err := prepare(t, w, tr, j.Policy, j.Seed, 1)
+		p, err := sweepPrepare(t, w, tr, j.Policy, j.Seed, 1)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		preps[i] = p
-		rjobs[i] = replay.Job{Name: fmt.Sprintf("policy %s, seed %d", j.Policy.Name, j.Seed), Trace: p.trace, Options: p.options}
-	}
-	results, err := replay.Sweep(ctx, rjobs, workers, progress)
+		res, err := replay.Run(ctx, p.trace, p.options)
+		if err != nil {
+			return &replay.JobError{Name: fmt.Sprintf("policy %s, seed %d", j.Policy.Name, j.Seed), Err: err}
+		}
+		out[i], err = p.finish(res)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Run, len(jobs))
-	for i, p := range preps {
-		if out[i], err = p.finish(results[i]); err != nil {
-			return nil, err
+	return out, nil
+}
+
+// sweepPrepare is prepare; the tests watch what Sweep prepares through it.
+var sweepPrepare = prepare
+
+// sweepOrder is the order in which Sweep takes the jobs (indexes into
+// jobs): by seed in the order seeds first appear, and within a seed the
+// DRA row first, then the others in job order.
+func sweepOrder(jobs []Job) []int {
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	first := map[int64]int{}
+	for i, j := range jobs {
+		if _, ok := first[j.Seed]; !ok {
+			first[j.Seed] = i
 		}
 	}
-	return out, nil
+	sort.SliceStable(order, func(a, b int) bool {
+		ja, jb := jobs[order[a]], jobs[order[b]]
+		if fa, fb := first[ja.Seed], first[jb.Seed]; fa != fb {
+			return fa < fb
+		}
+		return ja.Policy.DRA && !jb.Policy.DRA
+	})
+	return order
+}
+
+// seedWork is a seed's workload and its replay trace, shared by the jobs
+// of the seed in a sweep: built by the first job that needs them, dropped
+// when the last of the seed's jobs ends.
+type seedWork struct {
+	mu    sync.Mutex
+	left  int
+	built bool
+	work  openb.Workload
+	trace *replay.Trace
+}
+
+// get returns the seed's workload and trace, building them on first use.
+func (s *seedWork) get(t *Trace, ratio float64, seed int64) (openb.Workload, *replay.Trace) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.built {
+		s.work = openb.TunedWorkload(t.Nodes, t.Pods, t.CapacityMilli, ratio, seed, openb.Epoch)
+		s.trace = replayTrace(s.work)
+		s.built = true
+	}
+	return s.work, s.trace
+}
+
+// done counts a job of the seed as ended; the last lets the seed go.
+func (s *seedWork) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.left--; s.left == 0 {
+		s.work, s.trace = openb.Workload{}, nil
+	}
 }
 
 // RunOne replays the seed's workload with the policy and measures it.

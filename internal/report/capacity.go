@@ -89,8 +89,10 @@ func writeMinNodes(w io.Writer, r *Capacity) {
 	}
 	if m.Reachable {
 		fmt.Fprintf(w, "\nNodes needed: %d of template %s (%s, monotonicity %s)\n", m.NodesNeeded, r.NodeTemplate, m.Method, m.Monotonicity)
-	} else {
+	} else if m.Unreachable {
 		fmt.Fprintf(w, "\nNodes needed: not reachable with template %s: %s\n", r.NodeTemplate, m.Message)
+	} else {
+		fmt.Fprintf(w, "\nNodes needed: not found with template %s: %s\n", r.NodeTemplate, m.Message)
 	}
 	fmt.Fprintf(w, "Tried (template nodes -> count): %s\n", strings.Join(tried, ", "))
 }
@@ -147,6 +149,11 @@ func writeSpecDetail(w io.Writer, s *CapacitySpec, free map[string]map[string]in
 					name = ""
 				}
 				fmt.Fprintf(tw, "    %s\t%s\n", name, g)
+				if len(n.Gaps) > 0 && i < len(n.Details) {
+					for _, d := range n.Details[i] {
+						fmt.Fprintf(tw, "    \t  - %s\n", d)
+					}
+				}
 			}
 		}
 		_ = tw.Flush()

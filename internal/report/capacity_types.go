@@ -100,6 +100,11 @@ type NearNode struct {
 	// Gaps say what would make the copy fit ("needs 250m cpu more (free
 	// 750m of 4)").
 	Gaps []string `json:"gaps"`
+	// Details are the lines under each gap, by gap (details[i] under
+	// gaps[i]): one per device, claim, PV or pod involved, as explain
+	// prints them ("gpu.example.com/gpu-node/gpu-1: allocated to
+	// ml/trainer-0"); absent when no gap has any.
+	Details [][]string `json:"details,omitempty"`
 }
 
 // NodeMessage is a node with a message.
@@ -150,7 +155,12 @@ type MinNodes struct {
 	Monotonicity string `json:"monotonicity"`
 	// Evaluations are the node counts tried, in order.
 	Evaluations []Evaluation `json:"evaluations"`
-	// Message says why the target is unreachable, when it is.
+	// Unreachable is true when no number of template nodes can suffice,
+	// with a proof (Message gives it); Reachable and Unreachable both
+	// false mean the search gave up (Message says what it tried).
+	Unreachable bool `json:"unreachable,omitempty"`
+	// Message says why the target is unreachable, or what was tried when
+	// no count was found to suffice.
 	Message string `json:"message,omitempty"`
 }
 

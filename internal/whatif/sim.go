@@ -283,5 +283,26 @@ func (s *Sim) Explainer(base *snapshot.Cluster, o explain.Options) *explain.Stat
 	return explain.NewStateOver(base, s.off.Engine, o)
 }
 
+// WithPending brings pod into the cluster as a pending pod, its template
+// claims created as the resourceclaim controller would, calls fn with the
+// pod as the cluster holds it (those claims named in its status) before
+// any cycle of it runs, and takes it out again, releasing its claims.
+// Place forgets a copy that fit nowhere, claims and all; this is how it is
+// explained as its cycle saw it.
+func (s *Sim) WithPending(pod *v1.Pod, fn func(*v1.Pod) error) error {
+	if err := s.off.Add(pod); err != nil {
+		return err
+	}
+	defer s.off.Delete(pod.Namespace, pod.Name)
+	cur, ok := s.off.Pod(pod.Namespace, pod.Name)
+	if !ok {
+		return fmt.Errorf("pod %s/%s: not in the simulation once added", pod.Namespace, pod.Name)
+	}
+	return fn(cur)
+}
+
+// DRA returns the simulation's DRA objects and allocations (read-only).
+func (s *Sim) DRA() *schedcore.DRAManager { return s.off.Engine.DRA }
+
 // Close releases the queue.
 func (s *Sim) Close() { s.off.Close() }
