@@ -2,49 +2,7 @@ package cli
 
 import (
 	"testing"
-
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/kubernetes/fake"
-
-	"github.com/kubectl-sched/kubectl-sched/internal/kube"
-	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
-
-// fakeDRACluster serves a cluster file's nodes, pods and DRA objects
-// through a fake clientset, as a live API server without the resourceclaim
-// controller would: template claims the file lacks do not exist.
-func fakeDRACluster(t *testing.T, file string) Settings {
-	t.Helper()
-	cl, err := snapshot.LoadPaths([]string{file}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objs []runtime.Object
-	for _, n := range cl.Nodes {
-		objs = append(objs, n)
-	}
-	for _, p := range cl.Pods {
-		objs = append(objs, p)
-	}
-	d := cl.DRA
-	for _, o := range d.DeviceClasses {
-		objs = append(objs, o)
-	}
-	for _, o := range d.ResourceSlices {
-		objs = append(objs, o)
-	}
-	for _, o := range d.ResourceClaims {
-		objs = append(objs, o)
-	}
-	for _, o := range d.ResourceClaimTemplates {
-		objs = append(objs, o)
-	}
-	kc := fake.NewClientset(objs...)
-	return Settings{NewClients: func(*genericclioptions.ConfigFlags) (*kube.Clients, error) {
-		return &kube.Clients{Kube: kc, Discovery: kc.Discovery()}, nil
-	}}
-}
 
 // Live, a pod whose template claim the controller has not made yet is held
 // by DynamicResources' PreEnqueue, as kubectl sched run's queue holds it;
@@ -52,7 +10,7 @@ func fakeDRACluster(t *testing.T, file string) Settings {
 // answer. From a dump, the dry-run's view: missing claims are made.
 func TestExplainTemplateClaimsLiveAndFromFile(t *testing.T) {
 	const draExample = "../../examples/dra.yaml"
-	live := fakeDRACluster(t, draExample)
+	live := fakeCluster(t, draExample)
 	tests := []struct {
 		name     string
 		settings Settings

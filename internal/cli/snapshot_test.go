@@ -21,8 +21,10 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
-// fakeCluster serves the objects of a cluster file through a fake
-// clientset, as a live API server would.
+// fakeCluster serves the objects of a cluster file (nodes, pods,
+// namespaces and DRA objects) through a fake clientset, as a live API
+// server without the resourceclaim controller would: template claims the
+// file lacks do not exist.
 func fakeCluster(t *testing.T, file string) Settings {
 	t.Helper()
 	cl, err := snapshot.LoadPaths([]string{file}, nil)
@@ -38,6 +40,19 @@ func fakeCluster(t *testing.T, file string) Settings {
 	}
 	for _, n := range cl.Namespaces {
 		objs = append(objs, n)
+	}
+	d := cl.DRA
+	for _, o := range d.DeviceClasses {
+		objs = append(objs, o)
+	}
+	for _, o := range d.ResourceSlices {
+		objs = append(objs, o)
+	}
+	for _, o := range d.ResourceClaims {
+		objs = append(objs, o)
+	}
+	for _, o := range d.ResourceClaimTemplates {
+		objs = append(objs, o)
 	}
 	kc := fake.NewClientset(objs...)
 	return Settings{NewClients: func(*genericclioptions.ConfigFlags) (*kube.Clients, error) {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -108,7 +109,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 	pl := &DynamicResources{
 		enabled:       true,
 		features:      f,
-		allocFeatures: AllocatorFeatures(f),
+		allocFeatures: helper.AllocatorFeatures(f),
 		filterTimeout: ptr.Deref(a.FilterTimeout, metav1.Duration{}).Duration,
 		handle:        h,
 		dra:           dra,
@@ -132,20 +133,6 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 // celCacheSize bounds the compiled CEL expressions kept (classes,
 // requests' and explanations' selectors).
 const celCacheSize = 256
-
-// AllocatorFeatures maps the feature gates to the allocator's features,
-// as kube's AllocatorFeatures does.
-func AllocatorFeatures(f schedcore.Features) structured.Features {
-	return structured.Features{
-		AdminAccess:             f.DRAAdminAccess,
-		PrioritizedList:         f.DRAPrioritizedList,
-		PartitionableDevices:    f.DRAPartitionableDevices,
-		DeviceTaints:            f.DRADeviceTaints,
-		DeviceBindingAndStatus:  f.DRADeviceBindingConditions && f.DRAResourceClaimDeviceStatus,
-		ConsumableCapacity:      f.DRAConsumableCapacity,
-		FractionalCapacityRange: f.DRAFractionalCapacityRange,
-	}
-}
 
 // Name returns the plugin's name.
 func (pl *DynamicResources) Name() string { return Name }

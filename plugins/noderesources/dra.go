@@ -11,6 +11,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -41,16 +42,8 @@ func newDRAScoring(h *schedcore.Handle) *draScoring {
 		m: m,
 		// NodeMatches picks its implementation (stable, incubating) by
 		// the allocator's features, as kube's scorer does.
-		features: structured.Features{
-			AdminAccess:             f.DRAAdminAccess,
-			PrioritizedList:         f.DRAPrioritizedList,
-			PartitionableDevices:    f.DRAPartitionableDevices,
-			DeviceTaints:            f.DRADeviceTaints,
-			DeviceBindingAndStatus:  f.DRADeviceBindingConditions && f.DRAResourceClaimDeviceStatus,
-			ConsumableCapacity:      f.DRAConsumableCapacity,
-			FractionalCapacityRange: f.DRAFractionalCapacityRange,
-		},
-		cel: cel.NewCache(10, cel.Features{EnableConsumableCapacity: f.DRAConsumableCapacity}),
+		features: helper.AllocatorFeatures(f),
+		cel:      cel.NewCache(10, cel.Features{EnableConsumableCapacity: f.DRAConsumableCapacity}),
 	}
 }
 

@@ -2,6 +2,7 @@ package noderesources
 
 import (
 	"context"
+
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/utils/ptr"
 
