@@ -290,7 +290,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	if s.turn != nil {
 		rep.State, rep.Turn = StateAtTurn, s.turn
 	} else {
-		rep.State, rep.Ahead = StateAsListed, s.ahead(target, bound != "")
+		rep.State, rep.Ahead = StateAsListed, s.ahead(ctx, target, bound != "")
 	}
 	if ex.FitError != nil {
 		// The PostFilter sees the pod as the scheduler's cycle does, with
@@ -354,9 +354,11 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 // ahead counts the pending pods a dry-run would schedule before the
 // target: those before it in queue order when it is pending itself, none
 // for a bound pod, and for a pod from a file (queued last) every pending
-// pod of equal or higher priority. Gated pods never reach a cycle and are
-// not counted.
-func (s *State) ahead(target *v1.Pod, bound bool) int {
+// pod of equal or higher priority. A pod its profile's PreEnqueue plugins
+// hold (scheduling gates; live, a template claim the controller has not
+// made yet) never reaches a cycle and is not counted: the same pass as the
+// scheduler's queue runs decides it.
+func (s *State) ahead(ctx context.Context, target *v1.Pod, bound bool) int {
 	if bound {
 		return 0
 	}
@@ -366,9 +368,13 @@ func (s *State) ahead(target *v1.Pod, bound bool) int {
 		if p.Namespace == target.Namespace && p.Name == target.Name {
 			return n
 		}
-		if len(p.Spec.SchedulingGates) == 0 && schedcore.PodPriority(p) >= prio {
-			n++
+		if schedcore.PodPriority(p) < prio {
+			continue
 		}
+		if fw := s.eng.Framework(p); fw == nil || !fw.RunPreEnqueuePluginsFrom(ctx, p, "", nil).IsSuccess() {
+			continue
+		}
+		n++
 	}
 	return n
 }

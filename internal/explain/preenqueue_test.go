@@ -180,3 +180,42 @@ func TestExplainFileMakesTheNewPodsTemplateClaims(t *testing.T) {
 		})
 	}
 }
+
+// The pending pods ahead of a pod are those the queue would give a cycle
+// first: a pod its PreEnqueue plugins hold is not one of them. Live, a pod
+// whose template claim the controller has not made yet is held, as a gated
+// pod is; from a dump the claim is made as the controller would, and the
+// pod counts.
+func TestAheadLeavesOutWhatPreEnqueueHolds(t *testing.T) {
+	ctx := context.Background()
+	newPod := st.MakePod("new").UID("new").Obj()
+	for _, tc := range []struct {
+		name string
+		live bool
+		want int
+	}{
+		{name: "live: the pod without its claim is held", live: true, want: 1},
+		{name: "a dump: its claim is made", live: false, want: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pending := []*v1.Pod{
+				myPod(""),
+				st.MakePod("gated").UID("g").SchedulingGates("example.com/wait").Obj(),
+				st.MakePod("plain").UID("p").Obj(),
+			}
+			o := options(t)
+			o.Source, o.Live = SourceFile, tc.live
+			s, err := NewState(ctx, gpuCluster(pending), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := s.Explain(ctx, newPod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.State != StateAsListed || rep.Ahead != tc.want {
+				t.Errorf("state %q, ahead %d; want %q, %d", rep.State, rep.Ahead, StateAsListed, tc.want)
+			}
+		})
+	}
+}
