@@ -2,6 +2,7 @@ package explain
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -215,6 +216,57 @@ func TestAheadLeavesOutWhatPreEnqueueHolds(t *testing.T) {
 			}
 			if rep.State != StateAsListed || rep.Ahead != tc.want {
 				t.Errorf("state %q, ahead %d; want %q, %d", rep.State, rep.Ahead, StateAsListed, tc.want)
+			}
+		})
+	}
+}
+
+// At its turn in a dry-run (--at-turn), the same holds: live, the
+// cluster's template claims are as listed, so a pod whose claim the
+// controller has not made yet is never attempted and the queue's gate says
+// why, while a new pod from a file gets its claims made and is placed;
+// from a dump, the missing claim is made and the pod placed.
+func TestAtTurnHoldsWhatTheQueueHolds(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		live     bool
+		source   string
+		inDump   bool // the pod is the cluster's, not a new one
+		wantNode string
+		wantWhy  string // set when never attempted
+	}{
+		{name: "live: the cluster's pod without its claim is held", live: true, source: SourceCluster, inDump: true,
+			wantWhy: `DynamicResources: pod "default/my-pod": ResourceClaim not created yet`},
+		{name: "live: a new pod from a file gets its claim", live: true, source: SourceFile, wantNode: "gpu-node"},
+		{name: "a dump: the missing claim is made", source: SourceCluster, inDump: true, wantNode: "gpu-node"},
+		{name: "a dump: a new pod from a file gets its claim", source: SourceFile, wantNode: "gpu-node"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := options(t)
+			o.Source, o.Live = tc.source, tc.live
+			var pods []*v1.Pod
+			if tc.inDump {
+				pods = []*v1.Pod{myPod("")}
+			}
+			cl := gpuCluster(pods)
+			rep, err := RunAtTurn(ctx, cl, myPod(""), o)
+			if tc.wantWhy != "" {
+				var never *NeverAttemptedError
+				if !errors.As(err, &never) || never.Why != tc.wantWhy {
+					t.Fatalf("err = %v, want never attempted because %q", err, tc.wantWhy)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Turn == nil || rep.Turn.Node != tc.wantNode {
+				t.Errorf("turn %+v, want placed on %s", rep.Turn, tc.wantNode)
+			}
+			if len(cl.DRA.ResourceClaims) != 0 {
+				t.Errorf("the cluster gained %d claims, want none", len(cl.DRA.ResourceClaims))
 			}
 		})
 	}

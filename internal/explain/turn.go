@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -85,6 +86,16 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		}
 		target.CreationTimestamp = metav1.NewTime(last.Add(time.Second))
 	}
+	if o.Live && o.Source == SourceFile {
+		// Live, the cluster's template claims are as listed (a pod whose
+		// claim the controller has not made yet is held, as the queue of
+		// kubectl sched run holds it); a new pod from a file gets its
+		// claims made as the controller would, as in Explain.
+		if target.UID == "" {
+			target.UID = engine.SnapshotUID(target.Namespace, target.Name)
+		}
+		target, work.DRA.ResourceClaims = withTemplateClaims(target, work.DRA)
+	}
 	work.Pods = append(work.Pods, target)
 	isTarget := func(p *v1.Pod) bool { return p.Namespace == target.Namespace && p.Name == target.Name }
 
@@ -138,6 +149,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 	}
 	c, pending, err := engine.NewOffline(ctx, &work, engine.Options{
 		Config: o.Config, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed,
+		ClaimsAsListed: o.Live,
 	}, obs)
 	if err != nil {
 		return nil, err
@@ -184,4 +196,25 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		}
 	}
 	return rep, nil
+}
+
+// withTemplateClaims returns pod with the claims of its templates made as
+// the resourceclaim controller would (engine.TemplateClaims, the dry-run's),
+// and the cluster's claims with them added (a new slice: the cluster's is
+// not modified).
+func withTemplateClaims(pod *v1.Pod, dra snapshot.DRA) (*v1.Pod, []*resourceapi.ResourceClaim) {
+	templates := make(map[string]*resourceapi.ResourceClaimTemplate, len(dra.ResourceClaimTemplates))
+	for _, t := range dra.ResourceClaimTemplates {
+		templates[t.Namespace+"/"+t.Name] = t
+	}
+	exists := func(namespace, name string) bool {
+		return slices.ContainsFunc(dra.ResourceClaims, func(c *resourceapi.ResourceClaim) bool {
+			return c.Namespace == namespace && c.Name == name
+		})
+	}
+	pod, made := engine.TemplateClaims(pod, templates, exists)
+	if len(made) == 0 {
+		return pod, dra.ResourceClaims
+	}
+	return pod, append(slices.Clip(dra.ResourceClaims), made...)
 }
