@@ -96,7 +96,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 			continue
 		}
 		if !s.IsSuccess() {
-			s.WithPlugin(pl.Name())
+			s = s.WithPlugin(pl.Name())
 			switch s.Code() {
 			case UnschedulableAndUnresolvable:
 				f.observe(ExtPreFilter, s, start)
