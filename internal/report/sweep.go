@@ -1,0 +1,130 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/replay"
+	"github.com/kubectl-sched/kubectl-sched/internal/sweep"
+)
+
+// SweepFormats are the -o formats of sweep.
+var SweepFormats = []string{"table", "json", "csv"}
+
+// WriteSweep renders a sweep's merged results: table (one row per cell,
+// its axes and its summary), json (the documented sweep.Merged) or csv
+// (the table's numbers, unrounded).
+func WriteSweep(w io.Writer, m *sweep.Merged, format string) error {
+	switch format {
+	case "json":
+		return writeDocument(w, m, "json")
+	case "csv", "table", "":
+	default:
+		return fmt.Errorf("unknown output format %q", format)
+	}
+	rows, resources, err := sweepRows(m)
+	if err != nil {
+		return err
+	}
+	if format == "csv" {
+		return writeSweepCSV(w, rows, resources)
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprint(tw, "TRACE\tCONFIG\tGATES\tSEED\tPLACED\tPENDING\tWAIT P99\tNODES USED")
+	for _, r := range resources {
+		fmt.Fprintf(tw, "\t%s ALLOC\t%s FRAG", strings.ToUpper(r), strings.ToUpper(r))
+	}
+	fmt.Fprintln(tw)
+	for _, row := range rows {
+		s := row.rec.Summary
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d", row.axes.Trace, row.axes.Config, row.axes.FeatureGates, seedText(row.axes.Seed), s.Placed, s.Pending, seconds(s.WaitP99Seconds), s.NodesUsed)
+		for _, r := range resources {
+			if rs, ok := row.res[r]; ok {
+				fmt.Fprintf(tw, "\t%s\t%s", percent(rs.MeanAllocation), percent(rs.MeanFragmentation))
+			} else {
+				fmt.Fprint(tw, "\t-\t-")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+type sweepRow struct {
+	id   string
+	axes sweep.CellAxes
+	rec  sweep.ReplayRecord
+	res  map[string]replay.ResourceSummary
+}
+
+// sweepRows decodes the cells' records and lists the resources of every
+// cell, in the order the cells first name them.
+func sweepRows(m *sweep.Merged) ([]sweepRow, []string, error) {
+	rows := make([]sweepRow, 0, len(m.Cells))
+	var resources []string
+	seen := map[string]bool{}
+	for _, c := range m.Cells {
+		row := sweepRow{id: c.ID, axes: c.Axes, res: map[string]replay.ResourceSummary{}}
+		if err := json.Unmarshal(c.Result, &row.rec); err != nil {
+			return nil, nil, fmt.Errorf("cell %s: decoding its result: %w", c.ID, err)
+		}
+		for _, r := range row.rec.Summary.Resources {
+			row.res[r.Name] = r
+			if !seen[r.Name] {
+				seen[r.Name] = true
+				resources = append(resources, r.Name)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, resources, nil
+}
+
+func seedText(s *int64) string {
+	if s == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*s, 10)
+}
+
+// writeSweepCSV writes one row per cell: id, the axes, the pod counts and
+// waits, then per resource R: R_mean_allocation, R_peak_allocation,
+// R_final_allocation, R_mean_fragmentation, R_imbalance (empty for a
+// resource the cell's trace lacks).
+func writeSweepCSV(w io.Writer, rows []sweepRow, resources []string) error {
+	cw := csv.NewWriter(w)
+	head := []string{"id", "trace", "config", "feature_gates", "seed", "pods", "placed", "running", "departed", "deleted", "preempted", "pending", "attempts", "failed_attempts", "wait_p50_seconds", "wait_p99_seconds", "wait_max_seconds", "nodes_used"}
+	for _, r := range resources {
+		head = append(head, r+"_mean_allocation", r+"_peak_allocation", r+"_final_allocation", r+"_mean_fragmentation", r+"_imbalance")
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	d := strconv.Itoa
+	for _, row := range rows {
+		s := row.rec.Summary
+		seed := ""
+		if row.axes.Seed != nil {
+			seed = strconv.FormatInt(*row.axes.Seed, 10)
+		}
+		rec := []string{row.id, row.axes.Trace, row.axes.Config, row.axes.FeatureGates, seed, d(s.Pods), d(s.Placed), d(s.Running), d(s.Departed), d(s.Deleted), d(s.Preempted), d(s.Pending), d(s.Attempts), d(s.FailedAttempts), f(s.WaitP50Seconds), f(s.WaitP99Seconds), f(s.WaitMaxSeconds), d(s.NodesUsed)}
+		for _, r := range resources {
+			if rs, ok := row.res[r]; ok {
+				rec = append(rec, f(rs.MeanAllocation), f(rs.PeakAllocation), f(rs.FinalAllocation), f(rs.MeanFragmentation), f(rs.Imbalance))
+			} else {
+				rec = append(rec, "", "", "", "", "")
+			}
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
