@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -130,6 +133,26 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 			return nil, &FieldError{File: path, Field: fmt.Sprintf("axes.featureGates[%d] (%s)", i, g.Name), Err: err}
 		}
 		p.features = append(p.features, f)
+	}
+	// A configuration that loads may still name a plugin the registry
+	// lacks or give bad args: build its profiles once per set of gates,
+	// on a cluster of one node, before any cell runs.
+	probe := &snapshot.Cluster{Nodes: []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "sweep-config-check"}}}}
+	for ci, cfg := range p.configs {
+		for gi, f := range p.features {
+			c, _, err := engine.NewOffline(context.Background(), probe, engine.Options{Config: cfg, Registry: reg, Features: f}, engine.Observer{})
+			if err != nil {
+				field := fmt.Sprintf("axes.configs[%d] (%s)", ci, configs[ci].Name)
+				if len(p.features) > 1 {
+					field += fmt.Sprintf(" with axes.featureGates[%d] (%s)", gi, gates[gi].Name)
+				}
+				if configs[ci].File != "" && configs[ci].File != "default" {
+					err = fmt.Errorf("%s: %w", configs[ci].File, err)
+				}
+				return nil, &FieldError{File: path, Field: field, Err: err}
+			}
+			c.Close()
+		}
 	}
 	seeds := make([]*int64, 0, len(s.Axes.Seeds))
 	for i := range s.Axes.Seeds {

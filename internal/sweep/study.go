@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -154,7 +155,11 @@ func ParseStudy(data []byte) (*Study, error) {
 		return nil, errors.New("empty study")
 	}
 	if err := yaml.UnmarshalStrict(data, &s); err != nil {
-		return nil, fmt.Errorf("parsing study: %w", err)
+		msg := err.Error()
+		for _, prefix := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+			msg = strings.TrimPrefix(msg, prefix)
+		}
+		return nil, fmt.Errorf("parsing study: %s", msg)
 	}
 	return &s, s.check()
 }
