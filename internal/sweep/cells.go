@@ -116,7 +116,7 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 		}
 		cfg, err := engine.LoadConfig(file)
 		if err != nil {
-			return nil, &FieldError{File: path, Field: field, Err: fmt.Errorf("loading config: %w", unwrapPath(err))}
+			return nil, &FieldError{File: path, Field: field, Err: fmt.Errorf("loading config %s: %s", c.File, strings.TrimPrefix(unwrapPath(err).Error(), file+": "))}
 		}
 		if file == "" {
 			engine.AddRunProfile(cfg)
