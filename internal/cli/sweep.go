@@ -27,6 +27,7 @@ type SweepOptions struct {
 	Resume   bool
 	Collect  bool
 	Output   string
+	HTML     string
 
 	// cellDone, when set, is called after each cell's result is written
 	// (tests stop a sweep halfway with it).
@@ -57,12 +58,16 @@ Every input of every cell is loaded and checked before the first cell
 runs: bad input is one line naming the study's field, exit status 2.
 The merged results are one row per cell (-o table or csv) or one JSON
 document, the same bytes whatever the number of workers (schema:
-docs/sweep.md). --collect only merges the results already there.`),
+docs/sweep.md); --html also writes a page with every cell's curves
+overlaid. --collect only merges the results already there.`),
 		Example: `  # Run the shipped study: two configurations by two seeds on the example trace
   kubectl sched sweep -f examples/study.yaml
 
   # Go on after an interruption, two cells at a time, results in a directory of your own
   kubectl sched sweep -f study.yaml --resume --workers 2 --results /data/study.results
+
+  # With every cell's allocation and fragmentation curves overlaid in one page (record: [summary, series])
+  kubectl sched sweep -f study.yaml --html study.html
 
   # Merge the results already there, one CSV row per cell
   kubectl sched sweep -f study.yaml --collect -o csv > study.csv`,
@@ -85,9 +90,11 @@ docs/sweep.md). --collect only merges the results already there.`),
 	f.BoolVar(&o.Resume, "resume", false, "Keep the cells whose result is there and run the others")
 	f.BoolVar(&o.Collect, "collect", false, "Run nothing: merge the results already there")
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json or csv")
+	f.StringVar(&o.HTML, "html", "", "Also write a self-contained HTML report with every cell's curves overlaid (the study must record series)")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.SweepFormats...))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("results")
+	_ = cmd.MarkFlagFilename("html", "html")
 	return cmd
 }
 
@@ -108,7 +115,10 @@ func (o *SweepOptions) Validate() error {
 	if o.Filename == "-" {
 		return UsageErrorf("-f -: a study is read from a file (its paths are relative to it), not from stdin")
 	}
-	if err := checkFormat(o.Output, report.SweepFormats, redirectHint); err != nil {
+	if err := checkFormat(o.Output, report.SweepFormats, replayOutputHint(o.Output)); err != nil {
+		return err
+	}
+	if err := checkOutputFile("--html", o.HTML); err != nil {
 		return err
 	}
 	if o.Workers < 0 {
@@ -138,6 +148,9 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	if o.HTML != "" && !study.Records(sweep.RecordSeries) {
+		return UsageErrorf("--html %s: the study's record must include series (record: [summary, series]): the report draws every cell's curves", o.HTML)
+	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintln(o.ErrOut, w)
 	}
@@ -165,6 +178,15 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 	var out bytes.Buffer
 	if err := report.WriteSweep(&out, merged, o.Output); err != nil {
 		return err
+	}
+	if o.HTML != "" {
+		var page bytes.Buffer
+		if err := report.WriteSweepHTML(&page, merged); err != nil {
+			return err
+		}
+		if err := writeOutputFile("--html", o.HTML, page.Bytes(), 0o644); err != nil {
+			return err
+		}
 	}
 	_, err = o.Out.Write(out.Bytes())
 	return err

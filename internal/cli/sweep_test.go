@@ -31,6 +31,8 @@ func TestSweepBadInput(t *testing.T) {
 		{"an unknown axis", []string{"sweep", "-f", axis}, axis + `: parsing study: unknown field "profiles"`},
 		{"an unknown output format", []string{"sweep", "-f", good, "-o", "yaml"}, `--output: unknown format "yaml" (want one of table, json, csv)`},
 		{"negative workers", []string{"sweep", "-f", good, "--workers", "-1"}, "--workers -1: must not be negative"},
+		{"an HTML report of a study without series", []string{"sweep", "-f", good, "--html", filepath.Join(dir, "r.html")}, "--html " + filepath.Join(dir, "r.html") + ": the study's record must include series"},
+		{"an HTML report in a missing directory", []string{"sweep", "-f", good, "--html", filepath.Join(dir, "no", "r.html")}, "--html " + filepath.Join(dir, "no", "r.html") + ": "},
 		{"collecting before running", []string{"sweep", "-f", good, "--collect"}, "1 of 1 cells have no result in " + filepath.Join(dir, "good.results")},
 	}
 	for _, tt := range tests {
@@ -76,5 +78,32 @@ func TestSweepRunsResumesAndCollects(t *testing.T) {
 		if code != 0 || again != first {
 			t.Errorf("%v: exit code %d, stderr %q; want the first run's output", args, code, stderr)
 		}
+	}
+}
+
+func TestSweepWritesTheOverlaidReport(t *testing.T) {
+	dir := t.TempDir()
+	ex, _ := filepath.Abs("../../examples")
+	study := filepath.Join(dir, "study.yaml")
+	text := "verb: replay\nuntil: 20m\nrecord: [summary, series]\naxes:\n  traces: [{name: t, files: [\"" + ex + "/cluster.yaml\", \"" + ex + "/trace.yaml\"]}]\n  seeds: [1, 2]\n"
+	if err := os.WriteFile(study, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "report.html")
+	code, _, stderr := run(t, "", "sweep", "-f", study, "--html", page)
+	if code != 0 {
+		t.Fatalf("exit code %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<title>kubectl sched sweep</title>", `"id":"t_default_default_seed1"`, `"id":"t_default_default_seed2"`, `"allocation":{"cpu":[`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(string(b), "{{DATA}}") {
+		t.Error("the report's data was not filled in")
 	}
 }

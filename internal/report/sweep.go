@@ -1,6 +1,7 @@
 package report
 
 import (
+	_ "embed"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -127,4 +128,69 @@ func writeSweepCSV(w io.Writer, rows []sweepRow, resources []string) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+//go:embed sweep.html
+var sweepHTML string
+
+type sweepHTMLData struct {
+	Verb      string          `json:"verb"`
+	Span      float64         `json:"span"`
+	Buckets   int             `json:"buckets"`
+	Resources []string        `json:"resources"`
+	Cells     []sweepHTMLCell `json:"cells"`
+}
+
+type sweepHTMLCell struct {
+	ID            string               `json:"id"`
+	Axes          sweep.CellAxes       `json:"axes"`
+	Summary       replay.Summary       `json:"summary"`
+	Allocation    map[string][]float64 `json:"allocation"`
+	Fragmentation map[string][]float64 `json:"fragmentation"`
+	Pending       []float64            `json:"pending"`
+}
+
+// WriteSweepHTML writes one self-contained page with every cell's curves
+// overlaid (allocation and fragmentation per resource, pending pods, from
+// each cell's start) and the table of cells. Every cell must have recorded
+// its series.
+func WriteSweepHTML(w io.Writer, m *sweep.Merged) error {
+	rows, resources, err := sweepRows(m)
+	if err != nil {
+		return err
+	}
+	d := sweepHTMLData{Verb: m.Verb, Buckets: htmlBuckets, Resources: resources}
+	for _, row := range rows {
+		if row.rec.Series == nil {
+			return fmt.Errorf("cell %s: no series recorded (the study's record needs series for --html)", row.id)
+		}
+		d.Span = max(d.Span, row.rec.Summary.End.Sub(row.rec.Summary.Start).Seconds())
+	}
+	if d.Resources == nil {
+		d.Resources = []string{}
+	}
+	for _, row := range rows {
+		s := row.rec.Series
+		curve := func(v []float64) []float64 {
+			return round(Curve{Times: s.Time, Values: v, Span: d.Span}.Buckets(htmlBuckets))
+		}
+		c := sweepHTMLCell{ID: row.id, Axes: row.axes, Summary: row.rec.Summary, Allocation: map[string][]float64{}, Fragmentation: map[string][]float64{}, Pending: curve(ints(s.Pending))}
+		for _, rs := range s.Resources {
+			alloc, frag := make([]float64, len(rs.Capacity)), make([]float64, len(rs.Capacity))
+			for i, cp := range rs.Capacity {
+				if cp > 0 {
+					alloc[i] = float64(rs.Allocated[i]) / float64(cp)
+					frag[i] = rs.Fragmentation[i] / float64(cp)
+				}
+			}
+			c.Allocation[rs.Name], c.Fragmentation[rs.Name] = curve(alloc), curve(frag)
+		}
+		d.Cells = append(d.Cells, c)
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, strings.Replace(sweepHTML, "{{DATA}}", string(b), 1))
+	return err
 }

@@ -194,7 +194,7 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 func recordKinds(s *Study) []string {
 	var out []string
 	for _, k := range []string{RecordSummary, RecordSeries, RecordPending, RecordBusiest} {
-		if s.records(k) {
+		if s.Records(k) {
 			out = append(out, k)
 		}
 	}

@@ -139,13 +139,13 @@ func (p *Plan) runCell(ctx context.Context, c Cell) ([]byte, error) {
 	}
 	rec := ReplayRecord{Summary: res.Summary}
 	rec.Summary.DurationSeconds = 0
-	if p.Study.records(RecordSeries) {
+	if p.Study.Records(RecordSeries) {
 		rec.Series = &res.Series
 	}
-	if p.Study.records(RecordPending) {
+	if p.Study.Records(RecordPending) {
 		rec.Pending = &res.Pending
 	}
-	if p.Study.records(RecordBusiest) {
+	if p.Study.Records(RecordBusiest) {
 		rec.Busiest = &res.Busiest
 	}
 	result, err := json.Marshal(rec)

@@ -237,8 +237,8 @@ func indexBracket(s string) int {
 	return len(s)
 }
 
-// records says whether the study records kind.
-func (s *Study) records(kind string) bool {
+// Records says whether the study's cells record kind (summary always).
+func (s *Study) Records(kind string) bool {
 	for _, r := range s.Record {
 		if r == kind {
 			return true
