@@ -26,6 +26,7 @@ type SweepOptions struct {
 	Workers  int
 	Resume   bool
 	Collect  bool
+	Cells    []int
 	Output   string
 	HTML     string
 
@@ -69,6 +70,9 @@ overlaid. --collect only merges the results already there.`),
   # With every cell's allocation and fragmentation curves overlaid in one page (record: [summary, series])
   kubectl sched sweep -f study.yaml --html study.html
 
+  # Run cells 0 and 3 only (a share of the study: another machine runs the others in the same directory)
+  kubectl sched sweep -f study.yaml --cell 0,3 --results /shared/study.results
+
   # Merge the results already there, one CSV row per cell
   kubectl sched sweep -f study.yaml --collect -o csv > study.csv`,
 		Args:              cobra.NoArgs,
@@ -89,6 +93,7 @@ overlaid. --collect only merges the results already there.`),
 	f.IntVar(&o.Workers, "workers", 0, "Cells at once (default: one per core)")
 	f.BoolVar(&o.Resume, "resume", false, "Keep the cells whose result is there and run the others")
 	f.BoolVar(&o.Collect, "collect", false, "Run nothing: merge the results already there")
+	f.IntSliceVar(&o.Cells, "cell", nil, "Run only these cells (by index, from 0, in the study's order) and print nothing: one machine's share, or an Indexed Job pod's --cell $JOB_COMPLETION_INDEX")
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json or csv")
 	f.StringVar(&o.HTML, "html", "", "Also write a self-contained HTML report with every cell's curves overlaid (the study must record series)")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.SweepFormats...))
@@ -127,6 +132,12 @@ func (o *SweepOptions) Validate() error {
 	if o.Collect && o.Resume {
 		return UsageErrorf("--collect runs nothing: --resume does not go with it")
 	}
+	if o.Collect && len(o.Cells) > 0 {
+		return UsageErrorf("--collect runs nothing: --cell does not go with it")
+	}
+	if len(o.Cells) > 0 && o.HTML != "" {
+		return UsageErrorf("--cell runs a share of the cells and prints nothing: --html goes with the sweep or --collect that merges them")
+	}
 	return nil
 }
 
@@ -156,7 +167,7 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 	}
 	if !o.Collect {
 		progress := newProgress(o.ErrOut, "sweeping")
-		_, err := plan.Run(ctx, sweep.RunOptions{Dir: o.Results, Workers: o.Workers, Resume: o.Resume, Progress: progress.cells, CellDone: o.cellDone})
+		_, err := plan.Run(ctx, sweep.RunOptions{Dir: o.Results, Workers: o.Workers, Resume: o.Resume, Only: o.Cells, Progress: progress.cells, CellDone: o.cellDone})
 		progress.done()
 		if err != nil {
 			if sweep.IsInput(err) {
@@ -167,6 +178,9 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 			}
 			return err
 		}
+	}
+	if len(o.Cells) > 0 {
+		return nil // a share: --collect merges when every share is done
 	}
 	merged, err := plan.Merge(o.Results)
 	if err != nil {

@@ -33,6 +33,8 @@ func TestSweepBadInput(t *testing.T) {
 		{"negative workers", []string{"sweep", "-f", good, "--workers", "-1"}, "--workers -1: must not be negative"},
 		{"an HTML report of a study without series", []string{"sweep", "-f", good, "--html", filepath.Join(dir, "r.html")}, "--html " + filepath.Join(dir, "r.html") + ": the study's record must include series"},
 		{"an HTML report in a missing directory", []string{"sweep", "-f", good, "--html", filepath.Join(dir, "no", "r.html")}, "--html " + filepath.Join(dir, "no", "r.html") + ": "},
+		{"a cell the study lacks", []string{"sweep", "-f", good, "--cell", "1"}, "--cell 1: the study has 1 cells (0 to 0)"},
+		{"a share with a report", []string{"sweep", "-f", good, "--cell", "0", "--html", filepath.Join(dir, "r.html")}, "--cell runs a share of the cells and prints nothing"},
 		{"collecting before running", []string{"sweep", "-f", good, "--collect"}, "1 of 1 cells have no result in " + filepath.Join(dir, "good.results")},
 	}
 	for _, tt := range tests {
@@ -72,6 +74,18 @@ func TestSweepRunsResumesAndCollects(t *testing.T) {
 	code, _, stderr = run(t, "", "sweep", "-f", study)
 	if code != ExitUsage || !strings.Contains(stderr, "exists: --resume keeps finished cells") {
 		t.Errorf("a second run without --resume: exit code %d, stderr %q", code, stderr)
+	}
+	// Shares of the study, as two machines (or an Indexed Job's pods) run
+	// them into one directory, then merged.
+	shared := filepath.Join(dir, "shared")
+	for _, cells := range []string{"0,3", "2", "1"} {
+		code, out, stderr := run(t, "", "sweep", "-f", study, "--results", shared, "--cell", cells)
+		if code != 0 || out != "" {
+			t.Fatalf("--cell %s: exit code %d, stdout %q, stderr %q; want a quiet success", cells, code, out, stderr)
+		}
+	}
+	if code, merged, stderr := run(t, "", "sweep", "-f", study, "--results", shared, "--collect", "-o", "json"); code != 0 || merged != first {
+		t.Errorf("merging the shares: exit code %d, stderr %q; want the single run's output", code, stderr)
 	}
 	for _, args := range [][]string{{"--resume", "--workers", "2"}, {"--collect"}} {
 		code, again, stderr := run(t, "", append([]string{"sweep", "-f", study, "-o", "json"}, args...)...)

@@ -26,7 +26,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-// Axes of a cell, by name, as the merged result shows them. Seed is absent
+// CellAxes are a cell's axes, by name, as the merged result shows them. Seed is absent
 // when the study gives no seeds (ties go to the lowest node name).
 type CellAxes struct {
 	Trace        string `json:"trace"`

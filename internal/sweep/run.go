@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
@@ -73,7 +74,10 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (Stats, error) {
 		cells = make([]Cell, 0, len(o.Only))
 		for _, i := range o.Only {
 			if i < 0 || i >= len(p.Cells) {
-				return Stats{}, inputErrorf("cell %d: the study has %d cells (0 to %d)", i, len(p.Cells), len(p.Cells)-1)
+				return Stats{}, inputErrorf("--cell %d: the study has %d cells (0 to %d)", i, len(p.Cells), len(p.Cells)-1)
+			}
+			if slices.ContainsFunc(cells, func(c Cell) bool { return c.Index == i }) {
+				return Stats{}, inputErrorf("--cell %d is given twice", i)
 			}
 			cells = append(cells, p.Cells[i])
 		}
