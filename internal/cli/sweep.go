@@ -84,7 +84,11 @@ overlaid. --collect only merges the results already there.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return o.Run(cmd.Context())
+			// Ctrl-C stops the cells running and keeps those done: the
+			// error says where they are and that --resume goes on.
+			ctx, stop := notifyContext(cmd.Context())
+			defer stop()
+			return o.Run(ctx)
 		},
 	}
 	f := cmd.Flags()

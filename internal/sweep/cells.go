@@ -134,6 +134,13 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 		}
 		p.features = append(p.features, f)
 	}
+	for ti, tr := range p.traces {
+		for ci, cfg := range p.configs {
+			for _, w := range engine.UnservedWarnings(tr.Objects, cfg) {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: axes.traces[%d] (%s) with axes.configs[%d] (%s): %s", path, ti, s.Axes.Traces[ti].Name, ci, configs[ci].Name, w))
+			}
+		}
+	}
 	// A configuration that loads may still name a plugin the registry
 	// lacks or give bad args: build its profiles once per set of gates,
 	// on a cluster of one node, before any cell runs.
