@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -130,6 +132,9 @@ func (o *SweepOptions) Validate() error {
 	if err := checkOutputFile("--html", o.HTML); err != nil {
 		return err
 	}
+	if fi, err := os.Stat(o.Results); err == nil && !fi.IsDir() {
+		return UsageErrorf("--results %s: not a directory", o.Results)
+	}
 	if o.Workers < 0 {
 		return UsageErrorf("--workers %d: must not be negative (0 is one per core)", o.Workers)
 	}
@@ -171,7 +176,20 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 	}
 	if !o.Collect {
 		progress := newProgress(o.ErrOut, "sweeping")
-		_, err := plan.Run(ctx, sweep.RunOptions{Dir: o.Results, Workers: o.Workers, Resume: o.Resume, Only: o.Cells, Progress: progress.cells, CellDone: o.cellDone})
+		// The line is redrawn after each cell and, while cells run, as
+		// their replays go on: the time elapsed moves even when each cell
+		// takes minutes.
+		var done, total atomic.Int64
+		count := func(d, t int) {
+			done.Store(int64(d))
+			total.Store(int64(t))
+			progress.cells(d, t)
+		}
+		var tick func()
+		if progress != nil {
+			tick = func() { progress.cells(int(done.Load()), int(total.Load())) }
+		}
+		_, err := plan.Run(ctx, sweep.RunOptions{Dir: o.Results, Workers: o.Workers, Resume: o.Resume, Only: o.Cells, Progress: count, Tick: tick, CellDone: o.cellDone})
 		progress.done()
 		if err != nil {
 			if sweep.IsInput(err) {

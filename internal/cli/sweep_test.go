@@ -33,6 +33,7 @@ func TestSweepBadInput(t *testing.T) {
 		{"negative workers", []string{"sweep", "-f", good, "--workers", "-1"}, "--workers -1: must not be negative"},
 		{"an HTML report of a study without series", []string{"sweep", "-f", good, "--html", filepath.Join(dir, "r.html")}, "--html " + filepath.Join(dir, "r.html") + ": the study's record must include series"},
 		{"an HTML report in a missing directory", []string{"sweep", "-f", good, "--html", filepath.Join(dir, "no", "r.html")}, "--html " + filepath.Join(dir, "no", "r.html") + ": "},
+		{"results in a file", []string{"sweep", "-f", good, "--results", good}, "--results " + good + ": not a directory"},
 		{"a cell the study lacks", []string{"sweep", "-f", good, "--cell", "1"}, "--cell 1: the study has 1 cells (0 to 0)"},
 		{"a share with a report", []string{"sweep", "-f", good, "--cell", "0", "--html", filepath.Join(dir, "r.html")}, "--cell runs a share of the cells and prints nothing"},
 		{"collecting before running", []string{"sweep", "-f", good, "--collect"}, "1 of 1 cells have no result in " + filepath.Join(dir, "good.results")},

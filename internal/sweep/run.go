@@ -47,9 +47,14 @@ type RunOptions struct {
 	// Only, when set, are the indexes of the cells to run (a chunk of an
 	// Indexed Job); the others are not looked at.
 	Only []int
-	// Progress is called after each cell that ends, with the cells done
-	// of those to run, from one goroutine at a time.
+	// Progress is called once before the first cell with 0 and the cells
+	// to run, then after each cell that ends with the cells done, from one
+	// goroutine at a time.
 	Progress func(done, total int)
+	// Tick, when set, is called now and then while cells run (from their
+	// workers, at once): a progress line can say how long it has been
+	// while each cell takes minutes.
+	Tick func()
 	// CellDone is called after a cell's result is written, from the
 	// worker that ran it.
 	CellDone func(Cell)
@@ -105,9 +110,12 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (Stats, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return st, fmt.Errorf("creating the results directory: %w", err)
 	}
+	if o.Progress != nil {
+		o.Progress(0, len(todo))
+	}
 	err := replay.Parallel(ctx, len(todo), o.Workers, o.Progress, func(ctx context.Context, i int) error {
 		c := todo[i]
-		data, err := p.runCell(ctx, c)
+		data, err := p.runCell(ctx, c, o.Tick)
 		if err != nil {
 			return fmt.Errorf("cell %s: %w", c.ID, err)
 		}
@@ -132,12 +140,16 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (Stats, error) {
 // runCell runs one cell and returns its result file. The replay's result
 // is dropped as soon as its record is encoded: a sweep holds one replay per
 // worker, not one per cell.
-func (p *Plan) runCell(ctx context.Context, c Cell) ([]byte, error) {
+func (p *Plan) runCell(ctx context.Context, c Cell, tick func()) ([]byte, error) {
 	eo := engine.Options{Config: p.configs[c.config], Registry: p.registry, Features: p.features[c.gates], NoPreemption: p.Study.NoPreemption}
 	if c.Axes.Seed != nil {
 		eo.Seed, eo.UseSeed = *c.Axes.Seed, true
 	}
-	res, err := replay.Run(ctx, p.traces[c.trace], replay.Options{Options: eo, Until: p.until, Parallelism: 1})
+	ro := replay.Options{Options: eo, Until: p.until, Parallelism: 1}
+	if tick != nil {
+		ro.Progress = func(int, int) { tick() }
+	}
+	res, err := replay.Run(ctx, p.traces[c.trace], ro)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -298,5 +299,24 @@ func TestRunOnlyRunsTheCellsAsked(t *testing.T) {
 	}
 	if _, err := p.Run(context.Background(), RunOptions{Dir: dir, Only: []int{6}}); !IsInput(err) {
 		t.Errorf("cell 6 of 6: %v, want a bad-input error", err)
+	}
+}
+
+func TestProgressCountsCellsAndTicksWhileTheyRun(t *testing.T) {
+	_, path := studyDir(t)
+	p := plan(t, path)
+	var calls [][2]int
+	var ticks atomic.Int64
+	_, err := p.Run(context.Background(), RunOptions{Dir: t.TempDir(), Workers: 2, Only: []int{0, 1, 2},
+		Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) },
+		Tick:     func() { ticks.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][2]int{{0, 3}, {1, 3}, {2, 3}, {3, 3}}, calls); diff != "" {
+		t.Errorf("progress calls (-want +got):\n%s", diff)
+	}
+	if ticks.Load() == 0 {
+		t.Error("no tick while the cells ran")
 	}
 }
