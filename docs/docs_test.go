@@ -91,6 +91,20 @@ func TestGoldenDocExamples(t *testing.T) {
 		abs[i], _ = filepath.Abs(p)
 	}
 	t.Chdir("..") // the examples' paths are relative to the repository root
+	// sweep's example writes its results beside the study
+	// (examples/study.results, ignored by git): each run starts without
+	// them, so that a study or input edited since cannot leave stale
+	// results behind, and leaves none.
+	clean := func() {
+		dirs, _ := filepath.Glob("examples/*.results")
+		for _, d := range dirs {
+			if err := os.RemoveAll(d); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	clean()
+	t.Cleanup(clean)
 	total := 0
 	for i, page := range pages {
 		t.Run(page, func(t *testing.T) {

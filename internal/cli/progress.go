@@ -174,6 +174,21 @@ func (p *progress) runs(done, total int) {
 	p.update(done, total, "runs", "")
 }
 
+// cells are a sweep's cells, counted from the start as runs are, with the
+// time elapsed.
+func (p *progress) cells(done, total int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.first.IsZero() {
+		p.first = p.start
+	}
+	elapsed := p.clock.Now().Sub(p.start).Round(time.Second)
+	p.mu.Unlock()
+	p.update(done, total, "cells", elapsed.String()+" elapsed")
+}
+
 // done clears the line, if it was shown.
 func (p *progress) done() {
 	if p == nil {

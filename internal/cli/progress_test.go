@@ -127,3 +127,14 @@ func TestProgressSet(t *testing.T) {
 	nilp.set("x")
 	nilp.done()
 }
+
+func TestProgressOfSweepCellsShowsTheTimeElapsed(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var out bytes.Buffer
+	p := newProgressOn(&out, clk, "sweeping")
+	clk.Step(90 * time.Second)
+	p.cells(3, 4)
+	if want := "\r\x1b[Ksweeping: 3/4 cells (75%) · 0.0 cells/s · ~30s left · 1m30s elapsed"; out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}

@@ -56,6 +56,7 @@ KubeSchedulerConfiguration files you already have.`),
 	root.AddCommand(NewCmdDryRun(streams, settings))
 	root.AddCommand(NewCmdReplay(streams, settings))
 	root.AddCommand(NewCmdCompare(streams, settings))
+	root.AddCommand(NewCmdSweep(streams, settings))
 	root.AddCommand(NewCmdRun(streams, settings))
 	root.AddCommand(NewCmdExplain(streams, settings))
 	root.AddCommand(NewCmdCapacity(streams, settings))

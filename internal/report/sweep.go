@@ -1,0 +1,196 @@
+package report
+
+import (
+	_ "embed"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/replay"
+	"github.com/kubectl-sched/kubectl-sched/internal/sweep"
+)
+
+// SweepFormats are the -o formats of sweep.
+var SweepFormats = []string{"table", "json", "csv"}
+
+// WriteSweep renders a sweep's merged results: table (one row per cell,
+// its axes and its summary), json (the documented sweep.Merged) or csv
+// (the table's numbers, unrounded).
+func WriteSweep(w io.Writer, m *sweep.Merged, format string) error {
+	switch format {
+	case "json":
+		return writeDocument(w, m, "json")
+	case "csv", "table", "":
+	default:
+		return fmt.Errorf("unknown output format %q", format)
+	}
+	rows, resources, err := sweepRows(m)
+	if err != nil {
+		return err
+	}
+	if format == "csv" {
+		return writeSweepCSV(w, rows, resources)
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprint(tw, "TRACE\tCONFIG\tGATES\tSEED\tPLACED\tPENDING\tWAIT P99\tNODES USED")
+	for _, r := range resources {
+		fmt.Fprintf(tw, "\t%s ALLOC\t%s FRAG", strings.ToUpper(r), strings.ToUpper(r))
+	}
+	fmt.Fprintln(tw)
+	for _, row := range rows {
+		s := row.rec.Summary
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d", row.axes.Trace, row.axes.Config, row.axes.FeatureGates, seedText(row.axes.Seed), s.Placed, s.Pending, seconds(s.WaitP99Seconds), s.NodesUsed)
+		for _, r := range resources {
+			if rs, ok := row.res[r]; ok {
+				fmt.Fprintf(tw, "\t%s\t%s", percent(rs.MeanAllocation), percent(rs.MeanFragmentation))
+			} else {
+				fmt.Fprint(tw, "\t-\t-")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+type sweepRow struct {
+	id   string
+	axes sweep.CellAxes
+	rec  sweep.ReplayRecord
+	res  map[string]replay.ResourceSummary
+}
+
+// sweepRows decodes the cells' records and lists the resources of every
+// cell, in the order the cells first name them.
+func sweepRows(m *sweep.Merged) ([]sweepRow, []string, error) {
+	rows := make([]sweepRow, 0, len(m.Cells))
+	var resources []string
+	seen := map[string]bool{}
+	for _, c := range m.Cells {
+		row := sweepRow{id: c.ID, axes: c.Axes, res: map[string]replay.ResourceSummary{}}
+		if err := json.Unmarshal(c.Result, &row.rec); err != nil {
+			return nil, nil, fmt.Errorf("cell %s: decoding its result: %w", c.ID, err)
+		}
+		for _, r := range row.rec.Summary.Resources {
+			row.res[r.Name] = r
+			if !seen[r.Name] {
+				seen[r.Name] = true
+				resources = append(resources, r.Name)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, resources, nil
+}
+
+func seedText(s *int64) string {
+	if s == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*s, 10)
+}
+
+// writeSweepCSV writes one row per cell: id, the axes, the pod counts and
+// waits, then per resource R: R_mean_allocation, R_peak_allocation,
+// R_final_allocation, R_mean_fragmentation, R_imbalance (empty for a
+// resource the cell's trace lacks).
+func writeSweepCSV(w io.Writer, rows []sweepRow, resources []string) error {
+	cw := csv.NewWriter(w)
+	head := []string{"id", "trace", "config", "feature_gates", "seed", "pods", "placed", "running", "departed", "deleted", "preempted", "pending", "attempts", "failed_attempts", "wait_p50_seconds", "wait_p99_seconds", "wait_max_seconds", "nodes_used"}
+	for _, r := range resources {
+		head = append(head, r+"_mean_allocation", r+"_peak_allocation", r+"_final_allocation", r+"_mean_fragmentation", r+"_imbalance")
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	d := strconv.Itoa
+	for _, row := range rows {
+		s := row.rec.Summary
+		seed := ""
+		if row.axes.Seed != nil {
+			seed = strconv.FormatInt(*row.axes.Seed, 10)
+		}
+		rec := []string{row.id, row.axes.Trace, row.axes.Config, row.axes.FeatureGates, seed, d(s.Pods), d(s.Placed), d(s.Running), d(s.Departed), d(s.Deleted), d(s.Preempted), d(s.Pending), d(s.Attempts), d(s.FailedAttempts), f(s.WaitP50Seconds), f(s.WaitP99Seconds), f(s.WaitMaxSeconds), d(s.NodesUsed)}
+		for _, r := range resources {
+			if rs, ok := row.res[r]; ok {
+				rec = append(rec, f(rs.MeanAllocation), f(rs.PeakAllocation), f(rs.FinalAllocation), f(rs.MeanFragmentation), f(rs.Imbalance))
+			} else {
+				rec = append(rec, "", "", "", "", "")
+			}
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+//go:embed sweep.html
+var sweepHTML string
+
+type sweepHTMLData struct {
+	Verb      string          `json:"verb"`
+	Span      float64         `json:"span"`
+	Buckets   int             `json:"buckets"`
+	Resources []string        `json:"resources"`
+	Cells     []sweepHTMLCell `json:"cells"`
+}
+
+type sweepHTMLCell struct {
+	ID            string               `json:"id"`
+	Axes          sweep.CellAxes       `json:"axes"`
+	Summary       replay.Summary       `json:"summary"`
+	Allocation    map[string][]float64 `json:"allocation"`
+	Fragmentation map[string][]float64 `json:"fragmentation"`
+	Pending       []float64            `json:"pending"`
+}
+
+// WriteSweepHTML writes one self-contained page with every cell's curves
+// overlaid (allocation and fragmentation per resource, pending pods, from
+// each cell's start) and the table of cells. Every cell must have recorded
+// its series.
+func WriteSweepHTML(w io.Writer, m *sweep.Merged) error {
+	rows, resources, err := sweepRows(m)
+	if err != nil {
+		return err
+	}
+	d := sweepHTMLData{Verb: m.Verb, Buckets: htmlBuckets, Resources: resources}
+	for _, row := range rows {
+		if row.rec.Series == nil {
+			return fmt.Errorf("cell %s: no series recorded (the study's record needs series for --html)", row.id)
+		}
+		d.Span = max(d.Span, row.rec.Summary.End.Sub(row.rec.Summary.Start).Seconds())
+	}
+	if d.Resources == nil {
+		d.Resources = []string{}
+	}
+	for _, row := range rows {
+		s := row.rec.Series
+		curve := func(v []float64) []float64 {
+			return round(Curve{Times: s.Time, Values: v, Span: d.Span}.Buckets(htmlBuckets))
+		}
+		c := sweepHTMLCell{ID: row.id, Axes: row.axes, Summary: row.rec.Summary, Allocation: map[string][]float64{}, Fragmentation: map[string][]float64{}, Pending: curve(ints(s.Pending))}
+		for _, rs := range s.Resources {
+			alloc, frag := make([]float64, len(rs.Capacity)), make([]float64, len(rs.Capacity))
+			for i, cp := range rs.Capacity {
+				if cp > 0 {
+					alloc[i] = float64(rs.Allocated[i]) / float64(cp)
+					frag[i] = rs.Fragmentation[i] / float64(cp)
+				}
+			}
+			c.Allocation[rs.Name], c.Fragmentation[rs.Name] = curve(alloc), curve(frag)
+		}
+		d.Cells = append(d.Cells, c)
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, strings.Replace(sweepHTML, "{{DATA}}", string(b), 1))
+	return err
+}

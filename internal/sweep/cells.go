@@ -1,0 +1,349 @@
+package sweep
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
+	"github.com/kubectl-sched/kubectl-sched/internal/replay"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
+
+// CellAxes are a cell's axes, by name, as the merged result shows them. Seed is absent
+// when the study gives no seeds (ties go to the lowest node name).
+type CellAxes struct {
+	Trace        string `json:"trace"`
+	Config       string `json:"config"`
+	FeatureGates string `json:"featureGates"`
+	Seed         *int64 `json:"seed,omitempty"`
+}
+
+// Cell is one run of a study.
+type Cell struct {
+	// Index is the cell's place in the study's order (the index of an
+	// Indexed Job's pod).
+	Index int
+	// ID names the cell's result file: its axes' names.
+	ID   string
+	Axes CellAxes
+	// Hash digests everything the cell's result depends on: the verb, the
+	// study's options, the axes' values and the contents of the files they
+	// name. A result recorded under another hash is stale.
+	Hash string
+
+	trace, config, gates int
+}
+
+// Plan is a checked study with its inputs loaded: every cell can run.
+type Plan struct {
+	Study *Study
+	// Path is the study file.
+	Path  string
+	Cells []Cell
+	// Warnings are the inputs' warnings, one line each, for stderr.
+	Warnings []string
+
+	traces   []*replay.Trace
+	configs  []*configv1.KubeSchedulerConfiguration
+	features []schedcore.Features
+	registry schedcore.Registry
+	until    time.Duration
+}
+
+// defaultConfig and defaultGates stand for an axis the study leaves out.
+var (
+	defaultConfig = Config{Name: "default"}
+	defaultGates  = Gates{Name: "default"}
+)
+
+// Prepare loads every input a cell names — traces, configurations, feature
+// gates — before any cell runs, so that bad input stops the sweep before
+// anything is written. registry holds the plugins (nil: the in-tree ones).
+func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) {
+	dir := filepath.Dir(path)
+	reg, err := engine.Registry(registry)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Study: s, Path: path, registry: reg}
+	if s.Until != "" {
+		p.until, _ = time.ParseDuration(s.Until) // checked by ParseStudy
+	}
+	configs := s.Axes.Configs
+	if len(configs) == 0 {
+		configs = []Config{defaultConfig}
+	}
+	gates := s.Axes.FeatureGates
+	if len(gates) == 0 {
+		gates = []Gates{defaultGates}
+	}
+	traceHash := make([]string, len(s.Axes.Traces))
+	for i, t := range s.Axes.Traces {
+		field := fmt.Sprintf("axes.traces[%d] (%s)", i, t.Name)
+		tr, warnings, digest, err := loadTrace(dir, t)
+		if err != nil {
+			return nil, &FieldError{File: path, Field: field, Err: err}
+		}
+		for _, w := range warnings {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %s: %s", path, field, w))
+		}
+		p.traces = append(p.traces, tr)
+		traceHash[i] = digest
+	}
+	configHash := make([]string, len(configs))
+	for i, c := range configs {
+		field := fmt.Sprintf("axes.configs[%d] (%s)", i, c.Name)
+		file := resolve(dir, c.File)
+		if c.File == "default" {
+			file = ""
+		}
+		cfg, err := engine.LoadConfig(file)
+		if err != nil {
+			return nil, &FieldError{File: path, Field: field, Err: fmt.Errorf("loading config %s: %s", c.File, strings.TrimPrefix(unwrapPath(err).Error(), file+": "))}
+		}
+		if file == "" {
+			engine.AddRunProfile(cfg)
+		}
+		p.configs = append(p.configs, cfg)
+		configHash[i], err = digestFiles([]string{c.File}, file)
+		if err != nil {
+			return nil, &FieldError{File: path, Field: field, Err: err}
+		}
+	}
+	for i, g := range gates {
+		f := schedcore.DefaultFeatures
+		if err := setGates(&f, g.Gates); err != nil {
+			return nil, &FieldError{File: path, Field: fmt.Sprintf("axes.featureGates[%d] (%s)", i, g.Name), Err: err}
+		}
+		p.features = append(p.features, f)
+	}
+	for ti, tr := range p.traces {
+		for ci, cfg := range p.configs {
+			for _, w := range engine.UnservedWarnings(tr.Objects, cfg) {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: axes.traces[%d] (%s) with axes.configs[%d] (%s): %s", path, ti, s.Axes.Traces[ti].Name, ci, configs[ci].Name, w))
+			}
+		}
+	}
+	// A configuration that loads may still name a plugin the registry
+	// lacks or give bad args: build its profiles once per set of gates,
+	// on a cluster of one node, before any cell runs.
+	probe := &snapshot.Cluster{Nodes: []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "sweep-config-check"}}}}
+	for ci, cfg := range p.configs {
+		for gi, f := range p.features {
+			c, _, err := engine.NewOffline(context.Background(), probe, engine.Options{Config: cfg, Registry: reg, Features: f}, engine.Observer{})
+			if err != nil {
+				field := fmt.Sprintf("axes.configs[%d] (%s)", ci, configs[ci].Name)
+				if len(p.features) > 1 {
+					field += fmt.Sprintf(" with axes.featureGates[%d] (%s)", gi, gates[gi].Name)
+				}
+				if configs[ci].File != "" && configs[ci].File != "default" {
+					err = fmt.Errorf("%s: %w", configs[ci].File, err)
+				}
+				return nil, &FieldError{File: path, Field: field, Err: err}
+			}
+			c.Close()
+		}
+	}
+	seeds := make([]*int64, 0, len(s.Axes.Seeds))
+	for i := range s.Axes.Seeds {
+		seeds = append(seeds, &s.Axes.Seeds[i])
+	}
+	if len(seeds) == 0 {
+		seeds = append(seeds, nil)
+	}
+	common := struct {
+		Verb         string   `json:"verb"`
+		Until        string   `json:"until"`
+		NoPreemption bool     `json:"noPreemption"`
+		Record       []string `json:"record"`
+	}{s.Verb, p.until.String(), s.NoPreemption, recordKinds(s)}
+	for ti, t := range s.Axes.Traces {
+		for ci, c := range configs {
+			for gi, g := range gates {
+				for _, seed := range seeds {
+					cell := Cell{Index: len(p.Cells), Axes: CellAxes{Trace: t.Name, Config: c.Name, FeatureGates: g.Name, Seed: seed}, trace: ti, config: ci, gates: gi}
+					cell.ID = cellID(cell.Axes)
+					def := struct {
+						Common any             `json:"common"`
+						Trace  any             `json:"trace"`
+						Config any             `json:"config"`
+						Gates  map[string]bool `json:"gates"`
+						Seed   *int64          `json:"seed"`
+					}{common, []string{traceHash[ti]}, []string{c.File, configHash[ci]}, g.Gates, seed}
+					b, _ := json.Marshal(def) // maps marshal with sorted keys
+					sum := sha256.Sum256(b)
+					cell.Hash = hex.EncodeToString(sum[:])
+					p.Cells = append(p.Cells, cell)
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+func recordKinds(s *Study) []string {
+	var out []string
+	for _, k := range []string{RecordSummary, RecordSeries, RecordPending, RecordBusiest} {
+		if s.Records(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// cellID is the cell's file name: its axes' names, which the study keeps
+// to lower-case letters, digits, '-' and '.'.
+func cellID(a CellAxes) string {
+	id := a.Trace + "_" + a.Config + "_" + a.FeatureGates
+	if a.Seed != nil {
+		id += fmt.Sprintf("_seed%d", *a.Seed)
+	}
+	return id
+}
+
+// loadTrace reads a trace axis, as `replay` reads its flags, and digests
+// the files it read.
+func loadTrace(dir string, t Trace) (*replay.Trace, []string, string, error) {
+	cl := &snapshot.Cluster{}
+	files := make([]string, len(t.Files))
+	names := append([]string{}, t.Files...)
+	for i, f := range t.Files {
+		if f == "-" {
+			return nil, nil, "", errors.New("files: '-' (stdin) is not a file a sweep can read again")
+		}
+		files[i] = resolve(dir, f)
+	}
+	if len(files) > 0 {
+		if err := cl.AddPaths(files, nil); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	nodes, pods := resolve(dir, t.OpenbNodes), resolve(dir, t.OpenbPods)
+	if nodes != "" {
+		oo := openb.Options{Departures: true}
+		ns, ps, err := openb.LoadFiles(nodes, pods, oo)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		cl.Nodes = append(cl.Nodes, ns...)
+		cl.Pods = append(cl.Pods, ps...)
+		cl.Namespaces = append(cl.Namespaces, openb.NamespaceObject(oo))
+		files = append(files, nodes, pods)
+		names = append(names, t.OpenbNodes, t.OpenbPods)
+	}
+	tr, err := replay.FromCluster(cl)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if len(tr.Nodes) == 0 {
+		return nil, nil, "", replay.ErrNoNodes
+	}
+	atStart := false
+	for _, n := range tr.Nodes {
+		if !n.Arrive.After(tr.Start) {
+			atStart = true
+			break
+		}
+	}
+	if !atStart {
+		return nil, nil, "", fmt.Errorf("%w: give the nodes there from the start too, e.g. the cluster dump", replay.ErrNoNodesAtStart)
+	}
+	digest, err := digestFiles(names, files...)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return tr, cl.Warnings, digest, nil
+}
+
+// digestFiles digests the named paths (walking directories in lexical
+// order) and their contents; names, when set, replace the paths as the
+// study gives them (so that a study moved with its inputs keeps its
+// hashes). An empty path digests to "".
+func digestFiles(names []string, paths ...string) (string, error) {
+	h := sha256.New()
+	for i, p := range paths {
+		if p == "" {
+			continue
+		}
+		name := p
+		if i < len(names) {
+			name = names[i]
+		}
+		fmt.Fprintf(h, "path %q\n", name)
+		var files []string
+		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", p, unwrapPath(err))
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", f, unwrapPath(err))
+			}
+			rel, _ := filepath.Rel(p, f)
+			sum := sha256.Sum256(data)
+			fmt.Fprintf(h, "file %q %x\n", filepath.ToSlash(rel), sum)
+		}
+	}
+	if len(paths) == 0 || (len(paths) == 1 && paths[0] == "") {
+		return "", nil
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// setGates changes the named gates of f; an unknown name is an error.
+func setGates(f *schedcore.Features, gates map[string]bool) error {
+	v := reflect.ValueOf(f).Elem()
+	names := make([]string, 0, len(gates))
+	for name := range gates {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		field := v.FieldByName(name)
+		if !field.IsValid() || field.Kind() != reflect.Bool || !token(name) {
+			return fmt.Errorf("unknown feature gate %q (known: %s)", name, strings.Join(gateNames(), ", "))
+		}
+		field.SetBool(gates[name])
+	}
+	return nil
+}
+
+func token(name string) bool { return name != "" && name[0] >= 'A' && name[0] <= 'Z' }
+
+func gateNames() []string {
+	t := reflect.TypeOf(schedcore.Features{})
+	out := make([]string, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Type.Kind() == reflect.Bool {
+			out = append(out, t.Field(i).Name)
+		}
+	}
+	return out
+}

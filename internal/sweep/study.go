@@ -1,0 +1,256 @@
+// Package sweep runs a study: every combination (cell) of its axes — traces,
+// scheduler configurations, feature gates, seeds — through one of the
+// engine's drivers, several at a time, each cell's result written to its own
+// file as it ends, so that an interrupted sweep resumes where it stopped;
+// then merges the cells' results into one document.
+package sweep
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Study is what a study file says. Paths in it are relative to the file's
+// directory.
+type Study struct {
+	// Verb is the driver every cell runs: "replay".
+	Verb string `json:"verb"`
+	// Axes are the values the cells combine.
+	Axes Axes `json:"axes"`
+	// Until stops each replay this long after its start ("24h"); empty
+	// runs until nothing is left to happen.
+	Until string `json:"until,omitempty"`
+	// NoPreemption turns PostFilter (preemption) off in every cell.
+	NoPreemption bool `json:"noPreemption,omitempty"`
+	// Record lists what each cell's result keeps: "summary" (always),
+	// "series" (the time series: allocation, arrived demand and
+	// fragmentation per resource, pending pods...), "pending" (the pods
+	// pending at the end), "busiest" (the busiest nodes).
+	Record []string `json:"record,omitempty"`
+}
+
+// Axes are a study's dimensions. The cells are their product, in this
+// order: traces, then configurations, then feature gates, then seeds (the
+// last varies fastest).
+type Axes struct {
+	Traces       []Trace  `json:"traces"`
+	Configs      []Config `json:"configs,omitempty"`
+	FeatureGates []Gates  `json:"featureGates,omitempty"`
+	Seeds        []int64  `json:"seeds,omitempty"`
+}
+
+// Trace is one workload: cluster dumps and trace files read together, as
+// `replay -f` reads them, or the Alibaba openb CSVs.
+type Trace struct {
+	Name       string   `json:"name"`
+	Files      []string `json:"files,omitempty"`
+	OpenbNodes string   `json:"openbNodes,omitempty"`
+	OpenbPods  string   `json:"openbPods,omitempty"`
+}
+
+// Config is one scheduler configuration: a KubeSchedulerConfiguration file,
+// or kube-scheduler's defaults when File is empty.
+type Config struct {
+	Name string `json:"name"`
+	File string `json:"file,omitempty"`
+}
+
+// Gates is one set of feature gates changed from kube-scheduler v1.37.2's
+// defaults, by name.
+type Gates struct {
+	Name  string          `json:"name"`
+	Gates map[string]bool `json:"gates,omitempty"`
+}
+
+// Record kinds.
+const (
+	RecordSummary = "summary"
+	RecordSeries  = "series"
+	RecordPending = "pending"
+	RecordBusiest = "busiest"
+)
+
+// VerbReplay is the one verb a study runs in this version.
+const VerbReplay = "replay"
+
+// FieldError is bad input in a study: the file, the field and what is
+// wrong. The CLI exits 2 on it.
+type FieldError struct {
+	File  string
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.File + ": " + e.Err.Error()
+	}
+	return e.File + ": " + e.Field + ": " + e.Err.Error()
+}
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// ErrInput marks every error caused by the study or its inputs (and by
+// results on disk that a sweep must not overwrite or reuse).
+var ErrInput = errors.New("bad study input")
+
+type inputError struct{ msg string }
+
+func (e inputError) Error() string        { return e.msg }
+func (e inputError) Is(target error) bool { return target == ErrInput }
+
+// inputErrorf is bad input, said as the message alone.
+func inputErrorf(format string, args ...any) error {
+	return inputError{fmt.Sprintf(format, args...)}
+}
+
+// IsInput says whether err is bad input.
+func IsInput(err error) bool {
+	var fe *FieldError
+	return errors.As(err, &fe) || errors.Is(err, ErrInput)
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`)
+
+// ReadStudy reads and checks a study file: unknown fields, names,
+// duplicates, the verb and what to record. Inputs are checked by Prepare.
+func ReadStudy(path string) (*Study, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &FieldError{File: path, Err: fmt.Errorf("reading study: %w", unwrapPath(err))}
+	}
+	s, err := ParseStudy(data)
+	if err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			fe.File = path
+			return nil, fe
+		}
+		return nil, &FieldError{File: path, Err: err}
+	}
+	return s, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// ParseStudy parses a study strictly (an unknown field is an error) and
+// checks it.
+func ParseStudy(data []byte) (*Study, error) {
+	var s Study
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("empty study")
+	}
+	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		msg := err.Error()
+		for _, prefix := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+			msg = strings.TrimPrefix(msg, prefix)
+		}
+		return nil, fmt.Errorf("parsing study: %s", msg)
+	}
+	return &s, s.check()
+}
+
+func (s *Study) check() error {
+	if s.Verb == "" {
+		return &FieldError{Field: "verb", Err: errors.New("required (replay)")}
+	}
+	if s.Verb != VerbReplay {
+		return &FieldError{Field: "verb", Err: fmt.Errorf("%q is not supported (replay)", s.Verb)}
+	}
+	if s.Until != "" {
+		d, err := time.ParseDuration(s.Until)
+		if err != nil || d < 0 {
+			return &FieldError{Field: "until", Err: fmt.Errorf("%q is not a duration such as 24h", s.Until)}
+		}
+	}
+	for i, r := range s.Record {
+		switch r {
+		case RecordSummary, RecordSeries, RecordPending, RecordBusiest:
+		default:
+			return &FieldError{Field: fmt.Sprintf("record[%d]", i), Err: fmt.Errorf("unknown %q (summary, series, pending, busiest)", r)}
+		}
+	}
+	if len(s.Axes.Traces) == 0 {
+		return &FieldError{Field: "axes.traces", Err: errors.New("at least one trace is required")}
+	}
+	names := map[string]bool{}
+	checkName := func(field, name string) error {
+		if !nameRE.MatchString(name) || len(name) > 63 {
+			return &FieldError{Field: field + ".name", Err: fmt.Errorf("%q must be lower-case letters, digits, '-' and '.' (at most 63)", name)}
+		}
+		if names[field[:indexBracket(field)]+"/"+name] {
+			return &FieldError{Field: field + ".name", Err: fmt.Errorf("%q is named twice", name)}
+		}
+		names[field[:indexBracket(field)]+"/"+name] = true
+		return nil
+	}
+	for i, t := range s.Axes.Traces {
+		f := fmt.Sprintf("axes.traces[%d]", i)
+		if err := checkName(f, t.Name); err != nil {
+			return err
+		}
+		if (t.OpenbNodes == "") != (t.OpenbPods == "") {
+			return &FieldError{Field: f, Err: errors.New("openbNodes and openbPods go together")}
+		}
+		if len(t.Files) == 0 && t.OpenbNodes == "" {
+			return &FieldError{Field: f, Err: errors.New("files or openbNodes and openbPods are required")}
+		}
+	}
+	for i, c := range s.Axes.Configs {
+		if err := checkName(fmt.Sprintf("axes.configs[%d]", i), c.Name); err != nil {
+			return err
+		}
+	}
+	for i, g := range s.Axes.FeatureGates {
+		if err := checkName(fmt.Sprintf("axes.featureGates[%d]", i), g.Name); err != nil {
+			return err
+		}
+	}
+	seeds := map[int64]bool{}
+	for i, seed := range s.Axes.Seeds {
+		if seeds[seed] {
+			return &FieldError{Field: fmt.Sprintf("axes.seeds[%d]", i), Err: fmt.Errorf("%d is given twice", seed)}
+		}
+		seeds[seed] = true
+	}
+	return nil
+}
+
+func indexBracket(s string) int {
+	if i := bytes.IndexByte([]byte(s), '['); i >= 0 {
+		return i
+	}
+	return len(s)
+}
+
+// Records says whether the study's cells record kind (summary always).
+func (s *Study) Records(kind string) bool {
+	for _, r := range s.Record {
+		if r == kind {
+			return true
+		}
+	}
+	return kind == RecordSummary
+}
+
+// resolve makes a study path absolute against the study's directory.
+func resolve(dir, path string) string {
+	if path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
+}
