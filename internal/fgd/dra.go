@@ -1,15 +1,22 @@
 package fgd
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
+	"github.com/kubectl-sched/kubectl-sched/internal/replay"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/plugins/gpushare"
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -70,4 +77,72 @@ func draGPUs(m *schedcore.DRAManager, ni *schedcore.NodeInfo) (*gpushare.NodeGPU
 		}
 	}
 	return g, nil
+}
+
+// ErrNoDRA is the DRA row on a registry without DynamicResources.
+var ErrNoDRA = errors.New("the registry has no DynamicResources plugin")
+
+// DRAAvailable reports whether a registry has DRA's plugin.
+func DRAAvailable(reg schedcore.Registry) bool {
+	_, ok := reg[names.DynamicResources]
+	return ok
+}
+
+// draTrace puts a trace in the DRA mapping (DRAObjects), its objects read
+// by the snapshot loader as any dump of them would be.
+func draTrace(tr *replay.Trace) error {
+	nodes := make([]*v1.Node, len(tr.Nodes))
+	for i, n := range tr.Nodes {
+		nodes[i] = n.Node
+	}
+	pods := make([]*v1.Pod, len(tr.Pods))
+	for i, p := range tr.Pods {
+		pods[i] = p.Pod
+	}
+	objs, pods, err := DRAObjects(nodes, pods)
+	if err != nil {
+		return err
+	}
+	for i := range tr.Pods {
+		tr.Pods[i].Pod = pods[i]
+	}
+	data, err := v1list.Marshal("json", objs...)
+	if err != nil {
+		return err
+	}
+	cl := &snapshot.Cluster{}
+	if err := cl.AddData("fgd-dra.json", data); err != nil {
+		return err
+	}
+	if len(cl.Warnings) > 0 {
+		return fmt.Errorf("the DRA objects do not load: %s", cl.Warnings[0])
+	}
+	tr.Objects = cl
+	return nil
+}
+
+// DRAObjects returns the DRA mapping of a workload: the pods, each GPU pod
+// with the claim of its shape's template (copies; the inputs are left as
+// they are), and the objects besides nodes and pods: the namespace, the
+// DeviceClass, one ResourceSlice per node with GPUs and the templates.
+func DRAObjects(nodes []*v1.Node, pods []*v1.Pod) ([]runtime.Object, []*v1.Pod, error) {
+	objs := []runtime.Object{openb.NamespaceObject(openb.Options{}), openb.DRADeviceClass()}
+	for _, s := range openb.DRAResourceSlices(nodes) {
+		objs = append(objs, s)
+	}
+	out := make([]*v1.Pod, len(pods))
+	for i, p := range pods {
+		var err error
+		if out[i], err = openb.DRAPod(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	tmpls, err := openb.DRAClaimTemplates(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range tmpls {
+		objs = append(objs, t)
+	}
+	return objs, out, nil
 }
