@@ -3,6 +3,8 @@ package engine
 import (
 	"sort"
 
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -15,7 +17,7 @@ import (
 // given profiles in queue order (priority, creation time, namespace/name). Pods that
 // Succeeded or Failed hold no resources and are left out. Pods without a
 // UID get a stable one derived from namespace/name.
-func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*schedcore.Framework) []*v1.Pod {
+func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*schedruntime.Framework) []*v1.Pod {
 	for _, n := range cl.Nodes {
 		c.AddNode(n)
 	}

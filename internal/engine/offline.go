@@ -9,6 +9,8 @@ import (
 	"time"
 	"unsafe"
 
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -27,7 +29,7 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type Observer struct {
 	// Placed: a pod was bound to node (after attempts scheduling attempts).
 	// result.Scores hold names and totals, without per-plugin lists.
-	Placed func(pod *v1.Pod, node string, attempts int, result schedcore.ScheduleResult)
+	Placed func(pod *v1.Pod, node string, attempts int, result schedruntime.ScheduleResult)
 	// Failed: a scheduling attempt of pod failed.
 	Failed func(pod *v1.Pod, f Failure)
 	// Evicted: preemption evicted victim from node for preemptor.
@@ -43,7 +45,7 @@ type Observer struct {
 
 // Failure is one failed scheduling attempt.
 type Failure struct {
-	// Reason is schedcore.ReasonUnschedulable or ReasonSchedulerError.
+	// Reason is schedruntime.ReasonUnschedulable or ReasonSchedulerError.
 	Reason string
 	// Status carries the message (kube's FitError for unschedulable pods).
 	Status *schedcore.Status
@@ -295,7 +297,7 @@ func (c *Offline) Advance(ctx context.Context, d time.Duration) {
 // Close stops the queue.
 func (c *Offline) Close() { c.Queue.Close() }
 
-func (c *Offline) scheduled(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, node string, res schedcore.ScheduleResult) {
+func (c *Offline) scheduled(_ context.Context, _ *schedruntime.Framework, qpi *schedcore.QueuedPodInfo, node string, res schedruntime.ScheduleResult) {
 	bound, _ := c.store.get(qpi.Pod.Namespace, qpi.Pod.Name)
 	if err := c.Cache.AddPod(bound); err != nil {
 		c.Options.Logger.Error(err, "confirming binding", "pod", schedcore.PodName(bound))
@@ -307,7 +309,7 @@ func (c *Offline) scheduled(_ context.Context, _ *schedcore.Framework, qpi *sche
 	}
 }
 
-func (c *Offline) failed(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, nominating *schedcore.NominatingInfo) {
+func (c *Offline) failed(_ context.Context, _ *schedruntime.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, nominating *schedcore.NominatingInfo) {
 	if c.obs.Failed != nil {
 		c.obs.Failed(qpi.Pod, Failure{
 			Reason: reason, Status: status, Attempts: qpi.Attempts,
@@ -373,7 +375,7 @@ func (c *Offline) Run(ctx context.Context) error {
 				return nil
 			}
 			for _, fw := range c.Profiles.ByName {
-				fw.IterateOverWaitingPods(func(w *schedcore.WaitingPod) { longest = max(longest, w.Timeout()) })
+				fw.IterateOverWaitingPods(func(w schedcore.WaitingPod) { longest = max(longest, w.Timeout()) })
 			}
 			if longest > 0 && clk.Since(lastProgress) > 2*longest+maxBackoff {
 				return settle()

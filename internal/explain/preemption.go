@@ -3,6 +3,8 @@ package explain
 import (
 	"context"
 
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
@@ -13,7 +15,7 @@ import (
 // would do on the failed cycle's state and statuses, as the scheduler's
 // PostFilter would, without evicting anything. Nil when no PostFilter
 // explains itself or the evaluation failed internally.
-func preemption(ctx context.Context, fw *schedcore.Framework, ex *schedcore.Explanation, pod *v1.Pod) *report.PreemptionOutcome {
+func preemption(ctx context.Context, fw *schedruntime.Framework, ex *schedruntime.Explanation, pod *v1.Pod) *report.PreemptionOutcome {
 	if ex.State == nil {
 		return nil
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,7 +134,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 			s := &State{o: o, cluster: &snapshot.Cluster{}, eng: c.Engine, turn: turn}
 			rep, expErr = s.Explain(ctx, p)
 		},
-		Placed: func(p *v1.Pod, node string, _ int, _ schedcore.ScheduleResult) {
+		Placed: func(p *v1.Pod, node string, _ int, _ schedruntime.ScheduleResult) {
 			if isTarget(p) && turn != nil {
 				turn.Node = node
 				// Nothing after its placement changes the answer.

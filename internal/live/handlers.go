@@ -3,6 +3,8 @@ package live
 import (
 	"time"
 
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -33,7 +35,7 @@ var (
 type handlers struct {
 	cache    *schedcore.Cache
 	queue    schedcore.SchedulingQueue
-	profiles map[string]*schedcore.Framework
+	profiles map[string]*schedruntime.Framework
 	features schedcore.Features
 	logger   logr.Logger
 	// observe receives the handling time per event label; nil ignores it.

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -75,7 +77,7 @@ func objName(o any) string {
 
 const profile = "kubectl-sched"
 
-func testProfiles(t *testing.T) map[string]*schedcore.Framework {
+func testProfiles(t *testing.T) map[string]*schedruntime.Framework {
 	t.Helper()
 	cfg, err := engine.LoadConfig("")
 	if err != nil {

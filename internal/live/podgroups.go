@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,7 +58,7 @@ func (o *liveObjects) Get(apiVersion, kind, namespace, name string) (runtime.Obj
 
 // gangsEnabled reports whether a profile runs a group plugin
 // (Coscheduling).
-func gangsEnabled(profiles map[string]*schedcore.Framework) bool {
+func gangsEnabled(profiles map[string]*schedruntime.Framework) bool {
 	for _, fw := range profiles {
 		if fw.HasPodGroupPlugins() {
 			return true

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"time"
 
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 
@@ -161,7 +163,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 	return res, nil
 }
 
-func (r *run) placed(pod *v1.Pod, node string, attempts int, _ schedcore.ScheduleResult) {
+func (r *run) placed(pod *v1.Pod, node string, attempts int, _ schedruntime.ScheduleResult) {
 	if i, ok := r.rec.pod(pod); ok {
 		r.rec.placed(r.instant, i, node, attempts, r.c.Devices(pod))
 	}

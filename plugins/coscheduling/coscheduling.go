@@ -360,7 +360,7 @@ func (pl *Coscheduling) PostFilter(_ context.Context, _ *schedcore.CycleState, p
 
 // rejectWaiting rejects every waiting member of the group.
 func (pl *Coscheduling) rejectWaiting(r ref, msg string) {
-	pl.h.IterateOverWaitingPods(func(w *schedcore.WaitingPod) {
+	pl.h.IterateOverWaitingPods(func(w schedcore.WaitingPod) {
 		if inGroup(w.Pod(), r) {
 			w.Reject(Name, msg)
 		}
@@ -458,7 +458,7 @@ func (pl *Coscheduling) Permit(_ context.Context, _ *schedcore.CycleState, p *v1
 	}
 	assigned := pl.assigned(r, p.UID)
 	if int32(assigned)+1 >= g.minMember {
-		pl.h.IterateOverWaitingPods(func(w *schedcore.WaitingPod) {
+		pl.h.IterateOverWaitingPods(func(w schedcore.WaitingPod) {
 			if inGroup(w.Pod(), r) {
 				w.Allow(Name)
 			}

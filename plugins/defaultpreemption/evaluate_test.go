@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -100,7 +102,7 @@ func TestDryRunPreemption(t *testing.T) {
 
 func (e *env) filter(t *testing.T, pod *v1.Pod) (*schedcore.CycleState, *schedcore.FitError) {
 	t.Helper()
-	alg := &schedcore.Algorithm{Snapshot: e.snap, PercentageOfNodesToScore: 100}
+	alg := &schedruntime.Algorithm{Snapshot: e.snap, PercentageOfNodesToScore: 100}
 	state := schedcore.NewCycleState()
 	_, _, err := alg.SchedulePod(context.Background(), e.fw, state, pod)
 	var fe *schedcore.FitError

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 
@@ -71,7 +73,7 @@ func alwaysQueue(logr.Logger, *v1.Pod, any, any) (schedcore.QueueingHint, error)
 // UnscheduledPod and TargetPod; a nil hint always queues; plugins
 // registering no events are left out (only their own updates, through
 // Update, requeue their pods).
-func buildHintMap(ctx context.Context, fw *schedcore.Framework) (hintMap, error) {
+func buildHintMap(ctx context.Context, fw *runtime.Framework) (hintMap, error) {
 	var m hintMap
 	var errs error
 	for _, ext := range fw.EnqueueExtensions() {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,7 +38,7 @@ type PriorityQueue struct {
 	backoffQ      *backoffQueue
 	unschedulable *unschedulablePods
 
-	profiles map[string]*schedcore.Framework
+	profiles map[string]*runtime.Framework
 	// hints are the profiles' queueing hints, by profile name.
 	hints map[string]hintMap
 	// pluginToEvents lists the events each plugin registered (all profiles),
@@ -64,7 +66,7 @@ var _ schedcore.SchedulingQueue = (*PriorityQueue)(nil)
 // every profile must use the same), with the PreEnqueue plugins and
 // queueing hints of profiles (keyed by schedulerName). Errors from the
 // plugins' EventsToRegister are logged; kube fails start-up on them.
-func New(less func(a, b *schedcore.QueuedPodInfo) bool, profiles map[string]*schedcore.Framework, opts ...Option) *PriorityQueue {
+func New(less func(a, b *schedcore.QueuedPodInfo) bool, profiles map[string]*runtime.Framework, opts ...Option) *PriorityQueue {
 	o := options{
 		clock:                             clock.RealClock{},
 		podInitialBackoffDuration:         DefaultPodInitialBackoffDuration,

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"testing"
 
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -83,7 +85,7 @@ func TestExplainPreemptionMatchesKubebench(t *testing.T) {
 // firstPending is the first pending pod in queue order, "namespace/name".
 func firstPending(cl *snapshot.Cluster) string {
 	work := *cl
-	pending := engine.FillCache(schedcore.NewCache(schedcore.DefaultFeatures), &work, map[string]*schedcore.Framework{"default-scheduler": nil})
+	pending := engine.FillCache(schedcore.NewCache(schedcore.DefaultFeatures), &work, map[string]*schedruntime.Framework{"default-scheduler": nil})
 	if len(pending) == 0 {
 		return ""
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -276,7 +278,7 @@ func testKubebenchExplainInRun(t *testing.T, snapshotFile, name string, pods int
 		key := pod.Namespace + "/" + pod.Name
 		cache.UpdateSnapshot(snap)
 		fw := ps.ByName[pod.Spec.SchedulerName]
-		ex := schedcore.Explain(ctx, fw, snap, pod, nil)
+		ex := schedruntime.Explain(ctx, fw, snap, pod, nil)
 		w := cases[key]
 		t.Run(key, func(t *testing.T) {
 			if w == nil {

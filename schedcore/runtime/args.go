@@ -1,16 +1,18 @@
-package schedcore
+package runtime
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // decodeArgs decodes a pluginConfig's raw args into the plugin's args type,
 // rejecting unknown fields.
-func decodeArgs(spec PluginSpec, raw runtime.RawExtension) (runtime.Object, error) {
+func decodeArgs(spec schedcore.PluginSpec, raw runtime.RawExtension) (runtime.Object, error) {
 	if raw.Object != nil {
 		return raw.Object, nil
 	}

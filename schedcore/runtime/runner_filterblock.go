@@ -1,9 +1,11 @@
-package schedcore
+package runtime
 
 import (
 	"context"
 	"fmt"
 	"math/bits"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -37,7 +39,7 @@ const maxFilterBlock = 64
 //
 // The caller does not time plugins (state.RecordPluginMetrics is false):
 // a timed cycle filters node by node.
-func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod *v1.Pod, list []*NodeInfo, gens []int64, ps []int, out []*Status) (uint64, *Status) {
+func (f *Framework) runFiltersListed(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, list []*schedcore.NodeInfo, gens []int64, ps []int, out []*schedcore.Status) (uint64, *schedcore.Status) {
 	n := len(ps)
 	// Nodes at consecutive positions (all but a block where the pass
 	// wraps around the list) have their remembered passes read in one
@@ -46,9 +48,10 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 	if n > 0 && ps[n-1]-ps[0] == n-1 {
 		p0, run = ps[0], gens[ps[0]:ps[0]+n]
 	}
-	filters := state.filters
-	remembered, views, rejects, listed := state.remembered, state.filterViews, state.filterRejects, state.listedFilters
-	if state.filtersFor != f {
+	cr := peekRun(state)
+	filters := cr.filters
+	remembered, views, rejects, listed := cr.remembered, cr.filterViews, cr.filterRejects, cr.listedFilters
+	if cr.filtersFor != f {
 		filters, remembered, listed = f.activeFilters(state), nil, nil
 	}
 	// alive has bit k set while node k has met no rejection.
@@ -67,21 +70,21 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 			v, rj := views[j], rejects[j]
 			rest := alive
 			if run != nil && out == nil {
-				pass, rej := verdictsAt(v, p0, run)
+				pass, rej := v.VerdictsAt(p0, run)
 				alive &^= rej
 				rest = alive &^ pass
 			} else if run != nil {
-				rest &^= passesAt(v, p0, run)
+				rest &^= v.PassesAt(p0, run)
 			}
 			for a := rest; a != 0; a &= a - 1 {
 				k := bits.TrailingZeros64(a)
-				if val, ok := v.getAt(ps[k], gens[ps[k]]); ok {
-					if val == verdictPass {
+				if val, ok := v.GetAt(ps[k], gens[ps[k]]); ok {
+					if val == schedcore.VerdictPass {
 						continue
 					}
 					// A remembered rejection: the plugin's shared
 					// status, stamped, as Filter would return it.
-					if s := rj.status(val); s != nil {
+					if s := rj.Status(val); s != nil {
 						if out != nil {
 							out[k] = s
 						}
@@ -98,13 +101,13 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 				nt++
 			}
 		}
-		var lf ListedFilter
+		var lf schedcore.ListedFilter
 		if j < len(listed) {
 			lf = listed[j]
 		}
 		for _, k := range todo[:nt] {
 			ni := list[ps[k]]
-			var s *Status
+			var s *schedcore.Status
 			if lf != nil {
 				s = lf.FilterListed(ctx, state, pod, ni, ps[k])
 			} else {
@@ -112,17 +115,17 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 			}
 			if s.IsSuccess() {
 				if memo {
-					rememberFilter(views[j], rejects[j], ps[k], gens[ps[k]], s, false)
+					schedcore.RememberFilter(views[j], rejects[j], ps[k], gens[ps[k]], s, false)
 				}
 				continue
 			}
 			if !s.IsRejected() {
-				return 0, AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+				return 0, schedcore.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
 			}
-			shared := s.shared
+			shared := s.IsShared()
 			s = s.WithPlugin(pl.Name())
 			if memo {
-				rememberFilter(views[j], rejects[j], ps[k], gens[ps[k]], s, shared)
+				schedcore.RememberFilter(views[j], rejects[j], ps[k], gens[ps[k]], s, shared)
 			}
 			if out != nil {
 				out[k] = s
@@ -135,72 +138,3 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 
 // A block of the filter loop fits in runFiltersListed's words.
 var _ [maxFilterBlock - filterBlock]struct{}
-
-// passesAt returns the nodes at positions p0, p0+1, ... of generations
-// gens whose remembered verdict in v is a pass: bit k for position p0+k
-// (at most 64 positions).
-//
-// An entry remembering a pass for generation g is the one word
-// (g-base)<<verdictValueBits | verdictPass (putAt): the positions' entries
-// are compared with it, one load and one comparison each.
-func passesAt(v VerdictView, p0 int, gens []int64) uint64 {
-	if p0 < 0 || p0+len(gens) > len(v.entries) {
-		var m uint64
-		for k, g := range gens {
-			if val, ok := v.getAt(p0+k, g); ok && val == verdictPass {
-				m |= 1 << k
-			}
-		}
-		return m
-	}
-	var m uint64
-	es, base := v.entries[p0:p0+len(gens)], v.base
-	for k, g := range gens {
-		off := g - base
-		if off > 0 && off < verdictSpan && es[k].Load() == uint32(off)<<verdictValueBits|uint32(verdictPass) {
-			m |= 1 << k
-		}
-	}
-	return m
-}
-
-// verdictsAt is passesAt with the remembered rejections: rej has bit k set
-// when position p0+k remembers, for generation gens[k], one of the
-// plugin's rejections (a value a rejectTable gave: its slot holds the
-// status for good).
-//
-// An entry of generation g holds (g-base)<<verdictValueBits | value:
-// less the word it would be for value 0, it leaves the value, and any
-// entry of another generation leaves a number past the values.
-func verdictsAt(v VerdictView, p0 int, gens []int64) (pass, rej uint64) {
-	if p0 < 0 || p0+len(gens) > len(v.entries) {
-		for k, g := range gens {
-			if val, ok := v.getAt(p0+k, g); ok {
-				if val == verdictPass {
-					pass |= 1 << k
-				} else if isRejection(uint32(val)) {
-					rej |= 1 << k
-				}
-			}
-		}
-		return pass, rej
-	}
-	es, base := v.entries[p0:p0+len(gens)], v.base
-	for k, g := range gens {
-		off := g - base
-		if off <= 0 || off >= verdictSpan {
-			continue
-		}
-		if d := es[k].Load() - uint32(off)<<verdictValueBits; d == uint32(verdictPass) {
-			pass |= 1 << k
-		} else if isRejection(d) {
-			rej |= 1 << k
-		}
-	}
-	return pass, rej
-}
-
-// isRejection reports whether val is one of a rejectTable's values.
-func isRejection(val uint32) bool {
-	return val-uint32(verdictFirstReject) < maxRememberedRejections
-}

@@ -1,15 +1,17 @@
-package schedcore
+package runtime
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+
 	v1 "k8s.io/api/core/v1"
 )
 
 // RunReservePluginsReserve runs Reserve plugins; a failure stops the chain.
-func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
+func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeName string) *schedcore.Status {
 	start := time.Now()
 	for _, pl := range f.reserve {
 		if s := pl.Reserve(ctx, state, pod, nodeName); !s.IsSuccess() {
@@ -17,7 +19,7 @@ func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *CycleSt
 				f.observe(ExtReserve, s, start)
 				return s.WithPlugin(pl.Name())
 			}
-			st := AsStatus(fmt.Errorf("running Reserve plugin %q: %w", pl.Name(), s.AsError()))
+			st := schedcore.AsStatus(fmt.Errorf("running Reserve plugin %q: %w", pl.Name(), s.AsError()))
 			f.observe(ExtReserve, st, start)
 			return st
 		}
@@ -27,7 +29,7 @@ func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *CycleSt
 }
 
 // RunReservePluginsUnreserve runs Unreserve in reverse order.
-func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) {
+func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeName string) {
 	start := time.Now()
 	for i := len(f.reserve) - 1; i >= 0; i-- {
 		f.reserve[i].Unreserve(ctx, state, pod, nodeName)
@@ -38,9 +40,9 @@ func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state *Cycle
 // RunPermitPlugins runs Permit plugins. A rejection stops the chain; Wait
 // from any plugin (with no rejection) returns Wait and the per-plugin
 // timeouts, capped at MaxPermitTimeout.
-func (f *Framework) RunPermitPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) (map[string]time.Duration, *Status) {
+func (f *Framework) RunPermitPlugins(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeName string) (map[string]time.Duration, *schedcore.Status) {
 	start := time.Now()
-	var wait *Status
+	var wait *schedcore.Status
 	waits := map[string]time.Duration{}
 	for _, pl := range f.permit {
 		s, timeout := pl.Permit(ctx, state, pod, nodeName)
@@ -52,11 +54,11 @@ func (f *Framework) RunPermitPlugins(ctx context.Context, state *CycleState, pod
 			return nil, s.WithPlugin(pl.Name())
 		}
 		if s.IsWait() {
-			waits[pl.Name()] = min(timeout, MaxPermitTimeout)
+			waits[pl.Name()] = min(timeout, schedcore.MaxPermitTimeout)
 			wait = s
 			continue
 		}
-		st := AsStatus(fmt.Errorf("running Permit plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		st := schedcore.AsStatus(fmt.Errorf("running Permit plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
 		f.observe(ExtPermit, st, start)
 		return nil, st
 	}
@@ -71,7 +73,7 @@ func (f *Framework) RunPermitPlugins(ctx context.Context, state *CycleState, pod
 
 // RunPreBindPlugins runs PreBind plugins, skipping those whose PreFlight said
 // Skip.
-func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
+func (f *Framework) RunPreBindPlugins(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeName string) *schedcore.Status {
 	start := time.Now()
 	for _, pl := range f.preBind {
 		if state.SkipPreBindPlugins.Has(pl.Name()) {
@@ -82,7 +84,7 @@ func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, po
 				f.observe(ExtPreBind, s, start)
 				return s.WithPlugin(pl.Name())
 			}
-			st := AsStatus(fmt.Errorf("running PreBind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+			st := schedcore.AsStatus(fmt.Errorf("running PreBind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
 			f.observe(ExtPreBind, st, start)
 			return st
 		}
@@ -92,9 +94,9 @@ func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, po
 }
 
 // RunBindPlugins runs binders until one does not Skip.
-func (f *Framework) RunBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
+func (f *Framework) RunBindPlugins(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeName string) *schedcore.Status {
 	start := time.Now()
-	var s *Status
+	var s *schedcore.Status
 	for _, pl := range f.bind {
 		s = pl.Bind(ctx, state, pod, nodeName)
 		if s.IsSkip() {
@@ -105,7 +107,7 @@ func (f *Framework) RunBindPlugins(ctx context.Context, state *CycleState, pod *
 				f.observe(ExtBind, s, start)
 				return s.WithPlugin(pl.Name())
 			}
-			st := AsStatus(fmt.Errorf("running Bind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+			st := schedcore.AsStatus(fmt.Errorf("running Bind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
 			f.observe(ExtBind, st, start)
 			return st
 		}
@@ -117,7 +119,7 @@ func (f *Framework) RunBindPlugins(ctx context.Context, state *CycleState, pod *
 }
 
 // RunPostBindPlugins tells PostBind plugins of a binding.
-func (f *Framework) RunPostBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) {
+func (f *Framework) RunPostBindPlugins(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeName string) {
 	start := time.Now()
 	for _, pl := range f.postBind {
 		pl.PostBind(ctx, state, pod, nodeName)

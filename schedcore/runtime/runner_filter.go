@@ -1,4 +1,4 @@
-package schedcore
+package runtime
 
 import (
 	"context"
@@ -6,13 +6,15 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // RunPreEnqueuePlugins runs PreEnqueue plugins until one fails; the failing
 // status carries the plugin name.
-func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Status {
+func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *schedcore.Status {
 	return f.RunPreEnqueuePluginsFrom(ctx, pod, "", nil)
 }
 
@@ -22,8 +24,8 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Stat
 // profile's order, until one fails. rejected, when set, is told of that
 // plugin and its status as returned. The failing status carries the plugin
 // name; a code other than a rejection is returned as an Error.
-func (f *Framework) RunPreEnqueuePluginsFrom(ctx context.Context, pod *v1.Pod, first string, rejected func(PreEnqueuePlugin, *Status)) *Status {
-	run := func(pl PreEnqueuePlugin) *Status {
+func (f *Framework) RunPreEnqueuePluginsFrom(ctx context.Context, pod *v1.Pod, first string, rejected func(schedcore.PreEnqueuePlugin, *schedcore.Status)) *schedcore.Status {
+	run := func(pl schedcore.PreEnqueuePlugin) *schedcore.Status {
 		s := pl.PreEnqueue(ctx, pod)
 		if s.IsSuccess() {
 			return nil
@@ -33,7 +35,7 @@ func (f *Framework) RunPreEnqueuePluginsFrom(ctx context.Context, pod *v1.Pod, f
 		}
 		s = s.WithPlugin(pl.Name())
 		if !s.IsRejected() {
-			return AsStatus(fmt.Errorf("running PreEnqueue plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+			return schedcore.AsStatus(fmt.Errorf("running PreEnqueue plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
 		}
 		return s
 	}
@@ -64,7 +66,7 @@ func (f *Framework) RunPreEnqueuePluginsFrom(ctx context.Context, pod *v1.Pod, f
 // their state); results are intersected, and an empty intersection rejects
 // every node. It returns the merged result, the status, and the plugins
 // that restricted nodes.
-func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod) (*PreFilterResult, *Status, sets.Set[string]) {
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod) (*schedcore.PreFilterResult, *schedcore.Status, sets.Set[string]) {
 	start := time.Now()
 	nodes := f.handle.Snapshot().List()
 	// The names of the plugins that skip, in the profile's order.
@@ -73,15 +75,16 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 	defer func() {
 		fs := f.skipFilters(skipped, f.passingFilters(state, pod))
 		state.SkipFilterPlugins = fs.skip
-		state.filters, state.filtersFor = fs.filters, f
+		cr := runOf(state)
+		cr.filters, cr.filtersFor = fs.filters, f
 		f.filterViews(state, pod, fs)
-		state.listedFilters = fs.listed
+		cr.listedFilters = fs.listed
 	}()
-	var result *PreFilterResult
+	var result *schedcore.PreFilterResult
 	// withNodes is made when a plugin restricts the nodes (rarely): nil
 	// is the empty set to every reader of Diagnosis.UnschedulablePlugins.
 	var withNodes sets.Set[string]
-	var ret *Status
+	var ret *schedcore.Status
 	for _, pl := range f.preFilter {
 		var t time.Time
 		if state.RecordPluginMetrics {
@@ -98,14 +101,14 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 		if !s.IsSuccess() {
 			s = s.WithPlugin(pl.Name())
 			switch s.Code() {
-			case UnschedulableAndUnresolvable:
+			case schedcore.UnschedulableAndUnresolvable:
 				f.observe(ExtPreFilter, s, start)
 				return nil, s, nil
-			case Unschedulable:
+			case schedcore.Unschedulable:
 				ret = s
 				continue
 			}
-			st := AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+			st := schedcore.AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
 			f.observe(ExtPreFilter, st, start)
 			return nil, st, nil
 		}
@@ -121,7 +124,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 			if withNodes.Len() == 1 {
 				msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", sets.List(withNodes)[0])
 			}
-			st := NewStatus(UnschedulableAndUnresolvable, msg)
+			st := schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, msg)
 			f.observe(ExtPreFilter, st, start)
 			return result, st, withNodes
 		}
@@ -145,13 +148,13 @@ type filterSet struct {
 	// passing has bit i set when the profile's i-th filter passes every
 	// node (passingFilters): it is not in filters.
 	passing uint64
-	filters []FilterPlugin
-	listed  []ListedFilter
+	filters []schedcore.FilterPlugin
+	listed  []schedcore.ListedFilter
 }
 
 // has reports whether the profile's i-th filter, pl, is one of the set's
 // filters.
-func (fs *filterSet) has(i int, pl FilterPlugin) bool {
+func (fs *filterSet) has(i int, pl schedcore.FilterPlugin) bool {
 	return !(i < 64 && fs.passing&(1<<i) != 0) && !fs.skip.Has(pl.Name())
 }
 
@@ -164,7 +167,7 @@ func (f *Framework) skipFilters(skipped []string, passing uint64) *filterSet {
 	}
 	fs := &filterSet{skipped: slices.Clone(skipped), skip: sets.New(skipped...), passing: passing, filters: f.filter}
 	if len(skipped) > 0 || passing != 0 {
-		fs.filters = make([]FilterPlugin, 0, len(f.filter))
+		fs.filters = make([]schedcore.FilterPlugin, 0, len(f.filter))
 		for i, pl := range f.filter {
 			if fs.has(i, pl) {
 				fs.filters = append(fs.filters, pl)
@@ -182,7 +185,7 @@ func (f *Framework) skipFilters(skipped []string, passing uint64) *filterSet {
 // diagnosis lists rejections only), so the loop's verdicts are those of
 // every filter. A cycle that times every plugin keeps them all: kube
 // times their Filter on every node.
-func (f *Framework) passingFilters(state *CycleState, pod *v1.Pod) uint64 {
+func (f *Framework) passingFilters(state *schedcore.CycleState, pod *v1.Pod) uint64 {
 	if state.RecordPluginMetrics {
 		return 0
 	}
@@ -197,14 +200,14 @@ func (f *Framework) passingFilters(state *CycleState, pod *v1.Pod) uint64 {
 
 // RunPreFilterExtensionAddPod tells the PreFilter plugins that podInfoToAdd
 // is (hypothetically) on nodeInfo.
-func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status {
+func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *schedcore.CycleState, podToSchedule *v1.Pod, podInfoToAdd *schedcore.PodInfo, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
 	for i, pl := range f.preFilter {
 		ext := f.preFilterExt[i]
 		if ext == nil || state.SkipFilterPlugins.Has(pl.Name()) {
 			continue
 		}
 		if s := ext.AddPod(ctx, state, podToSchedule, podInfoToAdd, nodeInfo); !s.IsSuccess() {
-			return AsStatus(fmt.Errorf("running AddPod on PreFilter plugin %q: %w", pl.Name(), s.AsError()))
+			return schedcore.AsStatus(fmt.Errorf("running AddPod on PreFilter plugin %q: %w", pl.Name(), s.AsError()))
 		}
 	}
 	return nil
@@ -212,14 +215,14 @@ func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *Cycl
 
 // RunPreFilterExtensionRemovePod tells the PreFilter plugins that
 // podInfoToRemove is (hypothetically) gone from nodeInfo.
-func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status {
+func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *schedcore.CycleState, podToSchedule *v1.Pod, podInfoToRemove *schedcore.PodInfo, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
 	for i, pl := range f.preFilter {
 		ext := f.preFilterExt[i]
 		if ext == nil || state.SkipFilterPlugins.Has(pl.Name()) {
 			continue
 		}
 		if s := ext.RemovePod(ctx, state, podToSchedule, podInfoToRemove, nodeInfo); !s.IsSuccess() {
-			return AsStatus(fmt.Errorf("running RemovePod on PreFilter plugin %q: %w", pl.Name(), s.AsError()))
+			return schedcore.AsStatus(fmt.Errorf("running RemovePod on PreFilter plugin %q: %w", pl.Name(), s.AsError()))
 		}
 	}
 	return nil
@@ -228,35 +231,36 @@ func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *C
 // RunFilterPlugins runs the filters in order on one node and stops at the
 // first that does not succeed, as kube does. A non-rejection code becomes
 // an Error naming the plugin.
-func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status {
-	return f.runFilters(ctx, state, pod, nodeInfo, nodeInfo.listIndex(), nodeInfo.Generation)
+func (f *Framework) RunFilterPlugins(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
+	return f.runFilters(ctx, state, pod, nodeInfo, nodeInfo.ListIndex(), nodeInfo.Generation)
 }
 
 // runFilters is RunFilterPlugins on nodeInfo, found at list position pos
 // with generation gen: its own, or, for a node of the snapshot's list,
 // the snapshot's columns, so that a node whose verdicts are all
 // remembered is decided without reaching its NodeInfo.
-func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, pos int, gen int64) *Status {
-	filters := state.filters
-	remembered, views, rejects, listed := state.remembered, state.filterViews, state.filterRejects, state.listedFilters
-	if state.filtersFor != f {
+func (f *Framework) runFilters(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int, gen int64) *schedcore.Status {
+	cr := peekRun(state)
+	filters := cr.filters
+	remembered, views, rejects, listed := cr.remembered, cr.filterViews, cr.filterRejects, cr.listedFilters
+	if cr.filtersFor != f {
 		filters, remembered, listed = f.activeFilters(state), nil, nil
 	}
 	for j, pl := range filters {
 		memo := j < len(remembered) && remembered[j]
 		if memo {
-			if v, ok := views[j].getAt(pos, gen); ok {
-				if v == verdictPass {
+			if v, ok := views[j].GetAt(pos, gen); ok {
+				if v == schedcore.VerdictPass {
 					continue
 				}
 				// A remembered rejection: the plugin's shared status,
 				// stamped, as Filter would return it.
-				if s := rejects[j].status(v); s != nil {
+				if s := rejects[j].Status(v); s != nil {
 					return s
 				}
 			}
 		}
-		var s *Status
+		var s *schedcore.Status
 		if state.RecordPluginMetrics && f.recorder != nil {
 			t := time.Now()
 			s = pl.Filter(ctx, state, pod, nodeInfo)
@@ -268,17 +272,17 @@ func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.P
 		}
 		if !s.IsSuccess() {
 			if !s.IsRejected() {
-				s = AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
+				s = schedcore.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
 			}
-			shared := s.shared
+			shared := s.IsShared()
 			s = s.WithPlugin(pl.Name())
 			if memo {
-				rememberFilter(views[j], rejects[j], pos, gen, s, shared)
+				schedcore.RememberFilter(views[j], rejects[j], pos, gen, s, shared)
 			}
 			return s
 		}
 		if memo {
-			rememberFilter(views[j], rejects[j], pos, gen, s, false)
+			schedcore.RememberFilter(views[j], rejects[j], pos, gen, s, false)
 		}
 	}
 	return nil
@@ -292,51 +296,52 @@ const filterMemoKeys = 64
 // updates its PreFilter state with AddPod and RemovePod (the state would
 // then no longer be what FilterKey read).
 func (f *Framework) setFilterMemos() {
-	f.filterMemo = make([]*VerdictMemo, len(f.filter))
-	f.filterRejects = make([]*rejectTable, len(f.filter))
-	f.filterPasses = make([]PassingFilter, min(len(f.filter), 64))
+	f.filterMemo = make([]*schedcore.VerdictMemo, len(f.filter))
+	f.filterRejects = make([]*schedcore.RejectTable, len(f.filter))
+	f.filterPasses = make([]schedcore.PassingFilter, min(len(f.filter), 64))
 	for i, pl := range f.filter {
-		if p, ok := pl.(PassingFilter); ok && i < len(f.filterPasses) {
+		if p, ok := pl.(schedcore.PassingFilter); ok && i < len(f.filterPasses) {
 			f.filterPasses[i] = p
 		}
-		if _, ok := pl.(NodeLocalFilter); !ok {
+		if _, ok := pl.(schedcore.NodeLocalFilter); !ok {
 			continue
 		}
-		if _, ext := pl.(PreFilterExtensions); ext {
+		if _, ext := pl.(schedcore.PreFilterExtensions); ext {
 			continue
 		}
-		f.filterMemo[i] = NewVerdictMemo(filterMemoKeys)
-		f.filterRejects[i] = new(rejectTable)
+		f.filterMemo[i] = schedcore.NewVerdictMemo(filterMemoKeys)
+		f.filterRejects[i] = new(schedcore.RejectTable)
 	}
 }
 
-// filterViews sets, for the cycle's active filters (state.filters, fs's),
+// filterViews sets, for the cycle's active filters (cycleRun.filters, fs's),
 // the views of the remembered verdicts (passes, and rejections with a
 // shared status): one for each NodeLocalFilter whose
 // FilterKey accepts the cycle. Sampled cycles that time every plugin
 // remember nothing, so their timings cover every node.
-func (f *Framework) filterViews(state *CycleState, pod *v1.Pod, fs *filterSet) {
-	state.filterViews, state.remembered, state.filterRejects = nil, nil, nil
+func (f *Framework) filterViews(state *schedcore.CycleState, pod *v1.Pod, fs *filterSet) {
+	cr := runOf(state)
+	cr.filterViews, cr.remembered, cr.filterRejects = nil, nil, nil
 	snap := f.handle.Snapshot()
 	if state.RecordPluginMetrics || snap == nil || snap.NumNodes() == 0 {
 		return
 	}
 	j := 0
-	k := getScratchKey()
-	defer putScratchKey(k)
+	k := schedcore.GetScratchKey()
+	defer schedcore.PutScratchKey(k)
 	for i, pl := range f.filter {
 		if !fs.has(i, pl) {
 			continue
 		}
 		if m := f.filterMemo[i]; m != nil {
-			k.b = k.b[:0]
-			if pl.(NodeLocalFilter).FilterKey(state, pod, k) {
-				if state.remembered == nil {
-					state.filterViews, state.remembered = make([]VerdictView, len(state.filters)), make([]bool, len(state.filters))
-					state.filterRejects = make([]*rejectTable, len(state.filters))
+			k.Reset()
+			if pl.(schedcore.NodeLocalFilter).FilterKey(state, pod, k) {
+				if cr.remembered == nil {
+					cr.filterViews, cr.remembered = make([]schedcore.VerdictView, len(cr.filters)), make([]bool, len(cr.filters))
+					cr.filterRejects = make([]*schedcore.RejectTable, len(cr.filters))
 				}
-				state.filterViews[j], state.remembered[j] = m.View(k, snap.NumNodes()), true
-				state.filterRejects[j] = f.filterRejects[i]
+				cr.filterViews[j], cr.remembered[j] = m.View(k, snap.NumNodes()), true
+				cr.filterRejects[j] = f.filterRejects[i]
 			}
 		}
 		j++
@@ -345,8 +350,8 @@ func (f *Framework) filterViews(state *CycleState, pod *v1.Pod, fs *filterSet) {
 
 // activeFilters lists the filters not skipped in this cycle (for states
 // whose PreFilter did not run through this framework).
-func (f *Framework) activeFilters(state *CycleState) []FilterPlugin {
-	out := make([]FilterPlugin, 0, len(f.filter))
+func (f *Framework) activeFilters(state *schedcore.CycleState) []schedcore.FilterPlugin {
+	out := make([]schedcore.FilterPlugin, 0, len(f.filter))
 	for _, pl := range f.filter {
 		if !state.SkipFilterPlugins.Has(pl.Name()) {
 			out = append(out, pl)
@@ -358,11 +363,11 @@ func (f *Framework) activeFilters(state *CycleState) []FilterPlugin {
 // RunFilterPluginsWithNominatedPods runs the filters with the equal-or-higher
 // priority pods nominated to the node added, and, if that passes and such
 // pods exist, once more without them, as kube does.
-func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, info *NodeInfo) *Status {
+func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, info *schedcore.NodeInfo) *schedcore.Status {
 	if f.nominatedPodsIgnored(state) {
 		return f.RunFilterPlugins(ctx, state, pod, info)
 	}
-	var status *Status
+	var status *schedcore.Status
 	podsAdded := false
 	for i := 0; i < 2; i++ {
 		stateToUse, infoToUse := state, info
@@ -370,7 +375,7 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 			var err error
 			podsAdded, stateToUse, infoToUse, err = f.addGENominatedPods(ctx, pod, state, info)
 			if err != nil {
-				return AsStatus(err)
+				return schedcore.AsStatus(err)
 			}
 		} else if !podsAdded || !status.IsSuccess() {
 			break
@@ -386,23 +391,23 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 // nominatedPodsIgnored reports whether the cycle has no nominated pods to
 // add to any node: RunFilterPluginsWithNominatedPods is then
 // RunFilterPlugins.
-func (f *Framework) nominatedPodsIgnored(state *CycleState) bool {
-	return f.handle.Nominator() == nil || state.noNominatedPods
+func (f *Framework) nominatedPodsIgnored(state *schedcore.CycleState) bool {
+	return f.handle.Nominator() == nil || peekRun(state).noNominatedPods
 }
 
 // countedNominatedPods lists the pods nominated to the node that the
 // filters count for pod (equal or higher priority, not pod itself).
-func (f *Framework) countedNominatedPods(pod *v1.Pod, info *NodeInfo) []*PodInfo {
-	var out []*PodInfo
+func (f *Framework) countedNominatedPods(pod *v1.Pod, info *schedcore.NodeInfo) []*schedcore.PodInfo {
+	var out []*schedcore.PodInfo
 	for _, pi := range f.handle.NominatedPodsForNode(info.Name()) {
-		if PodPriority(pi.Pod) >= PodPriority(pod) && pi.Pod.UID != pod.UID {
+		if schedcore.PodPriority(pi.Pod) >= schedcore.PodPriority(pod) && pi.Pod.UID != pod.UID {
 			out = append(out, pi)
 		}
 	}
 	return out
 }
 
-func (f *Framework) addGENominatedPods(ctx context.Context, pod *v1.Pod, state *CycleState, info *NodeInfo) (bool, *CycleState, *NodeInfo, error) {
+func (f *Framework) addGENominatedPods(ctx context.Context, pod *v1.Pod, state *schedcore.CycleState, info *schedcore.NodeInfo) (bool, *schedcore.CycleState, *schedcore.NodeInfo, error) {
 	nominated := f.handle.NominatedPodsForNode(info.Name())
 	if len(nominated) == 0 {
 		return false, state, info, nil
@@ -411,7 +416,7 @@ func (f *Framework) addGENominatedPods(ctx context.Context, pod *v1.Pod, state *
 	stateOut := state.Clone()
 	added := false
 	for _, pi := range nominated {
-		if PodPriority(pi.Pod) >= PodPriority(pod) && pi.Pod.UID != pod.UID {
+		if schedcore.PodPriority(pi.Pod) >= schedcore.PodPriority(pod) && pi.Pod.UID != pod.UID {
 			infoOut.AddPodInfo(pi, f.handle.Features())
 			if s := f.RunPreFilterExtensionAddPod(ctx, stateOut, pod, pi, infoOut); !s.IsSuccess() {
 				return false, state, info, s.AsError()
@@ -425,12 +430,12 @@ func (f *Framework) addGENominatedPods(ctx context.Context, pod *v1.Pod, state *
 // RunPostFilterPlugins runs PostFilter plugins until one succeeds or
 // returns UnschedulableAndUnresolvable or Error; otherwise it collects the
 // reasons of all.
-func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, m *NodeToStatus) (*PostFilterResult, *Status) {
+func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, m *schedcore.NodeToStatus) (*schedcore.PostFilterResult, *schedcore.Status) {
 	start := time.Now()
 	if state.SkipAllPostFilter {
-		return nil, NewStatus(Unschedulable, "All PostFilter plugins are skipped")
+		return nil, schedcore.NewStatus(schedcore.Unschedulable, "All PostFilter plugins are skipped")
 	}
-	var result *PostFilterResult
+	var result *schedcore.PostFilterResult
 	var reasons []string
 	rejector := ""
 	for _, pl := range f.postFilter {
@@ -439,14 +444,14 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState,
 		case s.IsSuccess():
 			f.observe(ExtPostFilter, s, start)
 			return r, s
-		case s.Code() == UnschedulableAndUnresolvable:
+		case s.Code() == schedcore.UnschedulableAndUnresolvable:
 			f.observe(ExtPostFilter, s, start)
 			return r, s.WithPlugin(pl.Name())
 		case !s.IsRejected():
-			st := AsStatus(s.AsError()).WithPlugin(pl.Name())
+			st := schedcore.AsStatus(s.AsError()).WithPlugin(pl.Name())
 			f.observe(ExtPostFilter, st, start)
 			return nil, st
-		case r != nil && r.NominatingInfo != nil && r.NominatingMode != ModeNoop:
+		case r != nil && r.NominatingInfo != nil && r.NominatingMode != schedcore.ModeNoop:
 			result = r
 		}
 		reasons = append(reasons, s.Reasons()...)
@@ -454,7 +459,7 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState,
 			rejector = pl.Name()
 		}
 	}
-	st := NewStatus(Unschedulable, reasons...).WithPlugin(rejector)
+	st := schedcore.NewStatus(schedcore.Unschedulable, reasons...).WithPlugin(rejector)
 	f.observe(ExtPostFilter, st, start)
 	return result, st
 }

@@ -1,4 +1,4 @@
-package schedcore
+package runtime
 
 import (
 	"context"
@@ -9,13 +9,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // RunPreScorePlugins runs PreScore plugins; Skip marks the plugin's Score
 // skipped, anything else but Success fails the cycle.
-func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) *Status {
+func (f *Framework) RunPreScorePlugins(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) *schedcore.Status {
 	start := time.Now()
 	// The names of the plugins that skip, in the profile's order.
 	var skipBuf [16]string
@@ -28,7 +30,7 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 			continue
 		}
 		if !s.IsSuccess() {
-			st := AsStatus(fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), s.AsError()))
+			st := schedcore.AsStatus(fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), s.AsError()))
 			f.observe(ExtPreScore, st, start)
 			return st
 		}
@@ -65,13 +67,13 @@ func (f *Framework) skipScores(skipped []string) sets.Set[string] {
 // node's per-plugin lists (RawScores, Scores) are built from the columns:
 // for every node when the cycle keeps every node's scores (Explain), and
 // only for the nodes SchedulePod keeps (detachScores) when the cycle
-// scores into the framework's buffers (ReuseScoreBuffers).
-func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, *Status) {
+// scores into the framework's buffers (CycleOptions.ReuseScoreBuffers).
+func (f *Framework) RunScorePlugins(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) ([]schedcore.NodePluginScores, *schedcore.Status) {
 	start := time.Now()
 	var b *scoreBuffers
 	lazy := false
-	if state.ReuseScoreBuffers && state.scoreBufs == nil && f.scoreBufMu.TryLock() {
-		state.scoreBufs = f
+	if cr := peekRun(state); cr.opts.ReuseScoreBuffers && cr.scoreBufs == nil && f.scoreBufMu.TryLock() {
+		cr.scoreBufs = f
 		b, lazy = &f.scoreBuf, true
 	} else {
 		b = getSpareScoreBuffers()
@@ -88,7 +90,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	out := b.get(f, idx, len(nodes), !lazy)
 	if np == 0 {
 		for i, n := range nodes {
-			out[i] = NodePluginScores{Name: n.Name(), RawScores: []PluginScore{}, Scores: []PluginScore{}}
+			out[i] = schedcore.NodePluginScores{Name: n.Name(), RawScores: []schedcore.PluginScore{}, Scores: []schedcore.PluginScore{}}
 		}
 		return out, nil
 	}
@@ -107,10 +109,10 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	// snapshot's columns, and a node whose scores are all remembered is
 	// never reached.
 	snap := f.handle.Snapshot()
-	pos := state.listed.positions(snap, nodes)
+	pos := peekRun(state).listed.positions(snap, nodes)
 	if pos != nil {
 		for j, pi := range idx {
-			if p, ok := f.score[pi].(ScorePreparer); ok && !uniform[j] {
+			if p, ok := f.score[pi].(schedcore.ScorePreparer); ok && !uniform[j] {
 				p.PrepareScore(ctx, state, pod)
 			}
 		}
@@ -133,10 +135,10 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			k := i - lo
 			if pos != nil {
 				ps[k] = int(pos[i])
-				gens[k], out[i].Name = snap.listedAt(ps[k])
+				gens[k], out[i].Name = snap.ListedAt(ps[k])
 			} else {
 				n := nodes[i]
-				ps[k], gens[k], out[i].Name = n.listIndex(), n.Generation, n.Name()
+				ps[k], gens[k], out[i].Name = n.ListIndex(), n.Generation, n.Name()
 			}
 		}
 		for j, pi := range idx {
@@ -148,7 +150,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			if memo[j] {
 				v := views[j]
 				for k := range col {
-					if sc, ok := v.getAt(ps[k], gens[k]); ok {
+					if sc, ok := v.GetAt(ps[k], gens[k]); ok {
 						col[k] = int64(sc)
 					} else {
 						todo[nt] = uint8(k)
@@ -165,7 +167,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			for _, k := range todo[:nt] {
 				n := nodes[lo+int(k)]
 				var sc int64
-				var s *Status
+				var s *schedcore.Status
 				if state.RecordPluginMetrics && f.recorder != nil {
 					t := time.Now()
 					sc, s = pl.Score(ctx, state, pod, n)
@@ -183,20 +185,20 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 					return
 				}
 				if memo[j] && sc >= 0 && sc <= math.MaxUint16 {
-					views[j].putAt(ps[k], gens[k], uint16(sc))
+					views[j].PutAt(ps[k], gens[k], uint16(sc))
 				}
 				col[k] = sc
 			}
 		}
 	})
 	if firstErr != nil {
-		st := AsStatus(fmt.Errorf("running Score plugins: %w", firstErr))
+		st := schedcore.AsStatus(fmt.Errorf("running Score plugins: %w", firstErr))
 		f.observe(ExtScore, st, start)
 		return nil, st
 	}
 	if err := ctx.Err(); err != nil {
 		// Until stopped early: the nodes it did not reach have no scores.
-		st := AsStatus(err)
+		st := schedcore.AsStatus(err)
 		f.observe(ExtScore, st, start)
 		return nil, st
 	}
@@ -205,7 +207,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		if norm == nil {
 			continue
 		}
-		var s *Status
+		var s *schedcore.Status
 		if cn := b.colNorm[j]; cn != nil {
 			col := b.cols[j]
 			copy(col, raw[j])
@@ -213,12 +215,12 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		} else {
 			list := b.lists[j]
 			for i := range list {
-				list[i] = NodeScore{Name: out[i].Name, Score: raw[j][i]}
+				list[i] = schedcore.NodeScore{Name: out[i].Name, Score: raw[j][i]}
 			}
 			s = norm.NormalizeScore(ctx, state, pod, list)
 		}
 		if !s.IsSuccess() {
-			st := AsStatus(fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", f.score[pi].Name(), s.AsError()))
+			st := schedcore.AsStatus(fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", f.score[pi].Name(), s.AsError()))
 			f.observe(ExtScore, st, start)
 			return nil, st
 		}
@@ -227,7 +229,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	// column and then set once per node.
 	totals := b.totals[:len(out)]
 	clear(totals)
-	lo, hi := int64(MinNodeScore), int64(MaxNodeScore)
+	lo, hi := int64(schedcore.MinNodeScore), int64(schedcore.MaxNodeScore)
 	for j, pi := range idx {
 		w := f.scoreWeight[pi]
 		if list := b.lists[j]; len(list) != 0 {
@@ -250,14 +252,14 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	for i := range out {
 		out[i].TotalScore = totals[i]
 	}
-	valid := lo >= MinNodeScore && hi <= MaxNodeScore
+	valid := lo >= schedcore.MinNodeScore && hi <= schedcore.MaxNodeScore
 	if !valid {
 		// The first invalid score in node order, as a per-node pass finds it.
 		for i := range out {
 			for j, pi := range idx {
-				if sc := b.normalized(j, i); sc > MaxNodeScore || sc < MinNodeScore {
-					st := AsStatus(fmt.Errorf("applying score defaultWeights on Score plugins: plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing",
-						f.score[pi].Name(), sc, MinNodeScore, MaxNodeScore))
+				if sc := b.normalized(j, i); sc > schedcore.MaxNodeScore || sc < schedcore.MinNodeScore {
+					st := schedcore.AsStatus(fmt.Errorf("applying score defaultWeights on Score plugins: plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing",
+						f.score[pi].Name(), sc, schedcore.MinNodeScore, schedcore.MaxNodeScore))
 					f.observe(ExtScore, st, start)
 					return nil, st
 				}
@@ -269,47 +271,6 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	}
 	f.observe(ExtScore, nil, start)
 	return out, nil
-}
-
-// ColumnNormalizer is a NormalizeScorePlugin whose NormalizeScore reads and
-// changes the scores alone, never the names: the framework may then hand
-// it the scores as a column. NormalizeColumn must leave the same scores,
-// in the same order, as NormalizeScore would.
-type ColumnNormalizer interface {
-	NormalizeScorePlugin
-	NormalizeColumn(ctx context.Context, state *CycleState, pod *v1.Pod, scores []int64) *Status
-}
-
-// NormalizeListAsColumn is NormalizeScore for a ColumnNormalizer whose
-// arithmetic is its NormalizeColumn's (normalize): it hands normalize the
-// list's scores as a column and writes them back, so the two cannot part
-// ways. It allocates the column, which the framework's score loop never
-// does: that loop calls NormalizeColumn itself.
-func NormalizeListAsColumn(scores NodeScoreList, normalize func([]int64) *Status) *Status {
-	col := make([]int64, len(scores))
-	for i := range scores {
-		col[i] = scores[i].Score
-	}
-	if s := normalize(col); !s.IsSuccess() {
-		return s
-	}
-	for i := range scores {
-		scores[i].Score = col[i]
-	}
-	return nil
-}
-
-// ScorePreparer is a ListedScorer that prepares, once per cycle, what its
-// ScoreListed reads by node position, where kube's plugin has no PreScore
-// to do it in (a PreScore of its own would add to what the plugin's
-// metrics and the profile show). PrepareScore runs after PreScore and
-// before the score loop, serially, and may write to state; it runs in the
-// cycles that may call ScoreListed (the feasible nodes are the snapshot's
-// listed ones), unless the plugin's Score is uniform. Score must not
-// depend on it.
-type ScorePreparer interface {
-	ListedScorer
-	PrepareScore(ctx context.Context, state *CycleState, pod *v1.Pod)
 }
 
 // scoreBlock is how many nodes RunScorePlugins scores as one piece of
@@ -327,14 +288,14 @@ const minParallelScoreBlocks = 16
 // Score is, this cycle, the same on every node (UniformScorer) and
 // reports which they are. As with the memos, a sampled cycle that times
 // every plugin calls Score on every node.
-func (f *Framework) uniformScores(state *CycleState, pod *v1.Pod, idx []int, b *scoreBuffers) []bool {
+func (f *Framework) uniformScores(state *schedcore.CycleState, pod *v1.Pod, idx []int, b *scoreBuffers) []bool {
 	b.uniform = resetSlice(b.uniform, len(idx))
 	uniform := b.uniform
 	if state.RecordPluginMetrics {
 		return uniform
 	}
 	for j, pi := range idx {
-		u, ok := f.score[pi].(UniformScorer)
+		u, ok := f.score[pi].(schedcore.UniformScorer)
 		if !ok {
 			continue
 		}
@@ -356,22 +317,22 @@ func (f *Framework) uniformScores(state *CycleState, pod *v1.Pod, idx []int, b *
 // using it changes no decision. As with the filters' (filterViews), a
 // sampled cycle that times every plugin remembers nothing, so its timings
 // cover every node. The lists are b's, for the cycle holding b.
-func (f *Framework) scoreViews(state *CycleState, pod *v1.Pod, idx []int, b *scoreBuffers) ([]VerdictView, []bool) {
+func (f *Framework) scoreViews(state *schedcore.CycleState, pod *v1.Pod, idx []int, b *scoreBuffers) ([]schedcore.VerdictView, []bool) {
 	b.views, b.memo = resetSlice(b.views, len(idx)), resetSlice(b.memo, len(idx))
 	views, memo := b.views, b.memo
 	snap := f.handle.Snapshot()
 	if state.RecordPluginMetrics || snap == nil || snap.NumNodes() == 0 {
 		return views, memo
 	}
-	k := getScratchKey()
-	defer putScratchKey(k)
+	k := schedcore.GetScratchKey()
+	defer schedcore.PutScratchKey(k)
 	for j, pi := range idx {
 		if pi >= len(f.scoreMemo) || f.scoreMemo[pi] == nil {
 			continue
 		}
-		k.b = k.b[:0]
-		if f.score[pi].(NodeLocalScorer).ScoreKey(state, pod, k) {
-			var t *verdictTable
+		k.Reset()
+		if f.score[pi].(schedcore.NodeLocalScorer).ScoreKey(state, pod, k) {
+			var t *schedcore.VerdictTable
 			views[j], t = f.scoreMemo[pi].PinnedView(k, snap.NumNodes())
 			memo[j] = true
 			b.pins = append(b.pins, scorePin{f.scoreMemo[pi], t})
@@ -382,8 +343,8 @@ func (f *Framework) scoreViews(state *CycleState, pod *v1.Pod, idx []int, b *sco
 
 // scorePin is a score memo's table that a cycle's view pins.
 type scorePin struct {
-	memo  *VerdictMemo
-	table *verdictTable
+	memo  *schedcore.VerdictMemo
+	table *schedcore.VerdictTable
 }
 
 // unpinScoreViews ends the views scoreViews handed out: RunScorePlugins
@@ -401,21 +362,21 @@ func (b *scoreBuffers) unpinScoreViews() {
 // (the plugins of that cycle, in order) and node (the index in the
 // feasible list).
 type scoreBuffers struct {
-	out []NodePluginScores
+	out []schedcore.NodePluginScores
 	// raw[j][i] is plugin j's raw score on node i.
 	raw [][]int64
 	// lists[j] is plugin j's list for NormalizeScore, normalized in place;
 	// nil for a plugin without NormalizeScore, whose raw score is final.
-	lists []NodeScoreList
+	lists []schedcore.NodeScoreList
 	// cols[j] is plugin j's normalized column when the plugin is a
 	// ColumnNormalizer (colNorm[j]), empty otherwise.
 	cols    [][]int64
-	colNorm []ColumnNormalizer
+	colNorm []schedcore.ColumnNormalizer
 	// The cycle's plugins' names and weights.
 	names   []string
 	weights []int64
 	// listed[j] is plugin j as a ListedScorer, nil if it is not one.
-	listed []ListedScorer
+	listed []schedcore.ListedScorer
 	// totals[i] is node i's weighted sum, before it is set in out.
 	totals []int64
 	// pins are the memo tables of the cycle's views (scoreViews), until
@@ -424,7 +385,7 @@ type scoreBuffers struct {
 	// The cycle's plugins (positions in Framework.score), their memo
 	// views (memo[j]: plugin j has one) and which are uniform.
 	idx     []int
-	views   []VerdictView
+	views   []schedcore.VerdictView
 	memo    []bool
 	uniform []bool
 }
@@ -450,10 +411,10 @@ func resetSlice[T any](s []T, n int) []T {
 // Scores are never read (detachScores sets its copies' own); clearing
 // 72 bytes a node with pointers costs a cycle about as much as its
 // totals.
-func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []NodePluginScores {
+func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []schedcore.NodePluginScores {
 	np := len(idx)
 	if cap(b.out) < nodes {
-		b.out = make([]NodePluginScores, nodes)
+		b.out = make([]schedcore.NodePluginScores, nodes)
 	}
 	if cap(b.totals) < nodes {
 		b.totals = make([]int64, nodes)
@@ -476,13 +437,13 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []
 	for j, pi := range idx {
 		b.names = append(b.names, f.score[pi].Name())
 		b.weights = append(b.weights, f.scoreWeight[pi])
-		ls, _ := f.score[pi].(ListedScorer)
+		ls, _ := f.score[pi].(schedcore.ListedScorer)
 		b.listed = append(b.listed, ls)
 		if cap(b.raw[j]) < nodes {
 			b.raw[j] = make([]int64, nodes)
 		}
 		b.raw[j] = b.raw[j][:nodes]
-		cn, _ := f.scoreNorm[pi].(ColumnNormalizer)
+		cn, _ := f.scoreNorm[pi].(schedcore.ColumnNormalizer)
 		b.colNorm = append(b.colNorm, cn)
 		b.cols[j] = b.cols[j][:0]
 		if f.scoreNorm[pi] == nil {
@@ -498,7 +459,7 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []
 			continue
 		}
 		if cap(b.lists[j]) < nodes {
-			b.lists[j] = make(NodeScoreList, nodes)
+			b.lists[j] = make(schedcore.NodeScoreList, nodes)
 		}
 		b.lists[j] = b.lists[j][:nodes]
 	}
@@ -521,19 +482,20 @@ func (b *scoreBuffers) normalized(j, i int) int64 {
 }
 
 // pluginScores fills rs and ws with node i's raw and weighted scores.
-func (b *scoreBuffers) pluginScores(i int, rs, ws []PluginScore) ([]PluginScore, []PluginScore) {
+func (b *scoreBuffers) pluginScores(i int, rs, ws []schedcore.PluginScore) ([]schedcore.PluginScore, []schedcore.PluginScore) {
 	for j, name := range b.names {
-		rs[j] = PluginScore{Name: name, Score: b.raw[j][i]}
-		ws[j] = PluginScore{Name: name, Score: b.normalized(j, i) * b.weights[j]}
+		rs[j] = schedcore.PluginScore{Name: name, Score: b.raw[j][i]}
+		ws[j] = schedcore.PluginScore{Name: name, Score: b.normalized(j, i) * b.weights[j]}
 	}
 	return rs, ws
 }
 
 // releaseScoreBuffers gives the framework's score buffers back, if state
 // holds them.
-func releaseScoreBuffers(state *CycleState) {
-	if f := state.scoreBufs; f != nil {
-		state.scoreBufs = nil
+func releaseScoreBuffers(state *schedcore.CycleState) {
+	cr := peekRun(state)
+	if f := cr.scoreBufs; f != nil {
+		cr.scoreBufs = nil
 		f.scoreBufMu.Unlock()
 	}
 }
@@ -541,24 +503,24 @@ func releaseScoreBuffers(state *CycleState) {
 // detachScores copies the entries chosen and runnerUp (-1: none) of
 // scores, the framework's buffers that state holds, with (plugins) their
 // per-plugin scores, which RunScorePlugins left in the buffers' columns.
-func detachScores(state *CycleState, scores []NodePluginScores, chosen, runnerUp int, plugins bool) []NodePluginScores {
-	b := &state.scoreBufs.scoreBuf
+func detachScores(state *schedcore.CycleState, scores []schedcore.NodePluginScores, chosen, runnerUp int, plugins bool) []schedcore.NodePluginScores {
+	b := &peekRun(state).scoreBufs.scoreBuf
 	keep := [2]int{chosen, runnerUp}
 	k := 1
 	if runnerUp >= 0 {
 		k = 2
 	}
-	out := make([]NodePluginScores, k)
+	out := make([]schedcore.NodePluginScores, k)
 	for j, i := range keep[:k] {
 		// Name and TotalScore only: the buffers' lists may be a past
 		// cycle's (get does not clear them); set below when asked for.
-		out[j] = NodePluginScores{Name: scores[i].Name, TotalScore: scores[i].TotalScore}
+		out[j] = schedcore.NodePluginScores{Name: scores[i].Name, TotalScore: scores[i].TotalScore}
 	}
 	if !plugins {
 		return out
 	}
 	np := len(b.names)
-	rs, ws := make([]PluginScore, k*np), make([]PluginScore, k*np)
+	rs, ws := make([]schedcore.PluginScore, k*np), make([]schedcore.PluginScore, k*np)
 	for j, i := range keep[:k] {
 		out[j].RawScores, out[j].Scores = b.pluginScores(i, rs[j*np:(j+1)*np:(j+1)*np], ws[j*np:(j+1)*np:(j+1)*np])
 	}

@@ -1,4 +1,4 @@
-package schedcore
+package runtime
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -31,12 +33,12 @@ type ScheduleResult struct {
 	// Scores are the per-node scores when more than one node was feasible:
 	// Scores[0] is the chosen node, Scores[1] the best other; the rest are
 	// unordered.
-	Scores []NodePluginScores
+	Scores []schedcore.NodePluginScores
 	// Tied lists the nodes sharing the best total, when the Algorithm
 	// lists them (ListTied) or breaks ties with a TieBreak.
 	Tied []string
 	// NominatingInfo is set by PostFilter on failure.
-	NominatingInfo *NominatingInfo
+	NominatingInfo *schedcore.NominatingInfo
 }
 
 // TieBreak picks one node among those sharing the best total. The default
@@ -51,7 +53,7 @@ type Algorithm struct {
 	// TieBreak chooses among equal best totals; nil = lowest node name.
 	TieBreak TieBreak
 	// Snapshot is the cycle's snapshot.
-	Snapshot *Snapshot
+	Snapshot *schedcore.Snapshot
 	// EvaluateAllNodes filters every node, whatever the global and the
 	// profile's percentageOfNodesToScore say (Explain).
 	EvaluateAllNodes bool
@@ -72,16 +74,25 @@ type Algorithm struct {
 // SchedulePod runs PreFilter, Filter (with the nominated node first),
 // PreScore, Score and picks a node. A *FitError is returned when no node
 // fits.
-func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod) (ScheduleResult, *Diagnosis, error) {
+func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *schedcore.CycleState, pod *v1.Pod) (ScheduleResult, *schedcore.Diagnosis, error) {
+	return a.SchedulePodWith(ctx, fw, state, pod, CycleOptions{})
+}
+
+// SchedulePodWith is SchedulePod with the caller's options for the cycle
+// (the scheduler loop's: score into reused buffers, diagnose failures
+// only), kept in the cycle's private runner state.
+func (a *Algorithm) SchedulePodWith(ctx context.Context, fw *Framework, state *schedcore.CycleState, pod *v1.Pod, opts CycleOptions) (ScheduleResult, *schedcore.Diagnosis, error) {
 	var result ScheduleResult
 	n := a.Snapshot.NumNodes()
 	if n == 0 {
 		return result, nil, ErrNoNodesAvailable
 	}
-	if c, ok := fw.handle.Nominator().(NominatedPodCounter); ok && c.NumNominatedPods() == 0 {
-		state.noNominatedPods = true
+	cr := runOf(state)
+	cr.opts = opts
+	if c, ok := fw.handle.Nominator().(schedcore.NominatedPodCounter); ok && c.NumNominatedPods() == 0 {
+		cr.noNominatedPods = true
 	}
-	defer state.listed.release()
+	defer cr.listed.release()
 	feasible, diag, err := a.findNodesThatFitPod(ctx, fw, state, pod)
 	// Nothing reads the feasible nodes after the cycle: the result names
 	// them, and PreScore and Score plugins keep no list past the cycle.
@@ -90,18 +101,18 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *Cycle
 		return result, &diag, err
 	}
 	if len(feasible) == 0 {
-		return result, &diag, &FitError{Pod: pod, NumAllNodes: n, Diagnosis: diag}
+		return result, &diag, &schedcore.FitError{Pod: pod, NumAllNodes: n, Diagnosis: diag}
 	}
 	if len(feasible) == 1 {
-		return ScheduleResult{SuggestedHost: feasible[0].Name(), EvaluatedNodes: 1 + diag.evaluated(), FeasibleNodes: 1, Tied: []string{feasible[0].Name()}}, &diag, nil
+		return ScheduleResult{SuggestedHost: feasible[0].Name(), EvaluatedNodes: 1 + diag.Evaluated(), FeasibleNodes: 1, Tied: []string{feasible[0].Name()}}, &diag, nil
 	}
 	defer releaseScoreBuffers(state)
 	scores, err := a.prioritizeNodes(ctx, fw, state, pod, feasible)
 	if err != nil {
 		return result, &diag, err
 	}
-	result = ScheduleResult{EvaluatedNodes: len(feasible) + diag.evaluated(), FeasibleNodes: len(feasible)}
-	if state.scoreBufs != nil {
+	result = ScheduleResult{EvaluatedNodes: len(feasible) + diag.Evaluated(), FeasibleNodes: len(feasible)}
+	if cr.scoreBufs != nil {
 		// The buffers are reused by the next cycle: keep the chosen and
 		// the runner-up nodes' scores only, copied out of them.
 		c, ru, tied := a.pickHost(scores, a.nameOrder(state, feasible))
@@ -116,11 +127,11 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *Cycle
 
 // prioritizeNodes runs PreScore and Score; with no score plugins every node
 // scores 1.
-func (a *Algorithm) prioritizeNodes(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, error) {
+func (a *Algorithm) prioritizeNodes(ctx context.Context, fw *Framework, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) ([]schedcore.NodePluginScores, error) {
 	if !fw.HasScorePlugins() {
-		out := make([]NodePluginScores, len(nodes))
+		out := make([]schedcore.NodePluginScores, len(nodes))
 		for i, n := range nodes {
-			out[i] = NodePluginScores{Name: n.Name(), TotalScore: 1}
+			out[i] = schedcore.NodePluginScores{Name: n.Name(), TotalScore: 1}
 		}
 		return out, nil
 	}
@@ -139,7 +150,7 @@ func (a *Algorithm) prioritizeNodes(ctx context.Context, fw *Framework, state *C
 // for the best total (in name order). After it, scores[0] is the chosen
 // node and scores[1], if any, the best other node (the lowest name among
 // equals); the rest keep no particular order.
-func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
+func (a *Algorithm) selectHost(scores []schedcore.NodePluginScores) (string, []string) {
 	c, ru, tied := a.pickHost(scores, nameOrder{})
 	scores[0], scores[c] = scores[c], scores[0]
 	if ru == 0 {
@@ -159,7 +170,7 @@ func (a *Algorithm) selectHost(scores []NodePluginScores) (string, []string) {
 //
 // order, when not empty, gives each scored node's rank in name order, so
 // that tied totals compare integers, not names.
-func (a *Algorithm) pickHost(scores []NodePluginScores, order nameOrder) (chosen, runnerUp int, tied []string) {
+func (a *Algorithm) pickHost(scores []schedcore.NodePluginScores, order nameOrder) (chosen, runnerUp int, tied []string) {
 	best, second := bestTwo(scores, order)
 	if a.TieBreak == nil && !a.ListTied {
 		return best, second, nil
@@ -194,7 +205,7 @@ func (a *Algorithm) pickHost(scores []NodePluginScores, order nameOrder) (chosen
 // bestTwo finds in one pass the best and the second best of scores (-1:
 // none): a node above (higher total, or equal and a lower name, or rank in
 // name order) is better.
-func bestTwo(scores []NodePluginScores, order nameOrder) (best, second int) {
+func bestTwo(scores []schedcore.NodePluginScores, order nameOrder) (best, second int) {
 	best, second = 0, -1
 	if order.pos != nil {
 		pos, ranks := order.pos[:len(scores)], order.ranks
@@ -231,12 +242,12 @@ func bestTwo(scores []NodePluginScores, order nameOrder) (best, second int) {
 // loop found in the snapshot's list (in their order) and the listed nodes'
 // ranks in name order, by position; empty when the positions are not
 // known.
-func (a *Algorithm) nameOrder(state *CycleState, feasible []*NodeInfo) nameOrder {
-	pos := state.listed.positions(a.Snapshot, feasible)
+func (a *Algorithm) nameOrder(state *schedcore.CycleState, feasible []*schedcore.NodeInfo) nameOrder {
+	pos := peekRun(state).listed.positions(a.Snapshot, feasible)
 	if pos == nil || len(pos) != len(feasible) {
 		return nameOrder{}
 	}
-	return nameOrder{pos: pos, ranks: a.Snapshot.nameRanks()}
+	return nameOrder{pos: pos, ranks: a.Snapshot.NameRanks()}
 }
 
 // nameOrder ranks scored nodes by name: node i of the scores is at list
@@ -245,8 +256,8 @@ type nameOrder struct {
 	pos, ranks []int32
 }
 
-func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod) ([]*NodeInfo, Diagnosis, error) {
-	diag := Diagnosis{NodeToStatus: newCycleNodeToStatus()}
+func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, state *schedcore.CycleState, pod *v1.Pod) ([]*schedcore.NodeInfo, schedcore.Diagnosis, error) {
+	diag := schedcore.Diagnosis{NodeToStatus: schedcore.NewCycleNodeToStatus()}
 	all := a.Snapshot.List()
 	preRes, s, unsched := fw.RunPreFilterPlugins(ctx, state, pod)
 	diag.UnschedulablePlugins = unsched
@@ -261,7 +272,7 @@ func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, stat
 	}
 	if nnn := pod.Status.NominatedNodeName; nnn != "" {
 		if ni, err := a.Snapshot.Get(nnn); err == nil {
-			feasible, err := a.findNodesThatPassFilters(ctx, fw, state, pod, &diag, []*NodeInfo{ni}, false)
+			feasible, err := a.findNodesThatPassFilters(ctx, fw, state, pod, &diag, []*schedcore.NodeInfo{ni}, false)
 			if err == nil && len(feasible) != 0 {
 				return feasible, diag, nil
 			}
@@ -270,7 +281,7 @@ func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, stat
 	}
 	nodes := all
 	if !preRes.AllNodes() {
-		nodes = make([]*NodeInfo, 0, len(preRes.NodeNames))
+		nodes = make([]*schedcore.NodeInfo, 0, len(preRes.NodeNames))
 		// Iterate in snapshot order, not map order, so results do not depend
 		// on Go's map iteration.
 		for _, ni := range all {
@@ -279,7 +290,7 @@ func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, stat
 			}
 		}
 		diag.LeftOutBy = sets.List(unsched)
-		diag.NodeToStatus.SetAbsentNodesStatus(NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", diag.LeftOutBy)))
+		diag.NodeToStatus.SetAbsentNodesStatus(schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", diag.LeftOutBy)))
 	}
 	feasible, err := a.findNodesThatPassFilters(ctx, fw, state, pod, &diag, nodes, true)
 	return feasible, diag, err
@@ -307,7 +318,7 @@ func NumFeasibleNodesToFind(profilePct *int32, globalPct int32, numAllNodes int3
 	return n
 }
 
-func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework, state *CycleState, pod *v1.Pod, diag *Diagnosis, nodes []*NodeInfo, rotate bool) ([]*NodeInfo, error) {
+func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework, state *schedcore.CycleState, pod *v1.Pod, diag *schedcore.Diagnosis, nodes []*schedcore.NodeInfo, rotate bool) ([]*schedcore.NodeInfo, error) {
 	start := time.Now()
 	numAll := len(nodes)
 	toFind := numAll
@@ -346,8 +357,9 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	snap := fw.handle.Snapshot()
 	byPos := snap != nil && !state.RecordPluginMetrics && sameList(nodes, snap.List()) && fw.nominatedPodsIgnored(state)
 	var pos *[]int32
+	cr := runOf(state)
 	if byPos {
-		pos = state.listed.start(snap, min(toFind, numAll))
+		pos = cr.listed.start(snap, min(toFind, numAll))
 	}
 	processed := 0
 	// The windows' work, kept in the scratch: a closure over these would
@@ -358,7 +370,7 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	// counts the rejected nodes, when it is to find some, instead of
 	// recording each one's status (with no status set before the pass:
 	// the nominated node's would be counted twice).
-	if byPos && state.DiagnoseFailuresOnly && diag.NodeToStatus.Len() == 0 {
+	if byPos && cr.opts.DiagnoseFailuresOnly && diag.NodeToStatus.Len() == 0 {
 		fp.count, fp.passBits = true, scratch.passBits
 		var rejected int
 		feasible, rejected = fp.countWindows(toFind, feasible, pos)
@@ -366,7 +378,7 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 			// Also when the context stopped the pass: a recording pass
 			// stopped there keeps what it found, and the cycle ends
 			// with the context's error either way.
-			diag.rejectedUnrecorded = rejected
+			diag.RejectedUnrecorded = rejected
 			processed = len(feasible) + rejected
 		} else {
 			// Nothing fits, or a filter failed: the rejections are
@@ -384,13 +396,13 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 		feasible, processed = fp.recordWindows(toFind, feasible, pos, diag)
 	}
 	if byPos {
-		state.listed.nodes = feasible
+		cr.listed.nodes = feasible
 	}
 	a.advance(rotate, processed, len(a.Snapshot.List()))
 	firstErr := fp.firstErr
-	var code Code
+	var code schedcore.Code
 	if firstErr != nil {
-		code = Error
+		code = schedcore.Error
 	}
 	if fw.recorder != nil {
 		fw.recorder.ExtensionPoint(fw.profileName, ExtFilter, code, time.Since(start))
@@ -423,17 +435,17 @@ func nextWindow(need, done, found int) int {
 var feasibleLists sync.Pool // of *[]*NodeInfo
 
 // getFeasible returns an empty list with room for n nodes.
-func getFeasible(n int) []*NodeInfo {
-	if p, _ := feasibleLists.Get().(*[]*NodeInfo); p != nil && cap(*p) >= n {
+func getFeasible(n int) []*schedcore.NodeInfo {
+	if p, _ := feasibleLists.Get().(*[]*schedcore.NodeInfo); p != nil && cap(*p) >= n {
 		return (*p)[:0]
 	}
-	return make([]*NodeInfo, 0, n)
+	return make([]*schedcore.NodeInfo, 0, n)
 }
 
 // putFeasible gives a cycle's feasible list to later cycles, cleared (it
 // must not keep replaced nodes alive). Only for a list nothing reads any
 // more: SchedulePod's, once the cycle is over.
-func putFeasible(l []*NodeInfo) {
+func putFeasible(l []*schedcore.NodeInfo) {
 	if cap(l) == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package schedcore
+package runtime
 
 import (
 	"context"
@@ -7,37 +7,38 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
 
-// WaitingPod is a pod held at Permit: it is assumed on its node (its
-// resources are counted) until every plugin that asked it to wait allows
-// it, one rejects it, or a plugin's timeout passes. Plugins reach waiting
-// pods through the Handle (GetWaitingPod, IterateOverWaitingPods).
-type WaitingPod struct {
+// waitingPod is the runtime's schedcore.WaitingPod: a pod held at Permit,
+// assumed on its node until every plugin that asked it to wait allows it,
+// one rejects it, or a plugin's timeout passes.
+type waitingPod struct {
 	pod     *v1.Pod
 	mu      sync.Mutex
 	pending map[string]clock.Timer
-	done    chan *Status
+	done    chan *schedcore.Status
 	sent    bool
-	result  *Status
+	result  *schedcore.Status
 	longest time.Duration
 }
 
 // Timeout is the longest of the plugins' Permit timeouts: how long the pod
 // may wait at most.
-func (w *WaitingPod) Timeout() time.Duration { return w.longest }
+func (w *waitingPod) Timeout() time.Duration { return w.longest }
 
 // Pod returns the waiting pod.
-func (w *WaitingPod) Pod() *v1.Pod { return w.pod }
+func (w *waitingPod) Pod() *v1.Pod { return w.pod }
 
 // GetPod returns the waiting pod (kube's name for Pod).
-func (w *WaitingPod) GetPod() *v1.Pod { return w.pod }
+func (w *waitingPod) GetPod() *v1.Pod { return w.pod }
 
 // PendingPlugins lists plugins that have not allowed the pod yet.
-func (w *WaitingPod) PendingPlugins() []string {
+func (w *waitingPod) PendingPlugins() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make([]string, 0, len(w.pending))
@@ -49,7 +50,7 @@ func (w *WaitingPod) PendingPlugins() []string {
 }
 
 // Allow records the plugin's approval; the last approval releases the pod.
-func (w *WaitingPod) Allow(plugin string) {
+func (w *waitingPod) Allow(plugin string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if t, ok := w.pending[plugin]; ok {
@@ -65,11 +66,11 @@ func (w *WaitingPod) Allow(plugin string) {
 // A pod already allowed or rejected stays as it was. The pod passed its
 // filters and was reserved, so the status is marked ForGroup: it is
 // rejected for the sake of the pods it waits with, not its own fit.
-func (w *WaitingPod) Reject(plugin, msg string) {
-	w.reject(NewStatus(Unschedulable, msg).WithPlugin(plugin).ForGroup())
+func (w *waitingPod) Reject(plugin, msg string) {
+	w.reject(schedcore.NewStatus(schedcore.Unschedulable, msg).WithPlugin(plugin).ForGroup())
 }
 
-func (w *WaitingPod) reject(s *Status) {
+func (w *waitingPod) reject(s *schedcore.Status) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, t := range w.pending {
@@ -81,15 +82,15 @@ func (w *WaitingPod) reject(s *Status) {
 // timeout rejects the pod from a timer callback. It does not stop the other
 // timers: a fake clock runs callbacks while holding its lock, and a timer
 // that fires later finds the pod decided and does nothing.
-func (w *WaitingPod) timeout(plugin string, d time.Duration) {
+func (w *waitingPod) timeout(plugin string, d time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.send(NewStatus(Unschedulable, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", d, plugin)).WithPlugin(plugin).ForGroup())
+	w.send(schedcore.NewStatus(schedcore.Unschedulable, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", d, plugin)).WithPlugin(plugin).ForGroup())
 }
 
 // Decided reports whether the pod has been allowed or rejected (its binding
 // cycle can go on without blocking).
-func (w *WaitingPod) Decided() bool {
+func (w *waitingPod) Decided() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.sent
@@ -98,13 +99,13 @@ func (w *WaitingPod) Decided() bool {
 // Rejected reports whether the pod has been rejected. A rejected pod still
 // holds its reservation until its binding cycle unreserves it, so plugins
 // counting a group's assumed pods should not count it.
-func (w *WaitingPod) Rejected() bool {
+func (w *waitingPod) Rejected() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.sent && !w.result.IsSuccess()
 }
 
-func (w *WaitingPod) send(s *Status) {
+func (w *waitingPod) send(s *schedcore.Status) {
 	if !w.sent {
 		w.sent = true
 		w.result = s
@@ -114,10 +115,10 @@ func (w *WaitingPod) send(s *Status) {
 
 type waitingPodsMap struct {
 	mu   sync.RWMutex
-	pods map[types.UID]*WaitingPod
+	pods map[types.UID]*waitingPod
 }
 
-func newWaitingPodsMap() *waitingPodsMap { return &waitingPodsMap{pods: map[types.UID]*WaitingPod{}} }
+func newWaitingPodsMap() *waitingPodsMap { return &waitingPodsMap{pods: map[types.UID]*waitingPod{}} }
 
 func (m *waitingPodsMap) remove(uid types.UID) {
 	m.mu.Lock()
@@ -137,8 +138,8 @@ func (f *Framework) afterFunc(d time.Duration, fn func()) clock.Timer {
 
 // AddWaitingPod holds a pod after Permit returned Wait; each plugin's
 // timeout, on the handle's clock, rejects it with kube's message.
-func (f *Framework) AddWaitingPod(pod *v1.Pod, timeouts map[string]time.Duration) *WaitingPod {
-	w := &WaitingPod{pod: pod, pending: make(map[string]clock.Timer, len(timeouts)), done: make(chan *Status, 1)}
+func (f *Framework) AddWaitingPod(pod *v1.Pod, timeouts map[string]time.Duration) schedcore.WaitingPod {
+	w := &waitingPod{pod: pod, pending: make(map[string]clock.Timer, len(timeouts)), done: make(chan *schedcore.Status, 1)}
 	w.mu.Lock()
 	// Sorted so that timers of equal length fire in a fixed order.
 	plugins := make([]string, 0, len(timeouts))
@@ -159,7 +160,15 @@ func (f *Framework) AddWaitingPod(pod *v1.Pod, timeouts map[string]time.Duration
 }
 
 // GetWaitingPod returns a waiting pod by UID, nil if it is not waiting.
-func (f *Framework) GetWaitingPod(uid types.UID) *WaitingPod {
+func (f *Framework) GetWaitingPod(uid types.UID) schedcore.WaitingPod {
+	if w := f.waitingPod(uid); w != nil {
+		return w
+	}
+	return nil
+}
+
+// waitingPod returns a waiting pod by UID, nil if it is not waiting.
+func (f *Framework) waitingPod(uid types.UID) *waitingPod {
 	f.waitingPods.mu.RLock()
 	defer f.waitingPods.mu.RUnlock()
 	return f.waitingPods.pods[uid]
@@ -167,9 +176,9 @@ func (f *Framework) GetWaitingPod(uid types.UID) *WaitingPod {
 
 // IterateOverWaitingPods calls fn for each waiting pod, in UID order so
 // that callers that act on several pods do so reproducibly.
-func (f *Framework) IterateOverWaitingPods(fn func(*WaitingPod)) {
+func (f *Framework) IterateOverWaitingPods(fn func(schedcore.WaitingPod)) {
 	f.waitingPods.mu.RLock()
-	ws := make([]*WaitingPod, 0, len(f.waitingPods.pods))
+	ws := make([]*waitingPod, 0, len(f.waitingPods.pods))
 	for _, w := range f.waitingPods.pods {
 		ws = append(ws, w)
 	}
@@ -183,8 +192,8 @@ func (f *Framework) IterateOverWaitingPods(fn func(*WaitingPod)) {
 // RejectWaitingPod rejects a waiting pod by UID, as kube's Handle does when
 // a waiting pod is deleted; it reports whether the pod was waiting.
 func (f *Framework) RejectWaitingPod(uid types.UID) bool {
-	if w := f.GetWaitingPod(uid); w != nil {
-		w.reject(NewStatus(Unschedulable, "removed"))
+	if w := f.waitingPod(uid); w != nil {
+		w.reject(schedcore.NewStatus(schedcore.Unschedulable, "removed"))
 		return true
 	}
 	return false
@@ -202,8 +211,8 @@ func (f *Framework) NumWaitingPods() int {
 // map here; a rejected one stays in it, marked rejected, until the
 // scheduler has unreserved and forgotten it, so that no plugin sees its
 // reservation without knowing it is going away.
-func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *Status {
-	w := f.GetWaitingPod(pod.UID)
+func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *schedcore.Status {
+	w := f.waitingPod(pod.UID)
 	if w == nil {
 		return nil
 	}
@@ -216,9 +225,9 @@ func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *Status {
 		if s.IsRejected() {
 			return s
 		}
-		return AsStatus(fmt.Errorf("error while waiting on permit for pod %v: %w", PodName(pod), s.AsError())).WithPlugin(s.Plugin())
+		return schedcore.AsStatus(fmt.Errorf("error while waiting on permit for pod %v: %w", schedcore.PodName(pod), s.AsError())).WithPlugin(s.Plugin())
 	case <-ctx.Done():
-		return AsStatus(fmt.Errorf("waiting on permit for pod %v: %w", PodName(pod), ctx.Err()))
+		return schedcore.AsStatus(fmt.Errorf("waiting on permit for pod %v: %w", schedcore.PodName(pod), ctx.Err()))
 	}
 }
 

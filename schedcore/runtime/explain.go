@@ -1,4 +1,4 @@
-package schedcore
+package runtime
 
 import (
 	"cmp"
@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -22,9 +24,9 @@ type Explanation struct {
 	// PreEnqueue is the status of the PreEnqueue plugin that holds the pod
 	// out of the scheduling queue (nil when none does): such a pod gets no
 	// cycle, and every node reports this status.
-	PreEnqueue *Status
+	PreEnqueue *schedcore.Status
 	// PreFilter is the PreFilter phase's status (nil = Success).
-	PreFilter *Status
+	PreFilter *schedcore.Status
 	// PreFilterNodes are the nodes a PreFilterResult restricted to (nil = all).
 	PreFilterNodes sets.Set[string]
 	// SkippedFilterPlugins / SkippedScorePlugins were skipped by PreFilter / PreScore.
@@ -39,7 +41,7 @@ type Explanation struct {
 	// NameOrder that kept them: read only).
 	ByName []int32
 	// Scores are the feasible nodes' scores, best first.
-	Scores []NodePluginScores
+	Scores []schedcore.NodePluginScores
 	// Ranking names the nodes of Scores, in their order (readers only
 	// read it: Tied is a part of it).
 	Ranking []string
@@ -48,10 +50,10 @@ type Explanation struct {
 	Selected string
 	Tied     []string
 	// FitError is set when no node fits; its Error() is kube's message.
-	FitError *FitError
+	FitError *schedcore.FitError
 	// State is the cycle state after the filters (PreFilter data), for a
 	// PostFilter evaluation such as explain's preemption dry run.
-	State *CycleState
+	State *schedcore.CycleState
 	// Err is set when the cycle failed with an internal error.
 	Err error
 	// detail diagnoses node i again (ExplainShortfalls: Detail).
@@ -66,7 +68,7 @@ type NodeExplanation struct {
 	Feasible bool
 	// Status is what kube-scheduler records for the node: the first
 	// rejecting filter (or the PreFilter/absent status).
-	Status *Status
+	Status *schedcore.Status
 	// Failures are every filter plugin that rejects the node, in filter
 	// order, with their explanations; the first one is Status.
 	Failures []FilterVerdict
@@ -75,7 +77,7 @@ type NodeExplanation struct {
 	LeftOutBy []FilterVerdict
 	// Nominated are the pods nominated to the node that the filters
 	// counted as running there (equal or higher priority, not the pod).
-	Nominated []*PodInfo
+	Nominated []*schedcore.PodInfo
 	// Rank is 1 + the node's place in Explanation.Scores (0 = not scored).
 	Rank int
 	// undetailed: the verdicts carry shortfalls but no explanations yet
@@ -87,7 +89,7 @@ type NodeExplanation struct {
 // node evaluated (as with percentageOfNodesToScore: 100) and collects the
 // full diagnosis. Nothing is assumed or bound, and neither fw nor the
 // snapshot is changed, so explanations of several pods may run at once.
-func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak) *Explanation {
+func Explain(ctx context.Context, fw *Framework, snapshot *schedcore.Snapshot, pod *v1.Pod, tie TieBreak) *Explanation {
 	return explain(ctx, fw, snapshot, pod, tie, true, nil)
 }
 
@@ -97,7 +99,7 @@ func Explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 // the gaps' texts of thousands of nodes. Detail then explains the nodes
 // that are shown, exactly as Explain would have. names, when not nil,
 // keeps the nodes' name order for the next explanation.
-func ExplainShortfalls(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak, names *NameOrder) *Explanation {
+func ExplainShortfalls(ctx context.Context, fw *Framework, snapshot *schedcore.Snapshot, pod *v1.Pod, tie TieBreak, names *NameOrder) *Explanation {
 	return explain(ctx, fw, snapshot, pod, tie, false, names)
 }
 
@@ -114,14 +116,14 @@ func (ex *Explanation) Detail(ctx context.Context, i int) {
 }
 
 // explain is Explain, with the rejected nodes' gaps when gaps is set.
-func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod, tie TieBreak, gaps bool, names *NameOrder) *Explanation {
+func explain(ctx context.Context, fw *Framework, snapshot *schedcore.Snapshot, pod *v1.Pod, tie TieBreak, gaps bool, names *NameOrder) *Explanation {
 	// Without a TieBreak the nodes tied for the best total are read off
 	// the ranking below (in name order already) rather than listed and
 	// sorted by name by the host selection.
 	alg := &Algorithm{EvaluateAllNodes: true, ListTied: tie != nil, TieBreak: tie, Snapshot: snapshot}
 
 	ex := &Explanation{Pod: pod, Profile: fw.profileName, FilterPlugins: fw.FilterPluginNames(), ScoreWeights: fw.ScorePluginWeights()}
-	state := NewCycleState()
+	state := schedcore.NewCycleState()
 	ex.State = state
 	if st := fw.RunPreEnqueuePlugins(ctx, pod); !st.IsSuccess() {
 		// A gated pod never reaches a cycle (kube keeps it out of activeQ).
@@ -135,7 +137,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	result, diag, err := alg.SchedulePod(ctx, fw, state, pod)
 	ex.SkippedFilterPlugins = sets.List(state.SkipFilterPlugins)
 	ex.SkippedScorePlugins = sets.List(state.SkipScorePlugins)
-	var fitErr *FitError
+	var fitErr *schedcore.FitError
 	switch {
 	case err == nil:
 		ex.Selected, ex.Tied, ex.Scores = result.SuggestedHost, result.Tied, result.Scores
@@ -174,11 +176,11 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 			at[k] = int32(i)
 		}
 	}
-	var statuses []*Status
+	var statuses []*schedcore.Status
 	if diag != nil && diag.NodeToStatus != nil {
 		statuses = sc.statuses.zeroed(len(list))
 		pos := newPositions(snapshot, list)
-		diag.NodeToStatus.ForEachExplicitNode(func(node string, s *Status) {
+		diag.NodeToStatus.ForEachExplicitNode(func(node string, s *schedcore.Status) {
 			if i := pos.of(node); i >= 0 {
 				statuses[i] = s
 			}
@@ -242,7 +244,7 @@ func explain(ctx context.Context, fw *Framework, snapshot *Snapshot, pod *v1.Pod
 	// so the ranking is always shown.
 	if err == nil && len(result.Scores) == 0 && fw.HasScorePlugins() {
 		ni, _ := snapshot.Get(result.SuggestedHost)
-		if scores, e := alg.prioritizeNodes(ctx, fw, state, pod, []*NodeInfo{ni}); e == nil {
+		if scores, e := alg.prioritizeNodes(ctx, fw, state, pod, []*schedcore.NodeInfo{ni}); e == nil {
 			ex.Scores = scores
 			at = sc.at.sized(len(scores))
 			for k := range scores {
@@ -327,14 +329,14 @@ func (ex *Explanation) Release() {
 // gives each score's place in the name order (-1: unknown), compared
 // rather than the names where both have one. It returns each score's rank
 // (0 = best) by its index before the sort.
-func rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
+func rankScores(scores []schedcore.NodePluginScores, byName []int32) (rank []int32) {
 	var sc rankScratch
 	return sc.rankScores(scores, byName)
 }
 
 // rankScores is rankScores in sc's memory: the ranks returned and the
 // sort's keys are sc's, valid until its next use.
-func (sc *rankScratch) rankScores(scores []NodePluginScores, byName []int32) (rank []int32) {
+func (sc *rankScratch) rankScores(scores []schedcore.NodePluginScores, byName []int32) (rank []int32) {
 	rank = sc.rank.zeroed(len(scores))
 	if len(scores) < 2 {
 		return rank
@@ -376,7 +378,7 @@ func (sc *rankScratch) rankScores(scores []NodePluginScores, byName []int32) (ra
 // distributed, stably, into one bucket per total. That is linear; sorting
 // thousands of keys was a tenth of an explanation. Nil when it does not
 // apply (packedRanking or keyedRanking then sort).
-func (sc *rankScratch) bucketRanking(scores []NodePluginScores, byName []int32) []int32 {
+func (sc *rankScratch) bucketRanking(scores []schedcore.NodePluginScores, byName []int32) []int32 {
 	if byName == nil {
 		return nil
 	}
@@ -430,7 +432,7 @@ func (sc *rankScratch) bucketRanking(scores []NodePluginScores, byName []int32) 
 // has a place in the name order and one integer holds a score's distance
 // to the best total, its place and its index: those integers sort in the
 // ranking's order without a comparison function. Nil when they do not fit.
-func (sc *rankScratch) packedRanking(scores []NodePluginScores, byName []int32) []int32 {
+func (sc *rankScratch) packedRanking(scores []schedcore.NodePluginScores, byName []int32) []int32 {
 	if byName == nil {
 		return nil
 	}
@@ -467,7 +469,7 @@ func (sc *rankScratch) packedRanking(scores []NodePluginScores, byName []int32) 
 // keyedRanking returns the indexes of scores best first, comparing the
 // totals, then the places in the name order where both have one, else the
 // names.
-func keyedRanking(scores []NodePluginScores, byName []int32) []int32 {
+func keyedRanking(scores []schedcore.NodePluginScores, byName []int32) []int32 {
 	// The sort keys are copied side by side: comparing them in place
 	// would reach into the large score structs at random.
 	type sortKey struct {
@@ -505,16 +507,16 @@ func keyedRanking(scores []NodePluginScores, byName []int32) []int32 {
 // no NodeInfo is read); any other is looked up by the position the
 // snapshot keeps in the NodeInfo, checked against the list.
 type positions struct {
-	snapshot *Snapshot
-	list     []*NodeInfo
+	snapshot *schedcore.Snapshot
+	list     []*schedcore.NodeInfo
 	// names[i] is list[i]'s name.
 	names []string
 	next  int
 }
 
 // newPositions finds nodes in list, the snapshot's List().
-func newPositions(snapshot *Snapshot, list []*NodeInfo) *positions {
-	names := snapshot.listNames
+func newPositions(snapshot *schedcore.Snapshot, list []*schedcore.NodeInfo) *positions {
+	names := snapshot.ListedNames()
 	if len(names) != len(list) {
 		names = make([]string, len(list))
 		for i, ni := range list {
@@ -550,11 +552,11 @@ func (p *positions) of(name string) int {
 // node named name, or -1. It reads the position the snapshot keeps in the
 // NodeInfo and checks that the list holds that node there; when it does
 // not, it searches the list.
-func listPosition(snapshot *Snapshot, list []*NodeInfo, name string) int {
-	if ni, ok := snapshot.nodeInfoMap[name]; ok {
-		if i := indexIn(list, ni); i >= 0 {
+func listPosition(snapshot *schedcore.Snapshot, list []*schedcore.NodeInfo, name string) int {
+	if ni := snapshot.NodeInfo(name); ni != nil {
+		if i := schedcore.IndexIn(list, ni); i >= 0 {
 			return i
 		}
 	}
-	return slices.IndexFunc(list, func(ni *NodeInfo) bool { return ni.Name() == name })
+	return slices.IndexFunc(list, func(ni *schedcore.NodeInfo) bool { return ni.Name() == name })
 }

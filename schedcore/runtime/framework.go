@@ -1,4 +1,4 @@
-package schedcore
+package runtime
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,46 +27,46 @@ type Framework struct {
 
 	profileName              string
 	percentageOfNodesToScore *int32
-	handle                   *Handle
+	handle                   *schedcore.Handle
 
-	pluginsMap map[string]Plugin
+	pluginsMap map[string]schedcore.Plugin
 
-	queueSort  QueueSortPlugin
-	preEnqueue []PreEnqueuePlugin
+	queueSort  schedcore.QueueSortPlugin
+	preEnqueue []schedcore.PreEnqueuePlugin
 	// lastFilterSet is the filter set of the last cycle's PreFilter skips
 	// (RunPreFilterPlugins), for the next cycles that skip the same.
 	lastFilterSet atomic.Pointer[filterSet]
 	// lastScoreSkips is the last cycle's PreScore skips
 	// (RunPreScorePlugins), for the next cycles that skip the same.
 	lastScoreSkips atomic.Pointer[scoreSkips]
-	preFilter      []PreFilterPlugin
-	preFilterExt   []PreFilterExtensions // aligned with preFilter; nil entries
-	filter         []FilterPlugin
-	postFilter     []PostFilterPlugin
-	preScore       []PreScorePlugin
-	score          []ScorePlugin
-	scoreNorm      []NormalizeScorePlugin // aligned with score; nil entries
-	scoreWeight    []int64                // aligned with score
+	preFilter      []schedcore.PreFilterPlugin
+	preFilterExt   []schedcore.PreFilterExtensions // aligned with preFilter; nil entries
+	filter         []schedcore.FilterPlugin
+	postFilter     []schedcore.PostFilterPlugin
+	preScore       []schedcore.PreScorePlugin
+	score          []schedcore.ScorePlugin
+	scoreNorm      []schedcore.NormalizeScorePlugin // aligned with score; nil entries
+	scoreWeight    []int64                          // aligned with score
 	// scoreMemo remembers raw scores of NodeLocalScorers (aligned with
 	// score; nil entries for the other plugins).
-	scoreMemo []*VerdictMemo
+	scoreMemo []*schedcore.VerdictMemo
 	// filterMemo remembers the nodes where a NodeLocalFilter passed
 	// (aligned with filter; nil entries for the other plugins).
-	filterMemo []*VerdictMemo
+	filterMemo []*schedcore.VerdictMemo
 	// filterRejects are the rejections the filter memos remember
 	// (aligned with filter, as filterMemo).
-	filterRejects []*rejectTable
+	filterRejects []*schedcore.RejectTable
 	// filterPasses are the filters that are PassingFilters (aligned with
 	// the first 64 of filter; nil entries for the other plugins).
-	filterPasses []PassingFilter
-	reserve      []ReservePlugin
-	permit       []PermitPlugin
-	preBind      []PreBindPlugin
-	bind         []BindPlugin
-	postBind     []PostBindPlugin
+	filterPasses []schedcore.PassingFilter
+	reserve      []schedcore.ReservePlugin
+	permit       []schedcore.PermitPlugin
+	preBind      []schedcore.PreBindPlugin
+	bind         []schedcore.BindPlugin
+	postBind     []schedcore.PostBindPlugin
 
-	podGroups         []PodGroupPlugin
-	enqueueExtensions []EnqueueExtensions
+	podGroups         []schedcore.PodGroupPlugin
+	enqueueExtensions []schedcore.EnqueueExtensions
 	waitingPods       *waitingPodsMap
 	recorder          MetricsRecorder
 }
@@ -73,32 +75,35 @@ type Framework struct {
 func (f *Framework) ProfileName() string { return f.profileName }
 
 // Handle returns the handle given to the profile's plugins.
-func (f *Framework) Handle() *Handle { return f.handle }
+func (f *Framework) Handle() *schedcore.Handle { return f.handle }
 
 // PercentageOfNodesToScore returns the profile's override, nil if unset.
 func (f *Framework) PercentageOfNodesToScore() *int32 { return f.percentageOfNodesToScore }
 
 // QueueSortLess returns the QueueSort plugin's Less.
-func (f *Framework) QueueSortLess() func(a, b *QueuedPodInfo) bool { return f.queueSort.Less }
+func (f *Framework) QueueSortLess() func(a, b *schedcore.QueuedPodInfo) bool { return f.queueSort.Less }
 
 // PreEnqueuePlugins returns the PreEnqueue plugins.
-func (f *Framework) PreEnqueuePlugins() []PreEnqueuePlugin { return f.preEnqueue }
+func (f *Framework) PreEnqueuePlugins() []schedcore.PreEnqueuePlugin { return f.preEnqueue }
 
 // EnqueueExtensions returns the plugins that registered cluster events.
-func (f *Framework) EnqueueExtensions() []EnqueueExtensions { return f.enqueueExtensions }
+func (f *Framework) EnqueueExtensions() []schedcore.EnqueueExtensions { return f.enqueueExtensions }
 
 // Plugin returns an instantiated plugin by name.
-func (f *Framework) Plugin(name string) (Plugin, bool) { p, ok := f.pluginsMap[name]; return p, ok }
+func (f *Framework) Plugin(name string) (schedcore.Plugin, bool) {
+	p, ok := f.pluginsMap[name]
+	return p, ok
+}
 
 // PodGroup returns the pod's group, as the profile's first group plugin
 // that puts it in one says; ok is false for a pod in no group.
-func (f *Framework) PodGroup(pod *v1.Pod) (PodGroupInfo, bool) {
+func (f *Framework) PodGroup(pod *v1.Pod) (schedcore.PodGroupInfo, bool) {
 	for _, g := range f.podGroups {
 		if pg, ok := g.PodGroup(pod); ok {
 			return pg, true
 		}
 	}
-	return PodGroupInfo{}, false
+	return schedcore.PodGroupInfo{}, false
 }
 
 // HasPodGroupPlugins reports whether a plugin of the profile places pods
@@ -132,7 +137,7 @@ func (f *Framework) HasScorePlugins() bool { return len(f.score) > 0 }
 // HasPostFilterPlugins reports whether any PostFilter is enabled.
 func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
 
-func names[T Plugin](ps []T) []string {
+func names[T schedcore.Plugin](ps []T) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.Name()
@@ -153,10 +158,10 @@ type FrameworkOptions struct {
 // multiPoint expansion rules. The profile must already have the defaults
 // merged in (see DefaultProfile / MergePlugins). Errors name the profile
 // field at fault.
-func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedulerProfile, h *Handle, opts FrameworkOptions) (*Framework, error) {
+func NewFramework(ctx context.Context, r schedcore.Registry, profile *configv1.KubeSchedulerProfile, h *schedcore.Handle, opts FrameworkOptions) (*Framework, error) {
 	f := &Framework{
 		handle:                   h,
-		pluginsMap:               map[string]Plugin{},
+		pluginsMap:               map[string]schedcore.Plugin{},
 		percentageOfNodesToScore: profile.PercentageOfNodesToScore,
 		waitingPods:              newWaitingPodsMap(),
 		recorder:                 opts.Recorder,
@@ -164,12 +169,12 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 	if profile.SchedulerName != nil {
 		f.profileName = *profile.SchedulerName
 	}
-	h.framework = f
+	h.SetFramework(f)
 	plugins := profile.Plugins
 	if plugins == nil {
 		plugins = &configv1.Plugins{}
 	}
-	needed := neededPlugins(plugins)
+	needed := schedcore.EnabledPlugins(plugins)
 
 	args := map[string]runtime.Object{}
 	argIndex := map[string]int{}
@@ -202,11 +207,11 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 			return nil, fmt.Errorf("initializing plugin %q: %w", name, err)
 		}
 		f.pluginsMap[name] = p
-		if g, ok := p.(PodGroupPlugin); ok {
+		if g, ok := p.(schedcore.PodGroupPlugin); ok {
 			f.podGroups = append(f.podGroups, g)
 		}
 		if shouldHaveEnqueueExtensions(p) {
-			if ext, ok := p.(EnqueueExtensions); ok {
+			if ext, ok := p.(schedcore.EnqueueExtensions); ok {
 				f.enqueueExtensions = append(f.enqueueExtensions, ext)
 			} else {
 				f.enqueueExtensions = append(f.enqueueExtensions, defaultEnqueueExtension{name: name})
@@ -233,9 +238,9 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 	return f, nil
 }
 
-func shouldHaveEnqueueExtensions(p Plugin) bool {
+func shouldHaveEnqueueExtensions(p schedcore.Plugin) bool {
 	switch p.(type) {
-	case PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ReservePlugin, PermitPlugin:
+	case schedcore.PreEnqueuePlugin, schedcore.PreFilterPlugin, schedcore.FilterPlugin, schedcore.ReservePlugin, schedcore.PermitPlugin:
 		return true
 	}
 	return false
@@ -246,86 +251,63 @@ func shouldHaveEnqueueExtensions(p Plugin) bool {
 type defaultEnqueueExtension struct{ name string }
 
 func (d defaultEnqueueExtension) Name() string { return d.name }
-func (d defaultEnqueueExtension) EventsToRegister(context.Context) ([]ClusterEventWithHint, error) {
+func (d defaultEnqueueExtension) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHint, error) {
 	return UnrollWildCardResource(), nil
 }
 
 // UnrollWildCardResource lists every concrete resource with All, which is
 // what kube registers for plugins that register no events: a Namespace or
 // VolumeAttachment event then requeues nothing.
-func UnrollWildCardResource() []ClusterEventWithHint {
-	rs := []EventResource{AssignedPod, UnscheduledPod, TargetPod, Node, PersistentVolume, PersistentVolumeClaim,
-		CSINode, CSIDriver, CSIStorageCapacity, StorageClass, ResourceClaim, DeviceClass}
-	out := make([]ClusterEventWithHint, len(rs))
+func UnrollWildCardResource() []schedcore.ClusterEventWithHint {
+	rs := []schedcore.EventResource{schedcore.AssignedPod, schedcore.UnscheduledPod, schedcore.TargetPod, schedcore.Node, schedcore.PersistentVolume, schedcore.PersistentVolumeClaim,
+		schedcore.CSINode, schedcore.CSIDriver, schedcore.CSIStorageCapacity, schedcore.StorageClass, schedcore.ResourceClaim, schedcore.DeviceClass}
+	out := make([]schedcore.ClusterEventWithHint, len(rs))
 	for i, r := range rs {
-		out[i] = ClusterEventWithHint{Event: ClusterEvent{Resource: r, ActionType: All}}
+		out[i] = schedcore.ClusterEventWithHint{Event: schedcore.ClusterEvent{Resource: r, ActionType: schedcore.All}}
 	}
 	return out
-}
-
-func neededPlugins(p *configv1.Plugins) sets.Set[string] {
-	s := sets.New[string]()
-	for _, ps := range pluginSets(p) {
-		for _, e := range ps.set.Enabled {
-			s.Insert(e.Name)
-		}
-	}
-	return s
-}
-
-type namedSet struct {
-	field string
-	set   *configv1.PluginSet
-}
-
-func pluginSets(p *configv1.Plugins) []namedSet {
-	return []namedSet{
-		{"multiPoint", &p.MultiPoint}, {"preEnqueue", &p.PreEnqueue}, {"queueSort", &p.QueueSort}, {"preFilter", &p.PreFilter},
-		{"filter", &p.Filter}, {"postFilter", &p.PostFilter}, {"preScore", &p.PreScore}, {"score", &p.Score},
-		{"reserve", &p.Reserve}, {"permit", &p.Permit}, {"preBind", &p.PreBind}, {"bind", &p.Bind}, {"postBind", &p.PostBind},
-	}
 }
 
 // extPoint describes one extension point for layout.
 type extPoint struct {
 	field      string
 	set        *configv1.PluginSet
-	implements func(Plugin) bool
-	add        func(Plugin)
+	implements func(schedcore.Plugin) bool
+	add        func(schedcore.Plugin)
 }
 
 func (f *Framework) extPoints(p *configv1.Plugins) []extPoint {
 	return []extPoint{
-		{"preEnqueue", &p.PreEnqueue, is[PreEnqueuePlugin], func(x Plugin) { f.preEnqueue = append(f.preEnqueue, x.(PreEnqueuePlugin)) }},
-		{"queueSort", &p.QueueSort, is[QueueSortPlugin], func(x Plugin) {
+		{"preEnqueue", &p.PreEnqueue, is[schedcore.PreEnqueuePlugin], func(x schedcore.Plugin) { f.preEnqueue = append(f.preEnqueue, x.(schedcore.PreEnqueuePlugin)) }},
+		{"queueSort", &p.QueueSort, is[schedcore.QueueSortPlugin], func(x schedcore.Plugin) {
 			if f.queueSort == nil {
-				f.queueSort = x.(QueueSortPlugin)
+				f.queueSort = x.(schedcore.QueueSortPlugin)
 			} else {
 				f.queueSort = nil // more than one: reported as an error below
 			}
 		}},
-		{"preFilter", &p.PreFilter, is[PreFilterPlugin], func(x Plugin) {
-			f.preFilter = append(f.preFilter, x.(PreFilterPlugin))
-			ext, _ := x.(PreFilterExtensions)
+		{"preFilter", &p.PreFilter, is[schedcore.PreFilterPlugin], func(x schedcore.Plugin) {
+			f.preFilter = append(f.preFilter, x.(schedcore.PreFilterPlugin))
+			ext, _ := x.(schedcore.PreFilterExtensions)
 			f.preFilterExt = append(f.preFilterExt, ext)
 		}},
-		{"filter", &p.Filter, is[FilterPlugin], func(x Plugin) { f.filter = append(f.filter, x.(FilterPlugin)) }},
-		{"postFilter", &p.PostFilter, is[PostFilterPlugin], func(x Plugin) { f.postFilter = append(f.postFilter, x.(PostFilterPlugin)) }},
-		{"preScore", &p.PreScore, is[PreScorePlugin], func(x Plugin) { f.preScore = append(f.preScore, x.(PreScorePlugin)) }},
-		{"score", &p.Score, is[ScorePlugin], func(x Plugin) {
-			f.score = append(f.score, x.(ScorePlugin))
-			n, _ := x.(NormalizeScorePlugin)
+		{"filter", &p.Filter, is[schedcore.FilterPlugin], func(x schedcore.Plugin) { f.filter = append(f.filter, x.(schedcore.FilterPlugin)) }},
+		{"postFilter", &p.PostFilter, is[schedcore.PostFilterPlugin], func(x schedcore.Plugin) { f.postFilter = append(f.postFilter, x.(schedcore.PostFilterPlugin)) }},
+		{"preScore", &p.PreScore, is[schedcore.PreScorePlugin], func(x schedcore.Plugin) { f.preScore = append(f.preScore, x.(schedcore.PreScorePlugin)) }},
+		{"score", &p.Score, is[schedcore.ScorePlugin], func(x schedcore.Plugin) {
+			f.score = append(f.score, x.(schedcore.ScorePlugin))
+			n, _ := x.(schedcore.NormalizeScorePlugin)
 			f.scoreNorm = append(f.scoreNorm, n)
 		}},
-		{"reserve", &p.Reserve, is[ReservePlugin], func(x Plugin) { f.reserve = append(f.reserve, x.(ReservePlugin)) }},
-		{"permit", &p.Permit, is[PermitPlugin], func(x Plugin) { f.permit = append(f.permit, x.(PermitPlugin)) }},
-		{"preBind", &p.PreBind, is[PreBindPlugin], func(x Plugin) { f.preBind = append(f.preBind, x.(PreBindPlugin)) }},
-		{"bind", &p.Bind, is[BindPlugin], func(x Plugin) { f.bind = append(f.bind, x.(BindPlugin)) }},
-		{"postBind", &p.PostBind, is[PostBindPlugin], func(x Plugin) { f.postBind = append(f.postBind, x.(PostBindPlugin)) }},
+		{"reserve", &p.Reserve, is[schedcore.ReservePlugin], func(x schedcore.Plugin) { f.reserve = append(f.reserve, x.(schedcore.ReservePlugin)) }},
+		{"permit", &p.Permit, is[schedcore.PermitPlugin], func(x schedcore.Plugin) { f.permit = append(f.permit, x.(schedcore.PermitPlugin)) }},
+		{"preBind", &p.PreBind, is[schedcore.PreBindPlugin], func(x schedcore.Plugin) { f.preBind = append(f.preBind, x.(schedcore.PreBindPlugin)) }},
+		{"bind", &p.Bind, is[schedcore.BindPlugin], func(x schedcore.Plugin) { f.bind = append(f.bind, x.(schedcore.BindPlugin)) }},
+		{"postBind", &p.PostBind, is[schedcore.PostBindPlugin], func(x schedcore.Plugin) { f.postBind = append(f.postBind, x.(schedcore.PostBindPlugin)) }},
 	}
 }
 
-func is[T any](p Plugin) bool { _, ok := p.(T); return ok }
+func is[T any](p schedcore.Plugin) bool { _, ok := p.(T); return ok }
 
 // layout places plugins per extension point: first the explicitly listed
 // plugins of each point, then kube's multiPoint expansion (explicit
@@ -409,7 +391,7 @@ func (f *Framework) setScoreWeights(p *configv1.Plugins) error {
 	weights := map[string]int64{}
 	var total int64
 	for _, e := range append(append([]configv1.Plugin{}, p.Score.Enabled...), p.MultiPoint.Enabled...) {
-		if _, ok := f.pluginsMap[e.Name].(ScorePlugin); !ok {
+		if _, ok := f.pluginsMap[e.Name].(schedcore.ScorePlugin); !ok {
 			continue
 		}
 		if _, ok := weights[e.Name]; ok {
@@ -422,17 +404,17 @@ func (f *Framework) setScoreWeights(p *configv1.Plugins) error {
 		if w < 0 {
 			return fmt.Errorf("plugin %q: weight %d must be positive", e.Name, w)
 		}
-		if w*MaxNodeScore > math.MaxInt64-total {
+		if w*schedcore.MaxNodeScore > math.MaxInt64-total {
 			return fmt.Errorf("total score of Score plugins could overflow")
 		}
-		total += w * MaxNodeScore
+		total += w * schedcore.MaxNodeScore
 		weights[e.Name] = w
 	}
 	f.scoreWeight = make([]int64, len(f.score))
-	f.scoreMemo = make([]*VerdictMemo, len(f.score))
+	f.scoreMemo = make([]*schedcore.VerdictMemo, len(f.score))
 	for i, s := range f.score {
-		if _, ok := s.(NodeLocalScorer); ok {
-			f.scoreMemo[i] = NewVerdictMemo(scoreMemoKeys)
+		if _, ok := s.(schedcore.NodeLocalScorer); ok {
+			f.scoreMemo[i] = schedcore.NewVerdictMemo(scoreMemoKeys)
 		}
 		f.scoreWeight[i] = weights[s.Name()]
 		if f.scoreWeight[i] == 0 {

@@ -1,4 +1,4 @@
-package schedcore
+package runtime
 
 import (
 	"context"
@@ -6,13 +6,15 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+
 	v1 "k8s.io/api/core/v1"
 )
 
 // filterScratch is findNodesThatPassFilters' per-node verdicts, reused
 // across cycles (several cycles may run at once: each takes its own).
 type filterScratch struct {
-	statuses []*Status
+	statuses []*schedcore.Status
 	passed   []bool
 	// written is how many of statuses and passed a pass may have set
 	// (the nodes its windows covered): a counting pass sets none.
@@ -28,13 +30,13 @@ type filterScratch struct {
 type filterPass struct {
 	ctx      context.Context
 	fw       *Framework
-	state    *CycleState
+	state    *schedcore.CycleState
 	pod      *v1.Pod
-	nodes    []*NodeInfo
-	snap     *Snapshot
+	nodes    []*schedcore.NodeInfo
+	snap     *schedcore.Snapshot
 	byPos    bool
 	startIdx int
-	statuses []*Status
+	statuses []*schedcore.Status
 	passed   []bool
 	// count is set for a pass that counts the rejected nodes rather than
 	// keeping their statuses (CycleState.DiagnoseFailuresOnly): the
@@ -75,14 +77,14 @@ func (p *filterPass) block(blk int) {
 			ps[i-lo] = q
 		}
 		if p.count {
-			alive, s := p.fw.runFiltersListed(p.ctx, p.state, p.pod, p.nodes, p.snap.listGens, ps[:end-lo], nil)
+			alive, s := p.fw.runFiltersListed(p.ctx, p.state, p.pod, p.nodes, p.snap.ListedGenerations(), ps[:end-lo], nil)
 			if s != nil {
 				p.fail(s)
 			}
 			p.passBits[blk] = alive
 			return
 		}
-		alive, s := p.fw.runFiltersListed(p.ctx, p.state, p.pod, p.nodes, p.snap.listGens, ps[:end-lo], p.statuses[lo:end])
+		alive, s := p.fw.runFiltersListed(p.ctx, p.state, p.pod, p.nodes, p.snap.ListedGenerations(), ps[:end-lo], p.statuses[lo:end])
 		if s != nil {
 			p.fail(s)
 			return
@@ -98,7 +100,7 @@ func (p *filterPass) block(blk int) {
 			q -= numAll
 		}
 		s := p.fw.RunFilterPluginsWithNominatedPods(p.ctx, p.state, p.pod, p.nodes[q])
-		if s.Code() == Error {
+		if s.Code() == schedcore.Error {
 			p.fail(s)
 			return
 		}
@@ -111,7 +113,7 @@ func (p *filterPass) block(blk int) {
 }
 
 // fail records the pass's first error.
-func (p *filterPass) fail(s *Status) {
+func (p *filterPass) fail(s *schedcore.Status) {
 	p.errOnce.Do(func() { p.firstErr = s.AsError(); p.failed.Store(true) })
 }
 
@@ -122,7 +124,7 @@ func getFilterScratch(n int) *filterScratch {
 	s, _ := filterScratchPool.Get().(*filterScratch)
 	blocks := (n + filterBlock - 1) / filterBlock
 	if s == nil || cap(s.statuses) < n {
-		return &filterScratch{statuses: make([]*Status, n), passed: make([]bool, n), passBits: make([]uint64, blocks)}
+		return &filterScratch{statuses: make([]*schedcore.Status, n), passed: make([]bool, n), passBits: make([]uint64, blocks)}
 	}
 	s.statuses, s.passed = s.statuses[:n], s.passed[:n]
 	if cap(s.passBits) < blocks {

@@ -1,9 +1,11 @@
-package schedcore
+package runtime
 
 import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // explainScratch is an explanation's working memory, by node: which nodes
@@ -15,7 +17,7 @@ import (
 // zeroed or to be written whole before it is read (sized).
 type explainScratch struct {
 	feasible             scratchCol[bool]
-	statuses             scratchCol[*Status]
+	statuses             scratchCol[*schedcore.Status]
 	at, byName, rejected scratchCol[int32]
 	rank                 rankScratch
 	verdicts             verdictSlab

@@ -1,8 +1,10 @@
-package schedcore
+package runtime
 
 import (
 	"math/bits"
 	"sync"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // spareScoreBuffers are score columns for the cycles that keep every
@@ -27,7 +29,7 @@ func getSpareScoreBuffers() *scoreBuffers {
 		b = new(scoreBuffers)
 	}
 	b.out = nil
-	if p, _ := spareScores.Get().(*[]NodePluginScores); p != nil {
+	if p, _ := spareScores.Get().(*[]schedcore.NodePluginScores); p != nil {
 		b.out = *p
 	}
 	return b
@@ -35,7 +37,7 @@ func getSpareScoreBuffers() *scoreBuffers {
 
 // putSpareScores keeps scores, a released explanation's, for another
 // cycle's results; nothing may read them afterwards.
-func putSpareScores(scores []NodePluginScores) {
+func putSpareScores(scores []schedcore.NodePluginScores) {
 	if cap(scores) == 0 {
 		return
 	}
@@ -59,7 +61,7 @@ func putSpareScoreBuffers(b *scoreBuffers) {
 // pair of lists per node was most of what an explanation allocated. A
 // node is compared with the previous node's row first (alike nodes are
 // often listed side by side), then with the rows of the same hash.
-func (b *scoreBuffers) listScores(out []NodePluginScores) {
+func (b *scoreBuffers) listScores(out []schedcore.NodePluginScores) {
 	b.listScoresBy(out, b.rowHashes)
 }
 
@@ -69,7 +71,7 @@ func (b *scoreBuffers) listScores(out []NodePluginScores) {
 // numbers kept between cycles: a map of hashes, cleared and grown each
 // cycle, and reading each node's row across the columns to hash it were
 // most of the time listScores took.
-func (b *scoreBuffers) listScoresBy(out []NodePluginScores, rowHashes func(h []uint64)) {
+func (b *scoreBuffers) listScoresBy(out []schedcore.NodePluginScores, rowHashes func(h []uint64)) {
 	np := len(b.names)
 	if len(out) == 0 {
 		return
@@ -107,7 +109,7 @@ func (b *scoreBuffers) listScoresBy(out []NodePluginScores, rowHashes func(h []u
 		}
 		row[i] = r
 	}
-	rs, ws := make([]PluginScore, len(first)*np), make([]PluginScore, len(first)*np)
+	rs, ws := make([]schedcore.PluginScore, len(first)*np), make([]schedcore.PluginScore, len(first)*np)
 	for r, i := range first {
 		b.pluginScores(int(i), rs[r*np:(r+1)*np:(r+1)*np], ws[r*np:(r+1)*np:(r+1)*np])
 	}

@@ -1,9 +1,11 @@
-package schedcore
+package runtime
 
 import (
 	"cmp"
 	"slices"
 	"sync"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // NameOrder keeps the name order of a snapshot's node list from one
@@ -46,8 +48,8 @@ func (o *NameOrder) Of(nodes []NodeExplanation) []int32 {
 // the order is their inverse, without comparing names: the kept order is
 // used when it inverts them. Otherwise it is Of, and the places are its
 // inverse. Both results are shared: callers only read them.
-func (o *NameOrder) of(nodes []NodeExplanation, snapshot *Snapshot) (order, place []int32) {
-	ranks := snapshot.nameRanks()
+func (o *NameOrder) of(nodes []NodeExplanation, snapshot *schedcore.Snapshot) (order, place []int32) {
+	ranks := snapshot.NameRanks()
 	if len(ranks) != len(nodes) {
 		order = o.Of(nodes)
 		place = make([]int32, len(nodes))

@@ -1,4 +1,4 @@
-package schedcore
+package runtime
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -31,19 +33,19 @@ type Hooks struct {
 	// gone (the informer cache for run, the in-memory store for dryrun).
 	CurrentPod func(pod *v1.Pod) *v1.Pod
 	// Scheduled is called after a pod is bound.
-	Scheduled func(ctx context.Context, fw *Framework, qpi *QueuedPodInfo, node string, result ScheduleResult)
+	Scheduled func(ctx context.Context, fw *Framework, qpi *schedcore.QueuedPodInfo, node string, result ScheduleResult)
 	// Failed is called after a failed attempt: reason is
 	// ReasonUnschedulable or ReasonSchedulerError, status carries the
 	// message (a *FitError for unschedulable pods).
-	Failed func(ctx context.Context, fw *Framework, qpi *QueuedPodInfo, reason string, status *Status, nominating *NominatingInfo)
+	Failed func(ctx context.Context, fw *Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, nominating *schedcore.NominatingInfo)
 }
 
 // Scheduler is the scheduling loop of kube-scheduler: pop a pod, run the
 // scheduling cycle, assume it, then run the binding cycle (asynchronously
 // unless SyncBinding). The same loop serves run and dryrun.
 type Scheduler struct {
-	Cache     *Cache
-	Queue     SchedulingQueue
+	Cache     *schedcore.Cache
+	Queue     schedcore.SchedulingQueue
 	Profiles  map[string]*Framework
 	Algorithm *Algorithm
 	Hooks     Hooks
@@ -55,7 +57,7 @@ type Scheduler struct {
 	// Rand samples cycles for plugin metrics.
 	Rand *rand.Rand
 
-	snapshot *Snapshot
+	snapshot *schedcore.Snapshot
 	bindWG   sync.WaitGroup
 	randMu   sync.Mutex
 	// parked are the binding cycles of pods waiting at Permit when
@@ -64,16 +66,16 @@ type Scheduler struct {
 	// spareState is the state of the last cycle whose binding cycle ran
 	// to its end in the scheduling goroutine (SyncBinding), emptied, for
 	// the next cycle (see recycleState).
-	spareState atomic.Pointer[CycleState]
+	spareState atomic.Pointer[schedcore.CycleState]
 }
 
 // parkedBinding is a binding cycle put off until its pod's Permit wait is
 // decided (SyncBinding only: the one goroutine must not block on it).
 type parkedBinding struct {
-	state   *CycleState
+	state   *schedcore.CycleState
 	fw      *Framework
 	result  ScheduleResult
-	assumed *QueuedPodInfo
+	assumed *schedcore.QueuedPodInfo
 	start   time.Time
 }
 
@@ -81,16 +83,16 @@ type parkedBinding struct {
 // snapshot. It points the profiles' handles at the queue (their nominator,
 // unless they have their own, and their activator): call it before the
 // first cycle and before the queue receives pods.
-func NewScheduler(cache *Cache, queue SchedulingQueue, profiles map[string]*Framework, snapshot *Snapshot, alg *Algorithm) *Scheduler {
+func NewScheduler(cache *schedcore.Cache, queue schedcore.SchedulingQueue, profiles map[string]*Framework, snapshot *schedcore.Snapshot, alg *Algorithm) *Scheduler {
 	alg.Snapshot = snapshot
 	for _, fw := range profiles {
-		fw.handle.queue = queue
+		fw.handle.SetQueue(queue)
 	}
 	return &Scheduler{Cache: cache, Queue: queue, Profiles: profiles, Algorithm: alg, snapshot: snapshot, Logger: logr.Discard(), Clock: clock.RealClock{}, Rand: rand.New(rand.NewSource(1))}
 }
 
 // Snapshot returns the scheduler's snapshot.
-func (s *Scheduler) Snapshot() *Snapshot { return s.snapshot }
+func (s *Scheduler) Snapshot() *schedcore.Snapshot { return s.snapshot }
 
 // WaitForBindings waits for in-flight binding cycles.
 func (s *Scheduler) WaitForBindings() { s.bindWG.Wait() }
@@ -108,7 +110,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 }
 
 // ScheduleOnePod runs the whole workflow for one popped pod.
-func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *QueuedPodInfo) {
+func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *schedcore.QueuedPodInfo) {
 	pod := qpi.Pod
 	fw, ok := s.Profiles[pod.Spec.SchedulerName]
 	if !ok {
@@ -122,10 +124,8 @@ func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *QueuedPodInfo) {
 	start := s.Clock.Now()
 	state := s.spareState.Swap(nil)
 	if state == nil {
-		state = NewCycleState()
+		state = schedcore.NewCycleState()
 	}
-	state.ReuseScoreBuffers = true
-	state.DiagnoseFailuresOnly = true
 	s.randMu.Lock()
 	// The draw is made with or without a recorder, so that the seeded
 	// sequence (tie-breaks) is the same; without one, a sampled cycle
@@ -163,7 +163,7 @@ func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *QueuedPodInfo) {
 	}()
 }
 
-var clearNominatedNode = &NominatingInfo{NominatingMode: ModeOverride}
+var clearNominatedNode = &schedcore.NominatingInfo{NominatingMode: schedcore.ModeOverride}
 
 // recycleState keeps state, emptied, for the next cycle: a state costs
 // an allocation of about 700 bytes per pod otherwise. Only for a state
@@ -172,18 +172,26 @@ var clearNominatedNode = &NominatingInfo{NominatingMode: ModeOverride}
 // binding cycle reads it later). Plugins keep no CycleState beyond the
 // calls they get it in, and their StateData values stay theirs: only the
 // list holding them is reused, cleared.
-func (s *Scheduler) recycleState(state *CycleState) {
+func (s *Scheduler) recycleState(state *schedcore.CycleState) {
 	releaseScoreBuffers(state)
-	storage := state.storage
-	clear(storage)
-	*state = CycleState{storage: storage[:0]}
+	cr, _ := state.Runner().(*cycleRun)
+	state.Reset()
+	if cr != nil {
+		cr.reset()
+		state.SetRunner(cr)
+	}
 	s.spareState.Store(state)
 }
 
-func (s *Scheduler) schedulingCycle(ctx context.Context, state *CycleState, fw *Framework, qpi *QueuedPodInfo) (ScheduleResult, *QueuedPodInfo, *Status) {
+// loopCycle are the scheduler loop's cycle options: it reads nothing of a
+// successful cycle's scores but the chosen node's and the runner-up's, nor
+// of its diagnosis but the nodes evaluated.
+var loopCycle = CycleOptions{ReuseScoreBuffers: true, DiagnoseFailuresOnly: true}
+
+func (s *Scheduler) schedulingCycle(ctx context.Context, state *schedcore.CycleState, fw *Framework, qpi *schedcore.QueuedPodInfo) (ScheduleResult, *schedcore.QueuedPodInfo, *schedcore.Status) {
 	s.Cache.UpdateSnapshot(s.snapshot)
 	algStart := time.Now()
-	result, diag, err := s.Algorithm.SchedulePod(ctx, fw, state, qpi.Pod)
+	result, diag, err := s.Algorithm.SchedulePodWith(ctx, fw, state, qpi.Pod, loopCycle)
 	if s.Recorder != nil {
 		s.Recorder.AlgorithmDuration(time.Since(algStart))
 	}
@@ -195,26 +203,26 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *CycleState, fw *
 	}
 	if err != nil {
 		if errors.Is(err, ErrNoNodesAvailable) {
-			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, NewStatus(UnschedulableAndUnresolvable).WithError(err)
+			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable).WithError(err)
 		}
-		var fitErr *FitError
+		var fitErr *schedcore.FitError
 		if !errors.As(err, &fitErr) {
-			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, AsStatus(err)
+			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, schedcore.AsStatus(err)
 		}
 		if !fw.HasPostFilterPlugins() {
-			fitErr.settle()
-			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, NewStatus(Unschedulable).WithError(fitErr)
+			fitErr.Settle()
+			return ScheduleResult{NominatingInfo: clearNominatedNode}, qpi, schedcore.NewStatus(schedcore.Unschedulable).WithError(fitErr)
 		}
 		pfResult, pfStatus := fw.RunPostFilterPlugins(ctx, state, qpi.Pod, fitErr.Diagnosis.NodeToStatus)
 		fitErr.Diagnosis.PostFilterMsg = pfStatus.Message()
 		// The message is final: formatted once for the failure handling,
 		// which then releases the node statuses (handleFailure).
-		fitErr.settle()
-		var nominating *NominatingInfo
+		fitErr.Settle()
+		var nominating *schedcore.NominatingInfo
 		if pfResult != nil {
 			nominating = pfResult.NominatingInfo
 		}
-		return ScheduleResult{NominatingInfo: nominating}, qpi, NewStatus(Unschedulable).WithError(fitErr)
+		return ScheduleResult{NominatingInfo: nominating}, qpi, schedcore.NewStatus(schedcore.Unschedulable).WithError(fitErr)
 	}
 
 	// Assume: account the pod on the node before binding. kube assumes a
@@ -227,16 +235,16 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *CycleState, fw *
 	podCopy := new(v1.Pod)
 	*podCopy = *qpi.Pod
 	podCopy.Spec.NodeName = result.SuggestedHost
-	assumed.PodInfo = qpi.PodInfo.forPod(podCopy)
+	assumed.PodInfo = qpi.PodInfo.ForPod(podCopy)
 	if err := s.Cache.AssumePodInfo(assumed.PodInfo); err != nil {
-		return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, AsStatus(err)
+		return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, schedcore.AsStatus(err)
 	}
 	s.Queue.DeleteNominatedPodIfExists(podCopy)
 
 	if st := fw.RunReservePluginsReserve(ctx, state, podCopy, result.SuggestedHost); !st.IsSuccess() {
 		s.unreserveAndForget(ctx, state, fw, &assumed, result.SuggestedHost)
 		if st.IsRejected() {
-			return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, NewStatus(st.Code()).WithError(singleNodeFitError(qpi.Pod, result.SuggestedHost, st))
+			return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, schedcore.NewStatus(st.Code()).WithError(singleNodeFitError(qpi.Pod, result.SuggestedHost, st))
 		}
 		return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, st
 	}
@@ -246,15 +254,15 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *CycleState, fw *
 	} else if !st.IsSuccess() {
 		s.unreserveAndForget(ctx, state, fw, &assumed, result.SuggestedHost)
 		if st.IsRejected() {
-			return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, NewStatus(st.Code()).WithError(singleNodeFitError(qpi.Pod, result.SuggestedHost, st))
+			return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, schedcore.NewStatus(st.Code()).WithError(singleNodeFitError(qpi.Pod, result.SuggestedHost, st))
 		}
 		return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, st
 	}
 	return result, &assumed, nil
 }
 
-func singleNodeFitError(pod *v1.Pod, node string, st *Status) *FitError {
-	fe := &FitError{Pod: pod, NumAllNodes: 1, Diagnosis: Diagnosis{NodeToStatus: NewNodeToStatus()}}
+func singleNodeFitError(pod *v1.Pod, node string, st *schedcore.Status) *schedcore.FitError {
+	fe := &schedcore.FitError{Pod: pod, NumAllNodes: 1, Diagnosis: schedcore.Diagnosis{NodeToStatus: schedcore.NewNodeToStatus()}}
 	fe.Diagnosis.NodeToStatus.Set(node, st)
 	fe.Diagnosis.AddPluginStatus(st)
 	return fe
@@ -263,7 +271,7 @@ func singleNodeFitError(pod *v1.Pod, node string, st *Status) *FitError {
 // unreserveAndForget undoes Reserve in reverse plugin order and forgets the
 // assumed pod, so nothing of it stays counted; a pod rejected while waiting
 // at Permit leaves the waiting map only then.
-func (s *Scheduler) unreserveAndForget(ctx context.Context, state *CycleState, fw *Framework, assumed *QueuedPodInfo, node string) {
+func (s *Scheduler) unreserveAndForget(ctx context.Context, state *schedcore.CycleState, fw *Framework, assumed *schedcore.QueuedPodInfo, node string) {
 	fw.RunReservePluginsUnreserve(ctx, state, assumed.Pod, node)
 	s.Cache.ForgetPod(assumed.Pod)
 	fw.forgetWaitingPod(assumed.Pod.UID)
@@ -296,7 +304,7 @@ func (s *Scheduler) ResolveWaiting(ctx context.Context) int {
 // NumParked counts binding cycles waiting at Permit (SyncBinding only).
 func (s *Scheduler) NumParked() int { return len(s.parked) }
 
-func (s *Scheduler) runBindingCycle(ctx context.Context, state *CycleState, fw *Framework, result ScheduleResult, assumed *QueuedPodInfo, start time.Time) {
+func (s *Scheduler) runBindingCycle(ctx context.Context, state *schedcore.CycleState, fw *Framework, result ScheduleResult, assumed *schedcore.QueuedPodInfo, start time.Time) {
 	st := s.bindingCycle(ctx, state, fw, result, assumed)
 	if st.IsSuccess() {
 		if s.Recorder != nil {
@@ -314,20 +322,20 @@ func (s *Scheduler) runBindingCycle(ctx context.Context, state *CycleState, fw *
 	s.unreserveAndForget(ctx, state, fw, assumed, result.SuggestedHost)
 	pod := assumed.Pod
 	if st.IsRejected() {
-		defer s.Queue.MoveAllToActiveOrBackoffQueue(s.Logger, EventAssignedPodDelete, pod, nil, func(p *v1.Pod) bool { return p.UID != pod.UID })
+		defer s.Queue.MoveAllToActiveOrBackoffQueue(s.Logger, schedcore.EventAssignedPodDelete, pod, nil, func(p *v1.Pod) bool { return p.UID != pod.UID })
 	} else {
-		s.Queue.MoveAllToActiveOrBackoffQueue(s.Logger, EventAssignedPodDelete, pod, nil, nil)
+		s.Queue.MoveAllToActiveOrBackoffQueue(s.Logger, schedcore.EventAssignedPodDelete, pod, nil, nil)
 	}
 	s.handleFailure(ctx, fw, assumed, st, clearNominatedNode, start)
 }
 
-func (s *Scheduler) bindingCycle(ctx context.Context, state *CycleState, fw *Framework, result ScheduleResult, assumed *QueuedPodInfo) *Status {
+func (s *Scheduler) bindingCycle(ctx context.Context, state *schedcore.CycleState, fw *Framework, result ScheduleResult, assumed *schedcore.QueuedPodInfo) *schedcore.Status {
 	pod := assumed.Pod
 	if st := fw.WaitOnPermit(ctx, pod); !st.IsSuccess() {
 		if st.IsRejected() {
 			fe := singleNodeFitError(pod, result.SuggestedHost, st)
 			fe.Diagnosis.UnschedulablePlugins = sets.New(st.Plugin())
-			return NewStatus(st.Code()).WithError(fe)
+			return schedcore.NewStatus(st.Code()).WithError(fe)
 		}
 		return st
 	}
@@ -348,7 +356,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *CycleState, fw *Fra
 
 // handleFailure requeues the pod with its rejector plugins, updates the
 // nomination and tells the driver, as kube's handleSchedulingFailure.
-func (s *Scheduler) handleFailure(ctx context.Context, fw *Framework, qpi *QueuedPodInfo, st *Status, nominating *NominatingInfo, start time.Time) {
+func (s *Scheduler) handleFailure(ctx context.Context, fw *Framework, qpi *schedcore.QueuedPodInfo, st *schedcore.Status, nominating *schedcore.NominatingInfo, start time.Time) {
 	reason := ReasonSchedulerError
 	result := "error"
 	if st.IsRejected() {
@@ -360,7 +368,7 @@ func (s *Scheduler) handleFailure(ctx context.Context, fw *Framework, qpi *Queue
 	q := *qpi
 	q.UnschedulablePlugins, q.PendingPlugins = nil, nil
 	err := st.AsError()
-	var fitErr *FitError
+	var fitErr *schedcore.FitError
 	if errors.As(err, &fitErr) {
 		q.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins
 		q.PendingPlugins = fitErr.Diagnosis.PendingPlugins
@@ -377,9 +385,9 @@ func (s *Scheduler) handleFailure(ctx context.Context, fw *Framework, qpi *Queue
 	if cur != nil && cur.Spec.NodeName == "" && cur.UID == pod.UID {
 		// kube parses the current pod anew; its terms are the attempt's
 		// when its affinity is the same object (forPod).
-		q.PodInfo = qpi.PodInfo.forPod(cur)
+		q.PodInfo = qpi.PodInfo.ForPod(cur)
 		if e := s.Queue.AddUnschedulableIfNotPresent(s.Logger, &q, s.Queue.SchedulingCycle()); e != nil {
-			s.Logger.Error(e, "requeueing pod", "pod", PodName(pod))
+			s.Logger.Error(e, "requeueing pod", "pod", schedcore.PodName(pod))
 		}
 		requeued = true
 	}
@@ -399,7 +407,7 @@ func (s *Scheduler) handleFailure(ctx context.Context, fw *Framework, qpi *Queue
 		// Nothing reads the cycle's node statuses any more (kube drops
 		// the FitError here): their list serves the next cycles, the
 		// FitError keeps its message.
-		fitErr.release()
+		fitErr.Release()
 	}
 }
 

@@ -1,6 +1,10 @@
-package schedcore
+package runtime
 
-import "time"
+import (
+	"time"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
 
 // Extension point names as kube labels them in
 // scheduler_framework_extension_point_duration_seconds.
@@ -25,10 +29,10 @@ const (
 type MetricsRecorder interface {
 	// ExtensionPoint observes one extension point run
 	// (framework_extension_point_duration_seconds).
-	ExtensionPoint(profile, point string, code Code, d time.Duration)
+	ExtensionPoint(profile, point string, code schedcore.Code, d time.Duration)
 	// Plugin observes one plugin call in sampled cycles
 	// (plugin_execution_duration_seconds).
-	Plugin(plugin, point string, code Code, d time.Duration)
+	Plugin(plugin, point string, code schedcore.Code, d time.Duration)
 	// ScheduleAttempt observes one scheduling attempt: result is
 	// "scheduled", "unschedulable" or "error" (schedule_attempts_total,
 	// scheduling_attempt_duration_seconds).
@@ -64,7 +68,7 @@ func recordsPluginMetrics(r MetricsRecorder) bool {
 	return !ok || g.AcceptsPluginMetrics()
 }
 
-func (f *Framework) observe(point string, s *Status, start time.Time) {
+func (f *Framework) observe(point string, s *schedcore.Status, start time.Time) {
 	if f.recorder != nil {
 		f.recorder.ExtensionPoint(f.profileName, point, s.Code(), time.Since(start))
 	}

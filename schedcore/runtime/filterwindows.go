@@ -1,6 +1,10 @@
-package schedcore
+package runtime
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+)
 
 // nextWindowSize is the length of the window of a pass that starts at
 // offset off, having found found of the toFind nodes it looks for: the
@@ -63,7 +67,7 @@ func (p *filterPass) listPos(i int) int {
 // the pass goes by position) or filtered every node, recording each
 // rejected node's status in diag as kube does. It returns the feasible
 // nodes and how many nodes it processed (found feasible or rejected).
-func (p *filterPass) recordWindows(toFind int, feasible []*NodeInfo, pos *[]int32, diag *Diagnosis) ([]*NodeInfo, int) {
+func (p *filterPass) recordWindows(toFind int, feasible []*schedcore.NodeInfo, pos *[]int32, diag *schedcore.Diagnosis) ([]*schedcore.NodeInfo, int) {
 	numAll := len(p.nodes)
 	statuses, passed := p.statuses, p.passed
 	processed := 0
@@ -73,10 +77,10 @@ func (p *filterPass) recordWindows(toFind int, feasible []*NodeInfo, pos *[]int3
 	// The (plugin, code) pairs of the rejections recorded so far.
 	var seen [8]struct {
 		plugin string
-		code   Code
+		code   schedcore.Code
 	}
 	numSeen := 0
-	var lastSeen *Status
+	var lastSeen *schedcore.Status
 	for off := 0; off < numAll && len(feasible) < toFind && p.firstErr == nil; {
 		base, window := off, p.nextWindowSize(toFind, off, len(feasible))
 		p.sampled = toFind < numAll
@@ -90,7 +94,7 @@ func (p *filterPass) recordWindows(toFind int, feasible []*NodeInfo, pos *[]int3
 		// Room for this window's rejections, and as much again as the
 		// earlier windows' when there were some: the windows of a sampled
 		// pass then copy the list a few times, not once each.
-		diag.NodeToStatus.grow(rejected + diag.NodeToStatus.Len())
+		diag.NodeToStatus.Grow(rejected + diag.NodeToStatus.Len())
 		for i := base; i < base+window; i++ {
 			if len(feasible) >= toFind {
 				break
@@ -105,12 +109,12 @@ func (p *filterPass) recordWindows(toFind int, feasible []*NodeInfo, pos *[]int3
 			} else if s := statuses[i]; s != nil {
 				var name string
 				if p.byPos {
-					name = p.snap.listNames[q]
+					name = p.snap.ListedNames()[q]
 				} else {
 					name = p.nodes[q].Name()
 				}
 				if fresh {
-					diag.NodeToStatus.setNew(name, s)
+					diag.NodeToStatus.SetNew(name, s)
 				} else {
 					diag.NodeToStatus.Set(name, s)
 				}
@@ -155,7 +159,7 @@ func (p *filterPass) recordWindows(toFind int, feasible []*NodeInfo, pos *[]int3
 // A block's nodes are each either feasible or rejected, so the word of
 // its passes tells both: the rejected nodes among the first j of a block
 // are j less the passes among them.
-func (p *filterPass) countWindows(toFind int, feasible []*NodeInfo, pos *[]int32) ([]*NodeInfo, int) {
+func (p *filterPass) countWindows(toFind int, feasible []*schedcore.NodeInfo, pos *[]int32) ([]*schedcore.NodeInfo, int) {
 	numAll := len(p.nodes)
 	rejected := 0
 	for off := 0; off < numAll && len(feasible) < toFind && p.firstErr == nil; {
