@@ -7,8 +7,6 @@ import (
 	"sort"
 	"testing"
 
-	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
-
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -23,6 +21,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
 	"github.com/kubectl-sched/kubectl-sched/plugins/tainttoleration"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	st "github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -124,9 +123,8 @@ func explainVerdicts(ctx context.Context, fw *schedruntime.Framework, snap *sche
 // the FitError's message and every node's status.
 func scheduleOutcome(ctx context.Context, fw *schedruntime.Framework, snap *schedcore.Snapshot, pod *v1.Pod, diagnoseFailuresOnly bool) []string {
 	state := schedcore.NewCycleState()
-	state.DiagnoseFailuresOnly = diagnoseFailuresOnly
 	alg := &schedruntime.Algorithm{Snapshot: snap}
-	res, diag, err := alg.SchedulePod(ctx, fw, state, pod)
+	res, diag, err := alg.SchedulePodWith(ctx, fw, state, pod, schedruntime.CycleOptions{DiagnoseFailuresOnly: diagnoseFailuresOnly})
 	out := []string{fmt.Sprint("host ", res.SuggestedHost, " feasible ", res.FeasibleNodes, " evaluated ", res.EvaluatedNodes)}
 	if err != nil {
 		out = append(out, err.Error())
@@ -209,7 +207,7 @@ func checkRememberedScores(t *testing.T, imageless bool, numWorkloads int) {
 			t.Fatalf("step %d: long-lived framework scores differ from a fresh one's (-fresh +long-lived):\n%s", step, diff)
 		}
 		// A scheduler cycle, which counts the rejected nodes when some
-		// node fits (CycleState.DiagnoseFailuresOnly), decides as a
+		// node fits (CycleOptions.DiagnoseFailuresOnly), decides as a
 		// recording cycle of a fresh framework.
 		if diff := cmp.Diff(scheduleOutcome(ctx, newFramework(), snap, pod, false), scheduleOutcome(ctx, long, snap, pod, true)); diff != "" {
 			t.Fatalf("step %d: long-lived framework's scheduler cycle differs from a fresh one's (-fresh +long-lived):\n%s", step, diff)

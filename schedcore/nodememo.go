@@ -454,3 +454,14 @@ func (v VerdictView) PutByNode(ni *NodeInfo, val uint16) { v.putAt(ni.listPos-1,
 // outside the view's window or a value above maxVerdictValue is not
 // remembered.
 func (v VerdictView) Put(ni *NodeInfo, val uint16) { v.putAt(ni.listPos-1, ni.Generation, val) }
+
+// Keys lists the keys m holds tables for, in no order.
+func (m *VerdictMemo) Keys() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ks := make([]string, 0, len(m.tables))
+	for k := range m.tables {
+		ks = append(ks, k)
+	}
+	return ks
+}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
-
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 

@@ -7,14 +7,13 @@ import (
 	"sort"
 	"testing"
 
-	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 func named(names ...string) []schedruntime.NodeExplanation {

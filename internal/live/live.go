@@ -17,8 +17,6 @@ import (
 	"sync"
 	"time"
 
-	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
-
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +33,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/kube"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // ErrLeaderElectionLost is returned when another instance took the lease

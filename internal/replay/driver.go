@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"time"
 
-	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
-
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // ErrNoNodes is returned for a trace without nodes.

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
-
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // queueingStrategy is where a pod leaving the unschedulable pool goes.

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
-
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // pendingPodsSummary is kube's PendingPods summary line.

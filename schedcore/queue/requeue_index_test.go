@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
-
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
@@ -24,6 +22,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -156,7 +155,7 @@ func (c randomConfig) build(t *testing.T, walkAll bool) *world {
 		plugins[pl] = &filterPlugin{name: pl, events: events(pl)}
 	}
 	gate := &gatePlugin{name: "G", gate: func(p *v1.Pod) bool { return p.Labels["gate"] == "on" }, events: events("G")}
-	profiles := map[string]*runtime.Framework{}
+	profiles := map[string]*schedruntime.Framework{}
 	for name, filters := range map[string][]string{profileA: filtersA, profileB: filtersB} {
 		var fs []*filterPlugin
 		for _, f := range filters {
@@ -172,7 +171,7 @@ func (c randomConfig) build(t *testing.T, walkAll bool) *world {
 }
 
 // newNamedFramework is newFramework for a profile name.
-func newNamedFramework(t *testing.T, name string, filters []*filterPlugin, gates ...*gatePlugin) *runtime.Framework {
+func newNamedFramework(t *testing.T, name string, filters []*filterPlugin, gates ...*gatePlugin) *schedruntime.Framework {
 	t.Helper()
 	r := schedcore.Registry{
 		"Sort": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // ErrNoNodesAvailable is returned when the snapshot has no nodes.

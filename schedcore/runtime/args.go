@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
-
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // decodeArgs decodes a pluginConfig's raw args into the plugin's args type,

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // Explanation is the full diagnosis of one scheduling cycle of a pod:

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
-
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // FilterVerdict is one filter plugin's answer on one node, for diagnosis.

@@ -3,9 +3,9 @@ package runtime
 import (
 	"context"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
-
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // ExplainPostFilter asks the profile's PostFilter plugins, in order, what

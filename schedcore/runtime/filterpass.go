@@ -6,9 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
-
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // filterScratch is findNodesThatPassFilters' per-node verdicts, reused

@@ -1,8 +1,9 @@
 package runtime
 
 import (
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // NodeLocal reports whether every plugin of the profile that can reject pod

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
-
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // RunReservePluginsReserve runs Reserve plugins; a failure stops the chain.

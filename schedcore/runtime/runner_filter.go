@@ -6,10 +6,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // RunPreEnqueuePlugins runs PreEnqueue plugins until one fails; the failing

@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // RunPreScorePlugins runs PreScore plugins; Skip marks the plugin's Score

@@ -9,12 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
-
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // pluginMetricsSamplePercent is the share of cycles whose plugins are timed.

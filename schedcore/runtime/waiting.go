@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // waitingPod is the runtime's schedcore.WaitingPod: a pod held at Permit,

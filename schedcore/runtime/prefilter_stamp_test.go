@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -42,7 +43,7 @@ func TestPreFilterStampsASharedStatus(t *testing.T) {
 			profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
 				MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "SharedRejecter"}}},
 			}}
-			fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(schedcore.NewEmptySnapshot(), 1), schedcore.FrameworkOptions{})
+			fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(schedcore.NewEmptySnapshot(), 1), schedruntime.FrameworkOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

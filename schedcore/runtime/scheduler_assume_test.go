@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -31,16 +32,16 @@ func TestAssumedPodIsACopyAtItsNode(t *testing.T) {
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
 	cache.AddNode(schedtest.MakeNode("n1").Label("slots", "2").Label("zone", "z").Obj())
 	snap := schedcore.NewEmptySnapshot()
-	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	profiles := map[string]*schedcore.Framework{name: fw}
+	profiles := map[string]*schedruntime.Framework{name: fw}
 	q := queue.New(fw.QueueSortLess(), profiles)
-	s := schedcore.NewScheduler(cache, q, profiles, snap, &schedcore.Algorithm{})
+	s := schedruntime.NewScheduler(cache, q, profiles, snap, &schedruntime.Algorithm{})
 	s.SyncBinding = true
 	var bound *schedcore.QueuedPodInfo
-	s.Hooks.Scheduled = func(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, node string, _ schedcore.ScheduleResult) {
+	s.Hooks.Scheduled = func(_ context.Context, _ *schedruntime.Framework, qpi *schedcore.QueuedPodInfo, node string, _ schedruntime.ScheduleResult) {
 		if node != "n1" {
 			t.Errorf("bound to %q, want n1", node)
 		}

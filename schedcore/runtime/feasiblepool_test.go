@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -39,7 +40,7 @@ func TestFeasibleListsAreReused(t *testing.T) {
 	var kept []*schedcore.NodeInfo
 	_, snap := slotNodes()
 	fw := onePluginFramework(t, snap, keptNodes{slotFilter: slotFilter{slots: slots{}, calls: &calls}, kept: &kept})
-	alg := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 100}
+	alg := &schedruntime.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 100}
 	// Nodes n00..n19 have i%5 free slots: a pod wanting w slots fits on
 	// (5-w)*4 of them.
 	for round, want := range []int{4, 1, 3, 0, 2, 4, 1, 0, 3} {
@@ -84,8 +85,8 @@ func TestSampledPassFindsTheFirstFeasibleNodes(t *testing.T) {
 	var calls atomic.Int64
 	var kept []*schedcore.NodeInfo
 	fw := onePluginFramework(t, snap, keptNodes{slotFilter: slotFilter{calls: &calls}, kept: &kept})
-	alg := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 10}
-	toFind := int(schedcore.NumFeasibleNodesToFind(nil, 10, numNodes))
+	alg := &schedruntime.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 10}
+	toFind := int(schedruntime.NumFeasibleNodesToFind(nil, 10, numNodes))
 	list := snap.List()
 	start := 0
 	for round := 0; round < 200; round++ {

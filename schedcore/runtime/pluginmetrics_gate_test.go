@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -43,7 +44,7 @@ func (r *gatedRecorder) AcceptsPluginMetrics() bool { return r.accepts }
 // the placements are the same either way.
 func TestSampledCyclesAskTheRecordersGate(t *testing.T) {
 	const pods = 60
-	run := func(rec schedcore.MetricsRecorder) []string {
+	run := func(rec schedruntime.MetricsRecorder) []string {
 		reg := schedcore.Registry{
 			"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
 				return slots{}, nil
@@ -58,16 +59,16 @@ func TestSampledCyclesAskTheRecordersGate(t *testing.T) {
 			cache.AddNode(schedtest.MakeNode(fmt.Sprintf("n%d", i)).Label("slots", "100").Obj())
 		}
 		snap := schedcore.NewEmptySnapshot()
-		fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{Recorder: rec})
+		fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{Recorder: rec})
 		if err != nil {
 			t.Fatal(err)
 		}
-		profiles := map[string]*schedcore.Framework{name: fw}
+		profiles := map[string]*schedruntime.Framework{name: fw}
 		q := queue.New(fw.QueueSortLess(), profiles)
-		s := schedcore.NewScheduler(cache, q, profiles, snap, &schedcore.Algorithm{})
+		s := schedruntime.NewScheduler(cache, q, profiles, snap, &schedruntime.Algorithm{})
 		s.SyncBinding = true
 		var placed []string
-		s.Hooks.Scheduled = func(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, node string, _ schedcore.ScheduleResult) {
+		s.Hooks.Scheduled = func(_ context.Context, _ *schedruntime.Framework, qpi *schedcore.QueuedPodInfo, node string, _ schedruntime.ScheduleResult) {
 			placed = append(placed, qpi.Pod.Name+"@"+node)
 		}
 		for i := range pods {
@@ -91,7 +92,7 @@ func TestSampledCyclesAskTheRecordersGate(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		rec  schedcore.MetricsRecorder
+		rec  schedruntime.MetricsRecorder
 		n    *atomic.Int64
 		some bool
 	}{

@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -57,7 +58,7 @@ func TestNodeLocalFilterPassesAreRemembered(t *testing.T) {
 	for _, ext := range []bool{false, true} {
 		t.Run(fmt.Sprintf("extensions=%v", ext), func(t *testing.T) {
 			var calls atomic.Int64
-			newFramework := func(snap *schedcore.Snapshot) *schedcore.Framework {
+			newFramework := func(snap *schedcore.Snapshot) *schedruntime.Framework {
 				if ext {
 					return onePluginFramework(t, snap, slotFilterWithExtensions{slotFilter{calls: &calls}})
 				}
@@ -65,7 +66,7 @@ func TestNodeLocalFilterPassesAreRemembered(t *testing.T) {
 			}
 			cache, snap := slotNodes()
 			long := newFramework(snap)
-			filter := func(fw *schedcore.Framework, want string) []string {
+			filter := func(fw *schedruntime.Framework, want string) []string {
 				pod := schedtest.MakePod("p").Label("slots", want).Obj()
 				state := schedcore.NewCycleState()
 				if _, s, _ := fw.RunPreFilterPlugins(context.Background(), state, pod); !s.IsSuccess() {
@@ -108,14 +109,14 @@ func TestNodeLocalFilterPassesAreRemembered(t *testing.T) {
 
 // onePluginFramework is a default-named profile with pl (named Slots) at
 // every extension point it implements, on snap.
-func onePluginFramework(t *testing.T, snap *schedcore.Snapshot, pl schedcore.Plugin) *schedcore.Framework {
+func onePluginFramework(t *testing.T, snap *schedcore.Snapshot, pl schedcore.Plugin) *schedruntime.Framework {
 	t.Helper()
 	reg := schedcore.Registry{"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return pl, nil }}}
 	name := v1.DefaultSchedulerName
 	profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Slots"}}},
 	}}
-	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestSharedRejectionsAreRemembered(t *testing.T) {
 	var calls atomic.Int64
 	cache, snap := slotNodes()
 	long := onePluginFramework(t, snap, sharedSlotFilter{slotFilter{calls: &calls}})
-	filter := func(fw *schedcore.Framework, want string) []string {
+	filter := func(fw *schedruntime.Framework, want string) []string {
 		pod := schedtest.MakePod("p").Label("slots", want).Obj()
 		state := schedcore.NewCycleState()
 		if _, s, _ := fw.RunPreFilterPlugins(context.Background(), state, pod); !s.IsSuccess() {
@@ -177,7 +178,7 @@ func TestSharedRejectionsAreRemembered(t *testing.T) {
 			out = append(out, fmt.Sprint(ni.Name(), " ", s.Code(), " ", s.Plugin(), " ", s.Reasons()))
 		}
 		// The Algorithm's loop, over the snapshot's list by position.
-		alg := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 100}
+		alg := &schedruntime.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 100}
 		res, diag, err := alg.SchedulePod(context.Background(), fw, schedcore.NewCycleState(), pod)
 		out = append(out, fmt.Sprint("host ", res.SuggestedHost, " feasible ", res.FeasibleNodes, " err ", err))
 		if diag != nil {

@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -65,13 +66,13 @@ func TestFailedPodsKeepTheirOwnRejectors(t *testing.T) {
 		cache.AddNode(schedtest.MakeNode(n).Label("slots", "5").Obj())
 	}
 	snap := schedcore.NewEmptySnapshot()
-	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	profiles := map[string]*schedcore.Framework{name: fw}
+	profiles := map[string]*schedruntime.Framework{name: fw}
 	q := queue.New(fw.QueueSortLess(), profiles)
-	s := schedcore.NewScheduler(cache, q, profiles, snap, &schedcore.Algorithm{})
+	s := schedruntime.NewScheduler(cache, q, profiles, snap, &schedruntime.Algorithm{})
 	s.SyncBinding = true
 	schedule := func(pod *v1.Pod) {
 		t.Helper()

@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -46,12 +47,12 @@ func TestNodeLocalScoresAreRemembered(t *testing.T) {
 	for _, keyless := range []bool{false, true} {
 		t.Run(fmt.Sprintf("keyless=%v", keyless), func(t *testing.T) {
 			var calls atomic.Int64
-			newFramework := func(snap *schedcore.Snapshot) *schedcore.Framework {
+			newFramework := func(snap *schedcore.Snapshot) *schedruntime.Framework {
 				return onePluginFramework(t, snap, perSlot{calls: &calls, keyless: keyless})
 			}
 			cache, snap := slotNodes()
 			long := newFramework(snap)
-			score := func(fw *schedcore.Framework, weight string) []string {
+			score := func(fw *schedruntime.Framework, weight string) []string {
 				pod := schedtest.MakePod("p").Label("weight", weight).Obj()
 				scores, st := fw.RunScorePlugins(context.Background(), schedcore.NewCycleState(), pod, snap.List())
 				if !st.IsSuccess() {

@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -45,7 +46,7 @@ func TestFilterDiagnosisCountsEachNodeOnce(t *testing.T) {
 	}
 	snap := schedcore.NewEmptySnapshot()
 	cache.UpdateSnapshot(snap)
-	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestFilterDiagnosisCountsEachNodeOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := schedtest.MakePod("p").Label("slots", strconv.Itoa(tc.slots)).Obj()
 			pod.Status.NominatedNodeName = tc.nominated
-			alg := &schedcore.Algorithm{Snapshot: snap, EvaluateAllNodes: true}
+			alg := &schedruntime.Algorithm{Snapshot: snap, EvaluateAllNodes: true}
 			res, diag, err := alg.SchedulePod(context.Background(), fw, schedcore.NewCycleState(), pod)
 			var fe *schedcore.FitError
 			if tc.wantFeasible == 0 && !errors.As(err, &fe) {
@@ -129,17 +130,17 @@ func TestFailedCycleKeepsItsRejections(t *testing.T) {
 		cache.AddNode(n.Obj())
 	}
 	snap := schedcore.NewEmptySnapshot()
-	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	profiles := map[string]*schedcore.Framework{name: fw}
+	profiles := map[string]*schedruntime.Framework{name: fw}
 	q := queue.New(fw.QueueSortLess(), profiles)
-	s := schedcore.NewScheduler(cache, q, profiles, snap, &schedcore.Algorithm{})
+	s := schedruntime.NewScheduler(cache, q, profiles, snap, &schedruntime.Algorithm{})
 	s.SyncBinding = true
 	var failures []*schedcore.FitError
 	var seen []int // rejected nodes the driver saw, per failure
-	s.Hooks.Failed = func(_ context.Context, _ *schedcore.Framework, _ *schedcore.QueuedPodInfo, _ string, st *schedcore.Status, _ *schedcore.NominatingInfo) {
+	s.Hooks.Failed = func(_ context.Context, _ *schedruntime.Framework, _ *schedcore.QueuedPodInfo, _ string, st *schedcore.Status, _ *schedcore.NominatingInfo) {
 		var fe *schedcore.FitError
 		if !errors.As(st.AsError(), &fe) {
 			t.Fatalf("failure %v, want a FitError", st.AsError())

@@ -1,4 +1,4 @@
-package schedcore
+package runtime
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // selectHost without ListTied skips listing the tied nodes: it must choose
@@ -31,9 +33,9 @@ func TestSelectHostWithoutTheTiedList(t *testing.T) {
 		}
 		sort.Strings(wantTied)
 
-		listed := append([]NodePluginScores(nil), scores...)
+		listed := append([]schedcore.NodePluginScores(nil), scores...)
 		chosenListed, tied := (&Algorithm{ListTied: true}).selectHost(listed)
-		unlisted := append([]NodePluginScores(nil), scores...)
+		unlisted := append([]schedcore.NodePluginScores(nil), scores...)
 		chosen, none := (&Algorithm{}).selectHost(unlisted)
 		if chosen != chosenListed || chosen != wantTied[0] {
 			t.Fatalf("round %d: chosen %s without the list, %s with it, want %s", round, chosen, chosenListed, wantTied[0])
@@ -59,8 +61,8 @@ func TestPickHostMatchesASort(t *testing.T) {
 	for round := 0; round < 2000; round++ {
 		scores := randomScores(rng, 30)
 		n := len(scores)
-		orig := append([]NodePluginScores(nil), scores...)
-		sorted := append([]NodePluginScores(nil), scores...)
+		orig := append([]schedcore.NodePluginScores(nil), scores...)
+		sorted := append([]schedcore.NodePluginScores(nil), scores...)
 		sort.Slice(sorted, func(i, j int) bool {
 			if sorted[i].TotalScore != sorted[j].TotalScore {
 				return sorted[i].TotalScore > sorted[j].TotalScore
@@ -123,11 +125,11 @@ func TestPickHostMatchesASort(t *testing.T) {
 
 // randomScores returns 1 to maxNodes nodes' totals, in random name order,
 // with many ties (totals 0 to 3).
-func randomScores(rng *rand.Rand, maxNodes int) []NodePluginScores {
+func randomScores(rng *rand.Rand, maxNodes int) []schedcore.NodePluginScores {
 	n := 1 + rng.Intn(maxNodes)
-	scores := make([]NodePluginScores, n)
+	scores := make([]schedcore.NodePluginScores, n)
 	for i, p := range rng.Perm(n) {
-		scores[i] = NodePluginScores{Name: fmt.Sprintf("node-%03d", p), TotalScore: int64(rng.Intn(4))}
+		scores[i] = schedcore.NodePluginScores{Name: fmt.Sprintf("node-%03d", p), TotalScore: int64(rng.Intn(4))}
 	}
 	return scores
 }
@@ -141,7 +143,7 @@ func TestFilterScratchIsClearedForReuse(t *testing.T) {
 		t.Fatalf("scratch for 8 nodes has %d statuses and %d verdicts", len(s.statuses), len(s.passed))
 	}
 	for i := range s.statuses {
-		s.statuses[i], s.passed[i] = NewStatus(Unschedulable, "no"), true
+		s.statuses[i], s.passed[i] = schedcore.NewStatus(schedcore.Unschedulable, "no"), true
 	}
 	// What a recording pass marks: the nodes it may have written.
 	s.written = len(s.statuses)
@@ -161,9 +163,9 @@ func TestFilterScratchIsClearedForReuse(t *testing.T) {
 // removed and another added (the list rebuilt at the same length).
 func TestNameRanksFollowTheList(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
-	c := NewCache(DefaultFeatures)
+	c := schedcore.NewCache(schedcore.DefaultFeatures)
 	live := map[string]bool{}
-	snap := NewEmptySnapshot()
+	snap := schedcore.NewEmptySnapshot()
 	for step := 0; step < 300; step++ {
 		name := fmt.Sprintf("n%02d", rng.Intn(40))
 		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -182,7 +184,7 @@ func TestNameRanksFollowTheList(t *testing.T) {
 			continue // ranks read only now and then
 		}
 		list := snap.List()
-		ranks := snap.nameRanks()
+		ranks := snap.NameRanks()
 		if len(ranks) != len(list) {
 			t.Fatalf("step %d: %d ranks for %d listed nodes", step, len(ranks), len(list))
 		}

@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -84,13 +85,13 @@ func TestSchedulerReusesOnlyFinishedCycleStates(t *testing.T) {
 			cache := schedcore.NewCache(schedcore.DefaultFeatures)
 			cache.AddNode(schedtest.MakeNode("n1").Capacity("pods", "110").Obj())
 			snap := schedcore.NewEmptySnapshot()
-			fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+			fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			profiles := map[string]*schedcore.Framework{name: fw}
+			profiles := map[string]*schedruntime.Framework{name: fw}
 			q := queue.New(fw.QueueSortLess(), profiles)
-			s := schedcore.NewScheduler(cache, q, profiles, snap, &schedcore.Algorithm{})
+			s := schedruntime.NewScheduler(cache, q, profiles, snap, &schedruntime.Algorithm{})
 			s.SyncBinding = true
 			ctx := context.Background()
 			for _, n := range tc.pods {

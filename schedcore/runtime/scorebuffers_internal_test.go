@@ -1,16 +1,18 @@
-package schedcore
+package runtime
 
 import (
 	"context"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 type constScorer string
 
 func (c constScorer) Name() string { return string(c) }
-func (constScorer) Score(context.Context, *CycleState, *v1.Pod, *NodeInfo) (int64, *Status) {
+func (constScorer) Score(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo) (int64, *schedcore.Status) {
 	return 1, nil
 }
 

@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -108,19 +109,19 @@ func TestExplainRunsEveryNodeAndTheExplainers(t *testing.T) {
 		nodes = append(nodes, n.Obj())
 	}
 	snap := schedcore.NewSnapshot(nil, nodes)
-	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 4), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 4), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pod := schedtest.MakePod("p").Label("slots", "3").Obj()
 
 	var wg sync.WaitGroup
-	exs := make([]*schedcore.Explanation, 4)
+	exs := make([]*schedruntime.Explanation, 4)
 	for i := range exs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			exs[i] = schedcore.Explain(context.Background(), fw, snap, pod, nil)
+			exs[i] = schedruntime.Explain(context.Background(), fw, snap, pod, nil)
 		}()
 	}
 	wg.Wait()
@@ -260,11 +261,11 @@ func TestExplanationsKeepTheirScores(t *testing.T) {
 		nodes = append(nodes, schedtest.MakeNode(fmt.Sprintf("n%03d", i)).Label("slots", strconv.Itoa(i%5)).Obj())
 	}
 	snap := schedcore.NewSnapshot(nil, nodes)
-	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 4), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 4), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	copyScores := func(ex *schedcore.Explanation) []schedcore.NodePluginScores {
+	copyScores := func(ex *schedruntime.Explanation) []schedcore.NodePluginScores {
 		out := make([]schedcore.NodePluginScores, len(ex.Scores))
 		for i, s := range ex.Scores {
 			out[i] = schedcore.NodePluginScores{Name: s.Name, TotalScore: s.TotalScore,
@@ -272,10 +273,10 @@ func TestExplanationsKeepTheirScores(t *testing.T) {
 		}
 		return out
 	}
-	var exs []*schedcore.Explanation
+	var exs []*schedruntime.Explanation
 	var want [][]schedcore.NodePluginScores
 	for _, need := range []string{"0", "3", "1", "4", "0", "2", "3"} {
-		ex := schedcore.Explain(context.Background(), fw, snap, schedtest.MakePod("p"+need).Label("slots", need).Obj(), nil)
+		ex := schedruntime.Explain(context.Background(), fw, snap, schedtest.MakePod("p"+need).Label("slots", need).Obj(), nil)
 		if len(ex.Scores) < 2 {
 			t.Fatalf("pod needing %s slots: %d scored nodes", need, len(ex.Scores))
 		}
@@ -313,12 +314,12 @@ func TestReleasedNodesStartClean(t *testing.T) {
 		nodes = append(nodes, n.Obj())
 	}
 	snap := schedcore.NewSnapshot(nil, nodes)
-	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 1), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 1), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// summary is what an explanation says of each node.
-	summary := func(ex *schedcore.Explanation) []string {
+	summary := func(ex *schedruntime.Explanation) []string {
 		var out []string
 		for _, ne := range ex.Nodes {
 			s := fmt.Sprint(ne.Name, " feasible ", ne.Feasible, " rank ", ne.Rank, " status ", ne.Status.Message())
@@ -335,10 +336,10 @@ func TestReleasedNodesStartClean(t *testing.T) {
 	ctx := context.Background()
 	hard := schedtest.MakePod("hard").Label("slots", "3").Obj()
 	easy := schedtest.MakePod("easy").Label("slots", "0").Obj()
-	want := summary(schedcore.Explain(ctx, fw, snap, easy, nil))
+	want := summary(schedruntime.Explain(ctx, fw, snap, easy, nil))
 	for round := 0; round < 3; round++ {
-		schedcore.Explain(ctx, fw, snap, hard, nil).Release()
-		ex := schedcore.Explain(ctx, fw, snap, easy, nil)
+		schedruntime.Explain(ctx, fw, snap, hard, nil).Release()
+		ex := schedruntime.Explain(ctx, fw, snap, easy, nil)
 		if d := cmp.Diff(want, summary(ex)); d != "" {
 			t.Fatalf("round %d: after a released explanation (-fresh +reused):\n%s", round, d)
 		}

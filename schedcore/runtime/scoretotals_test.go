@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -29,15 +30,14 @@ func TestDetachedScoresMatchAFreshCycle(t *testing.T) {
 			var calls atomic.Int64
 			_, snap := slotNodes()
 			fw := onePluginFramework(t, snap, slotFilter{slots: slots{}, calls: &calls})
-			alg := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 100, ScoreTotalsOnly: tc.totalsOnly}
-			ref := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 100}
+			alg := &schedruntime.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 100, ScoreTotalsOnly: tc.totalsOnly}
+			ref := &schedruntime.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 100}
 			// Nodes n00..n19 have i%5 free slots: a pod wanting w slots
 			// fits on (5-w)*4 of them, 4 of them with each total.
 			for round, want := range []int{0, 3, 1, 2, 0, 3} {
 				pod := schedtest.MakePod(fmt.Sprintf("p%d", round)).Label("slots", strconv.Itoa(want)).Obj()
 				state := schedcore.NewCycleState()
-				state.ReuseScoreBuffers = true
-				got, _, err := alg.SchedulePod(context.Background(), fw, state, pod)
+				got, _, err := alg.SchedulePodWith(context.Background(), fw, state, pod, schedruntime.CycleOptions{ReuseScoreBuffers: true})
 				if err != nil {
 					t.Fatalf("round %d: %v", round, err)
 				}

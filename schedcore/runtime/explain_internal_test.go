@@ -1,4 +1,4 @@
-package schedcore
+package runtime
 
 import (
 	"fmt"
@@ -10,16 +10,18 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-func explainTestSnapshot(t *testing.T, n int) *Snapshot {
+func explainTestSnapshot(t *testing.T, n int) *schedcore.Snapshot {
 	t.Helper()
 	var nodes []*v1.Node
 	for i := 0; i < n; i++ {
 		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%02d", i),
 			Labels: map[string]string{v1.LabelTopologyZone: fmt.Sprintf("z%d", i%3)}}})
 	}
-	return NewSnapshot(nil, nodes)
+	return schedcore.NewSnapshot(nil, nodes)
 }
 
 // listPosition and positions.of trust the position a NodeInfo keeps only
@@ -33,12 +35,13 @@ func TestListPositionChecksTheKeptPosition(t *testing.T) {
 			t.Fatalf("listPosition(%s) = %d, want %d", ni.Name(), got, i)
 		}
 	}
-	for _, ni := range snap.nodeInfoMap {
-		ni.listPos = 1
-	}
-	for i, ni := range list {
-		if got := listPosition(snap, list, ni.Name()); got != i {
-			t.Errorf("with stale positions, listPosition(%s) = %d, want %d", ni.Name(), got, i)
+	// In a list the kept positions do not index (the snapshot's, reversed),
+	// the kept position is checked and the list searched.
+	reversed := slices.Clone(list)
+	slices.Reverse(reversed)
+	for i, ni := range reversed {
+		if got := listPosition(snap, reversed, ni.Name()); got != i {
+			t.Errorf("with positions of another list, listPosition(%s) = %d, want %d", ni.Name(), got, i)
 		}
 	}
 	if got := listPosition(snap, list, "nope"); got != -1 {
@@ -97,38 +100,13 @@ func TestPositionsOfSkipsAhead(t *testing.T) {
 	}
 }
 
-// byPosition gives every node the status Get gives it, without the index
-// by name.
-func TestNodeToStatusByPosition(t *testing.T) {
-	snap := explainTestSnapshot(t, 10)
-	list := snap.List()
-	n2s := NewNodeToStatus()
-	for i, ni := range list {
-		if i%3 != 0 {
-			n2s.setNew(ni.Name(), NewStatus(Unschedulable, fmt.Sprint("r", i)).WithPlugin("P"))
-		}
-	}
-	n2s.Set(list[1].Name(), NewStatus(UnschedulableAndUnresolvable, "again"))
-	n2s.Set("gone", NewStatus(Unschedulable, "not in the list"))
-	got := n2s.byPosition(newPositions(snap, list))
-	for i, ni := range list {
-		want, explicit := n2s.Explicit(ni.Name())
-		if !explicit {
-			want = nil
-		}
-		if got[i] != want {
-			t.Errorf("%s: byPosition gives %v, Explicit %v", ni.Name(), got[i], want)
-		}
-	}
-}
-
 // rankScores gives the order a stable sort by total (descending) then name
 // gives, and each score's rank by its index before the sort.
 func TestRankScoresOrdersBestFirst(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	for round := 0; round < 120; round++ {
 		n := rng.Intn(40)
-		scores := make([]NodePluginScores, n)
+		scores := make([]schedcore.NodePluginScores, n)
 		// Totals in a few values, or spread so wide (up to both ends of
 		// int64) that they do not fit in a packed key with the places.
 		spread := []int64{5, 1 << 40, 1 << 58, math.MaxInt64, math.MaxInt64}[round%5]
@@ -137,17 +115,17 @@ func TestRankScoresOrdersBestFirst(t *testing.T) {
 			if round%5 == 4 && rng.Intn(2) == 0 {
 				total = []int64{math.MinInt64, math.MaxInt64, -1}[rng.Intn(3)]
 			}
-			scores[i] = NodePluginScores{Name: fmt.Sprintf("n%03d", k), TotalScore: total,
-				Scores: []PluginScore{{Name: "P", Score: int64(k)}}}
+			scores[i] = schedcore.NodePluginScores{Name: fmt.Sprintf("n%03d", k), TotalScore: total,
+				Scores: []schedcore.PluginScore{{Name: "P", Score: int64(k)}}}
 		}
-		want := append([]NodePluginScores(nil), scores...)
+		want := append([]schedcore.NodePluginScores(nil), scores...)
 		sort.SliceStable(want, func(i, j int) bool {
 			if want[i].TotalScore != want[j].TotalScore {
 				return want[i].TotalScore > want[j].TotalScore
 			}
 			return want[i].Name < want[j].Name
 		})
-		before := append([]NodePluginScores(nil), scores...)
+		before := append([]schedcore.NodePluginScores(nil), scores...)
 		// With the places in the name order (nodes n000, n001...: k), or
 		// some unknown (-1), the order is the same.
 		var byName []int32
@@ -219,12 +197,12 @@ func TestBucketRankingIsKeyedRanking(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	for round := 0; round < 200; round++ {
 		n := 1 + rng.Intn(300)
-		scores := make([]NodePluginScores, n)
+		scores := make([]schedcore.NodePluginScores, n)
 		byName := make([]int32, n)
 		// Places with gaps (the unscored nodes between), in any order.
 		for i, k := range rng.Perm(n) {
 			byName[i] = int32(k*(1+round%3) + round%5)
-			scores[i] = NodePluginScores{Name: fmt.Sprintf("n%06d", byName[i]), TotalScore: int64(round%7) - 3 + rng.Int63n(int64(1+round%40))}
+			scores[i] = schedcore.NodePluginScores{Name: fmt.Sprintf("n%06d", byName[i]), TotalScore: int64(round%7) - 3 + rng.Int63n(int64(1+round%40))}
 		}
 		var sc rankScratch
 		got := slices.Clone(sc.bucketRanking(scores, byName))
@@ -235,7 +213,7 @@ func TestBucketRankingIsKeyedRanking(t *testing.T) {
 			t.Fatalf("round %d: bucket ranking %v, want %v", round, got, want)
 		}
 	}
-	scores := []NodePluginScores{{Name: "a", TotalScore: 1}, {Name: "b", TotalScore: 2}}
+	scores := []schedcore.NodePluginScores{{Name: "a", TotalScore: 1}, {Name: "b", TotalScore: 2}}
 	for _, tt := range []struct {
 		name   string
 		totals [2]int64

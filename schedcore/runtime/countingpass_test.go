@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -34,7 +35,7 @@ func (p erringSlotFilter) FilterKey(_ *schedcore.CycleState, pod *v1.Pod, k *sch
 	return true
 }
 
-// A scheduler cycle (CycleState.DiagnoseFailuresOnly) counts the nodes its
+// A scheduler cycle (CycleOptions.DiagnoseFailuresOnly) counts the nodes its
 // filter pass rejects instead of recording their statuses, when the pass
 // finds some node; when it finds none, or stops on an error, it filters
 // again, recording. Either way it must decide as a cycle that records
@@ -89,13 +90,12 @@ func checkCountingPass(t *testing.T, percentage int32, shared, errs bool) {
 		return f
 	}
 	long := onePluginFramework(t, snap, newPlugin())
-	counting := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: percentage}
-	recording := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: percentage}
+	counting := &schedruntime.Algorithm{Snapshot: snap, PercentageOfNodesToScore: percentage}
+	recording := &schedruntime.Algorithm{Snapshot: snap, PercentageOfNodesToScore: percentage}
 	// cycle schedules pod and says what a caller may read of the result.
-	cycle := func(alg *schedcore.Algorithm, fw *schedcore.Framework, pod *v1.Pod, diagnoseFailuresOnly bool) []string {
+	cycle := func(alg *schedruntime.Algorithm, fw *schedruntime.Framework, pod *v1.Pod, diagnoseFailuresOnly bool) []string {
 		state := schedcore.NewCycleState()
-		state.DiagnoseFailuresOnly = diagnoseFailuresOnly
-		res, diag, err := alg.SchedulePod(ctx, fw, state, pod)
+		res, diag, err := alg.SchedulePodWith(ctx, fw, state, pod, schedruntime.CycleOptions{DiagnoseFailuresOnly: diagnoseFailuresOnly})
 		out := []string{fmt.Sprint("host ", res.SuggestedHost, " feasible ", res.FeasibleNodes, " evaluated ", res.EvaluatedNodes)}
 		var fitErr *schedcore.FitError
 		switch {
@@ -186,10 +186,9 @@ func TestCountingPassStoppedKeepsWhatItFound(t *testing.T) {
 			cancel = c
 			// Sampled: the windows run in turn, so where the pass stops
 			// does not depend on timing.
-			alg := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 10}
+			alg := &schedruntime.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 10}
 			state := schedcore.NewCycleState()
-			state.DiagnoseFailuresOnly = diagnoseFailuresOnly
-			res, _, err := alg.SchedulePod(ctx, fw, state, pod)
+			res, _, err := alg.SchedulePodWith(ctx, fw, state, pod, schedruntime.CycleOptions{DiagnoseFailuresOnly: diagnoseFailuresOnly})
 			return fmt.Sprint("host ", res.SuggestedHost, " feasible ", res.FeasibleNodes, " evaluated ", res.EvaluatedNodes, " err ", err)
 		}
 		want, got := cycle(false), cycle(true)

@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -44,7 +45,7 @@ func TestDiagnosisReadsRememberedVerdicts(t *testing.T) {
 		relabel(fmt.Sprintf("n%02d", i), fmt.Sprint(i%5), "closed")
 	}
 	cache.UpdateSnapshot(snap)
-	newFramework := func(calls *atomic.Int64) *schedcore.Framework {
+	newFramework := func(calls *atomic.Int64) *schedruntime.Framework {
 		reg := schedcore.Registry{
 			"Gate": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
 				return gateClosed{}, nil
@@ -57,16 +58,16 @@ func TestDiagnosisReadsRememberedVerdicts(t *testing.T) {
 		profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
 			MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Gate"}, {Name: "Slots"}}},
 		}}
-		fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+		fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return fw
 	}
 	long := newFramework(&calls)
-	verdicts := func(fw *schedcore.Framework, want string) []string {
+	verdicts := func(fw *schedruntime.Framework, want string) []string {
 		pod := schedtest.MakePod("p").Label("slots", want).Obj()
-		ex := schedcore.Explain(context.Background(), fw, snap, pod, nil)
+		ex := schedruntime.Explain(context.Background(), fw, snap, pod, nil)
 		var out []string
 		for _, ne := range ex.Nodes {
 			line := fmt.Sprint(ne.Name, " feasible ", ne.Feasible)

@@ -1,4 +1,4 @@
-package schedcore
+package runtime
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 func namedNodes(names ...string) []NodeExplanation {
@@ -55,9 +57,9 @@ func TestNameOrderIsCheckedAgainstTheNames(t *testing.T) {
 // reordered, the order and places are the new list's.
 func TestNameOrderFollowsTheSnapshotsRanks(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
-	c := NewCache(DefaultFeatures)
+	c := schedcore.NewCache(schedcore.DefaultFeatures)
 	live := map[string]bool{}
-	snap := NewEmptySnapshot()
+	snap := schedcore.NewEmptySnapshot()
 	var o NameOrder
 	for step := 0; step < 300; step++ {
 		// One change, or two (a node removed and another added: the

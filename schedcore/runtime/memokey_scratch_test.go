@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -106,7 +107,7 @@ func TestEachPluginsViewHasItsOwnKey(t *testing.T) {
 
 // keyedFramework is a framework of the plugins enabled from reg, with the
 // test slots plugin for the queue sort and the binder.
-func keyedFramework(t *testing.T, reg schedcore.Registry, enabled []configv1.Plugin, snap *schedcore.Snapshot) *schedcore.Framework {
+func keyedFramework(t *testing.T, reg schedcore.Registry, enabled []configv1.Plugin, snap *schedcore.Snapshot) *schedruntime.Framework {
 	t.Helper()
 	reg["Slots"] = schedcore.PluginSpec{Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
 		return slots{}, nil
@@ -116,7 +117,7 @@ func keyedFramework(t *testing.T, reg schedcore.Registry, enabled []configv1.Plu
 	profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: enabled},
 	}}
-	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

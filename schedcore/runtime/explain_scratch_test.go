@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -61,11 +62,11 @@ func TestExplainScratchStartsClean(t *testing.T) {
 		nodes = append(nodes, n.Obj())
 	}
 	snap := schedcore.NewSnapshot(nil, nodes)
-	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	summary := func(ex *schedcore.Explanation) []string {
+	summary := func(ex *schedruntime.Explanation) []string {
 		out := []string{fmt.Sprint("selected ", ex.Selected, " tied ", ex.Tied)}
 		for _, ne := range ex.Nodes {
 			s := fmt.Sprint(ne.Name, " feasible ", ne.Feasible, " rank ", ne.Rank, " status ", ne.Status.Plugin(), " ", ne.Status.Message())
@@ -87,17 +88,17 @@ func TestExplainScratchStartsClean(t *testing.T) {
 	}
 	want := map[string][]string{}
 	for name, pod := range pods {
-		schedcore.DropSpareExplainScratch()
-		want[name] = summary(schedcore.Explain(ctx, fw, snap, pod, nil))
+		schedruntime.DropSpareExplainScratch()
+		want[name] = summary(schedruntime.Explain(ctx, fw, snap, pod, nil))
 	}
 	order := []string{"easy", "hard", "gated", "easy", "gated", "hard", "easy"}
 	for round := 0; round < 4; round++ {
 		for _, name := range order {
-			var ex *schedcore.Explanation
+			var ex *schedruntime.Explanation
 			if round%2 == 0 {
-				ex = schedcore.Explain(ctx, fw, snap, pods[name], nil)
+				ex = schedruntime.Explain(ctx, fw, snap, pods[name], nil)
 			} else {
-				ex = schedcore.ExplainShortfalls(ctx, fw, snap, pods[name], nil, nil)
+				ex = schedruntime.ExplainShortfalls(ctx, fw, snap, pods[name], nil, nil)
 			}
 			if d := cmp.Diff(want[name], summary(ex)); d != "" {
 				t.Fatalf("round %d, %s after other explanations (-fresh +reused):\n%s", round, name, d)
@@ -109,12 +110,12 @@ func TestExplainScratchStartsClean(t *testing.T) {
 	// ExplainShortfalls are in its scratch until Release) while others
 	// are made.
 	for _, shortfalls := range []bool{false, true} {
-		var live []*schedcore.Explanation
+		var live []*schedruntime.Explanation
 		for _, name := range order {
 			if shortfalls {
-				live = append(live, schedcore.ExplainShortfalls(ctx, fw, snap, pods[name], nil, nil))
+				live = append(live, schedruntime.ExplainShortfalls(ctx, fw, snap, pods[name], nil, nil))
 			} else {
-				live = append(live, schedcore.Explain(ctx, fw, snap, pods[name], nil))
+				live = append(live, schedruntime.Explain(ctx, fw, snap, pods[name], nil))
 			}
 		}
 		for k, ex := range live {

@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -146,7 +147,7 @@ func TestFailuresAfterReserve(t *testing.T) {
 			name: "a waiting pod rejected by another plugin through the handle unreserves in reverse order",
 			st:   stages{permit: wait, timeout: time.Minute},
 			then: func(_ *clocktesting.FakeClock, h *schedcore.Handle) {
-				h.IterateOverWaitingPods(func(w *schedcore.WaitingPod) { w.Reject("Other", "sibling failed") })
+				h.IterateOverWaitingPods(func(w schedcore.WaitingPod) { w.Reject("Other", "sibling failed") })
 			},
 			wantCalls:    []string{"Reserve/A", "Reserve/B", "Permit", "Unreserve/B", "Unreserve/A"},
 			wantMessage:  "0/1 nodes are available: 1 sibling failed.",
@@ -211,28 +212,28 @@ func TestFailuresAfterReserve(t *testing.T) {
 				clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 				snap := schedcore.NewEmptySnapshot()
 				h := schedcore.NewHandle(snap, 1, schedcore.WithClock(clk))
-				fw, err := schedcore.NewFramework(context.Background(), reg, profile, h, schedcore.FrameworkOptions{})
+				fw, err := schedruntime.NewFramework(context.Background(), reg, profile, h, schedruntime.FrameworkOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				profiles := map[string]*schedcore.Framework{name: fw}
+				profiles := map[string]*schedruntime.Framework{name: fw}
 				q := queue.New(fw.QueueSortLess(), profiles, queue.WithClock(clk))
 				cache := schedcore.NewCache(schedcore.DefaultFeatures)
 				cache.AddNode(schedtest.MakeNode("n1").Capacity("cpu", "4", "pods", "10").Obj())
-				s := schedcore.NewScheduler(cache, q, profiles, snap, &schedcore.Algorithm{})
+				s := schedruntime.NewScheduler(cache, q, profiles, snap, &schedruntime.Algorithm{})
 				s.SyncBinding = syncBinding
 				s.Clock = clk
 				var mu sync.Mutex
 				var bound bool
 				var message string
 				var forGroup bool
-				s.Hooks = schedcore.Hooks{
-					Scheduled: func(context.Context, *schedcore.Framework, *schedcore.QueuedPodInfo, string, schedcore.ScheduleResult) {
+				s.Hooks = schedruntime.Hooks{
+					Scheduled: func(context.Context, *schedruntime.Framework, *schedcore.QueuedPodInfo, string, schedruntime.ScheduleResult) {
 						mu.Lock()
 						bound = true
 						mu.Unlock()
 					},
-					Failed: func(_ context.Context, _ *schedcore.Framework, _ *schedcore.QueuedPodInfo, _ string, st *schedcore.Status, _ *schedcore.NominatingInfo) {
+					Failed: func(_ context.Context, _ *schedruntime.Framework, _ *schedcore.QueuedPodInfo, _ string, st *schedcore.Status, _ *schedcore.NominatingInfo) {
 						mu.Lock()
 						message = st.Message()
 						forGroup = schedcore.RejectedForGroup(st)

@@ -1,10 +1,12 @@
-package schedcore
+package runtime
 
 import (
 	"fmt"
 	"math/rand"
 	"slices"
 	"testing"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // listScores gives every node the lists a list of its own would hold, and
@@ -21,11 +23,11 @@ func TestListScoresSharesOnlyEqualRows(t *testing.T) {
 			col := make([]int64, nodes)
 			// A plugin's normalized scores are a list (NormalizeScore), a
 			// column (ColumnNormalizer) or its raw scores.
-			var list NodeScoreList
+			var list schedcore.NodeScoreList
 			var norm []int64
 			switch rng.Intn(3) {
 			case 0:
-				list = make(NodeScoreList, nodes)
+				list = make(schedcore.NodeScoreList, nodes)
 			case 1:
 				norm = make([]int64, nodes)
 			}
@@ -62,10 +64,10 @@ func TestListScoresSharesOnlyEqualRows(t *testing.T) {
 			}
 		}
 		for name, h := range hashes {
-			out := make([]NodePluginScores, nodes)
+			out := make([]schedcore.NodePluginScores, nodes)
 			b.listScoresBy(out, h)
 			for i := range out {
-				rs, ws := b.pluginScores(i, make([]PluginScore, np), make([]PluginScore, np))
+				rs, ws := b.pluginScores(i, make([]schedcore.PluginScore, np), make([]schedcore.PluginScore, np))
 				if !slices.Equal(out[i].RawScores, rs) || !slices.Equal(out[i].Scores, ws) {
 					t.Fatalf("round %d, %s: node %d has %v %v, want %v %v", round, name, i, out[i].RawScores, out[i].Scores, rs, ws)
 				}

@@ -1,4 +1,4 @@
-package schedcore_test
+package runtime_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -98,7 +99,7 @@ func TestNumFeasibleNodesToFind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := schedcore.NumFeasibleNodesToFind(tt.profile, tt.global, tt.nodes); got != tt.want {
+			if got := schedruntime.NumFeasibleNodesToFind(tt.profile, tt.global, tt.nodes); got != tt.want {
 				t.Errorf("got %d, want %d", got, tt.want)
 			}
 		})
@@ -402,7 +403,7 @@ func describeSnapshot(s *schedcore.Snapshot) []string {
 		sort.Strings(pods)
 		got, err := s.Get(ni.Name())
 		out = append(out, fmt.Sprintf("%d %s idx=%d rack=%s taints=%d cpu=%d pods=%v aff=%d anti=%d get=%v,%v",
-			i, ni.Name(), schedcore.ListIndex(ni), rack, len(ni.Taints()), ni.Requested.MilliCPU, pods, len(ni.PodsWithAffinity), len(ni.PodsWithRequiredAntiAffinity), got == ni, err))
+			i, ni.Name(), ni.ListIndex(), rack, len(ni.Taints()), ni.Requested.MilliCPU, pods, len(ni.PodsWithAffinity), len(ni.PodsWithRequiredAntiAffinity), got == ni, err))
 	}
 	// The lists must hold the snapshot's current copies, not earlier ones
 	// of the same nodes.
