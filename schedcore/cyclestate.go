@@ -44,8 +44,6 @@ type CycleState struct {
 	SkipPreBindPlugins sets.Set[string]
 	// RecordPluginMetrics is set in the sampled cycles that time every plugin.
 	RecordPluginMetrics bool
-	// SkipAllPostFilter disables PostFilter for this cycle.
-	SkipAllPostFilter bool
 }
 
 type stateEntry struct {
@@ -100,7 +98,7 @@ func (c *CycleState) Clone() *CycleState {
 	if c == nil {
 		return nil
 	}
-	n := &CycleState{storage: make([]stateEntry, len(c.storage), max(len(c.storage), 16)), RecordPluginMetrics: c.RecordPluginMetrics, SkipAllPostFilter: c.SkipAllPostFilter}
+	n := &CycleState{storage: make([]stateEntry, len(c.storage), max(len(c.storage), 16)), RecordPluginMetrics: c.RecordPluginMetrics}
 	if c.runner != nil {
 		n.runner = c.runner.CloneRunnerState()
 	}

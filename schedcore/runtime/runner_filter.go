@@ -432,9 +432,6 @@ func (f *Framework) addGENominatedPods(ctx context.Context, pod *v1.Pod, state *
 // reasons of all.
 func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, m *schedcore.NodeToStatus) (*schedcore.PostFilterResult, *schedcore.Status) {
 	start := time.Now()
-	if state.SkipAllPostFilter {
-		return nil, schedcore.NewStatus(schedcore.Unschedulable, "All PostFilter plugins are skipped")
-	}
 	var result *schedcore.PostFilterResult
 	var reasons []string
 	rejector := ""
