@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 )
 
-// The values a filter memo (Framework.filterMemo) holds for a node: a pass,
+// The values a filter memo (the runtime's Framework.filterMemo) holds for a node: a pass,
 // or one of the plugin's remembered rejections (RejectTable).
 const (
 	VerdictPass uint16 = 1
