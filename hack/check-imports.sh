@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Enforces the dependency direction of docs/architecture.md ("Packages"):
 #   cmd -> internal/cli -> internal/* -> plugins -> schedcore
+#   schedcore/runtime, schedcore/queue -> schedcore (the runtime over the plugin API)
 # - schedcore/... imports no client-go, cli-runtime, cobra, viper, bubbletea,
 #   lipgloss or prometheus (transitively);
+# - schedcore (the plugin API) does not depend on its runtime
+#   (schedcore/runtime, schedcore/queue), nor does any plugin (transitively;
+#   plugins' tests may drive the runtime);
 # - a plugin does not import another plugin (plugins/names and plugins/helper aside)
 #   nor anything under internal/;
 # - the drivers (internal/dryrun, explain, live, whatif, capacity, drain) import no
@@ -19,6 +23,14 @@ for pkg in $(go list ./schedcore/...); do
   bad=$(go list -deps "$pkg" | grep -E "$forbidden" || true)
   if [ -n "$bad" ]; then
     echo "check-imports: $pkg must not depend on: $(echo $bad | tr '\n' ' ')"; fail=1
+  fi
+done
+
+runtime="^$mod/schedcore/(runtime|queue)(/|\$)"
+for pkg in $mod/schedcore $(go list ./plugins/...); do
+  bad=$(go list -deps "$pkg" | grep -E "$runtime" || true)
+  if [ -n "$bad" ]; then
+    echo "check-imports: $pkg must not depend on the runtime: $(echo $bad | tr '\n' ' ')"; fail=1
   fi
 done
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/plugins"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // explain diagnoses a rejected node from the cycle's own status for it:
@@ -37,7 +38,7 @@ func TestExplainDiagnosesRejectedNodesAsEveryFilterWould(t *testing.T) {
 	ctx := context.Background()
 	name := v1.DefaultSchedulerName
 	prof := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins.DefaultPlugins()}
-	fw, err := schedcore.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, h, schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, h, schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestExplainDiagnosesRejectedNodesAsEveryFilterWould(t *testing.T) {
 		if rng.Intn(2) == 0 {
 			pod.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse([]string{"5", "7", "9"}[rng.Intn(3)])
 		}
-		ex := schedcore.ExplainShortfalls(ctx, fw, snap, pod, nil, nil)
+		ex := schedruntime.ExplainShortfalls(ctx, fw, snap, pod, nil, nil)
 		for i := range ex.Nodes {
 			ne := &ex.Nodes[i]
 			if ne.Feasible || len(ne.Failures) == 0 {
@@ -75,7 +76,7 @@ func TestExplainDiagnosesRejectedNodesAsEveryFilterWould(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := &schedcore.NodeExplanation{Name: ne.Name, Failures: fw.DiagnoseFilterPluginsWithNominatedPods(ctx, ex.State, pod, ni), Nominated: ne.Nominated}
+			want := &schedruntime.NodeExplanation{Name: ne.Name, Failures: fw.DiagnoseFilterPluginsWithNominatedPods(ctx, ex.State, pod, ni), Nominated: ne.Nominated}
 			if d := cmp.Diff(verdictSummary(want), verdictSummary(ne)); d != "" {
 				t.Fatalf("step %d, node %s: verdicts differ from every filter's (-every filter +explain):\n%s", step, ne.Name, d)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/plugins"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // A long-lived default-profile framework and Algorithm take every
@@ -55,18 +56,18 @@ func checkShortcutCycles(t *testing.T, pct int32, numNodes int, labelled bool) {
 	// Pods nominated to nodes, now and then: the filter loop must then add
 	// them to their node as kube does (the plain path, node by node).
 	nominated := countedNominations{}
-	newFramework := func() *schedcore.Framework {
+	newFramework := func() *schedruntime.Framework {
 		name := v1.DefaultSchedulerName
 		prof := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins.DefaultPlugins()}
-		fw, err := schedcore.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, schedcore.NewHandle(snap, 16, schedcore.WithNominator(nominated)), schedcore.FrameworkOptions{})
+		fw, err := schedruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, schedcore.NewHandle(snap, 16, schedcore.WithNominator(nominated)), schedruntime.FrameworkOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return fw
 	}
-	long, longAlg := newFramework(), &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: pct}
-	plainAlg := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: pct}
-	schedule := func(alg *schedcore.Algorithm, fw *schedcore.Framework, pod *v1.Pod, plain bool) (string, []string) {
+	long, longAlg := newFramework(), &schedruntime.Algorithm{Snapshot: snap, PercentageOfNodesToScore: pct}
+	plainAlg := &schedruntime.Algorithm{Snapshot: snap, PercentageOfNodesToScore: pct}
+	schedule := func(alg *schedruntime.Algorithm, fw *schedruntime.Framework, pod *v1.Pod, plain bool) (string, []string) {
 		state := schedcore.NewCycleState()
 		state.RecordPluginMetrics = plain
 		res, diag, err := alg.SchedulePod(ctx, fw, state, pod)

@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
 	"github.com/kubectl-sched/kubectl-sched/plugins/tainttoleration"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	st "github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -104,8 +105,8 @@ func TestRememberedScoresMatchFreshFramework(t *testing.T) {
 
 // explainVerdicts lists every node's verdicts in an explanation of pod:
 // each failing filter with its status and shortfall.
-func explainVerdicts(ctx context.Context, fw *schedcore.Framework, snap *schedcore.Snapshot, pod *v1.Pod) []string {
-	ex := schedcore.Explain(ctx, fw, snap, pod, nil)
+func explainVerdicts(ctx context.Context, fw *schedruntime.Framework, snap *schedcore.Snapshot, pod *v1.Pod) []string {
+	ex := schedruntime.Explain(ctx, fw, snap, pod, nil)
 	var out []string
 	for _, ne := range ex.Nodes {
 		line := fmt.Sprint(ne.Name, " feasible ", ne.Feasible)
@@ -120,11 +121,10 @@ func explainVerdicts(ctx context.Context, fw *schedcore.Framework, snap *schedco
 // scheduleOutcome is what a driver reads of a cycle scheduling pod: the
 // chosen node, the feasible and evaluated nodes, and, when nothing fits,
 // the FitError's message and every node's status.
-func scheduleOutcome(ctx context.Context, fw *schedcore.Framework, snap *schedcore.Snapshot, pod *v1.Pod, diagnoseFailuresOnly bool) []string {
+func scheduleOutcome(ctx context.Context, fw *schedruntime.Framework, snap *schedcore.Snapshot, pod *v1.Pod, diagnoseFailuresOnly bool) []string {
 	state := schedcore.NewCycleState()
-	state.DiagnoseFailuresOnly = diagnoseFailuresOnly
-	alg := &schedcore.Algorithm{Snapshot: snap}
-	res, diag, err := alg.SchedulePod(ctx, fw, state, pod)
+	alg := &schedruntime.Algorithm{Snapshot: snap}
+	res, diag, err := alg.SchedulePodWith(ctx, fw, state, pod, schedruntime.CycleOptions{DiagnoseFailuresOnly: diagnoseFailuresOnly})
 	out := []string{fmt.Sprint("host ", res.SuggestedHost, " feasible ", res.FeasibleNodes, " evaluated ", res.EvaluatedNodes)}
 	if err != nil {
 		out = append(out, err.Error())
@@ -144,10 +144,10 @@ func checkRememberedScores(t *testing.T, imageless bool, numWorkloads int) {
 		cache.AddNode(cl.node(i))
 	}
 	ctx := context.Background()
-	newFramework := func() *schedcore.Framework {
+	newFramework := func() *schedruntime.Framework {
 		name := v1.DefaultSchedulerName
 		prof := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins.DefaultPlugins()}
-		fw, err := schedcore.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+		fw, err := schedruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func checkRememberedScores(t *testing.T, imageless bool, numWorkloads int) {
 	// score runs a cycle's filters and scores on every node; the
 	// reference cycle times every plugin, which turns off every shortcut
 	// (memos, uniform scores): each plugin runs on each node.
-	score := func(fw *schedcore.Framework, pod *v1.Pod, reference bool) []string {
+	score := func(fw *schedruntime.Framework, pod *v1.Pod, reference bool) []string {
 		state := schedcore.NewCycleState()
 		state.RecordPluginMetrics = reference
 		if _, s, _ := fw.RunPreFilterPlugins(ctx, state, pod); !s.IsSuccess() {
@@ -207,7 +207,7 @@ func checkRememberedScores(t *testing.T, imageless bool, numWorkloads int) {
 			t.Fatalf("step %d: long-lived framework scores differ from a fresh one's (-fresh +long-lived):\n%s", step, diff)
 		}
 		// A scheduler cycle, which counts the rejected nodes when some
-		// node fits (CycleState.DiagnoseFailuresOnly), decides as a
+		// node fits (CycleOptions.DiagnoseFailuresOnly), decides as a
 		// recording cycle of a fresh framework.
 		if diff := cmp.Diff(scheduleOutcome(ctx, newFramework(), snap, pod, false), scheduleOutcome(ctx, long, snap, pod, true)); diff != "" {
 			t.Fatalf("step %d: long-lived framework's scheduler cycle differs from a fresh one's (-fresh +long-lived):\n%s", step, diff)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/plugins"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	st "github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -37,11 +38,11 @@ func TestRememberedPortVerdictsFollowTheWantedPorts(t *testing.T) {
 	cache.UpdateSnapshot(snap)
 	name := v1.DefaultSchedulerName
 	prof := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins.DefaultPlugins()}
-	fw, err := schedcore.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, schedcore.NewHandle(snap, 2), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alg := &schedcore.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 100}
+	alg := &schedruntime.Algorithm{Snapshot: snap, PercentageOfNodesToScore: 100}
 	rejected := func(port int32, proto v1.Protocol) []string {
 		_, diag, _ := alg.SchedulePod(ctx, fw, schedcore.NewCycleState(), st.MakePod("p").HostPort(port, proto, "").Obj())
 		var out []string

@@ -25,6 +25,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/volumerestrictions"
 	"github.com/kubectl-sched/kubectl-sched/plugins/volumezone"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // The plugins that give their shortfall alone (a method signature gone
@@ -37,7 +38,7 @@ var _ = []schedcore.ShortfallExplainer{
 }
 
 // explain ranks every rejected node by the plugins' shortfalls alone
-// (schedcore.ExplainShortfalls, each ShortfallExplainer's FilterShortfall)
+// (schedruntime.ExplainShortfalls, each ShortfallExplainer's FilterShortfall)
 // and builds the gaps of the nodes it prints only (Explanation.Detail).
 // On random clusters, under the default profile and with pods nominated
 // to nodes, every rejected node must get exactly the verdicts Explain
@@ -57,7 +58,7 @@ func TestShortfallsMatchExplanations(t *testing.T) {
 	ctx := context.Background()
 	name := v1.DefaultSchedulerName
 	prof := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins.DefaultPlugins()}
-	fw, err := schedcore.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, h, schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), prof, h, schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +103,8 @@ func TestShortfallsMatchExplanations(t *testing.T) {
 				})
 			}
 		}
-		full := schedcore.Explain(ctx, fw, snap, pod, nil)
-		short := schedcore.ExplainShortfalls(ctx, fw, snap, pod, nil, nil)
+		full := schedruntime.Explain(ctx, fw, snap, pod, nil)
+		short := schedruntime.ExplainShortfalls(ctx, fw, snap, pod, nil, nil)
 		if len(full.Nodes) != len(short.Nodes) {
 			t.Fatalf("step %d: %d nodes explained, %d with shortfalls only", step, len(full.Nodes), len(short.Nodes))
 		}
@@ -112,7 +113,7 @@ func TestShortfallsMatchExplanations(t *testing.T) {
 			if d := cmp.Diff(verdictSummary(want), verdictSummary(got)); d != "" {
 				t.Fatalf("step %d, node %s: shortfall-only verdicts differ (-full +shortfalls):\n%s", step, want.Name, d)
 			}
-			for _, v := range append(append([]schedcore.FilterVerdict(nil), got.Failures...), got.LeftOutBy...) {
+			for _, v := range append(append([]schedruntime.FilterVerdict(nil), got.Failures...), got.LeftOutBy...) {
 				verdicts++
 				if v.Shortfall < 1 {
 					fractional[v.Plugin]++
@@ -150,9 +151,9 @@ type nominatedPods map[string][]*schedcore.PodInfo
 func (n nominatedPods) NominatedPodsForNode(node string) []*schedcore.PodInfo { return n[node] }
 
 // verdictSummary is what a node's verdicts say without explanations.
-func verdictSummary(ne *schedcore.NodeExplanation) []string {
+func verdictSummary(ne *schedruntime.NodeExplanation) []string {
 	out := []string{fmt.Sprint("feasible ", ne.Feasible, " nominated ", len(ne.Nominated))}
-	for _, vs := range [2][]schedcore.FilterVerdict{ne.Failures, ne.LeftOutBy} {
+	for _, vs := range [2][]schedruntime.FilterVerdict{ne.Failures, ne.LeftOutBy} {
 		for _, v := range vs {
 			out = append(out, fmt.Sprint(v.Plugin, " ", v.Status.Code(), " ", v.Status.Reasons(), " shortfall ", v.Shortfall))
 		}
@@ -161,9 +162,9 @@ func verdictSummary(ne *schedcore.NodeExplanation) []string {
 }
 
 // explained is what a node's verdicts say, explanations included.
-func explained(ne *schedcore.NodeExplanation) []string {
+func explained(ne *schedruntime.NodeExplanation) []string {
 	out := verdictSummary(ne)
-	for _, vs := range [2][]schedcore.FilterVerdict{ne.Failures, ne.LeftOutBy} {
+	for _, vs := range [2][]schedruntime.FilterVerdict{ne.Failures, ne.LeftOutBy} {
 		for _, v := range vs {
 			if v.Explanation == nil {
 				out = append(out, v.Plugin+": no explanation")

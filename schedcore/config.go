@@ -196,3 +196,27 @@ func mergePluginSet(def, cus configv1.PluginSet) configv1.PluginSet {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// EnabledPlugins names every plugin some extension point of p enables.
+func EnabledPlugins(p *configv1.Plugins) sets.Set[string] {
+	s := sets.New[string]()
+	for _, ps := range pluginSets(p) {
+		for _, e := range ps.set.Enabled {
+			s.Insert(e.Name)
+		}
+	}
+	return s
+}
+
+type namedSet struct {
+	field string
+	set   *configv1.PluginSet
+}
+
+func pluginSets(p *configv1.Plugins) []namedSet {
+	return []namedSet{
+		{"multiPoint", &p.MultiPoint}, {"preEnqueue", &p.PreEnqueue}, {"queueSort", &p.QueueSort}, {"preFilter", &p.PreFilter},
+		{"filter", &p.Filter}, {"postFilter", &p.PostFilter}, {"preScore", &p.PreScore}, {"score", &p.Score},
+		{"reserve", &p.Reserve}, {"permit", &p.Permit}, {"preBind", &p.PreBind}, {"bind", &p.Bind}, {"postBind", &p.PostBind},
+	}
+}

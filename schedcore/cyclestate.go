@@ -29,26 +29,11 @@ type CycleState struct {
 	// entries, read once per plugin per node, and a linear scan comparing
 	// keys beats hashing them.
 	storage []stateEntry
-	// filters are the profile's filter plugins minus SkipFilterPlugins,
-	// computed once after PreFilter so the per-node loop does no lookups.
-	filters    []FilterPlugin
-	filtersFor *Framework
-	// filterViews are the remembered passes of the NodeLocalFilters among
-	// filters (aligned with them; remembered[i] says whether filters[i]
-	// has a view this cycle).
-	filterViews []VerdictView
-	remembered  []bool
-	// filterRejects are the remembered rejections' statuses of those
-	// filters (aligned with filters, as filterViews).
-	filterRejects []*rejectTable
-	// listedFilters are filters as ListedFilters (nil if none is one).
-	listedFilters []ListedFilter
-	// listed says where the feasible nodes findNodesThatPassFilters
-	// found are in the snapshot's list, for RunScorePlugins.
-	listed listedNodes
-	// noNominatedPods is set when no pod is nominated anywhere this cycle,
-	// so the per-node nominated-pods check is skipped.
-	noNominatedPods bool
+	// runner is what the framework's runner keeps for this cycle (its
+	// filter set, the filter loop's list positions, its score buffers):
+	// the runtime's own struct, opaque here, so that no runner flag or
+	// cache is a field plugins could see or set.
+	runner RunnerState
 	// SkipFilterPlugins are filter plugins whose PreFilter returned Skip.
 	// RunPreFilterPlugins shares the set with the cycles skipping the same
 	// plugins: read it, never change it.
@@ -59,27 +44,6 @@ type CycleState struct {
 	SkipPreBindPlugins sets.Set[string]
 	// RecordPluginMetrics is set in the sampled cycles that time every plugin.
 	RecordPluginMetrics bool
-	// SkipAllPostFilter disables PostFilter for this cycle.
-	SkipAllPostFilter bool
-	// ReuseScoreBuffers lets RunScorePlugins score into the framework's
-	// buffers of the previous cycle instead of allocating; SchedulePod
-	// then keeps only the chosen and runner-up nodes' scores (copied) in
-	// its result. The scheduler loop sets it; Explain, which keeps every
-	// node's scores, does not.
-	ReuseScoreBuffers bool
-	// DiagnoseFailuresOnly says that the caller reads a successful
-	// cycle's Diagnosis for nothing but the nodes evaluated
-	// (ScheduleResult.EvaluatedNodes): a filter pass that finds some
-	// node then counts the rejected nodes instead of recording each one's
-	// status and plugin (most of the cost of a node rejected by a
-	// remembered verdict); a pass that finds none filters the nodes
-	// again, recording them, so that a failure's diagnosis is kube's.
-	// The scheduler loop sets it (it releases a successful cycle's
-	// diagnosis unread); Explain, which shows every node's status, does
-	// not.
-	DiagnoseFailuresOnly bool
-	// scoreBufs is the framework whose buffers this cycle holds.
-	scoreBufs *Framework
 }
 
 type stateEntry struct {
@@ -134,8 +98,10 @@ func (c *CycleState) Clone() *CycleState {
 	if c == nil {
 		return nil
 	}
-	n := &CycleState{storage: make([]stateEntry, len(c.storage), max(len(c.storage), 16)), RecordPluginMetrics: c.RecordPluginMetrics, SkipAllPostFilter: c.SkipAllPostFilter,
-		filters: c.filters, filtersFor: c.filtersFor, filterViews: c.filterViews, remembered: c.remembered, filterRejects: c.filterRejects, noNominatedPods: c.noNominatedPods}
+	n := &CycleState{storage: make([]stateEntry, len(c.storage), max(len(c.storage), 16)), RecordPluginMetrics: c.RecordPluginMetrics}
+	if c.runner != nil {
+		n.runner = c.runner.CloneRunnerState()
+	}
 	for i, e := range c.storage {
 		n.storage[i].key = e.key
 		if e.val != nil {
@@ -182,5 +148,37 @@ func ReadAs[T StateData](c *CycleState, key StateKey) (T, error) {
 // A plugin can then read what it needs of a node by position (snapshot
 // columns, DomainCounts.NodeDomainsAt) without reaching its NodeInfo.
 func (c *CycleState) ListedPositions(snap *Snapshot, nodes []*NodeInfo) []int32 {
-	return c.listed.positions(snap, nodes)
+	if c.runner == nil {
+		return nil
+	}
+	return c.runner.ListedPositions(snap, nodes)
+}
+
+// RunnerState is what the framework's runner (schedcore/runtime) keeps for
+// one cycle, carried by the cycle's CycleState: the runtime's private
+// struct behind the two questions the API asks of it. Plugins have no use
+// for it; they read the list positions through CycleState.ListedPositions.
+type RunnerState interface {
+	// ListedPositions answers CycleState.ListedPositions.
+	ListedPositions(snap *Snapshot, nodes []*NodeInfo) []int32
+	// CloneRunnerState returns what a clone of the cycle state carries
+	// (the filter set, never the cycle's list positions or buffers).
+	CloneRunnerState() RunnerState
+}
+
+// Runner returns the runner's state of this cycle, nil before the
+// runtime set one. Only the runtime reads it.
+func (c *CycleState) Runner() RunnerState { return c.runner }
+
+// SetRunner sets the runner's state of this cycle. Only the runtime sets
+// it.
+func (c *CycleState) SetRunner(r RunnerState) { c.runner = r }
+
+// Reset empties the state for another cycle, keeping the room of its
+// entry list: the scheduler loop reuses one state from cycle to cycle.
+// The runner's state is dropped; the runtime resets and sets it again.
+func (c *CycleState) Reset() {
+	storage := c.storage
+	clear(storage)
+	*c = CycleState{storage: storage[:0]}
 }

@@ -45,9 +45,9 @@ func NewNodeToStatus() *NodeToStatus {
 // allocated bytes.
 var statusLists sync.Pool // of *[]nodeStatus
 
-// newCycleNodeToStatus is NewNodeToStatus with a list given back by an
+// NewCycleNodeToStatus is NewNodeToStatus with a list given back by an
 // earlier cycle, when there is one.
-func newCycleNodeToStatus() *NodeToStatus {
+func NewCycleNodeToStatus() *NodeToStatus {
 	n := NewNodeToStatus()
 	if p, _ := statusLists.Get().(*[]nodeStatus); p != nil {
 		n.entries = (*p)[:0]
@@ -102,12 +102,12 @@ func (n *NodeToStatus) Explicit(node string) (*Status, bool) {
 	return nil, false
 }
 
-// grow makes room for k more explicit statuses (a list sized once rather
+// Grow makes room for k more explicit statuses (a list sized once rather
 // than grown step by step over thousands of rejected nodes). A list that
 // must grow at least doubles: lists go back to later cycles (Release), and
 // one made for a cycle that rejected few nodes then soon holds what any
 // cycle rejects, rather than being replaced whenever a cycle rejects more.
-func (n *NodeToStatus) grow(k int) {
+func (n *NodeToStatus) Grow(k int) {
 	if cap(n.entries)-len(n.entries) < k {
 		n.entries = append(make([]nodeStatus, 0, max(len(n.entries)+k, 2*cap(n.entries))), n.entries...)
 	}
@@ -124,28 +124,15 @@ func (n *NodeToStatus) Set(node string, s *Status) {
 	n.entries = append(n.entries, nodeStatus{node, s})
 }
 
-// setNew records the status of a node that has none yet, without
+// SetNew records the status of a node that has none yet, without
 // consulting the index (the filter loop, over distinct nodes, into a map
 // that was empty when it started).
-func (n *NodeToStatus) setNew(node string, s *Status) {
+func (n *NodeToStatus) SetNew(node string, s *Status) {
 	if n.index != nil {
 		n.Set(node, s)
 		return
 	}
 	n.entries = append(n.entries, nodeStatus{node, s})
-}
-
-// byPosition returns the explicit statuses by the nodes' positions in
-// pos's list (the snapshot's List()): nil for a node without one. It reads the list
-// positions rather than building the index by name.
-func (n *NodeToStatus) byPosition(pos *positions) []*Status {
-	out := make([]*Status, len(pos.list))
-	for _, e := range n.entries {
-		if i := pos.of(e.node); i >= 0 {
-			out[i] = e.s
-		}
-	}
-	return out
 }
 
 // Len counts nodes with an explicit status.
@@ -186,15 +173,15 @@ type Diagnosis struct {
 	// LeftOutBy are the PreFilter plugins whose PreFilterResults left
 	// nodes out of the cycle (the absent nodes' status names them).
 	LeftOutBy []string
-	// rejectedUnrecorded counts the nodes a successful cycle's filter
+	// RejectedUnrecorded counts the nodes a successful cycle's filter
 	// pass rejected without recording them in NodeToStatus
 	// (CycleState.DiagnoseFailuresOnly).
-	rejectedUnrecorded int
+	RejectedUnrecorded int
 }
 
-// evaluated counts the nodes the filters rejected (the feasible ones
+// Evaluated counts the nodes the filters rejected (the feasible ones
 // aside): those in NodeToStatus and those counted only.
-func (d *Diagnosis) evaluated() int { return d.NodeToStatus.Len() + d.rejectedUnrecorded }
+func (d *Diagnosis) Evaluated() int { return d.NodeToStatus.Len() + d.RejectedUnrecorded }
 
 // AddPluginStatus records the plugin of a rejecting status.
 func (d *Diagnosis) AddPluginStatus(s *Status) {
@@ -235,19 +222,19 @@ type settledFit struct {
 	forGroup bool
 }
 
-// settle computes, once PostFilter has run, what is read of the FitError
+// Settle computes, once PostFilter has run, what is read of the FitError
 // after its cycle, so that the failure handling formats the message once
-// and its node statuses can be released when it is done (release). The
+// and its node statuses can be released when it is done (Release). The
 // FitError must not change afterwards.
-func (f *FitError) settle() {
+func (f *FitError) Settle() {
 	f.settled = nil
 	f.settled = &settledFit{msg: f.Error(), forGroup: f.rejectedForGroup()}
 }
 
-// release gives the per-node statuses of a settled FitError to later
+// Release gives the per-node statuses of a settled FitError to later
 // cycles: its Diagnosis.NodeToStatus becomes nil (never a list another
 // cycle fills); its message and RejectedForGroup stay as they were.
-func (f *FitError) release() {
+func (f *FitError) Release() {
 	if f.settled == nil || f.Diagnosis.NodeToStatus == nil {
 		return
 	}

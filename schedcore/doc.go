@@ -1,10 +1,15 @@
-// Package schedcore is the scheduling engine of kubectl-sched: the plugin
-// framework of kube-scheduler v1.37 (extension points, Status codes, cycle
-// state, registry and profiles), the cache and its incremental snapshot,
-// the filter-and-score algorithm, the scheduling loop and the diagnosis that
-// explain and the dry-run render. It knows nothing of where cluster state
-// comes from or where decisions go: drivers (dryrun, explain, run) plug in a
-// Binder, an EventRecorder, a MetricsRecorder and Hooks.
+// Package schedcore is the plugin API of kubectl-sched's scheduling engine,
+// what a plugin author imports, as kube-scheduler v1.37's framework package:
+// extension points, Status codes, cycle state, registry and profiles, node
+// info, the cache and its incremental snapshot, the Handle (with the
+// Framework and WaitingPod interfaces) and the per-cycle index types plugins
+// read (label columns, DomainCounts, memos). The runtime that runs plugins
+// (the framework's runner, the filter and score passes, the algorithm, the
+// scheduling loop, the explanation recording) is schedcore/runtime, as
+// kube's framework/runtime; schedcore imports none of it. The engine knows
+// nothing of where cluster state comes from or where decisions go: drivers
+// (dryrun, explain, run) plug in a Binder, an EventRecorder, a
+// MetricsRecorder and Hooks.
 //
 // One pod's trip through the engine:
 //

@@ -114,44 +114,9 @@ type PostFilterExplanation struct {
 	Message string
 }
 
-// ExplainPostFilter asks the profile's PostFilter plugins, in order, what
-// the first one that explains itself would do for pod; nil when none does.
-func (f *Framework) ExplainPostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, statuses *NodeToStatus) *PostFilterExplanation {
-	for _, pl := range f.postFilter {
-		if ex, ok := pl.(PostFilterExplainer); ok {
-			return ex.ExplainPostFilter(ctx, state.Clone(), pod, statuses)
-		}
-	}
-	return nil
-}
-
-// explainVerdict is pl's verdict on a node it rejected with s: its
-// explanation, with gaps, when gaps is set and pl explains itself, and the
-// shortfall. Without gaps only the shortfall is computed, by
-// FilterShortfall when pl has it.
-func explainVerdict(ctx context.Context, pl FilterPlugin, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, s *Status, gaps bool) FilterVerdict {
-	v := FilterVerdict{Plugin: pl.Name(), Status: s, Shortfall: 1}
-	ex, ok := pl.(FilterExplainer)
-	if !ok || !s.IsRejected() {
-		return v
-	}
-	if sx, ok := ex.(ShortfallExplainer); ok && !gaps {
-		v.Shortfall = unitShortfall(sx.FilterShortfall(ctx, state, pod, nodeInfo, s))
-		return v
-	}
-	e := ex.ExplainFilter(ctx, state, pod, nodeInfo, s)
-	if e != nil {
-		v.Shortfall = unitShortfall(e.Shortfall)
-	}
-	if gaps {
-		v.Explanation = e
-	}
-	return v
-}
-
-// unitShortfall reads a plugin's shortfall as explain ranks it: a
+// UnitShortfall reads a plugin's shortfall as explain ranks it: a
 // positive value as it is, anything else (0: no finer measure) as 1.
-func unitShortfall(s float64) float64 {
+func UnitShortfall(s float64) float64 {
 	if s > 0 {
 		return s
 	}

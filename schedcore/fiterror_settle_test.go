@@ -18,7 +18,7 @@ func TestSettledFitErrorKeepsWhatDriversRead(t *testing.T) {
 		{name: "PreFilter rejected every node for the group", forGroup: true, prefilter: "sibling failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n2s := newCycleNodeToStatus()
+			n2s := NewCycleNodeToStatus()
 			n2s.Set("a", NewStatus(Unschedulable, "own").WithPlugin("P"))
 			switch {
 			case tc.prefilter != "":
@@ -32,8 +32,8 @@ func TestSettledFitErrorKeepsWhatDriversRead(t *testing.T) {
 			if wantGroup != tc.forGroup {
 				t.Fatalf("before settling: RejectedForGroup %v, want %v", wantGroup, tc.forGroup)
 			}
-			fe.settle()
-			fe.release()
+			fe.Settle()
+			fe.Release()
 			if fe.Diagnosis.NodeToStatus != nil {
 				t.Fatalf("the released FitError still holds its node statuses")
 			}

@@ -77,7 +77,7 @@ type PreemptionHooks struct {
 type Handle struct {
 	snapshot     *Snapshot
 	parallelizer Parallelizer
-	framework    *Framework
+	framework    Framework
 
 	clock           clock.WithTicker
 	rand            *rand.Rand
@@ -193,7 +193,7 @@ func (h *Handle) Activate(pods map[string]*v1.Pod) {
 }
 
 // GetWaitingPod returns a pod waiting at Permit in this profile, or nil.
-func (h *Handle) GetWaitingPod(uid types.UID) *WaitingPod {
+func (h *Handle) GetWaitingPod(uid types.UID) WaitingPod {
 	if h.framework == nil {
 		return nil
 	}
@@ -201,7 +201,7 @@ func (h *Handle) GetWaitingPod(uid types.UID) *WaitingPod {
 }
 
 // IterateOverWaitingPods calls fn for each pod waiting at Permit.
-func (h *Handle) IterateOverWaitingPods(fn func(*WaitingPod)) {
+func (h *Handle) IterateOverWaitingPods(fn func(WaitingPod)) {
 	if h.framework != nil {
 		h.framework.IterateOverWaitingPods(fn)
 	}
@@ -236,7 +236,16 @@ func (h *Handle) Parallelizer() Parallelizer { return h.parallelizer }
 
 // Framework returns the profile's framework (for PostFilter plugins that
 // re-run filters, such as preemption). Nil until the profile is built.
-func (h *Handle) Framework() *Framework { return h.framework }
+func (h *Handle) Framework() Framework { return h.framework }
+
+// SetFramework points the handle at the profile's framework. The runtime
+// calls it once, when it builds the profile over the handle.
+func (h *Handle) SetFramework(f Framework) { h.framework = f }
+
+// SetQueue points the handle at the scheduling queue (the nominator,
+// unless the handle has its own, and the activator). The runtime's
+// scheduler calls it once, before the first cycle.
+func (h *Handle) SetQueue(q SchedulingQueue) { h.queue = q }
 
 // Clock is the clock; drivers that simulate time inject a fake one.
 func (h *Handle) Clock() clock.WithTicker { return h.clock }

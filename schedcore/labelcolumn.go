@@ -139,3 +139,7 @@ func indexIn(list []*NodeInfo, ni *NodeInfo) int {
 	}
 	return idx
 }
+
+// IndexIn returns ni's index in list (a snapshot's list), -1 when list
+// does not hold ni there.
+func IndexIn(list []*NodeInfo, ni *NodeInfo) int { return indexIn(list, ni) }

@@ -18,19 +18,3 @@ type ListedFilter interface {
 	FilterPlugin
 	FilterListed(ctx context.Context, state *CycleState, pod *v1.Pod, ni *NodeInfo, pos int) *Status
 }
-
-// listedFilters returns filters as ListedFilters (aligned with them, nil
-// for a plugin that is not one), or nil when none is one: found once per
-// cycle, not by a type assertion per node.
-func listedFilters(filters []FilterPlugin) []ListedFilter {
-	var out []ListedFilter
-	for j, pl := range filters {
-		if lf, ok := pl.(ListedFilter); ok {
-			if out == nil {
-				out = make([]ListedFilter, len(filters))
-			}
-			out[j] = lf
-		}
-	}
-	return out
-}

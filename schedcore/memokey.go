@@ -131,3 +131,14 @@ func putScratchKey(k *MemoKey) {
 		scratchKeys.Put(k)
 	}
 }
+
+// GetScratchKey returns an empty key from a pool, for a key read only
+// while a view is looked up; PutScratchKey gives it back, when nothing
+// reads it any more. The runtime builds its memos' keys with them.
+func GetScratchKey() *MemoKey { return getScratchKey() }
+
+// PutScratchKey gives back a key GetScratchKey returned.
+func PutScratchKey(k *MemoKey) { putScratchKey(k) }
+
+// Reset empties k for another key, keeping its room.
+func (k *MemoKey) Reset() { k.b = k.b[:0] }

@@ -252,3 +252,7 @@ func (n *NodeInfo) String() string {
 // listIndex is the node's position in its snapshot's List(), or -1 for a
 // NodeInfo outside a snapshot list. Clones keep the index of the original.
 func (n *NodeInfo) listIndex() int { return n.listPos - 1 }
+
+// ListIndex is the node's position in its snapshot's list, -1 when it is
+// not listed.
+func (n *NodeInfo) ListIndex() int { return n.listIndex() }

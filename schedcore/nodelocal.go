@@ -26,25 +26,6 @@ type NodeLocalPlugin interface {
 	NodeLocal(pod *v1.Pod) bool
 }
 
-// NodeLocal reports whether every plugin of the profile that can reject pod
-// in the scheduling cycle says, for pod, that it is node-local
-// (NodeLocalPlugin). Score plugins do not matter: they choose among the
-// feasible nodes, never make one infeasible.
-func (f *Framework) NodeLocal(pod *v1.Pod) bool {
-	return allNodeLocal(f.preFilter, pod) && allNodeLocal(f.filter, pod) && allNodeLocal(f.reserve, pod) &&
-		allNodeLocal(f.permit, pod) && allNodeLocal(f.preBind, pod)
-}
-
-func allNodeLocal[P Plugin](plugins []P, pod *v1.Pod) bool {
-	for _, p := range plugins {
-		nl, ok := any(p).(NodeLocalPlugin)
-		if !ok || !nl.NodeLocal(pod) {
-			return false
-		}
-	}
-	return true
-}
-
 // AddPodCopy adds pod, bound to a node (spec.nodeName set), as a copy of
 // template's pod: one that differs from it only in name, UID and node, so
 // the parsed affinity terms and the resources of template are shared

@@ -321,7 +321,7 @@ func (l *nodeChangeLog) rebuilt() {
 // new generations every few minutes).
 type VerdictMemo struct {
 	mu      sync.Mutex
-	tables  map[string]*verdictTable
+	tables  map[string]*VerdictTable
 	maxKeys int
 	clock   uint64
 	// spare is the entries of an evicted table that no view refers to
@@ -329,7 +329,7 @@ type VerdictMemo struct {
 	spare []atomic.Uint32
 }
 
-type verdictTable struct {
+type VerdictTable struct {
 	entries []atomic.Uint32
 	base    int64
 	used    uint64
@@ -369,7 +369,7 @@ func NewVerdictMemo(maxKeys int) *VerdictMemo {
 	if maxKeys < 1 {
 		maxKeys = 1
 	}
-	return &VerdictMemo{tables: map[string]*verdictTable{}, maxKeys: maxKeys}
+	return &VerdictMemo{tables: map[string]*VerdictTable{}, maxKeys: maxKeys}
 }
 
 // View returns key's entries for a snapshot of n nodes.
@@ -383,7 +383,7 @@ func (m *VerdictMemo) View(k *MemoKey, n int) VerdictView {
 
 // table returns key's table for a snapshot of n nodes, making it if
 // needed. m.mu is held.
-func (m *VerdictMemo) table(k *MemoKey, n int) *verdictTable {
+func (m *VerdictMemo) table(k *MemoKey, n int) *VerdictTable {
 	// Indexing by string(k.b) does not allocate: the key string is made
 	// only for a new table.
 	t := m.tables[string(k.b)]
@@ -391,7 +391,7 @@ func (m *VerdictMemo) table(k *MemoKey, n int) *verdictTable {
 		if len(m.tables) >= m.maxKeys {
 			m.evict()
 		}
-		t = &verdictTable{base: verdictBase(generation.Load())}
+		t = &VerdictTable{base: verdictBase(generation.Load())}
 		if len(m.spare) >= n {
 			// No view refers to these entries (see recycle): emptied,
 			// they hold nothing of the evicted key.
@@ -419,7 +419,7 @@ func verdictBase(cur int64) int64 { return max(0, cur-verdictSpan/2) }
 // base, keeping the entries whose generations the new window holds. Views
 // handed out before keep the old slice and base, whose entries stay valid
 // (they are just no longer shared).
-func (t *verdictTable) rebase(base int64, n int) {
+func (t *VerdictTable) rebase(base int64, n int) {
 	grown := make([]atomic.Uint32, n)
 	for i := range t.entries {
 		e := t.entries[i].Load()
@@ -454,3 +454,14 @@ func (v VerdictView) PutByNode(ni *NodeInfo, val uint16) { v.putAt(ni.listPos-1,
 // outside the view's window or a value above maxVerdictValue is not
 // remembered.
 func (v VerdictView) Put(ni *NodeInfo, val uint16) { v.putAt(ni.listPos-1, ni.Generation, val) }
+
+// Keys lists the keys m holds tables for, in no order.
+func (m *VerdictMemo) Keys() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ks := make([]string, 0, len(m.tables))
+	for k := range m.tables {
+		ks = append(ks, k)
+	}
+	return ks
+}

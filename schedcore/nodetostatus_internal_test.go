@@ -8,11 +8,11 @@ import "testing"
 func TestNodeToStatusIndexFollowsAppends(t *testing.T) {
 	a, b, c := NewStatus(Unschedulable, "a"), NewStatus(Unschedulable, "b"), NewStatus(Unschedulable, "c")
 	n := NewNodeToStatus()
-	n.setNew("n1", a)
+	n.SetNew("n1", a)
 	if got := n.Get("n1"); got != a {
 		t.Fatalf("n1: %v, want %v", got, a)
 	}
-	n.setNew("n2", b)
+	n.SetNew("n2", b)
 	if got := n.Get("n2"); got != b {
 		t.Errorf("n2 appended after a lookup: %v, want %v", got, b)
 	}

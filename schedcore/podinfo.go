@@ -221,3 +221,7 @@ func HostPorts(pod *v1.Pod) []v1.ContainerPort {
 	}
 	return ports
 }
+
+// ForPod returns a PodInfo for pod, a version of pi's pod, sharing the
+// parsed terms when it can (forPod).
+func (pi *PodInfo) ForPod(pod *v1.Pod) *PodInfo { return pi.forPod(pod) }

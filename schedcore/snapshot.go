@@ -201,3 +201,24 @@ func (s *Snapshot) Namespaces() []*v1.Namespace {
 	}
 	return out
 }
+
+// Generation is the snapshot's generation, changed by every update.
+func (s *Snapshot) Generation() int64 { return s.generation }
+
+// NameRanks returns, per list position, the listed node's rank in name
+// order. Callers only read it.
+func (s *Snapshot) NameRanks() []int32 { return s.nameRanks() }
+
+// ListedAt returns the generation and name of the node at list position i.
+func (s *Snapshot) ListedAt(i int) (int64, string) { return s.listedAt(i) }
+
+// ListedGenerations returns the listed nodes' generations by list
+// position. Callers only read it.
+func (s *Snapshot) ListedGenerations() []int64 { return s.listGens }
+
+// ListedNames returns the listed nodes' names by list position. Callers
+// only read it.
+func (s *Snapshot) ListedNames() []string { return s.listNames }
+
+// NodeInfo returns the node of that name, nil when there is none.
+func (s *Snapshot) NodeInfo(name string) *NodeInfo { return s.nodeInfoMap[name] }

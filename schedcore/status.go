@@ -238,3 +238,7 @@ func (s *Status) String() string {
 	}
 	return fmt.Sprintf("%s: %s", s.code, s.Message())
 }
+
+// IsShared reports whether s came from NewSharedStatus: the same status
+// for every node it rejects, which a filter memo can remember once.
+func (s *Status) IsShared() bool { return s != nil && s.shared }

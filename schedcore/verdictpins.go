@@ -15,7 +15,7 @@ package schedcore
 // PinnedView is View for a caller that calls Unpin with the returned
 // table once it no longer uses the view (nor anything read from its
 // entries slice).
-func (m *VerdictMemo) PinnedView(k *MemoKey, n int) (VerdictView, *verdictTable) {
+func (m *VerdictMemo) PinnedView(k *MemoKey, n int) (VerdictView, *VerdictTable) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.table(k, n)
@@ -24,7 +24,7 @@ func (m *VerdictMemo) PinnedView(k *MemoKey, n int) (VerdictView, *verdictTable)
 }
 
 // Unpin ends a PinnedView of t.
-func (m *VerdictMemo) Unpin(t *verdictTable) {
+func (m *VerdictMemo) Unpin(t *VerdictTable) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t.pins--
@@ -35,7 +35,7 @@ func (m *VerdictMemo) Unpin(t *verdictTable) {
 func (m *VerdictMemo) evict() {
 	var oldest string
 	var at uint64
-	var victim *verdictTable
+	var victim *VerdictTable
 	for k, t := range m.tables {
 		if victim == nil || t.used < at {
 			oldest, at, victim = k, t.used, t
@@ -52,7 +52,7 @@ func (m *VerdictMemo) evict() {
 // recycle keeps t's entries as the memo's spare if t is evicted and no
 // view of it can be in use: none pinned, none handed out unpinned. m.mu
 // is held.
-func (m *VerdictMemo) recycle(t *verdictTable) {
+func (m *VerdictMemo) recycle(t *VerdictTable) {
 	if !t.evicted || t.pins != 0 || t.shared || t.entries == nil {
 		return
 	}

@@ -59,7 +59,7 @@ func TestVerdictMemoRecyclesOnlyUnusedTables(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := NewVerdictMemo(1)
 			views := map[string]VerdictView{}
-			pinned := map[string][]*verdictTable{}
+			pinned := map[string][]*VerdictTable{}
 			first := map[string]*atomic.Uint32{}
 			for i, s := range tc.steps {
 				switch s.op {

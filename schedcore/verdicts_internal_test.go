@@ -5,72 +5,17 @@ import (
 	"math/rand"
 	"sync/atomic"
 	"testing"
-
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-// TestListedPositionsHoldOnlyForTheirNodes checks that the positions the
-// filter loop records are given to RunScorePlugins only for the very list
-// of feasible nodes they were recorded with, in the snapshot they index,
-// before the snapshot changes.
-func TestListedPositionsHoldOnlyForTheirNodes(t *testing.T) {
-	cache := NewCache(DefaultFeatures)
-	for i := range 3 {
-		cache.AddNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("n", i)}})
-	}
-	snap := NewEmptySnapshot()
-	cache.UpdateSnapshot(snap)
-	other := NewEmptySnapshot()
-	cache.UpdateSnapshot(other)
-	var l listedNodes
-	record := func() []*NodeInfo {
-		pos := l.start(snap, 2)
-		*pos = append(*pos, 2, 0)
-		l.nodes = []*NodeInfo{snap.List()[2], snap.List()[0]}
-		return l.nodes
-	}
-	feasible := record()
-	for _, tc := range []struct {
-		name  string
-		snap  *Snapshot
-		nodes []*NodeInfo
-		want  bool
-	}{
-		{"the recorded nodes", snap, feasible, true},
-		{"an equal list of the same nodes", snap, append([]*NodeInfo(nil), feasible...), false},
-		{"a shorter list", snap, feasible[:1], false},
-		{"another snapshot", other, feasible, false},
-		{"no snapshot", nil, feasible, false},
-	} {
-		if got := l.positions(tc.snap, tc.nodes) != nil; got != tc.want {
-			t.Errorf("%s: positions given %v, want %v", tc.name, got, tc.want)
-		}
-	}
-	if got := l.positions(snap, feasible); len(got) != 2 || got[0] != 2 || got[1] != 0 {
-		t.Errorf("positions %v, want [2 0]", got)
-	}
-	cache.AddNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"a": "b"}}})
-	cache.UpdateSnapshot(snap)
-	if l.positions(snap, feasible) != nil {
-		t.Error("positions given after the snapshot changed")
-	}
-	feasible = record()
-	l.release()
-	if l.positions(snap, feasible) != nil {
-		t.Error("positions given after release")
-	}
-}
 
 // TestRejectTable checks that a plugin's remembered rejections are told
 // apart by what they say, and that no more than the table holds are
 // remembered.
 func TestRejectTable(t *testing.T) {
-	var tab rejectTable
+	var tab RejectTable
 	a := NewSharedStatus(Unschedulable, "a").WithPlugin("P")
 	v, ok := tab.value(a)
-	if !ok || tab.status(v) != a {
-		t.Fatalf("first rejection: value %d %v, status %v", v, ok, tab.status(v))
+	if !ok || tab.Status(v) != a {
+		t.Fatalf("first rejection: value %d %v, status %v", v, ok, tab.Status(v))
 	}
 	// Another status saying the same: the same value.
 	if v2, ok := tab.value(NewSharedStatus(Unschedulable, "a").WithPlugin("P")); !ok || v2 != v {
@@ -81,19 +26,19 @@ func TestRejectTable(t *testing.T) {
 		NewSharedStatus(Unschedulable, "a").WithPlugin("Q"),
 		NewSharedStatus(Unschedulable, "a", "b").WithPlugin("P"),
 	} {
-		if v2, ok := tab.value(s); !ok || v2 == v || !tab.status(v2).Equal(s) {
-			t.Errorf("%v: value %d %v, status %v; want a value of its own", s, v2, ok, tab.status(v2))
+		if v2, ok := tab.value(s); !ok || v2 == v || !tab.Status(v2).Equal(s) {
+			t.Errorf("%v: value %d %v, status %v; want a value of its own", s, v2, ok, tab.Status(v2))
 		}
 	}
-	for i := 4; i < maxRememberedRejections; i++ {
+	for i := 4; i < MaxRememberedRejections; i++ {
 		if _, ok := tab.value(NewSharedStatus(Unschedulable, fmt.Sprint(i))); !ok {
 			t.Fatalf("rejection %d not remembered", i)
 		}
 	}
 	if v, ok := tab.value(NewSharedStatus(Unschedulable, "one too many")); ok {
-		t.Errorf("a rejection beyond the table's %d remembered as %d", maxRememberedRejections, v)
+		t.Errorf("a rejection beyond the table's %d remembered as %d", MaxRememberedRejections, v)
 	}
-	if tab.status(verdictPass) != nil || tab.status(0) != nil {
+	if tab.Status(VerdictPass) != nil || tab.Status(0) != nil {
 		t.Error("a pass or no value gives a rejection")
 	}
 }
@@ -123,19 +68,19 @@ func TestPassesAndVerdictsAtAreGetAt(t *testing.T) {
 		for k, g := range run {
 			val, ok := v.getAt(p0+k, g)
 			switch {
-			case ok && val == verdictPass:
+			case ok && val == VerdictPass:
 				want |= 1 << k
-			case ok && val >= verdictFirstReject && val < verdictFirstReject+maxRememberedRejections:
+			case ok && val >= VerdictFirstReject && val < VerdictFirstReject+MaxRememberedRejections:
 				wantRej |= 1 << k
 			}
 		}
-		if got := passesAt(v, p0, run); got != want {
+		if got := v.PassesAt(p0, run); got != want {
 			t.Fatalf("round %d: passesAt(%d, %d gens) = %b, getAt says %b", round, p0, len(run), got, want)
 		}
 		// verdictsAt, which a counting pass reads, must tell the same
 		// passes and, of the other values getAt finds for the very
-		// generation, exactly the rejectTable's.
-		if pass, rej := verdictsAt(v, p0, run); pass != want || rej != wantRej {
+		// generation, exactly the RejectTable's.
+		if pass, rej := v.VerdictsAt(p0, run); pass != want || rej != wantRej {
 			t.Fatalf("round %d: verdictsAt(%d, %d gens) = %b, %b; getAt says %b, %b", round, p0, len(run), pass, rej, want, wantRej)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // ErrNoNodes is returned for a cluster without nodes.
@@ -113,7 +114,7 @@ func (r *run) attempted() {
 
 func (r *run) observer() engine.Observer {
 	return engine.Observer{
-		Placed: func(pod *v1.Pod, node string, attempts int, res schedcore.ScheduleResult) {
+		Placed: func(pod *v1.Pod, node string, attempts int, res schedruntime.ScheduleResult) {
 			pl := report.Placement{Pod: schedcore.PodName(pod), Node: node, Feasible: res.FeasibleNodes, Attempts: attempts, Devices: devices(r.c.Devices(pod))}
 			if len(res.Scores) > 0 {
 				pl.Score = res.Scores[0].TotalScore
@@ -236,7 +237,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 // unschedulable reports a pending pod the run did not place: its last
 // failure, or why it never reached a scheduling cycle.
 func (r *run) unschedulable(ctx context.Context, c *engine.Offline, p *v1.Pod) report.Unschedulable {
-	u := report.Unschedulable{Pod: schedcore.PodName(p), Reason: schedcore.ReasonUnschedulable}
+	u := report.Unschedulable{Pod: schedcore.PodName(p), Reason: schedruntime.ReasonUnschedulable}
 	if f := r.failed[schedcore.PodKey(p)]; f != nil {
 		u.Message, u.Reason, u.Plugins, u.After, u.Attempts = f.msg, f.Reason, f.Plugins, f.after, f.Attempts
 	} else if len(p.Spec.SchedulingGates) > 0 {

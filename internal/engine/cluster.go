@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // FillCache adds a cluster's nodes, namespaces, storage objects, selector
@@ -15,7 +16,7 @@ import (
 // given profiles in queue order (priority, creation time, namespace/name). Pods that
 // Succeeded or Failed hold no resources and are left out. Pods without a
 // UID get a stable one derived from namespace/name.
-func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*schedcore.Framework) []*v1.Pod {
+func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*schedruntime.Framework) []*v1.Pod {
 	for _, n := range cl.Nodes {
 		c.AddNode(n)
 	}

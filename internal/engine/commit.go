@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // Placement is a pod ("namespace/name") bound to a node.
@@ -84,7 +85,7 @@ func CommitPlacements(ctx context.Context, cl *snapshot.Cluster, o Options, plac
 // commitOn runs the pod's cycle on the node alone, then Reserve and
 // PreBind; the pod is assumed on the node meanwhile and forgotten after
 // (the caller adds it bound).
-func commitOn(ctx context.Context, fw *schedcore.Framework, cache *schedcore.Cache, snap *schedcore.Snapshot, pod *v1.Pod, node string) error {
+func commitOn(ctx context.Context, fw *schedruntime.Framework, cache *schedcore.Cache, snap *schedcore.Snapshot, pod *v1.Pod, node string) error {
 	state := schedcore.NewCycleState()
 	if _, st, _ := fw.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
 		return fmt.Errorf("prefilter: %w", st.AsError())

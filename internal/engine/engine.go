@@ -23,6 +23,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // ErrNoNodes is returned for a cluster without nodes.
@@ -134,7 +135,7 @@ func (o Options) withDefaults() (Options, error) {
 
 // TieBreak is the options' choice among nodes tied for the best total:
 // nil (the lowest name) unless UseSeed.
-func (o Options) TieBreak() schedcore.TieBreak {
+func (o Options) TieBreak() schedruntime.TieBreak {
 	if !o.UseSeed {
 		return nil
 	}
@@ -183,21 +184,21 @@ type Driver struct {
 	SyncBinding bool
 	// ScoreTotalsOnly: the ScheduleResult given to Scheduled holds each
 	// scored node's Name and TotalScore, without per-plugin lists
-	// (schedcore.Algorithm.ScoreTotalsOnly).
+	// (schedruntime.Algorithm.ScoreTotalsOnly).
 	ScoreTotalsOnly bool
 	// Scheduled and Failed observe each pod bound and each failed attempt
-	// (schedcore.Hooks).
-	Scheduled func(ctx context.Context, fw *schedcore.Framework, qpi *schedcore.QueuedPodInfo, node string, result schedcore.ScheduleResult)
-	Failed    func(ctx context.Context, fw *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, nominating *schedcore.NominatingInfo)
+	// (schedruntime.Hooks).
+	Scheduled func(ctx context.Context, fw *schedruntime.Framework, qpi *schedcore.QueuedPodInfo, node string, result schedruntime.ScheduleResult)
+	Failed    func(ctx context.Context, fw *schedruntime.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, nominating *schedcore.NominatingInfo)
 	// Recorder and QueueMetrics receive the framework's, the scheduler's
 	// and the queue's measurements; nil: none.
-	Recorder     schedcore.MetricsRecorder
+	Recorder     schedruntime.MetricsRecorder
 	QueueMetrics queue.Metrics
 }
 
 // Profiles are the built frameworks by schedulerName, with their order.
 type Profiles struct {
-	ByName map[string]*schedcore.Framework
+	ByName map[string]*schedruntime.Framework
 	Order  []string
 }
 
@@ -208,7 +209,7 @@ type Engine struct {
 	Snapshot  *schedcore.Snapshot
 	Profiles  *Profiles
 	Queue     *queue.PriorityQueue
-	Scheduler *schedcore.Scheduler
+	Scheduler *schedruntime.Scheduler
 	// DRA holds the DRA objects and the in-flight allocations.
 	DRA *schedcore.DRAManager
 	// Options are the options the engine was built with, defaulted.
@@ -253,12 +254,12 @@ func New(ctx context.Context, o Options, d Driver) (*Engine, error) {
 	if cfg.PercentageOfNodesToScore != nil {
 		pct = *cfg.PercentageOfNodesToScore
 	}
-	s := schedcore.NewScheduler(e.Cache, e.Queue, e.Profiles.ByName, e.Snapshot, &schedcore.Algorithm{PercentageOfNodesToScore: pct, TieBreak: o.TieBreak(), ScoreTotalsOnly: d.ScoreTotalsOnly})
+	s := schedruntime.NewScheduler(e.Cache, e.Queue, e.Profiles.ByName, e.Snapshot, &schedruntime.Algorithm{PercentageOfNodesToScore: pct, TieBreak: o.TieBreak(), ScoreTotalsOnly: d.ScoreTotalsOnly})
 	s.Recorder, s.Logger, s.SyncBinding = d.Recorder, o.Logger, d.SyncBinding
 	if d.Clock != nil {
 		s.Clock = d.Clock
 	}
-	s.Hooks = schedcore.Hooks{Scheduled: d.Scheduled, Failed: d.Failed}
+	s.Hooks = schedruntime.Hooks{Scheduled: d.Scheduled, Failed: d.Failed}
 	if d.Pod != nil {
 		s.Hooks.CurrentPod = func(p *v1.Pod) *v1.Pod {
 			cur, ok := d.Pod(p.Namespace, p.Name)
@@ -289,7 +290,7 @@ func BuildProfiles(ctx context.Context, o Options, snap *schedcore.Snapshot, d D
 
 func buildProfiles(ctx context.Context, o Options, d Driver, snap *schedcore.Snapshot, selectors func() *schedcore.SelectorSources) (*Profiles, error) {
 	cfg := o.Config
-	ps := &Profiles{ByName: map[string]*schedcore.Framework{}}
+	ps := &Profiles{ByName: map[string]*schedruntime.Framework{}}
 	par := 0
 	if cfg.Parallelism != nil {
 		par = int(*cfg.Parallelism)
@@ -325,7 +326,7 @@ func buildProfiles(ctx context.Context, o Options, d Driver, snap *schedcore.Sna
 			opts = append(opts, schedcore.WithSelectorSources(selectors))
 		}
 		h := schedcore.NewHandle(snap, par, opts...)
-		fw, err := schedcore.NewFramework(ctx, o.Registry, p, h, schedcore.FrameworkOptions{Recorder: d.Recorder, NoPostFilter: o.NoPreemption})
+		fw, err := schedruntime.NewFramework(ctx, o.Registry, p, h, schedruntime.FrameworkOptions{Recorder: d.Recorder, NoPostFilter: o.NoPreemption})
 		if err != nil {
 			return nil, configError{fmt.Errorf("profiles[%d]: %w", i, err)}
 		}
@@ -357,14 +358,14 @@ func (e *Engine) Load(cl *snapshot.Cluster) ([]*v1.Pod, error) {
 }
 
 // Framework returns the profile of the pod's schedulerName, nil if none.
-func (e *Engine) Framework(pod *v1.Pod) *schedcore.Framework {
+func (e *Engine) Framework(pod *v1.Pod) *schedruntime.Framework {
 	return e.Profiles.ByName[pod.Spec.SchedulerName]
 }
 
 // Explain runs one scheduling cycle of pod on the current snapshot with
-// full diagnosis, with the options' tie-break (schedcore.Explain).
-func (e *Engine) Explain(ctx context.Context, fw *schedcore.Framework, pod *v1.Pod) *schedcore.Explanation {
-	return schedcore.Explain(ctx, fw, e.Snapshot, pod, e.Options.TieBreak())
+// full diagnosis, with the options' tie-break (schedruntime.Explain).
+func (e *Engine) Explain(ctx context.Context, fw *schedruntime.Framework, pod *v1.Pod) *schedruntime.Explanation {
+	return schedruntime.Explain(ctx, fw, e.Snapshot, pod, e.Options.TieBreak())
 }
 
 // GatedBy returns the message and name of the PreEnqueue plugin that holds

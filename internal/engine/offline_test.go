@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
-	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -28,7 +28,7 @@ type journal struct {
 
 func (j *journal) observer() Observer {
 	return Observer{
-		Placed: func(pod *v1.Pod, node string, _ int, _ schedcore.ScheduleResult) {
+		Placed: func(pod *v1.Pod, node string, _ int, _ schedruntime.ScheduleResult) {
 			j.events = append(j.events, "placed "+pod.Name+" on "+node)
 		},
 		Failed: func(pod *v1.Pod, f Failure) {

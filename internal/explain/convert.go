@@ -7,13 +7,14 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // convert renders schedcore's Explanation as the report's schema: nodes in
 // name order, scores per plugin by name (raw, normalized = weighted /
 // weight, weighted), ranks. order[i] is the position in ex.Nodes of
 // rep.Nodes[i] (ex.ByName, or the name order sorted here).
-func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32) {
+func convert(ex *schedruntime.Explanation) (rep *report.Explanation, order []int32) {
 	rep = &report.Explanation{
 		Pod:                  schedcore.PodName(ex.Pod),
 		Profile:              ex.Profile,
@@ -49,7 +50,7 @@ func convert(ex *schedcore.Explanation) (rep *report.Explanation, order []int32)
 	defer maps.release()
 	order = ex.ByName
 	if len(order) != len(ex.Nodes) {
-		order = (*schedcore.NameOrder)(nil).Of(ex.Nodes)
+		order = (*schedruntime.NameOrder)(nil).Of(ex.Nodes)
 	}
 	rep.Nodes = make([]report.ExplainNode, len(ex.Nodes))
 	// The nodes without failures, scores or detail share empty ones (see

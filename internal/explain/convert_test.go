@@ -13,10 +13,11 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
-func named(names ...string) []schedcore.NodeExplanation {
-	out := make([]schedcore.NodeExplanation, len(names))
+func named(names ...string) []schedruntime.NodeExplanation {
+	out := make([]schedruntime.NodeExplanation, len(names))
 	for i, n := range names {
 		out[i].Name = n
 	}
@@ -122,7 +123,7 @@ func TestNearestNodesPicksWhatAFullSortPicks(t *testing.T) {
 				}}})
 		}
 		snap := schedcore.NewSnapshot(nil, nodes)
-		ex := &schedcore.Explanation{Pod: &v1.Pod{}}
+		ex := &schedruntime.Explanation{Pod: &v1.Pod{}}
 		type ref struct {
 			name                 string
 			failures, unresolved int
@@ -131,7 +132,7 @@ func TestNearestNodesPicksWhatAFullSortPicks(t *testing.T) {
 		}
 		var refs []ref
 		for _, ni := range snap.List() {
-			ne := schedcore.NodeExplanation{Name: ni.Name(), Feasible: rng.Intn(5) == 0}
+			ne := schedruntime.NodeExplanation{Name: ni.Name(), Feasible: rng.Intn(5) == 0}
 			r := ref{name: ni.Name(), cpu: ni.Allocatable.MilliCPU, mem: ni.Allocatable.Memory}
 			if !ne.Feasible {
 				for k := rng.Intn(3) + 1; k > 0; k-- {
@@ -140,7 +141,7 @@ func TestNearestNodesPicksWhatAFullSortPicks(t *testing.T) {
 						code = schedcore.UnschedulableAndUnresolvable
 						r.unresolved++
 					}
-					v := schedcore.FilterVerdict{Plugin: "P", Status: schedcore.NewStatus(code, "no"), Shortfall: float64(rng.Intn(4)+1) / 4}
+					v := schedruntime.FilterVerdict{Plugin: "P", Status: schedcore.NewStatus(code, "no"), Shortfall: float64(rng.Intn(4)+1) / 4}
 					r.shortfall += v.Shortfall
 					ne.Failures = append(ne.Failures, v)
 				}

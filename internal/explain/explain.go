@@ -1,7 +1,7 @@
 // Package explain is the diagnosis driver of the engine: it loads cluster
 // state (a snapshot file or a live listing, both as a snapshot.Cluster) into
 // the cache, runs one scheduling cycle of one pod through the real framework
-// with schedcore.Explain (no Binder: nothing is assumed or bound), and turns
+// with schedruntime.Explain (no Binder: nothing is assumed or bound), and turns
 // the result into report.Explanation, adding what kube-scheduler does not
 // say: every rejecting filter per node, every plugin's raw, normalized and
 // weighted score, and, for the nodes nearest to fitting, the concrete gap.
@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // Where the explained pod came from (report.Explanation.Source).
@@ -127,7 +128,7 @@ type State struct {
 	pending []*v1.Pod
 	turn    *report.ExplainTurn
 	// names keeps the snapshot's nodes in name order between explanations.
-	names schedcore.NameOrder
+	names schedruntime.NameOrder
 	// index finds cluster's pods by namespace/name and by UID, when
 	// the State owns cluster's pod list (NewState), which then never
 	// changes; nil otherwise (the pods are searched).
@@ -279,7 +280,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 
 	// Every rejected node is diagnosed for its shortfall, which ranks the
 	// nearest; only the nodes shown get their gaps (ex.Detail below).
-	ex := schedcore.ExplainShortfalls(ctx, fw, snap, target, s.eng.Options.TieBreak(), &s.names)
+	ex := schedruntime.ExplainShortfalls(ctx, fw, snap, target, s.eng.Options.TieBreak(), &s.names)
 	if ex.Err != nil {
 		return nil, fmt.Errorf("explaining pod %s: %w", schedcore.PodName(target), ex.Err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // failureLists gives the rejected nodes their report failures. Nodes
@@ -19,7 +20,7 @@ import (
 type failureLists struct {
 	// hash is the key of a node's verdicts (tests give one that collides);
 	// nil: hashOf.
-	hash func(fl *failureLists, ne *schedcore.NodeExplanation) uint64
+	hash func(fl *failureLists, ne *schedruntime.NodeExplanation) uint64
 	last *report.NodeFailures
 	// byHash is the first list made for a key.
 	byHash map[uint64]*report.NodeFailures
@@ -32,7 +33,7 @@ type failureLists struct {
 // of returns the report failures of ne, a rejected node: every rejecting
 // filter in order, or the status of a node no filter ran on (an empty
 // list when it has neither).
-func (fl *failureLists) of(ne *schedcore.NodeExplanation) *report.NodeFailures {
+func (fl *failureLists) of(ne *schedruntime.NodeExplanation) *report.NodeFailures {
 	n := len(ne.Failures)
 	if n == 0 {
 		if ne.Status == nil {
@@ -83,7 +84,7 @@ func (fl *failureLists) empty() *report.NodeFailures {
 
 // eachVerdict calls f with each of ne's verdicts in order (its Status
 // alone when it has none), until f returns false.
-func eachVerdict(ne *schedcore.NodeExplanation, f func(j int, plugin string, s *schedcore.Status) bool) {
+func eachVerdict(ne *schedruntime.NodeExplanation, f func(j int, plugin string, s *schedcore.Status) bool) {
 	if len(ne.Failures) == 0 {
 		f(0, ne.Status.Plugin(), ne.Status)
 		return
@@ -97,7 +98,7 @@ func eachVerdict(ne *schedcore.NodeExplanation, f func(j int, plugin string, s *
 
 // reads reports whether l is exactly the list failure would make of ne's
 // verdicts.
-func reads(l []report.Failure, ne *schedcore.NodeExplanation) bool {
+func reads(l []report.Failure, ne *schedruntime.NodeExplanation) bool {
 	if len(l) != max(len(ne.Failures), 1) {
 		return false
 	}
@@ -131,7 +132,7 @@ func joined(s string, parts []string) bool {
 var failureSeed = maphash.MakeSeed()
 
 // hashOf mixes the plugins, codes and reasons of ne's verdicts.
-func (fl *failureLists) hashOf(ne *schedcore.NodeExplanation) uint64 {
+func (fl *failureLists) hashOf(ne *schedruntime.NodeExplanation) uint64 {
 	var h uint64
 	mix := func(s string) {
 		h = (h ^ maphash.String(failureSeed, s)) * 0x9e3779b97f4a7c15

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // Nodes share a list of failures only when theirs read the same, side by
@@ -16,22 +17,22 @@ func TestFailureListsShareOnlyTheSameText(t *testing.T) {
 	st := func(code schedcore.Code, plugin string, reasons ...string) *schedcore.Status {
 		return schedcore.NewStatus(code, reasons...).WithPlugin(plugin)
 	}
-	v := func(s *schedcore.Status) schedcore.FilterVerdict {
-		return schedcore.FilterVerdict{Plugin: s.Plugin(), Status: s}
+	v := func(s *schedcore.Status) schedruntime.FilterVerdict {
+		return schedruntime.FilterVerdict{Plugin: s.Plugin(), Status: s}
 	}
 	u, uu := schedcore.Unschedulable, schedcore.UnschedulableAndUnresolvable
-	nodes := []schedcore.NodeExplanation{
-		{Failures: []schedcore.FilterVerdict{v(st(u, "A", "x"))}},
-		{Failures: []schedcore.FilterVerdict{v(st(u, "A", "x"))}},      // same text, other status
-		{Failures: []schedcore.FilterVerdict{v(st(u, "A", "y"))}},      // other reason
-		{Failures: []schedcore.FilterVerdict{v(st(uu, "A", "x"))}},     // other code
-		{Failures: []schedcore.FilterVerdict{v(st(u, "B", "x"))}},      // other plugin
-		{Failures: []schedcore.FilterVerdict{v(st(u, "A", "x", "y"))}}, // more reasons
-		{Failures: []schedcore.FilterVerdict{v(st(u, "A", "x; y"))}},   // the same joined
-		{Failures: []schedcore.FilterVerdict{v(st(u, "A", "x")), v(st(u, "B", "x"))}},
+	nodes := []schedruntime.NodeExplanation{
+		{Failures: []schedruntime.FilterVerdict{v(st(u, "A", "x"))}},
+		{Failures: []schedruntime.FilterVerdict{v(st(u, "A", "x"))}},      // same text, other status
+		{Failures: []schedruntime.FilterVerdict{v(st(u, "A", "y"))}},      // other reason
+		{Failures: []schedruntime.FilterVerdict{v(st(uu, "A", "x"))}},     // other code
+		{Failures: []schedruntime.FilterVerdict{v(st(u, "B", "x"))}},      // other plugin
+		{Failures: []schedruntime.FilterVerdict{v(st(u, "A", "x", "y"))}}, // more reasons
+		{Failures: []schedruntime.FilterVerdict{v(st(u, "A", "x; y"))}},   // the same joined
+		{Failures: []schedruntime.FilterVerdict{v(st(u, "A", "x")), v(st(u, "B", "x"))}},
 		{Status: st(uu, "P", "x")}, // no filter ran
 		{Status: st(uu, "P", "x")},
-		{Failures: []schedcore.FilterVerdict{v(st(u, "A", "x"))}}, // not side by side
+		{Failures: []schedruntime.FilterVerdict{v(st(u, "A", "x"))}}, // not side by side
 		{},
 	}
 	// Lists made afresh, and which of them should be shared.
@@ -44,9 +45,9 @@ func TestFailureListsShareOnlyTheSameText(t *testing.T) {
 			return true
 		})
 	}
-	for name, hash := range map[string]func(*failureLists, *schedcore.NodeExplanation) uint64{
+	for name, hash := range map[string]func(*failureLists, *schedruntime.NodeExplanation) uint64{
 		"hashed":   nil,
-		"collided": func(*failureLists, *schedcore.NodeExplanation) uint64 { return 7 },
+		"collided": func(*failureLists, *schedruntime.NodeExplanation) uint64 { return 7 },
 	} {
 		fl := failureLists{hash: hash}
 		got := make([][]report.Failure, len(nodes))

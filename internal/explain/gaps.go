@@ -6,6 +6,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // nodeGaps frames what stands in the way on a rejected node: the pods
@@ -14,7 +15,7 @@ import (
 // Filter read), in filter order. A plugin that does not explain itself is
 // represented by its reason; one whose PreFilterResult left the node out,
 // by that fact.
-func nodeGaps(ne *schedcore.NodeExplanation) []report.Gap {
+func nodeGaps(ne *schedruntime.NodeExplanation) []report.Gap {
 	if ne == nil {
 		return nil
 	}
@@ -40,7 +41,7 @@ func nodeGaps(ne *schedcore.NodeExplanation) []report.Gap {
 
 // verdictGaps renders one plugin's verdict: its explanation's gaps, or
 // fallback when it has none.
-func verdictGaps(v schedcore.FilterVerdict, fallback string) []report.Gap {
+func verdictGaps(v schedruntime.FilterVerdict, fallback string) []report.Gap {
 	if v.Explanation == nil || len(v.Explanation.Gaps) == 0 {
 		return []report.Gap{{Plugin: v.Plugin, Gap: fallback}}
 	}

@@ -8,13 +8,14 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // shortfall sums the plugins' shortfalls on a rejected node (a plugin that
 // does not explain itself counts 1): how far the node is from fitting.
-func shortfall(ne *schedcore.NodeExplanation) float64 {
+func shortfall(ne *schedruntime.NodeExplanation) float64 {
 	var sum float64
-	for _, vs := range [2][]schedcore.FilterVerdict{ne.Failures, ne.LeftOutBy} {
+	for _, vs := range [2][]schedruntime.FilterVerdict{ne.Failures, ne.LeftOutBy} {
 		for _, v := range vs {
 			sum += v.Shortfall
 		}
@@ -26,7 +27,7 @@ func shortfall(ne *schedcore.NodeExplanation) float64 {
 // failures, then fewest that preemption cannot resolve, then the smallest
 // shortfall the plugins report, then most free cpu, then most free memory,
 // then name. nodes[i] is ex.Nodes[order[i]].
-func nearestNodes(nodes []report.ExplainNode, order []int32, ex *schedcore.Explanation, snap *schedcore.Snapshot, n int) []string {
+func nearestNodes(nodes []report.ExplainNode, order []int32, ex *schedruntime.Explanation, snap *schedcore.Snapshot, n int) []string {
 	type cand struct {
 		name                 string
 		failures, unresolved int
@@ -107,7 +108,7 @@ func nearestNodes(nodes []report.ExplainNode, order []int32, ex *schedcore.Expla
 }
 
 // nodeInfo returns the snapshot's node at position i of its list (where
-// schedcore.Explain put its explanation) when that node is named name,
+// schedruntime.Explain put its explanation) when that node is named name,
 // and otherwise looks it up by name; nil when the snapshot has no such node.
 func nodeInfo(snap *schedcore.Snapshot, i int32, name string) *schedcore.NodeInfo {
 	if list := snap.List(); int(i) < len(list) && list[i].Name() == name {

@@ -7,13 +7,14 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // preemption asks the profile's PostFilter (DefaultPreemption) what it
 // would do on the failed cycle's state and statuses, as the scheduler's
 // PostFilter would, without evicting anything. Nil when no PostFilter
 // explains itself or the evaluation failed internally.
-func preemption(ctx context.Context, fw *schedcore.Framework, ex *schedcore.Explanation, pod *v1.Pod) *report.PreemptionOutcome {
+func preemption(ctx context.Context, fw *schedruntime.Framework, ex *schedruntime.Explanation, pod *v1.Pod) *report.PreemptionOutcome {
 	if ex.State == nil {
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 var (
@@ -132,7 +133,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 			s := &State{o: o, cluster: &snapshot.Cluster{}, eng: c.Engine, turn: turn}
 			rep, expErr = s.Explain(ctx, p)
 		},
-		Placed: func(p *v1.Pod, node string, _ int, _ schedcore.ScheduleResult) {
+		Placed: func(p *v1.Pod, node string, _ int, _ schedruntime.ScheduleResult) {
 			if isTarget(p) && turn != nil {
 				turn.Node = node
 				// Nothing after its placement changes the answer.

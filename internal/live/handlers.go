@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // The pod events kube-scheduler's handlers send, by their metrics labels.
@@ -33,7 +34,7 @@ var (
 type handlers struct {
 	cache    *schedcore.Cache
 	queue    schedcore.SchedulingQueue
-	profiles map[string]*schedcore.Framework
+	profiles map[string]*schedruntime.Framework
 	features schedcore.Features
 	logger   logr.Logger
 	// observe receives the handling time per event label; nil ignores it.

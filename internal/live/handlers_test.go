@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -75,7 +76,7 @@ func objName(o any) string {
 
 const profile = "kubectl-sched"
 
-func testProfiles(t *testing.T) map[string]*schedcore.Framework {
+func testProfiles(t *testing.T) map[string]*schedruntime.Framework {
 	t.Helper()
 	cfg, err := engine.LoadConfig("")
 	if err != nil {

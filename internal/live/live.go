@@ -33,6 +33,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/kube"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // ErrLeaderElectionLost is returned when another instance took the lease
@@ -296,7 +297,7 @@ func (d *driver) refreshSelectors() {
 
 // scheduled runs after a pod is bound; the informer's update confirms it
 // in the cache.
-func (d *driver) scheduled(_ context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, node string, res schedcore.ScheduleResult) {
+func (d *driver) scheduled(_ context.Context, _ *schedruntime.Framework, qpi *schedcore.QueuedPodInfo, node string, res schedruntime.ScheduleResult) {
 	if qpi.WasFlushedFromUnschedulable {
 		d.metrics.ScheduledAfterFlush()
 	}
@@ -307,11 +308,11 @@ func (d *driver) scheduled(_ context.Context, _ *schedcore.Framework, qpi *sched
 // a failed attempt, as kube-scheduler's handleSchedulingFailure (the
 // engine has already requeued the pod and recorded the FailedScheduling
 // event). A pod recreated under the same name in the meantime is left alone.
-func (d *driver) failed(ctx context.Context, _ *schedcore.Framework, qpi *schedcore.QueuedPodInfo, reason string, st *schedcore.Status, nominating *schedcore.NominatingInfo) {
+func (d *driver) failed(ctx context.Context, _ *schedruntime.Framework, qpi *schedcore.QueuedPodInfo, reason string, st *schedcore.Status, nominating *schedcore.NominatingInfo) {
 	pod := qpi.Pod
 	msg := st.Message()
 	// The logs of kube's handleSchedulingFailure.
-	if reason == schedcore.ReasonSchedulerError {
+	if reason == schedruntime.ReasonSchedulerError {
 		d.logger.Error(st.AsError(), "Error scheduling pod; retrying", "pod", schedcore.PodName(pod))
 	} else {
 		d.logger.V(2).Info("Unable to schedule pod; waiting", "pod", schedcore.PodName(pod), "err", msg)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // Stability levels, as component-base prefixes them to the help text, so
@@ -27,7 +28,7 @@ const subsystem = "scheduler"
 // Metrics are kube-scheduler v1.37's metrics (pkg/scheduler/metrics): the
 // same names, types, labels and buckets, so that dashboards and alerts
 // written for kube-scheduler work unchanged. It implements the engine's
-// schedcore.MetricsRecorder and the queue's queue.Metrics.
+// schedruntime.MetricsRecorder and the queue's queue.Metrics.
 type Metrics struct {
 	// Registry holds every metric below plus the Go and process collectors.
 	Registry *prometheus.Registry
@@ -59,9 +60,9 @@ type Metrics struct {
 }
 
 var (
-	_ schedcore.MetricsRecorder   = (*Metrics)(nil)
-	_ schedcore.PluginMetricsGate = (*Metrics)(nil)
-	_ queue.Metrics               = (*Metrics)(nil)
+	_ schedruntime.MetricsRecorder   = (*Metrics)(nil)
+	_ schedruntime.PluginMetricsGate = (*Metrics)(nil)
+	_ queue.Metrics                  = (*Metrics)(nil)
 )
 
 // NewMetrics creates and registers the metrics on a new registry.
@@ -166,12 +167,12 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-// ExtensionPoint implements schedcore.MetricsRecorder.
+// ExtensionPoint implements schedruntime.MetricsRecorder.
 func (m *Metrics) ExtensionPoint(profile, point string, code schedcore.Code, d time.Duration) {
 	m.extensionPoints.get(point, profile, code).Observe(d.Seconds())
 }
 
-// Plugin implements schedcore.MetricsRecorder. As kube-scheduler's, the
+// Plugin implements schedruntime.MetricsRecorder. As kube-scheduler's, the
 // observation is dropped when this second's asyncBufferSize are taken.
 func (m *Metrics) Plugin(plugin, point string, code schedcore.Code, d time.Duration) {
 	if m.async.take() {
@@ -179,7 +180,7 @@ func (m *Metrics) Plugin(plugin, point string, code schedcore.Code, d time.Durat
 	}
 }
 
-// AcceptsPluginMetrics implements schedcore.PluginMetricsGate: a cycle
+// AcceptsPluginMetrics implements schedruntime.PluginMetricsGate: a cycle
 // drawn for plugin metrics times its plugins only while observations are
 // still kept this second.
 func (m *Metrics) AcceptsPluginMetrics() bool { return m.async.left.Load() > 0 }
@@ -245,7 +246,7 @@ func (o *observers) get(a, b string, code schedcore.Code) prometheus.Observer {
 	return v.(prometheus.Observer)
 }
 
-// ScheduleAttempt implements schedcore.MetricsRecorder.
+// ScheduleAttempt implements schedruntime.MetricsRecorder.
 func (m *Metrics) ScheduleAttempt(profile, result string, d time.Duration) {
 	m.schedulingLatency.WithLabelValues(result, profile).Observe(d.Seconds())
 	m.scheduleAttempts.WithLabelValues(result, profile).Inc()
@@ -257,16 +258,16 @@ func (m *Metrics) PreemptionAttempt() { m.preemptionAttempts.Inc() }
 // PreemptionVictims observes the victims of one preemption.
 func (m *Metrics) PreemptionVictims(n int) { m.preemptionVictims.Observe(float64(n)) }
 
-// AlgorithmDuration implements schedcore.MetricsRecorder.
+// AlgorithmDuration implements schedruntime.MetricsRecorder.
 func (m *Metrics) AlgorithmDuration(d time.Duration) { m.algorithmLatency.Observe(d.Seconds()) }
 
-// PodScheduled implements schedcore.MetricsRecorder.
+// PodScheduled implements schedruntime.MetricsRecorder.
 func (m *Metrics) PodScheduled(_ string, attempts int, sinceFirstPop time.Duration) {
 	m.podSchedulingAttempts.Observe(float64(attempts))
 	m.podSchedulingSLI.WithLabelValues(AttemptsLabel(attempts)).Observe(sinceFirstPop.Seconds())
 }
 
-// Unschedulable implements schedcore.MetricsRecorder. The queue keeps
+// Unschedulable implements schedruntime.MetricsRecorder. The queue keeps
 // scheduler_unschedulable_pods (UnschedulableReason) as pods enter and leave
 // it, as kube-scheduler's does, so there is nothing to do here.
 func (m *Metrics) Unschedulable(string, []string) {}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // family is what the test checks of one metric family.
@@ -28,8 +29,8 @@ func TestMetricsHaveKubeSchedulersNamesTypesLabelsAndBuckets(t *testing.T) {
 	m.ScheduleAttempt("kubectl-sched", "scheduled", time.Millisecond)
 	m.AlgorithmDuration(time.Millisecond)
 	m.PodScheduled("kubectl-sched", 2, time.Second)
-	m.ExtensionPoint("kubectl-sched", schedcore.ExtFilter, schedcore.Success, time.Millisecond)
-	m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Unschedulable, time.Microsecond)
+	m.ExtensionPoint("kubectl-sched", schedruntime.ExtFilter, schedcore.Success, time.Millisecond)
+	m.Plugin("NodeResourcesFit", schedruntime.ExtFilter, schedcore.Unschedulable, time.Microsecond)
 	m.IncomingPods(queue.QueueActive, "PodAdd", 1)
 	m.UnschedulableReason("NodeResourcesFit", "kubectl-sched", 1)
 	m.InFlightEvents(queue.EventPodPopped, 1)
@@ -126,17 +127,17 @@ func TestAttemptsLabelIsCappedAt15(t *testing.T) {
 func TestMetricsKeepEachSeriesApart(t *testing.T) {
 	m := NewMetrics()
 	for range 2 {
-		m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Success, time.Microsecond)
+		m.Plugin("NodeResourcesFit", schedruntime.ExtFilter, schedcore.Success, time.Microsecond)
 	}
-	m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Unschedulable, time.Microsecond)
-	m.Plugin("NodeResourcesFit", schedcore.ExtScore, schedcore.Success, time.Microsecond)
-	m.Plugin("TaintToleration", schedcore.ExtFilter, schedcore.Success, time.Microsecond)
+	m.Plugin("NodeResourcesFit", schedruntime.ExtFilter, schedcore.Unschedulable, time.Microsecond)
+	m.Plugin("NodeResourcesFit", schedruntime.ExtScore, schedcore.Success, time.Microsecond)
+	m.Plugin("TaintToleration", schedruntime.ExtFilter, schedcore.Success, time.Microsecond)
 	for range 3 {
-		m.ExtensionPoint("a", schedcore.ExtFilter, schedcore.Success, time.Millisecond)
+		m.ExtensionPoint("a", schedruntime.ExtFilter, schedcore.Success, time.Millisecond)
 	}
-	m.ExtensionPoint("b", schedcore.ExtFilter, schedcore.Success, time.Millisecond)
-	m.ExtensionPoint("a", schedcore.ExtFilter, schedcore.Error, time.Millisecond)
-	m.ExtensionPoint("a", schedcore.ExtScore, schedcore.Success, time.Millisecond)
+	m.ExtensionPoint("b", schedruntime.ExtFilter, schedcore.Success, time.Millisecond)
+	m.ExtensionPoint("a", schedruntime.ExtFilter, schedcore.Error, time.Millisecond)
+	m.ExtensionPoint("a", schedruntime.ExtScore, schedcore.Success, time.Millisecond)
 	m.PreEnqueue("a", schedcore.UnschedulableAndUnresolvable, time.Millisecond)
 
 	mfs, err := m.Registry.Gather()
@@ -202,13 +203,13 @@ func TestPluginObservationsAreKeptAsKubesAsyncRecorder(t *testing.T) {
 		t.Fatal("a new recorder does not accept plugin observations")
 	}
 	for range asyncBufferSize - 1 {
-		m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Success, time.Microsecond)
+		m.Plugin("NodeResourcesFit", schedruntime.ExtFilter, schedcore.Success, time.Microsecond)
 	}
 	m.QueueingHint("NodeResourcesFit", "NodeAdd", queue.HintResultQueue, time.Microsecond)
 	if m.AcceptsPluginMetrics() {
 		t.Error("the recorder still accepts plugin observations after 1000")
 	}
-	m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Success, time.Microsecond)
+	m.Plugin("NodeResourcesFit", schedruntime.ExtFilter, schedcore.Success, time.Microsecond)
 	m.QueueingHint("NodeResourcesFit", "NodeAdd", queue.HintResultQueue, time.Microsecond)
 	if n := sampleCount(t, m, "scheduler_plugin_execution_duration_seconds"); n != asyncBufferSize-1 {
 		t.Errorf("%d plugin observations kept, want %d", n, asyncBufferSize-1)
@@ -227,7 +228,7 @@ func TestPluginObservationsAreKeptAsKubesAsyncRecorder(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()
-	m.Plugin("NodeResourcesFit", schedcore.ExtFilter, schedcore.Success, time.Microsecond)
+	m.Plugin("NodeResourcesFit", schedruntime.ExtFilter, schedcore.Success, time.Microsecond)
 	if n := sampleCount(t, m, "scheduler_plugin_execution_duration_seconds"); n != asyncBufferSize {
 		t.Errorf("%d plugin observations kept after the refill, want %d", n, asyncBufferSize)
 	}

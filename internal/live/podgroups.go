@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // crdPodGroups is scheduler-plugins' PodGroup resource.
@@ -56,7 +57,7 @@ func (o *liveObjects) Get(apiVersion, kind, namespace, name string) (runtime.Obj
 
 // gangsEnabled reports whether a profile runs a group plugin
 // (Coscheduling).
-func gangsEnabled(profiles map[string]*schedcore.Framework) bool {
+func gangsEnabled(profiles map[string]*schedruntime.Framework) bool {
 	for _, fw := range profiles {
 		if fw.HasPodGroupPlugins() {
 			return true

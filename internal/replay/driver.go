@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/queue"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // ErrNoNodes is returned for a trace without nodes.
@@ -161,7 +162,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 	return res, nil
 }
 
-func (r *run) placed(pod *v1.Pod, node string, attempts int, _ schedcore.ScheduleResult) {
+func (r *run) placed(pod *v1.Pod, node string, attempts int, _ schedruntime.ScheduleResult) {
 	if i, ok := r.rec.pod(pod); ok {
 		r.rec.placed(r.instant, i, node, attempts, r.c.Devices(pod))
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/explain"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // ErrUnknownProfile is returned for a pod whose schedulerName is not one of
@@ -82,7 +83,7 @@ func New(ctx context.Context, cl *snapshot.Cluster, o Options) (*Sim, error) {
 	}
 	off, _, err := engine.NewOffline(ctx, &work, engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Logger: o.Logger},
 		engine.Observer{
-			Placed: func(pod *v1.Pod, node string, _ int, _ schedcore.ScheduleResult) {
+			Placed: func(pod *v1.Pod, node string, _ int, _ schedruntime.ScheduleResult) {
 				s.placed = append(s.placed, Placement{Pod: pod, Node: node})
 				delete(s.failed, key(pod))
 			},
@@ -106,7 +107,7 @@ func New(ctx context.Context, cl *snapshot.Cluster, o Options) (*Sim, error) {
 func key(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
 // Framework returns the profile that schedules pod.
-func (s *Sim) Framework(pod *v1.Pod) (*schedcore.Framework, error) {
+func (s *Sim) Framework(pod *v1.Pod) (*schedruntime.Framework, error) {
 	fw := s.off.Framework(pod)
 	if fw == nil {
 		return nil, fmt.Errorf("schedulerName %q is not a profile of the configuration: %w", pod.Spec.SchedulerName, ErrUnknownProfile)

@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultpreemption"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -72,7 +73,7 @@ func pdb(name string, allowed int32, match map[string]string, disrupted ...strin
 }
 
 type env struct {
-	fw   *schedcore.Framework
+	fw   *schedruntime.Framework
 	snap *schedcore.Snapshot
 	ev   *fakeEvictor
 }
@@ -97,7 +98,7 @@ func newEnv(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, pdbs []*policyv1.Pod
 	if args != nil {
 		prof.PluginConfig = []configv1.PluginConfig{{Name: names.DefaultPreemption, Args: runtime.RawExtension{Object: args}}}
 	}
-	fw, err := schedcore.NewFramework(context.Background(), plugins.NewInTreeRegistry(), prof, h, schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), plugins.NewInTreeRegistry(), prof, h, schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func newEnv(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, pdbs []*policyv1.Pod
 // resulting statuses, as the scheduling cycle does.
 func (e *env) postFilter(t *testing.T, pod *v1.Pod) (*schedcore.PostFilterResult, *schedcore.Status) {
 	t.Helper()
-	alg := &schedcore.Algorithm{Snapshot: e.snap, PercentageOfNodesToScore: 100}
+	alg := &schedruntime.Algorithm{Snapshot: e.snap, PercentageOfNodesToScore: 100}
 	state := schedcore.NewCycleState()
 	_, _, err := alg.SchedulePod(context.Background(), e.fw, state, pod)
 	var fe *schedcore.FitError

@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultpreemption"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -100,7 +101,7 @@ func TestDryRunPreemption(t *testing.T) {
 
 func (e *env) filter(t *testing.T, pod *v1.Pod) (*schedcore.CycleState, *schedcore.FitError) {
 	t.Helper()
-	alg := &schedcore.Algorithm{Snapshot: e.snap, PercentageOfNodesToScore: 100}
+	alg := &schedruntime.Algorithm{Snapshot: e.snap, PercentageOfNodesToScore: 100}
 	state := schedcore.NewCycleState()
 	_, _, err := alg.SchedulePod(context.Background(), e.fw, state, pod)
 	var fe *schedcore.FitError

@@ -15,6 +15,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 func newGpuShare(t *testing.T, args *GpuShareArgs, h *schedcore.Handle) *GpuShare {
@@ -339,7 +340,7 @@ func TestSelectionByAScorePlugin(t *testing.T) {
 			return fakeBind{}, nil
 		}},
 	}
-	build := func(selection string) (*schedcore.Framework, error) {
+	build := func(selection string) (*schedruntime.Framework, error) {
 		name := "default-scheduler"
 		w := int32(1)
 		fgdArgs := `{"typicalPods": [{"milliCPU": 2000, "weight": 1}, {"milliCPU": 4000, "gpuMilli": 500, "gpuCount": 1, "weight": 2}, {"milliCPU": 8000, "gpuMilli": 1000, "gpuCount": 1, "weight": 1}], "popularityThreshold": 100}`
@@ -359,7 +360,7 @@ func TestSelectionByAScorePlugin(t *testing.T) {
 				{Name: FGDName, Args: runtime.RawExtension{Raw: []byte(fgdArgs)}},
 			},
 		}
-		return schedcore.NewFramework(context.Background(), r, prof, schedcore.NewHandle(snap, 1), schedcore.FrameworkOptions{})
+		return schedruntime.NewFramework(context.Background(), r, prof, schedcore.NewHandle(snap, 1), schedruntime.FrameworkOptions{})
 	}
 	fw, err := build(FGDName)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -120,7 +121,7 @@ func withHint(e schedcore.ClusterEvent, fn schedcore.QueueingHintFn) schedcore.C
 
 // newFramework builds the default-scheduler profile through the real
 // framework builder from the given filter and PreEnqueue plugins.
-func newFramework(t *testing.T, filters []*filterPlugin, gates ...*gatePlugin) *schedcore.Framework {
+func newFramework(t *testing.T, filters []*filterPlugin, gates ...*gatePlugin) *schedruntime.Framework {
 	t.Helper()
 	r := schedcore.Registry{
 		"Sort": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
@@ -143,7 +144,7 @@ func newFramework(t *testing.T, filters []*filterPlugin, gates ...*gatePlugin) *
 		plugins.PreEnqueue.Enabled = append(plugins.PreEnqueue.Enabled, configv1.Plugin{Name: g.name})
 	}
 	name := v1.DefaultSchedulerName
-	fw, err := schedcore.NewFramework(context.Background(), r, &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins}, schedcore.NewHandle(nil, 1), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), r, &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins}, schedcore.NewHandle(nil, 1), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,10 +152,10 @@ func newFramework(t *testing.T, filters []*filterPlugin, gates ...*gatePlugin) *
 }
 
 // newQueue returns a queue over one profile and its fake clock.
-func newQueue(t *testing.T, fw *schedcore.Framework, opts ...Option) (*PriorityQueue, *clocktesting.FakeClock) {
+func newQueue(t *testing.T, fw *schedruntime.Framework, opts ...Option) (*PriorityQueue, *clocktesting.FakeClock) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(epoch)
-	q := New(less, map[string]*schedcore.Framework{v1.DefaultSchedulerName: fw}, append([]Option{WithClock(clk)}, opts...)...)
+	q := New(less, map[string]*schedruntime.Framework{v1.DefaultSchedulerName: fw}, append([]Option{WithClock(clk)}, opts...)...)
 	t.Cleanup(q.Close)
 	return q, clk
 }

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // queueingStrategy is where a pod leaving the unschedulable pool goes.
@@ -71,7 +72,7 @@ func alwaysQueue(logr.Logger, *v1.Pod, any, any) (schedcore.QueueingHint, error)
 // UnscheduledPod and TargetPod; a nil hint always queues; plugins
 // registering no events are left out (only their own updates, through
 // Update, requeue their pods).
-func buildHintMap(ctx context.Context, fw *schedcore.Framework) (hintMap, error) {
+func buildHintMap(ctx context.Context, fw *runtime.Framework) (hintMap, error) {
 	var m hintMap
 	var errs error
 	for _, ext := range fw.EnqueueExtensions() {

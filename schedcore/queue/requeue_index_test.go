@@ -22,6 +22,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -154,7 +155,7 @@ func (c randomConfig) build(t *testing.T, walkAll bool) *world {
 		plugins[pl] = &filterPlugin{name: pl, events: events(pl)}
 	}
 	gate := &gatePlugin{name: "G", gate: func(p *v1.Pod) bool { return p.Labels["gate"] == "on" }, events: events("G")}
-	profiles := map[string]*schedcore.Framework{}
+	profiles := map[string]*schedruntime.Framework{}
 	for name, filters := range map[string][]string{profileA: filtersA, profileB: filtersB} {
 		var fs []*filterPlugin
 		for _, f := range filters {
@@ -170,7 +171,7 @@ func (c randomConfig) build(t *testing.T, walkAll bool) *world {
 }
 
 // newNamedFramework is newFramework for a profile name.
-func newNamedFramework(t *testing.T, name string, filters []*filterPlugin, gates ...*gatePlugin) *schedcore.Framework {
+func newNamedFramework(t *testing.T, name string, filters []*filterPlugin, gates ...*gatePlugin) *schedruntime.Framework {
 	t.Helper()
 	r := schedcore.Registry{
 		"Sort": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
@@ -192,7 +193,7 @@ func newNamedFramework(t *testing.T, name string, filters []*filterPlugin, gates
 		r[g.name] = schedcore.PluginSpec{Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return g, nil }}
 		plugins.PreEnqueue.Enabled = append(plugins.PreEnqueue.Enabled, configv1.Plugin{Name: g.name})
 	}
-	fw, err := schedcore.NewFramework(context.Background(), r, &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins}, schedcore.NewHandle(nil, 1), schedcore.FrameworkOptions{})
+	fw, err := schedruntime.NewFramework(context.Background(), r, &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: plugins}, schedcore.NewHandle(nil, 1), schedruntime.FrameworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

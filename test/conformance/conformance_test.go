@@ -20,6 +20,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -170,7 +171,7 @@ func TestExplainCases(t *testing.T) {
 					t.Fatalf("pod %s not in snapshot", want.Pod)
 				}
 				fw := ps.ByName[want.Profile]
-				ex := schedcore.Explain(context.Background(), fw, snap, pod, nil)
+				ex := schedruntime.Explain(context.Background(), fw, snap, pod, nil)
 				compareExplain(t, &want, ex)
 			})
 		}
@@ -180,7 +181,7 @@ func TestExplainCases(t *testing.T) {
 // ignorableScore are plugins kube runs that have nothing to say here.
 var ignorableScore = map[string]bool{"DynamicResources": true, "VolumeBinding": true}
 
-func compareExplain(t *testing.T, want *explainCase, ex *schedcore.Explanation) {
+func compareExplain(t *testing.T, want *explainCase, ex *schedruntime.Explanation) {
 	t.Helper()
 	if ex.Err != nil {
 		t.Fatalf("explain failed: %v", ex.Err)
@@ -194,7 +195,7 @@ func compareExplain(t *testing.T, want *explainCase, ex *schedcore.Explanation) 
 	if wantPF != gotPF || (wantPF != "Success" && (want.PreFilter.Plugin != ex.PreFilter.Plugin() || want.PreFilter.Reason != ex.PreFilter.Message())) {
 		t.Errorf("preFilter = %s/%s/%q, want %s/%s/%q", gotPF, ex.PreFilter.Plugin(), ex.PreFilter.Message(), wantPF, want.PreFilter.Plugin, want.PreFilter.Reason)
 	}
-	got := map[string]schedcore.NodeExplanation{}
+	got := map[string]schedruntime.NodeExplanation{}
 	for _, n := range ex.Nodes {
 		got[n.Name] = n
 	}
@@ -276,7 +277,7 @@ func compareExplain(t *testing.T, want *explainCase, ex *schedcore.Explanation) 
 // comparePreEnqueue compares a pod held by a PreEnqueue plugin: kube runs
 // no cycle (PreFilter "NotRun"), every node carries the plugin's status,
 // and the message is the status's.
-func comparePreEnqueue(t *testing.T, want *explainCase, ex *schedcore.Explanation) {
+func comparePreEnqueue(t *testing.T, want *explainCase, ex *schedruntime.Explanation) {
 	t.Helper()
 	if want.PreEnqueue == nil || ex.PreEnqueue == nil {
 		t.Fatalf("preEnqueue = %v, want %+v", ex.PreEnqueue, want.PreEnqueue)
@@ -291,7 +292,7 @@ func comparePreEnqueue(t *testing.T, want *explainCase, ex *schedcore.Explanatio
 	if ex.PreEnqueue.Message() != want.Message {
 		t.Errorf("message:\n got %q\nwant %q", ex.PreEnqueue.Message(), want.Message)
 	}
-	got := map[string]schedcore.NodeExplanation{}
+	got := map[string]schedruntime.NodeExplanation{}
 	for _, n := range ex.Nodes {
 		got[n.Name] = n
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/explain"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // TestExplainPreemptionMatchesKubebench checks explain's preemption dry run
@@ -83,7 +84,7 @@ func TestExplainPreemptionMatchesKubebench(t *testing.T) {
 // firstPending is the first pending pod in queue order, "namespace/name".
 func firstPending(cl *snapshot.Cluster) string {
 	work := *cl
-	pending := engine.FillCache(schedcore.NewCache(schedcore.DefaultFeatures), &work, map[string]*schedcore.Framework{"default-scheduler": nil})
+	pending := engine.FillCache(schedcore.NewCache(schedcore.DefaultFeatures), &work, map[string]*schedruntime.Framework{"default-scheduler": nil})
 	if len(pending) == 0 {
 		return ""
 	}

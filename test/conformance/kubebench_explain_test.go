@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
 // kubebenchExplain is hack/kubebench -explain's output: one explain case
@@ -276,7 +277,7 @@ func testKubebenchExplainInRun(t *testing.T, snapshotFile, name string, pods int
 		key := pod.Namespace + "/" + pod.Name
 		cache.UpdateSnapshot(snap)
 		fw := ps.ByName[pod.Spec.SchedulerName]
-		ex := schedcore.Explain(ctx, fw, snap, pod, nil)
+		ex := schedruntime.Explain(ctx, fw, snap, pod, nil)
 		w := cases[key]
 		t.Run(key, func(t *testing.T) {
 			if w == nil {
