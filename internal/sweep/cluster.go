@@ -261,13 +261,15 @@ func Preflight(ctx context.Context, client kubernetes.Interface, objs *ClusterOb
 
 // Create creates the objects in order; when one fails, it deletes those it
 // created and returns the error. dryRun sends every request as a server
-// dry run (nothing is persisted). It reports each object created.
+// dry run (nothing is persisted). When all are, it reports each one to
+// created.
 func Create(ctx context.Context, client kubernetes.Interface, objs *ClusterObjects, dryRun bool, created func(kind, name string)) error {
 	opts := metav1.CreateOptions{FieldManager: "kubectl-sched"}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	var undo []func() error
+	var done [][2]string
 	rollback := func(err error) error {
 		var errs []error
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -276,7 +278,10 @@ func Create(ctx context.Context, client kubernetes.Interface, objs *ClusterObjec
 			}
 		}
 		if len(errs) > 0 {
-			return fmt.Errorf("%w (and deleting what was created: %v)", err, errors.Join(errs...))
+			return fmt.Errorf("%w (and deleting the %d objects created before it: %v)", err, len(undo), errors.Join(errs...))
+		}
+		if len(undo) > 0 {
+			return fmt.Errorf("%w (the %d objects created before it are deleted)", err, len(undo))
 		}
 		return err
 	}
@@ -309,8 +314,11 @@ func Create(ctx context.Context, client kubernetes.Interface, objs *ClusterObjec
 		if !dryRun {
 			undo = append(undo, remove)
 		}
-		if created != nil {
-			created(kind, name)
+		done = append(done, [2]string{kind, name})
+	}
+	if created != nil {
+		for _, d := range done {
+			created(d[0], d[1])
 		}
 	}
 	return nil
