@@ -116,7 +116,7 @@ local run. --on-cluster --collect merges them later; --dry-run=client
 	f.StringVarP(&o.Filename, "filename", "f", "", "Study file (docs/sweep.md)")
 	f.StringVar(&o.Results, "results", "", "Directory of the cells' results (default: STUDY.results beside the study file)")
 	f.IntVar(&o.Workers, "workers", 0, "Cells at once (default: one per core)")
-	f.BoolVar(&o.Resume, "resume", false, "Keep the cells whose result is there and run the others")
+	f.BoolVar(&o.Resume, "resume", false, "Keep the cells whose result is there and run the others (with --on-cluster: the result ConfigMaps of an earlier Job of the same name)")
 	f.BoolVar(&o.Collect, "collect", false, "Run nothing: merge the results already there")
 	f.IntSliceVar(&o.Cells, "cell", nil, "Run only these cells (by index, from 0, in the study's order) and print nothing: one machine's share, or an Indexed Job pod's --cell $JOB_COMPLETION_INDEX")
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json or csv (with --dry-run: yaml or json, the objects)")

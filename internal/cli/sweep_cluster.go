@@ -133,10 +133,10 @@ func (o *SweepOptions) validateCluster() error {
 	default:
 		return UsageErrorf(`--dry-run %q: want "none", "client" or "server"`, c.DryRun)
 	}
-	if o.Resume {
-		return UsageErrorf("--resume goes with a local sweep: on a cluster, the Job retries failed cells itself")
-	}
 	creating := !o.Collect && len(o.Cells) == 0
+	if o.Resume && !creating {
+		return UsageErrorf("--resume goes with creating the Job (it keeps the results of an earlier one), not with --collect or --cell")
+	}
 	switch {
 	case creating && c.Image == "":
 		return UsageErrorf("--on-cluster: --image is required: an image with kubectl-sched as its entrypoint (docs/operations.md)")
@@ -206,7 +206,7 @@ func (o *SweepOptions) runCluster(ctx context.Context, plan *sweep.Plan) error {
 	if err != nil {
 		return err
 	}
-	if err := sweep.Preflight(ctx, clients.Kube, objs); err != nil {
+	if err := plan.Preflight(ctx, clients.Kube, objs, o.Resume); err != nil {
 		if sweep.IsInput(err) {
 			return AsUsage(err)
 		}

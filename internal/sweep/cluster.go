@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sort"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -216,8 +217,11 @@ func ptrString(s *string) string {
 
 // Preflight checks, before anything is created, that the objects can be:
 // the namespace exists, none of the objects does, and no result of an
-// earlier sweep of the same name is there. Its errors are bad input.
-func Preflight(ctx context.Context, client kubernetes.Interface, objs *ClusterObjects) error {
+// earlier sweep of the same name is there — unless resume, which keeps
+// the results recorded for this plan's cells (the pods of their indexes
+// find them and run nothing) and refuses stale ones. Its errors are bad
+// input.
+func (p *Plan) Preflight(ctx context.Context, client kubernetes.Interface, objs *ClusterObjects, resume bool) error {
 	job := objs.Job
 	ns, name := job.Namespace, job.Name
 	if _, err := client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
@@ -253,8 +257,26 @@ func Preflight(ctx context.Context, client kubernetes.Interface, objs *ClusterOb
 	if err != nil {
 		return err
 	}
-	if len(cms) > 0 {
-		return inputErrorf("%d results of an earlier sweep named %s are in namespace %s: %s", len(cms), name, ns, cleanup)
+	if len(cms) > 0 && !resume {
+		what := fmt.Sprintf("%d results of an earlier sweep named %s are", len(cms), name)
+		if len(cms) == 1 {
+			what = fmt.Sprintf("a result of an earlier sweep named %s is", name)
+		}
+		return inputErrorf("%s in namespace %s: %s; or --resume to keep them", what, ns, cleanup)
+	}
+	hashes := map[string]string{}
+	for _, c := range p.Cells {
+		hashes[c.ID] = c.Hash
+	}
+	ids := make([]string, 0, len(cms))
+	for id := range cms {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if cm := cms[id]; cm.Annotations[AnnotationHash] != hashes[id] {
+			return inputErrorf("configmap %s/%s was recorded for another definition of cell %s (the study or its inputs changed): it is not reused; delete it (kubectl delete configmap -n %s %s)", ns, cm.Name, id, ns, cm.Name)
+		}
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/cli"
 	"github.com/kubectl-sched/kubectl-sched/internal/sweep"
@@ -171,6 +172,64 @@ func TestSweepOnCluster(t *testing.T) {
 			t.Errorf("objects changed:\n%v\n%v", before, after)
 		}
 	})
+
+	t.Run("--resume after the Job is gone keeps the results there and runs the others", func(t *testing.T) {
+		// Everything but the results goes, and one result too.
+		sel := metav1.ListOptions{LabelSelector: sweep.LabelSweep + "=sweep-study," + sweep.LabelRole + "!=" + sweep.RoleResult}
+		// As kubectl delete does: without a garbage collector here, the
+		// orphaning default would leave the Job behind its finalizer.
+		del := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
+		if err := c.Client.BatchV1().Jobs(ns).DeleteCollection(ctx, del, sel); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Client.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, del, sel); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Client.CoreV1().ServiceAccounts(ns).DeleteCollection(ctx, del, sel); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Client.RbacV1().Roles(ns).DeleteCollection(ctx, del, sel); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Client.RbacV1().RoleBindings(ns).DeleteCollection(ctx, del, sel); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Client.CoreV1().ConfigMaps(ns).Delete(ctx, "sweep-study-result-2", del); err != nil {
+			t.Fatal(err)
+		}
+		kept := map[string]string{}
+		for _, cm := range cms.Items {
+			if cm.Name != "sweep-study-result-2" {
+				kept[cm.Name] = string(cm.UID)
+			}
+		}
+		code, out, stderr := schedCtx(ctx, "sweep", "-f", study, "--on-cluster", "--image", "kubectl-sched:e2e", "-n", ns, "--resume", "--wait=false", "--kubeconfig", c.Kubeconfig)
+		if code != 0 || out != "" {
+			t.Fatalf("--resume --wait=false: exit %d, stdout %q, stderr %q", code, out, stderr)
+		}
+		job, err := c.Client.BatchV1().Jobs(ns).Get(ctx, "sweep-study", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range int(*job.Spec.Completions) {
+			if e := runJobPod(ctx, t, c, job, i); e != "" {
+				t.Errorf("index %d: %s", i, e)
+			}
+		}
+		after, err := c.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: sweep.LabelSweep + "=sweep-study," + sweep.LabelRole + "=" + sweep.RoleResult})
+		if err != nil || len(after.Items) != 4 {
+			t.Fatalf("result configmaps: %v, %d; want 4", err, len(after.Items))
+		}
+		for _, cm := range after.Items {
+			if uid, ok := kept[cm.Name]; ok && uid != string(cm.UID) {
+				t.Errorf("%s was written again", cm.Name)
+			}
+		}
+		code, out, stderr = schedCtx(ctx, "sweep", "-f", study, "--on-cluster", "--collect", "-n", ns, "-o", "json", "--kubeconfig", c.Kubeconfig)
+		if code != 0 || out != want["json"] {
+			t.Errorf("--collect after --resume: exit %d, stderr %q; differs from the local sweep's", code, stderr)
+		}
+	})
 }
 
 // runJobPod does what the Job controller and the kubelet would for index
@@ -308,7 +367,7 @@ func TestSweepOnClusterBadInput(t *testing.T) {
 		{"a namespace that does not exist", []string{"--image", "i", "-n", "no-such-ns"}, "error: namespace \"no-such-ns\" not found\n"},
 		{"a namespace that cannot be one", []string{"--image", "i", "-n", "Bad_NS"}, "error: --namespace \"Bad_NS\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')\n"},
 		{"a name that cannot be one", []string{"--image", "i", "-n", ns, "--name", "My.Sweep"}, ""},
-		{"--resume does not go with it", []string{"--image", "i", "-n", ns, "--resume"}, "error: --resume goes with a local sweep: on a cluster, the Job retries failed cells itself\n"},
+		{"--resume does not go with --collect", []string{"-n", ns, "--collect", "--resume"}, "error: --resume goes with creating the Job (it keeps the results of an earlier one), not with --collect or --cell\n"},
 		{"--collect before any result", []string{"--collect", "-n", ns}, "error: 4 of 4 cells have no result in namespace " + ns + " (configmaps -l sweep.kubectl-sched.io/name=sweep-study) (cell example_default_default_seed1 and 3 more): the Job's pods have not run them yet (kubectl get job sweep-study -n " + ns + ")\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -321,6 +380,32 @@ func TestSweepOnClusterBadInput(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("results of an earlier sweep are refused, and stale ones even with --resume", func(t *testing.T) {
+		stale := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			Name: "sweep-study-result-0", Labels: sweep.Labels("sweep-study", sweep.RoleResult),
+			Annotations: map[string]string{sweep.AnnotationCell: "example_default_default_seed1", sweep.AnnotationHash: "0123"},
+		}, Data: map[string]string{"example_default_default_seed1.json": "{}"}}
+		if _, err := c.Client.CoreV1().ConfigMaps(ns).Create(ctx, stale, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Client.CoreV1().ConfigMaps(ns).Delete(ctx, stale.Name, metav1.DeleteOptions{}) }()
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{nil, "error: a result of an earlier sweep named sweep-study is in namespace " + ns + ": delete it (kubectl delete job,configmap,serviceaccount,role,rolebinding -n " + ns + " -l sweep.kubectl-sched.io/name=sweep-study) or give another --name; or --resume to keep them\n"},
+			{[]string{"--resume"}, "error: configmap " + ns + "/sweep-study-result-0 was recorded for another definition of cell example_default_default_seed1 (the study or its inputs changed): it is not reused; delete it (kubectl delete configmap -n " + ns + " sweep-study-result-0)\n"},
+		} {
+			code, out, stderr := run(append([]string{"--image", "i", "-n", ns}, tc.args...)...)
+			if code != 2 || out != "" || stderr != tc.want {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, %q", tc.args, code, out, stderr, tc.want)
+			}
+			if got := sweepObjects(ctx, t, c.Client, ns); len(got) != 1 {
+				t.Errorf("%v: created %v", tc.args, got)
+			}
+		}
+	})
 
 	t.Run("a server dry run creates nothing", func(t *testing.T) {
 		code, out, stderr := run("--image", "i", "-n", ns, "--dry-run=server")
