@@ -231,7 +231,7 @@ func (o *SweepOptions) runCluster(ctx context.Context, plan *sweep.Plan) error {
 		return nil
 	}
 	progress := newProgress(o.ErrOut, "waiting for the Job's cells")
-	err = plan.Wait(ctx, clients.Kube, c.namespace, c.Name, c.pollInterval, progress.cells)
+	err = plan.Wait(ctx, clients.Kube, clients.Metadata, c.namespace, c.Name, c.pollInterval, progress.cells)
 	progress.done()
 	if err != nil {
 		if ctx.Err() != nil {

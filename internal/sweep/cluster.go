@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 )
 
 // ResultConfigMap is the ConfigMap that keeps a cell's result file (as
@@ -146,6 +147,35 @@ func resultConfigMaps(ctx context.Context, client kubernetes.Interface, namespac
 	}
 }
 
+// resultIDs lists the cell ids of a sweep's results, by their metadata
+// when meta is set.
+func resultIDs(ctx context.Context, client kubernetes.Interface, meta metadata.Interface, namespace, name string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if meta == nil {
+		cms, err := resultConfigMaps(ctx, client, namespace, name)
+		for id := range cms {
+			out[id] = true
+		}
+		return out, err
+	}
+	sel := labels.SelectorFromSet(labels.Set{LabelSweep: name, LabelRole: RoleResult}).String()
+	opts := metav1.ListOptions{LabelSelector: sel, Limit: 500}
+	res := meta.Resource(v1.SchemeGroupVersion.WithResource("configmaps")).Namespace(namespace)
+	for {
+		list, err := res.List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing the results (configmaps -l %s in %s): %w", sel, namespace, err)
+		}
+		for _, item := range list.Items {
+			out[item.Annotations[AnnotationCell]] = true
+		}
+		if list.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = list.Continue
+	}
+}
+
 // Collect merges the results the pods of the sweep name put in
 // namespace, as Merge does from a directory.
 func (p *Plan) Collect(ctx context.Context, client kubernetes.Interface, namespace, name string) (*Merged, error) {
@@ -171,11 +201,13 @@ var ErrJobFailed = errors.New("the sweep's Job failed")
 
 // Wait waits until every cell has its result ConfigMap, polling every
 // interval, or the Job fails. progress, when set, is told the cells done.
-func (p *Plan) Wait(ctx context.Context, client kubernetes.Interface, namespace, name string, interval time.Duration, progress func(done, total int)) error {
+// meta, when set, lists the results' metadata only: a poll of a study of
+// a thousand cells does not download every result.
+func (p *Plan) Wait(ctx context.Context, client kubernetes.Interface, meta metadata.Interface, namespace, name string, interval time.Duration, progress func(done, total int)) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		cms, err := resultConfigMaps(ctx, client, namespace, name)
+		cms, err := resultIDs(ctx, client, meta, namespace, name)
 		if err != nil {
 			return err
 		}

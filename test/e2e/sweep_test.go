@@ -348,7 +348,8 @@ func sweepObjects(ctx context.Context, t *testing.T, client kubernetes.Interface
 
 // TestSweepOnClusterBadInput: bad input is one line, exit status 2, and
 // nothing is created; a create that fails midway (a quota refuses the
-// ConfigMaps) takes back what was created before it.
+// ConfigMaps) takes back what was created before it; a Job that fails (its
+// status written as the Job controller would) stops the wait, exit 1.
 func TestSweepOnClusterBadInput(t *testing.T) {
 	c := requireCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -415,6 +416,55 @@ func TestSweepOnClusterBadInput(t *testing.T) {
 		if got := sweepObjects(ctx, t, c.Client, ns); len(got) != 0 {
 			t.Errorf("created %v", got)
 		}
+	})
+
+	t.Run("a Job that fails stops the wait, naming its failed indexes", func(t *testing.T) {
+		done := make(chan [3]string, 1)
+		go func() {
+			code, out, stderr := run("--image", "i", "-n", ns, "--name", "failing")
+			done <- [3]string{itoa(code), out, stderr}
+		}()
+		var job *batchv1.Job
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			j, err := c.Client.BatchV1().Jobs(ns).Get(ctx, "failing", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			job = j
+			return err == nil, err
+		})
+		if err != nil {
+			t.Fatalf("waiting for the Job: %v", err)
+		}
+		// What the Job controller writes when index 1 runs out of retries.
+		now := metav1.Now()
+		job.Status = batchv1.JobStatus{
+			StartTime: &now, FailedIndexes: ptr.To("1"), Failed: 3,
+			Conditions: []batchv1.JobCondition{
+				{Type: batchv1.JobFailureTarget, Status: v1.ConditionTrue, Reason: batchv1.JobReasonFailedIndexes, Message: "Job has failed indexes", LastTransitionTime: now, LastProbeTime: now},
+				{Type: batchv1.JobFailed, Status: v1.ConditionTrue, Reason: batchv1.JobReasonFailedIndexes, Message: "Job has failed indexes", LastTransitionTime: now, LastProbeTime: now},
+			},
+		}
+		if _, err := c.Client.BatchV1().Jobs(ns).UpdateStatus(ctx, job, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var r [3]string
+		select {
+		case r = <-done:
+		case <-ctx.Done():
+			t.Fatal("the sweep did not notice the failed Job")
+		}
+		want := "error: the sweep's Job failed: job " + ns + "/failing: FailedIndexes: Job has failed indexes (failed indexes: 1; kubectl logs -n " + ns + " -l batch.kubernetes.io/job-name=failing)\n"
+		if r[0] != "1" || r[1] != "" || !strings.HasSuffix(r[2], want) {
+			t.Errorf("exit %s, stdout %q, stderr %q; want 1 and ending %q", r[0], r[1], r[2], want)
+		}
+		sel := metav1.ListOptions{LabelSelector: sweep.LabelSweep + "=failing"}
+		bg := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
+		_ = c.Client.BatchV1().Jobs(ns).DeleteCollection(ctx, bg, sel)
+		_ = c.Client.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, bg, sel)
+		_ = c.Client.CoreV1().ServiceAccounts(ns).DeleteCollection(ctx, bg, sel)
+		_ = c.Client.RbacV1().Roles(ns).DeleteCollection(ctx, bg, sel)
+		_ = c.Client.RbacV1().RoleBindings(ns).DeleteCollection(ctx, bg, sel)
 	})
 
 	t.Run("a create refused midway takes back the ones before it", func(t *testing.T) {
