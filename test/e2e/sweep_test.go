@@ -161,6 +161,32 @@ func TestSweepOnCluster(t *testing.T) {
 		t.Fatalf("result configmaps: %v, %d; want 4", err, len(cms.Items))
 	}
 
+	t.Run("three cells per pod: two indexes give the same bytes", func(t *testing.T) {
+		code, out, stderr := schedCtx(ctx, "sweep", "-f", study, "--on-cluster", "--image", "kubectl-sched:e2e", "-n", ns, "--name", "chunked", "--cells-per-pod", "3", "--wait=false", "--kubeconfig", c.Kubeconfig)
+		if code != 0 || out != "" {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+		}
+		if !strings.HasSuffix(stderr, "4 cells in 2 indexes; when the Job is done: kubectl sched sweep -f "+study+" --on-cluster --collect -n "+ns+" --name chunked\n") {
+			t.Errorf("stderr %q", stderr)
+		}
+		job, err := c.Client.BatchV1().Jobs(ns).Get(ctx, "chunked", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *job.Spec.Completions != 2 {
+			t.Fatalf("completions %d, want 2", *job.Spec.Completions)
+		}
+		for i := range 2 {
+			if e := runJobPod(ctx, t, c, job, i); e != "" {
+				t.Errorf("index %d: %s", i, e)
+			}
+		}
+		code, out, stderr = schedCtx(ctx, "sweep", "-f", study, "--on-cluster", "--collect", "-n", ns, "--name", "chunked", "-o", "json", "--kubeconfig", c.Kubeconfig)
+		if code != 0 || out != want["json"] {
+			t.Errorf("--collect: exit %d, stderr %q; differs from the local sweep's", code, stderr)
+		}
+	})
+
 	t.Run("a second sweep of the same name is refused, nothing created", func(t *testing.T) {
 		before := sweepObjects(ctx, t, c.Client, ns)
 		code, out, stderr := schedCtx(ctx, "sweep", "-f", study, "--on-cluster", "--image", "kubectl-sched:e2e", "-n", ns, "--kubeconfig", c.Kubeconfig)
