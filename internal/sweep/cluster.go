@@ -261,6 +261,13 @@ func (p *Plan) Preflight(ctx context.Context, client kubernetes.Interface, objs 
 	} else if err != nil && !apierrors.IsForbidden(err) { // may not read namespaces: the creates will tell
 		return fmt.Errorf("reading namespace %s: %w", ns, err)
 	}
+	if sa := job.Spec.Template.Spec.ServiceAccountName; objs.ServiceAccount == nil {
+		if _, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, sa, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return inputErrorf("--service-account %s: no such ServiceAccount in namespace %s (without the flag, the sweep makes one with the rights its pods need)", sa, ns)
+		} else if err != nil && !apierrors.IsForbidden(err) {
+			return fmt.Errorf("reading serviceaccount %s/%s: %w", ns, sa, err)
+		}
+	}
 	cleanup := fmt.Sprintf("delete it (kubectl delete job,configmap,serviceaccount,role,rolebinding -n %s -l %s=%s) or give another --name", ns, LabelSweep, name)
 	for _, obj := range objs.List() {
 		kind, oname := kindName(obj)

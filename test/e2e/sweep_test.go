@@ -393,6 +393,7 @@ func TestSweepOnClusterBadInput(t *testing.T) {
 		{"no image", []string{"-n", ns}, "error: --on-cluster: --image is required: an image with kubectl-sched as its entrypoint (docs/operations.md)\n"},
 		{"a namespace that does not exist", []string{"--image", "i", "-n", "no-such-ns"}, "error: namespace \"no-such-ns\" not found\n"},
 		{"a namespace that cannot be one", []string{"--image", "i", "-n", "Bad_NS"}, "error: --namespace \"Bad_NS\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')\n"},
+		{"a ServiceAccount that does not exist", []string{"--image", "i", "-n", ns, "--service-account", "nobody"}, "error: --service-account nobody: no such ServiceAccount in namespace " + ns + " (without the flag, the sweep makes one with the rights its pods need)\n"},
 		{"a name that cannot be one", []string{"--image", "i", "-n", ns, "--name", "My.Sweep"}, ""},
 		{"--resume does not go with --collect", []string{"-n", ns, "--collect", "--resume"}, "error: --resume goes with creating the Job (it keeps the results of an earlier one), not with --collect or --cell\n"},
 		{"--collect before any result", []string{"--collect", "-n", ns}, "error: 4 of 4 cells have no result in namespace " + ns + " (configmaps -l sweep.kubectl-sched.io/name=sweep-study) (cell example_default_default_seed1 and 3 more): the Job's pods have not run them yet (kubectl get job sweep-study -n " + ns + ")\n"},
