@@ -5,7 +5,7 @@
 //	<!-- end example -->
 //
 // is the output of `kubectl sched ARGS`, run in-process from the repository
-// root on the shipped examples/ (ARGS may end in `| head -N`). `make docs`
+// root on the shipped examples/ (ARGS may end in `| head -N` or `| tail -N`). `make docs`
 // (or `make golden`) rewrites the blocks; the test fails when they drift.
 // `<!-- example(custom-plugin): ARGS -->` runs the binary of
 // examples/custom-plugin instead.
@@ -34,7 +34,7 @@ var update = flag.Bool("update", false, "rewrite the example outputs")
 
 var (
 	block  = regexp.MustCompile(`(?s)<!-- example(\([a-z-]+\))?: (.*?) -->\n(.*?)<!-- end example -->`)
-	head   = regexp.MustCompile(`^(.*?) \| head -(\d+)$`)
+	head   = regexp.MustCompile(`^(.*?) \| (head|tail) -(\d+)$`)
 	timing = regexp.MustCompile(`time: [0-9.]+(µs|ms|s) \([0-9]+ pods/s\)`)
 )
 
@@ -47,10 +47,11 @@ var binaries = map[string][]app.Option{
 // runExample runs `kubectl sched args` in-process and renders the block.
 func runExample(binary, cmdline string) (string, error) {
 	shown := cmdline
-	limit := 0
+	limit, tail := 0, false
 	if m := head.FindStringSubmatch(cmdline); m != nil {
 		cmdline = m[1]
-		limit, _ = strconv.Atoi(m[2])
+		tail = m[2] == "tail"
+		limit, _ = strconv.Atoi(m[3])
 	}
 	opts, ok := binaries[binary]
 	if !ok {
@@ -72,7 +73,11 @@ func runExample(binary, cmdline string) (string, error) {
 	text := timing.ReplaceAllString(out.String()+errOut.String()+status, "time: X (N pods/s)")
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	if limit > 0 && len(lines) > limit {
-		lines = append(lines[:limit], "...")
+		if tail {
+			lines = append([]string{"..."}, lines[len(lines)-limit:]...)
+		} else {
+			lines = append(lines[:limit], "...")
+		}
 	}
 	prog := "kubectl sched"
 	if binary != "" {

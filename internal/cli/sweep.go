@@ -32,6 +32,9 @@ type SweepOptions struct {
 	Output   string
 	HTML     string
 
+	// The cluster mode (sweep_cluster.go).
+	Cluster clusterSweep
+
 	// cellDone, when set, is called after each cell's result is written
 	// (tests stop a sweep halfway with it).
 	cellDone func(sweep.Cell)
@@ -40,6 +43,7 @@ type SweepOptions struct {
 // NewCmdSweep builds `kubectl sched sweep`.
 func NewCmdSweep(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
 	o := &SweepOptions{IOStreams: streams, Settings: settings, Output: "table"}
+	o.Cluster.init(settings)
 	cmd := &cobra.Command{
 		Use:   "sweep -f STUDY.yaml",
 		Short: "Run a study: every combination of traces, configurations, feature gates and seeds",
@@ -62,7 +66,15 @@ runs: bad input is one line naming the study's field, exit status 2.
 The merged results are one row per cell (-o table or csv) or one JSON
 document, the same bytes whatever the number of workers (schema:
 docs/sweep.md); --html also writes a page with every cell's curves
-overlaid. --collect only merges the results already there.`),
+overlaid. --collect only merges the results already there.
+
+On a cluster (--on-cluster --image IMAGE -n NS), the study and its inputs
+go in ConfigMaps and an Indexed Job runs one pod per cell (or per
+--cells-per-pod), each running this command with --cell
+$(JOB_COMPLETION_INDEX) and putting its cell's result in a ConfigMap; the
+sweep waits for them and prints the merged results, the same bytes as a
+local run. --on-cluster --collect merges them later; --dry-run=client
+-o yaml prints the objects without creating anything.`),
 		Example: `  # Run the shipped study: two configurations by two seeds on the example trace
   kubectl sched sweep -f examples/study.yaml
 
@@ -76,7 +88,14 @@ overlaid. --collect only merges the results already there.`),
   kubectl sched sweep -f study.yaml --cell 0,3 --results /shared/study.results
 
   # Merge the results already there, one CSV row per cell
-  kubectl sched sweep -f study.yaml --collect -o csv > study.csv`,
+  kubectl sched sweep -f study.yaml --collect -o csv > study.csv
+
+  # Review, then run, the study as an Indexed Job of 8 pods at once in namespace sweeps
+  kubectl sched sweep -f study.yaml --on-cluster --image registry.example.com/kubectl-sched:v0.1.0 -n sweeps --dry-run=client -o yaml
+  kubectl sched sweep -f study.yaml --on-cluster --image registry.example.com/kubectl-sched:v0.1.0 -n sweeps --parallelism 8
+
+  # Merge what the Job's pods wrote so far (or once it is done)
+  kubectl sched sweep -f study.yaml --on-cluster --collect -n sweeps`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -97,12 +116,13 @@ overlaid. --collect only merges the results already there.`),
 	f.StringVarP(&o.Filename, "filename", "f", "", "Study file (docs/sweep.md)")
 	f.StringVar(&o.Results, "results", "", "Directory of the cells' results (default: STUDY.results beside the study file)")
 	f.IntVar(&o.Workers, "workers", 0, "Cells at once (default: one per core)")
-	f.BoolVar(&o.Resume, "resume", false, "Keep the cells whose result is there and run the others")
+	f.BoolVar(&o.Resume, "resume", false, "Keep the cells whose result is there and run the others (with --on-cluster: the result ConfigMaps of an earlier Job of the same name)")
 	f.BoolVar(&o.Collect, "collect", false, "Run nothing: merge the results already there")
 	f.IntSliceVar(&o.Cells, "cell", nil, "Run only these cells (by index, from 0, in the study's order) and print nothing: one machine's share, or an Indexed Job pod's --cell $JOB_COMPLETION_INDEX")
-	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json or csv")
+	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json or csv (with --dry-run: yaml or json, the objects)")
 	f.StringVar(&o.HTML, "html", "", "Also write a self-contained HTML report with every cell's curves overlaid (the study must record series)")
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.SweepFormats...))
+	o.Cluster.addFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(append(report.SweepFormats, "yaml")...))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("results")
 	_ = cmd.MarkFlagFilename("html", "html")
@@ -126,8 +146,17 @@ func (o *SweepOptions) Validate() error {
 	if o.Filename == "-" {
 		return UsageErrorf("-f -: a study is read from a file (its paths are relative to it), not from stdin")
 	}
-	if err := checkFormat(o.Output, report.SweepFormats, replayOutputHint(o.Output)); err != nil {
+	if o.Cluster.OnCluster {
+		if err := o.validateCluster(); err != nil {
+			return err
+		}
+	} else if err := o.Cluster.validateLocal(); err != nil {
 		return err
+	}
+	if o.Cluster.DryRun == dryRunNone {
+		if err := checkFormat(o.Output, report.SweepFormats, replayOutputHint(o.Output)); err != nil {
+			return err
+		}
 	}
 	if err := checkOutputFile("--html", o.HTML); err != nil {
 		return err
@@ -174,6 +203,9 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 	for _, w := range plan.Warnings {
 		fmt.Fprintln(o.ErrOut, w)
 	}
+	if o.Cluster.OnCluster {
+		return o.runCluster(ctx, plan)
+	}
 	if !o.Collect {
 		progress := newProgress(o.ErrOut, "sweeping")
 		// The line is redrawn after each cell and, while cells run, as
@@ -211,6 +243,11 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	return o.print(merged)
+}
+
+// print writes the merged results: -o to stdout, --html to its file.
+func (o *SweepOptions) print(merged *sweep.Merged) error {
 	var out bytes.Buffer
 	if err := report.WriteSweep(&out, merged, o.Output); err != nil {
 		return err
@@ -224,6 +261,6 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err = o.Out.Write(out.Bytes())
+	_, err := o.Out.Write(out.Bytes())
 	return err
 }

@@ -1,10 +1,21 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/kube"
 )
 
 func TestSweepBadInput(t *testing.T) {
@@ -37,6 +48,18 @@ func TestSweepBadInput(t *testing.T) {
 		{"a cell the study lacks", []string{"sweep", "-f", good, "--cell", "1"}, "--cell 1: the study has 1 cells (0 to 0)"},
 		{"a share with a report", []string{"sweep", "-f", good, "--cell", "0", "--html", filepath.Join(dir, "r.html")}, "--cell runs a share of the cells and prints nothing"},
 		{"collecting before running", []string{"sweep", "-f", good, "--collect"}, "1 of 1 cells have no result in " + filepath.Join(dir, "good.results")},
+		{"a cluster flag without --on-cluster", []string{"sweep", "-f", good, "--image", "i"}, "--image goes with --on-cluster"},
+		{"on a cluster without an image", []string{"sweep", "-f", good, "--on-cluster", "-n", "ns"}, "--on-cluster: --image is required"},
+		{"an unknown dry run", []string{"sweep", "-f", good, "--on-cluster", "-n", "ns", "--image", "i", "--dry-run", "maybe"}, `--dry-run "maybe": want "none", "client" or "server"`},
+		{"objects as csv", []string{"sweep", "-f", good, "--on-cluster", "-n", "ns", "--image", "i", "--dry-run", "client", "-o", "csv"}, `--output: unknown format "csv" (want one of table, yaml, json)`},
+		{"merged results as yaml", []string{"sweep", "-f", good, "--on-cluster", "-n", "ns", "--image", "i", "-o", "yaml"}, `--output: unknown format "yaml" (want one of table, json, csv)`},
+		{"an image with --collect", []string{"sweep", "-f", good, "--on-cluster", "-n", "ns", "--collect", "--image", "i"}, "--image goes with creating the Job, not with --collect or --cell"},
+		{"no cells per pod", []string{"sweep", "-f", good, "--on-cluster", "-n", "ns", "--image", "i", "--cells-per-pod", "0"}, "--cells-per-pod 0: at least 1"},
+		{"a cpu request that is no quantity", []string{"sweep", "-f", good, "--on-cluster", "-n", "ns", "--image", "i", "--cpu", "lots"}, `--cpu "lots": not a quantity`},
+		{"a Job name that is no DNS label", []string{"sweep", "-f", good, "--on-cluster", "-n", "ns", "--image", "i", "--name", "My_Sweep"}, `--name "My_Sweep": a lowercase RFC 1123 label`},
+		{"a namespace that is no DNS label", []string{"sweep", "-f", good, "--on-cluster", "-n", "Team A", "--image", "i"}, `--namespace "Team A": a lowercase RFC 1123 label`},
+		{"an input by absolute path cannot be mounted beside the study", []string{"sweep", "-f", good, "--on-cluster", "-n", "ns", "--image", "i", "--dry-run=client"}, good + ": axes.traces[0].files[0]: " + ex + "/cluster.yaml is an absolute path"},
+		{"an index past the Job's", []string{"sweep", "-f", good, "--on-cluster", "-n", "ns", "--cell", "1"}, "--cell 1: the study has 1 cells, 1 indexes of 1 cells (0 to 0)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,5 +143,64 @@ func TestSweepWritesTheOverlaidReport(t *testing.T) {
 	}
 	if strings.Contains(string(b), "{{DATA}}") {
 		t.Error("the report's data was not filled in")
+	}
+}
+
+// TestSweepOnClusterDryRun: --dry-run=client prints the objects and
+// contacts no cluster (the clients would fail the test).
+func TestSweepOnClusterDryRun(t *testing.T) {
+	ex, _ := filepath.Abs("../../examples")
+	study := filepath.Join(ex, "study.yaml")
+	settings := Settings{NewClients: func(*genericclioptions.ConfigFlags) (*kube.Clients, error) {
+		t.Error("a client dry run contacted the cluster")
+		return nil, errors.New("no cluster in this test")
+	}}
+	exec := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := Execute(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, settings, args)
+		return code, out.String(), errOut.String()
+	}
+	base := []string{"sweep", "-f", study, "--on-cluster", "--image", "kubectl-sched:dev", "-n", "sweeps", "--dry-run=client"}
+	code, out, stderr := exec(base...)
+	want := "serviceaccount/sweep-study created (dry run)\nrole.rbac.authorization.k8s.io/sweep-study created (dry run)\nrolebinding.rbac.authorization.k8s.io/sweep-study created (dry run)\nconfigmap/sweep-study-study-0 created (dry run)\njob.batch/sweep-study created (dry run)\n"
+	if code != 0 || out != want || stderr != "" {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, out, want)
+	}
+	code, out, stderr = exec(append(base, "-o", "yaml", "--parallelism", "3")...)
+	if code != 0 || stderr != "" {
+		t.Fatalf("-o yaml: exit %d: %s", code, stderr)
+	}
+	docs := strings.Split(out, "\n---\n")
+	if len(docs) != 5 || !strings.HasPrefix(docs[4], "apiVersion: batch/v1\nkind: Job\n") {
+		t.Fatalf("-o yaml: want 5 documents, the Job last:\n%.500s", out)
+	}
+	for _, want := range []string{"  completionMode: Indexed\n", "  completions: 4\n", "  parallelism: 3\n", "        - $(JOB_COMPLETION_INDEX)\n", "        image: kubectl-sched:dev\n"} {
+		if !strings.Contains(docs[4], want) {
+			t.Errorf("the Job lacks %q:\n%s", want, docs[4])
+		}
+	}
+	var cm v1.ConfigMap
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(docs[3]), &cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict([]byte(docs[4]), &job); err != nil {
+		t.Fatal(err)
+	}
+	mounted := map[string]string{}
+	for _, it := range job.Spec.Template.Spec.Volumes[0].Projected.Sources[0].ConfigMap.Items {
+		mounted[it.Path] = cm.Data[it.Key]
+	}
+	for _, f := range []string{"study.yaml", "cluster.yaml", "trace.yaml", "sched-config.yaml"} {
+		data, err := os.ReadFile(filepath.Join(ex, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mounted[f] != string(data) {
+			t.Errorf("%s is not mounted with its contents", f)
+		}
+	}
+	if len(mounted) != 4 {
+		t.Errorf("mounted %d files, want 4", len(mounted))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
@@ -27,6 +28,9 @@ type Clients struct {
 	Kube      kubernetes.Interface
 	Dynamic   dynamic.Interface
 	Discovery discovery.DiscoveryInterface
+	// Metadata lists objects' metadata only (nil: not built): sweep's
+	// wait counts result ConfigMaps without downloading them.
+	Metadata metadata.Interface
 }
 
 // NewClients builds the clients from kubectl's flags. Listing a big cluster
@@ -46,7 +50,11 @@ func NewClients(f *genericclioptions.ConfigFlags) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Kube: kc, Dynamic: dc, Discovery: kc.Discovery()}, nil
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Kube: kc, Dynamic: dc, Discovery: kc.Discovery(), Metadata: mc}, nil
 }
 
 // ListOptions scope ListCluster.
