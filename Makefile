@@ -13,7 +13,7 @@ LDFLAGS   := -X github.com/kubectl-sched/kubectl-sched/internal/version.Version=
 UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/test/e2e')
 FUZZTIME  ?= 15s
 
-.PHONY: all build install demo test test-unit test-browser test-long test-e2e fuzz vet fmt-check check-imports bench bench-kube bench-whatif golden docs completions krew-manifest fgd clean help
+.PHONY: all build install demo test test-unit test-browser test-long test-e2e fuzz vet fmt-check check-imports bench bench-kube bench-whatif golden docs completions krew-manifest fgd fgd-study clean help
 
 all: build
 
@@ -91,6 +91,10 @@ krew-manifest: ## render hack/krew/sched.yaml for TAG from goreleaser's dist/che
 
 fgd: ## the FGD paper's table on the openb trace, ours beside the paper's (docs/fgd.md); FGD_JSON=path writes the rows, FGD_FLAGS passes more flags
 	$(GO) run ./hack/fgd $(if $(FGD_JSON),-json $(FGD_JSON)) $(FGD_FLAGS)
+
+fgd-study: build ## the FGD artifact's whole study (17 workloads x 6 policies x 10 seeds) as a sweep, then every curve compared with the artifact's (docs/fgd.md); resumes where it stopped; FGD_STUDY_FLAGS passes sweep flags (--workers N)
+	GOGC=400 $(BIN) sweep -f hack/fgd/study.yaml --resume $(FGD_STUDY_FLAGS) -o csv > hack/fgd/study.results.csv
+	$(GO) run ./hack/fgd -study hack/fgd/study.yaml
 
 clean:
 	rm -rf bin

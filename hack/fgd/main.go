@@ -46,6 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dumpDir := fs.String("dump", "", "write each seed's workload as cluster dumps (seed-N.json; seed-N-dra.json in the DRA mapping) into this directory and exit, for kubectl sched dryrun -f with a -configs file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	gogc := fs.Int("gogc", 400, "garbage collector target percentage (the runs allocate much, briefly)")
+	study := fs.String("study", "", "compare the results of a sweep of this study (kubectl sched sweep -f STUDY; hack/fgd/study.yaml is the artifact's whole study) with the artifact's expected curves, without running")
+	studyResults := fs.String("results", "", "with -study: the sweep's results directory (default: STUDY.results beside the study)")
 	memLimit := fs.String("memlimit", "3Gi", "soft limit of the Go runtime's memory (debug.SetMemoryLimit; 0: none): near it the collector runs more often than -gogc says, so two DRA replays at a time stay under 4 GB resident")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -62,6 +64,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *study != "" {
+		rows, err := compareStudy(*study, *studyResults)
+		if err != nil {
+			fmt.Fprintf(stderr, "fgd: %v\n", err)
+			return 2
+		}
+		printStudy(stdout, rows)
+		return 0
 	}
 	if *from != "" {
 		data, err := os.ReadFile(*from)

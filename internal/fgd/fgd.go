@@ -37,6 +37,28 @@ type Policy struct {
 	// pods claim GPUs from ResourceClaimTemplates, DynamicResources
 	// allocates them, no GpuShare.
 	DRA bool
+	// Features are the feature gates (zero value: kube's defaults).
+	Features schedcore.Features
+	// Registry holds plugins besides the in-tree ones (nil: none), as a
+	// custom binary's.
+	Registry schedcore.Registry
+}
+
+// PolicyByName returns the row named name ("FGD", "kube-default/GpuShare",
+// ...) with its configuration built for the trace's typical pods.
+func PolicyByName(t *Trace, name string) (Policy, error) {
+	all, err := Policies(t.Typical)
+	if err != nil {
+		return Policy{}, err
+	}
+	names := make([]string, len(all))
+	for i, p := range all {
+		if p.Name == name {
+			return p, nil
+		}
+		names[i] = p.Name
+	}
+	return Policy{}, fmt.Errorf("unknown FGD policy %q (known: %s)", name, strings.Join(names, ", "))
 }
 
 // The paper's rows, in its order, with the score plugin each enables and

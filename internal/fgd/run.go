@@ -44,6 +44,8 @@ type Run struct {
 	Metrics Metrics
 	// Elapsed is the wall time of the replay.
 	Elapsed time.Duration
+	// Summary is the replay's summary.
+	Summary replay.Summary
 }
 
 // Job is one run of a sweep.
@@ -214,7 +216,7 @@ func prepare(t *Trace, w openb.Workload, tr *replay.Trace, p Policy, seed int64,
 		return nil, err
 	}
 	books := &gpuBooks{model: model}
-	reg, err := engine.Registry(nil)
+	reg, err := engine.Registry(p.Registry)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +253,7 @@ func prepare(t *Trace, w openb.Workload, tr *replay.Trace, p Policy, seed int64,
 		reg[names.GpuShare] = spec
 	}
 	return &prepared{policy: p, seed: seed, work: w, trace: tr, books: books, capacity: t.CapacityMilli, options: replay.Options{
-		Options:     engine.Options{Config: cfg, Registry: reg, Seed: seed, UseSeed: p.UniformTies, NoPreemption: true},
+		Options:     engine.Options{Config: cfg, Registry: reg, Features: p.Features, Seed: seed, UseSeed: p.UniformTies, NoPreemption: true},
 		Until:       time.Duration(len(tr.Pods))*ArrivalGap - ArrivalGap/2,
 		Parallelism: parallelism,
 		Probes: []replay.Probe{
@@ -287,7 +289,7 @@ func (pr *prepared) finish(res *replay.Result) (*Run, error) {
 	}
 	m := measure(events, pr.capacity)
 	m.Failed, m.MaxPodsPerNode = sum.Pending, books.maxPods
-	return &Run{Policy: p.Name, Seed: seed, Pods: len(tr.Pods), Placed: sum.Placed, Metrics: m, Elapsed: time.Duration(sum.DurationSeconds * float64(time.Second))}, nil
+	return &Run{Policy: p.Name, Seed: seed, Pods: len(tr.Pods), Placed: sum.Placed, Metrics: m, Elapsed: time.Duration(sum.DurationSeconds * float64(time.Second)), Summary: sum}, nil
 }
 
 // replayTrace is the workload as a replay: the nodes there from the

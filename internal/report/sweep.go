@@ -40,6 +40,10 @@ func WriteSweep(w io.Writer, m *sweep.Merged, format string) error {
 	for _, r := range resources {
 		fmt.Fprintf(tw, "\t%s ALLOC\t%s FRAG", strings.ToUpper(r), strings.ToUpper(r))
 	}
+	withFGD := hasFGD(rows)
+	if withFGD {
+		fmt.Fprint(tw, "\tGPU ALLOC@100%\tGPU ALLOC@130%\tGPU FRAG@100%\tGPU FRAG@130%")
+	}
 	fmt.Fprintln(tw)
 	for _, row := range rows {
 		s := row.rec.Summary
@@ -49,6 +53,15 @@ func WriteSweep(w io.Writer, m *sweep.Merged, format string) error {
 				fmt.Fprintf(tw, "\t%s\t%s", percent(rs.MeanAllocation), percent(rs.MeanFragmentation))
 			} else {
 				fmt.Fprint(tw, "\t-\t-")
+			}
+		}
+		if withFGD {
+			for _, v := range fgdPoints(row.rec.FGD) {
+				if v == nil {
+					fmt.Fprint(tw, "\t-")
+				} else {
+					fmt.Fprintf(tw, "\t%.2f%%", *v)
+				}
 			}
 		}
 		fmt.Fprintln(tw)
@@ -86,6 +99,32 @@ func sweepRows(m *sweep.Merged) ([]sweepRow, []string, error) {
 	return rows, resources, nil
 }
 
+// hasFGD says whether some cell is an FGD experiment.
+func hasFGD(rows []sweepRow) bool {
+	for _, r := range rows {
+		if r.rec.FGD != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// fgdPoints are an FGD cell's allocation at 100% and 130% arrived, then
+// its fragmentation there (nil where not measured, or not an FGD cell).
+func fgdPoints(f *sweep.FGDRecord) [4]*float64 {
+	var out [4]*float64
+	if f == nil {
+		return out
+	}
+	at := func(v []*float64, x int) *float64 {
+		if x < len(v) {
+			return v[x]
+		}
+		return nil
+	}
+	return [4]*float64{at(f.Alloc, 100), at(f.Alloc, 130), at(f.Frag, 100), at(f.Frag, 130)}
+}
+
 func seedText(s *int64) string {
 	if s == nil {
 		return "-"
@@ -102,6 +141,10 @@ func writeSweepCSV(w io.Writer, rows []sweepRow, resources []string) error {
 	head := []string{"id", "trace", "config", "feature_gates", "seed", "pods", "placed", "running", "departed", "deleted", "preempted", "pending", "attempts", "failed_attempts", "wait_p50_seconds", "wait_p99_seconds", "wait_max_seconds", "nodes_used"}
 	for _, r := range resources {
 		head = append(head, r+"_mean_allocation", r+"_peak_allocation", r+"_final_allocation", r+"_mean_fragmentation", r+"_imbalance")
+	}
+	withFGD := hasFGD(rows)
+	if withFGD {
+		head = append(head, "fgd_failed", "fgd_gpu_alloc_100", "fgd_gpu_alloc_130", "fgd_gpu_frag_100", "fgd_gpu_frag_130")
 	}
 	if err := cw.Write(head); err != nil {
 		return err
@@ -120,6 +163,20 @@ func writeSweepCSV(w io.Writer, rows []sweepRow, resources []string) error {
 				rec = append(rec, f(rs.MeanAllocation), f(rs.PeakAllocation), f(rs.FinalAllocation), f(rs.MeanFragmentation), f(rs.Imbalance))
 			} else {
 				rec = append(rec, "", "", "", "", "")
+			}
+		}
+		if withFGD {
+			failed := ""
+			if row.rec.FGD != nil {
+				failed = d(row.rec.FGD.Failed)
+			}
+			rec = append(rec, failed)
+			for _, v := range fgdPoints(row.rec.FGD) {
+				if v == nil {
+					rec = append(rec, "")
+				} else {
+					rec = append(rec, f(*v))
+				}
 			}
 		}
 		if err := cw.Write(rec); err != nil {

@@ -20,9 +20,11 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/fgd"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -65,6 +67,13 @@ type Plan struct {
 	features []schedcore.Features
 	registry schedcore.Registry
 	until    time.Duration
+
+	// fgd holds, per trace, the FGD artifact's trace when the trace has
+	// fgdTune (its traces entry is nil then), and policies, per
+	// configuration and trace, what runs the pair there.
+	fgd      []*fgd.Trace
+	policies [][]fgd.Policy
+	extra    schedcore.Registry
 }
 
 // defaultConfig and defaultGates stand for an axis the study leaves out.
@@ -82,7 +91,7 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Study: s, Path: path, registry: reg}
+	p := &Plan{Study: s, Path: path, registry: reg, extra: registry}
 	if s.Until != "" {
 		p.until, _ = time.ParseDuration(s.Until) // checked by ParseStudy
 	}
@@ -97,6 +106,16 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 	traceHash := make([]string, len(s.Axes.Traces))
 	for i, t := range s.Axes.Traces {
 		field := fmt.Sprintf("axes.traces[%d] (%s)", i, t.Name)
+		if t.FGDTune != 0 {
+			ft, digest, err := loadFGDTrace(dir, t)
+			if err != nil {
+				return nil, &FieldError{File: path, Field: field, Err: err}
+			}
+			p.traces, p.fgd = append(p.traces, nil), append(p.fgd, ft)
+			traceHash[i] = digest
+			continue
+		}
+		p.fgd = append(p.fgd, nil)
 		tr, warnings, digest, err := loadTrace(dir, t)
 		if err != nil {
 			return nil, &FieldError{File: path, Field: field, Err: err}
@@ -110,6 +129,22 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 	configHash := make([]string, len(configs))
 	for i, c := range configs {
 		field := fmt.Sprintf("axes.configs[%d] (%s)", i, c.Name)
+		if c.FGDPolicy != "" {
+			pols := make([]fgd.Policy, len(p.fgd))
+			for ti, ft := range p.fgd {
+				pol, err := fgd.PolicyByName(ft, c.FGDPolicy)
+				if err == nil {
+					_, err = fgd.LoadConfig(pol.Config)
+				}
+				if err != nil {
+					return nil, &FieldError{File: path, Field: field + ".fgdPolicy", Err: err}
+				}
+				pols[ti] = pol
+			}
+			p.configs, p.policies = append(p.configs, nil), append(p.policies, pols)
+			configHash[i] = "fgdPolicy " + c.FGDPolicy
+			continue
+		}
 		file := resolve(dir, c.File)
 		if c.File == "default" {
 			file = ""
@@ -126,6 +161,18 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 		if err != nil {
 			return nil, &FieldError{File: path, Field: field, Err: err}
 		}
+		pols := make([]fgd.Policy, len(p.fgd))
+		for ti, ft := range p.fgd {
+			if ft == nil {
+				continue
+			}
+			if !enables(cfg, names.GpuShare) {
+				return nil, &FieldError{File: path, Field: field, Err: fmt.Errorf("axes.traces[%d] (%s) is the FGD artifact's experiment, which needs the GpuShare plugin, and this configuration does not enable it (fgdPolicy: kube-default/GpuShare is kube's default profile with it)", ti, s.Axes.Traces[ti].Name)}
+			}
+			text, _ := os.ReadFile(file) // read by LoadConfig above
+			pols[ti] = fgd.Policy{Name: c.Name, Config: string(text)}
+		}
+		p.policies = append(p.policies, pols)
 	}
 	for i, g := range gates {
 		f := schedcore.DefaultFeatures
@@ -136,6 +183,9 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 	}
 	for ti, tr := range p.traces {
 		for ci, cfg := range p.configs {
+			if tr == nil || cfg == nil {
+				continue
+			}
 			for _, w := range engine.UnservedWarnings(tr.Objects, cfg) {
 				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: axes.traces[%d] (%s) with axes.configs[%d] (%s): %s", path, ti, s.Axes.Traces[ti].Name, ci, configs[ci].Name, w))
 			}
@@ -146,6 +196,9 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 	// on a cluster of one node, before any cell runs.
 	probe := &snapshot.Cluster{Nodes: []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "sweep-config-check"}}}}
 	for ci, cfg := range p.configs {
+		if cfg == nil {
+			continue // an FGD policy: checked above
+		}
 		for gi, f := range p.features {
 			c, _, err := engine.NewOffline(context.Background(), probe, engine.Options{Config: cfg, Registry: reg, Features: f}, engine.Observer{})
 			if err != nil {
@@ -216,6 +269,42 @@ func cellID(a CellAxes) string {
 		id += fmt.Sprintf("_seed%d", *a.Seed)
 	}
 	return id
+}
+
+// loadFGDTrace reads an FGD artifact's trace (fgdTune) and digests its
+// files and tune.
+func loadFGDTrace(dir string, t Trace) (*fgd.Trace, string, error) {
+	nodes, pods := resolve(dir, t.OpenbNodes), resolve(dir, t.OpenbPods)
+	ft, err := fgd.LoadTrace(nodes, pods)
+	if err != nil {
+		return nil, "", err
+	}
+	if ft.CapacityMilli == 0 {
+		return nil, "", fmt.Errorf("%s: no node has a GPU: the FGD experiment measures GPU allocation", t.OpenbNodes)
+	}
+	digest, err := digestFiles([]string{t.OpenbNodes, t.OpenbPods}, nodes, pods)
+	if err != nil {
+		return nil, "", err
+	}
+	return ft, fmt.Sprintf("%s fgdTune %g", digest, t.FGDTune), nil
+}
+
+// enables says whether some profile of cfg enables the plugin, at
+// multiPoint or Filter.
+func enables(cfg *configv1.KubeSchedulerConfiguration, plugin string) bool {
+	for _, prof := range cfg.Profiles {
+		if prof.Plugins == nil {
+			continue
+		}
+		for _, set := range []configv1.PluginSet{prof.Plugins.MultiPoint, prof.Plugins.Filter} {
+			for _, pl := range set.Enabled {
+				if pl.Name == plugin {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // loadTrace reads a trace axis, as `replay` reads its flags, and digests

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/fgd"
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
@@ -32,6 +34,39 @@ type ReplayRecord struct {
 	Series  *replay.Series       `json:"series,omitempty"`
 	Pending *[]replay.PendingPod `json:"pending,omitempty"`
 	Busiest *[]replay.NodeStat   `json:"busiest,omitempty"`
+	// FGD is the FGD artifact's measures of a trace with fgdTune.
+	FGD *FGDRecord `json:"fgd,omitempty"`
+}
+
+// FGDRecord is one FGD experiment's measures, as the artifact's analysis
+// computes them (fgd.Metrics): at each arrived GPU demand of 0..130% of
+// the GPU capacity, the GPU allocation and the fragmented GPU capacity in
+// percent (null where the run has no event near that demand).
+type FGDRecord struct {
+	// Pods arrived, Placed of them placed, Failed found no node.
+	Pods   int `json:"pods"`
+	Placed int `json:"placed"`
+	Failed int `json:"failed"`
+	// Alloc[X] and Frag[X] are at X% arrived demand.
+	Alloc []*float64 `json:"alloc"`
+	Frag  []*float64 `json:"frag"`
+	// UnallocatedAt130 is the GPUs left unallocated at 130%.
+	UnallocatedAt130 *float64 `json:"unallocatedAt130"`
+}
+
+func fgdRecord(r *fgd.Run) *FGDRecord {
+	num := func(v float64) *float64 {
+		if math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	rec := &FGDRecord{Pods: r.Pods, Placed: r.Placed, Failed: r.Metrics.Failed, UnallocatedAt130: num(r.Metrics.UnallocatedAt130)}
+	for x := range r.Metrics.Alloc {
+		rec.Alloc = append(rec.Alloc, num(r.Metrics.Alloc[x]))
+		rec.Frag = append(rec.Frag, num(r.Metrics.Frag[x]))
+	}
+	return rec
 }
 
 // RunOptions say where results go and how many cells run at once.
@@ -141,6 +176,17 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (Stats, error) {
 // is dropped as soon as its record is encoded: a sweep holds one replay per
 // worker, not one per cell.
 func (p *Plan) runCell(ctx context.Context, c Cell, tick func()) ([]byte, error) {
+	if ft := p.fgd[c.trace]; ft != nil {
+		pol := p.policies[c.config][c.trace]
+		pol.Features, pol.Registry = p.features[c.gates], p.extra
+		run, err := fgd.RunOne(ctx, ft, pol, *c.Axes.Seed, p.Study.Axes.Traces[c.trace].FGDTune, 1)
+		if err != nil {
+			return nil, err
+		}
+		rec := ReplayRecord{Summary: run.Summary, FGD: fgdRecord(run)}
+		rec.Summary.DurationSeconds = 0
+		return cellFile(c, rec)
+	}
 	eo := engine.Options{Config: p.configs[c.config], Registry: p.registry, Features: p.features[c.gates], NoPreemption: p.Study.NoPreemption}
 	if c.Axes.Seed != nil {
 		eo.Seed, eo.UseSeed = *c.Axes.Seed, true
@@ -164,6 +210,11 @@ func (p *Plan) runCell(ctx context.Context, c Cell, tick func()) ([]byte, error)
 	if p.Study.Records(RecordBusiest) {
 		rec.Busiest = &res.Busiest
 	}
+	return cellFile(c, rec)
+}
+
+// cellFile is a cell's result file with its record.
+func cellFile(c Cell, rec ReplayRecord) ([]byte, error) {
 	result, err := json.Marshal(rec)
 	if err != nil {
 		return nil, err

@@ -54,6 +54,13 @@ type Trace struct {
 	Files      []string `json:"files,omitempty"`
 	OpenbNodes string   `json:"openbNodes,omitempty"`
 	OpenbPods  string   `json:"openbPods,omitempty"`
+	// FGDTune, with the openb CSVs, makes the trace the FGD artifact's
+	// experiment (internal/fgd): each seed draws its workload from the
+	// pod list until the GPU demand is FGDTune times the GPU nodes'
+	// capacity, the pods arrive one at a time and each is tried once, no
+	// departures, no preemption; the cell records the artifact's curves
+	// (ReplayRecord.FGD).
+	FGDTune float64 `json:"fgdTune,omitempty"`
 }
 
 // Config is one scheduler configuration: a KubeSchedulerConfiguration file,
@@ -61,6 +68,11 @@ type Trace struct {
 type Config struct {
 	Name string `json:"name"`
 	File string `json:"file,omitempty"`
+	// FGDPolicy names one of the FGD table's rows (Random, DotProd,
+	// GpuClustering, GpuPacking, BestFit, FGD, kube-default/GpuShare)
+	// instead of a file: its configuration is built for each trace's pods
+	// (FGD's typical pods), so every trace must have fgdTune.
+	FGDPolicy string `json:"fgdPolicy,omitempty"`
 }
 
 // Gates is one set of feature gates changed from kube-scheduler v1.37.2's
@@ -209,10 +221,34 @@ func (s *Study) check() error {
 		if len(t.Files) == 0 && t.OpenbNodes == "" {
 			return &FieldError{Field: f, Err: errors.New("files or openbNodes and openbPods are required")}
 		}
+		if t.FGDTune != 0 {
+			switch {
+			case t.FGDTune < 0 || t.FGDTune > 10:
+				return &FieldError{Field: f + ".fgdTune", Err: fmt.Errorf("%g is not a ratio of the GPU capacity between 0 and 10 (the artifact's is 1.3)", t.FGDTune)}
+			case t.OpenbNodes == "" || len(t.Files) > 0:
+				return &FieldError{Field: f + ".fgdTune", Err: errors.New("goes with openbNodes and openbPods alone (the artifact's CSVs), not files")}
+			case len(s.Axes.Seeds) == 0:
+				return &FieldError{Field: f + ".fgdTune", Err: errors.New("needs seeds: each seed draws the artifact's workload (its seeds are 42 to 51)")}
+			case s.Records(RecordSeries) || s.Records(RecordPending) || s.Records(RecordBusiest):
+				return &FieldError{Field: f + ".fgdTune", Err: errors.New("records the artifact's curves: record nothing but summary")}
+			}
+		}
 	}
 	for i, c := range s.Axes.Configs {
-		if err := checkName(fmt.Sprintf("axes.configs[%d]", i), c.Name); err != nil {
+		f := fmt.Sprintf("axes.configs[%d]", i)
+		if err := checkName(f, c.Name); err != nil {
 			return err
+		}
+		if c.FGDPolicy == "" {
+			continue
+		}
+		if c.File != "" {
+			return &FieldError{Field: f, Err: errors.New("file and fgdPolicy are exclusive")}
+		}
+		for j, t := range s.Axes.Traces {
+			if t.FGDTune == 0 {
+				return &FieldError{Field: f + ".fgdPolicy", Err: fmt.Errorf("is built for the FGD artifact's traces, and axes.traces[%d] (%s) has no fgdTune", j, t.Name)}
+			}
 		}
 	}
 	for i, g := range s.Axes.FeatureGates {

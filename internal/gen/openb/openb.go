@@ -60,6 +60,7 @@
 package openb
 
 import (
+	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -154,27 +155,45 @@ func NamespaceObject(o Options) *v1.Namespace {
 	return &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace()}}
 }
 
-// LoadFiles reads a node list and a pod list from disk.
+// LoadFiles reads a node list and a pod list from disk; a path ending in
+// ".gz" is gunzipped as it is read (the artifact's lists ship compressed).
 func LoadFiles(nodesPath, podsPath string, o Options) ([]*v1.Node, []*v1.Pod, error) {
-	nf, err := os.Open(nodesPath)
+	var nodes []*v1.Node
+	err := readFileGz(nodesPath, func(r io.Reader) (err error) {
+		nodes, err = ReadNodes(r, nodesPath)
+		return err
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	defer nf.Close()
-	nodes, err := ReadNodes(nf, nodesPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	pf, err := os.Open(podsPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer pf.Close()
-	pods, err := ReadPods(pf, podsPath, o)
+	var pods []*v1.Pod
+	err = readFileGz(podsPath, func(r io.Reader) (err error) {
+		pods, err = ReadPods(r, podsPath, o)
+		return err
+	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return nodes, pods, nil
+}
+
+// readFileGz hands read the file at path, gunzipped when its name ends in
+// ".gz".
+func readFileGz(path string, read func(io.Reader) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if !strings.HasSuffix(path, ".gz") {
+		return read(f)
+	}
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer z.Close()
+	return read(z)
 }
 
 // ReadNodes converts a node list; file names the input in errors.

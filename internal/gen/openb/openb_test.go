@@ -1,9 +1,12 @@
 package openb
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -303,6 +306,9 @@ func TestWholeTraces(t *testing.T) {
 		{defaultCSV, 8152 - 1870},
 		{gpuspecCSV, 8152 - 1870},
 		{multigpuCSV, 9061},
+		// The artifact's other lists ship gzipped.
+		{traceDir + "/openb_pod_list_multigpu40.csv.gz", 8746},
+		{traceDir + "/openb_pod_list_cpu250.csv.gz", 9420 - zcatFailed(t, traceDir+"/openb_pod_list_cpu250.csv.gz")},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
@@ -314,6 +320,57 @@ func TestWholeTraces(t *testing.T) {
 				t.Errorf("got %d nodes and %d pods, want 1523 and %d", len(nodes), len(pods), tt.want)
 			}
 		})
+	}
+}
+
+// zcatFailed counts the Failed rows of a gzipped pod list.
+func zcatFailed(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(data), ",Failed,")
+}
+
+func TestGzippedListsReadAsPlainOnes(t *testing.T) {
+	data, err := os.ReadFile(defaultCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz := filepath.Join(t.TempDir(), "pods.csv.gz")
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	z.Write(data)
+	z.Close()
+	if err := os.WriteFile(gz, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, want, err := LoadFiles(nodesCSV, defaultCSV, Options{Departures: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, got, err := LoadFiles(nodesCSV, gz, Options{Departures: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("gzipped list differs (-plain +gzipped):\n%s", diff)
+	}
+	// A .gz that is not gzip names the file.
+	bad := filepath.Join(t.TempDir(), "bad.csv.gz")
+	os.WriteFile(bad, data[:100], 0o644)
+	if _, _, err := LoadFiles(nodesCSV, bad, Options{}); err == nil || !strings.Contains(err.Error(), "bad.csv.gz") {
+		t.Errorf("a .gz that is not gzip: got %v, want an error naming the file", err)
 	}
 }
 
