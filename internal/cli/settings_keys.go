@@ -37,8 +37,8 @@ func keysOf(root *cobra.Command) *settingKeys {
 		}
 		flags := map[string]*pflag.Flag{}
 		c.Flags().VisitAll(func(f *pflag.Flag) {
-			if notSettable[f.Name] || f.Hidden {
-				return
+			if notSettable[f.Name] || f.Hidden || f.Annotations[aliasAnnotation] != nil {
+				return // an alias is set by its flag's key
 			}
 			flags[f.Name] = f
 			if groups[f.Name] == nil {
