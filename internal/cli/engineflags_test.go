@@ -145,6 +145,10 @@ func TestSnapshotIsTheDumpInEveryVerb(t *testing.T) {
 	if _, want, _ := run(t, "", "dryrun", "-f", small); code != 0 || untimed(out) != untimed(want) {
 		t.Errorf("dryrun --snapshot with a -f setting: exit %d (stderr %q), want the command line's dump", code, stderr)
 	}
+	root := NewRootCmd(genericiooptions.NewTestIOStreamsDiscard(), Settings{})
+	if err := keysOf(root).check("dryrun.snapshot"); err == nil || err.Error() != `key "dryrun.snapshot": --snapshot is --filename's other name: set dryrun.filename` {
+		t.Errorf("settings key dryrun.snapshot: %v", err)
+	}
 	for verb, key := range map[string]string{"dryrun": "filename", "replay": "filename", "compare": "filename", "explain": "snapshot", "capacity": "snapshot", "drain": "snapshot"} {
 		root := NewRootCmd(genericiooptions.NewTestIOStreamsDiscard(), Settings{})
 		keys := keysOf(root)
