@@ -41,7 +41,7 @@ const (
 	dumpFiles
 )
 
-// FeatureGatesUsage is --feature-gates' help, the same in every verb (so
+// featureGatesUsage is --feature-gates' help, the same in every verb (so
 // a global settings key sets it in each).
 const featureGatesUsage = "Feature gates as kube-scheduler v1.37.2 takes them: NAME=true|false pairs, comma-separated (repeatable; the gates that change a decision: docs/config.md#feature-gates)"
 
