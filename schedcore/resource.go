@@ -146,6 +146,16 @@ type Features struct {
 	// NodeDeclaredFeatures turns the NodeDeclaredFeatures plugin on (GA
 	// and locked on in v1.37).
 	NodeDeclaredFeatures bool
+
+	// GenericWorkload is kube's Workload API gate (beta and off in v1.37:
+	// the scheduling.k8s.io/v1beta1 Workload and PodGroup kinds, pods'
+	// spec.schedulingGroup, and the GangScheduling plugin kube adds to the
+	// default profile). TopologyAwareWorkloadScheduling (alpha, off; it
+	// needs GenericWorkload) is topology-aware placement of pod groups.
+	// Both are carried from --feature-gates for the engine to read; no
+	// plugin reads them yet.
+	GenericWorkload                 bool
+	TopologyAwareWorkloadScheduling bool
 }
 
 // DefaultFeatures are kube-scheduler v1.37.2's defaults for the gates above.

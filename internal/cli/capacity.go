@@ -25,8 +25,6 @@ type CapacityOptions struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 
 	Files        []string
-	Snapshots    []string
-	ConfigPath   string
 	Output       string
 	Max          int
 	Replicas     []int
@@ -37,12 +35,14 @@ type CapacityOptions struct {
 	Nearest      int
 	Cycles       bool
 
+	engine    engineFlags
 	namespace string
 }
 
 // NewCmdCapacity builds `kubectl sched capacity`.
 func NewCmdCapacity(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
 	o := &CapacityOptions{IOStreams: streams, Settings: settings, ConfigFlags: kube.NewConfigFlags(), Output: "table", Nearest: 3}
+	o.engine = engineFlags{IOStreams: streams, settings: settings, kube: o.ConfigFlags, dump: dumpOrCluster, ownProgress: true}
 	cmd := &cobra.Command{
 		Use:   "capacity -f SPEC.yaml [-f MORE.yaml ...] [--snapshot CLUSTER.yaml]",
 		Short: "Count how many more copies of a workload fit, and how many nodes it takes",
@@ -113,8 +113,7 @@ asked for), 3 when one did not, 2 for bad input, 1 for other failures.`),
 	}
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.Files, "filename", "f", nil, "Spec: a Pod, Deployment, ReplicaSet, StatefulSet, Job or DaemonSet, or a PodGroup with its pods (repeatable; '-' for stdin)")
-	f.StringArrayVar(&o.Snapshots, "snapshot", nil, "Cluster dump file or directory to read state from instead of the cluster (repeatable; '-' for stdin)")
-	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
+	o.engine.AddFlags(cmd)
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
 	f.IntVar(&o.Max, "max", 0, "Stop counting a spec without --replicas at this many copies (0: no limit)")
 	f.IntSliceVar(&o.Replicas, "replicas", nil, "Copies wanted: one value for every spec, or one per spec in order (0: as many as fit)")
@@ -126,7 +125,7 @@ asked for), 3 when one did not, 2 for bad input, 1 for other failures.`),
 	f.IntVar(&o.Nearest, "nearest", o.Nearest, "How many of the nearest rejected nodes get 'what would make it fit' for the copy that does not fit")
 	o.ConfigFlags.AddFlags(f)
 
-	src := completionSource{settings: settings, flags: o.ConfigFlags, snapshots: &o.Snapshots}
+	src := completionSource{settings: settings, flags: o.ConfigFlags, snapshots: &o.engine.Snapshots}
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
 	_ = cmd.RegisterFlagCompletionFunc("group-by", src.nodeLabelKeys)
 	_ = cmd.RegisterFlagCompletionFunc("replicas", cobra.NoFileCompletions)
@@ -134,16 +133,14 @@ asked for), 3 when one did not, 2 for bad input, 1 for other failures.`),
 	_ = cmd.RegisterFlagCompletionFunc("add-nodes", cobra.NoFileCompletions)
 	_ = cmd.RegisterFlagCompletionFunc("nearest", cobra.NoFileCompletions)
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
-	_ = cmd.MarkFlagFilename("snapshot", "yaml", "yml", "json")
 	_ = cmd.MarkFlagFilename("node-template", "yaml", "yml", "json")
-	markConfigFile(cmd)
 	registerKubeFlagCompletion(cmd, src)
 	return cmd
 }
 
 // Complete resolves the namespace specs without one go to.
 func (o *CapacityOptions) Complete() error {
-	ns, _, err := kube.Namespace(o.ConfigFlags, len(o.Snapshots) == 0)
+	ns, _, err := kube.Namespace(o.ConfigFlags, len(o.engine.Snapshots) == 0)
 	if err != nil {
 		return AsUsage(fmt.Errorf("reading kubeconfig: %w", err))
 	}
@@ -159,7 +156,7 @@ func (o *CapacityOptions) Validate() error {
 	if !report.ValidFormat(o.Output) {
 		return UsageErrorf("--output: unknown format %q (want one of %s)", o.Output, strings.Join(report.Formats, ", "))
 	}
-	if err := oneStdin(o.Files, o.Snapshots, []string{o.NodeTemplate}); err != nil {
+	if err := oneStdin(o.Files, o.engine.Snapshots, []string{o.NodeTemplate}); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -203,10 +200,11 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 	prog := newProgress(o.ErrOut, "capacity")
 	defer prog.done()
 	prog.set("loading the cluster")
-	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In, o.ErrOut)
+	in, err := o.engine.load(ctx)
 	if err != nil {
 		return err
 	}
+	cl := in.Cluster
 	specs, err := capacity.LoadSpecs(o.Files, o.In, o.namespace, cl)
 	if err != nil {
 		return asInputError(err)
@@ -219,8 +217,8 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 			s.Replicas = o.Replicas[min(i, n-1)]
 		}
 	}
-	opts := capacity.Options{Config: cfg, Registry: reg, Max: o.Max, AddNodes: o.AddNodes, MinNodes: o.MinNodes,
-		GroupBy: o.GroupBy, Nearest: o.Nearest, Source: source, Cycles: o.Cycles}
+	opts := capacity.Options{Config: in.Config, Registry: in.Registry, Features: in.Features, Max: o.Max, AddNodes: o.AddNodes, MinNodes: o.MinNodes,
+		GroupBy: o.GroupBy, Nearest: o.Nearest, Source: in.Source, Cycles: o.Cycles}
 	if opts.Nearest == 0 {
 		opts.Nearest = -1
 	}
@@ -230,7 +228,7 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 		}
 	}
 	if len(cl.Nodes) == 0 && opts.Template == nil {
-		return UsageErrorf("%s: %v", clusterWhere(o.Snapshots), capacity.ErrNoNodes)
+		return UsageErrorf("%s: %v", o.engine.where(), capacity.ErrNoNodes)
 	}
 	prog.set("counting")
 	opts.Progress = func(p capacity.Progress) {
@@ -259,7 +257,7 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 		case errors.Is(err, capacity.ErrNoCoscheduling), errors.Is(err, capacity.ErrNeedsReplicas), errors.Is(err, whatif.ErrUnknownProfile):
 			return AsUsage(err)
 		}
-		return configError(o.ConfigPath, err)
+		return o.engine.runError(err)
 	}
 	warnings := cl.Warnings
 	if note := pendingNote(cl, "not placed first: the copies are counted beside the running pods"); note != "" {

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -27,23 +26,24 @@ type CompareOptions struct {
 	genericiooptions.IOStreams
 	Settings Settings
 
-	Files        []string
 	OpenbNodes   string
 	OpenbPods    string
 	Configs      []string
 	Replay       bool
 	Output       string
 	Until        time.Duration
-	Seed         int64
 	NoPreemption bool
 	Workers      int
 
-	useSeed bool
+	engine engineFlags
 }
 
 // NewCmdCompare builds `kubectl sched compare`.
 func NewCmdCompare(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
 	o := &CompareOptions{IOStreams: streams, Settings: settings, Output: "table"}
+	o.engine = engineFlags{IOStreams: streams, settings: settings, dump: dumpFiles, noConfig: true, readsFiles: true,
+		filesUsage: "Cluster dump (or, with --replay, trace) file or directory (repeatable; '-' for stdin)",
+		seedUsage:  "Break ties between equal best scores pseudo-randomly with this seed (every run the same)"}
 	cmd := &cobra.Command{
 		Use:   "compare -f CLUSTER.yaml --config A.yaml --config B.yaml [--config C.yaml ...] [--replay]",
 		Short: "Run scheduler configurations side by side on the same input and show how they differ",
@@ -72,7 +72,6 @@ profile of run, too); a single --config is compared with the defaults.`),
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.useSeed = cmd.Flags().Changed("seed")
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -80,18 +79,16 @@ profile of run, too); a single --config is compared with the defaults.`),
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVarP(&o.Files, "filename", "f", nil, "Cluster dump (or, with --replay, trace) file or directory (repeatable; '-' for stdin)")
+	o.engine.AddFlags(cmd)
 	f.StringVar(&o.OpenbNodes, "openb-nodes", "", "With --replay: Alibaba openb node list CSV")
 	f.StringVar(&o.OpenbPods, "openb-pods", "", "With --replay: Alibaba openb pod list CSV")
 	f.StringArrayVar(&o.Configs, "config", nil, "KubeSchedulerConfiguration file to compare (repeatable; 'default' for kube's defaults)")
 	f.BoolVar(&o.Replay, "replay", false, "Replay the input over time instead of dry-running it")
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json or yaml")
 	f.DurationVar(&o.Until, "until", 0, "With --replay: stop this long after the start")
-	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed (every run the same)")
 	f.BoolVar(&o.NoPreemption, "no-preemption", false, "Turn PostFilter (preemption) off")
 	f.IntVar(&o.Workers, "workers", 0, "Runs at once (default: one per core)")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.CompareFormats...))
-	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	_ = cmd.MarkFlagFilename("openb-nodes", "csv")
 	_ = cmd.MarkFlagFilename("openb-pods", "csv")
 	markConfigFile(cmd)
@@ -101,14 +98,14 @@ profile of run, too); a single --config is compared with the defaults.`),
 // Validate checks flags before anything is read.
 func (o *CompareOptions) Validate() error {
 	if o.Replay {
-		if err := validateTraceFlags(o.Files, o.OpenbNodes, o.OpenbPods); err != nil {
+		if err := validateTraceFlags(o.engine.Snapshots, o.OpenbNodes, o.OpenbPods); err != nil {
 			return err
 		}
 	} else {
 		if o.OpenbNodes != "" || o.OpenbPods != "" || o.Until != 0 {
 			return UsageErrorf("--openb-nodes, --openb-pods and --until need --replay")
 		}
-		if len(o.Files) == 0 {
+		if len(o.engine.Snapshots) == 0 {
 			return UsageErrorf("-f/--filename is required: a cluster dump (kubectl sched snapshot -A > cluster.yaml)")
 		}
 	}
@@ -174,22 +171,22 @@ func (o *CompareOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	in, err := o.engine.load(ctx)
+	if err != nil {
+		return err
+	}
 	cfgs, err := o.configs()
 	if err != nil {
 		return err
 	}
-	reg, err := engine.Registry(o.Settings.ExtraPlugins)
-	if err != nil {
-		return err
-	}
-	co := compare.Options{Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption, Until: o.Until, Workers: o.Workers}
+	co := compare.Options{Registry: in.Registry, Features: in.Features, Seed: in.Seed, UseSeed: in.UseSeed, NoPreemption: o.NoPreemption, Until: o.Until, Workers: o.Workers}
 	progress := newProgress(o.ErrOut, "comparing")
 	co.Progress = progress.runs
 	var res *report.Compare
 	var warnings []string
 	var objects *snapshot.Cluster
 	if o.Replay {
-		tr, w, err := loadTrace(o.Files, o.OpenbNodes, o.OpenbPods, o.In)
+		tr, w, err := loadTrace(o.engine.Snapshots, o.OpenbNodes, o.OpenbPods, o.In)
 		if err != nil {
 			return err
 		}
@@ -197,22 +194,22 @@ func (o *CompareOptions) Run(ctx context.Context) error {
 		res, err = compare.Replays(ctx, tr, cfgs, co)
 		progress.done()
 		if err != nil {
-			return o.runError(err)
+			return o.engine.runError(err)
 		}
 	} else {
 		// Read as dryrun reads a dump, so that one run equals dryrun's.
-		cl, err := loadDump(o.Files, o.In, o.ErrOut)
+		cl, err := loadDump(o.engine.Snapshots, o.In, o.ErrOut)
 		if err != nil {
 			return err
 		}
 		if len(cl.Nodes) == 0 {
-			return UsageErrorf("%s: %v", strings.Join(o.Files, ", "), dryrun.ErrNoNodes)
+			return UsageErrorf("%s: %v", o.engine.where(), dryrun.ErrNoNodes)
 		}
 		warnings, objects = cl.Warnings, cl
 		res, err = compare.DryRuns(ctx, cl, cfgs, co)
 		progress.done()
 		if err != nil {
-			return o.runError(err)
+			return o.engine.runError(err)
 		}
 	}
 	var buf bytes.Buffer
@@ -226,15 +223,6 @@ func (o *CompareOptions) Run(ctx context.Context) error {
 		fmt.Fprintln(o.ErrOut, w)
 	}
 	_, err = o.Out.Write(buf.Bytes())
-	return err
-}
-
-// runError marks configuration errors found when a run builds its
-// profiles as bad input, naming the file.
-func (o *CompareOptions) runError(err error) error {
-	if errors.Is(err, engine.ErrConfig) {
-		return AsUsage(err)
-	}
 	return err
 }
 

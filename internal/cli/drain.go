@@ -26,17 +26,18 @@ type DrainOptions struct {
 
 	Nodes        []string
 	Selector     string
-	Snapshots    []string
-	ConfigPath   string
 	Output       string
 	Delete       bool
 	Force        bool
 	NoPreemption bool
+
+	engine engineFlags
 }
 
 // NewCmdDrain builds `kubectl sched drain`.
 func NewCmdDrain(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
 	o := &DrainOptions{IOStreams: streams, Settings: settings, ConfigFlags: kube.NewConfigFlags(), Output: "table"}
+	o.engine = engineFlags{IOStreams: streams, settings: settings, kube: o.ConfigFlags, dump: dumpOrCluster, ownProgress: true}
 	cmd := &cobra.Command{
 		Use:   "drain (NODE [NODE ...] | -l SELECTOR) [--snapshot CLUSTER.yaml]",
 		Short: "Simulate draining nodes: where every evicted pod goes, what stays pending and why",
@@ -90,20 +91,17 @@ such node, a selector matching no node); 1 for other failures.`),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Selector, "selector", "l", "", "Drain the nodes matching this label selector (e.g. pool=old) instead of named ones")
-	f.StringArrayVar(&o.Snapshots, "snapshot", nil, "Cluster dump file or directory to read state from instead of the cluster (repeatable; '-' for stdin)")
-	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
+	o.engine.AddFlags(cmd)
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
 	f.BoolVar(&o.Delete, "delete", false, "Delete the nodes instead of cordoning them (their DaemonSet and mirror pods go with them)")
 	f.BoolVar(&o.Force, "force", false, "Also evict pods that declare no controller, as kubectl drain --force does (they are lost)")
 	f.BoolVar(&o.NoPreemption, "no-preemption", false, "Turn preemption off for the re-placed pods")
 	o.ConfigFlags.AddFlags(f)
 
-	src := completionSource{settings: settings, flags: o.ConfigFlags, snapshots: &o.Snapshots}
+	src := completionSource{settings: settings, flags: o.ConfigFlags, snapshots: &o.engine.Snapshots}
 	cmd.ValidArgsFunction = src.namesNotGiven("nodes")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
 	_ = cmd.RegisterFlagCompletionFunc("selector", src.nodeSelector)
-	_ = cmd.MarkFlagFilename("snapshot", "yaml", "yml", "json")
-	markConfigFile(cmd)
 	registerKubeFlagCompletion(cmd, src)
 	return cmd
 }
@@ -136,22 +134,23 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	prog := newProgress(o.ErrOut, "drain")
 	defer prog.done()
 	prog.set("loading the cluster")
-	cfg, reg, cl, source, err := loadWhatIf(ctx, o.Settings, o.ConfigFlags, o.ConfigPath, o.Snapshots, o.In, o.ErrOut)
+	in, err := o.engine.load(ctx)
 	if err != nil {
 		return err
 	}
+	cl := in.Cluster
 	nodes, err := o.nodes(cl)
 	if err != nil {
 		return err
 	}
 	prog.set("draining %d node(s) and placing their pods", len(nodes))
-	rep, err := drain.Run(ctx, cl, nodes, drain.Options{Config: cfg, Registry: reg, Delete: o.Delete, Force: o.Force, NoPreemption: o.NoPreemption, Source: source})
+	rep, err := drain.Run(ctx, cl, nodes, drain.Options{Config: in.Config, Registry: in.Registry, Features: in.Features, Delete: o.Delete, Force: o.Force, NoPreemption: o.NoPreemption, Source: in.Source})
 	prog.done()
 	if err != nil {
 		if errors.Is(err, drain.ErrUnknownNode) {
 			return AsUsage(err)
 		}
-		return configError(o.ConfigPath, err)
+		return o.engine.runError(err)
 	}
 	warnings := cl.Warnings
 	if note := pendingNote(cl, "not scheduled alongside the evicted ones"); note != "" {
@@ -163,7 +162,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 // nodes resolves the nodes to drain: the names given, in order (each
 // once), every one of which must exist, or the nodes matching -l, by name.
 func (o *DrainOptions) nodes(cl *snapshot.Cluster) ([]string, error) {
-	where := clusterWhere(o.Snapshots)
+	where := o.engine.where()
 	exists := map[string]bool{}
 	for _, n := range cl.Nodes {
 		exists[n.Name] = true

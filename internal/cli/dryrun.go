@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -23,18 +22,18 @@ type DryRunOptions struct {
 	genericiooptions.IOStreams
 	Settings Settings
 
-	Files        []string
-	ConfigPath   string
 	Output       string
-	Seed         int64
 	NoPreemption bool
 
-	useSeed bool
+	engine engineFlags
 }
 
 // NewCmdDryRun builds `kubectl sched dryrun`.
 func NewCmdDryRun(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
 	o := &DryRunOptions{IOStreams: streams, Settings: settings, Output: "table"}
+	o.engine = engineFlags{IOStreams: streams, settings: settings, dump: dumpFiles,
+		filesUsage: "Cluster dump file or directory (repeatable; '-' for stdin)",
+		seedUsage:  "Break ties between equal best scores pseudo-randomly with this seed, and seed where the preemption scan starts (default: lowest node name, first node)"}
 	cmd := &cobra.Command{
 		Use:   "dryrun -f CLUSTER.yaml [-f MORE.yaml ...]",
 		Short: "Place pending pods offline against dumped cluster state",
@@ -80,7 +79,6 @@ scan starts at the first candidate node, or at a seeded one with --seed.
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.useSeed = cmd.Flags().Changed("seed")
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -88,20 +86,16 @@ scan starts at the first candidate node, or at a seeded one with --seed.
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVarP(&o.Files, "filename", "f", nil, "Cluster dump file or directory (repeatable; '-' for stdin)")
-	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
+	o.engine.AddFlags(cmd)
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
-	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed, and seed where the preemption scan starts (default: lowest node name, first node)")
 	f.BoolVar(&o.NoPreemption, "no-preemption", false, "Turn PostFilter (preemption) off")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
-	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
-	markConfigFile(cmd)
 	return cmd
 }
 
 // Validate checks flags before anything is read.
 func (o *DryRunOptions) Validate() error {
-	if len(o.Files) == 0 {
+	if len(o.engine.Snapshots) == 0 {
 		return UsageErrorf("-f/--filename is required: a cluster dump (kubectl sched snapshot -A > cluster.yaml)")
 	}
 	if err := checkFormat(o.Output, report.Formats, redirectHint); err != nil {
@@ -116,24 +110,17 @@ func (o *DryRunOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := loadConfig(o.ConfigPath)
+	in, err := o.engine.load(ctx)
 	if err != nil {
 		return err
 	}
-	reg, err := engine.Registry(o.Settings.ExtraPlugins)
-	if err != nil {
-		return err
-	}
-	cl, err := loadDump(o.Files, o.In, o.ErrOut)
-	if err != nil {
-		return err
-	}
+	cl, cfg := in.Cluster, in.Config
 	if len(cl.Nodes) == 0 {
-		return UsageErrorf("%s: %v", strings.Join(o.Files, ", "), dryrun.ErrNoNodes)
+		return UsageErrorf("%s: %v", o.engine.where(), dryrun.ErrNoNodes)
 	}
 	// InPlace: cl is read afterwards only for its warnings, which the UIDs
 	// filled in and the shared equal parts do not change.
-	opts := dryrun.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption, InPlace: true}
+	opts := dryrun.Options{Config: cfg, Registry: in.Registry, Features: in.Features, Seed: in.Seed, UseSeed: in.UseSeed, NoPreemption: o.NoPreemption, InPlace: true}
 	if p := newProgress(o.ErrOut, "dryrun"); p != nil {
 		defer p.done()
 		opts.Progress = func(placed, failing, total int) {
@@ -142,10 +129,7 @@ func (o *DryRunOptions) Run(ctx context.Context) error {
 	}
 	rep, err := dryrun.Run(ctx, cl, opts)
 	if err != nil {
-		if errors.Is(err, engine.ErrConfig) {
-			return AsUsage(withConfigPath(o.ConfigPath, err))
-		}
-		return err
+		return o.engine.runError(err)
 	}
 	var buf bytes.Buffer
 	if err := report.WriteDryRun(&buf, rep, o.Output); err != nil {
@@ -186,26 +170,4 @@ func loadDump(paths []string, in io.Reader, errOut io.Writer) (*snapshot.Cluster
 	// the API server would give them.
 	cl.ResolvePriorities()
 	return cl, nil
-}
-
-// loadConfig loads --config, defaulted and validated as kube-scheduler
-// does; without it, the default configuration knows run's profile too
-// (engine.AddRunProfile), so pods meant for `run` are dry-run and
-// explained without a --config.
-func loadConfig(path string) (*configv1.KubeSchedulerConfiguration, error) {
-	cfg, err := engine.LoadConfig(path)
-	if err != nil {
-		return nil, AsUsage(fmt.Errorf("loading config: %w", err))
-	}
-	if path == "" {
-		engine.AddRunProfile(cfg)
-	}
-	return cfg, nil
-}
-
-func withConfigPath(path string, err error) error {
-	if path == "" {
-		return err
-	}
-	return fmt.Errorf("%s: %w", path, err)
 }

@@ -26,19 +26,16 @@ type ExplainOptions struct {
 	Settings    Settings
 	ConfigFlags *genericclioptions.ConfigFlags
 
-	Name       string
-	Snapshots  []string
-	PodFile    string
-	ConfigPath string
-	Node       string
-	Output     string
-	AllNodes   bool
-	Nearest    int
-	Seed       int64
-	AtTurn     bool
-	CheckTurn  bool
+	Name      string
+	PodFile   string
+	Node      string
+	Output    string
+	AllNodes  bool
+	Nearest   int
+	AtTurn    bool
+	CheckTurn bool
 
-	useSeed    bool
+	engine     engineFlags
 	namespace  string
 	nsExplicit bool
 }
@@ -46,6 +43,8 @@ type ExplainOptions struct {
 // NewCmdExplain builds `kubectl sched explain`.
 func NewCmdExplain(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
 	o := &ExplainOptions{IOStreams: streams, Settings: settings, ConfigFlags: kube.NewConfigFlags(), Output: "table", Nearest: explain.DefaultNearest, CheckTurn: true}
+	o.engine = engineFlags{IOStreams: streams, settings: settings, kube: o.ConfigFlags, dump: dumpOrCluster,
+		seedUsage: "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)"}
 	cmd := &cobra.Command{
 		Use:   "explain pod (NAME | -f POD.yaml) [--snapshot CLUSTER.yaml]",
 		Short: "Explain, node by node, why a pod fits where it does or does not fit at all",
@@ -103,7 +102,6 @@ files or configuration).`), explain.DefaultTurnBudget),
   # Machine-readable (schema: docs/explain.md)
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.useSeed = cmd.Flags().Changed("seed")
 			if err := o.Complete(args); err != nil {
 				return err
 			}
@@ -114,25 +112,21 @@ files or configuration).`), explain.DefaultTurnBudget),
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.Snapshots, "snapshot", nil, "Cluster dump file or directory to read state from instead of the cluster (repeatable; '-' for stdin)")
+	o.engine.AddFlags(cmd)
 	f.StringVarP(&o.PodFile, "filename", "f", "", "A pod manifest to explain instead of a named pod (hypothetical: it need not exist; '-' for stdin)")
-	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
 	f.StringVar(&o.Node, "node", "", "Show this node in full detail (filters, gaps, raw/normalized/weighted scores)")
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
 	f.BoolVar(&o.AllNodes, "all-nodes", false, "List every rejected node and every feasible node instead of grouping them")
 	f.IntVar(&o.Nearest, "nearest", o.Nearest, "How many of the rejected nodes nearest to fitting get 'what would make it fit'")
-	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)")
 	f.BoolVar(&o.AtTurn, "at-turn", false, "Explain the pod at its turn in a dry-run of the state (the pending pods ahead of it placed first), as dryrun reports it")
 	f.BoolVar(&o.CheckTurn, "check-turn", o.CheckTurn, "With --snapshot, without --at-turn: check, when the dry-run up to the pod's turn is small, whether the verdict there agrees (the Dry-run line)")
 	o.ConfigFlags.AddFlags(f)
 
-	src := completionSource{settings: settings, flags: o.ConfigFlags, snapshots: &o.Snapshots}
+	src := completionSource{settings: settings, flags: o.ConfigFlags, snapshots: &o.engine.Snapshots}
 	cmd.ValidArgsFunction = src.explainArgs
 	_ = cmd.RegisterFlagCompletionFunc("node", src.names("nodes"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
-	_ = cmd.MarkFlagFilename("snapshot", "yaml", "yml", "json")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
-	markConfigFile(cmd)
 	registerKubeFlagCompletion(cmd, src)
 	return cmd
 }
@@ -142,7 +136,7 @@ func (o *ExplainOptions) Complete(args []string) error {
 	if len(args) == 0 {
 		return UsageErrorf("a resource type is required: kubectl sched explain pod (NAME | -f POD.yaml)")
 	}
-	live := len(o.Snapshots) == 0
+	live := len(o.engine.Snapshots) == 0
 	ns, explicit, err := kube.Namespace(o.ConfigFlags, live)
 	if err != nil {
 		return err
@@ -230,7 +224,7 @@ func (o *ExplainOptions) Validate() error {
 		return UsageErrorf("give a pod name or -f, not both")
 	}
 	if o.PodFile == "-" {
-		for _, s := range o.Snapshots {
+		for _, s := range o.engine.Snapshots {
 			if s == "-" {
 				return UsageErrorf("-f and --snapshot cannot both read standard input")
 			}
@@ -251,32 +245,17 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := loadConfig(o.ConfigPath)
+	in, err := o.engine.load(ctx)
 	if err != nil {
 		return err
 	}
-	reg, err := engine.Registry(o.Settings.ExtraPlugins)
-	if err != nil {
-		return err
-	}
-	var cl *snapshot.Cluster
+	cl, cfg := in.Cluster, in.Config
 	source := explain.SourceSnapshot
-	if len(o.Snapshots) > 0 {
-		if cl, err = loadDump(o.Snapshots, o.In, o.ErrOut); err != nil {
-			return err
-		}
-	} else {
+	if in.Source == "cluster" {
 		source = explain.SourceCluster
-		if cl, err = o.liveCluster(ctx); err != nil {
-			return err
-		}
 	}
 	if len(cl.Nodes) == 0 {
-		where := "the cluster"
-		if len(o.Snapshots) > 0 {
-			where = strings.Join(o.Snapshots, ", ")
-		}
-		return UsageErrorf("%s: %v", where, explain.ErrNoNodes)
+		return UsageErrorf("%s: %v", o.engine.where(), explain.ErrNoNodes)
 	}
 
 	var pod *v1.Pod
@@ -299,9 +278,10 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	if nearest == 0 {
 		nearest = -1
 	}
+	live := len(o.engine.Snapshots) == 0
 	eo := explain.Options{
-		Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed,
-		Nearest: nearest, Node: o.Node, Source: source, Live: len(o.Snapshots) == 0,
+		Config: cfg, Registry: in.Registry, Features: in.Features, Seed: in.Seed, UseSeed: in.UseSeed,
+		Nearest: nearest, Node: o.Node, Source: source, Live: live,
 	}
 	run := explain.Run
 	if o.AtTurn {
@@ -310,15 +290,12 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	}
 	rep, err := run(ctx, cl, pod, eo)
 	if err != nil {
-		switch {
-		case errors.Is(err, engine.ErrConfig):
-			return AsUsage(withConfigPath(o.ConfigPath, err))
-		case errors.Is(err, explain.ErrUnknownProfile), errors.Is(err, explain.ErrUnknownNode):
+		if errors.Is(err, explain.ErrUnknownProfile) || errors.Is(err, explain.ErrUnknownNode) {
 			return AsUsage(err)
 		}
-		return err
+		return o.engine.runError(err)
 	}
-	if !o.AtTurn && o.CheckTurn && len(o.Snapshots) > 0 {
+	if !o.AtTurn && o.CheckTurn && !live {
 		// A dump's pending pods stay as they are: a dry-run of it is the
 		// other answer the user can get (a live cluster's pending pods are
 		// the real scheduler's).
@@ -380,16 +357,4 @@ func (o *ExplainOptions) loadPodFile() (*v1.Pod, error) {
 		return nil, UsageErrorf("%s: the namespace from the provided object %q does not match the namespace %q", o.PodFile, pod.Namespace, o.namespace)
 	}
 	return pod, nil
-}
-
-// liveCluster lists the state the engine reads from the cluster, once,
-// through the same code path as kubectl sched snapshot -A.
-func (o *ExplainOptions) liveCluster(ctx context.Context) (*snapshot.Cluster, error) {
-	clients, err := o.Settings.clients(o.ConfigFlags)
-	if err != nil {
-		return nil, err
-	}
-	lctx, done := listProgress(ctx, o.ErrOut)
-	defer done()
-	return kube.ListCluster(lctx, clients, kube.ListOptions{})
 }

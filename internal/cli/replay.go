@@ -27,23 +27,23 @@ type ReplayOptions struct {
 	genericiooptions.IOStreams
 	Settings Settings
 
-	Files        []string
 	OpenbNodes   string
 	OpenbPods    string
-	ConfigPath   string
 	Output       string
 	HTML         string
 	Until        time.Duration
 	WaitWindow   time.Duration
-	Seed         int64
 	NoPreemption bool
 
-	useSeed bool
+	engine engineFlags
 }
 
 // NewCmdReplay builds `kubectl sched replay`.
 func NewCmdReplay(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
 	o := &ReplayOptions{IOStreams: streams, Settings: settings, Output: "table"}
+	o.engine = engineFlags{IOStreams: streams, settings: settings, dump: dumpFiles, readsFiles: true,
+		filesUsage: "Cluster dump or trace file or directory (repeatable; '-' for stdin)",
+		seedUsage:  "Break ties between equal best scores pseudo-randomly with this seed, and seed where the preemption scan starts"}
 	cmd := &cobra.Command{
 		Use:   "replay -f CLUSTER.yaml -f TRACE.yaml | --openb-nodes NODES.csv --openb-pods PODS.csv",
 		Short: "Replay a workload over time on a virtual clock and chart what the scheduler did",
@@ -84,7 +84,6 @@ charts, the pending reasons over time and the busiest nodes.`),
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.useSeed = cmd.Flags().Changed("seed")
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -92,28 +91,24 @@ charts, the pending reasons over time and the busiest nodes.`),
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVarP(&o.Files, "filename", "f", nil, "Cluster dump or trace file or directory (repeatable; '-' for stdin)")
+	o.engine.AddFlags(cmd)
 	f.StringVar(&o.OpenbNodes, "openb-nodes", "", "Alibaba openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
 	f.StringVar(&o.OpenbPods, "openb-pods", "", "Alibaba openb pod list CSV (name,cpu_milli,...,creation_time,deletion_time,...)")
-	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json, yaml or csv")
 	f.StringVar(&o.HTML, "html", "", "Also write a self-contained HTML report to this file")
 	f.DurationVar(&o.Until, "until", 0, "Stop this long after the start (default: when nothing is left to happen)")
 	f.DurationVar(&o.WaitWindow, "wait-window", 0, "Window of the wait-time quantile curves (default: a fiftieth of the replay)")
-	f.Int64Var(&o.Seed, "seed", 0, "Break ties between equal best scores pseudo-randomly with this seed, and seed where the preemption scan starts")
 	f.BoolVar(&o.NoPreemption, "no-preemption", false, "Turn PostFilter (preemption) off")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(report.ReplayFormats...))
-	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	_ = cmd.MarkFlagFilename("openb-nodes", "csv")
 	_ = cmd.MarkFlagFilename("openb-pods", "csv")
 	_ = cmd.MarkFlagFilename("html", "html")
-	markConfigFile(cmd)
 	return cmd
 }
 
 // Validate checks flags before anything is read.
 func (o *ReplayOptions) Validate() error {
-	if err := validateTraceFlags(o.Files, o.OpenbNodes, o.OpenbPods); err != nil {
+	if err := validateTraceFlags(o.engine.Snapshots, o.OpenbNodes, o.OpenbPods); err != nil {
 		return err
 	}
 	if err := checkFormat(o.Output, report.ReplayFormats, replayOutputHint(o.Output)); err != nil {
@@ -225,30 +220,23 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	// Without --config, run's profile too, as dryrun.
-	cfg, err := loadConfig(o.ConfigPath)
+	in, err := o.engine.load(ctx)
 	if err != nil {
 		return err
 	}
-	reg, err := engine.Registry(o.Settings.ExtraPlugins)
+	tr, warnings, err := loadTrace(o.engine.Snapshots, o.OpenbNodes, o.OpenbPods, o.In)
 	if err != nil {
 		return err
 	}
-	tr, warnings, err := loadTrace(o.Files, o.OpenbNodes, o.OpenbPods, o.In)
-	if err != nil {
-		return err
-	}
-	ro := replay.Options{Options: engine.Options{Config: cfg, Registry: reg, Seed: o.Seed, UseSeed: o.useSeed, NoPreemption: o.NoPreemption}, Until: o.Until, WaitWindow: o.WaitWindow}
+	cfg := in.Config
+	ro := replay.Options{Options: engine.Options{Config: cfg, Registry: in.Registry, Features: in.Features, Seed: in.Seed, UseSeed: in.UseSeed, NoPreemption: o.NoPreemption}, Until: o.Until, WaitWindow: o.WaitWindow}
 	// A long replay holds much: its line says how much.
 	progress := newProgress(o.ErrOut, "replaying").withMemory(memusage.Resident)
 	ro.Progress = progress.steps
 	res, err := replay.Run(ctx, tr, ro)
 	progress.done()
 	if err != nil {
-		if errors.Is(err, engine.ErrConfig) {
-			return AsUsage(withConfigPath(o.ConfigPath, err))
-		}
-		return err
+		return o.engine.runError(err)
 	}
 	var out, page bytes.Buffer
 	if err := report.WriteReplay(&out, res, o.Output); err != nil {

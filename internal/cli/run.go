@@ -54,7 +54,6 @@ type RunOptions struct {
 	Settings    Settings
 	ConfigFlags *genericclioptions.ConfigFlags
 
-	ConfigPath          string
 	LeaderElect         bool
 	LeaseName           string
 	LeaseNamespace      string
@@ -65,9 +64,11 @@ type RunOptions struct {
 	// TUI shows `top` on the terminal, fed in-process, while scheduling.
 	TUI bool
 
+	engine         engineFlags
 	leaderElectSet bool
 	config         *configv1.KubeSchedulerConfiguration
 	registry       schedcore.Registry
+	features       schedcore.Features
 	election       live.LeaderElection
 	leaderElect    bool
 }
@@ -82,6 +83,8 @@ func NewCmdRun(streams genericiooptions.IOStreams, settings Settings) *cobra.Com
 		ShutdownGracePeriod: live.DefaultShutdownGracePeriod,
 		SyncTimeout:         DefaultSyncTimeout,
 	}
+	// Without --config, the one profile is kubectl-sched.
+	o.engine = engineFlags{IOStreams: streams, settings: settings, dump: noDump, profiles: []string{DefaultRunSchedulerName}}
 	cmd := &cobra.Command{
 		Use:   "run [--config FILE] [--leader-elect]",
 		Short: "Run the engine as a scheduler on a live cluster",
@@ -158,7 +161,7 @@ one line saying what it was waiting for, and exit code 130 (SIGINT) or 143
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.ConfigPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
+	o.engine.AddFlags(cmd)
 	f.BoolVar(&o.LeaderElect, "leader-elect", false, "Elect a leader among instances on a Lease before scheduling (default: off, or the config's leaderElection.leaderElect with --config)")
 	f.StringVar(&o.LeaseName, "leader-elect-resource-name", "", "Name of the Lease (default: the config's, else "+live.DefaultResourceName+")")
 	f.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", "", "Namespace of the Lease (default: the config's, else "+live.DefaultResourceNamespace+")")
@@ -168,7 +171,6 @@ one line saying what it was waiting for, and exit code 130 (SIGINT) or 143
 	f.BoolVar(&o.TUI, "tui", false, "Show the top UI (queue, attempts, latency, pending pods) of this scheduler while it runs")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "Log verbosity (klog levels: 2 placements, 3 queue events, 4+ debugging)")
 	o.ConfigFlags.AddFlags(f)
-	markConfigFile(cmd)
 	registerKubeFlagCompletion(cmd, completionSource{settings: settings, flags: o.ConfigFlags})
 	return cmd
 }
@@ -177,22 +179,15 @@ one line saying what it was waiting for, and exit code 130 (SIGINT) or 143
 // (before the kubeconfig is read or the cluster contacted), and works out
 // the leader election.
 func (o *RunOptions) Complete() error {
-	cfg, err := engine.LoadConfig(o.ConfigPath)
-	if err != nil {
-		return AsUsage(fmt.Errorf("loading config: %w", err))
-	}
-	if o.ConfigPath == "" {
-		name := DefaultRunSchedulerName
-		cfg.Profiles[0].SchedulerName = &name
-	}
-	reg, err := engine.Registry(o.Settings.ExtraPlugins)
+	in, err := o.engine.load(context.Background())
 	if err != nil {
 		return err
 	}
-	if _, err := engine.BuildProfiles(context.Background(), engine.Options{Config: cfg, Registry: reg}, schedcore.NewEmptySnapshot(), engine.Driver{}); err != nil {
-		return AsUsage(withConfigPath(o.ConfigPath, err))
+	cfg := in.Config
+	if _, err := engine.BuildProfiles(context.Background(), engine.Options{Config: cfg, Registry: in.Registry, Features: in.Features}, schedcore.NewEmptySnapshot(), engine.Driver{}); err != nil {
+		return AsUsage(withConfigPath(o.engine.ConfigPath, err))
 	}
-	o.registry = reg
+	o.registry, o.features = in.Registry, in.Features
 	cc := &cfg.ClientConnection
 	if cc.QPS == 0 {
 		cc.QPS = defaultQPS
@@ -214,7 +209,7 @@ func (o *RunOptions) Complete() error {
 	switch {
 	case o.leaderElectSet:
 		o.leaderElect = o.LeaderElect
-	case o.ConfigPath != "":
+	case o.engine.ConfigPath != "":
 		o.leaderElect = fromConfig
 	}
 	if o.LeaseName != "" {
@@ -225,7 +220,7 @@ func (o *RunOptions) Complete() error {
 	}
 	if o.leaderElect {
 		if err := o.election.Validate(); err != nil {
-			return AsUsage(withConfigPath(o.ConfigPath, err))
+			return AsUsage(withConfigPath(o.engine.ConfigPath, err))
 		}
 	}
 	return nil
@@ -286,6 +281,7 @@ func (o *RunOptions) Run(ctx context.Context) error {
 	lo := live.Options{
 		Config:              o.config,
 		Registry:            o.registry,
+		Features:            o.features,
 		RESTConfig:          restCfg,
 		LeaderElect:         o.leaderElect,
 		LeaderElection:      o.election,
@@ -302,7 +298,7 @@ func (o *RunOptions) Run(ctx context.Context) error {
 	}
 	switch {
 	case errors.Is(err, engine.ErrConfig):
-		return AsUsage(withConfigPath(o.ConfigPath, err))
+		return AsUsage(withConfigPath(o.engine.ConfigPath, err))
 	case errors.Is(err, live.ErrSyncTimeout):
 		if last := reporter.Err(); last != nil {
 			return fmt.Errorf("%s: not ready after --sync-timeout %s: %w (last failure: %v)", restCfg.Host, o.SyncTimeout, err, last)
@@ -340,7 +336,7 @@ func (o *RunOptions) runWithTUI(ctx context.Context, lo live.Options) error {
 		return err
 	}
 	t := &TopOptions{IOStreams: o.IOStreams, Settings: o.Settings, ConfigFlags: o.ConfigFlags,
-		Interval: tui.DefaultInterval, Window: top.DefaultWindow, source: &top.GathererSource{Gatherer: g}}
+		Interval: tui.DefaultInterval, Window: top.DefaultWindow, source: &top.GathererSource{Gatherer: g}, features: o.features}
 	t.restConfig, t.restErr = o.ConfigFlags.ToRESTConfig()
 	p := tea.NewProgram(tui.New(t.tuiOptions(runCtx, o.config)), tea.WithContext(runCtx), tea.WithInput(o.In), tea.WithOutput(o.Out))
 	var runErr error

@@ -25,11 +25,13 @@ type settingKeys struct {
 	// meanings maps a flag name to its verbs, for the error of a global
 	// key that applies nowhere.
 	meanings map[string][]string
+	// aliases maps "verb.flag" of a flag's other name to the flag's name.
+	aliases map[string]string
 }
 
 // keysOf builds the key space of a command tree.
 func keysOf(root *cobra.Command) *settingKeys {
-	k := &settingKeys{verbs: map[string]map[string]*pflag.Flag{}, global: map[string][]string{}, meanings: map[string][]string{}}
+	k := &settingKeys{verbs: map[string]map[string]*pflag.Flag{}, global: map[string][]string{}, meanings: map[string][]string{}, aliases: map[string]string{}}
 	groups := map[string]map[string][]string{} // flag → meaning → verbs
 	for _, c := range root.Commands() {
 		if notVerbs[c.Name()] {
@@ -38,6 +40,10 @@ func keysOf(root *cobra.Command) *settingKeys {
 		flags := map[string]*pflag.Flag{}
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			if notSettable[f.Name] || f.Hidden {
+				return
+			}
+			if to := f.Annotations[aliasAnnotation]; len(to) > 0 {
+				k.aliases[c.Name()+"."+f.Name] = to[0] // set by its flag's key
 				return
 			}
 			flags[f.Name] = f
@@ -79,6 +85,9 @@ func (k *settingKeys) check(key string) error {
 			return fmt.Errorf("unknown key %q: no verb %q", key, verb)
 		}
 		if _, ok := flags[flag]; !ok {
+			if to, ok := k.aliases[key]; ok {
+				return fmt.Errorf("key %q: --%s is --%s's other name: set %s.%s", key, flag, to, verb, to)
+			}
 			return fmt.Errorf("unknown key %q: %s has no --%s flag", key, verb, flag)
 		}
 		return nil

@@ -25,6 +25,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/top"
 	"github.com/kubectl-sched/kubectl-sched/internal/tui"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // defaultSchedulerPort is kube-scheduler's secure port, where a
@@ -50,6 +51,9 @@ type TopOptions struct {
 	metricsURLChosen bool
 
 	source top.Source
+	// features are the gates of the explain view (run --tui: run's;
+	// zero: kube's defaults).
+	features schedcore.Features
 	// restConfig is nil without a usable kubeconfig; restErr says why.
 	restConfig *rest.Config
 	restErr    error
@@ -304,21 +308,21 @@ func (o *TopOptions) explainText(ctx context.Context, clients *kube.Clients, cfg
 		return "", err
 	}
 	if cfg == nil {
-		if cfg, err = engine.LoadConfig(o.ConfigPath); err != nil {
-			return "", fmt.Errorf("loading config: %w", err)
+		// Without --config, the default profile under the name the pod
+		// asks for (as `run` names its default profile kubectl-sched).
+		var names []string
+		if pod.Spec.SchedulerName != "" {
+			names = []string{pod.Spec.SchedulerName}
 		}
-		if o.ConfigPath == "" && pod.Spec.SchedulerName != "" {
-			// The default profile, under the name the pod asks for (as
-			// `run` names its default profile kubectl-sched).
-			n := pod.Spec.SchedulerName
-			cfg.Profiles[0].SchedulerName = &n
+		if cfg, err = loadConfig(o.ConfigPath, names...); err != nil {
+			return "", err
 		}
 	}
 	reg, err := engine.Registry(o.Settings.ExtraPlugins)
 	if err != nil {
 		return "", err
 	}
-	rep, err := explain.Run(ctx, cl, pod, explain.Options{Config: cfg, Registry: reg, Source: explain.SourceCluster, Live: true})
+	rep, err := explain.Run(ctx, cl, pod, explain.Options{Config: cfg, Registry: reg, Features: o.features, Source: explain.SourceCluster, Live: true})
 	if err != nil {
 		return "", err
 	}

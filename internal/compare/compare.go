@@ -34,7 +34,9 @@ type Config struct {
 
 // Options are what every run shares.
 type Options struct {
-	Registry     schedcore.Registry
+	Registry schedcore.Registry
+	// Features are the feature gates of every run (zero value: defaults).
+	Features     schedcore.Features
 	Seed         int64
 	UseSeed      bool
 	NoPreemption bool
@@ -49,9 +51,9 @@ type Options struct {
 
 // DryRuns runs a dry-run of the cluster for each configuration.
 func DryRuns(ctx context.Context, cl *snapshot.Cluster, cfgs []Config, o Options) (*report.Compare, error) {
-	shapes, names := clusterShapes(cl)
+	shapes, names := clusterShapes(cl, o.Features)
 	return runAll(ctx, cfgs, o, func(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, run *report.CompareRun) error {
-		rep, err := dryrun.Run(ctx, cl, dryrun.Options{Config: cfg, Registry: o.Registry, Seed: o.Seed, UseSeed: o.UseSeed, NoPreemption: o.NoPreemption})
+		rep, err := dryrun.Run(ctx, cl, dryrun.Options{Config: cfg, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed, NoPreemption: o.NoPreemption})
 		if err != nil {
 			return err
 		}
@@ -71,7 +73,7 @@ func DryRuns(ctx context.Context, cl *snapshot.Cluster, cfgs []Config, o Options
 // Replays replays the trace for each configuration.
 func Replays(ctx context.Context, tr *replay.Trace, cfgs []Config, o Options) (*report.Compare, error) {
 	return runAll(ctx, cfgs, o, func(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, run *report.CompareRun) error {
-		rr, err := replay.Run(ctx, tr, replay.Options{Options: engine.Options{Config: cfg, Registry: o.Registry, Seed: o.Seed, UseSeed: o.UseSeed, NoPreemption: o.NoPreemption}, Until: o.Until, WaitWindow: o.WaitWindow})
+		rr, err := replay.Run(ctx, tr, replay.Options{Options: engine.Options{Config: cfg, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed, NoPreemption: o.NoPreemption}, Until: o.Until, WaitWindow: o.WaitWindow})
 		if err != nil {
 			return err
 		}
@@ -135,8 +137,10 @@ func serial(cfg *configv1.KubeSchedulerConfiguration, runs, workers int) *config
 // clusterShapes are the typical shapes of the cluster's pods (bound and
 // pending, not finished), over cpu, memory and the scalar resources of
 // nodes and pods.
-func clusterShapes(cl *snapshot.Cluster) (*replay.Shapes, []string) {
-	f := schedcore.DefaultFeatures
+func clusterShapes(cl *snapshot.Cluster, f schedcore.Features) (*replay.Shapes, []string) {
+	if f == (schedcore.Features{}) {
+		f = schedcore.DefaultFeatures
+	}
 	scalars := map[string]bool{}
 	var reqs []schedcore.Resource
 	for _, p := range cl.Pods {

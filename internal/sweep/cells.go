@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/featuregates"
 	"github.com/kubectl-sched/kubectl-sched/internal/fgd"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/openb"
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
@@ -175,11 +175,13 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 		p.policies = append(p.policies, pols)
 	}
 	for i, g := range gates {
-		f := schedcore.DefaultFeatures
-		if err := setGates(&f, g.Gates); err != nil {
+		// As --feature-gates: kube-scheduler v1.37.2's gates, its
+		// validation and words.
+		fg := featuregates.New()
+		if err := fg.SetFromMap(g.Gates); err != nil {
 			return nil, &FieldError{File: path, Field: fmt.Sprintf("axes.featureGates[%d] (%s)", i, g.Name), Err: err}
 		}
-		p.features = append(p.features, f)
+		p.features = append(p.features, fg.Features())
 	}
 	for ti, tr := range p.traces {
 		for ci, cfg := range p.configs {
@@ -404,35 +406,4 @@ func digestFiles(names []string, paths ...string) (string, error) {
 		return "", nil
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// setGates changes the named gates of f; an unknown name is an error.
-func setGates(f *schedcore.Features, gates map[string]bool) error {
-	v := reflect.ValueOf(f).Elem()
-	names := make([]string, 0, len(gates))
-	for name := range gates {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		field := v.FieldByName(name)
-		if !field.IsValid() || field.Kind() != reflect.Bool || !token(name) {
-			return fmt.Errorf("unknown feature gate %q (known: %s)", name, strings.Join(gateNames(), ", "))
-		}
-		field.SetBool(gates[name])
-	}
-	return nil
-}
-
-func token(name string) bool { return name != "" && name[0] >= 'A' && name[0] <= 'Z' }
-
-func gateNames() []string {
-	t := reflect.TypeOf(schedcore.Features{})
-	out := make([]string, 0, t.NumField())
-	for i := 0; i < t.NumField(); i++ {
-		if t.Field(i).Type.Kind() == reflect.Bool {
-			out = append(out, t.Field(i).Name)
-		}
-	}
-	return out
 }

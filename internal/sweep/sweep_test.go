@@ -256,7 +256,7 @@ func TestBadStudiesNameTheFieldBeforeAnythingRuns(t *testing.T) {
 		{"a trace without nodes at its start", "verb: replay\naxes:\n  traces: [{name: t, files: [\"{{ex}}/trace.yaml\"]}]\n", "axes.traces[0] (t): the trace has no node at its start"},
 		{"a missing configuration", "verb: replay\naxes:\n  traces: [{name: t, files: [\"{{ex}}/cluster.yaml\", \"{{ex}}/trace.yaml\"]}]\n  configs: [{name: a}, {name: b, file: nope.yaml}]\n", "axes.configs[1] (b): loading config nope.yaml: no such file or directory"},
 		{"a configuration naming an unknown plugin", "verb: replay\naxes:\n  traces: [{name: t, files: [\"{{ex}}/cluster.yaml\", \"{{ex}}/trace.yaml\"]}]\n  configs: [{name: b, file: bad.yaml}]\n", "axes.configs[0] (b): bad.yaml: "},
-		{"an unknown feature gate", "verb: replay\naxes:\n  traces: [{name: t, files: [\"{{ex}}/cluster.yaml\", \"{{ex}}/trace.yaml\"]}]\n  featureGates: [{name: g, gates: {NoSuchGate: true}}]\n", `axes.featureGates[0] (g): unknown feature gate "NoSuchGate"`},
+		{"an unknown feature gate", "verb: replay\naxes:\n  traces: [{name: t, files: [\"{{ex}}/cluster.yaml\", \"{{ex}}/trace.yaml\"]}]\n  featureGates: [{name: g, gates: {NoSuchGate: true}}]\n", `axes.featureGates[0] (g): unrecognized feature gate: NoSuchGate`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
