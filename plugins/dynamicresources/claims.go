@@ -2,11 +2,13 @@ package dynamicresources
 
 import (
 	"errors"
+	"fmt"
 	"iter"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
 )
 
 // claimStore holds a pod's ResourceClaims (spec.resourceClaims order),
@@ -95,4 +97,42 @@ func (cs *claimStore) updateExtendedResourceClaim(c *resourceapi.ResourceClaim) 
 	}
 	cs.claims[cs.numUserOwned] = c
 	return nil
+}
+
+// foreachPodResourceClaim checks that each claim of the pod exists, is not
+// being deleted and, for a template claim, is owned by the pod; cb sees
+// each one found.
+func (pl *DynamicResources) foreachPodResourceClaim(pod *v1.Pod, cb func(podClaimName string, claim *resourceapi.ResourceClaim)) error {
+	for i := range pod.Spec.ResourceClaims {
+		pc := &pod.Spec.ResourceClaims[i]
+		name, mustCheckOwner, err := resourceclaim.Name(pod, pc)
+		if err != nil {
+			return err
+		}
+		if name == nil {
+			continue
+		}
+		claim, ok := pl.dra.Claim(pod.Namespace, *name)
+		if !ok {
+			return fmt.Errorf("could not find ResourceClaim %q", pod.Namespace+"/"+*name)
+		}
+		if claim.DeletionTimestamp != nil {
+			return fmt.Errorf("resourceclaim %q is being deleted", claim.Name)
+		}
+		if mustCheckOwner {
+			if err := resourceclaim.IsForPod(pod, claim, false); err != nil {
+				return err
+			}
+		}
+		if cb != nil {
+			cb(pc.Name, claim)
+		}
+	}
+	return nil
+}
+
+func (pl *DynamicResources) podResourceClaims(pod *v1.Pod) ([]*resourceapi.ResourceClaim, error) {
+	claims := make([]*resourceapi.ResourceClaim, 0, len(pod.Spec.ResourceClaims))
+	err := pl.foreachPodResourceClaim(pod, func(_ string, c *resourceapi.ResourceClaim) { claims = append(claims, c) })
+	return claims, err
 }

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -405,97 +403,4 @@ func (pl *GpuShare) NodeState(ni *schedcore.NodeInfo) *NodeGPUs {
 	pl.mu.RLock()
 	defer pl.mu.RUnlock()
 	return pl.computeLocked(ni, false)
-}
-
-// selectGPUs applies the configured selection on a node that fits r.
-func (pl *GpuShare) selectGPUs(r Request, g *NodeGPUs, cpuLeft int64) ([]int, error) {
-	switch pl.selection {
-	case SelectBest:
-		return bestFit(g, r), nil
-	case SelectWorst:
-		if r.Milli < MilliPerGPU {
-			if i := g.WorstFit(r.Milli); i >= 0 {
-				return []int{i}, nil
-			}
-			return nil, nil
-		}
-		return g.Exclusive(r.Count), nil
-	case SelectRandom:
-		if r.Milli < MilliPerGPU {
-			c, n := -1, 0
-			for i, f := range g.Free {
-				if f >= r.Milli {
-					if n++; pl.h.Rand().Intn(n) == 0 {
-						c = i
-					}
-				}
-			}
-			if c < 0 {
-				return nil, nil
-			}
-			return []int{c}, nil
-		}
-		return g.Exclusive(r.Count), nil
-	}
-	sel, err := pl.gpuSelector()
-	if err != nil {
-		return nil, err
-	}
-	return sel.SelectGPUs(r, g, cpuLeft), nil
-}
-
-// gpuSelector finds the score plugin gpuSelection names, once.
-func (pl *GpuShare) gpuSelector() (GPUSelector, error) {
-	pl.selectorOnce.Do(func() {
-		fw := pl.h.Framework()
-		var p schedcore.Plugin
-		ok := false
-		if fw != nil {
-			p, ok = fw.Plugin(pl.selection)
-		}
-		if !ok {
-			pl.selectorErr = fmt.Errorf("gpuSelection: %q is neither best, worst, random nor a plugin enabled in the profile", pl.selection)
-			return
-		}
-		if pl.selector, ok = p.(GPUSelector); !ok {
-			pl.selectorErr = fmt.Errorf("gpuSelection: plugin %q does not select GPUs", pl.selection)
-		}
-	})
-	return pl.selector, pl.selectorErr
-}
-
-// EventsToRegister: a pod GpuShare rejected may fit once a GPU pod leaves
-// or a node with GPUs appears, gains GPUs or changes model.
-func (pl *GpuShare) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHint, error) {
-	return []schedcore.ClusterEventWithHint{
-		{Event: schedcore.ClusterEvent{Resource: schedcore.AssignedPod, ActionType: schedcore.Delete}, QueueingHintFn: isSchedulableAfterPodDelete},
-		{Event: schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add | schedcore.UpdateNodeAllocatable | schedcore.UpdateNodeLabel}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
-	}, nil
-}
-
-func isSchedulableAfterPodDelete(_ logr.Logger, _ *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	deleted, _, err := helper.As[*v1.Pod](oldObj, newObj)
-	if err != nil {
-		return schedcore.Queue, err
-	}
-	if r, err := ParseRequest(deleted); err == nil && !r.IsGPU() {
-		return schedcore.QueueSkip, nil
-	}
-	return schedcore.Queue, nil
-}
-
-func (pl *GpuShare) isSchedulableAfterNodeChange(_ logr.Logger, pod *v1.Pod, oldObj, newObj any) (schedcore.QueueingHint, error) {
-	_, node, err := helper.As[*v1.Node](oldObj, newObj)
-	if err != nil {
-		return schedcore.Queue, err
-	}
-	r, err := ParseRequest(pod)
-	if err != nil {
-		return schedcore.QueueSkip, nil
-	}
-	q := node.Status.Allocatable[pl.resource]
-	if q.Value() < int64(r.Count) || !r.AcceptsModel(node.Labels[pl.modelLabel]) {
-		return schedcore.QueueSkip, nil
-	}
-	return schedcore.Queue, nil
 }

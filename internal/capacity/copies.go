@@ -1,0 +1,115 @@
+package capacity
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/internal/whatif"
+)
+
+// copyPods returns the next copy: one pod, or a gang's members with a
+// PodGroup of their own (added to the simulation), or a StatefulSet pod
+// with its claims (added too).
+func (c *counter) copyPods() []*v1.Pod {
+	s := c.spec
+	if s.Gang == nil {
+		p := c.newPod()
+		c.addClaims(p)
+		return []*v1.Pod{p}
+	}
+	g := s.Gang.Group.DeepCopy()
+	c.seq++
+	name := uniqueName(c.sim, g.GetNamespace(), fmt.Sprintf("%s-%d", g.GetName(), c.seq))
+	g.SetName(name)
+	g.SetUID(types.UID("capacity-" + g.GetNamespace() + "-" + name))
+	g.SetCreationTimestamp(metav1.Time{})
+	c.sim.AddObject(g)
+	pods := make([]*v1.Pod, len(s.Gang.Members))
+	for i, m := range s.Gang.Members {
+		p := m.DeepCopy()
+		p.Name = uniqueName(c.sim, p.Namespace, fmt.Sprintf("%s-%d", name, i))
+		p.UID = types.UID("capacity-" + p.Namespace + "-" + p.Name)
+		if s.Gang.Native {
+			p.Spec.SchedulingGroup.PodGroupName = &name
+		} else {
+			setLabel(p, podGroupLabel, name)
+		}
+		pods[i] = p
+	}
+	return pods
+}
+
+// newPod returns a new copy of the spec's pod with a name of its own.
+func (c *counter) newPod() *v1.Pod {
+	p := c.spec.Pod.DeepCopy()
+	base := c.spec.Pod.Name
+	if base == "" {
+		base = c.spec.Name[strings.Index(c.spec.Name, "/")+1:]
+		if len(p.OwnerReferences) > 0 && c.spec.Kind != KindStatefulSet {
+			base = p.OwnerReferences[0].Name
+		}
+	}
+	for {
+		c.seq++
+		if c.spec.Kind == KindStatefulSet {
+			p.Name = fmt.Sprintf("%s-%d", base, c.seq-1)
+			setLabel(p, "statefulset.kubernetes.io/pod-name", p.Name)
+			setLabel(p, "apps.kubernetes.io/pod-index", fmt.Sprint(c.seq-1))
+		} else {
+			p.Name = fmt.Sprintf("%s-capacity-%d", base, c.seq)
+		}
+		if !c.sim.HasPod(p.Namespace, p.Name) {
+			break
+		}
+	}
+	p.UID = types.UID("capacity-" + p.Namespace + "-" + p.Name)
+	return p
+}
+
+func uniqueName(sim *whatif.Sim, ns, name string) string {
+	n := name
+	for i := 1; sim.HasPod(ns, n); i++ {
+		n = fmt.Sprintf("%s-%d", name, i)
+	}
+	return n
+}
+
+// addClaims gives a StatefulSet copy its claims, as the StatefulSet
+// controller creates them before the pod: "<template>-<pod>", with the
+// default StorageClass when the template names none.
+func (c *counter) addClaims(p *v1.Pod) {
+	for _, t := range c.spec.ClaimTemplates {
+		pvc := &v1.PersistentVolumeClaim{ObjectMeta: *t.ObjectMeta.DeepCopy(), Spec: *t.Spec.DeepCopy()}
+		pvc.Name, pvc.Namespace = t.Name+"-"+p.Name, p.Namespace
+		pvc.UID = types.UID("capacity-" + pvc.Namespace + "-" + pvc.Name)
+		if pvc.Spec.StorageClassName == nil {
+			if d := defaultStorageClass(c.r.base); d != "" {
+				pvc.Spec.StorageClassName = &d
+			}
+		}
+		c.sim.AddPVC(pvc)
+		vol := v1.Volume{Name: t.Name, VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}
+		replaced := false
+		for i := range p.Spec.Volumes {
+			if p.Spec.Volumes[i].Name == t.Name {
+				p.Spec.Volumes[i] = vol
+				replaced = true
+			}
+		}
+		if !replaced {
+			p.Spec.Volumes = append(p.Spec.Volumes, vol)
+		}
+	}
+}
+
+// defaultStorageClass is the StorageClass annotated as the default, which
+// the DefaultStorageClass admission plugin gives claims without one (the
+// newest of several, as kube picks).
+func defaultStorageClass(cl *snapshot.Cluster) string {
+	return snapshot.DefaultStorageClass(cl.StorageClasses)
+}
