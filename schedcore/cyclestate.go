@@ -41,8 +41,6 @@ type CycleState struct {
 	// filterRejects are the remembered rejections' statuses of those
 	// filters (aligned with filters, as filterViews).
 	filterRejects []*rejectTable
-	// listedFilters are filters as ListedFilters (nil if none is one).
-	listedFilters []ListedFilter
 	// listed says where the feasible nodes findNodesThatPassFilters
 	// found are in the snapshot's list, for RunScorePlugins.
 	listed listedNodes
@@ -176,11 +174,11 @@ func ReadAs[T StateData](c *CycleState, key StateKey) (T, error) {
 	return t, nil
 }
 
-// ListedPositions returns the list positions in snap of nodes, when nodes
-// are the feasible nodes this cycle's filter loop found in snap's list and
-// snap has not changed since (PreScore's and Score's nodes); nil otherwise.
-// A plugin can then read what it needs of a node by position (snapshot
-// columns, DomainCounts.NodeDomainsAt) without reaching its NodeInfo.
-func (c *CycleState) ListedPositions(snap *Snapshot, nodes []*NodeInfo) []int32 {
-	return c.listed.positions(snap, nodes)
+// FeasibleListed reports whether nodes are the feasible nodes this cycle's
+// filter loop found in snap's list, snap unchanged since (PreScore's and
+// Score's nodes): each of them is then a node of snap's list, so a pass
+// over them may stop once it has learnt what the list's label columns
+// already tell (DomainCounts.Complete).
+func (c *CycleState) FeasibleListed(snap *Snapshot, nodes []*NodeInfo) bool {
+	return c.listed.positions(snap, nodes) != nil
 }

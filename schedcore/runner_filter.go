@@ -75,7 +75,6 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 		state.SkipFilterPlugins = fs.skip
 		state.filters, state.filtersFor = fs.filters, f
 		f.filterViews(state, pod, fs)
-		state.listedFilters = fs.listed
 	}()
 	var result *PreFilterResult
 	// withNodes is made when a plugin restricts the nodes (rarely): nil
@@ -133,8 +132,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 // filterSet is what a cycle's PreFilter skips leave of the profile's
 // filters: the skipped plugins' names (in the profile's order) and set,
 // the filters that remain (less those that pass every node for the
-// cycle's pod: passing) and those of them that are ListedFilters. It is
-// read only, shared by the cycles whose PreFilter plugins skip the same
+// cycle's pod: passing). It is read only, shared by the cycles whose PreFilter plugins skip the same
 // ones and whose pods the same filters pass: most cycles (a profile's
 // volume and device plugins skip every pod without volumes or claims,
 // NodeName passes every pod without spec.nodeName), which then make no
@@ -146,7 +144,6 @@ type filterSet struct {
 	// node (passingFilters): it is not in filters.
 	passing uint64
 	filters []FilterPlugin
-	listed  []ListedFilter
 }
 
 // has reports whether the profile's i-th filter, pl, is one of the set's
@@ -171,7 +168,6 @@ func (f *Framework) skipFilters(skipped []string, passing uint64) *filterSet {
 			}
 		}
 	}
-	fs.listed = listedFilters(fs.filters)
 	f.lastFilterSet.Store(fs)
 	return fs
 }
@@ -238,9 +234,9 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 // remembered is decided without reaching its NodeInfo.
 func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo, pos int, gen int64) *Status {
 	filters := state.filters
-	remembered, views, rejects, listed := state.remembered, state.filterViews, state.filterRejects, state.listedFilters
+	remembered, views, rejects := state.remembered, state.filterViews, state.filterRejects
 	if state.filtersFor != f {
-		filters, remembered, listed = f.activeFilters(state), nil, nil
+		filters, remembered = f.activeFilters(state), nil
 	}
 	for j, pl := range filters {
 		memo := j < len(remembered) && remembered[j]
@@ -261,8 +257,6 @@ func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.P
 			t := time.Now()
 			s = pl.Filter(ctx, state, pod, nodeInfo)
 			f.recorder.Plugin(pl.Name(), ExtFilter, s.Code(), time.Since(t))
-		} else if j < len(listed) && listed[j] != nil {
-			s = listed[j].FilterListed(ctx, state, pod, nodeInfo, pos)
 		} else {
 			s = pl.Filter(ctx, state, pod, nodeInfo)
 		}

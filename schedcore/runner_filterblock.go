@@ -47,9 +47,9 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 		p0, run = ps[0], gens[ps[0]:ps[0]+n]
 	}
 	filters := state.filters
-	remembered, views, rejects, listed := state.remembered, state.filterViews, state.filterRejects, state.listedFilters
+	remembered, views, rejects := state.remembered, state.filterViews, state.filterRejects
 	if state.filtersFor != f {
-		filters, remembered, listed = f.activeFilters(state), nil, nil
+		filters, remembered = f.activeFilters(state), nil
 	}
 	// alive has bit k set while node k has met no rejection.
 	alive := ^uint64(0) >> (maxFilterBlock - n)
@@ -98,18 +98,8 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *CycleState, pod
 				nt++
 			}
 		}
-		var lf ListedFilter
-		if j < len(listed) {
-			lf = listed[j]
-		}
 		for _, k := range todo[:nt] {
-			ni := list[ps[k]]
-			var s *Status
-			if lf != nil {
-				s = lf.FilterListed(ctx, state, pod, ni, ps[k])
-			} else {
-				s = pl.Filter(ctx, state, pod, ni)
-			}
+			s := pl.Filter(ctx, state, pod, list[ps[k]])
 			if s.IsSuccess() {
 				if memo {
 					rememberFilter(views[j], rejects[j], ps[k], gens[ps[k]], s, false)

@@ -454,9 +454,9 @@ func (pl *InterPodAffinity) RemovePod(_ context.Context, cycleState *schedcore.C
 
 // anyCountIn reports whether one of d's keys has a positive count in the
 // node's domain.
-func anyCountIn(d *schedcore.DomainCounts, ni *schedcore.NodeInfo, pos int) bool {
+func anyCountIn(d *schedcore.DomainCounts, ni *schedcore.NodeInfo) bool {
 	var buf [4]schedcore.Domain
-	doms, _ := d.NodeDomainsListed(ni, pos, buf[:0])
+	doms, _ := d.NodeDomains(ni, buf[:0])
 	for k, dom := range doms {
 		if d.At(k, dom) > 0 {
 			return true
@@ -467,8 +467,8 @@ func anyCountIn(d *schedcore.DomainCounts, ni *schedcore.NodeInfo, pos int) bool
 
 // satisfyExistingPodsAntiAffinity reports whether no existing pod's
 // required anti-affinity repels the pod from the node's domains.
-func satisfyExistingPodsAntiAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo, pos int) bool {
-	if anyCountIn(s.existing, nodeInfo, pos) {
+func satisfyExistingPodsAntiAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
+	if anyCountIn(s.existing, nodeInfo) {
 		return false
 	}
 	if s.fastPath {
@@ -521,9 +521,9 @@ func nodePodsSatisfyAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bo
 // on the node and each of its domains holds a pod matching all the terms; or,
 // when no pod matches anywhere, whether the pod matches its own terms (the
 // first pod of a group with affinity to itself).
-func nodeTopologyMatchesAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo, pos int) bool {
+func nodeTopologyMatchesAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
 	var buf [4]schedcore.Domain
-	doms, all := s.affinity.NodeDomainsListed(nodeInfo, pos, buf[:0])
+	doms, all := s.affinity.NodeDomains(nodeInfo, buf[:0])
 	if !all {
 		// Every topology label must be on the node, self-affinity included.
 		return false
@@ -557,40 +557,32 @@ func satisfiesSelfAffinity(s *preFilterState, node *v1.Node) bool {
 
 // affinityFails reports whether the node fails the pod's required
 // affinity: host-scoped terms against its pods, the others by domain.
-func affinityFails(s *preFilterState, nodeInfo *schedcore.NodeInfo, pos int) bool {
+func affinityFails(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
 	if len(s.hostScopedAffinityTerms) > 0 {
 		return !nodePodsSatisfyAffinity(s, nodeInfo)
 	}
-	return !nodeTopologyMatchesAffinity(s, nodeInfo, pos)
+	return !nodeTopologyMatchesAffinity(s, nodeInfo)
 }
 
 // antiAffinityFails reports whether the node's domains hold a pod the
 // pod's required anti-affinity repels.
-func antiAffinityFails(s *preFilterState, nodeInfo *schedcore.NodeInfo, pos int) bool {
-	return anyCountIn(s.anti, nodeInfo, pos) || nodePodsConflictWithAntiAffinity(s, nodeInfo)
+func antiAffinityFails(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
+	return anyCountIn(s.anti, nodeInfo) || nodePodsConflictWithAntiAffinity(s, nodeInfo)
 }
 
 // Filter checks, in kube's order, the pod's required affinity, its required
 // anti-affinity and the existing pods' required anti-affinity on the node.
-func (pl *InterPodAffinity) Filter(ctx context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	return pl.FilterListed(ctx, cycleState, pod, nodeInfo, -1)
-}
-
-// FilterListed is Filter for a node the filter loop found at position pos
-// of the snapshot's list: its domains are read there when the snapshot
-// lists it at pos (schedcore.ListedFilter), so that, with the hostname
-// fast path off, a node is decided without reaching its NodeInfo.
-func (pl *InterPodAffinity) FilterListed(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int) *schedcore.Status {
+func (pl *InterPodAffinity) Filter(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
 	s, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
 	switch {
-	case affinityFails(s, nodeInfo, pos):
+	case affinityFails(s, nodeInfo):
 		return statusAffinityRulesNotMatch
-	case antiAffinityFails(s, nodeInfo, pos):
+	case antiAffinityFails(s, nodeInfo):
 		return statusAntiAffinityRulesNotMatch
-	case !satisfyExistingPodsAntiAffinity(s, nodeInfo, pos):
+	case !satisfyExistingPodsAntiAffinity(s, nodeInfo):
 		return statusExistingAntiAffinityRulesNotMatch
 	}
 	return nil

@@ -102,30 +102,12 @@ func (s *preScoreState) hasScores() bool {
 // Score sums the weights of the node's domains: positive for affinity,
 // negative for anti-affinity; NormalizeScore rescales.
 func (pl *InterPodAffinity) Score(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	return pl.score(cycleState, nodeInfo, -1)
-}
-
-// ScoreListed is Score for the node the snapshot lists at pos: its domains
-// are read by position, without the node.
-func (pl *InterPodAffinity) ScoreListed(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int, _ int64) (int64, *schedcore.Status) {
-	return pl.score(cycleState, nodeInfo, pos)
-}
-
-// score is Score, reading the node's domains by list position when pos >= 0.
-func (pl *InterPodAffinity) score(cycleState *schedcore.CycleState, nodeInfo *schedcore.NodeInfo, pos int) (int64, *schedcore.Status) {
 	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
 	var buf [4]schedcore.Domain
-	var doms []schedcore.Domain
-	ok := false
-	if pos >= 0 {
-		doms, _, ok = s.scores.NodeDomainsAt(pl.handle.Snapshot(), pos, buf[:0])
-	}
-	if !ok {
-		doms, _ = s.scores.NodeDomains(nodeInfo, buf[:0])
-	}
+	doms, _ := s.scores.NodeDomains(nodeInfo, buf[:0])
 	var score int64
 	for k, dom := range doms {
 		score += s.scores.At(k, dom)
