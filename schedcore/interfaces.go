@@ -203,10 +203,14 @@ type PassingFilter interface {
 }
 
 // NormalizeScorePlugin is implemented by score plugins whose raw scores need
-// rescaling into [0, 100] once all nodes are scored.
+// rescaling into [0, 100] once all nodes are scored (kube's NormalizeScore).
+// NormalizeColumn gets the raw scores as a column, indexed like the nodes
+// PreScore and Score were given (the feasible nodes), and rescales them in
+// place; a plugin that needs to know which node a score is for keeps, in
+// PreScore, what it needs by that index.
 type NormalizeScorePlugin interface {
 	ScorePlugin
-	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, scores NodeScoreList) *Status
+	NormalizeColumn(ctx context.Context, state *CycleState, pod *v1.Pod, scores []int64) *Status
 }
 
 // ReservePlugin claims resources for the chosen node; Unreserve undoes it

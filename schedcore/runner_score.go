@@ -205,19 +205,9 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		if norm == nil {
 			continue
 		}
-		var s *Status
-		if cn := b.colNorm[j]; cn != nil {
-			col := b.cols[j]
-			copy(col, raw[j])
-			s = cn.NormalizeColumn(ctx, state, pod, col)
-		} else {
-			list := b.lists[j]
-			for i := range list {
-				list[i] = NodeScore{Name: out[i].Name, Score: raw[j][i]}
-			}
-			s = norm.NormalizeScore(ctx, state, pod, list)
-		}
-		if !s.IsSuccess() {
+		col := b.cols[j]
+		copy(col, raw[j])
+		if s := norm.NormalizeColumn(ctx, state, pod, col); !s.IsSuccess() {
 			st := AsStatus(fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", f.score[pi].Name(), s.AsError()))
 			f.observe(ExtScore, st, start)
 			return nil, st
@@ -230,14 +220,6 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	lo, hi := int64(MinNodeScore), int64(MaxNodeScore)
 	for j, pi := range idx {
 		w := f.scoreWeight[pi]
-		if list := b.lists[j]; len(list) != 0 {
-			for i := range totals {
-				sc := list[i].Score
-				lo, hi = min(lo, sc), max(hi, sc)
-				totals[i] += sc * w
-			}
-			continue
-		}
 		col := raw[j]
 		if len(b.cols[j]) != 0 {
 			col = b.cols[j]
@@ -269,34 +251,6 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	}
 	f.observe(ExtScore, nil, start)
 	return out, nil
-}
-
-// ColumnNormalizer is a NormalizeScorePlugin whose NormalizeScore reads and
-// changes the scores alone, never the names: the framework may then hand
-// it the scores as a column. NormalizeColumn must leave the same scores,
-// in the same order, as NormalizeScore would.
-type ColumnNormalizer interface {
-	NormalizeScorePlugin
-	NormalizeColumn(ctx context.Context, state *CycleState, pod *v1.Pod, scores []int64) *Status
-}
-
-// NormalizeListAsColumn is NormalizeScore for a ColumnNormalizer whose
-// arithmetic is its NormalizeColumn's (normalize): it hands normalize the
-// list's scores as a column and writes them back, so the two cannot part
-// ways. It allocates the column, which the framework's score loop never
-// does: that loop calls NormalizeColumn itself.
-func NormalizeListAsColumn(scores NodeScoreList, normalize func([]int64) *Status) *Status {
-	col := make([]int64, len(scores))
-	for i := range scores {
-		col[i] = scores[i].Score
-	}
-	if s := normalize(col); !s.IsSuccess() {
-		return s
-	}
-	for i := range scores {
-		scores[i].Score = col[i]
-	}
-	return nil
 }
 
 // ScorePreparer is a ListedScorer that prepares, once per cycle, what its
@@ -404,13 +358,9 @@ type scoreBuffers struct {
 	out []NodePluginScores
 	// raw[j][i] is plugin j's raw score on node i.
 	raw [][]int64
-	// lists[j] is plugin j's list for NormalizeScore, normalized in place;
-	// nil for a plugin without NormalizeScore, whose raw score is final.
-	lists []NodeScoreList
 	// cols[j] is plugin j's normalized column when the plugin is a
-	// ColumnNormalizer (colNorm[j]), empty otherwise.
-	cols    [][]int64
-	colNorm []ColumnNormalizer
+	// NormalizeScorePlugin, empty otherwise (its raw score is final).
+	cols [][]int64
 	// The cycle's plugins' names and weights.
 	names   []string
 	weights []int64
@@ -461,18 +411,15 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []
 	// The columns past the last cycle's plugins are kept (cut off, not
 	// dropped): a cycle with more plugins than the last, after one with
 	// fewer, reuses them instead of making new ones.
-	b.raw, b.lists, b.cols = b.raw[:cap(b.raw)], b.lists[:cap(b.lists)], b.cols[:cap(b.cols)]
+	b.raw, b.cols = b.raw[:cap(b.raw)], b.cols[:cap(b.cols)]
 	for len(b.raw) < np {
 		b.raw = append(b.raw, nil)
-	}
-	for len(b.lists) < np {
-		b.lists = append(b.lists, nil)
 	}
 	for len(b.cols) < np {
 		b.cols = append(b.cols, nil)
 	}
-	b.raw, b.lists, b.cols = b.raw[:np], b.lists[:np], b.cols[:np]
-	b.names, b.weights, b.listed, b.colNorm = b.names[:0], b.weights[:0], b.listed[:0], b.colNorm[:0]
+	b.raw, b.cols = b.raw[:np], b.cols[:np]
+	b.names, b.weights, b.listed = b.names[:0], b.weights[:0], b.listed[:0]
 	for j, pi := range idx {
 		b.names = append(b.names, f.score[pi].Name())
 		b.weights = append(b.weights, f.scoreWeight[pi])
@@ -482,25 +429,14 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []
 			b.raw[j] = make([]int64, nodes)
 		}
 		b.raw[j] = b.raw[j][:nodes]
-		cn, _ := f.scoreNorm[pi].(ColumnNormalizer)
-		b.colNorm = append(b.colNorm, cn)
 		b.cols[j] = b.cols[j][:0]
 		if f.scoreNorm[pi] == nil {
-			b.lists[j] = b.lists[j][:0]
 			continue
 		}
-		if cn != nil {
-			b.lists[j] = b.lists[j][:0]
-			if cap(b.cols[j]) < nodes {
-				b.cols[j] = make([]int64, nodes)
-			}
-			b.cols[j] = b.cols[j][:nodes]
-			continue
+		if cap(b.cols[j]) < nodes {
+			b.cols[j] = make([]int64, nodes)
 		}
-		if cap(b.lists[j]) < nodes {
-			b.lists[j] = make(NodeScoreList, nodes)
-		}
-		b.lists[j] = b.lists[j][:nodes]
+		b.cols[j] = b.cols[j][:nodes]
 	}
 	out := b.out[:nodes]
 	if clearOut {
@@ -511,9 +447,6 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []
 
 // normalized is plugin j's normalized score on node i.
 func (b *scoreBuffers) normalized(j, i int) int64 {
-	if len(b.lists[j]) != 0 {
-		return b.lists[j][i].Score
-	}
 	if len(b.cols[j]) != 0 {
 		return b.cols[j][i]
 	}

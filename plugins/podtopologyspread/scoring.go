@@ -14,16 +14,15 @@ import (
 
 const preScoreStateKey schedcore.StateKey = "PreScore" + Name
 
-// invalidScore marks ignored nodes during NormalizeScore.
-const invalidScore = -1
-
 // preScoreState is computed in PreScore and read by Score and
-// NormalizeScore.
+// NormalizeColumn.
 type preScoreState struct {
 	Constraints []topologySpreadConstraint
 	// IgnoredNodes are the feasible nodes missing some topology key (only
-	// when all keys are required); they score 0.
+	// when all keys are required); they score 0. ignored marks them by
+	// their index in the feasible nodes (NormalizeColumn's), nil when none.
 	IgnoredNodes sets.Set[string]
+	ignored      []bool
 	// counts (key i: constraint i's topology key) holds the matching pods
 	// per domain of the feasible nodes. Hostname constraints are counted
 	// per node instead, by hostCounts[i] (nil for the others).
@@ -73,6 +72,10 @@ func (pl *PodTopologySpread) initPreScoreState(state *schedcore.CycleState, s *p
 		doms, all = s.counts.NodeDomains(ni, doms[:0])
 		if requireAllTopologies && !all {
 			s.IgnoredNodes.Insert(ni.Name())
+			if s.ignored == nil {
+				s.ignored = make([]bool, len(filteredNodes))
+			}
+			s.ignored[k] = true
 			continue
 		}
 		// The domains of the feasible nodes are the ones counted; a node
@@ -188,7 +191,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 // Score sums, over the constraints whose topology key the node has,
 // count × weight + (maxSkew − 1), where count is the matching pods in the
 // node's domain (on the node itself for hostname), rounded. Lower is better;
-// NormalizeScore reverses it.
+// NormalizeColumn reverses it.
 func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
 	s, err := schedcore.ReadAs[*preScoreState](state, preScoreStateKey)
 	if err != nil {
@@ -249,10 +252,10 @@ func nodesWithMatches(all []*schedcore.NodeInfo, counters []schedcore.SelectorCo
 	return out
 }
 
-// NormalizeScore maps scores onto [0, 100] with the fewest matching pods
+// NormalizeColumn maps scores onto [0, 100] with the fewest matching pods
 // best: 100 × (max + min − score) / max, 100 everywhere when max is 0, and 0
 // for ignored nodes.
-func (pl *PodTopologySpread) NormalizeScore(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
+func (pl *PodTopologySpread) NormalizeColumn(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
 	s, err := schedcore.ReadAs[*preScoreState](state, preScoreStateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
@@ -260,26 +263,23 @@ func (pl *PodTopologySpread) NormalizeScore(_ context.Context, state *schedcore.
 	if s == nil {
 		return nil
 	}
+	ignored := func(i int) bool { return s.ignored != nil && s.ignored[i] }
 	var minScore int64 = math.MaxInt64
 	var maxScore int64
-	for i := range scores {
-		if len(s.IgnoredNodes) > 0 && s.IgnoredNodes.Has(scores[i].Name) {
-			scores[i].Score = invalidScore
-			continue
+	for i, sc := range scores {
+		if !ignored(i) {
+			minScore, maxScore = min(minScore, sc), max(maxScore, sc)
 		}
-		minScore = min(minScore, scores[i].Score)
-		maxScore = max(maxScore, scores[i].Score)
 	}
-	for i := range scores {
-		if scores[i].Score == invalidScore {
-			scores[i].Score = 0
-			continue
+	for i, sc := range scores {
+		switch {
+		case ignored(i):
+			scores[i] = 0
+		case maxScore == 0:
+			scores[i] = schedcore.MaxNodeScore
+		default:
+			scores[i] = schedcore.MaxNodeScore * (maxScore + minScore - sc) / maxScore
 		}
-		if maxScore == 0 {
-			scores[i].Score = schedcore.MaxNodeScore
-			continue
-		}
-		scores[i].Score = schedcore.MaxNodeScore * (maxScore + minScore - scores[i].Score) / maxScore
 	}
 	return nil
 }
