@@ -148,17 +148,6 @@ type NodeLocalScorer interface {
 	ScoreKey(state *CycleState, pod *v1.Pod, k *MemoKey) bool
 }
 
-// ListedScorer is a ScorePlugin that can score a node the cycle's snapshot
-// lists by its list position (0-based) and generation, reading what it
-// needs by position rather than through the NodeInfo: the score loop then
-// reaches no node whose other scores are remembered. ScoreListed must
-// answer as Score does; ni is the node, for what cannot be read by
-// position.
-type ListedScorer interface {
-	ScorePlugin
-	ScoreListed(ctx context.Context, state *CycleState, pod *v1.Pod, ni *NodeInfo, pos int, gen int64) (int64, *Status)
-}
-
 // UniformScorer is a ScorePlugin that can tell, after PreScore, that its
 // Score is the same on every node this cycle (a pod without the plugin's
 // kind of request, a cluster where nothing tells nodes apart for it). The
@@ -189,17 +178,6 @@ type NodeLocalFilter interface {
 	// the state PreFilter wrote. It runs once per cycle, after PreFilter;
 	// false means the cycle's verdicts are not remembered.
 	FilterKey(state *CycleState, pod *v1.Pod, k *MemoKey) bool
-}
-
-// PassingFilter is a FilterPlugin that can tell from the pod alone that
-// its Filter succeeds on every node (NodeName, for a pod without
-// spec.nodeName). A cycle whose pod it passes leaves it out of the filters
-// the filter loop runs: a success changes no status and no diagnosis.
-// PassesEveryNode must hold for every node and every state of the pod's
-// cycle, nominated pods added included.
-type PassingFilter interface {
-	FilterPlugin
-	PassesEveryNode(pod *v1.Pod) bool
 }
 
 // NormalizeScorePlugin is implemented by score plugins whose raw scores need

@@ -95,7 +95,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	views, memo := f.scoreViews(state, pod, idx, b)
 	defer b.unpinScoreViews()
 	uniform := f.uniformScores(state, pod, idx, b)
-	raw, listed := b.raw, b.listed
+	raw := b.raw
 	// The first error stops the loop: the blocks not started yet return
 	// at once (no context of its own: making and cancelling one costs
 	// each cycle more than the flag).
@@ -108,13 +108,6 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	// never reached.
 	snap := f.handle.Snapshot()
 	pos := state.listed.positions(snap, nodes)
-	if pos != nil {
-		for j, pi := range idx {
-			if p, ok := f.score[pi].(ScorePreparer); ok && !uniform[j] {
-				p.PrepareScore(ctx, state, pod)
-			}
-		}
-	}
 	// The nodes are scored a block at a time, and within a block plugin
 	// by plugin: the remembered scores of a block are read in one tight
 	// pass over each plugin's column, and Score runs only on the nodes
@@ -161,7 +154,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				}
 				nt = len(col)
 			}
-			pl, ls := f.score[pi], listed[j]
+			pl := f.score[pi]
 			for _, k := range todo[:nt] {
 				n := nodes[lo+int(k)]
 				var sc int64
@@ -170,8 +163,6 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 					t := time.Now()
 					sc, s = pl.Score(ctx, state, pod, n)
 					f.recorder.Plugin(pl.Name(), ExtScore, s.Code(), time.Since(t))
-				} else if ls != nil && pos != nil {
-					sc, s = ls.ScoreListed(ctx, state, pod, n, ps[k], gens[k])
 				} else {
 					sc, s = pl.Score(ctx, state, pod, n)
 				}
@@ -251,19 +242,6 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	}
 	f.observe(ExtScore, nil, start)
 	return out, nil
-}
-
-// ScorePreparer is a ListedScorer that prepares, once per cycle, what its
-// ScoreListed reads by node position, where kube's plugin has no PreScore
-// to do it in (a PreScore of its own would add to what the plugin's
-// metrics and the profile show). PrepareScore runs after PreScore and
-// before the score loop, serially, and may write to state; it runs in the
-// cycles that may call ScoreListed (the feasible nodes are the snapshot's
-// listed ones), unless the plugin's Score is uniform. Score must not
-// depend on it.
-type ScorePreparer interface {
-	ListedScorer
-	PrepareScore(ctx context.Context, state *CycleState, pod *v1.Pod)
 }
 
 // scoreBlock is how many nodes RunScorePlugins scores as one piece of
@@ -364,8 +342,6 @@ type scoreBuffers struct {
 	// The cycle's plugins' names and weights.
 	names   []string
 	weights []int64
-	// listed[j] is plugin j as a ListedScorer, nil if it is not one.
-	listed []ListedScorer
 	// totals[i] is node i's weighted sum, before it is set in out.
 	totals []int64
 	// pins are the memo tables of the cycle's views (scoreViews), until
@@ -419,12 +395,10 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []
 		b.cols = append(b.cols, nil)
 	}
 	b.raw, b.cols = b.raw[:np], b.cols[:np]
-	b.names, b.weights, b.listed = b.names[:0], b.weights[:0], b.listed[:0]
+	b.names, b.weights = b.names[:0], b.weights[:0]
 	for j, pi := range idx {
 		b.names = append(b.names, f.score[pi].Name())
 		b.weights = append(b.weights, f.scoreWeight[pi])
-		ls, _ := f.score[pi].(ListedScorer)
-		b.listed = append(b.listed, ls)
 		if cap(b.raw[j]) < nodes {
 			b.raw[j] = make([]int64, nodes)
 		}

@@ -65,7 +65,6 @@ var (
 	// unchanged.
 	_ schedcore.NodeLocalFilter = (*NodeAffinity)(nil)
 	_ schedcore.NodeLocalScorer = (*NodeAffinity)(nil)
-	_ schedcore.ListedScorer    = (*NodeAffinity)(nil)
 )
 
 // NodeLocal is true: the verdict reads the node's own labels (and name).
@@ -310,7 +309,7 @@ func (pl *NodeAffinity) Score(_ context.Context, cycleState *schedcore.CycleStat
 		s = &preScoreState{preferredNodeAffinity: pref}
 	}
 	if s.termViews != nil {
-		count += scoreTerms(s.preferredNodeAffinity, s.termViews, s.bound, nodeInfo, -1, 0)
+		count += scoreTerms(s.preferredNodeAffinity, s.termViews, s.bound, nodeInfo)
 	} else if s.preferredNodeAffinity != nil {
 		count += s.preferredNodeAffinity.Score(node)
 	}
