@@ -54,11 +54,11 @@ type Framework struct {
 	// filterRejects are the rejections the filter memos remember
 	// (aligned with filter, as filterMemo).
 	filterRejects []*rejectTable
-	reserve      []ReservePlugin
-	permit       []PermitPlugin
-	preBind      []PreBindPlugin
-	bind         []BindPlugin
-	postBind     []PostBindPlugin
+	reserve       []ReservePlugin
+	permit        []PermitPlugin
+	preBind       []PreBindPlugin
+	bind          []BindPlugin
+	postBind      []PostBindPlugin
 
 	podGroups         []PodGroupPlugin
 	enqueueExtensions []EnqueueExtensions
