@@ -110,3 +110,90 @@ func TestSkippedStaysUnstamped(t *testing.T) {
 		t.Errorf("Skipped() became %v of %q (%q)", s.Code(), s.Plugin(), s.Message())
 	}
 }
+
+// passer is a PassingFilter: it passes every node for pods without a
+// "named" label, and rejects any node but the one named otherwise. It
+// counts its Filter calls.
+type passer struct{ calls *int }
+
+func (passer) Name() string { return "P" }
+
+func (passer) PassesEveryNode(pod *v1.Pod) bool { return pod.Labels["named"] == "" }
+
+func (p passer) Filter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, ni *schedcore.NodeInfo) *schedcore.Status {
+	*p.calls++
+	if n := pod.Labels["named"]; n != "" && n != ni.Name() {
+		return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, "not "+n)
+	}
+	return nil
+}
+
+// A filter that passes every node for a cycle's pod is left out of that
+// cycle's filters, and only of that cycle's: the next pod, which it may
+// reject, meets it again (RunPreFilterPlugins shares the last cycle's set
+// only while the same filters pass), as does a cycle that times every
+// plugin. It is never named a skipped plugin.
+func TestPassingFiltersFollowEachCycle(t *testing.T) {
+	calls := 0
+	reg := schedcore.Registry{
+		"A": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return skipper{"A"}, nil
+		}},
+		"P": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return passer{&calls}, nil
+		}},
+	}
+	cache := schedcore.NewCache(schedcore.DefaultFeatures)
+	cache.AddNode(schedtest.MakeNode("n1").Obj())
+	snap := schedcore.NewEmptySnapshot()
+	cache.UpdateSnapshot(snap)
+	name := v1.DefaultSchedulerName
+	profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
+		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "P"}, {Name: "A"}}},
+	}}
+	fw, err := schedcore.NewFramework(context.Background(), reg, profile, schedcore.NewHandle(snap, 2), schedcore.FrameworkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		named   string
+		skipA   bool
+		timed   bool
+		want    string
+		filters int
+	}{
+		{skipA: true, want: "passes"},
+		{named: "n2", skipA: true, want: "not n2", filters: 1},
+		{skipA: true, want: "passes"},
+		{named: "n1", skipA: true, want: "passes", filters: 1},
+		{named: "n2", skipA: true, want: "not n2", filters: 1},
+		{want: "rejected by A"},
+		{named: "n2", want: "not n2", filters: 1},
+		{skipA: true, timed: true, want: "passes", filters: 1},
+		{skipA: true, want: "passes"},
+		{named: "n2", skipA: true, want: "not n2", filters: 1},
+	}
+	for i, tc := range tests {
+		pod := schedtest.MakePod(fmt.Sprint("p", i)).Obj()
+		pod.Labels = map[string]string{"named": tc.named}
+		if tc.skipA {
+			pod.Labels["skip-A"] = "yes"
+		}
+		state := schedcore.NewCycleState()
+		state.RecordPluginMetrics = tc.timed
+		if _, s, _ := fw.RunPreFilterPlugins(context.Background(), state, pod); !s.IsSuccess() {
+			t.Fatal(s.AsError())
+		}
+		if state.SkipFilterPlugins.Has("P") {
+			t.Errorf("cycle %d: P named skipped", i)
+		}
+		calls = 0
+		got := "passes"
+		if s := fw.RunFilterPlugins(context.Background(), state, pod, snap.List()[0]); !s.IsSuccess() {
+			got = s.Message()
+		}
+		if got != tc.want || calls != tc.filters {
+			t.Errorf("cycle %d (named %q, timed %v): node n1 %s after %d P filters, want %s after %d", i, tc.named, tc.timed, got, calls, tc.want, tc.filters)
+		}
+	}
+}

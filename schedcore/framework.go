@@ -54,11 +54,14 @@ type Framework struct {
 	// filterRejects are the rejections the filter memos remember
 	// (aligned with filter, as filterMemo).
 	filterRejects []*rejectTable
-	reserve       []ReservePlugin
-	permit        []PermitPlugin
-	preBind       []PreBindPlugin
-	bind          []BindPlugin
-	postBind      []PostBindPlugin
+	// filterPasses are the filters that are PassingFilters (aligned with
+	// the first 64 of filter; nil entries for the other plugins).
+	filterPasses []PassingFilter
+	reserve      []ReservePlugin
+	permit       []PermitPlugin
+	preBind      []PreBindPlugin
+	bind         []BindPlugin
+	postBind     []PostBindPlugin
 
 	podGroups         []PodGroupPlugin
 	enqueueExtensions []EnqueueExtensions

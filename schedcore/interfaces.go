@@ -180,6 +180,17 @@ type NodeLocalFilter interface {
 	FilterKey(state *CycleState, pod *v1.Pod, k *MemoKey) bool
 }
 
+// PassingFilter is a FilterPlugin that can tell from the pod alone that
+// its Filter succeeds on every node (NodeName, for a pod without
+// spec.nodeName). A cycle whose pod it passes leaves it out of the filters
+// the filter loop runs: a success changes no status and no diagnosis.
+// PassesEveryNode must hold for every node and every state of the pod's
+// cycle, nominated pods added included.
+type PassingFilter interface {
+	FilterPlugin
+	PassesEveryNode(pod *v1.Pod) bool
+}
+
 // NormalizeScorePlugin is implemented by score plugins whose raw scores need
 // rescaling into [0, 100] once all nodes are scored (kube's NormalizeScore).
 // NormalizeColumn gets the raw scores as a column, indexed like the nodes

@@ -71,7 +71,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 	var skipBuf [16]string
 	skipped := skipBuf[:0]
 	defer func() {
-		fs := f.skipFilters(skipped)
+		fs := f.skipFilters(skipped, f.passingFilters(state, pod))
 		state.SkipFilterPlugins = fs.skip
 		state.filters, state.filtersFor = fs.filters, f
 		f.filterViews(state, pod, fs)
@@ -131,34 +131,64 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 
 // filterSet is what a cycle's PreFilter skips leave of the profile's
 // filters: the skipped plugins' names (in the profile's order) and set,
-// and the filters that remain. It is read only, shared by the cycles whose
-// PreFilter plugins skip the same ones: most cycles (a profile's volume
-// and device plugins skip every pod without volumes or claims), which
-// then make no set and no list.
+// the filters that remain (less those that pass every node for the
+// cycle's pod: passing). It is read only, shared by the cycles whose PreFilter plugins skip the same
+// ones and whose pods the same filters pass: most cycles (a profile's
+// volume and device plugins skip every pod without volumes or claims,
+// NodeName passes every pod without spec.nodeName), which then make no
+// set and no list.
 type filterSet struct {
 	skipped []string
 	skip    sets.Set[string]
+	// passing has bit i set when the profile's i-th filter passes every
+	// node (passingFilters): it is not in filters.
+	passing uint64
 	filters []FilterPlugin
 }
 
-// skipFilters returns the filter set of the plugins named skipped: the
-// last cycle's when it had the same, else a new one, kept for the next
-// cycles.
-func (f *Framework) skipFilters(skipped []string) *filterSet {
-	if fs := f.lastFilterSet.Load(); fs != nil && slices.Equal(fs.skipped, skipped) {
+// has reports whether the profile's i-th filter, pl, is one of the set's
+// filters.
+func (fs *filterSet) has(i int, pl FilterPlugin) bool {
+	return !(i < 64 && fs.passing&(1<<i) != 0) && !fs.skip.Has(pl.Name())
+}
+
+// skipFilters returns the filter set of the plugins named skipped, less
+// the filters of passing (passingFilters): the last cycle's when it had
+// the same, else a new one, kept for the next cycles.
+func (f *Framework) skipFilters(skipped []string, passing uint64) *filterSet {
+	if fs := f.lastFilterSet.Load(); fs != nil && fs.passing == passing && slices.Equal(fs.skipped, skipped) {
 		return fs
 	}
-	fs := &filterSet{skipped: slices.Clone(skipped), skip: sets.New(skipped...), filters: f.filter}
-	if len(skipped) > 0 {
+	fs := &filterSet{skipped: slices.Clone(skipped), skip: sets.New(skipped...), passing: passing, filters: f.filter}
+	if len(skipped) > 0 || passing != 0 {
 		fs.filters = make([]FilterPlugin, 0, len(f.filter))
-		for _, pl := range f.filter {
-			if !fs.skip.Has(pl.Name()) {
+		for i, pl := range f.filter {
+			if fs.has(i, pl) {
 				fs.filters = append(fs.filters, pl)
 			}
 		}
 	}
 	f.lastFilterSet.Store(fs)
 	return fs
+}
+
+// passingFilters returns the filters (bit i: the profile's i-th) that say
+// they pass every node for pod (PassingFilter): the cycle's filter loop
+// leaves them out. A success changes no status, reason or diagnosis (a
+// diagnosis lists rejections only), so the loop's verdicts are those of
+// every filter. A cycle that times every plugin keeps them all: kube
+// times their Filter on every node.
+func (f *Framework) passingFilters(state *CycleState, pod *v1.Pod) uint64 {
+	if state.RecordPluginMetrics {
+		return 0
+	}
+	var m uint64
+	for i, pl := range f.filterPasses {
+		if pl != nil && pl.PassesEveryNode(pod) {
+			m |= 1 << i
+		}
+	}
+	return m
 }
 
 // RunPreFilterExtensionAddPod tells the PreFilter plugins that podInfoToAdd
@@ -258,7 +288,11 @@ const filterMemoKeys = 64
 func (f *Framework) setFilterMemos() {
 	f.filterMemo = make([]*VerdictMemo, len(f.filter))
 	f.filterRejects = make([]*rejectTable, len(f.filter))
+	f.filterPasses = make([]PassingFilter, min(len(f.filter), 64))
 	for i, pl := range f.filter {
+		if p, ok := pl.(PassingFilter); ok && i < len(f.filterPasses) {
+			f.filterPasses[i] = p
+		}
 		if _, ok := pl.(NodeLocalFilter); !ok {
 			continue
 		}
@@ -285,7 +319,7 @@ func (f *Framework) filterViews(state *CycleState, pod *v1.Pod, fs *filterSet) {
 	k := getScratchKey()
 	defer putScratchKey(k)
 	for i, pl := range f.filter {
-		if fs.skip.Has(pl.Name()) {
+		if !fs.has(i, pl) {
 			continue
 		}
 		if m := f.filterMemo[i]; m != nil {

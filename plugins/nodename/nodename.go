@@ -28,6 +28,7 @@ var (
 	_ schedcore.EnqueueExtensions = (*NodeName)(nil)
 	_ schedcore.NodeLocalPlugin   = (*NodeName)(nil)
 	_ schedcore.FilterExplainer   = (*NodeName)(nil)
+	_ schedcore.PassingFilter     = (*NodeName)(nil)
 )
 
 // NodeLocal is true: the verdict compares the node's own name.
@@ -64,6 +65,11 @@ func (pl *NodeName) Filter(_ context.Context, _ *schedcore.CycleState, pod *v1.P
 	}
 	return nil
 }
+
+// PassesEveryNode: Filter passes every node for a pod without
+// spec.nodeName (Fits), so its cycle's filter loop leaves it out (on
+// 5000 nodes it was millions of calls that could not fail).
+func (pl *NodeName) PassesEveryNode(pod *v1.Pod) bool { return len(pod.Spec.NodeName) == 0 }
 
 // ExplainFilter names the node the pod asks for.
 func (pl *NodeName) ExplainFilter(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, _ *schedcore.NodeInfo, _ *schedcore.Status) *schedcore.FilterExplanation {

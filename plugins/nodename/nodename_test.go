@@ -83,3 +83,35 @@ func TestEventsToRegister(t *testing.T) {
 		t.Errorf("events = %+v, want %+v", got, want)
 	}
 }
+
+// PassesEveryNode holds only when Filter passes whatever the node: for a
+// pod naming a node it is false (Filter rejects the others).
+func TestPassesEveryNode(t *testing.T) {
+	pl := newPlugin(t)
+	nodes := []*v1.Node{schedtest.MakeNode("foo").Obj(), schedtest.MakeNode("bar").Obj(), {}}
+	for _, tc := range []struct {
+		name string
+		pod  *v1.Pod
+		want bool
+	}{
+		{name: "without nodeName", pod: schedtest.MakePod("p").Obj(), want: true},
+		{name: "naming a node", pod: schedtest.MakePod("p").Node("foo").Obj()},
+		{name: "naming a missing node", pod: schedtest.MakePod("p").Node("baz").Obj()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := pl.PassesEveryNode(tc.pod)
+			if got != tc.want {
+				t.Errorf("PassesEveryNode = %v, want %v", got, tc.want)
+			}
+			every := true
+			for _, n := range nodes {
+				ni := schedcore.NewNodeInfo()
+				ni.SetNode(n)
+				every = every && pl.Filter(context.Background(), schedcore.NewCycleState(), tc.pod, ni).IsSuccess()
+			}
+			if got && !every {
+				t.Errorf("PassesEveryNode, but Filter rejects a node")
+			}
+		})
+	}
+}
