@@ -29,14 +29,6 @@ func (v VerdictView) getAt(i int, gen int64) (uint16, bool) {
 	return uint16(e & maxVerdictValue), true
 }
 
-// GetAt is Get for the node at list position pos (0-based) with
-// generation gen, as ListedScorer.ScoreListed knows it: the NodeInfo is
-// not read.
-func (v VerdictView) GetAt(pos int, gen int64) (uint16, bool) { return v.getAt(pos, gen) }
-
-// PutAt is Put for the node at list position pos with generation gen.
-func (v VerdictView) PutAt(pos int, gen int64, val uint16) { v.putAt(pos, gen, val) }
-
 // putAt is Put for the node of generation gen at list position i.
 func (v VerdictView) putAt(i int, gen int64, val uint16) {
 	off := gen - v.base
