@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
 	"github.com/kubectl-sched/kubectl-sched/plugins/tainttoleration"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/plugintest"
 	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 	st "github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
@@ -324,7 +325,7 @@ func runPlugin(ctx context.Context, p schedcore.Plugin, pod *v1.Pod, snap *sched
 		scores[i] = schedcore.NodeScore{Name: ni.Name(), Score: sc}
 	}
 	if n, ok := p.(schedcore.NormalizeScorePlugin); ok {
-		_ = n.NormalizeScore(ctx, state, pod, scores)
+		_ = plugintest.Normalize(ctx, n, state, pod, scores)
 	}
 	for _, s := range scores {
 		out = append(out, fmt.Sprintf("%s score %d", s.Name, s.Score))

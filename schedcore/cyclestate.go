@@ -142,24 +142,24 @@ func ReadAs[T StateData](c *CycleState, key StateKey) (T, error) {
 	return t, nil
 }
 
-// ListedPositions returns the list positions in snap of nodes, when nodes
-// are the feasible nodes this cycle's filter loop found in snap's list and
-// snap has not changed since (PreScore's and Score's nodes); nil otherwise.
-// A plugin can then read what it needs of a node by position (snapshot
-// columns, DomainCounts.NodeDomainsAt) without reaching its NodeInfo.
-func (c *CycleState) ListedPositions(snap *Snapshot, nodes []*NodeInfo) []int32 {
-	if c.runner == nil {
-		return nil
-	}
-	return c.runner.ListedPositions(snap, nodes)
+// FeasibleListed reports whether nodes are the feasible nodes this cycle's
+// filter loop found in snap's list, snap unchanged since (PreScore's and
+// Score's nodes): each of them is then a node of snap's list, so a pass
+// over them may stop once it has learnt what the list's label columns
+// already tell (DomainCounts.Complete).
+func (c *CycleState) FeasibleListed(snap *Snapshot, nodes []*NodeInfo) bool {
+	return c.runner != nil && c.runner.ListedPositions(snap, nodes) != nil
 }
 
 // RunnerState is what the framework's runner (schedcore/runtime) keeps for
 // one cycle, carried by the cycle's CycleState: the runtime's private
 // struct behind the two questions the API asks of it. Plugins have no use
-// for it; they read the list positions through CycleState.ListedPositions.
+// for it; they ask CycleState.FeasibleListed.
 type RunnerState interface {
-	// ListedPositions answers CycleState.ListedPositions.
+	// ListedPositions returns the list positions in snap of nodes, when
+	// nodes are the feasible nodes this cycle's filter loop found in
+	// snap's list and snap has not changed since; nil otherwise
+	// (CycleState.FeasibleListed).
 	ListedPositions(snap *Snapshot, nodes []*NodeInfo) []int32
 	// CloneRunnerState returns what a clone of the cycle state carries
 	// (the filter set, never the cycle's list positions or buffers).

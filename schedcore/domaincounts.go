@@ -157,42 +157,6 @@ func (d *DomainCounts) NodeDomains(ni *NodeInfo, dst []Domain) (doms []Domain, a
 	return dst, all
 }
 
-// NodeDomainsAt is NodeDomains for the node snap lists at position pos;
-// ok is false when the counts are not over snap's list.
-func (d *DomainCounts) NodeDomainsAt(snap *Snapshot, pos int, dst []Domain) (doms []Domain, all, ok bool) {
-	all = true
-	if d == nil {
-		return dst, all, true
-	}
-	if d.snap != snap || pos < 0 || pos >= len(snap.nodeInfoList) {
-		return dst, all, false
-	}
-	for k := range d.keys {
-		dom := Domain(d.keys[k].col.At(pos))
-		if dom < 0 {
-			dom, all = NoLabel, false
-		}
-		dst = append(dst, dom)
-	}
-	return dst, all, true
-}
-
-// NodeDomainsListed is NodeDomains for ni, which the caller found at
-// position pos of a list (the filter loop's, ListedFilter): when the
-// counts' snapshot lists ni at pos, the domains are read there without
-// reaching ni; otherwise (another position, a copy of the node, another
-// snapshot) as NodeDomains reads them.
-func (d *DomainCounts) NodeDomainsListed(ni *NodeInfo, pos int, dst []Domain) (doms []Domain, all bool) {
-	if d == nil {
-		return dst, true
-	}
-	if list := d.snap.nodeInfoList; pos >= 0 && pos < len(list) && list[pos] == ni {
-		doms, all, _ = d.NodeDomainsAt(d.snap, pos, dst)
-		return doms, all
-	}
-	return d.NodeDomains(ni, dst)
-}
-
 // ValueDomain returns the domain of a value of key k, NoDomain when no
 // node has it.
 func (d *DomainCounts) ValueDomain(k int, value string) Domain {
@@ -501,39 +465,4 @@ func (data *domainData) densify() {
 		data.counts[dom], data.counted[dom] = c, true
 	}
 	data.sparse, data.size, data.present = nil, 0, nil
-}
-
-// NodeValues holds one value per node of a snapshot for one cycle (what
-// PreScore computed for each feasible node), so that Score reads it
-// without a map lookup. Set may run in parallel for distinct nodes; a node
-// from outside the snapshot has no value.
-type NodeValues[V any] struct {
-	list []*NodeInfo
-	vals []V
-	set  []bool
-}
-
-// NewNodeValues returns an empty table over snap's nodes.
-func NewNodeValues[V any](snap *Snapshot) *NodeValues[V] {
-	n := len(snap.nodeInfoList)
-	return &NodeValues[V]{list: snap.nodeInfoList, vals: make([]V, n), set: make([]bool, n)}
-}
-
-// Set records v for ni; nothing for a node from outside the snapshot.
-func (t *NodeValues[V]) Set(ni *NodeInfo, v V) {
-	if i := indexIn(t.list, ni); i >= 0 {
-		t.vals[i], t.set[i] = v, true
-	}
-}
-
-// Covers reports whether ni is a node of the table's snapshot.
-func (t *NodeValues[V]) Covers(ni *NodeInfo) bool { return indexIn(t.list, ni) >= 0 }
-
-// Get returns ni's value, ok false when none was set.
-func (t *NodeValues[V]) Get(ni *NodeInfo) (V, bool) {
-	if i := indexIn(t.list, ni); i >= 0 && t.set[i] {
-		return t.vals[i], true
-	}
-	var zero V
-	return zero, false
 }

@@ -266,13 +266,12 @@ func TestNilDomainCountsHasNoDomains(t *testing.T) {
 	}
 }
 
-// TestDomainCountsNodeDomainsListedIsNodeDomains: NodeDomainsListed reads
-// a node's domains at the position the caller gives only when the counts'
-// snapshot lists that very node there; at any other position (another
-// node's, out of range), for a copy of the node (the filter loop's nodes
-// with nominated pods added), a node of another snapshot or from outside,
-// it must answer as NodeDomains.
-func TestDomainCountsNodeDomainsListedIsNodeDomains(t *testing.T) {
+// TestNodeDomainsOfAnyNode: NodeDomains reads a node of the counts'
+// snapshot by its list position in the label columns; a copy of a listed
+// node (the filter loop's nodes with nominated pods added), a node of
+// another snapshot or one from outside are read from their labels. Each
+// answers what its labels say.
+func TestNodeDomainsOfAnyNode(t *testing.T) {
 	snap := schedcore.NewSnapshot(nil, []*v1.Node{
 		schedtest.MakeNode("a1").Label("zone", "a").Label("rack", "r1").Obj(),
 		schedtest.MakeNode("b1").Label("zone", "b").Obj(),
@@ -283,24 +282,28 @@ func TestDomainCountsNodeDomainsListedIsNodeDomains(t *testing.T) {
 		schedtest.MakeNode("a1").Label("zone", "c").Label("rack", "r3").Obj(),
 	})
 	outside := schedcore.NewNodeInfo()
-	outside.SetNode(schedtest.MakeNode("c1").Label("zone", "c").Obj())
+	outside.SetNode(schedtest.MakeNode("c1").Label("zone", "a").Obj())
 	moved, _ := other.Get("a1")
 	nodes := append([]*schedcore.NodeInfo{outside, moved}, snap.List()...)
 	for _, ni := range snap.List() {
 		nodes = append(nodes, ni.Clone())
 	}
-	d := schedcore.NewDomainCounts(snap, "zone", "rack", "zone")
+	keys := []string{"zone", "rack", "zone"}
+	d := schedcore.NewDomainCounts(snap, keys...)
 	for _, ni := range nodes {
-		want, wantAll := d.NodeDomains(ni, nil)
-		for pos := -1; pos <= len(snap.List()); pos++ {
-			got, all := d.NodeDomainsListed(ni, pos, nil)
-			if diff := cmp.Diff(want, got); diff != "" || all != wantAll {
-				t.Errorf("%s at position %d: NodeDomainsListed differs from NodeDomains (-want +got):\n%s; all %v, want %v", ni.Node().Name, pos, diff, all, wantAll)
+		var want []schedcore.Domain
+		wantAll := true
+		for k, key := range keys {
+			v, ok := ni.Node().Labels[key]
+			if !ok {
+				want, wantAll = append(want, schedcore.NoLabel), false
+				continue
 			}
+			want = append(want, d.ValueDomain(k, v))
 		}
-	}
-	var nilCounts *schedcore.DomainCounts
-	if doms, all := nilCounts.NodeDomainsListed(outside, 0, nil); len(doms) != 0 || !all {
-		t.Errorf("nil counts: %v, %v", doms, all)
+		got, all := d.NodeDomains(ni, nil)
+		if diff := cmp.Diff(want, got); diff != "" || all != wantAll {
+			t.Errorf("%s: NodeDomains differs from its labels (-want +got):\n%s; all %v, want %v", ni.Node().Name, diff, all, wantAll)
+		}
 	}
 }

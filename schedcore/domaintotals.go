@@ -171,43 +171,13 @@ func appendedPod(old, ni *NodeInfo) *PodInfo {
 	return ni.Pods[len(old.Pods)]
 }
 
-// ShareAt gives the share of the node a snapshot lists at position pos,
-// of generation gen, from what is known by position (label columns,
-// memos): known false when it takes the node itself (then share reads
-// it).
-type ShareAt func(pos int, gen int64) (dom Domain, count int64, ok, known bool)
-
-// LoadListed is Load that, when the totals are filled from scratch (first
-// use, after an eviction, on another snapshot), goes through snap's list
-// by position with shareAt, reading a node (share) only where shareAt
-// does not know its share, instead of reading every node.
-func (c *TotalsCache) LoadListed(mk *MemoKey, snap *Snapshot, into *DomainCounts, k int, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), shareAt ShareAt) {
-	t := c.get(mk.Key())
-	defer t.mu.Unlock()
-	t.values = into.keyValues(k)
-	if !t.fillListed(snap, share, shareAt) {
-		t.sync(snap, share, nil)
-	}
-	into.Load(k, t.counts, t.members)
-}
-
-// ReadListed is Read with LoadListed's fill from scratch.
-func (c *TotalsCache) ReadListed(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), shareAt ShareAt, fn func(counts []int64, members []int32)) {
-	t := c.get(mk.Key())
-	defer t.mu.Unlock()
-	if !t.fillListed(snap, share, shareAt) {
-		t.sync(snap, share, nil)
-	}
-	fn(t.counts, t.members)
-}
-
 // ReadSparse is Read for shares that only a few nodes have (LoadSparse):
 // a fill from scratch visits the candidates alone when candidates can
-// tell, else goes through snap's list by position (LoadListed).
-func (c *TotalsCache) ReadSparse(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), shareAt ShareAt, candidates func() ([]*NodeInfo, bool), counts PodCounts, fn func(counts []int64, members []int32)) {
+// tell.
+func (c *TotalsCache) ReadSparse(mk *MemoKey, snap *Snapshot, share func(ni *NodeInfo) (dom Domain, count int64, ok bool), candidates func() ([]*NodeInfo, bool), counts PodCounts, fn func(counts []int64, members []int32)) {
 	t := c.get(mk.Key())
 	defer t.mu.Unlock()
-	if !t.fillSparse(snap, share, candidates) && !t.fillListed(snap, share, shareAt) {
+	if !t.fillSparse(snap, share, candidates) {
 		t.sync(snap, share, counts)
 	}
 	fn(t.counts, t.members)
@@ -398,29 +368,6 @@ func (t *DomainTotals) fill(i int, dom Domain, count int64) {
 	}
 	t.counts[dom] += count
 	t.members[dom]++
-}
-
-// fillListed fills the totals from scratch, node by node by position
-// (shareAt, else share), when they are empty or another snapshot's (a full
-// pass is due); false when it did not.
-func (t *DomainTotals) fillListed(snap *Snapshot, share func(ni *NodeInfo) (Domain, int64, bool), shareAt ShareAt) bool {
-	list := snap.nodeInfoList
-	if t.filled(snap) || len(snap.listGens) != len(list) {
-		return false
-	}
-	t.start(snap, false)
-	for i, gen := range snap.listGens {
-		dom, count, ok, known := shareAt(i, gen)
-		if !known {
-			t.add(i, list[i], share)
-			continue
-		}
-		if !ok || dom < 0 {
-			continue
-		}
-		t.fill(i, dom, count)
-	}
-	return true
 }
 
 // extend makes counts and members need long, the new domains zero: in

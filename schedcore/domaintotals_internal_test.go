@@ -69,8 +69,8 @@ func trimTotals(counts []int64, members []int32) ([]int64, []int32) {
 
 // DomainTotals kept across snapshot updates (synced from the change log:
 // every round, every few rounds, past what the log holds, across list
-// rebuilds and evictions; filled from scratch by Read, ReadListed,
-// LoadSparse and ReadSparse, from candidates or by position) hold what the totals computed from scratch hold, wide
+// rebuilds and evictions; filled from scratch by Read, Load,
+// LoadSparse and ReadSparse, from candidates or node by node) hold what the totals computed from scratch hold, wide
 // counts included.
 func TestDomainTotalsMatchScratch(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
@@ -193,24 +193,19 @@ func TestDomainTotalsMatchScratch(t *testing.T) {
 							}
 							return nodes, true
 						}
-						halfListed := func(pos int, gen int64) (Domain, int64, bool, bool) {
-							if pos%2 == 0 {
-								return 0, 0, false, false
-							}
-							dom, count, ok := testShare(s.nodeInfoList[pos])
-							return dom, count, ok, true
-						}
 						switch (round + ci + int(kname[0])) % 5 {
 						case 3:
-							tc.ReadSparse(k, s, testShare, halfListed, withPods, testCounts, func(counts []int64, members []int32) { check("ReadSparse", counts, members) })
+							tc.ReadSparse(k, s, testShare, withPods, testCounts, func(counts []int64, members []int32) { check("ReadSparse", counts, members) })
 						case 4:
-							tc.ReadSparse(k, s, testShare, halfListed, func() ([]*NodeInfo, bool) { return nil, false }, testCounts, func(counts []int64, members []int32) {
-								check("ReadSparse, by position", counts, members)
+							tc.ReadSparse(k, s, testShare, func() ([]*NodeInfo, bool) { return nil, false }, testCounts, func(counts []int64, members []int32) {
+								check("ReadSparse, no candidates", counts, members)
 							})
 						case 0:
 							tc.Read(k, s, testShare, func(counts []int64, members []int32) { check("Read", counts, members) })
 						case 1:
-							tc.ReadListed(k, s, testShare, halfListed, func(counts []int64, members []int32) { check("ReadListed", counts, members) })
+							into := NewDomainCounts(s, "zone")
+							tc.Load(k, s, into, 0, testShare)
+							tc.Read(k, s, testShare, func(counts []int64, members []int32) { check("Load then Read", counts, members) })
 						case 2:
 							into := NewDomainCounts(s, "zone")
 							tc.LoadSparse(k, s, into, 0, testShare, withPods, testCounts)

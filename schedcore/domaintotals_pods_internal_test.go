@@ -83,7 +83,7 @@ func TestDomainTotalsKeepUncountedPods(t *testing.T) {
 			read := func() ([]int64, []int32) {
 				var counts []int64
 				var members []int32
-				tc.ReadSparse(k, s, countedShare, func(int, int64) (Domain, int64, bool, bool) { return 0, 0, false, false }, func() ([]*NodeInfo, bool) { return nil, false }, countedPod, func(cs []int64, ms []int32) {
+				tc.ReadSparse(k, s, countedShare, func() ([]*NodeInfo, bool) { return nil, false }, countedPod, func(cs []int64, ms []int32) {
 					counts, members = trimTotals(cs, ms)
 				})
 				return counts, members

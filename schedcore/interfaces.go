@@ -148,17 +148,6 @@ type NodeLocalScorer interface {
 	ScoreKey(state *CycleState, pod *v1.Pod, k *MemoKey) bool
 }
 
-// ListedScorer is a ScorePlugin that can score a node the cycle's snapshot
-// lists by its list position (0-based) and generation, reading what it
-// needs by position rather than through the NodeInfo: the score loop then
-// reaches no node whose other scores are remembered. ScoreListed must
-// answer as Score does; ni is the node, for what cannot be read by
-// position.
-type ListedScorer interface {
-	ScorePlugin
-	ScoreListed(ctx context.Context, state *CycleState, pod *v1.Pod, ni *NodeInfo, pos int, gen int64) (int64, *Status)
-}
-
 // UniformScorer is a ScorePlugin that can tell, after PreScore, that its
 // Score is the same on every node this cycle (a pod without the plugin's
 // kind of request, a cluster where nothing tells nodes apart for it). The
@@ -203,10 +192,14 @@ type PassingFilter interface {
 }
 
 // NormalizeScorePlugin is implemented by score plugins whose raw scores need
-// rescaling into [0, 100] once all nodes are scored.
+// rescaling into [0, 100] once all nodes are scored (kube's NormalizeScore).
+// NormalizeColumn gets the raw scores as a column, indexed like the nodes
+// PreScore and Score were given (the feasible nodes), and rescales them in
+// place; a plugin that needs to know which node a score is for keeps, in
+// PreScore, what it needs by that index.
 type NormalizeScorePlugin interface {
 	ScorePlugin
-	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, scores NodeScoreList) *Status
+	NormalizeColumn(ctx context.Context, state *CycleState, pod *v1.Pod, scores []int64) *Status
 }
 
 // ReservePlugin claims resources for the chosen node; Unreserve undoes it

@@ -212,29 +212,6 @@ func (c SelectorCount) Count(ni *NodeInfo) int {
 // are far fewer than 1<<31.
 func countOf(n int) int32 { return int32(min(n, math.MaxInt32)) }
 
-// CountAt is Count for the node snap lists at position pos with
-// generation gen, from what is known by position; false when Count needs
-// the node itself.
-func (c SelectorCount) CountAt(snap *Snapshot, pos int, gen int64) (int, bool) {
-	switch {
-	case c.list != nil:
-		if !sameList(c.list, snap.nodeInfoList) || pos < 0 || pos >= len(c.list) {
-			return 0, false
-		}
-		if c.byPos == nil {
-			return int(c.sparseAt(pos)), true
-		}
-		if v := c.byPos[pos]; v >= 0 {
-			return int(v), true
-		}
-		return 0, false
-	case c.t == nil:
-		return 0, true
-	}
-	v, ok := c.t.getAt(pos, gen)
-	return int(v), ok
-}
-
 // TermCounter counts, per node, the pods an incoming pod's affinity term
 // matches (terminating pods included, as kube's InterPodAffinity counts
 // them): from the snapshot's PodLabelIndex when the term's selector has an equality

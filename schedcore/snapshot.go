@@ -145,12 +145,6 @@ func (s *Snapshot) nameRanks() []int32 {
 // i, as its NodeInfo holds them.
 func (s *Snapshot) listedAt(i int) (int64, string) { return s.listGens[i], s.listNames[i] }
 
-// NodeGenerationAt returns a number that changes whenever the node object
-// of the node listed at position i changes (its labels, taints, ...), but
-// not with its pods: the generation the object was set at. Memos of what
-// depends on the node object alone key by it (VerdictView.GetByNode).
-func (s *Snapshot) NodeGenerationAt(i int) int64 { return s.listNodeGens[i] }
-
 // List returns all nodes, in the cache's zone-interleaved order.
 func (s *Snapshot) List() []*NodeInfo { return s.nodeInfoList }
 

@@ -29,8 +29,8 @@ func (v VerdictView) getAt(i int, gen int64) (uint16, bool) {
 }
 
 // GetAt is Get for the node at list position pos (0-based) with
-// generation gen, as ListedScorer.ScoreListed knows it: the NodeInfo is
-// not read.
+// generation gen, as the runtime's loops over the snapshot's list know
+// it: the NodeInfo is not read.
 func (v VerdictView) GetAt(pos int, gen int64) (uint16, bool) { return v.getAt(pos, gen) }
 
 // PutAt is Put for the node at list position pos with generation gen.

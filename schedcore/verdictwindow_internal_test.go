@@ -13,31 +13,31 @@ func TestVerdictWindow(t *testing.T) {
 	k := new(MemoKey).String("k")
 	v := m.View(k, 3)
 	g := v.base + 5
-	v.PutAt(0, g, 7)
-	if got, ok := v.GetAt(0, g); !ok || got != 7 {
+	v.putAt(0, g, 7)
+	if got, ok := v.getAt(0, g); !ok || got != 7 {
 		t.Fatalf("GetAt(0, g) = %d, %v; want 7, true", got, ok)
 	}
 	for _, other := range []int64{g + 1<<32, g - 1<<32, g + verdictSpan, v.base, v.base - verdictSpan + 5} {
-		if got, ok := v.GetAt(0, other); ok {
+		if got, ok := v.getAt(0, other); ok {
 			t.Errorf("GetAt(0, g%+d) = %d, true: another generation's entry", other-g, got)
 		}
 	}
 	// A node whose generation is beyond the window is not remembered: its
 	// offset's low bits would be another generation's.
-	v.PutAt(1, g+verdictSpan, 9)
-	if got, ok := v.GetAt(1, g); ok {
+	v.putAt(1, g+verdictSpan, 9)
+	if got, ok := v.getAt(1, g); ok {
 		t.Errorf("a generation beyond the window was stored over g's offset: GetAt(1, g) = %d", got)
 	}
-	v.PutAt(1, g-verdictSpan, 9)
-	if got, ok := v.GetAt(1, g); ok {
+	v.putAt(1, g-verdictSpan, 9)
+	if got, ok := v.getAt(1, g); ok {
 		t.Errorf("a generation before the window was stored over g's offset: GetAt(1, g) = %d", got)
 	}
-	v.PutAt(2, g, maxVerdictValue+1)
-	if got, ok := v.GetAt(2, g); ok {
+	v.putAt(2, g, maxVerdictValue+1)
+	if got, ok := v.getAt(2, g); ok {
 		t.Errorf("a value above maxVerdictValue was remembered as %d", got)
 	}
-	v.PutAt(2, g, maxVerdictValue)
-	if got, ok := v.GetAt(2, g); !ok || got != maxVerdictValue {
+	v.putAt(2, g, maxVerdictValue)
+	if got, ok := v.getAt(2, g); !ok || got != maxVerdictValue {
 		t.Errorf("GetAt(2, g) = %d, %v; want %d, true", got, ok, maxVerdictValue)
 	}
 
@@ -45,29 +45,29 @@ func TestVerdictWindow(t *testing.T) {
 	// moves the window, keeping the entries it still holds.
 	generation.Add(v.base + verdictSpan/2 - generation.Load())
 	recent := nextGeneration()
-	v.PutAt(1, recent, 3)
+	v.putAt(1, recent, 3)
 	generation.Add(verdictSpan / 4)
 	w := m.View(k, 3)
 	if w.base == v.base {
 		t.Fatalf("the window did not move (base %d) at generation %d", w.base, generation.Load())
 	}
-	if got, ok := w.GetAt(1, recent); !ok || got != 3 {
+	if got, ok := w.getAt(1, recent); !ok || got != 3 {
 		t.Errorf("after the move, GetAt(1, recent) = %d, %v; want 3, true", got, ok)
 	}
 	if recent-w.base <= 0 {
 		t.Fatalf("the new window (base %d) does not hold generation %d", w.base, recent)
 	}
-	if got, ok := w.GetAt(0, g); ok && g <= w.base {
+	if got, ok := w.getAt(0, g); ok && g <= w.base {
 		t.Errorf("after the move, a generation before the window hit: %d", got)
 	}
 	// The old view keeps its own entries and base.
-	if got, ok := v.GetAt(0, g); !ok || got != 7 {
+	if got, ok := v.getAt(0, g); !ok || got != 7 {
 		t.Errorf("the old view lost its entry: GetAt(0, g) = %d, %v", got, ok)
 	}
 	// A new generation in the new window is remembered.
 	cur := nextGeneration()
-	w.PutAt(2, cur, 4)
-	if got, ok := w.GetAt(2, cur); !ok || got != 4 {
+	w.putAt(2, cur, 4)
+	if got, ok := w.getAt(2, cur); !ok || got != 4 {
 		t.Errorf("GetAt(2, cur) = %d, %v; want 4, true", got, ok)
 	}
 }

@@ -86,17 +86,7 @@ func computeScore(claims iter.Seq2[int, *resourceapi.ResourceClaim], allocations
 	return score, nil
 }
 
-// NormalizeScore scales the scores to [0, 100], the best node at 100, as
-// NormalizeColumn does.
-func (pl *DynamicResources) NormalizeScore(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
-	return schedcore.NormalizeListAsColumn(scores, func(col []int64) *schedcore.Status {
-		return pl.NormalizeColumn(ctx, cs, pod, col)
-	})
-}
-
-// NormalizeColumn is NormalizeScore on a column of scores (it never reads
-// the names): the framework then makes no list of the feasible nodes' names
-// for it, in every cycle the plugin is not skipped in.
+// NormalizeColumn scales the scores to [0, 100], the best node at 100.
 func (pl *DynamicResources) NormalizeColumn(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
 	if !pl.enabled {
 		return nil
@@ -115,6 +105,6 @@ func (pl *DynamicResources) NormalizeColumn(_ context.Context, _ *schedcore.Cycl
 }
 
 var (
-	_ schedcore.UniformScorer    = (*DynamicResources)(nil)
-	_ schedcore.ColumnNormalizer = (*DynamicResources)(nil)
+	_ schedcore.UniformScorer        = (*DynamicResources)(nil)
+	_ schedcore.NormalizeScorePlugin = (*DynamicResources)(nil)
 )

@@ -7,6 +7,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/plugintest"
 )
 
 // UniformScore lets the framework skip Score on every node: it may say so
@@ -58,7 +59,7 @@ func TestNormalizeColumn(t *testing.T) {
 		for i, sc := range tc.scores {
 			list[i] = schedcore.NodeScore{Name: string(rune('a' + i)), Score: sc}
 		}
-		if s := tc.pl.NormalizeScore(context.Background(), nil, nil, list); !s.IsSuccess() {
+		if s := plugintest.Normalize(context.Background(), tc.pl, nil, nil, list); !s.IsSuccess() {
 			t.Fatalf("%s: NormalizeScore: %v", tc.name, s.AsError())
 		}
 		for i := range list {

@@ -295,24 +295,24 @@ func bestFitScore(r Request, gpuFree, cpuLeft int64) int64 {
 	return int64((1.0 - s) * float64(schedcore.MaxNodeScore))
 }
 
-// NormalizeScore rescales to [0, 100] by min and max.
-func (pl *BestFitScore) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
+// NormalizeColumn rescales to [0, 100] by min and max.
+func (pl *BestFitScore) NormalizeColumn(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
 	minMaxNormalize(scores)
 	return nil
 }
 
 // minMaxNormalize is the artifact's NormalizeScore: (s-lowest)*100/(highest-lowest),
 // all 0 when every score is equal.
-func minMaxNormalize(scores schedcore.NodeScoreList) {
+func minMaxNormalize(scores []int64) {
 	hi, lo := int64(-math.MaxInt64), int64(math.MaxInt64)
 	for _, s := range scores {
-		hi, lo = max(hi, s.Score), min(lo, s.Score)
+		hi, lo = max(hi, s), min(lo, s)
 	}
 	for i := range scores {
 		if hi == lo {
-			scores[i].Score = schedcore.MinNodeScore
+			scores[i] = schedcore.MinNodeScore
 		} else {
-			scores[i].Score = (scores[i].Score-lo)*(schedcore.MaxNodeScore-schedcore.MinNodeScore)/(hi-lo) + schedcore.MinNodeScore
+			scores[i] = (scores[i]-lo)*(schedcore.MaxNodeScore-schedcore.MinNodeScore)/(hi-lo) + schedcore.MinNodeScore
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/plugintest"
 )
 
 // node is a test node: its GPUs, model, CPU and the pods bound to it.
@@ -61,7 +62,7 @@ func scoreNodes(t *testing.T, f schedcore.PluginFactory, args runtime.Object, po
 		list = append(list, schedcore.NodeScore{Name: ni.Name(), Score: s})
 	}
 	if norm, ok := policy.(schedcore.NormalizeScorePlugin); ok {
-		if st := norm.NormalizeScore(context.Background(), state, pod, list); !st.IsSuccess() {
+		if st := plugintest.Normalize(context.Background(), norm, state, pod, list); !st.IsSuccess() {
 			t.Fatalf("NormalizeScore: %v", st)
 		}
 	}
@@ -267,9 +268,9 @@ func TestBestFitScore(t *testing.T) {
 			}
 		})
 	}
-	equal := schedcore.NodeScoreList{{Name: "a", Score: 40}, {Name: "b", Score: 40}}
+	equal := []int64{40, 40}
 	minMaxNormalize(equal)
-	if equal[0].Score != 0 || equal[1].Score != 0 {
+	if equal[0] != 0 || equal[1] != 0 {
 		t.Errorf("equal scores normalize to %v, want all 0", equal)
 	}
 }

@@ -4,36 +4,10 @@ package helper
 
 import "github.com/kubectl-sched/kubectl-sched/schedcore"
 
-// DefaultNormalizeScore rescales scores to [0, maxPriority] by the highest
-// score, with kube's integer arithmetic; reverse flips them. All zero scores
-// stay zero (or become maxPriority when reversed).
-func DefaultNormalizeScore(maxPriority int64, reverse bool, scores schedcore.NodeScoreList) *schedcore.Status {
-	var maxCount int64
-	for i := range scores {
-		if scores[i].Score > maxCount {
-			maxCount = scores[i].Score
-		}
-	}
-	if maxCount == 0 {
-		if reverse {
-			for i := range scores {
-				scores[i].Score = maxPriority
-			}
-		}
-		return nil
-	}
-	for i := range scores {
-		s := scores[i].Score
-		s = maxPriority * s / maxCount
-		if reverse {
-			s = maxPriority - s
-		}
-		scores[i].Score = s
-	}
-	return nil
-}
-
-// DefaultNormalizeColumn is DefaultNormalizeScore on a column of scores.
+// DefaultNormalizeColumn rescales scores to [0, maxPriority] by the
+// highest score, with kube's integer arithmetic (DefaultNormalizeScore);
+// reverse flips them. All zero scores stay zero (or become maxPriority
+// when reversed).
 func DefaultNormalizeColumn(maxPriority int64, reverse bool, scores []int64) *schedcore.Status {
 	var maxCount int64
 	for _, s := range scores {

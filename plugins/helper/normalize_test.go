@@ -2,7 +2,7 @@ package helper
 
 import (
 	"fmt"
-	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,37 +10,31 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-// The framework hands ColumnNormalizers a column of scores instead of a
-// list: the column must come out as the list does.
-func TestDefaultNormalizeColumnIsDefaultNormalizeScore(t *testing.T) {
-	rng := rand.New(rand.NewSource(7))
-	for n := range 200 {
-		scores := make([]int64, rng.Intn(20))
-		for i := range scores {
-			if n%5 != 0 { // every fifth column is all zero
-				scores[i] = rng.Int63n([]int64{3, 100, 1 << 20}[n%3])
-			}
-		}
-		for _, reverse := range []bool{false, true} {
-			list := make(schedcore.NodeScoreList, len(scores))
-			for i, s := range scores {
-				list[i] = schedcore.NodeScore{Name: fmt.Sprint("node", i), Score: s}
-			}
-			col := make([]int64, len(scores))
-			copy(col, scores)
-			if s := DefaultNormalizeScore(schedcore.MaxNodeScore, reverse, list); s != nil {
+// kube's TestDefaultNormalizeScore cases, on a column.
+func TestDefaultNormalizeColumn(t *testing.T) {
+	tests := []struct {
+		reverse      bool
+		scores, want []int64
+	}{
+		{scores: []int64{1, 2, 3, 4}, want: []int64{25, 50, 75, 100}},
+		{reverse: true, scores: []int64{1, 2, 3, 4}, want: []int64{75, 50, 25, 0}},
+		{scores: []int64{1000, 10, 20, 30}, want: []int64{100, 1, 2, 3}},
+		{reverse: true, scores: []int64{1000, 10, 20, 30}, want: []int64{0, 99, 98, 97}},
+		{scores: []int64{1, 1, 1, 1}, want: []int64{100, 100, 100, 100}},
+		{scores: []int64{1000, 1, 1, 1}, want: []int64{100, 0, 0, 0}},
+		{reverse: true, scores: []int64{0, 1, 1, 1}, want: []int64{100, 0, 0, 0}},
+		{scores: []int64{0, 0, 0, 0}, want: []int64{0, 0, 0, 0}},
+		{reverse: true, scores: []int64{0, 0, 0, 0}, want: []int64{100, 100, 100, 100}},
+	}
+	for i, tt := range tests {
+		t.Run(fmt.Sprintf("case %d", i), func(t *testing.T) {
+			got := slices.Clone(tt.scores)
+			if s := DefaultNormalizeColumn(schedcore.MaxNodeScore, tt.reverse, got); s != nil {
 				t.Fatal(s)
 			}
-			if s := DefaultNormalizeColumn(schedcore.MaxNodeScore, reverse, col); s != nil {
-				t.Fatal(s)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
-			want := make([]int64, len(list))
-			for i := range list {
-				want[i] = list[i].Score
-			}
-			if diff := cmp.Diff(want, col); diff != "" {
-				t.Fatalf("scores %v, reverse %v (-list +column):\n%s", scores, reverse, diff)
-			}
-		}
+		})
 	}
 }

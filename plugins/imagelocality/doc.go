@@ -13,11 +13,8 @@
 //     [23 MiB, n × 1000 MiB] and the score is
 //     100 × (sum − 23 MiB) / (n × 1000 MiB − 23 MiB), in integers.
 //
-// A node of the snapshot's list is scored from the snapshot's image
-// columns (schedcore.ImageColumn: by list position, the node's own summary
-// of each of the pod's normalized image names), resolved once per cycle
-// (PrepareScore), rather than from the node's ImageStates map: the same
-// summaries, the same arithmetic.
+// The framework remembers a node's score per ScoreKey (the pod's images
+// and the node count) while the node is unchanged.
 //
 // Image names on the node side are used as the node reports them
 // (status.images[].names); only the pod's image names are normalized.

@@ -34,7 +34,6 @@ var (
 	_ schedcore.ScorePlugin     = (*ImageLocality)(nil)
 	_ schedcore.NodeLocalScorer = (*ImageLocality)(nil)
 	_ schedcore.UniformScorer   = (*ImageLocality)(nil)
-	_ schedcore.ScorePreparer   = (*ImageLocality)(nil)
 )
 
 // New returns the plugin; it takes no args.
@@ -62,77 +61,6 @@ func (pl *ImageLocality) ScoreKey(_ *schedcore.CycleState, pod *v1.Pod, k *sched
 // pod on a node, its score is calculatePriority(0, n), which is 0.
 func (pl *ImageLocality) UniformScore(_ *schedcore.CycleState, _ *v1.Pod) (int64, bool) {
 	return 0, pl.handle.Snapshot().NodesWithImages() == 0
-}
-
-// scoreStateKey holds the cycle's scoreState (PrepareScore).
-const scoreStateKey schedcore.StateKey = "PrepareScore" + Name
-
-// scoreState is, for the cycle's pod, each image source's column of the
-// snapshot (by normalized name) with the scaled score of each of its
-// summaries, so that ScoreListed reads slices, not the node's map.
-type scoreState struct {
-	images []imageScores
-	// count is the number of image sources (calculatePriority's).
-	count int
-}
-
-// imageScores is one image source's column and, by column id, the scaled
-// score of the summary (0 for id 0: image absent).
-type imageScores struct {
-	col    schedcore.ImageColumn
-	scaled []int64
-}
-
-// Clone returns the state itself: it is never changed once written.
-func (s *scoreState) Clone() schedcore.StateData { return s }
-
-// PrepareScore resolves the pod's images to the snapshot's image columns
-// and scales each summary they hold, once for the cycle.
-func (pl *ImageLocality) PrepareScore(_ context.Context, state *schedcore.CycleState, pod *v1.Pod) {
-	snap := pl.handle.Snapshot()
-	total := snap.NumNodes()
-	s := &scoreState{}
-	add := func(image string) {
-		col := snap.ImageColumn(normalizedImageName(image))
-		scaled := make([]int64, col.NumIDs())
-		for id := 1; id < len(scaled); id++ {
-			sum := col.Summary(uint32(id))
-			scaled[id] = scaledImageScore(&sum, total)
-		}
-		s.images = append(s.images, imageScores{col: col, scaled: scaled})
-	}
-	for i := range pod.Spec.InitContainers {
-		add(pod.Spec.InitContainers[i].Image)
-	}
-	for i := range pod.Spec.Containers {
-		add(pod.Spec.Containers[i].Image)
-	}
-	for i := range pod.Spec.Volumes {
-		if img := pod.Spec.Volumes[i].Image; img != nil {
-			add(img.Reference)
-		}
-	}
-	s.count = len(s.images)
-	state.Write(scoreStateKey, s)
-}
-
-// ScoreListed is Score for the node at list position pos, read from the
-// image columns PrepareScore resolved (Score when it did not run, or the
-// columns are not of the node's list).
-func (pl *ImageLocality) ScoreListed(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int, _ int64) (int64, *schedcore.Status) {
-	s, err := schedcore.ReadAs[*scoreState](state, scoreStateKey)
-	if err != nil || pos < 0 {
-		return pl.Score(ctx, state, pod, nodeInfo)
-	}
-	var sum int64
-	for i := range s.images {
-		im := &s.images[i]
-		if pos >= im.col.Len() {
-			return pl.Score(ctx, state, pod, nodeInfo)
-		}
-		sum += im.scaled[im.col.ID(pos)]
-	}
-	return calculatePriority(sum, s.count), nil
 }
 
 // imagesKey is the pod's image references in Score's order, and the node

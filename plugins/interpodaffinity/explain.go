@@ -30,13 +30,13 @@ func (pl *InterPodAffinity) ExplainFilter(_ context.Context, cycleState *schedco
 	}
 	node := nodeInfo.Node()
 	var out []string
-	if affinityFails(s, nodeInfo, -1) {
+	if affinityFails(s, nodeInfo) {
 		out = append(out, pl.affinityGaps(s, node)...)
 	}
-	if antiAffinityFails(s, nodeInfo, -1) {
+	if antiAffinityFails(s, nodeInfo) {
 		out = append(out, pl.antiAffinityGaps(s, node)...)
 	}
-	if !satisfyExistingPodsAntiAffinity(s, nodeInfo, -1) {
+	if !satisfyExistingPodsAntiAffinity(s, nodeInfo) {
 		out = append(out, pl.existingAntiAffinityGaps(s, node)...)
 	}
 	if len(out) == 0 {

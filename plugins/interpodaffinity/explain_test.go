@@ -170,7 +170,7 @@ func referenceGaps(pl *InterPodAffinity, cycleState *schedcore.CycleState, nodeI
 		return out
 	}
 	var out []string
-	if affinityFails(s, nodeInfo, -1) {
+	if affinityFails(s, nodeInfo) {
 		terms := s.podInfo.RequiredAffinityTerms
 		for i := range terms {
 			t := &terms[i]
@@ -184,7 +184,7 @@ func referenceGaps(pl *InterPodAffinity, cycleState *schedcore.CycleState, nodeI
 			}
 		}
 	}
-	if antiAffinityFails(s, nodeInfo, -1) {
+	if antiAffinityFails(s, nodeInfo) {
 		for i := range s.podInfo.RequiredAntiAffinityTerms {
 			t := &s.podInfo.RequiredAntiAffinityTerms[i]
 			tv, ok := node.Labels[t.TopologyKey]
@@ -197,7 +197,7 @@ func referenceGaps(pl *InterPodAffinity, cycleState *schedcore.CycleState, nodeI
 			}
 		}
 	}
-	if !satisfyExistingPodsAntiAffinity(s, nodeInfo, -1) {
+	if !satisfyExistingPodsAntiAffinity(s, nodeInfo) {
 		var named []string
 		for _, ni := range snap.HavePodsWithRequiredAntiAffinityList() {
 			for _, pi := range ni.PodsWithRequiredAntiAffinity {

@@ -3,7 +3,6 @@ package interpodaffinity
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -71,33 +70,6 @@ func (s *preFilterState) Clone() schedcore.StateData {
 	c := *s
 	c.existing, c.affinity, c.anti = s.existing.Clone(), s.affinity.Clone(), s.anti.Clone()
 	return &c
-}
-
-// termCounts returns counts with one key per distinct topology key of
-// terms.
-func termCounts(snap *schedcore.Snapshot, terms []schedcore.AffinityTerm) *schedcore.DomainCounts {
-	d := schedcore.NewDomainCounts(snap)
-	for i := range terms {
-		keyOf(d, terms[i].TopologyKey)
-	}
-	return d
-}
-
-// keyIndexes returns the index in d of each term's topology key.
-func keyIndexes(d *schedcore.DomainCounts, terms []schedcore.AffinityTerm) []int {
-	ks := make([]int, len(terms))
-	for i := range terms {
-		ks[i] = d.KeyIndex(terms[i].TopologyKey)
-	}
-	return ks
-}
-
-// keyOf returns the index of key in d, adding it if it is new.
-func keyOf(d *schedcore.DomainCounts, key string) int {
-	if k := d.KeyIndex(key); k >= 0 {
-		return k
-	}
-	return d.AddKey(key)
 }
 
 // updateWithPod adds (multiplier 1) or removes (-1) an existing pod on a node.
@@ -178,177 +150,6 @@ func (s *preFilterState) classifyTerms() {
 	}
 }
 
-// existingCounts counts, over the existing pods with required
-// anti-affinity, the terms the incoming pod matches, per topology value:
-// each distinct term is matched once (termIndex groups them across
-// cycles). Under the gate, host-scoped terms are left to Filter, and host
-// reports whether a node holding a pod with another term also holds a
-// host-scoped one.
-func (pl *InterPodAffinity) existingCounts(pod *v1.Pod, nsLabels labels.Set) (counts *schedcore.DomainCounts, host bool) {
-	snap := pl.handle.Snapshot()
-	counts = schedcore.NewDomainCounts(snap)
-	x := pl.anti
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.sync(snap)
-	x.matching(pod, func(g *termGroup) {
-		if len(g.counts) == 0 || pl.fastPath && g.term.TopologyKey == v1.LabelHostname || !g.term.Matches(pod, nsLabels) {
-			return
-		}
-		if counts.KeyIndex(g.term.TopologyKey) < 0 {
-			// The key's first group: its counts as they are.
-			g.shareCounts(snap, counts, counts.AddKey(g.term.TopologyKey))
-			return
-		}
-		k := counts.KeyIndex(g.term.TopologyKey)
-		for v, c := range g.counts {
-			counts.AddValue(k, v, int64(c))
-		}
-	})
-	return counts, pl.fastPath && x.mixed > 0
-}
-
-// incomingCounts counts, over all pods of nodes, those matching all the
-// affinity terms (once per term) and each anti-affinity term, per domain.
-// Each node's row is remembered while the node is unchanged.
-func (pl *InterPodAffinity) incomingCounts(ctx context.Context, affinityTerms, antiAffinityTerms []schedcore.AffinityTerm, nodes []*schedcore.NodeInfo) (affinity, anti *schedcore.DomainCounts) {
-	snap := pl.handle.Snapshot()
-	affinity, anti = termCounts(snap, affinityTerms), termCounts(snap, antiAffinityTerms)
-	if len(affinityTerms) == 0 && len(antiAffinityTerms) == 0 {
-		return affinity, anti
-	}
-	key := new(schedcore.MemoKey)
-	for i := range affinityTerms {
-		key.String("A").AffinityTerm(&affinityTerms[i])
-	}
-	for i := range antiAffinityTerms {
-		key.String("N").AffinityTerm(&antiAffinityTerms[i])
-	}
-	if list := snap.List(); len(nodes) > 0 && len(nodes) == len(list) && &nodes[0] == &list[0] {
-		pl.incomingTotals(key, affinityTerms, antiAffinityTerms, affinity, anti)
-		return affinity, anti
-	}
-	// Per node: [pods matching all affinity terms, pods matching each
-	// anti-affinity term...].
-	rows := pl.required.Values(ctx, pl.handle.Parallelizer(), key, nodes, func(ni *schedcore.NodeInfo) []int32 {
-		row := make([]int32, 1+len(antiAffinityTerms))
-		for _, existing := range ni.Pods {
-			if podMatchesAllAffinityTerms(affinityTerms, existing.Pod) {
-				row[0]++
-			}
-			for j := range antiAffinityTerms {
-				if antiAffinityTerms[j].Matches(existing.Pod, nil) {
-					row[1+j]++
-				}
-			}
-		}
-		return row
-	})
-	if ctx.Err() != nil {
-		// Values stops early on a cancelled context: the rows it did not
-		// reach are nil. PreFilter returns the context's error.
-		return affinity, anti
-	}
-	affKeys, antiKeys := keyIndexes(affinity, affinityTerms), keyIndexes(anti, antiAffinityTerms)
-	for i, row := range rows {
-		for _, k := range affKeys {
-			if row[0] > 0 {
-				affinity.AddNode(k, nodes[i], int64(row[0]))
-			}
-		}
-		for j, k := range antiKeys {
-			if row[1+j] > 0 {
-				anti.AddNode(k, nodes[i], int64(row[1+j]))
-			}
-		}
-	}
-	return affinity, anti
-}
-
-// incomingTotals fills affinity and anti (incomingCounts) over the
-// snapshot's nodes from totals kept across cycles, per key of each: only
-// the nodes replaced since a key's totals were last used are read. key
-// captures the terms.
-func (pl *InterPodAffinity) incomingTotals(key *schedcore.MemoKey, affinityTerms, antiAffinityTerms []schedcore.AffinityTerm, affinity, anti *schedcore.DomainCounts) {
-	snap := pl.handle.Snapshot()
-	base := key.Key()
-	for k := 0; k < affinity.NumKeys(); k++ {
-		// A pod matching all the terms counts once per term of the key.
-		var perPod int64
-		for i := range affinityTerms {
-			if affinityTerms[i].TopologyKey == affinity.KeyName(k) {
-				perPod++
-			}
-		}
-		// Only a node where the first term matches a pod may have a share.
-		candidates := pl.termCandidates(snap, affinityTerms[:1])
-		pl.requiredTotals.LoadSparse(new(schedcore.MemoKey).String(base).String("A").Int(int64(k)), snap, affinity, k, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
-			dom, ok := affinity.NodeDomain(k, ni)
-			if !ok {
-				return 0, 0, false
-			}
-			var n int64
-			for _, existing := range ni.Pods {
-				if podMatchesAllAffinityTerms(affinityTerms, existing.Pod) {
-					n += perPod
-				}
-			}
-			return dom, n, n > 0
-		}, candidates, func(pi *schedcore.PodInfo) bool { return podMatchesAllAffinityTerms(affinityTerms, pi.Pod) })
-	}
-	for k := 0; k < anti.NumKeys(); k++ {
-		name := anti.KeyName(k)
-		// Only a node where one of the key's terms matches a pod may have
-		// a share.
-		var keyTerms []schedcore.AffinityTerm
-		for j := range antiAffinityTerms {
-			if antiAffinityTerms[j].TopologyKey == name {
-				keyTerms = append(keyTerms, antiAffinityTerms[j])
-			}
-		}
-		pl.requiredTotals.LoadSparse(new(schedcore.MemoKey).String(base).String("N").Int(int64(k)), snap, anti, k, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
-			dom, ok := anti.NodeDomain(k, ni)
-			if !ok {
-				return 0, 0, false
-			}
-			var n int64
-			for _, existing := range ni.Pods {
-				for j := range antiAffinityTerms {
-					if antiAffinityTerms[j].TopologyKey == name && antiAffinityTerms[j].Matches(existing.Pod, nil) {
-						n++
-					}
-				}
-			}
-			return dom, n, n > 0
-		}, pl.termCandidates(snap, keyTerms), func(pi *schedcore.PodInfo) bool {
-			// The pods the share counts: those a term of the key matches.
-			for j := range keyTerms {
-				if keyTerms[j].Matches(pi.Pod, nil) {
-					return true
-				}
-			}
-			return false
-		})
-	}
-}
-
-// termCandidates returns, for a totals' first fill, the nodes of snap
-// where one of terms matches a pod (TermCounter: from the pod label index
-// when it can, else node by node, remembered across cycles), each once or
-// more.
-func (pl *InterPodAffinity) termCandidates(snap *schedcore.Snapshot, terms []schedcore.AffinityTerm) func() ([]*schedcore.NodeInfo, bool) {
-	return func() ([]*schedcore.NodeInfo, bool) {
-		var out []*schedcore.NodeInfo
-		for i := range terms {
-			// Not the cycle's context: a list cut short by a cancelled
-			// one would miss nodes that have a share.
-			nodes, _ := pl.incoming.Counts(context.Background(), pl.handle.Parallelizer(), snap, &terms[i])
-			out = append(out, nodes...)
-		}
-		return out, true
-	}
-}
-
 // PreFilter computes the counts Filter reads. See the package doc for Skip.
 func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, allNodes []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
 	pi := schedcore.NewPodInfo(pod)
@@ -378,7 +179,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *schedcore
 	} else {
 		s.existing, _ = pl.existingCounts(pod, s.namespaceLabels)
 	}
-	s.affinity, s.anti = pl.incomingCounts(ctx, s.clusterWideAffinityTerms, s.clusterWideAntiAffinityTerms, allNodes)
+	s.affinity, s.anti = pl.incomingCounts(s.clusterWideAffinityTerms, s.clusterWideAntiAffinityTerms)
 	if err := ctx.Err(); err != nil {
 		return nil, schedcore.AsStatus(err)
 	}
@@ -389,47 +190,6 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *schedcore
 	}
 	cycleState.Write(preFilterStateKey, s)
 	return nil, nil
-}
-
-// countMatchingHostScopedAffinityPods counts the pods anywhere that match all
-// host-scoped affinity terms (used for the first-pod-of-a-group exception).
-func (pl *InterPodAffinity) countMatchingHostScopedAffinityPods(ctx context.Context, nodes []*schedcore.NodeInfo, terms []schedcore.AffinityTerm) int64 {
-	var count atomic.Int64
-	pl.handle.Parallelizer().Until(ctx, len(nodes), func(i int) {
-		for _, existing := range nodes[i].Pods {
-			if podMatchesAllAffinityTerms(terms, existing.Pod) {
-				count.Add(1)
-			}
-		}
-	})
-	return count.Load()
-}
-
-// nodesWithNonHostScopedAntiAffinityPods is kube's snapshot list
-// HavePodsWithRequiredNonHostScopedAntiAffinityList, derived from the nodes
-// with required anti-affinity pods.
-func nodesWithNonHostScopedAntiAffinityPods(nodes []*schedcore.NodeInfo) []*schedcore.NodeInfo {
-	out := make([]*schedcore.NodeInfo, 0, len(nodes))
-	for _, n := range nodes {
-		for _, p := range n.PodsWithRequiredAntiAffinity {
-			if a := p.Pod.Spec.Affinity; a != nil && a.PodAntiAffinity != nil && hasNonHostScopedTerm(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) {
-				out = append(out, n)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// hasNonHostScopedTerm reports whether a term's topology key is not the
-// hostname (kube's podWithRequiredNonHostScopedAntiAffinity, on the spec).
-func hasNonHostScopedTerm(terms []v1.PodAffinityTerm) bool {
-	for _, t := range terms {
-		if t.TopologyKey != v1.LabelHostname {
-			return true
-		}
-	}
-	return false
 }
 
 // AddPod adds a pod to the cycle's counts (nominated pods, preemption).
@@ -454,9 +214,9 @@ func (pl *InterPodAffinity) RemovePod(_ context.Context, cycleState *schedcore.C
 
 // anyCountIn reports whether one of d's keys has a positive count in the
 // node's domain.
-func anyCountIn(d *schedcore.DomainCounts, ni *schedcore.NodeInfo, pos int) bool {
+func anyCountIn(d *schedcore.DomainCounts, ni *schedcore.NodeInfo) bool {
 	var buf [4]schedcore.Domain
-	doms, _ := d.NodeDomainsListed(ni, pos, buf[:0])
+	doms, _ := d.NodeDomains(ni, buf[:0])
 	for k, dom := range doms {
 		if d.At(k, dom) > 0 {
 			return true
@@ -467,8 +227,8 @@ func anyCountIn(d *schedcore.DomainCounts, ni *schedcore.NodeInfo, pos int) bool
 
 // satisfyExistingPodsAntiAffinity reports whether no existing pod's
 // required anti-affinity repels the pod from the node's domains.
-func satisfyExistingPodsAntiAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo, pos int) bool {
-	if anyCountIn(s.existing, nodeInfo, pos) {
+func satisfyExistingPodsAntiAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
+	if anyCountIn(s.existing, nodeInfo) {
 		return false
 	}
 	if s.fastPath {
@@ -521,9 +281,9 @@ func nodePodsSatisfyAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bo
 // on the node and each of its domains holds a pod matching all the terms; or,
 // when no pod matches anywhere, whether the pod matches its own terms (the
 // first pod of a group with affinity to itself).
-func nodeTopologyMatchesAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo, pos int) bool {
+func nodeTopologyMatchesAffinity(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
 	var buf [4]schedcore.Domain
-	doms, all := s.affinity.NodeDomainsListed(nodeInfo, pos, buf[:0])
+	doms, all := s.affinity.NodeDomains(nodeInfo, buf[:0])
 	if !all {
 		// Every topology label must be on the node, self-affinity included.
 		return false
@@ -557,40 +317,32 @@ func satisfiesSelfAffinity(s *preFilterState, node *v1.Node) bool {
 
 // affinityFails reports whether the node fails the pod's required
 // affinity: host-scoped terms against its pods, the others by domain.
-func affinityFails(s *preFilterState, nodeInfo *schedcore.NodeInfo, pos int) bool {
+func affinityFails(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
 	if len(s.hostScopedAffinityTerms) > 0 {
 		return !nodePodsSatisfyAffinity(s, nodeInfo)
 	}
-	return !nodeTopologyMatchesAffinity(s, nodeInfo, pos)
+	return !nodeTopologyMatchesAffinity(s, nodeInfo)
 }
 
 // antiAffinityFails reports whether the node's domains hold a pod the
 // pod's required anti-affinity repels.
-func antiAffinityFails(s *preFilterState, nodeInfo *schedcore.NodeInfo, pos int) bool {
-	return anyCountIn(s.anti, nodeInfo, pos) || nodePodsConflictWithAntiAffinity(s, nodeInfo)
+func antiAffinityFails(s *preFilterState, nodeInfo *schedcore.NodeInfo) bool {
+	return anyCountIn(s.anti, nodeInfo) || nodePodsConflictWithAntiAffinity(s, nodeInfo)
 }
 
 // Filter checks, in kube's order, the pod's required affinity, its required
 // anti-affinity and the existing pods' required anti-affinity on the node.
-func (pl *InterPodAffinity) Filter(ctx context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	return pl.FilterListed(ctx, cycleState, pod, nodeInfo, -1)
-}
-
-// FilterListed is Filter for a node the filter loop found at position pos
-// of the snapshot's list: its domains are read there when the snapshot
-// lists it at pos (schedcore.ListedFilter), so that, with the hostname
-// fast path off, a node is decided without reaching its NodeInfo.
-func (pl *InterPodAffinity) FilterListed(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int) *schedcore.Status {
+func (pl *InterPodAffinity) Filter(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
 	s, err := schedcore.ReadAs[*preFilterState](cycleState, preFilterStateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
 	switch {
-	case affinityFails(s, nodeInfo, pos):
+	case affinityFails(s, nodeInfo):
 		return statusAffinityRulesNotMatch
-	case antiAffinityFails(s, nodeInfo, pos):
+	case antiAffinityFails(s, nodeInfo):
 		return statusAntiAffinityRulesNotMatch
-	case !satisfyExistingPodsAntiAffinity(s, nodeInfo, pos):
+	case !satisfyExistingPodsAntiAffinity(s, nodeInfo):
 		return statusExistingAntiAffinityRulesNotMatch
 	}
 	return nil

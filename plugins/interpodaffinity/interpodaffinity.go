@@ -45,11 +45,8 @@ type InterPodAffinity struct {
 	// incoming counts the matches of incoming pods' preferred terms per
 	// node.
 	incoming *schedcore.TermCounter
-	// required remembers per-node match counts of incoming pods' required
-	// terms (PreFilter) while a node is unchanged.
-	required *schedcore.NodeMemo[[]int32]
 	// requiredTotals keeps the required terms' counts per domain across
-	// cycles (incomingCounts over the snapshot's list).
+	// cycles (incomingCounts).
 	requiredTotals *schedcore.TotalsCache
 	// anti groups the existing pods' required anti-affinity terms across
 	// cycles.
@@ -69,7 +66,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 	if err != nil {
 		return nil, err
 	}
-	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features().InterPodAffinityHostnameFastPath, terms: newTermIndex(a.hardPodAffinityWeight), incoming: schedcore.NewTermCounter(memoTerms), required: schedcore.NewNodeMemo[[]int32](memoTerms), requiredTotals: schedcore.NewTotalsCache(memoTerms), anti: newAntiIndex()}, nil
+	return &InterPodAffinity{handle: h, args: a, fastPath: h.Features().InterPodAffinityHostnameFastPath, terms: newTermIndex(a.hardPodAffinityWeight), incoming: schedcore.NewTermCounter(memoTerms), requiredTotals: schedcore.NewTotalsCache(memoTerms), anti: newAntiIndex()}, nil
 }
 
 // Name returns the plugin's name.

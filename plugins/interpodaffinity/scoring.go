@@ -14,7 +14,7 @@ import (
 const preScoreStateKey schedcore.StateKey = "PreScore" + Name
 
 // preScoreState is computed in PreScore and read by Score and
-// NormalizeScore: the summed weights per domain of each topology key.
+// NormalizeColumn: the summed weights per domain of each topology key.
 type preScoreState struct {
 	scores          *schedcore.DomainCounts
 	podInfo         *schedcore.PodInfo
@@ -100,32 +100,14 @@ func (s *preScoreState) hasScores() bool {
 }
 
 // Score sums the weights of the node's domains: positive for affinity,
-// negative for anti-affinity; NormalizeScore rescales.
+// negative for anti-affinity; NormalizeColumn rescales.
 func (pl *InterPodAffinity) Score(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	return pl.score(cycleState, nodeInfo, -1)
-}
-
-// ScoreListed is Score for the node the snapshot lists at pos: its domains
-// are read by position, without the node.
-func (pl *InterPodAffinity) ScoreListed(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int, _ int64) (int64, *schedcore.Status) {
-	return pl.score(cycleState, nodeInfo, pos)
-}
-
-// score is Score, reading the node's domains by list position when pos >= 0.
-func (pl *InterPodAffinity) score(cycleState *schedcore.CycleState, nodeInfo *schedcore.NodeInfo, pos int) (int64, *schedcore.Status) {
 	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
 	var buf [4]schedcore.Domain
-	var doms []schedcore.Domain
-	ok := false
-	if pos >= 0 {
-		doms, _, ok = s.scores.NodeDomainsAt(pl.handle.Snapshot(), pos, buf[:0])
-	}
-	if !ok {
-		doms, _ = s.scores.NodeDomains(nodeInfo, buf[:0])
-	}
+	doms, _ := s.scores.NodeDomains(nodeInfo, buf[:0])
 	var score int64
 	for k, dom := range doms {
 		score += s.scores.At(k, dom)
@@ -133,17 +115,8 @@ func (pl *InterPodAffinity) score(cycleState *schedcore.CycleState, nodeInfo *sc
 	return score, nil
 }
 
-// NormalizeScore maps [min, max] of the raw scores onto [0, MaxNodeScore]
+// NormalizeColumn maps [min, max] of the raw scores onto [0, MaxNodeScore]
 // with kube's float64 arithmetic, truncating; equal scores all become 0.
-// The arithmetic is NormalizeColumn's.
-func (pl *InterPodAffinity) NormalizeScore(ctx context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
-	return schedcore.NormalizeListAsColumn(scores, func(col []int64) *schedcore.Status {
-		return pl.NormalizeColumn(ctx, cycleState, pod, col)
-	})
-}
-
-// NormalizeColumn is NormalizeScore on a column of scores (it never reads
-// the names), which the framework hands over without making a list.
 func (pl *InterPodAffinity) NormalizeColumn(_ context.Context, cycleState *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
 	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
 	if err != nil {
@@ -168,8 +141,6 @@ func (pl *InterPodAffinity) NormalizeColumn(_ context.Context, cycleState *sched
 	}
 	return nil
 }
-
-var _ schedcore.ColumnNormalizer = (*InterPodAffinity)(nil)
 
 // parsedPod returns the pod's terms as PreFilter parsed them this cycle
 // (their required terms' namespaces merged, which scoring does not read),

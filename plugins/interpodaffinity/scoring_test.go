@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/plugintest"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -82,7 +83,7 @@ func runScoreCase(t *testing.T, tt scoreCase) {
 		got = append(got, schedcore.NodeScore{Name: n.Name, Score: score})
 	}
 	// NormalizeScore is NormalizeColumn, which the framework calls.
-	if s := p.NormalizeScore(ctx, cs, tt.pod, got); !s.IsSuccess() {
+	if s := plugintest.Normalize(ctx, p, cs, tt.pod, got); !s.IsSuccess() {
 		t.Fatalf("NormalizeScore: %v", s.Message())
 	}
 	if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -471,7 +472,7 @@ func TestNormalizeScore(t *testing.T) {
 			for i, s := range tt.in {
 				l[i].Score = s
 			}
-			if s := p.NormalizeScore(context.Background(), cs, &v1.Pod{}, l); !s.IsSuccess() {
+			if s := plugintest.Normalize(context.Background(), p, cs, &v1.Pod{}, l); !s.IsSuccess() {
 				t.Fatal(s.Message())
 			}
 			got := make([]int64, len(l))

@@ -322,7 +322,7 @@ func TestIncomingCounts(t *testing.T) {
 				snap := newSnapshot(tt.existingPods, []*v1.Node{nodeA}, nil)
 				p := newPlugin(t, nil, snap, fp)
 				pi := schedcore.NewPodInfo(tt.pod)
-				aff, anti := p.incomingCounts(context.Background(), pi.RequiredAffinityTerms, pi.RequiredAntiAffinityTerms, snap.List())
+				aff, anti := p.incomingCounts(pi.RequiredAffinityTerms, pi.RequiredAntiAffinityTerms)
 				if diff := cmp.Diff(tt.wantAffinity, pairsOf(aff), cmpPairs); diff != "" {
 					t.Errorf("affinity counts (-want +got):\n%s", diff)
 				}

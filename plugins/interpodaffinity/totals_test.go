@@ -1,7 +1,6 @@
 package interpodaffinity
 
 import (
-	"context"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -127,9 +126,10 @@ func TestIncomingTotalsMatchScratch(t *testing.T) {
 					for i := range pi.RequiredAntiAffinityTerms {
 						mergeNamespaces(&pi.RequiredAntiAffinityTerms[i], snap)
 					}
-					ctx := context.Background()
-					gotAff, gotAnti := pl.incomingCounts(ctx, pi.RequiredAffinityTerms, pi.RequiredAntiAffinityTerms, snap.List())
-					wantAff, wantAnti := pl.incomingCounts(ctx, pi.RequiredAffinityTerms, pi.RequiredAntiAffinityTerms, slices.Clone(snap.List()))
+					// A fresh plugin fills its totals from scratch.
+					fresh := newPlugin(t, nil, snap, false)
+					gotAff, gotAnti := pl.incomingCounts(pi.RequiredAffinityTerms, pi.RequiredAntiAffinityTerms)
+					wantAff, wantAnti := fresh.incomingCounts(pi.RequiredAffinityTerms, pi.RequiredAntiAffinityTerms)
 					if diff := cmp.Diff(countsView(wantAff), countsView(gotAff)); diff != "" {
 						t.Fatalf("step %d, pod %s: affinity counts from totals differ (-scratch +totals):\n%s", step, pod.Name, diff)
 					}

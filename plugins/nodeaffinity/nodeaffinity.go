@@ -56,7 +56,6 @@ var (
 	_ schedcore.PreScorePlugin       = (*NodeAffinity)(nil)
 	_ schedcore.ScorePlugin          = (*NodeAffinity)(nil)
 	_ schedcore.NormalizeScorePlugin = (*NodeAffinity)(nil)
-	_ schedcore.ColumnNormalizer     = (*NodeAffinity)(nil)
 	_ schedcore.EnqueueExtensions    = (*NodeAffinity)(nil)
 	_ schedcore.NodeLocalPlugin      = (*NodeAffinity)(nil)
 	_ schedcore.FilterExplainer      = (*NodeAffinity)(nil)
@@ -66,7 +65,6 @@ var (
 	// unchanged.
 	_ schedcore.NodeLocalFilter = (*NodeAffinity)(nil)
 	_ schedcore.NodeLocalScorer = (*NodeAffinity)(nil)
-	_ schedcore.ListedScorer    = (*NodeAffinity)(nil)
 )
 
 // NodeLocal is true: the verdict reads the node's own labels (and name).
@@ -311,7 +309,7 @@ func (pl *NodeAffinity) Score(_ context.Context, cycleState *schedcore.CycleStat
 		s = &preScoreState{preferredNodeAffinity: pref}
 	}
 	if s.termViews != nil {
-		count += scoreTerms(s.preferredNodeAffinity, s.termViews, s.bound, nodeInfo, -1, 0)
+		count += scoreTerms(s.preferredNodeAffinity, s.termViews, s.bound, nodeInfo)
 	} else if s.preferredNodeAffinity != nil {
 		count += s.preferredNodeAffinity.Score(node)
 	}
@@ -329,12 +327,7 @@ func (pl *NodeAffinity) ScoreKey(cycleState *schedcore.CycleState, pod *v1.Pod, 
 	return true
 }
 
-// NormalizeScore scales the sums onto [0, 100] by the highest.
-func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
-	return helper.DefaultNormalizeScore(schedcore.MaxNodeScore, false, scores)
-}
-
-// NormalizeColumn is NormalizeScore on a column of scores.
+// NormalizeColumn scales the sums onto [0, 100] by the highest.
 func (pl *NodeAffinity) NormalizeColumn(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
 	return helper.DefaultNormalizeColumn(schedcore.MaxNodeScore, false, scores)
 }

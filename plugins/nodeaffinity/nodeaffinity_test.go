@@ -12,6 +12,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/plugintest"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -470,7 +471,7 @@ func TestScore(t *testing.T) {
 			if diff := cmp.Diff(tc.raw, raw); diff != "" {
 				t.Errorf("raw scores (-want +got):\n%s", diff)
 			}
-			if s := pl.NormalizeScore(ctx, state, tc.pod, got); !s.IsSuccess() {
+			if s := plugintest.Normalize(ctx, pl, state, tc.pod, got); !s.IsSuccess() {
 				t.Fatalf("NormalizeScore: %v", s)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

@@ -1,9 +1,6 @@
 package nodeaffinity
 
 import (
-	"context"
-
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
@@ -57,20 +54,13 @@ func (pl *NodeAffinity) termViews(pref *helper.PreferredSchedulingTerms) ([]sche
 // scoreTerms is pref.Score on nodeInfo's node, each term's match read
 // from its view when remembered for the node as it is, else computed
 // (from the label columns, bound, when not nil and read from the node)
-// and remembered. The node is found in the views by its list position and
-// generation (pos, gen) when pos >= 0 (ScoreListed), else by nodeInfo.
-func scoreTerms(pref *helper.PreferredSchedulingTerms, views []schedcore.VerdictView, bound []helper.BoundSelector, nodeInfo *schedcore.NodeInfo, pos int, gen int64) int64 {
+// and remembered.
+func scoreTerms(pref *helper.PreferredSchedulingTerms, views []schedcore.VerdictView, bound []helper.BoundSelector, nodeInfo *schedcore.NodeInfo) int64 {
 	sels, weights, _ := pref.Selectors()
 	var ls labels.Set
 	var count int64
 	for i, sel := range sels {
-		var v uint16
-		var ok bool
-		if pos >= 0 {
-			v, ok = views[i].GetAt(pos, gen)
-		} else {
-			v, ok = views[i].Get(nodeInfo)
-		}
+		v, ok := views[i].Get(nodeInfo)
 		if !ok {
 			m, known := false, false
 			if bound != nil {
@@ -86,25 +76,11 @@ func scoreTerms(pref *helper.PreferredSchedulingTerms, views []schedcore.Verdict
 			if m {
 				v = termMatch
 			}
-			if pos >= 0 {
-				views[i].PutAt(pos, gen, v)
-			} else {
-				views[i].Put(nodeInfo, v)
-			}
+			views[i].Put(nodeInfo, v)
 		}
 		if v == termMatch {
 			count += weights[i]
 		}
 	}
 	return count
-}
-
-// ScoreListed is Score for the node at list position pos with generation
-// gen: with the terms' matches remembered for it, the node is not read.
-func (pl *NodeAffinity) ScoreListed(ctx context.Context, cycleState *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int, gen int64) (int64, *schedcore.Status) {
-	s, err := schedcore.ReadAs[*preScoreState](cycleState, preScoreStateKey)
-	if err != nil || s.termViews == nil || pl.addedPrefSchedTerms != nil {
-		return pl.Score(ctx, cycleState, pod, nodeInfo)
-	}
-	return scoreTerms(s.preferredNodeAffinity, s.termViews, s.bound, nodeInfo, pos, gen), nil
 }

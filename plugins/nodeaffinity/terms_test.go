@@ -34,14 +34,10 @@ func TestRememberedTermMatchesFollowWeightsAndLabels(t *testing.T) {
 			t.Fatal("the terms' matches are not remembered")
 		}
 		out := map[string]int64{}
-		for pos, ni := range snap.List() {
+		for _, ni := range snap.List() {
 			sc, s := pl.Score(ctx, state, pod, ni)
 			if !s.IsSuccess() {
 				t.Fatal(s)
-			}
-			listed, s := pl.ScoreListed(ctx, state, pod, ni, pos, ni.Generation)
-			if !s.IsSuccess() || listed != sc {
-				t.Errorf("%s: ScoreListed = %d, %v; Score = %d", ni.Node().Name, listed, s, sc)
 			}
 			out[ni.Node().Name] = sc
 		}
@@ -61,21 +57,7 @@ func TestRememberedTermMatchesFollowWeightsAndLabels(t *testing.T) {
 	cache.UpdateNode(nil, makeNode("node1", map[string]string{"rack": "r2"}))
 	cache.UpdateNode(nil, makeNode("node2", map[string]string{"rack": "r1"}))
 	cache.UpdateSnapshot(snap)
-	listedFirst := func(pod *v1.Pod, want map[string]int64) {
-		t.Helper()
-		state := schedcore.NewCycleState()
-		if s := pl.PreScore(ctx, state, pod, snap.List()); !s.IsSuccess() {
-			t.Fatal(s)
-		}
-		got := map[string]int64{}
-		for pos, ni := range snap.List() {
-			got[ni.Node().Name], _ = pl.ScoreListed(ctx, state, pod, ni, pos, ni.Generation)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("ScoreListed after relabelling (-want +got):\n%s", diff)
-		}
-	}
-	listedFirst(r1(6), map[string]int64{"node1": 0, "node2": 6})
+	check("relabelled, weight 6", r1(6), map[string]int64{"node1": 0, "node2": 6})
 	check("relabelled, weight 5", r1(5), map[string]int64{"node1": 0, "node2": 5})
 	check("relabelled, two terms", two, map[string]int64{"node1": 4, "node2": 3})
 	if n := pl.terms.Len(); n != 2 {

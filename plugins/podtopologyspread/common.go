@@ -82,19 +82,6 @@ func (in *inclusion) verdict(ni *schedcore.NodeInfo) uint16 {
 	return v
 }
 
-// verdictAt is verdict for the node the snapshot lists at pos, when
-// known without the node (no policy honoured, or remembered for its node
-// object).
-func (in *inclusion) verdictAt(pos int) (uint16, bool) {
-	if !in.needed {
-		return inclKnown, true
-	}
-	if in.memo {
-		return in.view.GetAt(pos, in.pl.handle.Snapshot().NodeGenerationAt(pos))
-	}
-	return 0, false
-}
-
 // inclusionOf computes the inclusion bits of a node: whether it matches the
 // pod's required node affinity and nodeSelector (parse errors count as a
 // match, for kube's backwards compatibility), and whether the pod

@@ -1,7 +1,6 @@
 package podtopologyspread
 
 import (
-	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -33,52 +32,25 @@ type defaultSelectors struct {
 	// bySource says whether src is set: nil sources are sources too.
 	bySource bool
 	m        map[string]labels.Selector
-	key      []byte
 }
 
-// get returns helper.DefaultSelector(pod, src), made once per key.
+// get returns helper.DefaultSelector(pod, src), made once per key: the
+// pod's namespace, labels and controller reference.
 func (d *defaultSelectors) get(pod *v1.Pod, src *schedcore.SelectorSources) labels.Selector {
+	k := new(schedcore.MemoKey).String(pod.Namespace).Map(pod.Labels)
+	if owner := metav1.GetControllerOfNoCopy(pod); owner != nil {
+		k.String(owner.APIVersion).String(owner.Kind).String(owner.Name)
+	}
+	key := k.Key()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.bySource || d.src != src || len(d.m) >= maxDefaultSelectors {
 		d.src, d.bySource, d.m = src, true, map[string]labels.Selector{}
 	}
-	d.key = selectorKey(d.key[:0], pod)
-	if sel, ok := d.m[string(d.key)]; ok {
+	if sel, ok := d.m[key]; ok {
 		return sel
 	}
 	sel := helper.DefaultSelector(pod, src)
-	d.m[string(d.key)] = sel
+	d.m[key] = sel
 	return sel
-}
-
-// selectorKey appends to b what a pod's default selector depends on
-// besides the sources: its namespace, its labels in key order (after
-// their number) and its controller reference, each string
-// length-prefixed.
-func selectorKey(b []byte, pod *v1.Pod) []byte {
-	num := func(n int) { b = append(b, byte(n), byte(n>>8), byte(n>>16), byte(n>>24)) }
-	str := func(s string) {
-		num(len(s))
-		b = append(b, s...)
-	}
-	str(pod.Namespace)
-	var buf [16]string
-	keys := buf[:0]
-	for k := range pod.Labels {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	num(len(keys))
-	for _, k := range keys {
-		str(k)
-		str(pod.Labels[k])
-	}
-	if owner := metav1.GetControllerOfNoCopy(pod); owner != nil {
-		str("owner")
-		str(owner.APIVersion)
-		str(owner.Kind)
-		str(owner.Name)
-	}
-	return b
 }

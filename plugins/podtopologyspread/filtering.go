@@ -97,14 +97,14 @@ func (p *criticalPaths) update(dom schedcore.Domain, num int) {
 	}
 }
 
-// PreFilter counts, over all nodes, the pods matching each hard constraint
-// per domain. Skip when the pod has no hard constraints (and no hard
+// PreFilter counts, over all nodes (the snapshot's list, which the
+// framework passes), the pods matching each hard constraint per domain. Skip when the pod has no hard constraints (and no hard
 // default constraints apply).
-func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
+func (pl *PodTopologySpread) PreFilter(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
 	if pl.enableSkipDeferredResize && resource.IsPodResizeDeferred(pod) {
 		return nil, schedcore.NewStatus(schedcore.Skip)
 	}
-	s, err := pl.calPreFilterState(ctx, pod, nodes)
+	s, err := pl.calPreFilterState(pod)
 	if err != nil {
 		return nil, schedcore.AsStatus(err)
 	}
@@ -159,7 +159,7 @@ func (pl *PodTopologySpread) updateWithPod(s *preFilterState, updatedPod, preemp
 // every node (from totals kept across cycles: see domainTotals). A node
 // counts for a constraint when it has all the constraints' topology keys
 // and passes the constraint's node inclusion policies.
-func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod, nodes []*schedcore.NodeInfo) (*preFilterState, error) {
+func (pl *PodTopologySpread) calPreFilterState(pod *v1.Pod) (*preFilterState, error) {
 	constraints, err := pl.getConstraints(pod)
 	if err != nil {
 		return nil, wrapf("get constraints from pod", err)
@@ -181,11 +181,7 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 		}
 	}
 	incl := pl.newInclusion(pod, &s.requiredNodeAffinity, constraints)
-	if list := pl.handle.Snapshot().List(); len(nodes) > 0 && len(nodes) == len(list) && &nodes[0] == &list[0] {
-		pl.hardCounts(pod, &s, &incl)
-	} else if err := pl.countHard(ctx, pod, &s, &incl, nodes); err != nil {
-		return nil, err
-	}
+	pl.hardCounts(pod, &s, &incl)
 	for i := range constraints {
 		s.CriticalPaths[i] = newCriticalPaths()
 		s.counts.ForEach(i, func(dom schedcore.Domain, num int64) { s.CriticalPaths[i].update(dom, int(num)) })
@@ -193,38 +189,11 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 	return &s, nil
 }
 
-// countHard counts s.counts over nodes, node by node (when they are not
-// the snapshot's list, which hardCounts counts from totals kept across
-// cycles).
-func (pl *PodTopologySpread) countHard(ctx context.Context, pod *v1.Pod, s *preFilterState, incl *inclusion, nodes []*schedcore.NodeInfo) error {
-	counters, release := pl.counters(s.Constraints, pod.Namespace)
-	defer release()
-	return pl.countNodes(ctx, nodes, s.counts, func(ni *schedcore.NodeInfo, _ []schedcore.Domain, all bool, row []int32) {
-		if !all {
-			return
-		}
-		v := incl.verdict(ni)
-		for i := range s.Constraints {
-			if s.Constraints[i].includes(v) {
-				row[i] = int32(counters[i].Count(ni))
-			}
-		}
-	})
-}
-
 // Filter checks every hard constraint on the node: the node must have the
 // topology key (else UnschedulableAndUnresolvable), and matching pods in
 // its domain + (1 if the pod matches itself) - global minimum must not
 // exceed maxSkew (else Unschedulable).
-func (pl *PodTopologySpread) Filter(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	return pl.FilterListed(ctx, state, pod, nodeInfo, -1)
-}
-
-// FilterListed is Filter for a node the filter loop found at position pos
-// of the snapshot's list: its domains are read there when the snapshot
-// lists it at pos (schedcore.ListedFilter), so a passing node is decided
-// without reaching its NodeInfo.
-func (pl *PodTopologySpread) FilterListed(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int) *schedcore.Status {
+func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
 	if pl.enableSkipDeferredResize && resource.IsPodResizeDeferred(pod) {
 		return nil
 	}
@@ -233,7 +202,7 @@ func (pl *PodTopologySpread) FilterListed(_ context.Context, state *schedcore.Cy
 		return schedcore.AsStatus(err)
 	}
 	var buf [4]schedcore.Domain
-	doms, _ := s.counts.NodeDomainsListed(nodeInfo, pos, buf[:0])
+	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	for i := range s.Constraints {
 		c := &s.Constraints[i]
 		dom := doms[i]

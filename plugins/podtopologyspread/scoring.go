@@ -14,18 +14,15 @@ import (
 
 const preScoreStateKey schedcore.StateKey = "PreScore" + Name
 
-// invalidScore marks ignored nodes during NormalizeScore.
-const invalidScore = -1
-
 // preScoreState is computed in PreScore and read by Score and
-// NormalizeScore.
+// NormalizeColumn.
 type preScoreState struct {
 	Constraints []topologySpreadConstraint
 	// IgnoredNodes are the feasible nodes missing some topology key (only
-	// when all keys are required); they score 0.
+	// when all keys are required); they score 0. ignored marks them by
+	// their index in the feasible nodes (NormalizeColumn's), nil when none.
 	IgnoredNodes sets.Set[string]
-	// ignored is IgnoredNodes for Score, by node.
-	ignored *schedcore.NodeValues[bool]
+	ignored      []bool
 	// counts (key i: constraint i's topology key) holds the matching pods
 	// per domain of the feasible nodes. Hostname constraints are counted
 	// per node instead, by hostCounts[i] (nil for the others).
@@ -60,35 +57,25 @@ func (pl *PodTopologySpread) initPreScoreState(state *schedcore.CycleState, s *p
 	snap := pl.handle.Snapshot()
 	s.counts = schedcore.NewDomainCounts(snap, topologyKeys(s.Constraints)...)
 	doms := make([]schedcore.Domain, 0, len(s.Constraints))
-	// The feasible nodes' domains by list position when the filter loop
-	// says where they are, without reaching the nodes.
-	pos := state.ListedPositions(snap, filteredNodes)
-	// Feasible nodes of the list (pos) that no constraint ignores (every
-	// listed node has every key) add no domain once each zone-like key has
-	// counted all of its domains: the pass stops there.
-	canStop := pos != nil
+	// Nodes of the snapshot's list add no domain once each zone-like key
+	// has counted all of the list's, and none is ignored when every
+	// listed node has every key: the pass may stop there.
+	canStop := state.FeasibleListed(snap, filteredNodes)
 	for i := range s.Constraints {
-		if requireAllTopologies && !s.counts.Labelled(i) {
-			canStop = false
-		}
+		canStop = canStop && (!requireAllTopologies || s.counts.Labelled(i))
 	}
 	for k, ni := range filteredNodes {
 		if canStop && k%64 == 0 && zoneKeysComplete(s) {
 			break
 		}
-		var all, ok bool
-		if pos != nil {
-			doms, all, ok = s.counts.NodeDomainsAt(snap, int(pos[k]), doms[:0])
-		}
-		if !ok {
-			doms, all = s.counts.NodeDomains(ni, doms[:0])
-		}
+		var all bool
+		doms, all = s.counts.NodeDomains(ni, doms[:0])
 		if requireAllTopologies && !all {
 			s.IgnoredNodes.Insert(ni.Name())
 			if s.ignored == nil {
-				s.ignored = schedcore.NewNodeValues[bool](snap)
+				s.ignored = make([]bool, len(filteredNodes))
 			}
-			s.ignored.Set(ni, true)
+			s.ignored[k] = true
 			continue
 		}
 		// The domains of the feasible nodes are the ones counted; a node
@@ -111,8 +98,7 @@ func (pl *PodTopologySpread) initPreScoreState(state *schedcore.CycleState, s *p
 }
 
 // zoneKeysComplete reports whether every constraint but the hostname ones
-// has counted every domain of the snapshot's nodes, all of them labelled
-// (DomainCounts.Complete).
+// has counted every domain of the snapshot's nodes (DomainCounts.Complete).
 func zoneKeysComplete(s *preScoreState) bool {
 	for i := range s.Constraints {
 		if s.Constraints[i].TopologyKey != v1.LabelHostname && !s.counts.Complete(i) {
@@ -205,61 +191,27 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 // Score sums, over the constraints whose topology key the node has,
 // count × weight + (maxSkew − 1), where count is the matching pods in the
 // node's domain (on the node itself for hostname), rounded. Lower is better;
-// NormalizeScore reverses it.
-func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	return pl.score(state, nodeInfo, -1, 0)
-}
-
-// ScoreListed is Score for the node the snapshot lists at pos with
-// generation gen: its domains and host counts are read by position, so the
-// node is reached only for what is not known there (an ignored node, a host
-// count not remembered).
-func (pl *PodTopologySpread) ScoreListed(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int, gen int64) (int64, *schedcore.Status) {
-	return pl.score(state, nodeInfo, pos, gen)
-}
-
-// score is Score, reading by list position when pos >= 0.
-func (pl *PodTopologySpread) score(state *schedcore.CycleState, nodeInfo *schedcore.NodeInfo, pos int, gen int64) (int64, *schedcore.Status) {
+// NormalizeColumn reverses it.
+func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
 	s, err := schedcore.ReadAs[*preScoreState](state, preScoreStateKey)
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
-	if len(s.IgnoredNodes) > 0 {
-		if ignored, _ := s.ignored.Get(nodeInfo); ignored || s.IgnoredNodes.Has(nodeInfo.Name()) && !s.ignored.Covers(nodeInfo) {
-			return 0, nil
-		}
+	if len(s.IgnoredNodes) > 0 && s.IgnoredNodes.Has(nodeInfo.Name()) {
+		return 0, nil
 	}
 	var buf [4]schedcore.Domain
-	var doms []schedcore.Domain
-	snap := pl.handle.Snapshot()
-	ok := false
-	if pos >= 0 {
-		doms, _, ok = s.counts.NodeDomainsAt(snap, pos, buf[:0])
-	}
-	if !ok {
-		pos = -1
-		doms, _ = s.counts.NodeDomains(nodeInfo, buf[:0])
-	}
+	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	var score float64
 	for i, dom := range doms {
-		c := &s.Constraints[i]
 		if dom == schedcore.NoLabel {
 			continue
 		}
-		var cnt int64
+		cnt := s.counts.At(i, dom)
 		if hc := s.hostCounts[i]; hc != nil {
-			v, known := 0, false
-			if pos >= 0 {
-				v, known = hc.CountAt(snap, pos, gen)
-			}
-			if !known {
-				v = hc.Count(nodeInfo)
-			}
-			cnt = int64(v)
-		} else {
-			cnt = s.counts.At(i, dom)
+			cnt = int64(hc.Count(nodeInfo))
 		}
-		score += scoreForCount(cnt, c.MaxSkew, s.TopologyNormalizingWeight[i])
+		score += scoreForCount(cnt, s.Constraints[i].MaxSkew, s.TopologyNormalizingWeight[i])
 	}
 	return int64(math.Round(score)), nil
 }
@@ -300,10 +252,10 @@ func nodesWithMatches(all []*schedcore.NodeInfo, counters []schedcore.SelectorCo
 	return out
 }
 
-// NormalizeScore maps scores onto [0, 100] with the fewest matching pods
+// NormalizeColumn maps scores onto [0, 100] with the fewest matching pods
 // best: 100 × (max + min − score) / max, 100 everywhere when max is 0, and 0
 // for ignored nodes.
-func (pl *PodTopologySpread) NormalizeScore(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
+func (pl *PodTopologySpread) NormalizeColumn(_ context.Context, state *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
 	s, err := schedcore.ReadAs[*preScoreState](state, preScoreStateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
@@ -311,26 +263,23 @@ func (pl *PodTopologySpread) NormalizeScore(_ context.Context, state *schedcore.
 	if s == nil {
 		return nil
 	}
+	ignored := func(i int) bool { return s.ignored != nil && s.ignored[i] }
 	var minScore int64 = math.MaxInt64
 	var maxScore int64
-	for i := range scores {
-		if len(s.IgnoredNodes) > 0 && s.IgnoredNodes.Has(scores[i].Name) {
-			scores[i].Score = invalidScore
-			continue
+	for i, sc := range scores {
+		if !ignored(i) {
+			minScore, maxScore = min(minScore, sc), max(maxScore, sc)
 		}
-		minScore = min(minScore, scores[i].Score)
-		maxScore = max(maxScore, scores[i].Score)
 	}
-	for i := range scores {
-		if scores[i].Score == invalidScore {
-			scores[i].Score = 0
-			continue
+	for i, sc := range scores {
+		switch {
+		case ignored(i):
+			scores[i] = 0
+		case maxScore == 0:
+			scores[i] = schedcore.MaxNodeScore
+		default:
+			scores[i] = schedcore.MaxNodeScore * (maxScore + minScore - sc) / maxScore
 		}
-		if maxScore == 0 {
-			scores[i].Score = schedcore.MaxNodeScore
-			continue
-		}
-		scores[i].Score = schedcore.MaxNodeScore * (maxScore + minScore - scores[i].Score) / maxScore
 	}
 	return nil
 }

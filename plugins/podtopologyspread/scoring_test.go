@@ -13,6 +13,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/plugintest"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -671,7 +672,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 					}
 					got = append(got, schedcore.NodeScore{Name: ni.Name(), Score: score})
 				}
-				if s := p.NormalizeScore(context.Background(), state, tt.pod, got); !s.IsSuccess() {
+				if s := plugintest.Normalize(context.Background(), p, state, tt.pod, got); !s.IsSuccess() {
 					t.Fatalf("NormalizeScore: %v", s)
 				}
 				if diff := cmp.Diff(tt.want, got); diff != "" {

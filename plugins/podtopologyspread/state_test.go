@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/plugintest"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
@@ -169,7 +170,7 @@ func TestParallelCountsMatchSerial(t *testing.T) {
 			sc, _ := p.Score(context.Background(), state, pod, ni)
 			scores = append(scores, schedcore.NodeScore{Name: ni.Name(), Score: sc})
 		}
-		_ = p.NormalizeScore(context.Background(), state, pod, scores)
+		_ = plugintest.Normalize(context.Background(), p, state, pod, scores)
 		return filterViewOf(mustState(t, state)), scores
 	}
 	s1, sc1 := run(1)
@@ -217,7 +218,7 @@ func TestScoreWithoutPreScoreState(t *testing.T) {
 	if _, s := p.Score(context.Background(), schedcore.NewCycleState(), pod, ni); s.Code() != schedcore.Error || s.Message() != want {
 		t.Errorf("Score = %v, want Error %q", s, want)
 	}
-	if s := p.NormalizeScore(context.Background(), schedcore.NewCycleState(), pod, nil); s.Code() != schedcore.Error || s.Message() != want {
+	if s := p.NormalizeColumn(context.Background(), schedcore.NewCycleState(), pod, nil); s.Code() != schedcore.Error || s.Message() != want {
 		t.Errorf("NormalizeScore = %v, want Error %q", s, want)
 	}
 }

@@ -55,8 +55,8 @@ func (pl *PodTopologySpread) hardCounts(pod *v1.Pod, s *preFilterState, incl *in
 	snap := pl.handle.Snapshot()
 	for i := range s.Constraints {
 		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
-		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), countAt(lc, s.Constraints, i, s.counts, incl), lc.candidates, lc.counts, func(counts []int64, _ []int32) {
-			pl.members.ReadListed(membersKey(pod, s.Constraints, i), snap, memberOf(s.Constraints, i, s.counts, incl), memberAt(snap, s.Constraints, i, s.counts, incl), func(_ []int64, members []int32) {
+		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), lc.candidates, lc.counts, func(counts []int64, _ []int32) {
+			pl.members.Read(membersKey(pod, s.Constraints, i), snap, memberOf(s.Constraints, i, s.counts, incl), func(_ []int64, members []int32) {
 				s.counts.Load(i, counts, members)
 			})
 		})
@@ -79,29 +79,6 @@ func memberOf(constraints []topologySpreadConstraint, i int, counts *schedcore.D
 	}
 }
 
-// memberAt is memberOf for the node the snapshot lists at a position,
-// from what is known there: the domains from the label columns, the
-// inclusion verdict from its memo; known false when one of them needs the
-// node.
-func memberAt(snap *schedcore.Snapshot, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) schedcore.ShareAt {
-	c := &constraints[i]
-	return func(pos int, _ int64) (schedcore.Domain, int64, bool, bool) {
-		var buf [4]schedcore.Domain
-		doms, all, ok := counts.NodeDomainsAt(snap, pos, buf[:0])
-		if !ok {
-			return 0, 0, false, false
-		}
-		if !all {
-			return 0, 0, false, true
-		}
-		v, known := incl.verdictAt(pos)
-		if !known {
-			return 0, 0, false, false
-		}
-		return doms[i], 0, c.includes(v), true
-	}
-}
-
 // countOf returns a node's share of constraint i's counts: its matching
 // pods in its domain, when it counts (memberOf) and holds some.
 func countOf(lc *lazyCount, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
@@ -113,25 +90,6 @@ func countOf(lc *lazyCount, constraints []topologySpreadConstraint, i int, count
 		}
 		n := lc.count(ni)
 		return dom, n, n > 0
-	}
-}
-
-// countAt is countOf for the node the snapshot lists at a position, from
-// what is known there (memberAt, and the count from the plugin's
-// MatchCounter, set up at once: countAt serves a fill from scratch); known
-// false when one of them needs the node.
-func countAt(lc *lazyCount, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) schedcore.ShareAt {
-	member := memberAt(lc.snap, constraints, i, counts, incl)
-	return func(pos int, gen int64) (schedcore.Domain, int64, bool, bool) {
-		dom, _, ok, known := member(pos, gen)
-		if !ok || !known {
-			return 0, 0, false, known
-		}
-		n, known := lc.countAt(pos, gen)
-		if !known {
-			return 0, 0, false, false
-		}
-		return dom, n, n > 0, true
 	}
 }
 
@@ -171,14 +129,6 @@ func (l *lazyCount) count(ni *schedcore.NodeInfo) int64 {
 // a pod it does not count: PodCounts).
 func (l *lazyCount) counts(pi *schedcore.PodInfo) bool {
 	return schedcore.PodCounted(pi, l.c.Selector, l.ns)
-}
-
-// countAt is count for the node the snapshot lists at pos with generation
-// gen, from the counter; false when the counter needs the node.
-func (l *lazyCount) countAt(pos int, gen int64) (int64, bool) {
-	l.setUp()
-	v, ok := l.sc.CountAt(l.snap, pos, gen)
-	return int64(v), ok
 }
 
 // candidates returns the nodes that may hold matching pods, from the
@@ -222,7 +172,7 @@ func (pl *PodTopologySpread) softCounts(pod *v1.Pod, s *preScoreState, incl *inc
 			continue
 		}
 		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
-		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), countAt(lc, s.Constraints, i, s.counts, incl), lc.candidates, lc.counts, func(counts []int64, _ []int32) {
+		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), lc.candidates, lc.counts, func(counts []int64, _ []int32) {
 			for _, dom := range doms {
 				if int(dom) < len(counts) && counts[dom] != 0 {
 					s.counts.Add(i, dom, counts[dom])

@@ -206,11 +206,15 @@ func TestHardCountsFromTotalsMatchScratch(t *testing.T) {
 						comparePreScore(t, p, scratch, pod, snap, rng, step)
 						continue
 					}
-					got, err := p.calPreFilterState(context.Background(), pod, snap.List())
+					got, err := p.calPreFilterState(pod)
 					if err != nil {
 						t.Fatal(err)
 					}
-					want, err := p.calPreFilterState(context.Background(), pod, slices.Clone(snap.List()))
+					fresh, err := New(context.Background(), nil, schedcore.NewHandle(snap, 4))
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := fresh.(*PodTopologySpread).calPreFilterState(pod)
 					if err != nil {
 						t.Fatal(err)
 					}

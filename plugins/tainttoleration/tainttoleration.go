@@ -44,7 +44,6 @@ var (
 	_ schedcore.PreScorePlugin       = (*TaintToleration)(nil)
 	_ schedcore.ScorePlugin          = (*TaintToleration)(nil)
 	_ schedcore.NormalizeScorePlugin = (*TaintToleration)(nil)
-	_ schedcore.ColumnNormalizer     = (*TaintToleration)(nil)
 	_ schedcore.EnqueueExtensions    = (*TaintToleration)(nil)
 	_ schedcore.NodeLocalPlugin      = (*TaintToleration)(nil)
 	_ schedcore.FilterExplainer      = (*TaintToleration)(nil)
@@ -232,13 +231,8 @@ func (pl *TaintToleration) ScoreKey(cycleState *schedcore.CycleState, _ *v1.Pod,
 	return true
 }
 
-// NormalizeScore reverses the counts onto [0, 100]: fewer intolerable
+// NormalizeColumn reverses the counts onto [0, 100]: fewer intolerable
 // taints, higher score.
-func (pl *TaintToleration) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
-	return helper.DefaultNormalizeScore(schedcore.MaxNodeScore, true, scores)
-}
-
-// NormalizeColumn is NormalizeScore on a column of scores.
 func (pl *TaintToleration) NormalizeColumn(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
 	return helper.DefaultNormalizeColumn(schedcore.MaxNodeScore, true, scores)
 }

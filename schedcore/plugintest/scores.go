@@ -12,14 +12,14 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-// Scorer is a score plugin with PreScore and NormalizeScore.
+// Scorer is a score plugin with PreScore and NormalizeColumn.
 type Scorer interface {
 	schedcore.PreScorePlugin
 	schedcore.ScorePlugin
 	schedcore.NormalizeScorePlugin
 }
 
-// Scores runs pl's PreScore, Score on each of nodes and NormalizeScore, as
+// Scores runs pl's PreScore, Score on each of nodes and NormalizeColumn, as
 // the framework runs them on one fresh CycleState, and lists the result for
 // comparing with a reference: "NODE raw N" for each node, then "NODE N" for
 // each normalized score. It returns nil when PreScore skips, and fails t on
@@ -33,21 +33,37 @@ func Scores(t testing.TB, pl Scorer, pod *v1.Pod, nodes []*schedcore.NodeInfo) [
 	} else if !s.IsSuccess() {
 		t.Fatalf("PreScore: %v", s)
 	}
-	scores := make(schedcore.NodeScoreList, len(nodes))
+	scores := make([]int64, len(nodes))
 	var out []string
 	for i, ni := range nodes {
 		sc, s := pl.Score(ctx, state, pod, ni)
 		if !s.IsSuccess() {
 			t.Fatalf("Score: %v", s)
 		}
-		scores[i] = schedcore.NodeScore{Name: ni.Name(), Score: sc}
+		scores[i] = sc
 		out = append(out, fmt.Sprintf("%s raw %d", ni.Name(), sc))
 	}
-	if s := pl.NormalizeScore(ctx, state, pod, scores); !s.IsSuccess() {
-		t.Fatalf("NormalizeScore: %v", s)
+	if s := pl.NormalizeColumn(ctx, state, pod, scores); !s.IsSuccess() {
+		t.Fatalf("NormalizeColumn: %v", s)
 	}
-	for _, s := range scores {
-		out = append(out, fmt.Sprintf("%s %d", s.Name, s.Score))
+	for i, sc := range scores {
+		out = append(out, fmt.Sprintf("%s %d", nodes[i].Name(), sc))
 	}
 	return out
+}
+
+// Normalize runs pl's NormalizeColumn on the scores of list, in place, as
+// the framework runs it on the column of a cycle's raw scores.
+func Normalize(ctx context.Context, pl schedcore.NormalizeScorePlugin, state *schedcore.CycleState, pod *v1.Pod, list schedcore.NodeScoreList) *schedcore.Status {
+	col := make([]int64, len(list))
+	for i := range list {
+		col[i] = list[i].Score
+	}
+	if s := pl.NormalizeColumn(ctx, state, pod, col); !s.IsSuccess() {
+		return s
+	}
+	for i := range list {
+		list[i].Score = col[i]
+	}
+	return nil
 }

@@ -11,16 +11,8 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
-// columnSlots normalizes its scores (free slots) to 100-20×slots, as a
-// list or as a column.
+// columnSlots normalizes its scores (free slots) to 100-20×slots.
 type columnSlots struct{ slots }
-
-func (columnSlots) NormalizeScore(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores schedcore.NodeScoreList) *schedcore.Status {
-	for i := range scores {
-		scores[i].Score = 100 - 20*scores[i].Score
-	}
-	return nil
-}
 
 func (columnSlots) NormalizeColumn(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
 	for i := range scores {
@@ -29,12 +21,12 @@ func (columnSlots) NormalizeColumn(_ context.Context, _ *schedcore.CycleState, _
 	return nil
 }
 
-var _ schedcore.ColumnNormalizer = columnSlots{}
+var _ schedcore.NormalizeScorePlugin = columnSlots{}
 
-// A ColumnNormalizer's scores are normalized in a column of their own: the
-// raw scores stay as Score gave them, the normalized ones are weighted and
-// summed as a list's would be.
-func TestColumnNormalizerKeepsRawScores(t *testing.T) {
+// A NormalizeScorePlugin's scores are normalized in a column of their own:
+// the raw scores stay as Score gave them, the normalized ones are weighted
+// and summed.
+func TestNormalizeColumnKeepsRawScores(t *testing.T) {
 	_, snap := slotNodes()
 	fw := onePluginFramework(t, snap, columnSlots{})
 	scores, st := fw.RunScorePlugins(context.Background(), schedcore.NewCycleState(), schedtest.MakePod("p").Obj(), snap.List())

@@ -25,8 +25,6 @@ type cycleRun struct {
 	// filterRejects are the remembered rejections' statuses of those
 	// filters (aligned with filters, as filterViews).
 	filterRejects []*schedcore.RejectTable
-	// listedFilters are filters as ListedFilters (nil if none is one).
-	listedFilters []schedcore.ListedFilter
 	// listed says where the feasible nodes findNodesThatPassFilters
 	// found are in the snapshot's list, for RunScorePlugins.
 	listed listedNodes

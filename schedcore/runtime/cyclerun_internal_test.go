@@ -75,8 +75,8 @@ func TestCycleRunTravelsWithItsState(t *testing.T) {
 	snap := schedcore.NewEmptySnapshot()
 	cache.UpdateSnapshot(snap)
 	state := schedcore.NewCycleState()
-	if got := state.ListedPositions(snap, snap.List()); got != nil {
-		t.Fatalf("a state without a run gives positions %v", got)
+	if state.FeasibleListed(snap, snap.List()) {
+		t.Fatal("a state without a run says its nodes are the listed feasible ones")
 	}
 	fw := &Framework{}
 	cr := runOf(state)
@@ -88,7 +88,7 @@ func TestCycleRunTravelsWithItsState(t *testing.T) {
 	pos := cr.listed.start(snap, 2)
 	*pos = append(*pos, 0, 1)
 	cr.listed.nodes = snap.List()
-	if got := state.ListedPositions(snap, snap.List()); len(got) != 2 {
+	if got := state.Runner().ListedPositions(snap, snap.List()); len(got) != 2 || !state.FeasibleListed(snap, snap.List()) {
 		t.Errorf("the state gives positions %v, want [0 1]", got)
 	}
 
@@ -100,8 +100,8 @@ func TestCycleRunTravelsWithItsState(t *testing.T) {
 	if len(cc.filters) != 1 || cc.filtersFor != fw || !cc.noNominatedPods {
 		t.Errorf("the clone's filter set is %v for %p (no nominated pods %v), want the state's", cc.filters, cc.filtersFor, cc.noNominatedPods)
 	}
-	if cc.opts != (CycleOptions{}) || cc.scoreBufs != nil || clone.ListedPositions(snap, snap.List()) != nil {
-		t.Errorf("the clone carries options %+v, buffers %p, positions %v; want none", cc.opts, cc.scoreBufs, clone.ListedPositions(snap, snap.List()))
+	if cc.opts != (CycleOptions{}) || cc.scoreBufs != nil || clone.FeasibleListed(snap, snap.List()) {
+		t.Errorf("the clone carries options %+v, buffers %p, positions %v; want none", cc.opts, cc.scoreBufs, cc.ListedPositions(snap, snap.List()))
 	}
 
 	cr.listed.release()

@@ -180,11 +180,6 @@ func (b *scoreBuffers) rowHashes(h []uint64) {
 	for j := range b.names {
 		raw := b.raw[j][:len(h)]
 		switch {
-		case len(b.lists[j]) != 0:
-			list := b.lists[j][:len(h)]
-			for i := range h {
-				h[i] = mixScore(mixScore(h[i], raw[i]), list[i].Score)
-			}
 		case len(b.cols[j]) != 0:
 			col := b.cols[j][:len(h)]
 			for i := range h {

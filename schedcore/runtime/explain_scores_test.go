@@ -21,27 +21,20 @@ func TestListScoresSharesOnlyEqualRows(t *testing.T) {
 			b.names = append(b.names, fmt.Sprint("P", j))
 			b.weights = append(b.weights, int64(1+rng.Intn(3)))
 			col := make([]int64, nodes)
-			// A plugin's normalized scores are a list (NormalizeScore), a
-			// column (ColumnNormalizer) or its raw scores.
-			var list schedcore.NodeScoreList
+			// A plugin's normalized scores are a column (NormalizeColumn)
+			// or its raw scores.
 			var norm []int64
-			switch rng.Intn(3) {
-			case 0:
-				list = make(schedcore.NodeScoreList, nodes)
-			case 1:
+			if rng.Intn(2) == 0 {
 				norm = make([]int64, nodes)
 			}
 			for i := range col {
 				col[i] = int64(rng.Intn(3))
 				// The normalized score tells apart nodes of equal raw scores.
-				if list != nil {
-					list[i].Score = col[i]*10 + int64(rng.Intn(2))
-				}
 				if norm != nil {
 					norm[i] = col[i]*10 + int64(rng.Intn(2))
 				}
 			}
-			b.raw, b.lists, b.cols = append(b.raw, col), append(b.lists, list), append(b.cols, norm)
+			b.raw, b.cols = append(b.raw, col), append(b.cols, norm)
 		}
 		each := func(f func(i int) uint64) func(h []uint64) {
 			return func(h []uint64) {

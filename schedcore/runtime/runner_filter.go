@@ -78,7 +78,6 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *schedcore.Cy
 		cr := runOf(state)
 		cr.filters, cr.filtersFor = fs.filters, f
 		f.filterViews(state, pod, fs)
-		cr.listedFilters = fs.listed
 	}()
 	var result *schedcore.PreFilterResult
 	// withNodes is made when a plugin restricts the nodes (rarely): nil
@@ -136,8 +135,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *schedcore.Cy
 // filterSet is what a cycle's PreFilter skips leave of the profile's
 // filters: the skipped plugins' names (in the profile's order) and set,
 // the filters that remain (less those that pass every node for the
-// cycle's pod: passing) and those of them that are ListedFilters. It is
-// read only, shared by the cycles whose PreFilter plugins skip the same
+// cycle's pod: passing). It is read only, shared by the cycles whose PreFilter plugins skip the same
 // ones and whose pods the same filters pass: most cycles (a profile's
 // volume and device plugins skip every pod without volumes or claims,
 // NodeName passes every pod without spec.nodeName), which then make no
@@ -149,7 +147,6 @@ type filterSet struct {
 	// node (passingFilters): it is not in filters.
 	passing uint64
 	filters []schedcore.FilterPlugin
-	listed  []schedcore.ListedFilter
 }
 
 // has reports whether the profile's i-th filter, pl, is one of the set's
@@ -174,7 +171,6 @@ func (f *Framework) skipFilters(skipped []string, passing uint64) *filterSet {
 			}
 		}
 	}
-	fs.listed = listedFilters(fs.filters)
 	f.lastFilterSet.Store(fs)
 	return fs
 }
@@ -242,9 +238,9 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *schedcore.Cycle
 func (f *Framework) runFilters(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, pos int, gen int64) *schedcore.Status {
 	cr := peekRun(state)
 	filters := cr.filters
-	remembered, views, rejects, listed := cr.remembered, cr.filterViews, cr.filterRejects, cr.listedFilters
+	remembered, views, rejects := cr.remembered, cr.filterViews, cr.filterRejects
 	if cr.filtersFor != f {
-		filters, remembered, listed = f.activeFilters(state), nil, nil
+		filters, remembered = f.activeFilters(state), nil
 	}
 	for j, pl := range filters {
 		memo := j < len(remembered) && remembered[j]
@@ -265,8 +261,6 @@ func (f *Framework) runFilters(ctx context.Context, state *schedcore.CycleState,
 			t := time.Now()
 			s = pl.Filter(ctx, state, pod, nodeInfo)
 			f.recorder.Plugin(pl.Name(), ExtFilter, s.Code(), time.Since(t))
-		} else if j < len(listed) && listed[j] != nil {
-			s = listed[j].FilterListed(ctx, state, pod, nodeInfo, pos)
 		} else {
 			s = pl.Filter(ctx, state, pod, nodeInfo)
 		}

@@ -50,9 +50,9 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *schedcore.Cycle
 	}
 	cr := peekRun(state)
 	filters := cr.filters
-	remembered, views, rejects, listed := cr.remembered, cr.filterViews, cr.filterRejects, cr.listedFilters
+	remembered, views, rejects := cr.remembered, cr.filterViews, cr.filterRejects
 	if cr.filtersFor != f {
-		filters, remembered, listed = f.activeFilters(state), nil, nil
+		filters, remembered = f.activeFilters(state), nil
 	}
 	// alive has bit k set while node k has met no rejection.
 	alive := ^uint64(0) >> (maxFilterBlock - n)
@@ -101,18 +101,8 @@ func (f *Framework) runFiltersListed(ctx context.Context, state *schedcore.Cycle
 				nt++
 			}
 		}
-		var lf schedcore.ListedFilter
-		if j < len(listed) {
-			lf = listed[j]
-		}
 		for _, k := range todo[:nt] {
-			ni := list[ps[k]]
-			var s *schedcore.Status
-			if lf != nil {
-				s = lf.FilterListed(ctx, state, pod, ni, ps[k])
-			} else {
-				s = pl.Filter(ctx, state, pod, ni)
-			}
+			s := pl.Filter(ctx, state, pod, list[ps[k]])
 			if s.IsSuccess() {
 				if memo {
 					schedcore.RememberFilter(views[j], rejects[j], ps[k], gens[ps[k]], s, false)

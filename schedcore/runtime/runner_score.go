@@ -97,7 +97,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *schedcore.CycleS
 	views, memo := f.scoreViews(state, pod, idx, b)
 	defer b.unpinScoreViews()
 	uniform := f.uniformScores(state, pod, idx, b)
-	raw, listed := b.raw, b.listed
+	raw := b.raw
 	// The first error stops the loop: the blocks not started yet return
 	// at once (no context of its own: making and cancelling one costs
 	// each cycle more than the flag).
@@ -110,13 +110,6 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *schedcore.CycleS
 	// never reached.
 	snap := f.handle.Snapshot()
 	pos := peekRun(state).listed.positions(snap, nodes)
-	if pos != nil {
-		for j, pi := range idx {
-			if p, ok := f.score[pi].(schedcore.ScorePreparer); ok && !uniform[j] {
-				p.PrepareScore(ctx, state, pod)
-			}
-		}
-	}
 	// The nodes are scored a block at a time, and within a block plugin
 	// by plugin: the remembered scores of a block are read in one tight
 	// pass over each plugin's column, and Score runs only on the nodes
@@ -163,7 +156,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *schedcore.CycleS
 				}
 				nt = len(col)
 			}
-			pl, ls := f.score[pi], listed[j]
+			pl := f.score[pi]
 			for _, k := range todo[:nt] {
 				n := nodes[lo+int(k)]
 				var sc int64
@@ -172,8 +165,6 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *schedcore.CycleS
 					t := time.Now()
 					sc, s = pl.Score(ctx, state, pod, n)
 					f.recorder.Plugin(pl.Name(), ExtScore, s.Code(), time.Since(t))
-				} else if ls != nil && pos != nil {
-					sc, s = ls.ScoreListed(ctx, state, pod, n, ps[k], gens[k])
 				} else {
 					sc, s = pl.Score(ctx, state, pod, n)
 				}
@@ -207,19 +198,9 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *schedcore.CycleS
 		if norm == nil {
 			continue
 		}
-		var s *schedcore.Status
-		if cn := b.colNorm[j]; cn != nil {
-			col := b.cols[j]
-			copy(col, raw[j])
-			s = cn.NormalizeColumn(ctx, state, pod, col)
-		} else {
-			list := b.lists[j]
-			for i := range list {
-				list[i] = schedcore.NodeScore{Name: out[i].Name, Score: raw[j][i]}
-			}
-			s = norm.NormalizeScore(ctx, state, pod, list)
-		}
-		if !s.IsSuccess() {
+		col := b.cols[j]
+		copy(col, raw[j])
+		if s := norm.NormalizeColumn(ctx, state, pod, col); !s.IsSuccess() {
 			st := schedcore.AsStatus(fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", f.score[pi].Name(), s.AsError()))
 			f.observe(ExtScore, st, start)
 			return nil, st
@@ -232,14 +213,6 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *schedcore.CycleS
 	lo, hi := int64(schedcore.MinNodeScore), int64(schedcore.MaxNodeScore)
 	for j, pi := range idx {
 		w := f.scoreWeight[pi]
-		if list := b.lists[j]; len(list) != 0 {
-			for i := range totals {
-				sc := list[i].Score
-				lo, hi = min(lo, sc), max(hi, sc)
-				totals[i] += sc * w
-			}
-			continue
-		}
 		col := raw[j]
 		if len(b.cols[j]) != 0 {
 			col = b.cols[j]

@@ -26,18 +26,12 @@ type scoreBuffers struct {
 	out []schedcore.NodePluginScores
 	// raw[j][i] is plugin j's raw score on node i.
 	raw [][]int64
-	// lists[j] is plugin j's list for NormalizeScore, normalized in place;
-	// nil for a plugin without NormalizeScore, whose raw score is final.
-	lists []schedcore.NodeScoreList
 	// cols[j] is plugin j's normalized column when the plugin is a
-	// ColumnNormalizer (colNorm[j]), empty otherwise.
-	cols    [][]int64
-	colNorm []schedcore.ColumnNormalizer
+	// NormalizeScorePlugin, empty otherwise (its raw score is final).
+	cols [][]int64
 	// The cycle's plugins' names and weights.
 	names   []string
 	weights []int64
-	// listed[j] is plugin j as a ListedScorer, nil if it is not one.
-	listed []schedcore.ListedScorer
 	// totals[i] is node i's weighted sum, before it is set in out.
 	totals []int64
 	// pins are the memo tables of the cycle's views (scoreViews), until
@@ -83,46 +77,30 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []
 	// The columns past the last cycle's plugins are kept (cut off, not
 	// dropped): a cycle with more plugins than the last, after one with
 	// fewer, reuses them instead of making new ones.
-	b.raw, b.lists, b.cols = b.raw[:cap(b.raw)], b.lists[:cap(b.lists)], b.cols[:cap(b.cols)]
+	b.raw, b.cols = b.raw[:cap(b.raw)], b.cols[:cap(b.cols)]
 	for len(b.raw) < np {
 		b.raw = append(b.raw, nil)
-	}
-	for len(b.lists) < np {
-		b.lists = append(b.lists, nil)
 	}
 	for len(b.cols) < np {
 		b.cols = append(b.cols, nil)
 	}
-	b.raw, b.lists, b.cols = b.raw[:np], b.lists[:np], b.cols[:np]
-	b.names, b.weights, b.listed, b.colNorm = b.names[:0], b.weights[:0], b.listed[:0], b.colNorm[:0]
+	b.raw, b.cols = b.raw[:np], b.cols[:np]
+	b.names, b.weights = b.names[:0], b.weights[:0]
 	for j, pi := range idx {
 		b.names = append(b.names, f.score[pi].Name())
 		b.weights = append(b.weights, f.scoreWeight[pi])
-		ls, _ := f.score[pi].(schedcore.ListedScorer)
-		b.listed = append(b.listed, ls)
 		if cap(b.raw[j]) < nodes {
 			b.raw[j] = make([]int64, nodes)
 		}
 		b.raw[j] = b.raw[j][:nodes]
-		cn, _ := f.scoreNorm[pi].(schedcore.ColumnNormalizer)
-		b.colNorm = append(b.colNorm, cn)
 		b.cols[j] = b.cols[j][:0]
 		if f.scoreNorm[pi] == nil {
-			b.lists[j] = b.lists[j][:0]
 			continue
 		}
-		if cn != nil {
-			b.lists[j] = b.lists[j][:0]
-			if cap(b.cols[j]) < nodes {
-				b.cols[j] = make([]int64, nodes)
-			}
-			b.cols[j] = b.cols[j][:nodes]
-			continue
+		if cap(b.cols[j]) < nodes {
+			b.cols[j] = make([]int64, nodes)
 		}
-		if cap(b.lists[j]) < nodes {
-			b.lists[j] = make(schedcore.NodeScoreList, nodes)
-		}
-		b.lists[j] = b.lists[j][:nodes]
+		b.cols[j] = b.cols[j][:nodes]
 	}
 	out := b.out[:nodes]
 	if clearOut {
@@ -133,9 +111,6 @@ func (b *scoreBuffers) get(f *Framework, idx []int, nodes int, clearOut bool) []
 
 // normalized is plugin j's normalized score on node i.
 func (b *scoreBuffers) normalized(j, i int) int64 {
-	if len(b.lists[j]) != 0 {
-		return b.lists[j][i].Score
-	}
 	if len(b.cols[j]) != 0 {
 		return b.cols[j][i]
 	}
