@@ -96,7 +96,7 @@ func TestDefaultingAsTheAPIServer(t *testing.T) {
 	root := filepath.Join("..", "..")
 	var dumps []string
 	for _, pat := range []string{"examples/*.yaml", "examples/*/*.yaml", "testdata/clusters/*.yaml", "testdata/gang/*.yaml", "testdata/conformance/*/snapshot.json",
-		"testdata/kubebench/*.yaml", "testdata/kubebench/whatif/*.yaml", "internal/cli/testdata/*.yaml",
+		"testdata/kubebench/*.yaml", "testdata/kubebench/whatif/*.yaml", "internal/cli/testdata/*.yaml", "internal/snapshot/testdata/*.yaml",
 		"test/e2e/testdata/defaulting.yaml"} {
 		m, err := filepath.Glob(filepath.Join(root, pat))
 		if err != nil {
