@@ -174,6 +174,20 @@ func runGang(ctx context.Context, snapshotName string, cl *cluster, cfg *schedul
 		return nil, err
 	}
 	out := &gangResult{Snapshot: snapshotName, FeatureGates: gates, Groups: []groupResult{}, Evictions: res.Evictions, Unschedulable: []podFailure{}}
+	// kube's Preempted event names the candidate, which for a pod group's
+	// preemption is the whole cluster ("on node cluster"): the victim's
+	// node is taken from the snapshot.
+	runningOn := map[string]string{}
+	for _, o := range cl.objects {
+		if p, ok := o.(*v1.Pod); ok && p.Spec.NodeName != "" {
+			runningOn[key(p)] = p.Spec.NodeName
+		}
+	}
+	for i := range out.Evictions {
+		if n := runningOn[out.Evictions[i].Pod]; n != "" {
+			out.Evictions[i].Node = n
+		}
+	}
 	nodeLabels := map[string]map[string]string{}
 	members := map[string][]*v1.Pod{}
 	var groups []*schedulingv1beta1.PodGroup
