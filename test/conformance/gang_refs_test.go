@@ -292,7 +292,7 @@ func TestGangReferenceCheckCatchesBreaches(t *testing.T) {
 	}
 	tests := []struct {
 		name, ref, want string
-		breach      func(r *gangRef)
+		breach          func(r *gangRef)
 	}{
 		{"a pending gang binding fewer than minCount", "gang-kube-blocked", "below minCount 3", func(r *gangRef) {
 			r.Groups[0].Bound = append(r.Groups[0].Bound, struct{ Pod, Node string }{"default/p1", "node"})
