@@ -4,6 +4,10 @@
 //	go run ./hack/gensnap -list
 //	go run ./hack/gensnap -w SchedulingBasic/5000Nodes_10000Pods -output-file /tmp/basic.json
 //	go run ./hack/gensnap -w Mixed -nodes 5000 -init 10000 -pending 5000 -seed 7 > /tmp/mixed.yaml
+//	go run ./hack/gensnap -gang mixed -nodes 64 -seed 1 -output-file /tmp/gang.yaml
+//
+// -gang mixed|topology writes a GPU cluster with Workload API groups
+// (internal/gen/gang), the input of hack/kubebench's -gang mode.
 //
 // Named workloads keep scheduler_perf's sizes; -nodes (with -init and
 // -pending) sets explicit sizes for the case instead.
@@ -16,6 +20,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/gen/gang"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
 )
@@ -34,8 +39,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("output-file", "-", "output file (- is standard output)")
 	format := fs.String("o", "", "output format: json or yaml (default: json for a .json -output-file, else yaml)")
 	fs.StringVar(format, "format", "", "the former name of -o")
+	gangShape := fs.String("gang", "", `a GPU cluster with workload groups (internal/gen/gang): "mixed" or "topology", sized by -nodes`)
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *gangShape != "" {
+		return runGang(*gangShape, *nodes, *seed, *format, *out, stdout, stderr)
 	}
 	if *list {
 		for _, n := range workload.Names() {
@@ -74,5 +83,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stderr, "gensnap: %s: %d nodes, %d running, %d pending pods\n", w.Name, len(w.Nodes), len(w.Existing), len(w.Pending))
+	return 0
+}
+
+func runGang(shape string, nodes int, seed uint64, format, out string, stdout, stderr io.Writer) int {
+	if shape != "mixed" && shape != "topology" {
+		fmt.Fprintf(stderr, "gensnap: -gang %q: want mixed or topology\n", shape)
+		return 2
+	}
+	c, err := gang.Generate(gang.Params{Nodes: nodes, Seed: seed, Topology: shape == "topology"})
+	if err != nil {
+		fmt.Fprintf(stderr, "gensnap: %v\n", err)
+		return 2
+	}
+	f, err := v1list.Format(format, out)
+	if err != nil {
+		fmt.Fprintf(stderr, "gensnap: %v\n", err)
+		return 2
+	}
+	b, err := v1list.Marshal(f, c.Objects()...)
+	if err != nil {
+		fmt.Fprintf(stderr, "gensnap: %v\n", err)
+		return 1
+	}
+	if err := v1list.WriteOutput(out, b, stdout); err != nil {
+		fmt.Fprintf(stderr, "gensnap: writing %s: %v\n", out, err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "gensnap: %s: %d nodes, %d running, %d pending pods, %d PodGroups\n", c.Name, len(c.Nodes), len(c.Running), len(c.Pending), len(c.PodGroups))
 	return 0
 }

@@ -12,8 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
-	_ "k8s.io/kubernetes/pkg/apis/core/install"    // core/v1 defaulting funcs into legacyscheme
-	_ "k8s.io/kubernetes/pkg/apis/storage/install" // storage/v1 defaulting (StorageClass volumeBindingMode)
+	_ "k8s.io/kubernetes/pkg/apis/core/install"       // core/v1 defaulting funcs into legacyscheme
+	_ "k8s.io/kubernetes/pkg/apis/scheduling/install" // scheduling/v1beta1 defaulting (PodGroup disruptionMode)
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"    // storage/v1 defaulting (StorageClass volumeBindingMode)
 	"sigs.k8s.io/yaml"
 )
 

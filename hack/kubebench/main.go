@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -70,6 +71,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	drainForce := fs.Bool("drain-force", false, "with -drain: --force (delete pods without a controller)")
 	drainPreempt := fs.Bool("drain-preemption", false, "with -drain: place the recreated pods in kube-scheduler's own loop, with preemption")
 	out := fs.String("out", "", "with -capacity or -drain: the result file")
+	gangOut := fs.String("gang", "", `run kube-scheduler's own loop with workload-aware scheduling and write the groups' outcome ({"groups","placements","evictions","unschedulable"}) to this file`)
+	gangRuns := fs.Int("gang-runs", 2, "with -gang: run this many times; the decisions must agree, differing messages are listed (alsoSeen)")
+	featureGates := fs.String("feature-gates", "", "kube feature gates, A=true,B=false, set before the configuration is defaulted (with -gang: GenericWorkload=true unless given)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kubebench [flags] SNAPSHOT")
 		fs.PrintDefaults()
@@ -84,6 +88,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	klog.SetOutput(io.Discard)
 	klog.LogToStderr(false)
 
+	gateSpec := *featureGates
+	if *gangOut != "" && !strings.Contains(gateSpec, "GenericWorkload=") {
+		gateSpec = strings.TrimPrefix(gateSpec+",GenericWorkload=true", ",")
+	}
+	gates, err := setGates(gateSpec)
+	if err != nil {
+		fmt.Fprintf(stderr, "kubebench: %v\n", err)
+		return 2
+	}
 	cfg, err := loadConfig(*configPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "kubebench: config: %v\n", err)
@@ -122,6 +135,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "kubebench: %v\n", err)
 			return 1
 		}
+		return 0
+	}
+	if *gangOut != "" {
+		res, err := runGangN(ctx, filepath.Base(fs.Arg(0)), cl, cfg, int32(*percentage), gates, *gangRuns)
+		if err == nil {
+			err = writeJSON(*gangOut, res)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kubebench: %v\n", err)
+			return 1
+		}
+		bound := 0
+		for _, g := range res.Groups {
+			bound += len(g.Bound)
+		}
+		fmt.Fprintf(stdout, "groups=%d bound_members=%d placements=%d evictions=%d unschedulable=%d\n", len(res.Groups), bound, len(res.Placements), len(res.Evictions), len(res.Unschedulable))
 		return 0
 	}
 	if *preemption != "" {

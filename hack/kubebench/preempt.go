@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -61,15 +62,43 @@ type preemptResult struct {
 	Evictions     []eviction   `json:"evictions"`
 	Nominations   []nomination `json:"nominations"`
 	Unschedulable []failure    `json:"unschedulable"`
+	// client is the fake API at the end (the -gang mode reads the
+	// PodGroups' status from it); failedScheduling the last
+	// FailedScheduling event's message per object ("Kind ns/name").
+	client           *fake.Clientset
+	failedScheduling map[string]string
 }
+
+// quietWithBackoff, when set (the -gang mode), makes the loop quiet once
+// nothing is active and the API has seen no call for that long, pods in
+// backoffQ or not.
+var quietWithBackoff time.Duration
 
 // recorder captures the scheduler's events.
 type recorder struct {
 	mu        sync.Mutex
 	preempted []eviction
+	failed    map[string]string
 }
 
 func (r *recorder) Eventf(regarding, related runtime.Object, _, reason, _, note string, args ...interface{}) {
+	if reason == "FailedScheduling" {
+		if m, err := meta.Accessor(regarding); err == nil {
+			kind := fmt.Sprintf("%T", regarding)
+			kind = kind[strings.LastIndex(kind, ".")+1:]
+			r.mu.Lock()
+			if r.failed == nil {
+				r.failed = map[string]string{}
+			}
+			msg := note
+			if len(args) > 0 {
+				msg = fmt.Sprintf(note, args...)
+			}
+			r.failed[kind+" "+key(m)] = msg
+			r.mu.Unlock()
+		}
+		return
+	}
 	if reason != "Preempted" {
 		return
 	}
@@ -192,20 +221,25 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 	}
 
 	sched.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, qpi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
-		// Let the cache catch up with every deletion made so far.
-		log.mu.Lock()
-		deleted := append([]*v1.Pod(nil), log.deleted...)
-		log.mu.Unlock()
-		for _, d := range deleted {
-			for i := 0; i < 5000; i++ {
-				if _, err := sched.Cache.GetPod(d); err != nil {
-					break
+		// A pod group's members are tried one after another against the
+		// snapshot the pod-group cycle took, holding the members it has
+		// assumed so far: it must not be refreshed from the cache.
+		if g := qpi.Pod.Spec.SchedulingGroup; g == nil || !genericWorkload() {
+			// Let the cache catch up with every deletion made so far.
+			log.mu.Lock()
+			deleted := append([]*v1.Pod(nil), log.deleted...)
+			log.mu.Unlock()
+			for _, d := range deleted {
+				for i := 0; i < 5000; i++ {
+					if _, err := sched.Cache.GetPod(d); err != nil {
+						break
+					}
+					time.Sleep(time.Millisecond)
 				}
-				time.Sleep(time.Millisecond)
 			}
-		}
-		if err := sched.Cache.UpdateSnapshot(logger, snapshot); err != nil {
-			return scheduler.ScheduleResult{}, err
+			if err := sched.Cache.UpdateSnapshot(logger, snapshot); err != nil {
+				return scheduler.ScheduleResult{}, err
+			}
 		}
 		pod := qpi.Pod
 		if obj, err := tracker.Get(podsGVR, pod.Namespace, pod.Name); err == nil {
@@ -274,18 +308,31 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 		act := log.activity
 		log.mu.Unlock()
 		busy := !strings.HasPrefix(summary, "activeQ:0; backoffQ:0;")
+		if quietWithBackoff > 0 {
+			// Gangs kube fails with an error status ("minCount (M) cannot
+			// be satisfied") go back to backoffQ at every retry for ever:
+			// quiet is then nothing active and no API call for longer
+			// than the longest backoff.
+			busy = !strings.HasPrefix(summary, "activeQ:0;")
+		}
+		if os.Getenv("KUBEBENCH_DEBUG") != "" {
+			fmt.Fprintf(os.Stderr, "kubebench: %s api=%d\n", summary, act)
+		}
 		if busy || act != last {
 			last, quietSince = act, time.Now()
 			continue
 		}
-		if time.Since(quietSince) > 3*time.Second {
+		if time.Since(quietSince) > max(3*time.Second, quietWithBackoff) {
 			break
 		}
 	}
 	stop()
 	<-done
 
-	res := &preemptResult{Placements: log.bound, Evictions: []eviction{}, Nominations: []nomination{}, Unschedulable: []failure{}}
+	res := &preemptResult{Placements: log.bound, Evictions: []eviction{}, Nominations: []nomination{}, Unschedulable: []failure{}, client: client}
+	rec.mu.Lock()
+	res.failedScheduling = rec.failed
+	rec.mu.Unlock()
 	if res.Placements == nil {
 		res.Placements = []placement{}
 	}

@@ -41,7 +41,8 @@ List, once, everything the scheduling engine reads — nodes, pods, namespaces,
 PodDisruptionBudgets, PersistentVolumeClaims, PersistentVolumes,
 StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, PriorityClasses,
 the Services, ReplicaSets, StatefulSets and ReplicationControllers that give
-pods their default topology-spread selector, and PodGroups where the cluster serves them — and
+pods their default topology-spread selector, and the Workloads and PodGroups
+(scheduling.k8s.io/v1beta1, scheduler-plugins' scheduling.x-k8s.io) where the cluster serves them — and
 write it as one v1 List that 'kubectl sched dryrun -f' and
 'kubectl sched explain --snapshot' read.
 

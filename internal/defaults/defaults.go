@@ -21,6 +21,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -47,6 +48,8 @@ func Object(obj any) {
 		CSIDriver(o)
 	case *schedulingv1.PriorityClass:
 		PriorityClass(o)
+	case *schedulingv1beta1.PodGroup:
+		PodGroup(o)
 	case *resourceapi.ResourceClaim:
 		ClaimSpec(&o.Spec)
 	case *resourceapi.ResourceClaimTemplate:

@@ -8,13 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // Objects serves schedcore.ObjectLister from a snapshot: the pods of a pod
 // source (the dry-run's store, so plugins see bindings as they happen)
-// and the snapshot's other objects (PodGroups), typed for the kinds of
-// k8s.io/api and unstructured for custom resources.
+// and the snapshot's other objects: kube's Workload API (Workloads and
+// PodGroups of scheduling.k8s.io/v1beta1), typed, and scheduler-plugins'
+// PodGroups, unstructured.
 type Objects struct {
 	pods   func(namespace string) []*v1.Pod
 	others map[string]runtime.Object
@@ -42,6 +44,18 @@ func (o *Objects) Add(u *unstructured.Unstructured) {
 		}
 	}
 	o.others[objectKey(u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), u.GetName())] = obj
+}
+
+// AddWorkloads adds (or replaces) the Workload API objects of a dump,
+// typed, under scheduling.k8s.io/v1beta1.
+func (o *Objects) AddWorkloads(w snapshot.Workloads) {
+	gv := schedulingv1beta1.SchemeGroupVersion.String()
+	for _, wl := range w.Workloads {
+		o.others[objectKey(gv, "Workload", wl.Namespace, wl.Name)] = wl
+	}
+	for _, pg := range w.PodGroups {
+		o.others[objectKey(gv, "PodGroup", pg.Namespace, pg.Name)] = pg
+	}
 }
 
 func objectKey(apiVersion, kind, namespace, name string) string {

@@ -84,6 +84,7 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	}
 	c := &Offline{Clock: clocktesting.NewFakeClock(Epoch), store: newStore(), obs: obs}
 	c.objects = NewObjects(c.store.list, cl.Others)
+	c.objects.AddWorkloads(cl.Workloads)
 	vb := &volumeBinder{}
 	m := c.newDRA(cl.DRA.ResourceClaimTemplates)
 	d := Driver{

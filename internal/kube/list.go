@@ -66,17 +66,18 @@ type ListOptions struct {
 // pageSize is how many objects one list request asks for.
 const pageSize = 500
 
-// PodGroupGroups are the API groups whose "podgroups" resource is listed
-// when the cluster serves it: kube's own (scheduling.k8s.io, v1.35+) and
-// scheduler-plugins' coscheduling (scheduling.x-k8s.io).
-var PodGroupGroups = []string{"scheduling.k8s.io", "scheduling.x-k8s.io"}
+// PodGroupGroups are the API groups whose "podgroups" resource is listed,
+// unstructured, when the cluster serves it: scheduler-plugins'
+// coscheduling (scheduling.x-k8s.io). kube's own (scheduling.k8s.io/v1beta1)
+// is listed typed, with its Workloads (listWorkloadAPI).
+var PodGroupGroups = []string{"scheduling.x-k8s.io"}
 
 // ListCluster lists, once and page by page, everything the engine reads:
 // nodes, pods, namespaces, PDBs, PVCs, PVs, StorageClasses, CSINodes,
 // CSIDrivers, CSIStorageCapacities,
 // PriorityClasses, RuntimeClasses, the Services, ReplicaSets, StatefulSets and
 // ReplicationControllers that give pods their default spread selector,
-// PodGroups where the API exists, and the resource.k8s.io/v1 DRA objects. Nodes and pods must be listable; a kind
+// PodGroups and Workloads where the API exists, and the resource.k8s.io/v1 DRA objects. Nodes and pods must be listable; a kind
 // the user may not list (Forbidden) or the cluster does not serve
 // (NotFound) becomes a warning. Secrets and ConfigMaps are never read.
 func ListCluster(ctx context.Context, c *Clients, o ListOptions) (*snapshot.Cluster, error) {
@@ -192,6 +193,9 @@ func ListCluster(ctx context.Context, c *Clients, o ListOptions) (*snapshot.Clus
 		}
 	}
 	if err := listPodGroups(ctx, c, ns, cl); err != nil {
+		return nil, err
+	}
+	if err := listWorkloadAPI(ctx, c, ns, cl); err != nil {
 		return nil, err
 	}
 	if err := listDRA(ctx, c, ns, cl); err != nil {

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,23 +25,11 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
-var (
-	podGroupGVR     = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
-	kubePodGroupGVR = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "podgroups"}
-)
+var podGroupGVR = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
 
 func podGroup(ns, name string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-		"metadata": map[string]any{"name": name, "namespace": ns},
-	}}
-}
-
-// kubePodGroup is a PodGroup of kube's own API (scheduling.k8s.io), whose
-// preferred version (v1) has PriorityClasses only.
-func kubePodGroup(ns, name string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
 		"metadata": map[string]any{"name": name, "namespace": ns},
 	}}
 }
@@ -63,17 +52,21 @@ func fakeClients(withPodGroups bool) (*Clients, *fake.Clientset) {
 		&v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: "b"}},
 		&v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: "a"}},
 		&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "conf", Namespace: "a"}},
+		// kube's own Workload API, listed typed where it is served.
+		&schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "k1", Namespace: "a"}},
+		&schedulingv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "b"}},
 	)
 	scheme := runtime.NewScheme()
 	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
-		map[schema.GroupVersionResource]string{podGroupGVR: "PodGroupList", kubePodGroupGVR: "PodGroupList"},
-		podGroup("a", "g1"), podGroup("b", "g2"), kubePodGroup("a", "k1"))
+		map[schema.GroupVersionResource]string{podGroupGVR: "PodGroupList"},
+		podGroup("a", "g1"), podGroup("b", "g2"))
 	disc := kc.Discovery().(*fakediscovery.FakeDiscovery)
 	if withPodGroups {
 		disc.Resources = []*metav1.APIResourceList{
 			{GroupVersion: "scheduling.x-k8s.io/v1alpha1", APIResources: []metav1.APIResource{{Name: "podgroups", Namespaced: true, Kind: "PodGroup"}}},
 			{GroupVersion: "scheduling.k8s.io/v1", APIResources: []metav1.APIResource{{Name: "priorityclasses", Kind: "PriorityClass"}}},
-			{GroupVersion: "scheduling.k8s.io/v1beta1", APIResources: []metav1.APIResource{{Name: "podgroups", Namespaced: true, Kind: "PodGroup"}}},
+			{GroupVersion: "scheduling.k8s.io/v1beta1", APIResources: []metav1.APIResource{
+				{Name: "workloads", Namespaced: true, Kind: "Workload"}, {Name: "podgroups", Namespaced: true, Kind: "PodGroup"}}},
 		}
 	}
 	return &Clients{Kube: kc, Dynamic: dc, Discovery: disc}, kc
@@ -120,6 +113,12 @@ func names(cl *snapshot.Cluster) []string {
 	for _, u := range cl.Others {
 		out = append(out, u.GetAPIVersion()+" podgroup/"+u.GetNamespace()+"/"+u.GetName())
 	}
+	for _, w := range cl.Workloads.Workloads {
+		out = append(out, "workload/"+w.Namespace+"/"+w.Name)
+	}
+	for _, pg := range cl.Workloads.PodGroups {
+		out = append(out, "scheduling.k8s.io/v1beta1 podgroup/"+pg.Namespace+"/"+pg.Name)
+	}
 	return out
 }
 
@@ -133,7 +132,8 @@ func TestListClusterListsWhatTheEngineReads(t *testing.T) {
 		{"every namespace, with both PodGroup APIs", "", true, []string{
 			"node/n1", "namespace/a", "namespace/b", "pod/a/p1", "pod/b/p2", "pdb/a/pdb", "pvc/a/claim", "pv/pv1", "storageclass/fast",
 			"csinode/n1", "csidriver/csi.example.com", "csistoragecapacity/a/cap", "priorityclass/high", "service/b/svc",
-			"scheduling.x-k8s.io/v1alpha1 podgroup/a/g1", "scheduling.k8s.io/v1beta1 podgroup/a/k1", "scheduling.x-k8s.io/v1alpha1 podgroup/b/g2"}},
+			"scheduling.x-k8s.io/v1alpha1 podgroup/a/g1", "scheduling.x-k8s.io/v1alpha1 podgroup/b/g2",
+			"workload/b/w1", "scheduling.k8s.io/v1beta1 podgroup/a/k1"}},
 		{"one namespace: its objects, its namespace, every cluster-scoped object", "a", true, []string{
 			"node/n1", "namespace/a", "pod/a/p1", "pdb/a/pdb", "pvc/a/claim", "pv/pv1", "storageclass/fast",
 			"csinode/n1", "csidriver/csi.example.com", "csistoragecapacity/a/cap", "priorityclass/high",

@@ -26,12 +26,14 @@ import (
 var crdPodGroups = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
 
 // liveObjects serves schedcore.ObjectLister from informers: pods from the
-// pod informer, native PodGroups from a typed informer and the CRD from a
-// dynamic one, each only when the API serves it.
+// pod informer, kube's Workload API (scheduling.k8s.io/v1beta1 PodGroups
+// and Workloads) from typed informers and scheduler-plugins' PodGroup CRD
+// from a dynamic one, each only when the API serves it.
 type liveObjects struct {
-	pods   corelisters.PodLister
-	native schedulinglisters.PodGroupLister
-	crd    cache.GenericLister
+	pods      corelisters.PodLister
+	native    schedulinglisters.PodGroupLister
+	workloads schedulinglisters.WorkloadLister
+	crd       cache.GenericLister
 }
 
 func (o *liveObjects) Pods(namespace string) []*v1.Pod {
@@ -41,6 +43,10 @@ func (o *liveObjects) Pods(namespace string) []*v1.Pod {
 }
 
 func (o *liveObjects) Get(apiVersion, kind, namespace, name string) (runtime.Object, bool) {
+	if kind == "Workload" && apiVersion == schedcore.NativePodGroupAPIVersion && o.workloads != nil {
+		w, err := o.workloads.Workloads(namespace).Get(name)
+		return w, err == nil
+	}
 	if kind != schedcore.PodGroupKind {
 		return nil, false
 	}
@@ -115,6 +121,14 @@ func (d *driver) setUpPodGroups(ctx context.Context) error {
 			return fmt.Errorf("registering PodGroup handler: %w", err)
 		}
 		d.regs = append(d.regs, reg)
+	}
+	// Workloads are read (a PodGroup's workloadRef), not watched for
+	// requeueing: kube-scheduler v1.37 registers no Workload event.
+	workloads := schedulingv1beta1.SchemeGroupVersion.WithResource("workloads")
+	if ok, err := serves(dc, workloads); err != nil {
+		d.logger.Error(err, "Discovering Workloads", "resource", workloads)
+	} else if ok {
+		objs.workloads = d.factory.Scheduling().V1beta1().Workloads().Lister()
 	}
 	if ok, err := serves(dc, crdPodGroups); err != nil {
 		d.logger.Error(err, "Discovering PodGroups; scheduler-plugins gangs are not scheduled as such", "resource", crdPodGroups)

@@ -38,6 +38,10 @@ var Kinds = []Kind{
 	{"resource.k8s.io/v1", "ResourceClaimTemplate", "resourceclaimtemplates"},
 	// DeviceTaintRules are served only with the DRADeviceTaints gate on.
 	{"resource.k8s.io/v1", "DeviceTaintRule", ""},
+	// The Workload API is served only with the GenericWorkload gate on.
+	{"scheduling.k8s.io/v1beta1", "Workload", ""},
+	{"scheduling.k8s.io/v1beta1", "PodGroup", ""},
+	// scheduler-plugins' PodGroup CRD (Coscheduling, pods joined by label).
 	{"scheduling.x-k8s.io/v1alpha1", "PodGroup", ""},
 }
 

@@ -57,8 +57,11 @@ type Cluster struct {
 	// DRA holds the resource.k8s.io objects (DeviceClasses, ResourceSlices,
 	// ResourceClaims, ResourceClaimTemplates, DeviceTaintRules).
 	DRA DRA
+	// Workloads holds the Workload API objects (scheduling.k8s.io/v1beta1
+	// Workloads and PodGroups).
+	Workloads Workloads
 	// Others are objects of kinds the engine reads through other packages
-	// (PodGroups), kept unstructured.
+	// (scheduler-plugins' PodGroups), kept unstructured.
 	Others []*unstructured.Unstructured
 	// Warnings are one line each, for stderr.
 	Warnings []string
@@ -423,6 +426,9 @@ func (c *Cluster) addNamed(file string, line int, where, ident, apiVersion, kind
 	if !handled {
 		handled, err = c.addDRA(apiVersion, kind, decode, fail)
 	}
+	if !handled {
+		handled, err = c.addWorkloadAPI(apiVersion, kind, decode, fail)
+	}
 	if de, ok := err.(decodeError); ok {
 		err = fail(string(de))
 	}
@@ -516,7 +522,8 @@ func (c *Cluster) addTyped(kind, group string, obj map[string]any, decode func(a
 		return true, decodeAppend(decode, &c.PriorityClasses)
 	case kind == "RuntimeClass" && group == "node.k8s.io":
 		return true, decodeAppend(decode, &c.RuntimeClasses)
-	case kind == "PodGroup":
+	case kind == "PodGroup" && group != "scheduling.k8s.io":
+		// scheduler-plugins' (addWorkloadAPI reads kube's own).
 		c.Others = append(c.Others, &unstructured.Unstructured{Object: obj})
 	default:
 		return false, nil

@@ -213,6 +213,12 @@ func TestEveryListedKindIsRead(t *testing.T) {
 			// The loader checks what the API server requires of a slice.
 			doc += "spec: {driver: gpu.example.com, pool: {name: p, resourceSliceCount: 1}, allNodes: true}\n"
 		}
+		switch k.APIVersion + " " + k.Kind {
+		case "scheduling.k8s.io/v1beta1 Workload":
+			doc += "spec: {podGroupTemplates: [{name: t, schedulingPolicy: {basic: {}}}]}\n"
+		case "scheduling.k8s.io/v1beta1 PodGroup":
+			doc += "spec: {schedulingPolicy: {gang: {minCount: 1}}}\n"
+		}
 		if err := c.AddData("f.yaml", []byte(doc)); err != nil {
 			t.Errorf("%s: %v", k.Kind, err)
 		}

@@ -177,6 +177,7 @@ func (c *Cluster) objects() []object {
 		return &c.StatefulSets[i].ObjectMeta, c.StatefulSets[i]
 	})
 	c.draObjects(add)
+	c.workloadObjects(add)
 	add("v1", "Pod", len(c.Pods), func(i int) (*metav1.ObjectMeta, runtime.Object) { return &c.Pods[i].ObjectMeta, c.Pods[i] })
 	return out
 }
@@ -189,7 +190,7 @@ func (c *Cluster) OtherCount() int {
 
 // Marshal renders the cluster as one v1 List, in YAML or (format "json")
 // JSON, that LoadPaths reads back. Every item gets its apiVersion and
-// kind; PodGroups (unstructured) keep theirs.
+// kind; scheduler-plugins' PodGroups (unstructured) keep theirs.
 func (c *Cluster) Marshal(format string) ([]byte, error) {
 	items := make([]json.RawMessage, 0, len(c.Nodes)+len(c.Pods))
 	for _, o := range c.objects() {

@@ -80,7 +80,8 @@ func TestMarshalRoundTripsThroughTheLoader(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.PriorityClasses = nil
-	in.Others = []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": map[string]any{"name": "g", "namespace": "ns"}}}}
+	in.Others = []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": map[string]any{"name": "g", "namespace": "ns"}}}}
+	in.Workloads = testWorkloads()
 	in.Warnings = nil
 	for _, format := range []string{"yaml", "json"} {
 		t.Run(format, func(t *testing.T) {
@@ -106,6 +107,14 @@ func TestMarshalRoundTripsThroughTheLoader(t *testing.T) {
 				for _, u := range c.Others {
 					m["other/"+u.GetName()] = u.Object
 				}
+				for _, w := range c.Workloads.Workloads {
+					w.TypeMeta = metav1.TypeMeta{} // the dump sets it
+					m["workload/"+w.Namespace+"/"+w.Name] = w
+				}
+				for _, pg := range c.Workloads.PodGroups {
+					pg.TypeMeta = metav1.TypeMeta{}
+					m["podgroup/"+pg.Namespace+"/"+pg.Name] = pg
+				}
 				return m
 			}
 			if d := cmp.Diff(byName(in), byName(out)); d != "" {
@@ -124,8 +133,8 @@ func TestMarshalKeepsEveryKindTheEngineReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.PriorityClasses = append(in.PriorityClasses, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000})
+	in.Workloads = testWorkloads()
 	in.Others = append(in.Others,
-		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": map[string]any{"name": "g", "namespace": "ns"}}},
 		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": map[string]any{"name": "g", "namespace": "ns"}}})
 	in.Warnings = nil
 	kinds := func(c *Cluster) map[string][]string {
@@ -169,6 +178,12 @@ func TestMarshalKeepsEveryKindTheEngineReads(t *testing.T) {
 		for _, o := range c.Others {
 			add(o.GetAPIVersion()+" "+o.GetKind(), o)
 		}
+		for _, o := range c.Workloads.Workloads {
+			add("scheduling.k8s.io/v1beta1 Workload", o)
+		}
+		for _, o := range c.Workloads.PodGroups {
+			add("scheduling.k8s.io/v1beta1 PodGroup", o)
+		}
 		for _, v := range m {
 			sort.Strings(v) // the dump is sorted
 		}
@@ -176,7 +191,7 @@ func TestMarshalKeepsEveryKindTheEngineReads(t *testing.T) {
 	}
 	want := kinds(in)
 	for _, k := range []string{"Namespace", "Node", "Pod", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
-		"CSIStorageCapacity", "PriorityClass", "scheduling.k8s.io/v1beta1 PodGroup", "scheduling.x-k8s.io/v1alpha1 PodGroup"} {
+		"CSIStorageCapacity", "PriorityClass", "scheduling.k8s.io/v1beta1 Workload", "scheduling.k8s.io/v1beta1 PodGroup", "scheduling.x-k8s.io/v1alpha1 PodGroup"} {
 		if len(want[k]) == 0 {
 			t.Fatalf("the input has no %s: the test would prove nothing", k)
 		}

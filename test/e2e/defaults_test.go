@@ -66,7 +66,7 @@ import (
 // refuses it given). Kinds the API server does not serve
 // (scheduler-plugins' PodGroup CRD) and, in dumps, kinds the loader does
 // not read are kept as written, as are the known-invalid objects below.
-// The cluster runs with GenericWorkload and VolumeBindMountOptions on,
+// The cluster runs with GenericWorkload, TopologyAwareWorkloadScheduling and VolumeBindMountOptions on,
 // for the inputs that use their fields.
 func TestDefaultingAsTheAPIServer(t *testing.T) {
 	if cluster.Disabled() {
@@ -74,12 +74,14 @@ func TestDefaultingAsTheAPIServer(t *testing.T) {
 	}
 	// A cluster of its own: the test changes namespaces and PriorityClasses.
 	// Native gangs (pods' spec.schedulingGroup, scheduling.k8s.io/v1beta1
-	// PodGroups) need GenericWorkload, and the DRA snapshots' volume
+	// PodGroups) need GenericWorkload, their schedulingConstraints
+	// (testdata/kubebench/gang-topology-*) TopologyAwareWorkloadScheduling
+	// (alpha: forbidden without it), and the DRA snapshots' volume
 	// mounts' bindMountOptions (which NodeDeclaredFeatures reads)
 	// VolumeBindMountOptions, both off by default in v1.37: without them
 	// the API server drops the fields.
 	c := cluster.StartForTest(t, cluster.Options{ExtraAPIServerArgs: []string{
-		"--feature-gates=GenericWorkload=true,VolumeBindMountOptions=true", "--runtime-config=scheduling.k8s.io/v1beta1=true"}})
+		"--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true,VolumeBindMountOptions=true", "--runtime-config=scheduling.k8s.io/v1beta1=true"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	dyn, err := dynamic.NewForConfig(c.Config)
@@ -96,7 +98,7 @@ func TestDefaultingAsTheAPIServer(t *testing.T) {
 	root := filepath.Join("..", "..")
 	var dumps []string
 	for _, pat := range []string{"examples/*.yaml", "examples/*/*.yaml", "testdata/clusters/*.yaml", "testdata/gang/*.yaml", "testdata/conformance/*/snapshot.json",
-		"testdata/kubebench/*.yaml", "testdata/kubebench/whatif/*.yaml", "internal/cli/testdata/*.yaml",
+		"testdata/kubebench/*.yaml", "testdata/kubebench/whatif/*.yaml", "internal/cli/testdata/*.yaml", "internal/snapshot/testdata/*.yaml",
 		"test/e2e/testdata/defaulting.yaml"} {
 		m, err := filepath.Glob(filepath.Join(root, pat))
 		if err != nil {
@@ -264,6 +266,12 @@ func newTypedFor(kind string) any {
 	return nil
 }
 
+// prioritized reports whether the Priority admission computes o's
+// spec.priority from its priorityClassName: pods and kube's PodGroups.
+func prioritized(o snapshot.Object) bool {
+	return o.Kind() == "Pod" || (o.Kind() == "PodGroup" && strings.HasPrefix(o.APIVersion(), "scheduling.k8s.io/"))
+}
+
 // createForReal creates an object the API server answered a dry-run
 // create with, for real (what the create sets taken out again; a pod's
 // priority and preemptionPolicy without a class, which it refuses given,
@@ -284,7 +292,7 @@ func (r *roundTripper) createForReal(ctx context.Context, t *testing.T, o snapsh
 		unstructured.RemoveNestedField(u.Object, "spec", "clusterIP")
 		unstructured.RemoveNestedField(u.Object, "spec", "clusterIPs")
 	}
-	if class, _, _ := unstructured.NestedString(u.Object, "spec", "priorityClassName"); o.Kind() == "Pod" && class == "" {
+	if class, _, _ := unstructured.NestedString(u.Object, "spec", "priorityClassName"); prioritized(o) && class == "" {
 		unstructured.RemoveNestedField(u.Object, "spec", "priority")
 		unstructured.RemoveNestedField(u.Object, "spec", "preemptionPolicy")
 	}
@@ -460,13 +468,15 @@ func (r *roundTripper) roundTrip(ctx context.Context, t *testing.T, objs []snaps
 		for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "generation"} {
 			unstructured.RemoveNestedField(in.Object, "metadata", f)
 		}
-		// A pod's priority and preemptionPolicy without a class are the
-		// Priority admission's answer for a class the dump lacks (or, in a
-		// transcription of kube's tests, fields set directly): the API
-		// server refuses them given; they are put back after.
+		// A pod's (or a scheduling.k8s.io PodGroup's) priority and
+		// preemptionPolicy without a class are the Priority admission's
+		// answer for a class the dump lacks (or, in a transcription of
+		// kube's tests and the generated gang clusters, fields set
+		// directly): the API server refuses them given; they are put back
+		// after.
 		priority, hasPriority := nestedInt(in.Object, "spec", "priority")
 		policy, hasPolicy, _ := unstructured.NestedString(in.Object, "spec", "preemptionPolicy")
-		if class, _, _ := unstructured.NestedString(in.Object, "spec", "priorityClassName"); o.Kind() == "Pod" && class == "" {
+		if class, _, _ := unstructured.NestedString(in.Object, "spec", "priorityClassName"); prioritized(o) && class == "" {
 			unstructured.RemoveNestedField(in.Object, "spec", "priority")
 			unstructured.RemoveNestedField(in.Object, "spec", "preemptionPolicy")
 		} else {
