@@ -127,7 +127,7 @@ func TestVerdictMemo(t *testing.T) {
 func key(s string) *schedcore.MemoKey { return new(schedcore.MemoKey).String(s) }
 
 // TestVerdictMemoByNode checks the entries kept for a node object
-// (GetByNode, and GetAt with Snapshot.NodeGenerationAt): they outlive pods
+// (GetByNode): they outlive pods
 // placed on the node, not a change of the node object.
 func TestVerdictMemoByNode(t *testing.T) {
 	c := schedcore.NewCache(schedcore.DefaultFeatures)
