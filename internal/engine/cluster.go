@@ -65,3 +65,44 @@ func SortQueueOrder(pods []*v1.Pod) {
 		return schedcore.PodName(pods[i]) < schedcore.PodName(pods[j])
 	})
 }
+
+// ListedNominator holds a listed cluster's pending pods that preemption
+// nominated to a node (status.nominatedNodeName), as kube-scheduler's queue
+// does, for a driver that queues none of them (explain: Driver.Nominator).
+// The filters of other pods count them on that node when their priority is
+// equal or higher (the pod in the cycle itself is left out by its UID).
+type ListedNominator struct {
+	byNode map[string][]*schedcore.PodInfo
+	n      int
+}
+
+// Fill adds the pending pods of pods, in their order, that are nominated
+// to a node and of one of the profiles.
+func (n *ListedNominator) Fill(pods []*v1.Pod, profiles *Profiles) {
+	for _, p := range pods {
+		if p.Spec.NodeName != "" || p.Status.NominatedNodeName == "" || p.DeletionTimestamp != nil ||
+			p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		name := p.Spec.SchedulerName
+		if name == "" {
+			name = v1.DefaultSchedulerName
+		}
+		if profiles.ByName[name] == nil {
+			continue // not in our queue
+		}
+		if n.byNode == nil {
+			n.byNode = map[string][]*schedcore.PodInfo{}
+		}
+		n.byNode[p.Status.NominatedNodeName] = append(n.byNode[p.Status.NominatedNodeName], schedcore.NewPodInfo(p))
+		n.n++
+	}
+}
+
+// NominatedPodsForNode returns the pods nominated to the node.
+func (n *ListedNominator) NominatedPodsForNode(node string) []*schedcore.PodInfo {
+	return n.byNode[node]
+}
+
+// NumNominatedPods says how many pods are nominated at all.
+func (n *ListedNominator) NumNominatedPods() int { return n.n }

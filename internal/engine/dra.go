@@ -157,6 +157,22 @@ func TemplateClaimsFor(pod *v1.Pod, templates []*resourceapi.ResourceClaimTempla
 	return TemplateClaims(pod, templatesByKey(templates), exists)
 }
 
+// TemplateClaimsIn does TemplateClaims for one pod against a cluster's
+// claims and templates: the pod as it then is, and the cluster's claims
+// with the ones made added (a new slice: the cluster's is not modified).
+func TemplateClaimsIn(pod *v1.Pod, dra snapshot.DRA) (*v1.Pod, []*resourceapi.ResourceClaim) {
+	exists := func(namespace, name string) bool {
+		return slices.ContainsFunc(dra.ResourceClaims, func(c *resourceapi.ResourceClaim) bool {
+			return c.Namespace == namespace && c.Name == name
+		})
+	}
+	pod, made := TemplateClaims(pod, templatesByKey(dra.ResourceClaimTemplates), exists)
+	if len(made) == 0 {
+		return pod, dra.ResourceClaims
+	}
+	return pod, append(slices.Clip(dra.ResourceClaims), made...)
+}
+
 // recorded reports whether the pod's status names an existing claim for
 // the pod claim.
 func recorded(pod *v1.Pod, podClaim string, exists func(namespace, name string) bool) bool {

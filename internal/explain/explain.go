@@ -153,52 +153,19 @@ func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, err
 		}
 		work.Pods[i] = p
 	}
-	nom := &nominator{byNode: map[string][]*schedcore.PodInfo{}}
+	nom := &engine.ListedNominator{}
 	eng, err := engine.New(ctx, engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed, ClaimsAsListed: o.Live},
 		engine.Driver{Nominator: nom, Preemption: schedcore.PreemptionHooks{PDBs: engine.PDBsOf(cl.PDBs)}})
 	if err != nil {
 		return nil, err
 	}
-	nom.fill(work.Pods, eng.Profiles)
+	nom.Fill(work.Pods, eng.Profiles)
 	pending, err := eng.Load(&work)
 	if err != nil {
 		return nil, err
 	}
 	return &State{o: o, cluster: &work, eng: eng, pending: pending, index: newPodIndex(work.Pods)}, nil
 }
-
-// nominator holds the cluster's pending pods that preemption nominated to a
-// node (status.nominatedNodeName), as kube-scheduler's queue does: the
-// filters of other pods count them on that node when their priority is
-// equal or higher (the explained pod itself is left out by its UID).
-type nominator struct {
-	byNode map[string][]*schedcore.PodInfo
-	n      int
-}
-
-func (n *nominator) fill(pods []*v1.Pod, profiles *engine.Profiles) {
-	for _, p := range pods {
-		if p.Spec.NodeName != "" || p.Status.NominatedNodeName == "" || p.DeletionTimestamp != nil ||
-			p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
-			continue
-		}
-		name := p.Spec.SchedulerName
-		if name == "" {
-			name = v1.DefaultSchedulerName
-		}
-		if profiles.ByName[name] == nil {
-			continue // not in our queue
-		}
-		n.byNode[p.Status.NominatedNodeName] = append(n.byNode[p.Status.NominatedNodeName], schedcore.NewPodInfo(p))
-		n.n++
-	}
-}
-
-// NominatedPodsForNode returns the pods nominated to the node.
-func (n *nominator) NominatedPodsForNode(node string) []*schedcore.PodInfo { return n.byNode[node] }
-
-// NumNominatedPods says how many pods are nominated at all.
-func (n *nominator) NumNominatedPods() int { return n.n }
 
 // Run explains one scheduling cycle of pod against the cluster: NewState,
 // then State.Explain.
@@ -286,23 +253,25 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	}
 	// Everything the report keeps is copied out of ex.
 	defer ex.Release()
-	rep, order := convert(ex)
+	rep, order := report.ExplanationOf(ex)
 	rep.Source, rep.BoundNode, rep.NominatedNode = o.Source, bound, nominated
 	if s.turn != nil {
 		rep.State, rep.Turn = StateAtTurn, s.turn
 	} else {
 		rep.State, rep.Ahead = StateAsListed, s.ahead(ctx, target, bound != "")
 	}
-	if ex.FitError != nil {
-		// The PostFilter sees the pod as the scheduler's cycle does, with
-		// its nominated node: preemption's eligibility reads it.
+	if ex.FitError != nil && ex.State != nil {
+		// What the profile's PostFilter (DefaultPreemption) would do on the
+		// failed cycle's state, without evicting anything. It sees the pod
+		// as the scheduler's cycle does, with its nominated node:
+		// preemption's eligibility reads it.
 		preemptor := target
 		if nominated != "" {
 			cp := *target
 			cp.Status.NominatedNodeName = nominated
 			preemptor = &cp
 		}
-		rep.Preemption = preemption(ctx, fw, ex, preemptor)
+		rep.Preemption = report.PreemptionOf(fw.ExplainPostFilter(ctx, ex.State, preemptor, ex.FitError.Diagnosis.NodeToStatus))
 	}
 	if bound != "" {
 		for _, n := range rep.Nodes {
@@ -338,7 +307,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		n.NodeDetail = &report.NodeDetail{Free: free(ni, target, s.eng.Options.Features)}
 		if !n.Feasible {
 			ex.Detail(ctx, int(order[i]))
-			n.Gaps = nodeGaps(&ex.Nodes[order[i]])
+			n.Gaps = report.GapsOf(&ex.Nodes[order[i]])
 		}
 	}
 	if o.Node != "" {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -95,7 +94,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		if target.UID == "" {
 			target.UID = engine.SnapshotUID(target.Namespace, target.Name)
 		}
-		target, work.DRA.ResourceClaims = withTemplateClaims(target, work.DRA)
+		target, work.DRA.ResourceClaims = engine.TemplateClaimsIn(target, work.DRA)
 	}
 	work.Pods = append(work.Pods, target)
 	isTarget := func(p *v1.Pod) bool { return p.Namespace == target.Namespace && p.Name == target.Name }
@@ -197,25 +196,4 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		}
 	}
 	return rep, nil
-}
-
-// withTemplateClaims returns pod with the claims of its templates made as
-// the resourceclaim controller would (engine.TemplateClaims, the dry-run's),
-// and the cluster's claims with them added (a new slice: the cluster's is
-// not modified).
-func withTemplateClaims(pod *v1.Pod, dra snapshot.DRA) (*v1.Pod, []*resourceapi.ResourceClaim) {
-	templates := make(map[string]*resourceapi.ResourceClaimTemplate, len(dra.ResourceClaimTemplates))
-	for _, t := range dra.ResourceClaimTemplates {
-		templates[t.Namespace+"/"+t.Name] = t
-	}
-	exists := func(namespace, name string) bool {
-		return slices.ContainsFunc(dra.ResourceClaims, func(c *resourceapi.ResourceClaim) bool {
-			return c.Namespace == namespace && c.Name == name
-		})
-	}
-	pod, made := engine.TemplateClaims(pod, templates, exists)
-	if len(made) == 0 {
-		return pod, dra.ResourceClaims
-	}
-	return pod, append(slices.Clip(dra.ResourceClaims), made...)
 }

@@ -1,11 +1,10 @@
-package explain
+package report
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
@@ -36,7 +35,7 @@ func TestFailureListsShareOnlyTheSameText(t *testing.T) {
 		{},
 	}
 	// Lists made afresh, and which of them should be shared.
-	want := make([][]report.Failure, len(nodes))
+	want := make([][]Failure, len(nodes))
 	for i := range nodes {
 		eachVerdict(&nodes[i], func(j int, plugin string, s *schedcore.Status) bool {
 			if nodes[i].Status != nil || len(nodes[i].Failures) > 0 {
@@ -50,7 +49,7 @@ func TestFailureListsShareOnlyTheSameText(t *testing.T) {
 		"collided": func(*failureLists, *schedruntime.NodeExplanation) uint64 { return 7 },
 	} {
 		fl := failureLists{hash: hash}
-		got := make([][]report.Failure, len(nodes))
+		got := make([][]Failure, len(nodes))
 		for i := range nodes {
 			got[i] = fl.of(&nodes[i]).Failures
 			if !reflect.DeepEqual(got[i], want[i]) {

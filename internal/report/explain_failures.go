@@ -1,10 +1,9 @@
-package explain
+package report
 
 import (
 	"hash/maphash"
 	"strings"
 
-	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
@@ -16,24 +15,24 @@ import (
 // nodes, 8 lists), and a list per node was a fifth of what an
 // explanation allocated. A list is shared only after its text is
 // compared with the node's verdicts, field by field. The nodes sharing a
-// list share its report.NodeFailures too.
+// list share its NodeFailures too.
 type failureLists struct {
 	// hash is the key of a node's verdicts (tests give one that collides);
 	// nil: hashOf.
 	hash func(fl *failureLists, ne *schedruntime.NodeExplanation) uint64
-	last *report.NodeFailures
+	last *NodeFailures
 	// byHash is the first list made for a key.
-	byHash map[uint64]*report.NodeFailures
+	byHash map[uint64]*NodeFailures
 	// none is shared by the nodes without failures.
-	none *report.NodeFailures
+	none *NodeFailures
 	// slab is where the lists are cut from.
-	slab []report.Failure
+	slab []Failure
 }
 
 // of returns the report failures of ne, a rejected node: every rejecting
 // filter in order, or the status of a node no filter ran on (an empty
 // list when it has neither).
-func (fl *failureLists) of(ne *schedruntime.NodeExplanation) *report.NodeFailures {
+func (fl *failureLists) of(ne *schedruntime.NodeExplanation) *NodeFailures {
 	n := len(ne.Failures)
 	if n == 0 {
 		if ne.Status == nil {
@@ -55,17 +54,17 @@ func (fl *failureLists) of(ne *schedruntime.NodeExplanation) *report.NodeFailure
 		return l
 	}
 	if len(fl.slab)+n > cap(fl.slab) {
-		fl.slab = make([]report.Failure, 0, max(64, 4*n))
+		fl.slab = make([]Failure, 0, max(64, 4*n))
 	}
 	start := len(fl.slab)
 	eachVerdict(ne, func(j int, plugin string, s *schedcore.Status) bool {
 		fl.slab = append(fl.slab, failure(plugin, s, j == 0))
 		return true
 	})
-	l = &report.NodeFailures{Failures: fl.slab[start:len(fl.slab):len(fl.slab)]}
+	l = &NodeFailures{Failures: fl.slab[start:len(fl.slab):len(fl.slab)]}
 	if !seen {
 		if fl.byHash == nil {
-			fl.byHash = map[uint64]*report.NodeFailures{}
+			fl.byHash = map[uint64]*NodeFailures{}
 		}
 		fl.byHash[h] = l
 	}
@@ -75,9 +74,9 @@ func (fl *failureLists) of(ne *schedruntime.NodeExplanation) *report.NodeFailure
 
 // empty returns the failures of the nodes without any (feasible nodes,
 // read only).
-func (fl *failureLists) empty() *report.NodeFailures {
+func (fl *failureLists) empty() *NodeFailures {
 	if fl.none == nil {
-		fl.none = &report.NodeFailures{}
+		fl.none = &NodeFailures{}
 	}
 	return fl.none
 }
@@ -98,7 +97,7 @@ func eachVerdict(ne *schedruntime.NodeExplanation, f func(j int, plugin string, 
 
 // reads reports whether l is exactly the list failure would make of ne's
 // verdicts.
-func reads(l []report.Failure, ne *schedruntime.NodeExplanation) bool {
+func reads(l []Failure, ne *schedruntime.NodeExplanation) bool {
 	if len(l) != max(len(ne.Failures), 1) {
 		return false
 	}

@@ -1,24 +1,23 @@
-package explain
+package report
 
 import (
 	"slices"
 	"strings"
 	"sync"
 
-	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
-// convert renders schedcore's Explanation as the report's schema: nodes in
+// ExplanationOf renders schedcore's Explanation as the report's schema: nodes in
 // name order, scores per plugin by name (raw, normalized = weighted /
 // weight, weighted), ranks. order[i] is the position in ex.Nodes of
 // rep.Nodes[i] (ex.ByName, or the name order sorted here).
-func convert(ex *schedruntime.Explanation) (rep *report.Explanation, order []int32) {
-	rep = &report.Explanation{
+func ExplanationOf(ex *schedruntime.Explanation) (rep *Explanation, order []int32) {
+	rep = &Explanation{
 		Pod:                  schedcore.PodName(ex.Pod),
 		Profile:              ex.Profile,
-		PreFilter:            report.PreFilterOutcome{Code: ex.PreFilter.Code().String(), Plugin: ex.PreFilter.Plugin(), Reason: ex.PreFilter.Message()},
+		PreFilter:            PreFilterOutcome{Code: ex.PreFilter.Code().String(), Plugin: ex.PreFilter.Plugin(), Reason: ex.PreFilter.Message()},
 		SkippedFilterPlugins: nonNil(ex.SkippedFilterPlugins),
 		SkippedScorePlugins:  nonNil(ex.SkippedScorePlugins),
 		FilterPlugins:        nonNil(ex.FilterPlugins),
@@ -30,8 +29,8 @@ func convert(ex *schedruntime.Explanation) (rep *report.Explanation, order []int
 		rep.Message = ex.FitError.Error()
 	}
 	if st := ex.PreEnqueue; st != nil {
-		rep.PreEnqueue = &report.PreFilterOutcome{Code: st.Code().String(), Plugin: st.Plugin(), Reason: st.Message()}
-		rep.PreFilter = report.PreFilterOutcome{Code: "NotRun"}
+		rep.PreEnqueue = &PreFilterOutcome{Code: st.Code().String(), Plugin: st.Plugin(), Reason: st.Message()}
+		rep.PreFilter = PreFilterOutcome{Code: "NotRun"}
 		rep.Message = st.Message()
 	}
 	// The ranking is schedcore's (read only), when it has one.
@@ -52,12 +51,12 @@ func convert(ex *schedruntime.Explanation) (rep *report.Explanation, order []int
 	if len(order) != len(ex.Nodes) {
 		order = (*schedruntime.NameOrder)(nil).Of(ex.Nodes)
 	}
-	rep.Nodes = make([]report.ExplainNode, len(ex.Nodes))
+	rep.Nodes = make([]ExplainNode, len(ex.Nodes))
 	// The nodes without failures, scores or detail share empty ones (see
-	// report.ExplainNode); Explain gives the nodes it details their own.
+	// ExplainNode); Explain gives the nodes it details their own.
 	// The rejected nodes' failures are shared where they read the same.
 	fails := failureLists{}
-	noFailures, noScores, noDetail := fails.empty(), &report.NodeScores{}, &report.NodeDetail{}
+	noFailures, noScores, noDetail := fails.empty(), &NodeScores{}, &NodeDetail{}
 	for k, i := range order {
 		ne := &ex.Nodes[i]
 		n := &rep.Nodes[k]
@@ -119,7 +118,7 @@ type sharedScores struct {
 	div   *[]int64
 	total int64
 	// ns are the nodes' scores: the maps of the lists above and total.
-	ns report.NodeScores
+	ns NodeScores
 }
 
 // holds reports whether sc's lists are the very same as s's (the same
@@ -131,10 +130,10 @@ func (s *sharedScores) holds(sc *schedcore.NodePluginScores) bool {
 
 // maps returns s's maps with a total of total: s's own when it is the
 // same, else the same maps with a total of the node's own.
-func (s *sharedScores) maps(total int64) *report.NodeScores {
+func (s *sharedScores) maps(total int64) *NodeScores {
 	if s.ns.Total == nil {
-		s.ns = report.NodeScores{Scores: report.NewScoreMapOf(&s.scores), NormalizedScores: report.NewScoreMapDivided(&s.scores, s.div),
-			RawScores: report.NewScoreMapOf(&s.raws), Total: &s.total}
+		s.ns = NodeScores{Scores: NewScoreMapOf(&s.scores), NormalizedScores: NewScoreMapDivided(&s.scores, s.div),
+			RawScores: NewScoreMapOf(&s.raws), Total: &s.total}
 	}
 	if s.total != total {
 		own, t := s.ns, total
@@ -144,7 +143,7 @@ func (s *sharedScores) maps(total int64) *report.NodeScores {
 	return &s.ns
 }
 
-func (m *scoreLists) of(sc *schedcore.NodePluginScores) *report.NodeScores {
+func (m *scoreLists) of(sc *schedcore.NodePluginScores) *NodeScores {
 	// Nodes alike are often next to each other in name order.
 	if s := m.last; s != nil && s.holds(sc) {
 		return s.maps(sc.TotalScore)
@@ -221,8 +220,8 @@ func (m *scoreLists) divisors(weighted []schedcore.PluginScore) *[]int64 {
 	return m.div
 }
 
-func failure(plugin string, s *schedcore.Status, first bool) report.Failure {
-	return report.Failure{Plugin: plugin, Reason: strings.Join(s.Reasons(), "; "), Code: s.Code().String(), First: first}
+func failure(plugin string, s *schedcore.Status, first bool) Failure {
+	return Failure{Plugin: plugin, Reason: strings.Join(s.Reasons(), "; "), Code: s.Code().String(), First: first}
 }
 
 func nonNil(s []string) []string {
@@ -238,4 +237,17 @@ func head(ps []schedcore.PluginScore) *schedcore.PluginScore {
 		return nil
 	}
 	return &ps[0]
+}
+
+// PreemptionOf renders what the profile's PostFilter says it would do
+// (schedruntime.Framework.ExplainPostFilter); nil for nil.
+func PreemptionOf(pf *schedcore.PostFilterExplanation) *PreemptionOutcome {
+	if pf == nil {
+		return nil
+	}
+	out := &PreemptionOutcome{Node: pf.Node, PDBViolations: pf.PDBViolations, Message: pf.Message, Victims: make([]string, len(pf.Victims))}
+	for i, v := range pf.Victims {
+		out.Victims[i] = schedcore.PodName(v)
+	}
+	return out
 }
