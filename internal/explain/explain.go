@@ -187,15 +187,8 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	if o.Source == "" {
 		o.Source = SourceSnapshot
 	}
-	target := pod.DeepCopy()
-	if target.Namespace == "" {
-		target.Namespace = v1.NamespaceDefault
-	}
-	if target.Spec.SchedulerName == "" {
-		target.Spec.SchedulerName = v1.DefaultSchedulerName
-	}
-	bound, nominated := target.Spec.NodeName, target.Status.NominatedNodeName
-	target.Spec.NodeName = ""
+	bound, nominated := pod.Spec.NodeName, pod.Status.NominatedNodeName
+	target := asPending(pod)
 	// Explain evaluates every node; kube would try the nominated node first
 	// and stop there if it fits.
 	target.Status.NominatedNodeName = ""
@@ -235,8 +228,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 
 	fw := s.eng.Framework(target)
 	if fw == nil {
-		return nil, fmt.Errorf("pod %s has schedulerName %q, which is not a profile of the configuration (profiles: %s): %w",
-			schedcore.PodName(target), target.Spec.SchedulerName, strings.Join(s.eng.Profiles.Order, ", "), ErrUnknownProfile)
+		return nil, unknownProfile(target, s.eng.Profiles)
 	}
 	snap := s.eng.Snapshot
 	if o.Node != "" {
@@ -254,7 +246,8 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 	// Everything the report keeps is copied out of ex.
 	defer ex.Release()
 	rep, order := report.ExplanationOf(ex)
-	rep.Source, rep.BoundNode, rep.NominatedNode = o.Source, bound, nominated
+	rep.Source, rep.NominatedNode = o.Source, nominated
+	setBound(rep, bound)
 	if s.turn != nil {
 		rep.State, rep.Turn = StateAtTurn, s.turn
 	} else {
@@ -272,13 +265,6 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 			preemptor = &cp
 		}
 		rep.Preemption = report.PreemptionOf(fw.ExplainPostFilter(ctx, ex.State, preemptor, ex.FitError.Diagnosis.NodeToStatus))
-	}
-	if bound != "" {
-		for _, n := range rep.Nodes {
-			if n.Node == bound {
-				rep.BoundNodeRank, rep.BoundNodeTotal = n.Rank, n.Total
-			}
-		}
 	}
 	if nominated != "" {
 		// kube-scheduler tries the nominated node first and takes it,
@@ -365,4 +351,39 @@ func shown(nodes []report.ExplainNode, node string, nearest []string) []int {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// asPending returns a copy of pod off its node, in the default namespace
+// and of the default scheduler when it names none: the pod a cycle is run
+// for.
+func asPending(pod *v1.Pod) *v1.Pod {
+	target := pod.DeepCopy()
+	if target.Namespace == "" {
+		target.Namespace = v1.NamespaceDefault
+	}
+	if target.Spec.SchedulerName == "" {
+		target.Spec.SchedulerName = v1.DefaultSchedulerName
+	}
+	target.Spec.NodeName = ""
+	return target
+}
+
+// unknownProfile is ErrUnknownProfile for pod.
+func unknownProfile(pod *v1.Pod, profiles *engine.Profiles) error {
+	return fmt.Errorf("pod %s has schedulerName %q, which is not a profile of the configuration (profiles: %s): %w",
+		schedcore.PodName(pod), pod.Spec.SchedulerName, strings.Join(profiles.Order, ", "), ErrUnknownProfile)
+}
+
+// setBound records in rep the node the pod is bound to, if any, with its
+// rank and total there.
+func setBound(rep *report.Explanation, node string) {
+	rep.BoundNode = node
+	if node == "" {
+		return
+	}
+	for _, n := range rep.Nodes {
+		if n.Node == node {
+			rep.BoundNodeRank, rep.BoundNodeTotal = n.Rank, n.Total
+		}
+	}
 }

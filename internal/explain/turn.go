@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -55,14 +54,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 	if o.Node != "" && !slices.ContainsFunc(cl.Nodes, func(n *v1.Node) bool { return n.Name == o.Node }) {
 		return nil, fmt.Errorf("--node: node %q is not in the cluster: %w", o.Node, ErrUnknownNode)
 	}
-	target := pod.DeepCopy()
-	if target.Namespace == "" {
-		target.Namespace = v1.NamespaceDefault
-	}
-	if target.Spec.SchedulerName == "" {
-		target.Spec.SchedulerName = v1.DefaultSchedulerName
-	}
-	target.Spec.NodeName = ""
+	target := asPending(pod)
 	target.Status.Phase = v1.PodPending
 	work := *cl
 	work.Pods = make([]*v1.Pod, 0, len(cl.Pods)+1)
@@ -156,8 +148,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 	}
 	defer c.Close()
 	if c.Framework(target) == nil {
-		return nil, fmt.Errorf("pod %s has schedulerName %q, which is not a profile of the configuration (profiles: %s): %w",
-			schedcore.PodName(target), target.Spec.SchedulerName, strings.Join(c.Profiles.Order, ", "), ErrUnknownProfile)
+		return nil, unknownProfile(target, c.Profiles)
 	}
 	total = len(pending)
 	c.Submit(pending...)
@@ -187,13 +178,6 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		// than a fresh draw does.
 		rep.Selected = turn.Node
 	}
-	if pod.Spec.NodeName != "" {
-		rep.BoundNode = pod.Spec.NodeName
-		for _, n := range rep.Nodes {
-			if n.Node == rep.BoundNode {
-				rep.BoundNodeRank, rep.BoundNodeTotal = n.Rank, n.Total
-			}
-		}
-	}
+	setBound(rep, pod.Spec.NodeName)
 	return rep, nil
 }
