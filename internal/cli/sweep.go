@@ -14,7 +14,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
-	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/sweep"
 )
 
@@ -122,7 +121,7 @@ local run. --on-cluster --collect merges them later; --dry-run=client
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json or csv (with --dry-run: yaml or json, the objects)")
 	f.StringVar(&o.HTML, "html", "", "Also write a self-contained HTML report with every cell's curves overlaid (the study must record series)")
 	o.Cluster.addFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(append(report.SweepFormats, "yaml")...))
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(append(sweep.Formats, "yaml")...))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("results")
 	_ = cmd.MarkFlagFilename("html", "html")
@@ -154,7 +153,7 @@ func (o *SweepOptions) Validate() error {
 		return err
 	}
 	if o.Cluster.DryRun == dryRunNone {
-		if err := checkFormat(o.Output, report.SweepFormats, replayOutputHint(o.Output)); err != nil {
+		if err := checkFormat(o.Output, sweep.Formats, replayOutputHint(o.Output)); err != nil {
 			return err
 		}
 	}
@@ -249,12 +248,12 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 // print writes the merged results: -o to stdout, --html to its file.
 func (o *SweepOptions) print(merged *sweep.Merged) error {
 	var out bytes.Buffer
-	if err := report.WriteSweep(&out, merged, o.Output); err != nil {
+	if err := sweep.WriteSweep(&out, merged, o.Output); err != nil {
 		return err
 	}
 	if o.HTML != "" {
 		var page bytes.Buffer
-		if err := report.WriteSweepHTML(&page, merged); err != nil {
+		if err := sweep.WriteSweepHTML(&page, merged); err != nil {
 			return err
 		}
 		if err := writeOutputFile("--html", o.HTML, page.Bytes(), 0o644); err != nil {

@@ -1,4 +1,4 @@
-package report
+package sweep
 
 import (
 	_ "embed"
@@ -11,19 +11,19 @@ import (
 	"text/tabwriter"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
-	"github.com/kubectl-sched/kubectl-sched/internal/sweep"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
 )
 
-// SweepFormats are the -o formats of sweep.
-var SweepFormats = []string{"table", "json", "csv"}
+// Formats are the -o formats of sweep.
+var Formats = []string{"table", "json", "csv"}
 
 // WriteSweep renders a sweep's merged results: table (one row per cell,
-// its axes and its summary), json (the documented sweep.Merged) or csv
+// its axes and its summary), json (the documented Merged) or csv
 // (the table's numbers, unrounded).
-func WriteSweep(w io.Writer, m *sweep.Merged, format string) error {
+func WriteSweep(w io.Writer, m *Merged, format string) error {
 	switch format {
 	case "json":
-		return writeDocument(w, m, "json")
+		return writeJSON(w, m)
 	case "csv", "table", "":
 	default:
 		return fmt.Errorf("unknown output format %q", format)
@@ -47,10 +47,10 @@ func WriteSweep(w io.Writer, m *sweep.Merged, format string) error {
 	fmt.Fprintln(tw)
 	for _, row := range rows {
 		s := row.rec.Summary
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d", row.axes.Trace, row.axes.Config, row.axes.FeatureGates, seedText(row.axes.Seed), s.Placed, s.Pending, seconds(s.WaitP99Seconds), s.NodesUsed)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d", row.axes.Trace, row.axes.Config, row.axes.FeatureGates, seedText(row.axes.Seed), s.Placed, s.Pending, report.Seconds(s.WaitP99Seconds), s.NodesUsed)
 		for _, r := range resources {
 			if rs, ok := row.res[r]; ok {
-				fmt.Fprintf(tw, "\t%s\t%s", percent(rs.MeanAllocation), percent(rs.MeanFragmentation))
+				fmt.Fprintf(tw, "\t%s\t%s", report.Percent(rs.MeanAllocation), report.Percent(rs.MeanFragmentation))
 			} else {
 				fmt.Fprint(tw, "\t-\t-")
 			}
@@ -71,14 +71,14 @@ func WriteSweep(w io.Writer, m *sweep.Merged, format string) error {
 
 type sweepRow struct {
 	id   string
-	axes sweep.CellAxes
-	rec  sweep.ReplayRecord
+	axes CellAxes
+	rec  ReplayRecord
 	res  map[string]replay.ResourceSummary
 }
 
 // sweepRows decodes the cells' records and lists the resources of every
 // cell, in the order the cells first name them.
-func sweepRows(m *sweep.Merged) ([]sweepRow, []string, error) {
+func sweepRows(m *Merged) ([]sweepRow, []string, error) {
 	rows := make([]sweepRow, 0, len(m.Cells))
 	var resources []string
 	seen := map[string]bool{}
@@ -111,7 +111,7 @@ func hasFGD(rows []sweepRow) bool {
 
 // fgdPoints are an FGD cell's allocation at 100% and 130% arrived, then
 // its fragmentation there (nil where not measured, or not an FGD cell).
-func fgdPoints(f *sweep.FGDRecord) [4]*float64 {
+func fgdPoints(f *FGDRecord) [4]*float64 {
 	var out [4]*float64
 	if f == nil {
 		return out
@@ -200,7 +200,7 @@ type sweepHTMLData struct {
 
 type sweepHTMLCell struct {
 	ID            string               `json:"id"`
-	Axes          sweep.CellAxes       `json:"axes"`
+	Axes          CellAxes             `json:"axes"`
 	Summary       replay.Summary       `json:"summary"`
 	Allocation    map[string][]float64 `json:"allocation"`
 	Fragmentation map[string][]float64 `json:"fragmentation"`
@@ -211,12 +211,12 @@ type sweepHTMLCell struct {
 // overlaid (allocation and fragmentation per resource, pending pods, from
 // each cell's start) and the table of cells. Every cell must have recorded
 // its series.
-func WriteSweepHTML(w io.Writer, m *sweep.Merged) error {
+func WriteSweepHTML(w io.Writer, m *Merged) error {
 	rows, resources, err := sweepRows(m)
 	if err != nil {
 		return err
 	}
-	d := sweepHTMLData{Verb: m.Verb, Buckets: htmlBuckets, Resources: resources}
+	d := sweepHTMLData{Verb: m.Verb, Buckets: report.HTMLBuckets, Resources: resources}
 	for _, row := range rows {
 		if row.rec.Series == nil {
 			return fmt.Errorf("cell %s: no series recorded (the study's record needs series for --html)", row.id)
@@ -229,9 +229,9 @@ func WriteSweepHTML(w io.Writer, m *sweep.Merged) error {
 	for _, row := range rows {
 		s := row.rec.Series
 		curve := func(v []float64) []float64 {
-			return round(Curve{Times: s.Time, Values: v, Span: d.Span}.Buckets(htmlBuckets))
+			return report.Round4(report.Curve{Times: s.Time, Values: v, Span: d.Span}.Buckets(report.HTMLBuckets))
 		}
-		c := sweepHTMLCell{ID: row.id, Axes: row.axes, Summary: row.rec.Summary, Allocation: map[string][]float64{}, Fragmentation: map[string][]float64{}, Pending: curve(ints(s.Pending))}
+		c := sweepHTMLCell{ID: row.id, Axes: row.axes, Summary: row.rec.Summary, Allocation: map[string][]float64{}, Fragmentation: map[string][]float64{}, Pending: curve(floats(s.Pending))}
 		for _, rs := range s.Resources {
 			alloc, frag := make([]float64, len(rs.Capacity)), make([]float64, len(rs.Capacity))
 			for i, cp := range rs.Capacity {
@@ -250,4 +250,23 @@ func WriteSweepHTML(w io.Writer, m *sweep.Merged) error {
 	}
 	_, err = io.WriteString(w, strings.Replace(sweepHTML, "{{DATA}}", string(b), 1))
 	return err
+}
+
+// writeJSON writes v as indented JSON and a newline, as the other verbs'
+// -o json.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func floats(v []int) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
 }
