@@ -48,8 +48,9 @@ func NewCmdSweep(streams genericiooptions.IOStreams, settings Settings) *cobra.C
 		Short: "Run a study: every combination of traces, configurations, feature gates and seeds",
 		Long: strings.TrimSpace(`
 Run a study: a file that names its axes (traces, scheduler
-configurations, feature gates, seeds) and the verb every combination of
-them, a cell, runs (replay). The cells run side by side (--workers, one
+configurations, feature gates, seeds; for capacity, workloads) and the
+verb every combination of them, a cell, runs: replay, dryrun or capacity,
+each as the command of that name runs it. The cells run side by side (--workers, one
 per core by default); each cell's result is written to its own file in
 the results directory (STUDY.results beside the study file, or --results)
 as soon as it ends, atomically.
@@ -64,8 +65,8 @@ Every input of every cell is loaded and checked before the first cell
 runs: bad input is one line naming the study's field, exit status 2.
 The merged results are one row per cell (-o table or csv) or one JSON
 document, the same bytes whatever the number of workers (schema:
-docs/sweep.md); --html also writes a page with every cell's curves
-overlaid. --collect only merges the results already there.
+docs/sweep.md); for replays, --html also writes a page with every cell's
+curves overlaid. --collect only merges the results already there.
 
 On a cluster (--on-cluster --image IMAGE -n NS), the study and its inputs
 go in ConfigMaps and an Indexed Job runs one pod per cell (or per
@@ -76,6 +77,10 @@ local run. --on-cluster --collect merges them later; --dry-run=client
 -o yaml prints the objects without creating anything.`),
 		Example: `  # Run the shipped study: two configurations by two seeds on the example trace
   kubectl sched sweep -f examples/study.yaml
+
+  # Dry-run a dump with two configurations and two seeds; count a workload with and without more nodes
+  kubectl sched sweep -f examples/study-dryrun.yaml
+  kubectl sched sweep -f examples/study-capacity.yaml
 
   # Go on after an interruption, two cells at a time, results in a directory of your own
   kubectl sched sweep -f study.yaml --resume --workers 2 --results /data/study.results
@@ -195,6 +200,9 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 			return AsUsage(err)
 		}
 		return err
+	}
+	if o.HTML != "" && study.Verb != sweep.VerbReplay {
+		return UsageErrorf("--html %s: the report draws replays' curves, and the study's verb is %s: use -o table, json or csv", o.HTML, study.Verb)
 	}
 	if o.HTML != "" && !study.Records(sweep.RecordSeries) {
 		return UsageErrorf("--html %s: the study's record must include series (record: [summary, series]): the report draws every cell's curves", o.HTML)

@@ -28,6 +28,12 @@ func WriteSweep(w io.Writer, m *Merged, format string) error {
 	default:
 		return fmt.Errorf("unknown output format %q", format)
 	}
+	switch m.Verb {
+	case VerbDryRun:
+		return writeDryRunSweep(w, m, format)
+	case VerbCapacity:
+		return writeCapacitySweep(w, m, format)
+	}
 	rows, resources, err := sweepRows(m)
 	if err != nil {
 		return err
@@ -212,6 +218,9 @@ type sweepHTMLCell struct {
 // each cell's start) and the table of cells. Every cell must have recorded
 // its series.
 func WriteSweepHTML(w io.Writer, m *Merged) error {
+	if m.Verb != VerbReplay {
+		return fmt.Errorf("--html draws replays' curves: a %s study has none", m.Verb)
+	}
 	rows, resources, err := sweepRows(m)
 	if err != nil {
 		return err
@@ -269,4 +278,142 @@ func floats(v []int) []float64 {
 		out[i] = float64(x)
 	}
 	return out
+}
+
+// writeDryRunSweep writes a dryrun study's cells, one row each: the axes,
+// the dry-run's counts and, per resource, the share of the nodes'
+// allocatable requested after the run (the table) or the sums before and
+// after (the CSV).
+func writeDryRunSweep(w io.Writer, m *Merged, format string) error {
+	type row struct {
+		cell MergedCell
+		rec  DryRunRecord
+		res  map[string]ResourceUse
+	}
+	rows := make([]row, 0, len(m.Cells))
+	var resources []string
+	seen := map[string]bool{}
+	for _, c := range m.Cells {
+		r := row{cell: c, res: map[string]ResourceUse{}}
+		if err := json.Unmarshal(c.Result, &r.rec); err != nil {
+			return fmt.Errorf("cell %s: decoding its result: %w", c.ID, err)
+		}
+		for _, u := range r.rec.Summary.Resources {
+			r.res[u.Name] = u
+			if !seen[u.Name] {
+				seen[u.Name] = true
+				resources = append(resources, u.Name)
+			}
+		}
+		rows = append(rows, r)
+	}
+	d := strconv.Itoa
+	if format == "csv" {
+		cw := csv.NewWriter(w)
+		head := []string{"id", "trace", "config", "feature_gates", "seed", "nodes", "pending", "scheduled", "unschedulable", "evictions", "nodes_used"}
+		for _, r := range resources {
+			head = append(head, r+"_allocatable", r+"_requested_before", r+"_requested_after")
+		}
+		if err := cw.Write(head); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			s, a := r.rec.Summary, r.cell.Axes
+			seed := ""
+			if a.Seed != nil {
+				seed = strconv.FormatInt(*a.Seed, 10)
+			}
+			rec := []string{r.cell.ID, a.Trace, a.Config, a.FeatureGates, seed, d(s.Nodes), d(s.Pending), d(s.Scheduled), d(s.Unschedulable), d(s.Evictions), d(s.NodesUsed)}
+			for _, name := range resources {
+				if u, ok := r.res[name]; ok {
+					rec = append(rec, strconv.FormatInt(u.Allocatable, 10), strconv.FormatInt(u.Before, 10), strconv.FormatInt(u.After, 10))
+				} else {
+					rec = append(rec, "", "", "")
+				}
+			}
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprint(tw, "TRACE\tCONFIG\tGATES\tSEED\tNODES\tPENDING\tSCHEDULED\tUNSCHEDULABLE\tEVICTIONS\tNODES USED")
+	for _, r := range resources {
+		fmt.Fprintf(tw, "\t%s ALLOC", strings.ToUpper(r))
+	}
+	fmt.Fprintln(tw)
+	for _, r := range rows {
+		s, a := r.rec.Summary, r.cell.Axes
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d", a.Trace, a.Config, a.FeatureGates, seedText(a.Seed), s.Nodes, s.Pending, s.Scheduled, s.Unschedulable, s.Evictions, s.NodesUsed)
+		for _, name := range resources {
+			if u, ok := r.res[name]; ok && u.Allocatable > 0 {
+				fmt.Fprintf(tw, "\t%s", report.Percent(float64(u.After)/float64(u.Allocatable)))
+			} else {
+				fmt.Fprint(tw, "\t-")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// writeCapacitySweep writes a capacity study's counts, one row per cell
+// and spec: the axes, the nodes (and template nodes added), the spec, its
+// count and what ended it.
+func writeCapacitySweep(w io.Writer, m *Merged, format string) error {
+	type row struct {
+		cell MergedCell
+		rec  CapacityRecord
+	}
+	rows := make([]row, 0, len(m.Cells))
+	for _, c := range m.Cells {
+		r := row{cell: c}
+		if err := json.Unmarshal(c.Result, &r.rec); err != nil {
+			return fmt.Errorf("cell %s: decoding its result: %w", c.ID, err)
+		}
+		rows = append(rows, r)
+	}
+	d := strconv.Itoa
+	if format == "csv" {
+		cw := csv.NewWriter(w)
+		if err := cw.Write([]string{"id", "trace", "workload", "config", "feature_gates", "nodes", "added_nodes", "complete", "spec", "kind", "unit", "replicas", "count", "limited_by", "method"}); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			s, a := r.rec.Summary, r.cell.Axes
+			for _, sp := range s.Specs {
+				if err := cw.Write([]string{r.cell.ID, a.Trace, a.Workload, a.Config, a.FeatureGates, d(s.Nodes), d(s.AddedNodes), strconv.FormatBool(s.Complete), sp.Name, sp.Kind, sp.Unit, d(sp.Replicas), d(sp.Count), sp.LimitedBy, sp.Method}); err != nil {
+					return err
+				}
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "TRACE\tWORKLOAD\tCONFIG\tGATES\tNODES\tADDED\tSPEC\tREPLICAS\tCOUNT\tLIMITED BY\tCOMPLETE")
+	for _, r := range rows {
+		s, a := r.rec.Summary, r.cell.Axes
+		for _, sp := range s.Specs {
+			replicas := "-"
+			if sp.Replicas > 0 {
+				replicas = d(sp.Replicas)
+			}
+			count := d(sp.Count)
+			if sp.Unit != "" && sp.Unit != "pods" {
+				count += " " + sp.Unit
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s %s\t%s\t%s\t%s\t%s\n", a.Trace, a.Workload, a.Config, a.FeatureGates, s.Nodes, s.AddedNodes, sp.Kind, sp.Name, replicas, count, sp.LimitedBy, yesNo(s.Complete))
+		}
+	}
+	return tw.Flush()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
