@@ -161,6 +161,19 @@ func (p *Plan) prepareDumps(dir string) (traceHash, workloadHash []string, err e
 		for _, w := range cl.Warnings {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: axes.traces[%d] (%s): %s", p.Path, ti, s.Axes.Traces[ti].Name, w))
 		}
+		if s.Verb == VerbCapacity {
+			// As capacity says it: the counts are beside the running
+			// pods only.
+			n := 0
+			for _, pod := range cl.Pods {
+				if engine.Pending(pod) {
+					n++
+				}
+			}
+			if n > 0 {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: axes.traces[%d] (%s): note: the cluster's %d pending pods are not placed first: the copies are counted beside the running pods (verb dryrun places them)", p.Path, ti, s.Axes.Traces[ti].Name, n))
+			}
+		}
 		for ci, cfg := range p.configs {
 			for _, w := range engine.UnservedWarnings(cl, cfg) {
 				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: axes.traces[%d] (%s) with axes.configs[%d] (%s): %s", p.Path, ti, s.Axes.Traces[ti].Name, ci, p.configNames[ci], w))
