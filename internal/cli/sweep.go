@@ -50,10 +50,10 @@ func NewCmdSweep(streams genericiooptions.IOStreams, settings Settings) *cobra.C
 Run a study: a file that names its axes (traces, scheduler
 configurations, feature gates, seeds; for capacity, workloads) and the
 verb every combination of them, a cell, runs: replay, dryrun or capacity,
-each as the command of that name runs it. The cells run side by side (--workers, one
-per core by default); each cell's result is written to its own file in
-the results directory (STUDY.results beside the study file, or --results)
-as soon as it ends, atomically.
+each as the command of that name runs it. The cells run side by side
+(--workers, one per core by default); each cell's result is written to
+its own file in the results directory (STUDY.results beside the study
+file, or --results) as soon as it ends, atomically.
 
 An interrupted sweep goes on where it stopped with --resume: the cells
 whose result is there, recorded for the same study and inputs, are kept
@@ -63,10 +63,11 @@ overwritten: the sweep stops before running anything and names it.
 
 Every input of every cell is loaded and checked before the first cell
 runs: bad input is one line naming the study's field, exit status 2.
-The merged results are one row per cell (-o table or csv) or one JSON
-document, the same bytes whatever the number of workers (schema:
-docs/sweep.md); for replays, --html also writes a page with every cell's
-curves overlaid. --collect only merges the results already there.
+The merged results are one row per cell (per cell and spec for
+capacity; -o table or csv) or one JSON document, the same bytes whatever
+the number of workers (schema: docs/sweep.md); for replays, --html also
+writes a page with every cell's curves overlaid. --collect only merges
+the results already there.
 
 On a cluster (--on-cluster --image IMAGE -n NS), the study and its inputs
 go in ConfigMaps and an Indexed Job runs one pod per cell (or per
