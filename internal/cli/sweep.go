@@ -14,7 +14,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
-	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/sweep"
 )
 
@@ -49,11 +48,12 @@ func NewCmdSweep(streams genericiooptions.IOStreams, settings Settings) *cobra.C
 		Short: "Run a study: every combination of traces, configurations, feature gates and seeds",
 		Long: strings.TrimSpace(`
 Run a study: a file that names its axes (traces, scheduler
-configurations, feature gates, seeds) and the verb every combination of
-them, a cell, runs (replay). The cells run side by side (--workers, one
-per core by default); each cell's result is written to its own file in
-the results directory (STUDY.results beside the study file, or --results)
-as soon as it ends, atomically.
+configurations, feature gates, seeds; for capacity, workloads) and the
+verb every combination of them, a cell, runs: replay, dryrun or capacity,
+each as the command of that name runs it. The cells run side by side
+(--workers, one per core by default); each cell's result is written to
+its own file in the results directory (STUDY.results beside the study
+file, or --results) as soon as it ends, atomically.
 
 An interrupted sweep goes on where it stopped with --resume: the cells
 whose result is there, recorded for the same study and inputs, are kept
@@ -63,10 +63,11 @@ overwritten: the sweep stops before running anything and names it.
 
 Every input of every cell is loaded and checked before the first cell
 runs: bad input is one line naming the study's field, exit status 2.
-The merged results are one row per cell (-o table or csv) or one JSON
-document, the same bytes whatever the number of workers (schema:
-docs/sweep.md); --html also writes a page with every cell's curves
-overlaid. --collect only merges the results already there.
+The merged results are one row per cell (per cell and spec for
+capacity; -o table or csv) or one JSON document, the same bytes whatever
+the number of workers (schema: docs/sweep.md); for replays, --html also
+writes a page with every cell's curves overlaid. --collect only merges
+the results already there.
 
 On a cluster (--on-cluster --image IMAGE -n NS), the study and its inputs
 go in ConfigMaps and an Indexed Job runs one pod per cell (or per
@@ -77,6 +78,10 @@ local run. --on-cluster --collect merges them later; --dry-run=client
 -o yaml prints the objects without creating anything.`),
 		Example: `  # Run the shipped study: two configurations by two seeds on the example trace
   kubectl sched sweep -f examples/study.yaml
+
+  # Dry-run a dump with two configurations and two seeds; count a workload with and without more nodes
+  kubectl sched sweep -f examples/study-dryrun.yaml
+  kubectl sched sweep -f examples/study-capacity.yaml
 
   # Go on after an interruption, two cells at a time, results in a directory of your own
   kubectl sched sweep -f study.yaml --resume --workers 2 --results /data/study.results
@@ -122,7 +127,7 @@ local run. --on-cluster --collect merges them later; --dry-run=client
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json or csv (with --dry-run: yaml or json, the objects)")
 	f.StringVar(&o.HTML, "html", "", "Also write a self-contained HTML report with every cell's curves overlaid (the study must record series)")
 	o.Cluster.addFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(append(report.SweepFormats, "yaml")...))
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletion(append(sweep.Formats, "yaml")...))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("results")
 	_ = cmd.MarkFlagFilename("html", "html")
@@ -154,7 +159,7 @@ func (o *SweepOptions) Validate() error {
 		return err
 	}
 	if o.Cluster.DryRun == dryRunNone {
-		if err := checkFormat(o.Output, report.SweepFormats, replayOutputHint(o.Output)); err != nil {
+		if err := checkFormat(o.Output, sweep.Formats, replayOutputHint(o.Output)); err != nil {
 			return err
 		}
 	}
@@ -196,6 +201,9 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 			return AsUsage(err)
 		}
 		return err
+	}
+	if o.HTML != "" && study.Verb != sweep.VerbReplay {
+		return UsageErrorf("--html %s: the report draws replays' curves, and the study's verb is %s: use -o table, json or csv", o.HTML, study.Verb)
 	}
 	if o.HTML != "" && !study.Records(sweep.RecordSeries) {
 		return UsageErrorf("--html %s: the study's record must include series (record: [summary, series]): the report draws every cell's curves", o.HTML)
@@ -249,12 +257,12 @@ func (o *SweepOptions) Run(ctx context.Context) error {
 // print writes the merged results: -o to stdout, --html to its file.
 func (o *SweepOptions) print(merged *sweep.Merged) error {
 	var out bytes.Buffer
-	if err := report.WriteSweep(&out, merged, o.Output); err != nil {
+	if err := sweep.WriteSweep(&out, merged, o.Output); err != nil {
 		return err
 	}
 	if o.HTML != "" {
 		var page bytes.Buffer
-		if err := report.WriteSweepHTML(&page, merged); err != nil {
+		if err := sweep.WriteSweepHTML(&page, merged); err != nil {
 			return err
 		}
 		if err := writeOutputFile("--html", o.HTML, page.Bytes(), 0o644); err != nil {

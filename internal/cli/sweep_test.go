@@ -31,6 +31,8 @@ func TestSweepBadInput(t *testing.T) {
 	good := write("good.yaml", "verb: replay\nuntil: 10m\naxes:\n  traces: [{name: t, files: [\""+ex+"/cluster.yaml\", \""+ex+"/trace.yaml\"]}]\n")
 	missing := write("missing.yaml", "verb: replay\naxes:\n  traces: [{name: t, files: [nope.yaml]}]\n")
 	axis := write("axis.yaml", "verb: replay\naxes:\n  traces: [{name: t, files: [x]}]\n  profiles: [a]\n")
+	dry := write("dry.yaml", "verb: dryrun\naxes:\n  traces: [{name: t, files: [\""+ex+"/cluster.yaml\"]}]\n")
+	noSpec := write("nospec.yaml", "verb: capacity\naxes:\n  traces: [{name: t, files: [\""+ex+"/cluster.yaml\"]}]\n  workloads: [{name: w, files: [nope.yaml]}]\n")
 	tests := []struct {
 		name    string
 		args    []string
@@ -43,6 +45,8 @@ func TestSweepBadInput(t *testing.T) {
 		{"an unknown output format", []string{"sweep", "-f", good, "-o", "yaml"}, `--output: unknown format "yaml" (want one of table, json, csv)`},
 		{"negative workers", []string{"sweep", "-f", good, "--workers", "-1"}, "--workers -1: must not be negative"},
 		{"an HTML report of a study without series", []string{"sweep", "-f", good, "--html", filepath.Join(dir, "r.html")}, "--html " + filepath.Join(dir, "r.html") + ": the study's record must include series"},
+		{"an HTML report of a dryrun study", []string{"sweep", "-f", dry, "--html", filepath.Join(dir, "r.html")}, "--html " + filepath.Join(dir, "r.html") + ": the report draws replays' curves, and the study's verb is dryrun"},
+		{"a capacity workload's missing spec names the field", []string{"sweep", "-f", noSpec}, noSpec + ": axes.workloads[0] (w): "},
 		{"an HTML report in a missing directory", []string{"sweep", "-f", good, "--html", filepath.Join(dir, "no", "r.html")}, "--html " + filepath.Join(dir, "no", "r.html") + ": "},
 		{"results in a file", []string{"sweep", "-f", good, "--results", good}, "--results " + good + ": not a directory"},
 		{"a cell the study lacks", []string{"sweep", "-f", good, "--cell", "1"}, "--cell 1: the study has 1 cells (0 to 0)"},
@@ -202,5 +206,39 @@ func TestSweepOnClusterDryRun(t *testing.T) {
 	}
 	if len(mounted) != 4 {
 		t.Errorf("mounted %d files, want 4", len(mounted))
+	}
+}
+
+func TestSweepRunsDryRunAndCapacityStudies(t *testing.T) {
+	ex, _ := filepath.Abs("../../examples")
+	for _, tc := range []struct {
+		name, study string
+		want        []string
+	}{
+		{"dryrun", "verb: dryrun\naxes:\n  traces: [{name: t, files: [\"" + ex + "/cluster.yaml\"]}]\n  seeds: [1, 2]\n",
+			[]string{"TRACE  CONFIG   GATES    SEED  NODES  PENDING  SCHEDULED  UNSCHEDULABLE  EVICTIONS  NODES USED  CPU ALLOC", "t      default  default  2     33     40       28         12             0"}},
+		{"capacity", "verb: capacity\naxes:\n  traces: [{name: t, files: [\"" + ex + "/cluster.yaml\"]}]\n  workloads: [{name: web, files: [\"" + ex + "/web.yaml\"]}]\n",
+			[]string{"TRACE  WORKLOAD  CONFIG   GATES    NODES  ADDED  SPEC                     REPLICAS  COUNT  LIMITED BY  COMPLETE", "t      web       default  default  33     0      Deployment web/checkout  -         180    fit         yes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			study := filepath.Join(dir, "study.yaml")
+			if err := os.WriteFile(study, []byte(tc.study), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, out, stderr := run(t, "", "sweep", "-f", study)
+			if code != 0 {
+				t.Fatalf("exit code %d: %s", code, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("the table lacks %q:\n%s", w, out)
+				}
+			}
+			code, again, stderr := run(t, "", "sweep", "-f", study, "--resume", "-o", "json")
+			if code != 0 || !strings.HasPrefix(again, "{\n  \"verb\": \""+tc.name+"\",") {
+				t.Errorf("--resume -o json: exit code %d, stderr %q, stdout:\n%s", code, stderr, again)
+			}
+		})
 	}
 }

@@ -163,3 +163,16 @@ func seconds(v float64) string {
 		return fmt.Sprintf("%dd%s", days, rest)
 	}
 }
+
+// Percent renders a fraction as the tables do ("39.0%", "2.11%").
+func Percent(v float64) string { return percent(v) }
+
+// Seconds renders seconds as the tables do ("2h57m", "350ms").
+func Seconds(v float64) string { return seconds(v) }
+
+// Round4 rounds the values to four decimals in place, as the HTML reports
+// embed them, and returns them.
+func Round4(v []float64) []float64 { return round(v) }
+
+// HTMLBuckets is the points per curve of the HTML reports.
+const HTMLBuckets = htmlBuckets

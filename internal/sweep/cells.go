@@ -31,7 +31,9 @@ import (
 // CellAxes are a cell's axes, by name, as the merged result shows them. Seed is absent
 // when the study gives no seeds (ties go to the lowest node name).
 type CellAxes struct {
-	Trace        string `json:"trace"`
+	Trace string `json:"trace"`
+	// Workload is a capacity cell's workload (absent for other verbs).
+	Workload     string `json:"workload,omitempty"`
 	Config       string `json:"config"`
 	FeatureGates string `json:"featureGates"`
 	Seed         *int64 `json:"seed,omitempty"`
@@ -50,7 +52,7 @@ type Cell struct {
 	// name. A result recorded under another hash is stale.
 	Hash string
 
-	trace, config, gates int
+	trace, workload, config, gates int
 }
 
 // Plan is a checked study with its inputs loaded: every cell can run.
@@ -74,6 +76,12 @@ type Plan struct {
 	fgd      []*fgd.Trace
 	policies [][]fgd.Policy
 	extra    schedcore.Registry
+
+	// dumps are, per trace, the cluster dumps a dryrun or capacity cell
+	// reads; workloads capacity's specs and template, per workload.
+	dumps       [][]string
+	workloads   []workloadInput
+	configNames []string
 }
 
 // defaultConfig and defaultGates stand for an axis the study leaves out.
@@ -104,7 +112,15 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 		gates = []Gates{defaultGates}
 	}
 	traceHash := make([]string, len(s.Axes.Traces))
+	if s.Verb != VerbReplay {
+		// dryrun and capacity read cluster dumps: checked below, once
+		// the configurations are loaded.
+		p.traces, p.fgd = make([]*replay.Trace, len(s.Axes.Traces)), make([]*fgd.Trace, len(s.Axes.Traces))
+	}
 	for i, t := range s.Axes.Traces {
+		if s.Verb != VerbReplay {
+			break
+		}
 		field := fmt.Sprintf("axes.traces[%d] (%s)", i, t.Name)
 		if t.FGDTune != 0 {
 			ft, digest, err := loadFGDTrace(dir, t)
@@ -127,6 +143,9 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 		traceHash[i] = digest
 	}
 	configHash := make([]string, len(configs))
+	for _, c := range configs {
+		p.configNames = append(p.configNames, c.Name)
+	}
 	for i, c := range configs {
 		field := fmt.Sprintf("axes.configs[%d] (%s)", i, c.Name)
 		if c.FGDPolicy != "" {
@@ -183,6 +202,12 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 		}
 		p.features = append(p.features, fg.Features())
 	}
+	var workloadHash []string
+	if s.Verb != VerbReplay {
+		if traceHash, workloadHash, err = p.prepareDumps(dir); err != nil {
+			return nil, err
+		}
+	}
 	for ti, tr := range p.traces {
 		for ci, cfg := range p.configs {
 			if tr == nil || cfg == nil {
@@ -229,23 +254,40 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 		NoPreemption bool     `json:"noPreemption"`
 		Record       []string `json:"record"`
 	}{s.Verb, p.until.String(), s.NoPreemption, recordKinds(s)}
+	// A capacity study's cells go through its workloads; the others
+	// have one workload, none.
+	workloads := []int{-1}
+	if s.Verb == VerbCapacity {
+		workloads = workloads[:0]
+		for i := range s.Axes.Workloads {
+			workloads = append(workloads, i)
+		}
+	}
 	for ti, t := range s.Axes.Traces {
-		for ci, c := range configs {
-			for gi, g := range gates {
-				for _, seed := range seeds {
-					cell := Cell{Index: len(p.Cells), Axes: CellAxes{Trace: t.Name, Config: c.Name, FeatureGates: g.Name, Seed: seed}, trace: ti, config: ci, gates: gi}
-					cell.ID = cellID(cell.Axes)
-					def := struct {
-						Common any             `json:"common"`
-						Trace  any             `json:"trace"`
-						Config any             `json:"config"`
-						Gates  map[string]bool `json:"gates"`
-						Seed   *int64          `json:"seed"`
-					}{common, []string{traceHash[ti]}, []string{c.File, configHash[ci]}, g.Gates, seed}
-					b, _ := json.Marshal(def) // maps marshal with sorted keys
-					sum := sha256.Sum256(b)
-					cell.Hash = hex.EncodeToString(sum[:])
-					p.Cells = append(p.Cells, cell)
+		for _, wi := range workloads {
+			for ci, c := range configs {
+				for gi, g := range gates {
+					for _, seed := range seeds {
+						cell := Cell{Index: len(p.Cells), Axes: CellAxes{Trace: t.Name, Config: c.Name, FeatureGates: g.Name, Seed: seed}, trace: ti, workload: wi, config: ci, gates: gi}
+						var workload any
+						if wi >= 0 {
+							cell.Axes.Workload = s.Axes.Workloads[wi].Name
+							workload = []any{s.Axes.Workloads[wi], workloadHash[wi]}
+						}
+						cell.ID = cellID(cell.Axes)
+						def := struct {
+							Common   any             `json:"common"`
+							Trace    any             `json:"trace"`
+							Workload any             `json:"workload,omitempty"`
+							Config   any             `json:"config"`
+							Gates    map[string]bool `json:"gates"`
+							Seed     *int64          `json:"seed"`
+						}{common, []string{traceHash[ti]}, workload, []string{c.File, configHash[ci]}, g.Gates, seed}
+						b, _ := json.Marshal(def) // maps marshal with sorted keys
+						sum := sha256.Sum256(b)
+						cell.Hash = hex.EncodeToString(sum[:])
+						p.Cells = append(p.Cells, cell)
+					}
 				}
 			}
 		}
@@ -255,7 +297,7 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 
 func recordKinds(s *Study) []string {
 	var out []string
-	for _, k := range []string{RecordSummary, RecordSeries, RecordPending, RecordBusiest} {
+	for _, k := range recordsOf[s.Verb] {
 		if s.Records(k) {
 			out = append(out, k)
 		}
@@ -266,7 +308,11 @@ func recordKinds(s *Study) []string {
 // cellID is the cell's file name: its axes' names, which the study keeps
 // to lower-case letters, digits, '-' and '.'.
 func cellID(a CellAxes) string {
-	id := a.Trace + "_" + a.Config + "_" + a.FeatureGates
+	id := a.Trace
+	if a.Workload != "" {
+		id += "_" + a.Workload
+	}
+	id += "_" + a.Config + "_" + a.FeatureGates
 	if a.Seed != nil {
 		id += fmt.Sprintf("_seed%d", *a.Seed)
 	}

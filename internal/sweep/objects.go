@@ -199,6 +199,14 @@ func (p *Plan) inputs() (root, study string, files []inputFile, err error) {
 			given = append(given, named{fmt.Sprintf("axes.traces[%d].openbNodes", i), t.OpenbNodes}, named{fmt.Sprintf("axes.traces[%d].openbPods", i), t.OpenbPods})
 		}
 	}
+	for i, w := range p.Study.Axes.Workloads {
+		for j, f := range w.Files {
+			given = append(given, named{fmt.Sprintf("axes.workloads[%d].files[%d]", i, j), f})
+		}
+		if w.NodeTemplate != "" {
+			given = append(given, named{fmt.Sprintf("axes.workloads[%d].nodeTemplate", i), w.NodeTemplate})
+		}
+	}
 	for i, c := range p.Study.Axes.Configs {
 		if c.File != "" && c.File != "default" {
 			given = append(given, named{fmt.Sprintf("axes.configs[%d].file", i), c.File})

@@ -176,6 +176,12 @@ func (p *Plan) Run(ctx context.Context, o RunOptions) (Stats, error) {
 // is dropped as soon as its record is encoded: a sweep holds one replay per
 // worker, not one per cell.
 func (p *Plan) runCell(ctx context.Context, c Cell, tick func()) ([]byte, error) {
+	switch p.Study.Verb {
+	case VerbDryRun:
+		return p.runDryRun(ctx, c)
+	case VerbCapacity:
+		return p.runCapacity(ctx, c)
+	}
 	if ft := p.fgd[c.trace]; ft != nil {
 		pol := p.policies[c.config][c.trace]
 		pol.Features, pol.Registry = p.features[c.gates], p.extra
@@ -214,7 +220,7 @@ func (p *Plan) runCell(ctx context.Context, c Cell, tick func()) ([]byte, error)
 }
 
 // cellFile is a cell's result file with its record.
-func cellFile(c Cell, rec ReplayRecord) ([]byte, error) {
+func cellFile(c Cell, rec any) ([]byte, error) {
 	result, err := json.Marshal(rec)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,34 +22,42 @@ import (
 // Study is what a study file says. Paths in it are relative to the file's
 // directory.
 type Study struct {
-	// Verb is the driver every cell runs: "replay".
+	// Verb is the driver every cell runs: "replay", "dryrun" or
+	// "capacity".
 	Verb string `json:"verb"`
 	// Axes are the values the cells combine.
 	Axes Axes `json:"axes"`
-	// Until stops each replay this long after its start ("24h"); empty
+	// Until (replay) stops each replay this long after its start ("24h"); empty
 	// runs until nothing is left to happen.
 	Until string `json:"until,omitempty"`
-	// NoPreemption turns PostFilter (preemption) off in every cell.
+	// NoPreemption turns PostFilter (preemption) off in every cell
+	// (replay, dryrun; capacity always counts without it).
 	NoPreemption bool `json:"noPreemption,omitempty"`
-	// Record lists what each cell's result keeps: "summary" (always),
-	// "series" (the time series: allocation, arrived demand and
-	// fragmentation per resource, pending pods...), "pending" (the pods
-	// pending at the end), "busiest" (the busiest nodes).
+	// Record lists what each cell's result keeps: "summary" (always);
+	// for replay "series" (the time series: allocation, arrived demand
+	// and fragmentation per resource, pending pods...), "pending" (the
+	// pods pending at the end), "busiest" (the busiest nodes); for dryrun
+	// "placements", "pending" (the unschedulable pods with kube's
+	// message), "nodes" (each node's use before and after); for capacity
+	// "report" (the whole `capacity -o json` document).
 	Record []string `json:"record,omitempty"`
 }
 
 // Axes are a study's dimensions. The cells are their product, in this
-// order: traces, then configurations, then feature gates, then seeds (the
-// last varies fastest).
+// order: traces, then workloads (capacity), then configurations, then
+// feature gates, then seeds (the last varies fastest).
 type Axes struct {
-	Traces       []Trace  `json:"traces"`
-	Configs      []Config `json:"configs,omitempty"`
-	FeatureGates []Gates  `json:"featureGates,omitempty"`
-	Seeds        []int64  `json:"seeds,omitempty"`
+	Traces []Trace `json:"traces"`
+	// Workloads (capacity, required) are what each cell counts.
+	Workloads    []Workload `json:"workloads,omitempty"`
+	Configs      []Config   `json:"configs,omitempty"`
+	FeatureGates []Gates    `json:"featureGates,omitempty"`
+	Seeds        []int64    `json:"seeds,omitempty"`
 }
 
 // Trace is one workload: cluster dumps and trace files read together, as
-// `replay -f` reads them, or the Alibaba openb CSVs.
+// `replay -f` reads them, or the Alibaba openb CSVs. For dryrun, Files are
+// the dumps of `dryrun -f`; for capacity, those of `capacity --snapshot`.
 type Trace struct {
 	Name       string   `json:"name"`
 	Files      []string `json:"files,omitempty"`
@@ -75,6 +84,27 @@ type Config struct {
 	FGDPolicy string `json:"fgdPolicy,omitempty"`
 }
 
+// Workload is one `capacity` run's specs and what-if: the flags of
+// `capacity -f FILES --replicas ... --max N --add-nodes N --node-template
+// F --min-nodes`. Paths are relative to the study file.
+type Workload struct {
+	Name string `json:"name"`
+	// Files are the specs (-f): Pods, Deployments, ReplicaSets,
+	// StatefulSets, Jobs, DaemonSets, PodGroups with their pods.
+	Files []string `json:"files"`
+	// Replicas are the copies wanted: one value for every spec, or one
+	// per spec in order (0: as many as fit).
+	Replicas []int `json:"replicas,omitempty"`
+	// Max stops a spec without Replicas at this many copies (0: no
+	// limit).
+	Max int `json:"max,omitempty"`
+	// AddNodes adds this many NodeTemplate nodes; MinNodes finds the
+	// fewest with which every spec gets its Replicas.
+	AddNodes     int    `json:"addNodes,omitempty"`
+	NodeTemplate string `json:"nodeTemplate,omitempty"`
+	MinNodes     bool   `json:"minNodes,omitempty"`
+}
+
 // Gates is one set of feature gates changed from kube-scheduler v1.37.2's
 // defaults, by name.
 type Gates struct {
@@ -88,10 +118,27 @@ const (
 	RecordSeries  = "series"
 	RecordPending = "pending"
 	RecordBusiest = "busiest"
+	// RecordPlacements and RecordNodes are dryrun's placements and
+	// per-node use.
+	RecordPlacements = "placements"
+	RecordNodes      = "nodes"
+	// RecordReport is capacity's whole report.
+	RecordReport = "report"
 )
 
-// VerbReplay is the one verb a study runs in this version.
-const VerbReplay = "replay"
+// The verbs a study runs.
+const (
+	VerbReplay   = "replay"
+	VerbDryRun   = "dryrun"
+	VerbCapacity = "capacity"
+)
+
+// recordsOf are the record kinds of each verb, summary first.
+var recordsOf = map[string][]string{
+	VerbReplay:   {RecordSummary, RecordSeries, RecordPending, RecordBusiest},
+	VerbDryRun:   {RecordSummary, RecordPlacements, RecordPending, RecordNodes},
+	VerbCapacity: {RecordSummary, RecordReport},
+}
 
 // FieldError is bad input in a study: the file, the field and what is
 // wrong. The CLI exits 2 on it.
@@ -178,10 +225,26 @@ func ParseStudy(data []byte) (*Study, error) {
 
 func (s *Study) check() error {
 	if s.Verb == "" {
-		return &FieldError{Field: "verb", Err: errors.New("required (replay)")}
+		return &FieldError{Field: "verb", Err: errors.New("required (replay, dryrun or capacity)")}
 	}
-	if s.Verb != VerbReplay {
-		return &FieldError{Field: "verb", Err: fmt.Errorf("%q is not supported (replay)", s.Verb)}
+	kinds, ok := recordsOf[s.Verb]
+	if !ok {
+		return &FieldError{Field: "verb", Err: fmt.Errorf("%q is not supported (replay, dryrun or capacity)", s.Verb)}
+	}
+	if s.Until != "" && s.Verb != VerbReplay {
+		return &FieldError{Field: "until", Err: fmt.Errorf("goes with verb replay, not %s", s.Verb)}
+	}
+	if s.NoPreemption && s.Verb == VerbCapacity {
+		return &FieldError{Field: "noPreemption", Err: errors.New("capacity always counts without preemption")}
+	}
+	if len(s.Axes.Seeds) > 0 && s.Verb == VerbCapacity {
+		return &FieldError{Field: "axes.seeds", Err: errors.New("capacity breaks ties by the lowest node name: seeds do not apply")}
+	}
+	if len(s.Axes.Workloads) > 0 && s.Verb != VerbCapacity {
+		return &FieldError{Field: "axes.workloads", Err: fmt.Errorf("goes with verb capacity, not %s", s.Verb)}
+	}
+	if len(s.Axes.Workloads) == 0 && s.Verb == VerbCapacity {
+		return &FieldError{Field: "axes.workloads", Err: errors.New("at least one workload is required: what each capacity cell counts")}
 	}
 	if s.Until != "" {
 		d, err := time.ParseDuration(s.Until)
@@ -190,10 +253,8 @@ func (s *Study) check() error {
 		}
 	}
 	for i, r := range s.Record {
-		switch r {
-		case RecordSummary, RecordSeries, RecordPending, RecordBusiest:
-		default:
-			return &FieldError{Field: fmt.Sprintf("record[%d]", i), Err: fmt.Errorf("unknown %q (summary, series, pending, busiest)", r)}
+		if !slices.Contains(kinds, r) {
+			return &FieldError{Field: fmt.Sprintf("record[%d]", i), Err: fmt.Errorf("unknown %q for verb %s (%s)", r, s.Verb, strings.Join(kinds, ", "))}
 		}
 	}
 	if len(s.Axes.Traces) == 0 {
@@ -215,6 +276,16 @@ func (s *Study) check() error {
 		if err := checkName(f, t.Name); err != nil {
 			return err
 		}
+		if s.Verb != VerbReplay {
+			switch {
+			case t.OpenbNodes != "" || t.OpenbPods != "":
+				return &FieldError{Field: f, Err: fmt.Errorf("openbNodes and openbPods go with verb replay: %s reads cluster dumps (files)", s.Verb)}
+			case t.FGDTune != 0:
+				return &FieldError{Field: f + ".fgdTune", Err: fmt.Errorf("goes with verb replay, not %s", s.Verb)}
+			case len(t.Files) == 0:
+				return &FieldError{Field: f, Err: fmt.Errorf("files are required: the cluster dumps %s reads", s.Verb)}
+			}
+		}
 		if (t.OpenbNodes == "") != (t.OpenbPods == "") {
 			return &FieldError{Field: f, Err: errors.New("openbNodes and openbPods go together")}
 		}
@@ -232,6 +303,15 @@ func (s *Study) check() error {
 			case s.Records(RecordSeries) || s.Records(RecordPending) || s.Records(RecordBusiest):
 				return &FieldError{Field: f + ".fgdTune", Err: errors.New("records the artifact's curves: record nothing but summary")}
 			}
+		}
+	}
+	for i, w := range s.Axes.Workloads {
+		f := fmt.Sprintf("axes.workloads[%d]", i)
+		if err := checkName(f, w.Name); err != nil {
+			return err
+		}
+		if err := w.check(); err != nil {
+			return &FieldError{Field: f, Err: err}
 		}
 	}
 	for i, c := range s.Axes.Configs {
@@ -262,6 +342,41 @@ func (s *Study) check() error {
 			return &FieldError{Field: fmt.Sprintf("axes.seeds[%d]", i), Err: fmt.Errorf("%d is given twice", seed)}
 		}
 		seeds[seed] = true
+	}
+	return nil
+}
+
+// check says what is wrong with a workload's fields, as `capacity`
+// checks its flags.
+func (w Workload) check() error {
+	if len(w.Files) == 0 {
+		return errors.New("files: required: the specs to count (a Pod, Deployment, ReplicaSet, StatefulSet, Job or DaemonSet)")
+	}
+	for i, f := range w.Files {
+		if f == "-" {
+			return fmt.Errorf("files[%d]: '-' (stdin) is not a file a sweep can read again", i)
+		}
+	}
+	if w.NodeTemplate == "-" {
+		return errors.New("nodeTemplate: '-' (stdin) is not a file a sweep can read again")
+	}
+	if w.Max < 0 || w.AddNodes < 0 {
+		return fmt.Errorf("max and addNodes must not be negative, got %d and %d", w.Max, w.AddNodes)
+	}
+	for i, r := range w.Replicas {
+		if r < 0 {
+			return fmt.Errorf("replicas[%d]: must not be negative, got %d", i, r)
+		}
+	}
+	switch {
+	case w.MinNodes && w.AddNodes > 0:
+		return errors.New("minNodes finds how many nodes to add: give it or addNodes, not both")
+	case (w.MinNodes || w.AddNodes > 0) && w.NodeTemplate == "":
+		return errors.New("addNodes and minNodes need nodeTemplate: the Node manifest the added nodes are made from")
+	case w.NodeTemplate != "" && !w.MinNodes && w.AddNodes == 0:
+		return errors.New("nodeTemplate is used by addNodes or minNodes: give one of them")
+	case w.MinNodes && len(w.Replicas) == 0:
+		return errors.New("minNodes needs replicas: how many copies must fit")
 	}
 	return nil
 }

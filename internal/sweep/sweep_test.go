@@ -244,7 +244,7 @@ func TestBadStudiesNameTheFieldBeforeAnythingRuns(t *testing.T) {
 		want  string
 	}{
 		{"an unknown axis", "verb: replay\naxes:\n  traces: [{name: t, files: [\"{{ex}}/cluster.yaml\"]}]\n  schedulers: [a]\n", `parsing study: unknown field "schedulers"`},
-		{"an unknown verb", "verb: explain\naxes:\n  traces: [{name: t, files: [x]}]\n", `verb: "explain" is not supported (replay)`},
+		{"an unknown verb", "verb: explain\naxes:\n  traces: [{name: t, files: [x]}]\n", `verb: "explain" is not supported (replay, dryrun or capacity)`},
 		{"no verb", "axes:\n  traces: [{name: t, files: [x]}]\n", "verb: required"},
 		{"no traces", "verb: replay\naxes: {}\n", "axes.traces: at least one trace is required"},
 		{"a name that cannot name a file", "verb: replay\naxes:\n  traces: [{name: My_Trace, files: [x]}]\n", `axes.traces[0].name: "My_Trace" must be`},

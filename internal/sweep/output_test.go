@@ -1,4 +1,4 @@
-package report
+package sweep
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
-	"github.com/kubectl-sched/kubectl-sched/internal/sweep"
 )
 
 func TestSweepOutputsShowFGDCells(t *testing.T) {
@@ -16,17 +15,17 @@ func TestSweepOutputsShowFGDCells(t *testing.T) {
 	frag := make([]*float64, 131)
 	curve[100], curve[130], frag[100] = f(92.5), f(93.25), f(6.5) // frag[130] not measured
 	seed := int64(42)
-	rec := sweep.ReplayRecord{Summary: replay.Summary{Pods: 10, Placed: 8, Pending: 2}, FGD: &sweep.FGDRecord{Pods: 10, Placed: 8, Failed: 2, Alloc: curve, Frag: frag}}
-	plain := sweep.ReplayRecord{Summary: replay.Summary{Pods: 3, Placed: 3}}
-	var cells []sweep.MergedCell
-	for i, r := range []sweep.ReplayRecord{rec, plain} {
+	rec := ReplayRecord{Summary: replay.Summary{Pods: 10, Placed: 8, Pending: 2}, FGD: &FGDRecord{Pods: 10, Placed: 8, Failed: 2, Alloc: curve, Frag: frag}}
+	plain := ReplayRecord{Summary: replay.Summary{Pods: 3, Placed: 3}}
+	var cells []MergedCell
+	for i, r := range []ReplayRecord{rec, plain} {
 		b, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cells = append(cells, sweep.MergedCell{ID: []string{"a", "b"}[i], Axes: sweep.CellAxes{Trace: "t", Config: "c", FeatureGates: "default", Seed: &seed}, Result: b})
+		cells = append(cells, MergedCell{ID: []string{"a", "b"}[i], Axes: CellAxes{Trace: "t", Config: "c", FeatureGates: "default", Seed: &seed}, Result: b})
 	}
-	m := &sweep.Merged{Verb: "replay", Cells: cells}
+	m := &Merged{Verb: "replay", Cells: cells}
 	tests := []struct {
 		format string
 		want   []string
