@@ -34,6 +34,9 @@ type Cache struct {
 	nsDirty       bool
 	storage       *StorageState
 	selectors     *SelectorSources
+	// podGroups holds the pod group states (GenericWorkload only;
+	// cache_podgroups.go).
+	podGroups map[podGroupKey]*podGroupState
 }
 
 // imageState is one image name across the cluster: the size recorded when
@@ -212,9 +215,19 @@ func (c *Cache) addPodInfoLocked(pi *PodInfo, assumed bool) {
 	n.AddPodInfo(pi, c.features)
 	c.pods[PodKey(pod)] = &podState{pod: pod, info: pi, assumed: assumed}
 	c.dirty[pod.Spec.NodeName] = struct{}{}
+	if c.features.GenericWorkload {
+		c.addedPodLocked(pod, assumed)
+	}
 }
 
-func (c *Cache) removePodLocked(ps *podState) {
+func (c *Cache) removePodLocked(ps *podState) { c.dropPodLocked(ps, false) }
+
+// dropPodLocked removes a pod; forget says it is an assumed pod whose
+// binding failed (its group counts it unscheduled again).
+func (c *Cache) dropPodLocked(ps *podState, forget bool) {
+	if c.features.GenericWorkload {
+		c.removedPodLocked(ps.pod, forget)
+	}
 	name := ps.pod.Spec.NodeName
 	if n, ok := c.nodes[name]; ok {
 		_ = n.RemovePod(ps.pod, c.features)
@@ -292,7 +305,7 @@ func (c *Cache) ForgetPod(pod *v1.Pod) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ps, ok := c.pods[PodKey(pod)]; ok && ps.assumed {
-		c.removePodLocked(ps)
+		c.dropPodLocked(ps, true)
 	}
 }
 

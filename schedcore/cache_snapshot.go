@@ -205,6 +205,9 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	}
 	s.Storage = c.storage
 	s.Selectors = c.selectors
+	if len(c.podGroups) > 0 || len(s.podGroupStates) > 0 || s.genericWorkload != c.features.GenericWorkload {
+		c.updatePodGroupSnapshot(s)
+	}
 	if len(c.dirty) > smallDirty {
 		// A cleared map keeps its size, and ranging over it costs as much
 		// as when it was full: after the loading (every node dirty),

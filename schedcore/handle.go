@@ -92,6 +92,7 @@ type Handle struct {
 	selectorSources func() *SelectorSources
 	dra             *DRAManager
 	claimWriter     ResourceClaimWriter
+	podGroups       PodGroupManager
 	// queue is the scheduling queue, set by NewScheduler: the nominator
 	// (unless the handle has its own) and the activator.
 	queue SchedulingQueue
@@ -153,6 +154,13 @@ func WithDRA(m *DRAManager) HandleOption { return func(h *Handle) { h.dra = m } 
 // claims fails).
 func WithClaimWriter(w ResourceClaimWriter) HandleOption {
 	return func(h *Handle) { h.claimWriter = w }
+}
+
+// WithPodGroupManager sets where PodGroupManager reads the pod groups
+// outside a cycle (the cache; default none). Within a cycle plugins read
+// the snapshot's: Snapshot().PodGroupStates() and PodGroups().
+func WithPodGroupManager(m PodGroupManager) HandleOption {
+	return func(h *Handle) { h.podGroups = m }
 }
 
 // WithSelectorSources sets where queueing hints read the current
@@ -230,6 +238,11 @@ func NewHandle(snapshot *Snapshot, parallelism int, opts ...HandleOption) *Handl
 
 // Snapshot returns the current cycle's snapshot.
 func (h *Handle) Snapshot() *Snapshot { return h.snapshot }
+
+// PodGroupManager returns the cache's pod groups (kube's
+// Handle.PodGroupManager), what PreEnqueue reads; nil when the driver set
+// none.
+func (h *Handle) PodGroupManager() PodGroupManager { return h.podGroups }
 
 // Parallelizer returns the worker pool plugins may use in PreFilter/PreScore.
 func (h *Handle) Parallelizer() Parallelizer { return h.parallelizer }

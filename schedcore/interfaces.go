@@ -241,8 +241,10 @@ type PostBindPlugin interface {
 	PostBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
 }
 
-// PodGroupInfo is a group of pods placed all together or not at all.
-type PodGroupInfo struct {
+// GroupSummary is a group of pods placed all together or not at all, as a
+// group plugin (Coscheduling) sums it up: its name and its quorum. It is not
+// kube's framework.PodGroupInfo (the queued group entity).
+type GroupSummary struct {
 	// Name is "namespace/name".
 	Name string
 	// MinMember is how many of its pods must be placed for the group to be.
@@ -257,7 +259,7 @@ type PodGroupInfo struct {
 type PodGroupPlugin interface {
 	Plugin
 	// PodGroup returns the pod's group; ok is false for a pod in no group.
-	PodGroup(pod *v1.Pod) (g PodGroupInfo, ok bool)
+	PodGroup(pod *v1.Pod) (g GroupSummary, ok bool)
 }
 
 // NodeScore is one node's score.

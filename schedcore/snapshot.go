@@ -65,6 +65,10 @@ type Snapshot struct {
 	// spreading selector (Services, ReplicaSets, StatefulSets,
 	// ReplicationControllers); nil means none.
 	Selectors *SelectorSources
+	// podGroupStates are the cache's pod group states as of the last
+	// UpdateSnapshot, genericWorkload its gate (cache_podgroups.go).
+	podGroupStates  map[podGroupKey]*podGroupState
+	genericWorkload bool
 }
 
 // SelectorSources are the objects kube-scheduler's DefaultSelector reads to

@@ -12,7 +12,10 @@ import (
 )
 
 // FillCache adds a cluster's nodes, namespaces, storage objects, selector
-// sources and bound pods to the cache, and returns the pending pods of the
+// sources and bound pods to the cache (with GenericWorkload on, its
+// v1beta1 PodGroups and the pending members of pod groups too, as kube's
+// informer handlers do: bound members count as assigned, pending members
+// of the given profiles as unscheduled), and returns the pending pods of the
 // given profiles in queue order (priority, creation time, namespace/name). Pods that
 // Succeeded or Failed hold no resources and are left out. Pods without a
 // UID get a stable one derived from namespace/name.
@@ -25,6 +28,9 @@ func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*sc
 	}
 	c.SetStorage(schedcore.NewStorageState(cl.PVCs, cl.PVs, cl.StorageClasses, cl.CSINodes, cl.CSIDrivers, cl.CSIStorageCapacities))
 	c.SetSelectorSources(&schedcore.SelectorSources{Services: cl.Services, ReplicationControllers: cl.ReplicationControllers, ReplicaSets: cl.ReplicaSets, StatefulSets: cl.StatefulSets})
+	for _, pg := range cl.Workloads.PodGroups {
+		c.AddPodGroup(pg)
+	}
 	var pending []*v1.Pod
 	for _, p := range cl.Pods {
 		if p.UID == "" {
@@ -38,6 +44,7 @@ func FillCache(c *schedcore.Cache, cl *snapshot.Cluster, profiles map[string]*sc
 			continue
 		}
 		if _, ok := profiles[p.Spec.SchedulerName]; ok && p.DeletionTimestamp == nil {
+			c.AddPodGroupMember(p)
 			pending = append(pending, p)
 		}
 	}

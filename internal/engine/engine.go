@@ -229,7 +229,7 @@ func New(ctx context.Context, o Options, d Driver) (*Engine, error) {
 	}
 	d.DRA.SetDeviceTaintRules(o.Features.DRADeviceTaints && o.Features.DRADeviceTaintRules)
 	e := &Engine{Cache: schedcore.NewCache(o.Features), Snapshot: schedcore.NewEmptySnapshot(), DRA: d.DRA, Options: o}
-	if e.Profiles, err = buildProfiles(ctx, o, d, e.Snapshot, e.Cache.SelectorSources); err != nil {
+	if e.Profiles, err = buildProfiles(ctx, o, d, e.Snapshot, e.Cache.SelectorSources, e.Cache); err != nil {
 		return nil, err
 	}
 	qopts := []queue.Option{
@@ -285,10 +285,12 @@ func BuildProfiles(ctx context.Context, o Options, snap *schedcore.Snapshot, d D
 		d.DRA = schedcore.NewDRAManager()
 		d.DRA.SetDeviceTaintRules(o.Features.DRADeviceTaints && o.Features.DRADeviceTaintRules)
 	}
-	return buildProfiles(ctx, o, d, snap, nil)
+	return buildProfiles(ctx, o, d, snap, nil, nil)
 }
 
-func buildProfiles(ctx context.Context, o Options, d Driver, snap *schedcore.Snapshot, selectors func() *schedcore.SelectorSources) (*Profiles, error) {
+// podGroups (the cache; nil: none) is what the handles' PodGroupManager
+// reads.
+func buildProfiles(ctx context.Context, o Options, d Driver, snap *schedcore.Snapshot, selectors func() *schedcore.SelectorSources, podGroups schedcore.PodGroupManager) (*Profiles, error) {
 	cfg := o.Config
 	ps := &Profiles{ByName: map[string]*schedruntime.Framework{}}
 	par := 0
@@ -324,6 +326,9 @@ func buildProfiles(ctx context.Context, o Options, d Driver, snap *schedcore.Sna
 		}
 		if selectors != nil {
 			opts = append(opts, schedcore.WithSelectorSources(selectors))
+		}
+		if podGroups != nil {
+			opts = append(opts, schedcore.WithPodGroupManager(podGroups))
 		}
 		h := schedcore.NewHandle(snap, par, opts...)
 		fw, err := schedruntime.NewFramework(ctx, o.Registry, p, h, schedruntime.FrameworkOptions{Recorder: d.Recorder, NoPostFilter: o.NoPreemption})

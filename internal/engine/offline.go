@@ -166,6 +166,7 @@ func (c *Offline) Add(pod *v1.Pod) error {
 		}
 		c.Queue.AssignedPodAdded(c.Options.Logger, p)
 	case c.Framework(p) != nil:
+		c.Cache.AddPodGroupMember(p)
 		c.Submit(p)
 	}
 	return nil
@@ -187,6 +188,7 @@ func (c *Offline) Delete(namespace, name string) {
 		c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.EventAssignedPodDelete, cur, nil, nil)
 		return
 	}
+	c.Cache.RemovePodGroupMember(cur)
 	c.Queue.Delete(cur)
 }
 

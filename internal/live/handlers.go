@@ -46,7 +46,8 @@ type handlers struct {
 	refreshSelectors func()
 	// gangs is set when a profile runs Coscheduling: a new pod may then
 	// complete a gang held in PreEnqueue, so its Add is also replayed to
-	// the unschedulable pool (kube does so with GenericWorkload).
+	// the unschedulable pool (kube does so with GenericWorkload, which
+	// features.GenericWorkload says).
 	gangs bool
 }
 
@@ -139,8 +140,9 @@ func (h *handlers) deletePod(obj any) {
 func (h *handlers) addPodToSchedulingQueue(pod *v1.Pod) {
 	defer h.since(eventUnscheduledPodAdd, time.Now())
 	h.logger.V(3).Info("Add event for unscheduled pod", "pod", schedcore.PodName(pod))
+	h.cache.AddPodGroupMember(pod)
 	h.queue.Add(h.logger, pod)
-	if h.gangs {
+	if h.gangs || h.features.GenericWorkload {
 		h.queue.MoveAllToActiveOrBackoffQueue(h.logger, eventUnscheduledPodAdd, nil, pod, nil)
 	}
 }
@@ -152,6 +154,7 @@ func (h *handlers) updatePodInSchedulingQueue(oldPod, newPod *v1.Pod) {
 		return
 	}
 	defer h.since(eventUnscheduledPodUpdate, time.Now())
+	h.cache.UpdatePodGroupMember(oldPod, newPod)
 	if h.cache.IsAssumedPod(newPod) {
 		if newPod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
 			h.handleAssumedPodDeletion(newPod)
@@ -188,6 +191,8 @@ func (h *handlers) deletePodFromSchedulingQueue(pod *v1.Pod, inBinding bool) {
 		h.handleAssumedPodDeletion(pod)
 		return
 	}
+	// Not assumed: the pod group state forgets it here (kube's comment).
+	h.cache.RemovePodGroupMember(pod)
 	if pod.Status.NominatedNodeName != "" {
 		h.queue.MoveAllToActiveOrBackoffQueue(h.logger, eventAssignedPodDelete, pod, nil, lowerOrEqualPriority(schedcore.PodPriority(pod)))
 	}

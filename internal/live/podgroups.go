@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -92,12 +93,18 @@ func serves(dc discovery.DiscoveryInterface, gvr schema.GroupVersionResource) (b
 // setUpPodGroups sets, for the PodGroup APIs the server has, the object
 // lister's PodGroup listers and informers whose changes requeue pods (the
 // group plugins' PodGroup events). It does nothing unless a profile runs
-// a group plugin. Absent APIs are tolerated: their groups are then unknown.
+// a group plugin or GenericWorkload is on; with the gate on, kube's
+// v1beta1 PodGroups (and Workloads) are watched whatever the profiles,
+// and their PodGroups feed the cache's pod group states, as kube's
+// informer handlers do (eventhandlers.go addPodGroup and after). The
+// scheduler-plugins CRD is watched only for a group plugin. Absent APIs
+// are tolerated: their groups are then unknown.
 func (d *driver) setUpPodGroups(ctx context.Context) error {
-	if !gangsEnabled(d.profiles.ByName) {
+	gangs, generic := gangsEnabled(d.profiles.ByName), d.eng.Options.Features.GenericWorkload
+	if !gangs && !generic {
 		return nil
 	}
-	d.handlers.gangs = true
+	d.handlers.gangs = gangs
 	objs := d.objects
 	requeue := func(res schedcore.EventResource) cache.ResourceEventHandler {
 		return cache.ResourceEventHandlerFuncs{
@@ -116,7 +123,11 @@ func (d *driver) setUpPodGroups(ctx context.Context) error {
 	} else if ok {
 		inf := d.factory.Scheduling().V1beta1().PodGroups()
 		objs.native = inf.Lister()
-		reg, err := inf.Informer().AddEventHandler(requeue(schedcore.PodGroup))
+		h := requeue(schedcore.PodGroup)
+		if generic {
+			h = d.handlers.podGroupFuncs()
+		}
+		reg, err := inf.Informer().AddEventHandler(h)
 		if err != nil {
 			return fmt.Errorf("registering PodGroup handler: %w", err)
 		}
@@ -129,6 +140,9 @@ func (d *driver) setUpPodGroups(ctx context.Context) error {
 		d.logger.Error(err, "Discovering Workloads", "resource", workloads)
 	} else if ok {
 		objs.workloads = d.factory.Scheduling().V1beta1().Workloads().Lister()
+	}
+	if !gangs {
+		return nil
 	}
 	if ok, err := serves(dc, crdPodGroups); err != nil {
 		d.logger.Error(err, "Discovering PodGroups; scheduler-plugins gangs are not scheduled as such", "resource", crdPodGroups)
@@ -148,4 +162,47 @@ func (d *driver) setUpPodGroups(ctx context.Context) error {
 	}
 	_ = ctx
 	return nil
+}
+
+// podGroupFuncs handles v1beta1 PodGroup events with GenericWorkload on,
+// as kube's addPodGroup/updatePodGroup/deletePodGroup: the cache first,
+// then the requeue (the queue holds no group entities yet, so kube's
+// Queue.AddPodGroup/UpdatePodGroup/DeletePodGroup have no counterpart).
+func (h *handlers) podGroupFuncs() cache.ResourceEventHandlerFuncs {
+	event := func(a schedcore.ActionType) schedcore.ClusterEvent {
+		return schedcore.ClusterEvent{Resource: schedcore.PodGroup, ActionType: a}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			pg, ok := obj.(*schedulingv1beta1.PodGroup)
+			if !ok {
+				return
+			}
+			defer h.since(event(schedcore.Add), time.Now())
+			h.cache.AddPodGroup(pg)
+			h.queue.MoveAllToActiveOrBackoffQueue(h.logger, event(schedcore.Add), nil, pg, nil)
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			oldPG, ok1 := oldObj.(*schedulingv1beta1.PodGroup)
+			newPG, ok2 := newObj.(*schedulingv1beta1.PodGroup)
+			if !ok1 || !ok2 || oldPG.ResourceVersion == newPG.ResourceVersion {
+				return
+			}
+			defer h.since(event(schedcore.Update), time.Now())
+			h.cache.UpdatePodGroup(oldPG, newPG)
+			h.queue.MoveAllToActiveOrBackoffQueue(h.logger, event(schedcore.Update), oldPG, newPG, nil)
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			pg, ok := obj.(*schedulingv1beta1.PodGroup)
+			if !ok {
+				return
+			}
+			defer h.since(event(schedcore.Delete), time.Now())
+			h.cache.RemovePodGroup(pg)
+			h.queue.MoveAllToActiveOrBackoffQueue(h.logger, event(schedcore.Delete), pg, nil, nil)
+		},
+	}
 }

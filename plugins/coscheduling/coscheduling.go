@@ -488,10 +488,10 @@ func (pl *Coscheduling) activateSiblings(r ref, p *v1.Pod) {
 // PodGroup returns the pod's gang as "namespace/name" with its
 // minMember; ok is false for a pod in no gang (no group, no PodGroup, or a
 // native PodGroup with the basic policy).
-func (pl *Coscheduling) PodGroup(p *v1.Pod) (schedcore.PodGroupInfo, bool) {
+func (pl *Coscheduling) PodGroup(p *v1.Pod) (schedcore.GroupSummary, bool) {
 	r, g, member := pl.lookup(p)
 	if !member || g == nil || !g.gang {
-		return schedcore.PodGroupInfo{}, false
+		return schedcore.GroupSummary{}, false
 	}
-	return schedcore.PodGroupInfo{Name: r.key(), MinMember: int(g.minMember)}, true
+	return schedcore.GroupSummary{Name: r.key(), MinMember: int(g.minMember)}, true
 }

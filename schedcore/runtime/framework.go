@@ -97,13 +97,13 @@ func (f *Framework) Plugin(name string) (schedcore.Plugin, bool) {
 
 // PodGroup returns the pod's group, as the profile's first group plugin
 // that puts it in one says; ok is false for a pod in no group.
-func (f *Framework) PodGroup(pod *v1.Pod) (schedcore.PodGroupInfo, bool) {
+func (f *Framework) PodGroup(pod *v1.Pod) (schedcore.GroupSummary, bool) {
 	for _, g := range f.podGroups {
 		if pg, ok := g.PodGroup(pod); ok {
 			return pg, true
 		}
 	}
-	return schedcore.PodGroupInfo{}, false
+	return schedcore.GroupSummary{}, false
 }
 
 // HasPodGroupPlugins reports whether a plugin of the profile places pods
