@@ -37,22 +37,9 @@ type typedObj struct {
 	valid bool
 }
 
-// typedPath is false only in tests, which compare the two paths.
-var typedPath = true
-
 // parallelItems is the smallest List whose items are decoded on several
 // cores: below it, starting goroutines costs more than it saves.
 const parallelItems = 64
-
-// addDocTyped adds document d by the typed path. ok is false, with
-// nothing added, when the document is not a JSON (or YAML) object the
-// typed path reads: the map path then takes the whole document.
-func (c *Cluster) addDocTyped(file string, d doc) (ok bool, err error) {
-	if !typedPath {
-		return false, nil
-	}
-	return c.addPrepared(file, d, prepareDoc(d))
-}
 
 // preparedDoc is what the typed path makes of a document before adding
 // it. Making it reads no Cluster, so documents are prepared on several
@@ -69,32 +56,44 @@ type preparedDoc struct {
 	objs  []typedObj
 }
 
-// parallelYAML is false only in tests, which compare loading YAML as
-// before (each document, a List whole, converted in turn) with converting
-// a List's items and the documents of a file on every core.
-var parallelYAML = true
-
 // prepareDoc decodes document d for the typed path (a List's items on
-// every core), adding nothing.
+// every core), adding nothing: a YAML List by its items when
+// prepareYAMLList cuts it, any other document whole.
 func prepareDoc(d doc) preparedDoc {
+	if bytes.TrimSpace(d.data)[0] != '{' {
+		if p, ok := prepareYAMLList(d.data); ok {
+			return p
+		}
+	}
+	return prepareWhole(d)
+}
+
+// prepareYAMLList prepares a YAML List converted by its items
+// (yamlsplit.go); ok is false when convertYAMLList does not cut it, or it
+// is a typed list (PodList): prepareWhole then takes it.
+func prepareYAMLList(y []byte) (p preparedDoc, ok bool) {
+	rest, items, objs, ok := convertYAMLList(y)
+	if !ok {
+		return p, false
+	}
+	// The whole document would convert to rest with these items: read
+	// it as prepareWhole does.
+	if l, ok := peekList(rest); !ok || l.kind != "List" {
+		return p, false
+	}
+	for _, it := range items {
+		if it[0] != '{' {
+			return preparedDoc{decline: true}, true
+		}
+	}
+	return preparedDoc{items: items, objs: objs}, true
+}
+
+// prepareWhole prepares document d converted whole (YAML to JSON).
+func prepareWhole(d doc) preparedDoc {
 	decline := preparedDoc{decline: true}
 	js := bytes.TrimSpace(d.data)
 	if js[0] != '{' {
-		if parallelYAML {
-			if rest, items, objs, ok := convertYAMLList(d.data); ok {
-				// The whole document would convert to rest with these
-				// items (yamlsplit.go): read it as below.
-				l, ok := peekList(rest)
-				if ok && l.kind == "List" {
-					for _, it := range items {
-						if it[0] != '{' {
-							return decline
-						}
-					}
-					return preparedDoc{items: items, objs: objs}
-				}
-			}
-		}
 		conv, err := yaml.YAMLToJSON(d.data)
 		if err != nil {
 			return decline
@@ -173,35 +172,32 @@ func prepareDocs(docs []doc) []preparedDoc {
 	return out
 }
 
-// addPrepared adds a prepared document; ok is false, with nothing added,
-// when the typed path declined it.
-func (c *Cluster) addPrepared(file string, d doc, p preparedDoc) (ok bool, err error) {
-	if p.decline {
-		return false, nil
-	}
+// addPrepared adds a document the typed path took (addDoc).
+func (c *Cluster) addPrepared(file string, d doc, p preparedDoc) error {
 	if p.one != nil {
-		return true, c.addTypedObj(file, d.line, "", *p.one)
+		return c.addTypedObj(file, d.line, "", *p.one)
 	}
 	for i, t := range p.objs {
 		if c.OnProgress != nil {
 			c.OnProgress(file, i, len(p.objs))
 		}
 		where := fmt.Sprintf("items[%d]", i)
+		var err error
 		if t.obj != nil {
 			err = c.addTypedObj(file, d.line, where, t)
 		} else {
 			var m map[string]any
 			if err := json.Unmarshal(p.items[i], &m); err != nil {
 				// Valid JSON (the List decoded) into a map cannot fail.
-				return true, &LoadError{File: file, Line: d.line, Msg: where + ": " + err.Error()}
+				return &LoadError{File: file, Line: d.line, Msg: where + ": " + err.Error()}
 			}
 			err = c.addObject(file, d.line, where, m)
 		}
 		if err != nil {
-			return true, err
+			return err
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // decodeItems decodes a List's items, on every core when there are many.

@@ -11,15 +11,63 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// loadBoth loads data by the typed path and by the map path alone.
+// loadBoth loads data as AddData does and by the map path alone.
 func loadBoth(t *testing.T, file string, data []byte) (typed, mapped *Cluster, typedErr, mapErr error) {
 	t.Helper()
 	typed, mapped = &Cluster{}, &Cluster{}
 	typedErr = typed.AddData(file, data)
-	typedPath = false
-	defer func() { typedPath = true }()
-	mapErr = mapped.AddData(file, data)
+	mapErr = addDataByMap(mapped, file, data)
 	return typed, mapped, typedErr, mapErr
+}
+
+// addDataWith loads data as AddData does, but one document after another,
+// each prepared by prepare for addDoc.
+func addDataWith(c *Cluster, file string, data []byte, prepare func(doc) preparedDoc) error {
+	if msg := notObjects(data); msg != "" {
+		return &LoadError{File: file, Line: 1, Msg: msg}
+	}
+	for _, d := range splitDocs(data) {
+		if onlyComments(d.data) {
+			continue
+		}
+		if err := c.addDoc(file, d, prepare(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addDataByMap loads data with every document left to addDoc's map
+// decoding: the reference the typed path must match.
+func addDataByMap(c *Cluster, file string, data []byte) error {
+	return addDataWith(c, file, data, func(doc) preparedDoc { return preparedDoc{decline: true} })
+}
+
+// addData loads data as AddData does (typed) or by the map path alone.
+func addData(c *Cluster, typed bool, file string, data []byte) error {
+	if typed {
+		return c.AddData(file, data)
+	}
+	return addDataByMap(c, file, data)
+}
+
+// loadFile loads one file as LoadPaths does (typed) or with its documents
+// by the map path alone.
+func loadFile(path string, typed bool) (*Cluster, error) {
+	if typed {
+		return LoadPaths([]string{path}, nil)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{}
+	if err := addDataByMap(c, path, data); err != nil {
+		return nil, err
+	}
+	c.defaultClaimClasses()
+	c.admitRuntimeClasses()
+	return c, nil
 }
 
 // sameClusters reports how a and b differ, "" if they do not: every
