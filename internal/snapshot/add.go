@@ -10,7 +10,12 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/defaults"
@@ -136,66 +141,113 @@ type decodeError string
 
 func (e decodeError) Error() string { return string(e) }
 
-// addTyped decodes an object of a kind the scheduler reads into its list;
-// handled is false for other kinds.
+// addTyped decodes an object of a kind the scheduler reads (newTyped)
+// into its list; handled is false for other kinds.
 func (c *Cluster) addTyped(kind, group string, obj map[string]any, decode func(any) error, origin Origin) (handled bool, err error) {
-	switch {
-	case kind == "Node" && group == "":
-		n := &v1.Node{}
-		if err := decodeDefaulted(decode, n); err != nil {
-			return true, err
-		}
-		c.Nodes = append(c.Nodes, n)
-		c.setOrigin(n, origin)
-	case kind == "Pod" && group == "":
-		p := &v1.Pod{}
-		if err := decodeDefaulted(decode, p); err != nil {
-			return true, err
-		}
-		p.Namespace = c.namespaceOr(p.Namespace)
-		c.Pods = append(c.Pods, p)
-		c.setOrigin(p, origin)
-	case kind == "Namespace" && group == "":
-		return true, decodeAppend(decode, &c.Namespaces)
-	case kind == "PodDisruptionBudget":
-		return true, decodeAppend(decode, &c.PDBs)
-	case kind == "PersistentVolumeClaim":
-		if err := decodeAppend(decode, &c.PVCs); err != nil {
-			return true, err
-		}
-		p := c.PVCs[len(c.PVCs)-1]
-		p.Namespace = c.namespaceOr(p.Namespace)
-	case kind == "PersistentVolume":
-		return true, decodeAppend(decode, &c.PVs)
-	case kind == "StorageClass":
-		return true, decodeAppend(decode, &c.StorageClasses)
-	case kind == "CSINode":
-		return true, decodeAppend(decode, &c.CSINodes)
-	case kind == "CSIDriver":
-		return true, decodeAppend(decode, &c.CSIDrivers)
-	case kind == "CSIStorageCapacity":
-		return true, decodeAppend(decode, &c.CSIStorageCapacities)
-	case kind == "Service" && group == "":
-		return true, decodeAppend(decode, &c.Services)
-	case kind == "ReplicaSet" && group == "apps":
-		return true, decodeAppend(decode, &c.ReplicaSets)
-	case kind == "StatefulSet" && group == "apps":
-		return true, decodeAppend(decode, &c.StatefulSets)
-	case kind == "DaemonSet" && group == "apps":
-		return true, decodeAppend(decode, &c.DaemonSets)
-	case kind == "ReplicationController" && group == "":
-		return true, decodeAppend(decode, &c.ReplicationControllers)
-	case kind == "PriorityClass" && group == "scheduling.k8s.io":
-		return true, decodeAppend(decode, &c.PriorityClasses)
-	case kind == "RuntimeClass" && group == "node.k8s.io":
-		return true, decodeAppend(decode, &c.RuntimeClasses)
-	case kind == "PodGroup" && group != "scheduling.k8s.io":
+	if kind == "PodGroup" && group != "scheduling.k8s.io" {
 		// scheduler-plugins' (addWorkloadAPI reads kube's own).
 		c.Others = append(c.Others, &unstructured.Unstructured{Object: obj})
-	default:
+		return true, nil
+	}
+	into := newTyped(kind, group)
+	if into == nil {
 		return false, nil
 	}
+	if err := decodeDefaulted(decode, into); err != nil {
+		return true, err
+	}
+	c.appendTyped(into, origin)
 	return true, nil
+}
+
+// newTyped returns a new object of the type kind is decoded into, nil for
+// kinds addTyped does not read (the DRA and Workload API kinds are read by
+// addDRA and addWorkloadAPI, which the typed path leaves to the map path).
+func newTyped(kind, group string) any {
+	switch {
+	case kind == "Node" && group == "":
+		return &v1.Node{}
+	case kind == "Pod" && group == "":
+		return &v1.Pod{}
+	case kind == "Namespace" && group == "":
+		return &v1.Namespace{}
+	case kind == "PodDisruptionBudget":
+		return &policyv1.PodDisruptionBudget{}
+	case kind == "PersistentVolumeClaim":
+		return &v1.PersistentVolumeClaim{}
+	case kind == "PersistentVolume":
+		return &v1.PersistentVolume{}
+	case kind == "StorageClass":
+		return &storagev1.StorageClass{}
+	case kind == "CSINode":
+		return &storagev1.CSINode{}
+	case kind == "CSIDriver":
+		return &storagev1.CSIDriver{}
+	case kind == "CSIStorageCapacity":
+		return &storagev1.CSIStorageCapacity{}
+	case kind == "Service" && group == "":
+		return &v1.Service{}
+	case kind == "ReplicaSet" && group == "apps":
+		return &appsv1.ReplicaSet{}
+	case kind == "StatefulSet" && group == "apps":
+		return &appsv1.StatefulSet{}
+	case kind == "DaemonSet" && group == "apps":
+		return &appsv1.DaemonSet{}
+	case kind == "ReplicationController" && group == "":
+		return &v1.ReplicationController{}
+	case kind == "PriorityClass" && group == "scheduling.k8s.io":
+		return &schedulingv1.PriorityClass{}
+	case kind == "RuntimeClass" && group == "node.k8s.io":
+		return &nodev1.RuntimeClass{}
+	}
+	return nil
+}
+
+// appendTyped appends a decoded object of a type newTyped gives to its
+// list; pods and claims without a namespace get the default one.
+func (c *Cluster) appendTyped(obj any, origin Origin) {
+	switch o := obj.(type) {
+	case *v1.Node:
+		c.Nodes = append(c.Nodes, o)
+		c.setOrigin(o, origin)
+	case *v1.Pod:
+		o.Namespace = c.namespaceOr(o.Namespace)
+		c.Pods = append(c.Pods, o)
+		c.setOrigin(o, origin)
+	case *v1.Namespace:
+		c.Namespaces = append(c.Namespaces, o)
+	case *policyv1.PodDisruptionBudget:
+		c.PDBs = append(c.PDBs, o)
+	case *v1.PersistentVolumeClaim:
+		o.Namespace = c.namespaceOr(o.Namespace)
+		c.PVCs = append(c.PVCs, o)
+	case *v1.PersistentVolume:
+		c.PVs = append(c.PVs, o)
+	case *storagev1.StorageClass:
+		c.StorageClasses = append(c.StorageClasses, o)
+	case *storagev1.CSINode:
+		c.CSINodes = append(c.CSINodes, o)
+	case *storagev1.CSIDriver:
+		c.CSIDrivers = append(c.CSIDrivers, o)
+	case *storagev1.CSIStorageCapacity:
+		c.CSIStorageCapacities = append(c.CSIStorageCapacities, o)
+	case *v1.Service:
+		c.Services = append(c.Services, o)
+	case *appsv1.ReplicaSet:
+		c.ReplicaSets = append(c.ReplicaSets, o)
+	case *appsv1.StatefulSet:
+		c.StatefulSets = append(c.StatefulSets, o)
+	case *appsv1.DaemonSet:
+		c.DaemonSets = append(c.DaemonSets, o)
+	case *v1.ReplicationController:
+		c.ReplicationControllers = append(c.ReplicationControllers, o)
+	case *schedulingv1.PriorityClass:
+		c.PriorityClasses = append(c.PriorityClasses, o)
+	case *nodev1.RuntimeClass:
+		c.RuntimeClasses = append(c.RuntimeClasses, o)
+	default:
+		panic(fmt.Sprintf("snapshot: appendTyped: %T", obj))
+	}
 }
 
 // objectIdent names an object in messages: "items[3] Pod ns/name".
@@ -248,16 +300,6 @@ func (c *Cluster) namespaceOr(ns string) string {
 		return c.DefaultNamespace
 	}
 	return "default"
-}
-
-// decodeAppend decodes the object and appends it to list.
-func decodeAppend[T any](decode func(any) error, list *[]*T) error {
-	obj := new(T)
-	if err := decodeDefaulted(decode, obj); err != nil {
-		return err
-	}
-	*list = append(*list, obj)
-	return nil
 }
 
 // readKind says whether the loader reads objects of the kind (Kinds).

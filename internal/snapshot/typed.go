@@ -19,12 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
-	nodev1 "k8s.io/api/node/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -261,49 +256,6 @@ func decodeTypedOnly(js []byte) typedObj {
 	}
 	t.obj = obj
 	return t
-}
-
-// newTyped returns a new object of the type addTyped decodes kind into,
-// nil for kinds the typed path leaves to the map path. It follows
-// addTyped's cases (TestNewTypedFollowsAddTyped checks it).
-func newTyped(kind, group string) any {
-	switch {
-	case kind == "Node" && group == "":
-		return &v1.Node{}
-	case kind == "Pod" && group == "":
-		return &v1.Pod{}
-	case kind == "Namespace" && group == "":
-		return &v1.Namespace{}
-	case kind == "PodDisruptionBudget":
-		return &policyv1.PodDisruptionBudget{}
-	case kind == "PersistentVolumeClaim":
-		return &v1.PersistentVolumeClaim{}
-	case kind == "PersistentVolume":
-		return &v1.PersistentVolume{}
-	case kind == "StorageClass":
-		return &storagev1.StorageClass{}
-	case kind == "CSINode":
-		return &storagev1.CSINode{}
-	case kind == "CSIDriver":
-		return &storagev1.CSIDriver{}
-	case kind == "CSIStorageCapacity":
-		return &storagev1.CSIStorageCapacity{}
-	case kind == "Service" && group == "":
-		return &v1.Service{}
-	case kind == "ReplicaSet" && group == "apps":
-		return &appsv1.ReplicaSet{}
-	case kind == "StatefulSet" && group == "apps":
-		return &appsv1.StatefulSet{}
-	case kind == "DaemonSet" && group == "apps":
-		return &appsv1.DaemonSet{}
-	case kind == "ReplicationController" && group == "":
-		return &v1.ReplicationController{}
-	case kind == "PriorityClass" && group == "scheduling.k8s.io":
-		return &schedulingv1.PriorityClass{}
-	case kind == "RuntimeClass" && group == "node.k8s.io":
-		return &nodev1.RuntimeClass{}
-	}
-	return nil
 }
 
 // quantitiesOK reports whether the quantities checkQuantities checks are

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -238,24 +239,45 @@ func TestTypedPathDeclinesWhatTheMapPathRejects(t *testing.T) {
 	}
 }
 
-// TestNewTypedFollowsAddTyped checks that the typed path decodes a kind
-// (newTyped) only where addTyped decodes it, into the same type.
-func TestNewTypedFollowsAddTyped(t *testing.T) {
-	groups := []string{"", "apps", "policy", "storage.k8s.io", "scheduling.k8s.io", "resource.k8s.io", "example.com"}
+// TestAddTypedReadsNewTyped checks that addTyped decodes a kind where
+// newTyped gives its type (and elsewhere only scheduler-plugins'
+// PodGroup), into that type, and that every such type has its list
+// (appendTyped).
+func TestAddTypedReadsNewTyped(t *testing.T) {
+	groups := []string{"", "apps", "policy", "storage.k8s.io", "scheduling.k8s.io", "node.k8s.io", "resource.k8s.io", "example.com"}
+	types := 0
 	for _, k := range append(Kinds, Kind{"v1", "Deployment", ""}, Kind{"v1", "Config", ""}) {
 		for _, g := range groups {
 			c := &Cluster{}
 			var got reflect.Type
-			decode := func(into any) error { got = reflect.TypeOf(into); return nil }
+			decode := func(into any) error { got = reflect.TypeOf(into); return errors.New("stop") }
 			handled, _ := c.addTyped(k.Kind, g, map[string]any{}, decode, Origin{})
 			obj := newTyped(k.Kind, g)
 			switch {
-			case obj == nil && handled && k.Kind != "PodGroup":
-				t.Errorf("%s/%s: addTyped decodes it, newTyped does not", g, k.Kind)
+			case obj == nil && handled && (k.Kind != "PodGroup" || g == "scheduling.k8s.io"):
+				t.Errorf("%s/%s: addTyped reads it, newTyped gives no type", g, k.Kind)
 			case obj != nil && (!handled || got != reflect.TypeOf(obj)):
 				t.Errorf("%s/%s: newTyped gives %T, addTyped decodes into %v (handled %v)", g, k.Kind, obj, got, handled)
 			}
+			if obj == nil {
+				continue
+			}
+			types++
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("%s/%s: %v", g, k.Kind, r)
+					}
+				}()
+				c.appendTyped(obj, Origin{})
+				if reflect.DeepEqual(c, &Cluster{}) {
+					t.Errorf("%s/%s: appendTyped added %T to no list", g, k.Kind, obj)
+				}
+			}()
 		}
+	}
+	if types == 0 {
+		t.Fatal("newTyped gave no type")
 	}
 }
 
