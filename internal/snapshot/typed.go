@@ -138,33 +138,44 @@ func prepareWhole(d doc) preparedDoc {
 // prepareDocs prepares docs on every core (nil for comment-only ones).
 func prepareDocs(docs []doc) []preparedDoc {
 	out := make([]preparedDoc, len(docs))
-	prep := func(i int) {
+	onEveryCore(len(docs), 2, 1, nil, func(i int) {
 		if !onlyComments(docs[i].data) {
 			out[i] = prepareDoc(docs[i])
 		}
-	}
+	})
+	return out
+}
+
+// onEveryCore calls do(i) for each i below n: in turn when n is below
+// least or there is one core, else on every core, chunk at a time. When
+// stop is not nil and says true, it stops early: after a do in turn, or
+// before the next chunk.
+func onEveryCore(n, least, chunk int, stop func() bool, do func(i int)) {
 	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || len(docs) < 2 {
-		for i := range docs {
-			prep(i)
+	if n < least || workers < 2 {
+		for i := range n {
+			if do(i); stop != nil && stop() {
+				return
+			}
 		}
-		return out
+		return
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(workers, len(docs)) {
+	for range min(workers, n) {
 		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(docs) {
+			for stop == nil || !stop() {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= n {
 					return
 				}
-				prep(i)
+				for i := lo; i < min(lo+chunk, n); i++ {
+					do(i)
+				}
 			}
 		})
 	}
 	wg.Wait()
-	return out
 }
 
 // addPrepared adds a document the typed path took (addDoc).
@@ -198,32 +209,14 @@ func (c *Cluster) addPrepared(file string, d doc, p preparedDoc) error {
 // decodeItems decodes a List's items, on every core when there are many.
 func decodeItems(items [][]byte) []typedObj {
 	out := make([]typedObj, len(items))
-	workers := runtime.GOMAXPROCS(0)
-	if len(items) < parallelItems || workers < 2 {
-		for i, it := range items {
-			out[i] = decodeTyped(it)
-		}
-		return out
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	const chunk = 16
-	for range workers {
-		wg.Go(func() {
-			for {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= len(items) {
-					return
-				}
-				for i := lo; i < min(lo+chunk, len(items)); i++ {
-					out[i] = decodeTyped(items[i])
-				}
-			}
-		})
-	}
-	wg.Wait()
+	onEveryCore(len(items), parallelItems, itemChunk, nil, func(i int) {
+		out[i] = decodeTyped(items[i])
+	})
 	return out
 }
+
+// itemChunk is how many items a core takes at a time.
+const itemChunk = 16
 
 // decodeTyped decodes one object's JSON into its type; obj is nil when the
 // typed path leaves the object to the map path.
