@@ -16,13 +16,8 @@ import (
 )
 
 // decodeDoc decodes one YAML or JSON document into a map (nil for null).
-func decodeDoc(file string, d doc) (map[string]any, error) {
-	return decodeDocJSON(file, d, nil)
-}
-
-// decodeDocJSON is decodeDoc for a YAML document already converted to
-// JSON (js), when js is not nil.
-func decodeDocJSON(file string, d doc, js []byte) (map[string]any, error) {
+// js, when not nil, is the YAML document already converted to JSON.
+func decodeDoc(file string, d doc, js []byte) (map[string]any, error) {
 	var obj map[string]any
 	if t := bytes.TrimSpace(d.data); t[0] == '{' {
 		// JSON (kubectl -o json) needs no YAML pass.

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,8 +128,9 @@ func TestLoadPathsDirectoryWithoutDumps(t *testing.T) {
 	}
 }
 
-// FuzzLoad checks that no input panics the loader and that every failure is
-// a one-line ErrInvalid naming the file.
+// FuzzLoad checks that no input panics the loader, that every failure is
+// an ErrInvalid naming the file, and that the map path alone
+// (addDataByMap) fails with the same error.
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte(goodNode))
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: p}\n  spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}\n"))
@@ -137,6 +139,9 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := &Cluster{}
 		err := c.AddData("f.yaml", data)
+		if em := addDataByMap(&Cluster{}, "f.yaml", data); fmt.Sprint(em) != fmt.Sprint(err) {
+			t.Fatalf("error %v, by the map path %v", err, em)
+		}
 		if err == nil {
 			return
 		}

@@ -137,7 +137,7 @@ func parseObjects(file string, data []byte) ([]Object, error) {
 		if onlyComments(d.data) {
 			continue
 		}
-		obj, err := decodeDoc(file, d)
+		obj, err := decodeDoc(file, d, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -19,12 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
-	nodev1 "k8s.io/api/node/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -37,22 +32,9 @@ type typedObj struct {
 	valid bool
 }
 
-// typedPath is false only in tests, which compare the two paths.
-var typedPath = true
-
 // parallelItems is the smallest List whose items are decoded on several
 // cores: below it, starting goroutines costs more than it saves.
 const parallelItems = 64
-
-// addDocTyped adds document d by the typed path. ok is false, with
-// nothing added, when the document is not a JSON (or YAML) object the
-// typed path reads: the map path then takes the whole document.
-func (c *Cluster) addDocTyped(file string, d doc) (ok bool, err error) {
-	if !typedPath {
-		return false, nil
-	}
-	return c.addPrepared(file, d, prepareDoc(d))
-}
 
 // preparedDoc is what the typed path makes of a document before adding
 // it. Making it reads no Cluster, so documents are prepared on several
@@ -69,32 +51,44 @@ type preparedDoc struct {
 	objs  []typedObj
 }
 
-// parallelYAML is false only in tests, which compare loading YAML as
-// before (each document, a List whole, converted in turn) with converting
-// a List's items and the documents of a file on every core.
-var parallelYAML = true
-
 // prepareDoc decodes document d for the typed path (a List's items on
-// every core), adding nothing.
+// every core), adding nothing: a YAML List by its items when
+// prepareYAMLList cuts it, any other document whole.
 func prepareDoc(d doc) preparedDoc {
+	if bytes.TrimSpace(d.data)[0] != '{' {
+		if p, ok := prepareYAMLList(d.data); ok {
+			return p
+		}
+	}
+	return prepareWhole(d)
+}
+
+// prepareYAMLList prepares a YAML List converted by its items
+// (yamlsplit.go); ok is false when convertYAMLList does not cut it, or it
+// is a typed list (PodList): prepareWhole then takes it.
+func prepareYAMLList(y []byte) (p preparedDoc, ok bool) {
+	rest, items, objs, ok := convertYAMLList(y)
+	if !ok {
+		return p, false
+	}
+	// The whole document would convert to rest with these items: read
+	// it as prepareWhole does.
+	if l, ok := peekList(rest); !ok || l.kind != "List" {
+		return p, false
+	}
+	for _, it := range items {
+		if it[0] != '{' {
+			return preparedDoc{decline: true}, true
+		}
+	}
+	return preparedDoc{items: items, objs: objs}, true
+}
+
+// prepareWhole prepares document d converted whole (YAML to JSON).
+func prepareWhole(d doc) preparedDoc {
 	decline := preparedDoc{decline: true}
 	js := bytes.TrimSpace(d.data)
 	if js[0] != '{' {
-		if parallelYAML {
-			if rest, items, objs, ok := convertYAMLList(d.data); ok {
-				// The whole document would convert to rest with these
-				// items (yamlsplit.go): read it as below.
-				l, ok := peekList(rest)
-				if ok && l.kind == "List" {
-					for _, it := range items {
-						if it[0] != '{' {
-							return decline
-						}
-					}
-					return preparedDoc{items: items, objs: objs}
-				}
-			}
-		}
 		conv, err := yaml.YAMLToJSON(d.data)
 		if err != nil {
 			return decline
@@ -144,95 +138,85 @@ func prepareDoc(d doc) preparedDoc {
 // prepareDocs prepares docs on every core (nil for comment-only ones).
 func prepareDocs(docs []doc) []preparedDoc {
 	out := make([]preparedDoc, len(docs))
-	prep := func(i int) {
+	onEveryCore(len(docs), 2, 1, nil, func(i int) {
 		if !onlyComments(docs[i].data) {
 			out[i] = prepareDoc(docs[i])
 		}
-	}
+	})
+	return out
+}
+
+// onEveryCore calls do(i) for each i below n: in turn when n is below
+// least or there is one core, else on every core, chunk at a time. When
+// stop is not nil and says true, it stops early: after a do in turn, or
+// before the next chunk.
+func onEveryCore(n, least, chunk int, stop func() bool, do func(i int)) {
 	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || len(docs) < 2 {
-		for i := range docs {
-			prep(i)
+	if n < least || workers < 2 {
+		for i := range n {
+			if do(i); stop != nil && stop() {
+				return
+			}
 		}
-		return out
+		return
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(workers, len(docs)) {
+	for range min(workers, n) {
 		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(docs) {
+			for stop == nil || !stop() {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= n {
 					return
 				}
-				prep(i)
+				for i := lo; i < min(lo+chunk, n); i++ {
+					do(i)
+				}
 			}
 		})
 	}
 	wg.Wait()
-	return out
 }
 
-// addPrepared adds a prepared document; ok is false, with nothing added,
-// when the typed path declined it.
-func (c *Cluster) addPrepared(file string, d doc, p preparedDoc) (ok bool, err error) {
-	if p.decline {
-		return false, nil
-	}
+// addPrepared adds a document the typed path took (addDoc).
+func (c *Cluster) addPrepared(file string, d doc, p preparedDoc) error {
 	if p.one != nil {
-		return true, c.addTypedObj(file, d.line, "", *p.one)
+		return c.addTypedObj(file, d.line, "", *p.one)
 	}
 	for i, t := range p.objs {
 		if c.OnProgress != nil {
 			c.OnProgress(file, i, len(p.objs))
 		}
 		where := fmt.Sprintf("items[%d]", i)
+		var err error
 		if t.obj != nil {
 			err = c.addTypedObj(file, d.line, where, t)
 		} else {
 			var m map[string]any
 			if err := json.Unmarshal(p.items[i], &m); err != nil {
 				// Valid JSON (the List decoded) into a map cannot fail.
-				return true, &LoadError{File: file, Line: d.line, Msg: where + ": " + err.Error()}
+				return &LoadError{File: file, Line: d.line, Msg: where + ": " + err.Error()}
 			}
 			err = c.addObject(file, d.line, where, m)
 		}
 		if err != nil {
-			return true, err
+			return err
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // decodeItems decodes a List's items, on every core when there are many.
 func decodeItems(items [][]byte) []typedObj {
 	out := make([]typedObj, len(items))
-	workers := runtime.GOMAXPROCS(0)
-	if len(items) < parallelItems || workers < 2 {
-		for i, it := range items {
-			out[i] = decodeTyped(it)
-		}
-		return out
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	const chunk = 16
-	for range workers {
-		wg.Go(func() {
-			for {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= len(items) {
-					return
-				}
-				for i := lo; i < min(lo+chunk, len(items)); i++ {
-					out[i] = decodeTyped(items[i])
-				}
-			}
-		})
-	}
-	wg.Wait()
+	onEveryCore(len(items), parallelItems, itemChunk, nil, func(i int) {
+		out[i] = decodeTyped(items[i])
+	})
 	return out
 }
+
+// itemChunk is how many items a core takes at a time.
+const itemChunk = 16
 
 // decodeTyped decodes one object's JSON into its type; obj is nil when the
 // typed path leaves the object to the map path.
@@ -265,49 +249,6 @@ func decodeTypedOnly(js []byte) typedObj {
 	}
 	t.obj = obj
 	return t
-}
-
-// newTyped returns a new object of the type addTyped decodes kind into,
-// nil for kinds the typed path leaves to the map path. It follows
-// addTyped's cases (TestNewTypedFollowsAddTyped checks it).
-func newTyped(kind, group string) any {
-	switch {
-	case kind == "Node" && group == "":
-		return &v1.Node{}
-	case kind == "Pod" && group == "":
-		return &v1.Pod{}
-	case kind == "Namespace" && group == "":
-		return &v1.Namespace{}
-	case kind == "PodDisruptionBudget":
-		return &policyv1.PodDisruptionBudget{}
-	case kind == "PersistentVolumeClaim":
-		return &v1.PersistentVolumeClaim{}
-	case kind == "PersistentVolume":
-		return &v1.PersistentVolume{}
-	case kind == "StorageClass":
-		return &storagev1.StorageClass{}
-	case kind == "CSINode":
-		return &storagev1.CSINode{}
-	case kind == "CSIDriver":
-		return &storagev1.CSIDriver{}
-	case kind == "CSIStorageCapacity":
-		return &storagev1.CSIStorageCapacity{}
-	case kind == "Service" && group == "":
-		return &v1.Service{}
-	case kind == "ReplicaSet" && group == "apps":
-		return &appsv1.ReplicaSet{}
-	case kind == "StatefulSet" && group == "apps":
-		return &appsv1.StatefulSet{}
-	case kind == "DaemonSet" && group == "apps":
-		return &appsv1.DaemonSet{}
-	case kind == "ReplicationController" && group == "":
-		return &v1.ReplicationController{}
-	case kind == "PriorityClass" && group == "scheduling.k8s.io":
-		return &schedulingv1.PriorityClass{}
-	case kind == "RuntimeClass" && group == "node.k8s.io":
-		return &nodev1.RuntimeClass{}
-	}
-	return nil
 }
 
 // quantitiesOK reports whether the quantities checkQuantities checks are

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,15 +12,63 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// loadBoth loads data by the typed path and by the map path alone.
+// loadBoth loads data as AddData does and by the map path alone.
 func loadBoth(t *testing.T, file string, data []byte) (typed, mapped *Cluster, typedErr, mapErr error) {
 	t.Helper()
 	typed, mapped = &Cluster{}, &Cluster{}
 	typedErr = typed.AddData(file, data)
-	typedPath = false
-	defer func() { typedPath = true }()
-	mapErr = mapped.AddData(file, data)
+	mapErr = addDataByMap(mapped, file, data)
 	return typed, mapped, typedErr, mapErr
+}
+
+// addDataWith loads data as AddData does, but one document after another,
+// each prepared by prepare for addDoc.
+func addDataWith(c *Cluster, file string, data []byte, prepare func(doc) preparedDoc) error {
+	if msg := notObjects(data); msg != "" {
+		return &LoadError{File: file, Line: 1, Msg: msg}
+	}
+	for _, d := range splitDocs(data) {
+		if onlyComments(d.data) {
+			continue
+		}
+		if err := c.addDoc(file, d, prepare(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addDataByMap loads data with every document left to addDoc's map
+// decoding: the reference the typed path must match.
+func addDataByMap(c *Cluster, file string, data []byte) error {
+	return addDataWith(c, file, data, func(doc) preparedDoc { return preparedDoc{decline: true} })
+}
+
+// addData loads data as AddData does (typed) or by the map path alone.
+func addData(c *Cluster, typed bool, file string, data []byte) error {
+	if typed {
+		return c.AddData(file, data)
+	}
+	return addDataByMap(c, file, data)
+}
+
+// loadFile loads one file as LoadPaths does (typed) or with its documents
+// by the map path alone.
+func loadFile(path string, typed bool) (*Cluster, error) {
+	if typed {
+		return LoadPaths([]string{path}, nil)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{}
+	if err := addDataByMap(c, path, data); err != nil {
+		return nil, err
+	}
+	c.defaultClaimClasses()
+	c.admitRuntimeClasses()
+	return c, nil
 }
 
 // sameClusters reports how a and b differ, "" if they do not: every
@@ -190,24 +239,45 @@ func TestTypedPathDeclinesWhatTheMapPathRejects(t *testing.T) {
 	}
 }
 
-// TestNewTypedFollowsAddTyped checks that the typed path decodes a kind
-// (newTyped) only where addTyped decodes it, into the same type.
-func TestNewTypedFollowsAddTyped(t *testing.T) {
-	groups := []string{"", "apps", "policy", "storage.k8s.io", "scheduling.k8s.io", "resource.k8s.io", "example.com"}
+// TestAddTypedReadsNewTyped checks that addTyped decodes a kind where
+// newTyped gives its type (and elsewhere only scheduler-plugins'
+// PodGroup), into that type, and that every such type has its list
+// (appendTyped).
+func TestAddTypedReadsNewTyped(t *testing.T) {
+	groups := []string{"", "apps", "policy", "storage.k8s.io", "scheduling.k8s.io", "node.k8s.io", "resource.k8s.io", "example.com"}
+	types := 0
 	for _, k := range append(Kinds, Kind{"v1", "Deployment", ""}, Kind{"v1", "Config", ""}) {
 		for _, g := range groups {
 			c := &Cluster{}
 			var got reflect.Type
-			decode := func(into any) error { got = reflect.TypeOf(into); return nil }
+			decode := func(into any) error { got = reflect.TypeOf(into); return errors.New("stop") }
 			handled, _ := c.addTyped(k.Kind, g, map[string]any{}, decode, Origin{})
 			obj := newTyped(k.Kind, g)
 			switch {
-			case obj == nil && handled && k.Kind != "PodGroup":
-				t.Errorf("%s/%s: addTyped decodes it, newTyped does not", g, k.Kind)
+			case obj == nil && handled && (k.Kind != "PodGroup" || g == "scheduling.k8s.io"):
+				t.Errorf("%s/%s: addTyped reads it, newTyped gives no type", g, k.Kind)
 			case obj != nil && (!handled || got != reflect.TypeOf(obj)):
 				t.Errorf("%s/%s: newTyped gives %T, addTyped decodes into %v (handled %v)", g, k.Kind, obj, got, handled)
 			}
+			if obj == nil {
+				continue
+			}
+			types++
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("%s/%s: %v", g, k.Kind, r)
+					}
+				}()
+				c.appendTyped(obj, Origin{})
+				if reflect.DeepEqual(c, &Cluster{}) {
+					t.Errorf("%s/%s: appendTyped added %T to no list", g, k.Kind, obj)
+				}
+			}()
 		}
+	}
+	if types == 0 {
+		t.Fatal("newTyped gave no type")
 	}
 }
 

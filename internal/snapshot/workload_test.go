@@ -45,9 +45,7 @@ func testWorkloads() Workloads {
 // the dump matches testdata/workloads.golden.yaml (-update rewrites it).
 func TestWorkloadAPIGolden(t *testing.T) {
 	for _, typed := range []bool{true, false} {
-		typedPath = typed
-		c, err := LoadPaths([]string{"testdata/workloads.yaml"}, nil)
-		typedPath = true
+		c, err := loadFile("testdata/workloads.yaml", typed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,10 +139,8 @@ func TestWorkloadAPIBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, typed := range []bool{true, false} {
-				typedPath = typed
 				c := &Cluster{}
-				err := c.AddData("f.yaml", []byte(tt.doc))
-				typedPath = true
+				err := addData(c, typed, "f.yaml", []byte(tt.doc))
 				if err == nil {
 					t.Fatalf("typed path %v: loaded: %+v", typed, c.Workloads)
 				}

@@ -31,8 +31,6 @@ package snapshot
 
 import (
 	"bytes"
-	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"sigs.k8s.io/yaml"
@@ -242,32 +240,7 @@ func convertYAMLList(y []byte) (rest []byte, items [][]byte, objs []typedObj, ok
 			objs[i] = decodeTyped(item)
 		}
 	}
-	workers := runtime.GOMAXPROCS(0)
-	if len(items) < parallelItems || workers < 2 {
-		for i := range items {
-			if convert(i); failed.Load() {
-				return nil, nil, nil, false
-			}
-		}
-		return rest, items, objs, true
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	const chunk = 16
-	for range workers {
-		wg.Go(func() {
-			for !failed.Load() {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= len(items) {
-					return
-				}
-				for i := lo; i < min(lo+chunk, len(items)); i++ {
-					convert(i)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	onEveryCore(len(items), parallelItems, itemChunk, failed.Load, convert)
 	if failed.Load() {
 		return nil, nil, nil, false
 	}

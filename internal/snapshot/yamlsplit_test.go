@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"math/rand/v2"
@@ -165,15 +166,14 @@ func TestUnsafeYAML(t *testing.T) {
 	}
 }
 
-// loadYAMLBoth loads data as today (YAML split by items, documents on
-// every core) and as before.
+// loadYAMLBoth loads data as AddData does (YAML Lists split by items,
+// documents on every core) and as before (each document converted whole,
+// in turn: prepareWhole).
 func loadYAMLBoth(t *testing.T, file string, data []byte) (now, before *Cluster, nowErr, beforeErr error) {
 	t.Helper()
 	now, before = &Cluster{}, &Cluster{}
 	nowErr = now.AddData(file, data)
-	parallelYAML = false
-	defer func() { parallelYAML = true }()
-	beforeErr = before.AddData(file, data)
+	beforeErr = addDataWith(before, file, data, prepareWhole)
 	return now, before, nowErr, beforeErr
 }
 
@@ -324,9 +324,7 @@ func TestYAMLBadInputLoadsAsBefore(t *testing.T) {
 			}
 			a, b, ea, eb := loadYAMLBoth(t, "f.yaml", []byte(doc))
 			sameLoads(t, name+" ("+form+")", "before", a, b, ea, eb)
-			typedPath = false
-			em := (&Cluster{}).AddData("f.yaml", []byte(doc))
-			typedPath = true
+			em := addDataByMap(&Cluster{}, "f.yaml", []byte(doc))
 			if fmt.Sprint(ea) != fmt.Sprint(em) {
 				t.Errorf("%s (%s): error %v, by the map path %v", name, form, ea, em)
 			}
@@ -338,12 +336,11 @@ func TestYAMLBadInputLoadsAsBefore(t *testing.T) {
 	}
 }
 
-// TestSplitDocsInPlace splits random files in place and line by line,
-// and wants the same documents.
-func TestSplitDocsInPlace(t *testing.T) {
+// TestSplitDocs splits random files, and wants the documents a line
+// scanner reads (splitDocsByScanner).
+func TestSplitDocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 20))
-	lines := []string{"---", "--- ", "---\t", "--- \u00a0", "---x", "--- # c", " ---", "----", "a: 1", "", "# c", "  b", "...", "- x"}
-	inPlace := 0
+	lines := []string{"---", "--- ", "---\t", "--- \u00a0", "---x", "--- # c", " ---", "----", "a: 1", "", "# c", "  b", "...", "- x", "x\r", "---\r", "a\rb"}
 	// Few: the line scanner allocates a megabyte each time.
 	for range 2000 {
 		var b strings.Builder
@@ -357,28 +354,43 @@ func TestSplitDocsInPlace(t *testing.T) {
 			s = strings.TrimSuffix(s, "\n")
 		case 1:
 			s = strings.ReplaceAll(s, "\n", "\r\n")
+		case 2:
+			s = strings.TrimSuffix(s, "\n") + "\r"
 		}
-		want := splitDocsByLines([]byte(s))
-		got, ok := splitDocsInPlace([]byte(s))
-		if !ok {
-			if !strings.Contains(s, "\r") {
-				t.Fatalf("%q: not split in place", s)
-			}
-			continue
-		}
-		inPlace++
+		want := splitDocsByScanner([]byte(s))
+		got := splitDocs([]byte(s))
 		if len(got) != len(want) {
-			t.Fatalf("%q: %d documents, line by line %d", s, len(got), len(want))
+			t.Fatalf("%q: %d documents, by the scanner %d", s, len(got), len(want))
 		}
 		for i := range got {
 			if got[i].line != want[i].line || !bytes.Equal(got[i].data, want[i].data) {
-				t.Fatalf("%q: document %d is %d %q, line by line %d %q", s, i, got[i].line, got[i].data, want[i].line, want[i].data)
+				t.Fatalf("%q: document %d is %d %q, by the scanner %d %q", s, i, got[i].line, got[i].data, want[i].line, want[i].data)
 			}
 		}
 	}
-	if inPlace == 0 {
-		t.Fatal("nothing split in place")
+}
+
+// splitDocsByScanner splits data as splitDocs says it does, line by line
+// with a bufio.Scanner (as the loader did before splitting in place).
+func splitDocsByScanner(data []byte) []doc {
+	var docs []doc
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1024*1024), 64*1024*1024)
+	var cur bytes.Buffer
+	start, line := 1, 0
+	for sc.Scan() {
+		line++
+		t := sc.Text()
+		if strings.HasPrefix(t, "---") && strings.TrimSpace(strings.TrimPrefix(t, "---")) == "" {
+			docs = append(docs, doc{line: start, data: append([]byte(nil), cur.Bytes()...)})
+			cur.Reset()
+			start = line + 1
+			continue
+		}
+		cur.WriteString(t)
+		cur.WriteByte('\n')
 	}
+	return append(docs, doc{line: start, data: cur.Bytes()})
 }
 
 // TestSplitYAMLList cuts documents, and declines those it cannot cut
