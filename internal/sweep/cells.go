@@ -185,9 +185,6 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 			if ft == nil {
 				continue
 			}
-			if !enables(cfg, names.GpuShare) {
-				return nil, &FieldError{File: path, Field: field, Err: fmt.Errorf("axes.traces[%d] (%s) is the FGD artifact's experiment, which needs the GpuShare plugin, and this configuration does not enable it (fgdPolicy: kube-default/GpuShare is kube's default profile with it)", ti, s.Axes.Traces[ti].Name)}
-			}
 			text, _ := os.ReadFile(file) // read by LoadConfig above
 			pols[ti] = fgd.Policy{Name: c.Name, Config: string(text)}
 		}
@@ -238,7 +235,19 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 				}
 				return nil, &FieldError{File: path, Field: field, Err: err}
 			}
+			// An FGD trace's pods go to the default profile, which must
+			// run GpuShare: asked of the profile as built (multiPoint,
+			// disabled lists and all), not of the file.
+			share := false
+			if fw := c.Profiles.ByName[v1.DefaultSchedulerName]; fw != nil {
+				_, share = fw.Plugin(names.GpuShare)
+			}
 			c.Close()
+			for ti, ft := range p.fgd {
+				if ft != nil && !share {
+					return nil, &FieldError{File: path, Field: fmt.Sprintf("axes.configs[%d] (%s)", ci, configs[ci].Name), Err: fmt.Errorf("axes.traces[%d] (%s) is the FGD artifact's experiment, which needs the GpuShare plugin in the %s profile, and this configuration does not run it (fgdPolicy: kube-default/GpuShare is kube's default profile with it)", ti, s.Axes.Traces[ti].Name, v1.DefaultSchedulerName)}
+				}
+			}
 		}
 	}
 	seeds := make([]*int64, 0, len(s.Axes.Seeds))
@@ -335,24 +344,6 @@ func loadFGDTrace(dir string, t Trace) (*fgd.Trace, string, error) {
 		return nil, "", err
 	}
 	return ft, fmt.Sprintf("%s fgdTune %g", digest, t.FGDTune), nil
-}
-
-// enables says whether some profile of cfg enables the plugin, at
-// multiPoint or Filter.
-func enables(cfg *configv1.KubeSchedulerConfiguration, plugin string) bool {
-	for _, prof := range cfg.Profiles {
-		if prof.Plugins == nil {
-			continue
-		}
-		for _, set := range []configv1.PluginSet{prof.Plugins.MultiPoint, prof.Plugins.Filter} {
-			for _, pl := range set.Enabled {
-				if pl.Name == plugin {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // loadTrace reads a trace axis, as `replay` reads its flags, and digests

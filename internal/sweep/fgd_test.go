@@ -164,3 +164,33 @@ func TestBadFGDStudiesNameTheField(t *testing.T) {
 		})
 	}
 }
+
+// TestFGDConfigFileNeedsGpuShareInTheDefaultProfile: the check asks the
+// profiles as built. GpuShare in another profile than the one the trace's
+// pods go to is refused before anything runs.
+func TestFGDConfigFileNeedsGpuShareInTheDefaultProfile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: gpu
+  plugins:
+    multiPoint:
+      enabled:
+      - name: GpuShare
+`
+	if err := os.WriteFile(filepath.Join(dir, "other.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	study := "verb: replay\naxes:\n  traces: [{name: s, openbNodes: {{fgd}}/nodes.csv, openbPods: {{fgd}}/pods.csv, fgdTune: 1.3}]\n  configs: [{name: other, file: other.yaml}]\n  seeds: [42]\n"
+	path := writeStudy(t, dir, strings.ReplaceAll(study, "{{fgd}}", fgdData))
+	s, err := ReadStudy(path)
+	if err == nil {
+		_, err = Prepare(path, s, nil)
+	}
+	want := "axes.configs[0] (other): axes.traces[0] (s) is the FGD artifact's experiment, which needs the GpuShare plugin in the default-scheduler profile"
+	if err == nil || !IsInput(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want a bad-input error containing %q", err, want)
+	}
+}
