@@ -90,6 +90,9 @@ const smallDirty = 32
 func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if len(s.assumed) > 0 || s.placement != nil {
+		s.endSimulation()
+	}
 	if s.generation == 0 || s.nodeInfoMap == nil {
 		s.nodeInfoMap = map[string]*NodeInfo{}
 		for name := range c.nodes {
@@ -204,6 +207,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		}
 	}
 	s.Storage = c.storage
+	s.features = c.features
 	s.Selectors = c.selectors
 	if len(c.podGroups) > 0 || len(s.podGroupStates) > 0 || s.genericWorkload != c.features.GenericWorkload {
 		c.updatePodGroupSnapshot(s)

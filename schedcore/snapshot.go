@@ -69,6 +69,15 @@ type Snapshot struct {
 	// UpdateSnapshot, genericWorkload its gate (cache_podgroups.go).
 	podGroupStates  map[podGroupKey]*podGroupState
 	genericWorkload bool
+	// features are the cache's, for the pods AssumePod adds.
+	features Features
+	// assumed is the stack of pods AssumePod placed in the snapshot
+	// alone, placement the nodes AssumePlacement restricts the algorithm
+	// to, and placementAt, per list position, 1 + the node's index in
+	// the placement (0: not in it) (snapshot_assume.go).
+	assumed     []snapshotAssumed
+	placement   *snapshotPlacement
+	placementAt []int32
 }
 
 // SelectorSources are the objects kube-scheduler's DefaultSelector reads to

@@ -83,7 +83,10 @@ func (a *Algorithm) SchedulePod(ctx context.Context, fw *Framework, state *sched
 // only), kept in the cycle's private runner state.
 func (a *Algorithm) SchedulePodWith(ctx context.Context, fw *Framework, state *schedcore.CycleState, pod *v1.Pod, opts CycleOptions) (ScheduleResult, *schedcore.Diagnosis, error) {
 	var result ScheduleResult
-	n := a.Snapshot.NumNodes()
+	// Inside a pod-group cycle's placement, the algorithm's nodes are the
+	// placement's (Snapshot.AssumePlacement): filtered, counted in the
+	// FitError and rotated through; without one, every listed node.
+	n := a.Snapshot.NumNodesInPlacement()
 	if n == 0 {
 		return result, nil, ErrNoNodesAvailable
 	}
@@ -258,7 +261,7 @@ type nameOrder struct {
 
 func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, state *schedcore.CycleState, pod *v1.Pod) ([]*schedcore.NodeInfo, schedcore.Diagnosis, error) {
 	diag := schedcore.Diagnosis{NodeToStatus: schedcore.NewCycleNodeToStatus()}
-	all := a.Snapshot.List()
+	all := a.Snapshot.ListNodesInPlacement()
 	preRes, s, unsched := fw.RunPreFilterPlugins(ctx, state, pod)
 	diag.UnschedulablePlugins = unsched
 	if !s.IsSuccess() {
@@ -271,7 +274,9 @@ func (a *Algorithm) findNodesThatFitPod(ctx context.Context, fw *Framework, stat
 		return nil, diag, nil
 	}
 	if nnn := pod.Status.NominatedNodeName; nnn != "" {
-		if ni, err := a.Snapshot.Get(nnn); err == nil {
+		// A nominated node outside the placement is not tried (kube:
+		// evaluateNominatedNode, not an error).
+		if ni, err := a.Snapshot.GetNodeInPlacement(nnn); err == nil {
 			feasible, err := a.findNodesThatPassFilters(ctx, fw, state, pod, &diag, []*schedcore.NodeInfo{ni}, false)
 			if err == nil && len(feasible) != 0 {
 				return feasible, diag, nil
@@ -339,7 +344,7 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 		for i := range out {
 			out[i] = nodes[(startIdx+i)%numAll]
 		}
-		a.advance(rotate, len(out), len(a.Snapshot.List()))
+		a.advance(rotate, len(out), a.Snapshot.NumNodesInPlacement())
 		return out, nil
 	}
 	// Nodes are filtered in windows; each worker writes its own slots and
@@ -353,7 +358,9 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	// position i: its generation and name are read from the snapshot's
 	// columns, and the filters whose verdicts are remembered never reach
 	// the NodeInfo. A sampled cycle that times every plugin takes the
-	// plain path, node by node, as it remembers nothing.
+	// plain path, node by node, as it remembers nothing; so does a cycle
+	// over a placement's nodes (another slice than the list: no list
+	// positions, FeasibleListed false, names compared as strings).
 	snap := fw.handle.Snapshot()
 	byPos := snap != nil && !state.RecordPluginMetrics && sameList(nodes, snap.List()) && fw.nominatedPodsIgnored(state)
 	var pos *[]int32
@@ -398,7 +405,7 @@ func (a *Algorithm) findNodesThatPassFilters(ctx context.Context, fw *Framework,
 	if byPos {
 		cr.listed.nodes = feasible
 	}
-	a.advance(rotate, processed, len(a.Snapshot.List()))
+	a.advance(rotate, processed, a.Snapshot.NumNodesInPlacement())
 	firstErr := fp.firstErr
 	var code schedcore.Code
 	if firstErr != nil {
