@@ -247,3 +247,110 @@ func TestMemoReadWhileAssumedSeesThePod(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupCycleOverPlacementMatchesSnapshotOfItsNodes: members of a group
+// scheduled one after another by the default profile inside a placement,
+// each assumed in the snapshot on the node chosen (a pod-group cycle's
+// simulation), are placed as in a snapshot made of the placement's nodes
+// only, listed in its order, with the same assumes; the workloads have no
+// inter-pod terms and the nodes no images, which would read the whole
+// cluster. Then every assume is forgotten and the placement lifted: the
+// snapshot decides as before the cycle.
+func TestGroupCycleOverPlacementMatchesSnapshotOfItsNodes(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	nodeLocal := func(p *v1.Pod) *v1.Pod {
+		if a := p.Spec.Affinity; a != nil {
+			a.PodAffinity, a.PodAntiAffinity = nil, nil
+		}
+		p.Spec.TopologySpreadConstraints = nil
+		return p
+	}
+	var nodes, inPlacement []*v1.Node
+	for i := range 240 {
+		n := randomNode(rng, i)
+		n.Status.Images = nil
+		nodes = append(nodes, n)
+		if rng.Intn(5) < 3 {
+			inPlacement = append(inPlacement, n)
+		}
+	}
+	rng.Shuffle(len(inPlacement), func(i, j int) { inPlacement[i], inPlacement[j] = inPlacement[j], inPlacement[i] })
+	var bound, boundInPlacement []*v1.Pod
+	placed := map[string]bool{}
+	for _, n := range inPlacement {
+		placed[n.Name] = true
+	}
+	for i := range 400 {
+		p := nodeLocal(randomPod(rng, fmt.Sprint("b", i)))
+		p.UID = types.UID(p.Name)
+		p.Spec.NodeName = nodes[rng.Intn(len(nodes))].Name
+		bound = append(bound, p)
+		if placed[p.Spec.NodeName] {
+			boundInPlacement = append(boundInPlacement, p)
+		}
+	}
+	snap := schedcore.NewSnapshot(bound, nodes)
+	only := schedcore.NewSnapshot(boundInPlacement, inPlacement)
+	var placement []*schedcore.NodeInfo
+	for _, ni := range only.List() {
+		placement = append(placement, snap.NodeInfo(ni.Name()))
+	}
+	fw, onlyFw := defaultFramework(t, snap), defaultFramework(t, only)
+	alg, onlyAlg := &schedruntime.Algorithm{Snapshot: snap}, &schedruntime.Algorithm{Snapshot: only}
+	ctx := context.Background()
+	// schedule returns the node chosen ("" when none) and the outcome.
+	schedule := func(fw *schedruntime.Framework, alg *schedruntime.Algorithm, pod *v1.Pod) (string, string) {
+		res, _, err := alg.SchedulePodWith(ctx, fw, schedcore.NewCycleState(), pod, schedruntime.CycleOptions{ReuseScoreBuffers: true, DiagnoseFailuresOnly: true})
+		if err != nil {
+			return "", err.Error()
+		}
+		return res.SuggestedHost, fmt.Sprint(res.SuggestedHost, " evaluated ", res.EvaluatedNodes, " feasible ", res.FeasibleNodes)
+	}
+	workloads := make([]*v1.Pod, 5)
+	for i := range workloads {
+		workloads[i] = nodeLocal(randomPod(rng, fmt.Sprint("w", i)))
+	}
+	if err := snap.AssumePlacement("p", placement); err != nil {
+		t.Fatal(err)
+	}
+	var members []*v1.Pod
+	for i := range 60 {
+		m := workloads[rng.Intn(len(workloads))].DeepCopy()
+		m.Name, m.UID = fmt.Sprint("m", i), types.UID(fmt.Sprint("m", i))
+		host, got := schedule(fw, alg, m)
+		if _, want := schedule(onlyFw, onlyAlg, m); got != want {
+			t.Fatalf("member %d: over the placement %q, over a snapshot of its nodes %q", i, got, want)
+		}
+		if host == "" {
+			continue
+		}
+		if !placed[host] {
+			t.Fatalf("member %d placed on %s, outside the placement", i, host)
+		}
+		m.Spec.NodeName = host
+		for _, s := range []*schedcore.Snapshot{snap, only} {
+			if err := s.AssumePod(schedcore.NewPodInfo(m)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		members = append(members, m)
+	}
+	if len(members) < 20 {
+		t.Fatalf("only %d members placed", len(members))
+	}
+	for i := len(members) - 1; i >= 0; i-- {
+		if err := snap.ForgetPod(members[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap.ForgetPlacement()
+	// Every node again, each with its own pods: the long-lived framework
+	// decides as a fresh one (both algorithms start at the same index).
+	freshAlg, longAlg := &schedruntime.Algorithm{Snapshot: snap}, &schedruntime.Algorithm{Snapshot: snap}
+	for _, w := range workloads {
+		_, want := schedule(defaultFramework(t, snap), freshAlg, w)
+		if _, got := schedule(fw, longAlg, w); got != want {
+			t.Errorf("after the cycle, workload %s: long-lived framework %q, fresh one %q", w.Name, got, want)
+		}
+	}
+}
