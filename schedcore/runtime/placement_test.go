@@ -69,9 +69,11 @@ func placementFramework(t *testing.T, snap *schedcore.Snapshot) (*schedruntime.F
 	t.Helper()
 	rec := &seen{filtered: map[string]bool{}, score: map[string]bool{}}
 	reg := schedcore.Registry{
-		"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return slots{}, nil }},
-		"Veto":  {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return veto{}, nil }},
-		"Seen":  {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return rec, nil }},
+		"Slots": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+			return slots{}, nil
+		}},
+		"Veto": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return veto{}, nil }},
+		"Seen": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return rec, nil }},
 	}
 	name := v1.DefaultSchedulerName
 	profile := &configv1.KubeSchedulerProfile{SchedulerName: &name, Plugins: &configv1.Plugins{
