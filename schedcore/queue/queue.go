@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
@@ -17,8 +18,12 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
-// pendingPodsSummary is kube's PendingPods summary line.
-const pendingPodsSummary = "activeQ:%v; backoffQ:%v; unschedulableEntities:%v"
+// pendingPodsSummary is kube's PendingPods summary line; the extended one
+// is kube's with GenericWorkload on.
+const (
+	pendingPodsSummary         = "activeQ:%v; backoffQ:%v; unschedulableEntities:%v"
+	pendingPodsExtendedSummary = "activeQ:%v; backoffQ:%v; unschedulableEntities:%v; pendingPodGroupMemberPods:%v; incompletePodGroupPods:%v"
+)
 
 // PriorityQueue is kube-scheduler's scheduling queue: activeQ (a heap by
 // the QueueSort plugin), backoffQ (by backoff expiry) and the unschedulable
@@ -51,6 +56,16 @@ type PriorityQueue struct {
 	walkAll bool
 	// moving is the scratch list of the pods an event visits.
 	moving []*schedcore.QueuedPodInfo
+
+	// groups is whether pod group members are queued in their group's
+	// entity (GenericWorkload on, WithPodGroups not false).
+	groups bool
+	// podGroups are the observed PodGroups by groupKey (kube's workload
+	// forest without CompositePodGroups: every PodGroup is a root).
+	podGroups map[string]*schedulingv1beta1.PodGroup
+	// incomplete holds members whose PodGroup is not observed; pending
+	// members that arrived while their group was the last popped entity.
+	incomplete, pending *memberPods
 
 	popFromBackoffQ bool
 	features        schedcore.Features
@@ -125,6 +140,9 @@ func New(less func(a, b *schedcore.QueuedPodInfo) bool, profiles map[string]*run
 	if o.features != nil {
 		p.features = *o.features
 	}
+	p.groups = p.features.GenericWorkload && !o.noPodGroups
+	p.podGroups = map[string]*schedulingv1beta1.PodGroup{}
+	p.incomplete, p.pending = newMemberPods(), newMemberPods()
 	p.ix = newRequeueIndex(p.hints)
 	p.unschedulable = newUnschedulablePods(o.metrics, p.ix)
 	return p
@@ -186,15 +204,43 @@ func (p *PriorityQueue) addPod(logger logr.Logger, pod *v1.Pod) {
 	q := p.newQueuedPodInfo(pod)
 	// Nominate before activeQ so a Pop cannot see the pod un-nominated.
 	p.nominator.add(logger, q.PodInfo, nil)
+	if p.isMember(pod) {
+		p.addPodGroupMember(logger, q)
+		return
+	}
 	if p.moveToActiveQ(logger, q, schedcore.ClusterEvent{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Add}.Label(), false) {
 		p.activeQ.broadcast()
 	}
 }
 
-// runPreEnqueuePlugins runs the profile's PreEnqueue plugins, the gating
-// plugin first, and records the first that rejects as the gating plugin
-// (and a rejector), with the events that may ungate the pod.
+// runPreEnqueuePlugins runs PreEnqueue for a pod, or for every member of a
+// group: if any member is gated the group is gated with that member's
+// gating plugin and events (the last gated member in member order, as
+// kube's loop over the members leaves it).
 func (p *PriorityQueue) runPreEnqueuePlugins(logger logr.Logger, q *schedcore.QueuedPodInfo) {
+	g := q.Group
+	if g == nil {
+		p.runPreEnqueuePluginsForPod(logger, q)
+		return
+	}
+	var gated *schedcore.QueuedPodInfo
+	for _, m := range g.Members {
+		p.runPreEnqueuePluginsForPod(logger, m)
+		if m.Gated() {
+			gated = m
+		}
+	}
+	if gated != nil {
+		q.GatingPlugin, q.GatingPluginEvents = gated.GatingPlugin, gated.GatingPluginEvents
+		return
+	}
+	q.GatingPlugin, q.GatingPluginEvents = "", nil
+}
+
+// runPreEnqueuePluginsForPod runs the profile's PreEnqueue plugins, the
+// gating plugin first, and records the first that rejects as the gating
+// plugin (and a rejector), with the events that may ungate the pod.
+func (p *PriorityQueue) runPreEnqueuePluginsForPod(logger logr.Logger, q *schedcore.QueuedPodInfo) {
 	pod := q.Pod
 	fw := p.profiles[pod.Spec.SchedulerName]
 	if fw == nil {
@@ -244,22 +290,36 @@ func (p *PriorityQueue) moveToActiveQ(logger logr.Logger, q *schedcore.QueuedPod
 		p.runPreEnqueuePlugins(logger, q)
 	}
 	if q.Gated() {
-		if p.unschedulable.get(q.Pod) == nil {
+		if p.unschedulable.getKey(entityKey(q)) == nil {
 			if v := logger.V(5); v.Enabled() {
 				v.Info("Pod moved to an internal scheduling queue, because it is gated", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Unschedulable")
 			}
 		}
-		q.WasFlushedFromUnschedulable = false
+		setWasFlushed(q, false)
 		p.unschedulable.addOrUpdate(q, event)
 		return false
 	}
-	if q.InitialAttemptTimestamp == nil {
-		now := p.clock.Now()
-		q.InitialAttemptTimestamp = &now
-	}
-	p.unschedulable.delete(q.Pod)
+	now := p.clock.Now()
+	setInitialAttemptTimestamp(q, now)
+	forEachPod(q, func(m *schedcore.QueuedPodInfo) { setInitialAttemptTimestamp(m, now) })
+	p.unschedulable.deleteKey(entityKey(q))
 	p.activeQ.add(logger, q, event)
 	return true
+}
+
+func setInitialAttemptTimestamp(q *schedcore.QueuedPodInfo, now time.Time) {
+	if q.InitialAttemptTimestamp == nil {
+		q.InitialAttemptTimestamp = &now
+	}
+}
+
+// setWasFlushed sets WasFlushedFromUnschedulable of an entity and, for a
+// group, of its members.
+func setWasFlushed(q *schedcore.QueuedPodInfo, v bool) {
+	q.WasFlushedFromUnschedulable = v
+	if q.Group != nil {
+		forEachPod(q, func(m *schedcore.QueuedPodInfo) { m.WasFlushedFromUnschedulable = v })
+	}
 }
 
 // moveToBackoffQ puts the pod in backoffQ; with SchedulerPopFromBackoffQ,
@@ -269,12 +329,12 @@ func (p *PriorityQueue) moveToBackoffQ(logger logr.Logger, q *schedcore.QueuedPo
 	if p.popFromBackoffQ {
 		p.runPreEnqueuePlugins(logger, q)
 		if q.Gated() {
-			q.WasFlushedFromUnschedulable = false
+			setWasFlushed(q, false)
 			p.unschedulable.addOrUpdate(q, event)
 			return false
 		}
 	}
-	p.unschedulable.delete(q.Pod)
+	p.unschedulable.deleteKey(entityKey(q))
 	p.backoffQ.add(logger, q, event, p.metrics)
 	return true
 }
@@ -305,8 +365,10 @@ func (p *PriorityQueue) wakes(queue string) bool {
 }
 
 // Activate moves pods waiting in the unschedulable pool or backoffQ to
-// activeQ. For an in-flight pod it records a ForceActivate event so that the
-// pod is requeued when its attempt fails; unknown pods are ignored.
+// activeQ; a pod group member activates its whole group. For an in-flight
+// pod it records a ForceActivate event so that the pod is requeued when its
+// attempt fails; unknown pods, and members of unobserved groups, are
+// ignored.
 func (p *PriorityQueue) Activate(logger logr.Logger, pods map[string]*v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -322,6 +384,11 @@ func (p *PriorityQueue) Activate(logger logr.Logger, pods map[string]*v1.Pod) {
 			activated = true
 			continue
 		}
+		if p.isMember(pod) {
+			if _, ok := p.rootKeyForPod(pod); !ok {
+				continue
+			}
+		}
 		p.activeQ.addEventsIfPodInFlight(nil, pod, []schedcore.ClusterEvent{schedcore.EventForceActivate})
 	}
 	if activated {
@@ -330,10 +397,17 @@ func (p *PriorityQueue) Activate(logger logr.Logger, pods map[string]*v1.Pod) {
 }
 
 func (p *PriorityQueue) activate(logger logr.Logger, pod *v1.Pod) bool {
+	key := podKey(pod)
+	if p.isMember(pod) {
+		var ok bool
+		if key, ok = p.rootKeyForPod(pod); !ok {
+			return false
+		}
+	}
 	fromBackoffQ := false
-	q := p.unschedulable.get(pod)
+	q := p.unschedulable.getKey(key)
 	if q == nil {
-		if q = p.backoffQ.delete(pod); q == nil {
+		if q = p.backoffQ.deleteKey(key); q == nil {
 			return false
 		}
 		fromBackoffQ = true
@@ -353,7 +427,12 @@ func (p *PriorityQueue) SchedulingCycle() int64 { return p.activeQ.schedulingCyc
 func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger logr.Logger, q *schedcore.QueuedPodInfo, podSchedulingCycle int64) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	defer p.activeQ.done(q.Pod.UID)
+	calledDone := false
+	defer func() {
+		if !calledDone {
+			p.activeQ.done(q.Pod.UID)
+		}
+	}()
 
 	pod := q.Pod
 	if p.unschedulable.get(pod) != nil {
@@ -382,6 +461,15 @@ func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger logr.Logger, q *sche
 	q.WasFlushedFromUnschedulable = false
 	q.FlushTimestamp = time.Time{}
 
+	if p.isMember(pod) {
+		// Done first: the member may join a group in activeQ, which Pop
+		// must not see with the member still in flight.
+		p.activeQ.done(pod.UID)
+		calledDone = true
+		p.addUnschedulablePodGroupMember(logger, q)
+		return nil
+	}
+	p.activeQ.clearPopped()
 	for pl := range q.UnschedulablePlugins {
 		p.metrics.UnschedulableReason(pl, pod.Spec.SchedulerName, 1)
 	}
@@ -430,7 +518,7 @@ func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger logr.Logger) {
 			last = q.FlushTimestamp
 		}
 		if now.Sub(last) > p.podMaxInUnschedulablePodsDuration {
-			q.WasFlushedFromUnschedulable = true
+			setWasFlushed(q, true)
 			q.FlushTimestamp = now
 			move = append(move, q)
 		}
