@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -339,5 +340,42 @@ func TestWithPodGroupsFalse(t *testing.T) {
 	q.Add(logger, gp1)
 	if e, ok := q.TryPop(logger); !ok || e.Group != nil || e.Pod.Name != "pod1" {
 		t.Errorf("popped %v, want pod1 alone", e)
+	}
+}
+
+// TestIsEntityWorthRequeuing: a group is worth requeuing when any member
+// is, with the strongest strategy among its members (kube's
+// isEntityWorthRequeuing over isPodWorthRequeuing).
+func TestIsEntityWorthRequeuing(t *testing.T) {
+	member := func(pod *v1.Pod, unschedulable, pending []string) *schedcore.QueuedPodInfo {
+		m := &schedcore.QueuedPodInfo{PodInfo: schedcore.NewPodInfo(pod)}
+		m.UnschedulablePlugins = sets.New(unschedulable...)
+		m.PendingPlugins = sets.New(pending...)
+		return m
+	}
+	tests := []struct {
+		name    string
+		members []*schedcore.QueuedPodInfo
+		want    queueingStrategy
+	}{
+		{name: "no member's rejector queues on the event", members: []*schedcore.QueuedPodInfo{member(gp1, []string{"fooPlugin"}, nil), member(gp2, []string{"otherPlugin"}, nil)}, want: queueSkip},
+		{name: "one member's Unschedulable rejector queues: after backoff", members: []*schedcore.QueuedPodInfo{member(gp1, []string{"otherPlugin"}, nil), member(gp2, []string{"otherPlugin"}, nil)}, want: queueAfterBackoff},
+		{name: "one member's Pending rejector queues: at once", members: []*schedcore.QueuedPodInfo{member(gp2, []string{"otherPlugin"}, nil), member(gp1, nil, []string{"otherPlugin"})}, want: queueImmediately},
+		{name: "a member with no rejector: after backoff", members: []*schedcore.QueuedPodInfo{member(gp2, []string{"fooPlugin"}, nil), member(gp1, nil, nil)}, want: queueAfterBackoff},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, _ := newGroupQueue(t, nil)
+			e := schedcore.NewQueuedPodGroupInfo(testPodGroup(), v1.DefaultSchedulerName)
+			for _, m := range tt.members {
+				e.Group.AddPod(m)
+			}
+			q.lock.Lock()
+			got := q.isEntityWorthRequeuing(logger, e, nodeAdd, nil, &v1.Node{})
+			q.lock.Unlock()
+			if got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
