@@ -108,14 +108,19 @@ func (aq *activeQueue) unlockedTryPop(logger logr.Logger) (*schedcore.QueuedPodI
 		if q, ok = aq.backoff.popBackoff(); !ok {
 			return nil, false
 		}
-		aq.metrics.IncomingPods(QueueActive, EventPopFromBackoffQ, 1)
+		aq.metrics.IncomingPods(QueueActive, EventPopFromBackoffQ, entitySize(q))
 	}
 	if err := aq.unlockedMoveToInFlight(logger, q); err != nil {
 		// Report and carry on with the next pod, as kube does.
 		logger.Error(err, "Discarding the popped pod", "pod", schedcore.PodName(q.Pod))
 		return nil, false
 	}
-	aq.lastPopped = entityKey(q)
+	// Only a group's key is ever looked up; a pod clears it (no pod key
+	// equals a group key), which spares single pods building a key.
+	aq.lastPopped = ""
+	if q.Group != nil {
+		aq.lastPopped = entityKey(q)
+	}
 	return q, true
 }
 
@@ -147,34 +152,32 @@ func (aq *activeQueue) unlockedMoveToInFlight(logger logr.Logger, q *schedcore.Q
 		}
 	}
 	aq.schedCycle++
-	forEachPod(q, func(m *schedcore.QueuedPodInfo) {
-		for pl := range m.UnschedulablePlugins {
-			aq.metrics.UnschedulableReason(pl, m.Pod.Spec.SchedulerName, -1)
+	if g == nil {
+		aq.dropReasons(q)
+	} else {
+		for _, m := range g.Members {
+			aq.dropReasons(m)
 		}
-		for pl := range m.PendingPlugins {
-			if !m.UnschedulablePlugins.Has(pl) {
-				aq.metrics.UnschedulableReason(pl, m.Pod.Spec.SchedulerName, -1)
-			}
-		}
-	})
+	}
 	return nil
+}
+
+// dropReasons takes a popped pod's rejectors out of the unschedulable
+// reasons metric.
+func (aq *activeQueue) dropReasons(q *schedcore.QueuedPodInfo) {
+	for pl := range q.UnschedulablePlugins {
+		aq.metrics.UnschedulableReason(pl, q.Pod.Spec.SchedulerName, -1)
+	}
+	for pl := range q.PendingPlugins {
+		if !q.UnschedulablePlugins.Has(pl) {
+			aq.metrics.UnschedulableReason(pl, q.Pod.Spec.SchedulerName, -1)
+		}
+	}
 }
 
 func (aq *activeQueue) track(q *schedcore.QueuedPodInfo) {
 	aq.metrics.InFlightEvents(EventPodPopped, 1)
 	aq.inFlightPods[q.Pod.UID] = aq.inFlightEvents.PushBack(q.Pod)
-}
-
-// forEachPod calls fn with the pod of a pod entity, or with each member of
-// a group entity in member order (kube's ForEachPodInfo).
-func forEachPod(q *schedcore.QueuedPodInfo, fn func(*schedcore.QueuedPodInfo)) {
-	if q.Group == nil {
-		fn(q)
-		return
-	}
-	for _, m := range q.Group.Members {
-		fn(m)
-	}
 }
 
 // appendPods appends the pod of each entity, or its members.
@@ -206,7 +209,7 @@ func (aq *activeQueue) add(logger logr.Logger, q *schedcore.QueuedPodInfo, event
 	aq.lock.Lock()
 	defer aq.lock.Unlock()
 	aq.queue.AddOrUpdate(q)
-	aq.metrics.IncomingPods(QueueActive, event, 1)
+	aq.metrics.IncomingPods(QueueActive, event, entitySize(q))
 	if v := logger.V(5); v.Enabled() {
 		v.Info("Pod moved to an internal scheduling queue", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Active")
 	}

@@ -148,7 +148,7 @@ func (bq *backoffQueue) add(logger logr.Logger, q *schedcore.QueuedPodInfo, even
 		logger.Error(nil, "BackoffQueue add() was called with a pod that was already in the other backoff heap", "pod", schedcore.PodName(q.Pod))
 		return
 	}
-	m.IncomingPods(QueueBackoff, event, 1)
+	m.IncomingPods(QueueBackoff, event, entitySize(q))
 	if v := logger.V(5); v.Enabled() {
 		v.Info("Pod moved to an internal scheduling queue", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Backoff")
 	}

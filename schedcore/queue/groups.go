@@ -428,8 +428,13 @@ func copyQueueingParams(dst, src *schedcore.QueuedPodInfo) {
 	dst.WasFlushedFromUnschedulable = src.WasFlushedFromUnschedulable
 	dst.FlushTimestamp = src.FlushTimestamp
 	dst.BackoffExpiration = src.BackoffExpiration
-	dst.UnschedulablePlugins = src.UnschedulablePlugins
-	dst.PendingPlugins = src.PendingPlugins
+	dst.UnschedulablePlugins, dst.PendingPlugins = src.UnschedulablePlugins, src.PendingPlugins
+	if dst.UnschedulablePlugins == nil {
+		dst.UnschedulablePlugins = sets.New[string]()
+	}
+	if dst.PendingPlugins == nil {
+		dst.PendingPlugins = sets.New[string]()
+	}
 	dst.GatingPlugin, dst.GatingPluginEvents = src.GatingPlugin, src.GatingPluginEvents
 }
 

@@ -299,18 +299,22 @@ func (p *PriorityQueue) moveToActiveQ(logger logr.Logger, q *schedcore.QueuedPod
 		p.unschedulable.addOrUpdate(q, event)
 		return false
 	}
-	now := p.clock.Now()
-	setInitialAttemptTimestamp(q, now)
-	forEachPod(q, func(m *schedcore.QueuedPodInfo) { setInitialAttemptTimestamp(m, now) })
+	if q.InitialAttemptTimestamp == nil {
+		now := p.clock.Now()
+		q.InitialAttemptTimestamp = &now
+	}
+	if q.Group != nil {
+		// A member may join after the group's first attempt: each keeps
+		// its own first time.
+		for _, m := range q.Group.Members {
+			if m.InitialAttemptTimestamp == nil {
+				m.InitialAttemptTimestamp = q.InitialAttemptTimestamp
+			}
+		}
+	}
 	p.unschedulable.deleteKey(entityKey(q))
 	p.activeQ.add(logger, q, event)
 	return true
-}
-
-func setInitialAttemptTimestamp(q *schedcore.QueuedPodInfo, now time.Time) {
-	if q.InitialAttemptTimestamp == nil {
-		q.InitialAttemptTimestamp = &now
-	}
 }
 
 // setWasFlushed sets WasFlushedFromUnschedulable of an entity and, for a
@@ -318,7 +322,9 @@ func setInitialAttemptTimestamp(q *schedcore.QueuedPodInfo, now time.Time) {
 func setWasFlushed(q *schedcore.QueuedPodInfo, v bool) {
 	q.WasFlushedFromUnschedulable = v
 	if q.Group != nil {
-		forEachPod(q, func(m *schedcore.QueuedPodInfo) { m.WasFlushedFromUnschedulable = v })
+		for _, m := range q.Group.Members {
+			m.WasFlushedFromUnschedulable = v
+		}
 	}
 }
 

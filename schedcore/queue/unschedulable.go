@@ -69,7 +69,7 @@ func (u *unschedulablePods) addOrUpdate(q *schedcore.QueuedPodInfo, event string
 	u.byKey[k] = u.order.PushBack(ent)
 	u.file(ent)
 	u.count(q.Gated(), 1)
-	u.metrics.IncomingPods(QueueUnschedulable, event, 1)
+	u.metrics.IncomingPods(QueueUnschedulable, event, entitySize(q))
 }
 
 // file puts the entry into the index lists its pod belongs to now, moving
