@@ -77,7 +77,8 @@ func (p *PriorityQueue) unlockedGetPod(pod *v1.Pod) *schedcore.QueuedPodInfo {
 	return p.unschedulable.get(pod)
 }
 
-// GetPod returns a queued (not in-flight) pod by name.
+// GetPod returns a queued (not in-flight) pod by name; members of queued
+// groups are not found by name alone (GetPodGroup finds their group).
 func (p *PriorityQueue) GetPod(name, namespace string) (*schedcore.QueuedPodInfo, bool) {
 	p.lock.RLock()
 	defer p.lock.RUnlock()

@@ -441,6 +441,9 @@ func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger logr.Logger, q *sche
 	}()
 
 	pod := q.Pod
+	if q.Group != nil {
+		return fmt.Errorf("pod group %v: a popped group comes back through AddAttemptedPodGroupIfNeeded", schedcore.PodName(pod))
+	}
 	if p.unschedulable.get(pod) != nil {
 		return fmt.Errorf("Pod %v is already present in unschedulable queue", schedcore.PodName(pod))
 	}
