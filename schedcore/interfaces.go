@@ -317,10 +317,23 @@ type QueuedPodInfo struct {
 	GatingPlugin string
 	// GatingPluginEvents are the events that may ungate it.
 	GatingPluginEvents []ClusterEvent
+	// Group is set when this entry stands for a pod group in the queue
+	// (GenericWorkload): its queueing fields above are the group's (kube's
+	// QueuedPodGroupInfo.QueueingParams), Group holds the PodGroup and the
+	// queued members, and Pod is a stand-in naming the group (see
+	// NewQueuedPodGroupInfo), never a pod to schedule.
+	Group *QueuedPodGroupInfo
 }
 
-// Priority returns the pod's priority (0 when unset).
-func (q *QueuedPodInfo) Priority() int32 { return PodPriority(q.Pod) }
+// Priority returns the pod's priority (0 when unset), or for a pod group
+// entry the PodGroup's spec.priority (kube's QueuedPodGroupInfo.GetPriority),
+// so that QueueSort plugins order pods and groups by the same keys.
+func (q *QueuedPodInfo) Priority() int32 {
+	if q.Group != nil {
+		return PodGroupPriority(q.Group.Object)
+	}
+	return PodPriority(q.Pod)
+}
 
 // Gated reports whether a PreEnqueue plugin holds the pod.
 func (q *QueuedPodInfo) Gated() bool { return q.GatingPlugin != "" }

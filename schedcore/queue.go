@@ -3,6 +3,7 @@ package schedcore
 import (
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -24,9 +25,24 @@ type SchedulingQueue interface {
 	// goes to backoffQ or the unschedulable pool depending on the events
 	// received while it was in flight.
 	AddUnschedulableIfNotPresent(logger logr.Logger, qpi *QueuedPodInfo, podSchedulingCycle int64) error
-	// SchedulingCycle returns the number of pods popped so far.
+	// AddAttemptedPodGroupIfNeeded requeues a popped pod group entity at
+	// the end of its pod-group cycle, with the cycle's status (kube's
+	// function of that name); the members the cycle handed back through
+	// AddUnschedulableIfNotPresent come back inside it.
+	AddAttemptedPodGroupIfNeeded(logger logr.Logger, group *QueuedPodInfo, schedulingCycle int64, status *Status) error
+	// AddPodGroup, UpdatePodGroup and DeletePodGroup follow the observed
+	// PodGroups (GenericWorkload): members wait for their PodGroup, and
+	// go back to waiting when it is deleted.
+	AddPodGroup(logger logr.Logger, pg *schedulingv1beta1.PodGroup)
+	UpdatePodGroup(logger logr.Logger, pg *schedulingv1beta1.PodGroup)
+	DeletePodGroup(logger logr.Logger, pg *schedulingv1beta1.PodGroup)
+	// SchedulingCycle returns the number of entities popped so far.
 	SchedulingCycle() int64
-	// Pop blocks until a pod is in activeQ or the queue is closed.
+	// Pop blocks until an entity is in activeQ or the queue is closed. The
+	// entity is a pod, or with GenericWorkload a pod group: then its Group
+	// is set, Group.Members are the members to schedule (each in flight
+	// until Done or AddUnschedulableIfNotPresent) and Pod is only a
+	// stand-in naming the group.
 	Pop(logger logr.Logger) (*QueuedPodInfo, error)
 	// TryPop pops without blocking; ok is false when activeQ is empty.
 	TryPop(logger logr.Logger) (qpi *QueuedPodInfo, ok bool)
@@ -56,7 +72,12 @@ type SchedulingQueue interface {
 	Close()
 }
 
-// QueueLengths are the sizes of the sub-queues.
+// QueueLengths are the sizes of the sub-queues, in pods (a queued pod
+// group counts its members).
 type QueueLengths struct {
 	Active, Backoff, Unschedulable, Gated int
+	// PendingPodGroupPods are members waiting for their in-flight group,
+	// IncompletePodGroupPods members waiting for their PodGroup to be
+	// observed (GenericWorkload only).
+	PendingPodGroupPods, IncompletePodGroupPods int
 }

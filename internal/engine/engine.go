@@ -237,6 +237,9 @@ func New(ctx context.Context, o Options, d Driver) (*Engine, error) {
 		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds) * time.Second),
 		queue.WithLogger(o.Logger),
 		queue.WithFeatures(o.Features),
+		// The scheduler loop has no pod-group cycle yet (#34 step 7):
+		// members stay single pods, as before the queue held groups.
+		queue.WithPodGroups(false),
 	}
 	if d.Clock != nil {
 		qopts = append(qopts, queue.WithClock(d.Clock))

@@ -3,6 +3,7 @@ package queue
 import (
 	"container/list"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -39,6 +40,12 @@ type activeQueue struct {
 
 	schedCycle int64
 	closed     bool
+	// lastPopped is the key of the entity popped last (kube's
+	// lastPoppedEntityKey): a member arriving while its group is the last
+	// popped waits in pendingPodGroupPods. Cleared when an attempt is
+	// handed back (AddUnschedulableIfNotPresent of a pod,
+	// AddAttemptedPodGroupIfNeeded).
+	lastPopped string
 
 	// backoff is popped when activeQ is empty (SchedulerPopFromBackoffQ);
 	// nil when the gate is off.
@@ -101,24 +108,63 @@ func (aq *activeQueue) unlockedTryPop(logger logr.Logger) (*schedcore.QueuedPodI
 		if q, ok = aq.backoff.popBackoff(); !ok {
 			return nil, false
 		}
-		aq.metrics.IncomingPods(QueueActive, EventPopFromBackoffQ, 1)
+		aq.metrics.IncomingPods(QueueActive, EventPopFromBackoffQ, entitySize(q))
 	}
-	if err := aq.unlockedMoveToInFlight(q); err != nil {
+	if err := aq.unlockedMoveToInFlight(logger, q); err != nil {
 		// Report and carry on with the next pod, as kube does.
 		logger.Error(err, "Discarding the popped pod", "pod", schedcore.PodName(q.Pod))
 		return nil, false
 	}
+	// Only a group's key is ever looked up; a pod clears it (no pod key
+	// equals a group key), which spares single pods building a key.
+	aq.lastPopped = ""
+	if q.Group != nil {
+		aq.lastPopped = entityKey(q)
+	}
 	return q, true
 }
 
-func (aq *activeQueue) unlockedMoveToInFlight(q *schedcore.QueuedPodInfo) error {
+// unlockedMoveToInFlight counts the attempt (a group's and each member's)
+// and tracks the pod, or each member of a group, in flight. A member
+// already in flight is dropped from its group with an error log; a pod
+// already in flight, or a group left empty, is an error (kube's
+// unlockedMoveEntityToInFlight).
+func (aq *activeQueue) unlockedMoveToInFlight(logger logr.Logger, q *schedcore.QueuedPodInfo) error {
 	q.Attempts++
-	if _, ok := aq.inFlightPods[q.Pod.UID]; ok {
-		return fmt.Errorf("the same pod is tracked in multiple places in the scheduler: %s", schedcore.PodName(q.Pod))
+	g := q.Group
+	if g == nil {
+		if _, ok := aq.inFlightPods[q.Pod.UID]; ok {
+			return fmt.Errorf("the same pod is tracked in multiple places in the scheduler: %s", schedcore.PodName(q.Pod))
+		}
+		aq.track(q)
+	} else {
+		for _, m := range slices.Clone(g.Members) {
+			m.Attempts++
+			if _, ok := aq.inFlightPods[m.Pod.UID]; ok {
+				g.RemovePod(m.Pod)
+				logger.Error(nil, "Discarding the popped pod group member. It's tracked in multiple places in the scheduler", "pod", schedcore.PodName(m.Pod), "podGroup", schedcore.PodName(q.Pod))
+				continue
+			}
+			aq.track(m)
+		}
+		if len(g.Members) == 0 {
+			return fmt.Errorf("all pods from the pod group are tracked in multiple places in the scheduler: %s", schedcore.PodName(q.Pod))
+		}
 	}
-	aq.metrics.InFlightEvents(EventPodPopped, 1)
-	aq.inFlightPods[q.Pod.UID] = aq.inFlightEvents.PushBack(q.Pod)
 	aq.schedCycle++
+	if g == nil {
+		aq.dropReasons(q)
+	} else {
+		for _, m := range g.Members {
+			aq.dropReasons(m)
+		}
+	}
+	return nil
+}
+
+// dropReasons takes a popped pod's rejectors out of the unschedulable
+// reasons metric.
+func (aq *activeQueue) dropReasons(q *schedcore.QueuedPodInfo) {
 	for pl := range q.UnschedulablePlugins {
 		aq.metrics.UnschedulableReason(pl, q.Pod.Spec.SchedulerName, -1)
 	}
@@ -127,29 +173,62 @@ func (aq *activeQueue) unlockedMoveToInFlight(q *schedcore.QueuedPodInfo) error 
 			aq.metrics.UnschedulableReason(pl, q.Pod.Spec.SchedulerName, -1)
 		}
 	}
-	return nil
+}
+
+func (aq *activeQueue) track(q *schedcore.QueuedPodInfo) {
+	aq.metrics.InFlightEvents(EventPodPopped, 1)
+	aq.inFlightPods[q.Pod.UID] = aq.inFlightEvents.PushBack(q.Pod)
+}
+
+// appendPods appends the pod of each entity, or its members.
+func appendPods(out []*v1.Pod, qs []*schedcore.QueuedPodInfo) []*v1.Pod {
+	for _, q := range qs {
+		if q.Group != nil {
+			out = append(out, q.Group.UnscheduledPods()...)
+			continue
+		}
+		out = append(out, q.Pod)
+	}
+	return out
+}
+
+// isLastPopped reports whether the entity with the key was popped last.
+func (aq *activeQueue) isLastPopped(key string) bool {
+	aq.lock.RLock()
+	defer aq.lock.RUnlock()
+	return aq.lastPopped == key
+}
+
+func (aq *activeQueue) clearPopped() {
+	aq.lock.Lock()
+	defer aq.lock.Unlock()
+	aq.lastPopped = ""
 }
 
 func (aq *activeQueue) add(logger logr.Logger, q *schedcore.QueuedPodInfo, event string) {
 	aq.lock.Lock()
 	defer aq.lock.Unlock()
 	aq.queue.AddOrUpdate(q)
-	aq.metrics.IncomingPods(QueueActive, event, 1)
+	aq.metrics.IncomingPods(QueueActive, event, entitySize(q))
 	if v := logger.V(5); v.Enabled() {
 		v.Info("Pod moved to an internal scheduling queue", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Active")
 	}
 }
 
-func (aq *activeQueue) delete(p *v1.Pod) *schedcore.QueuedPodInfo {
+func (aq *activeQueue) delete(p *v1.Pod) *schedcore.QueuedPodInfo { return aq.deleteKey(podKey(p)) }
+
+func (aq *activeQueue) deleteKey(k string) *schedcore.QueuedPodInfo {
 	aq.lock.Lock()
 	defer aq.lock.Unlock()
-	return aq.queue.Delete(p)
+	return aq.queue.DeleteKey(k)
 }
 
-func (aq *activeQueue) has(p *v1.Pod) bool {
+func (aq *activeQueue) has(p *v1.Pod) bool { return aq.hasKey(podKey(p)) }
+
+func (aq *activeQueue) hasKey(k string) bool {
 	aq.lock.RLock()
 	defer aq.lock.RUnlock()
-	return aq.queue.Has(p)
+	return aq.queue.HasKey(k)
 }
 
 func (aq *activeQueue) len() int {
@@ -161,11 +240,7 @@ func (aq *activeQueue) len() int {
 func (aq *activeQueue) list() []*v1.Pod {
 	aq.lock.RLock()
 	defer aq.lock.RUnlock()
-	out := make([]*v1.Pod, 0, aq.queue.Len())
-	for _, q := range aq.queue.List() {
-		out = append(out, q.Pod)
-	}
-	return out
+	return appendPods(make([]*v1.Pod, 0, aq.queue.Len()), aq.queue.List())
 }
 
 // unlockedAddEventsIfPodInFlight records events for newPod if it is in

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -83,19 +84,33 @@ func (bq *backoffQueue) backoffTime(q *schedcore.QueuedPodInfo) time.Time {
 		return time.Time{}
 	}
 	if q.BackoffExpiration.IsZero() {
-		q.BackoffExpiration = bq.alignToWindow(q.Timestamp.Add(bq.backoffDuration(count)))
+		q.BackoffExpiration = bq.alignToWindow(q.Timestamp.Add(bq.backoffDuration(count, entitySize(q))))
 	}
 	return q.BackoffExpiration
 }
 
-// backoffDuration is initial << (count-1), capped at max.
-func (bq *backoffQueue) backoffDuration(count int) time.Duration {
+// entitySize is 1 for a pod, the number of queued members for a group.
+func entitySize(q *schedcore.QueuedPodInfo) int {
+	if q.Group != nil {
+		return q.Group.Size()
+	}
+	return 1
+}
+
+// backoffDuration is initial << (count-1), capped at max; for an entity
+// of more than one pod the cap is max × √size (kube's
+// calculateBackoffDuration: time.Duration(float64(max) * math.Sqrt(size))).
+func (bq *backoffQueue) backoffDuration(count, size int) time.Duration {
 	if count <= 0 {
 		return 0
 	}
+	maxBackoff := bq.max
+	if size > 1 {
+		maxBackoff = time.Duration(float64(maxBackoff) * math.Sqrt(float64(size)))
+	}
 	shift := uint(count - 1)
-	if bq.initial > bq.max>>shift {
-		return bq.max
+	if bq.initial > maxBackoff>>shift {
+		return maxBackoff
 	}
 	return bq.initial << shift
 }
@@ -129,37 +144,43 @@ func (bq *backoffQueue) add(logger logr.Logger, q *schedcore.QueuedPodInfo, even
 		to, other = other, to
 	}
 	to.AddOrUpdate(q)
-	if other.Delete(q.Pod) != nil {
+	if other.DeleteKey(entityKey(q)) != nil {
 		logger.Error(nil, "BackoffQueue add() was called with a pod that was already in the other backoff heap", "pod", schedcore.PodName(q.Pod))
 		return
 	}
-	m.IncomingPods(QueueBackoff, event, 1)
+	m.IncomingPods(QueueBackoff, event, entitySize(q))
 	if v := logger.V(5); v.Enabled() {
 		v.Info("Pod moved to an internal scheduling queue", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Backoff")
 	}
 }
 
-// update replaces the pod of a queued pod; nil if it is not queued here.
-func (bq *backoffQueue) update(newPod *v1.Pod) *schedcore.QueuedPodInfo {
+// update replaces the pod of the entity with the key (a pod, or a member
+// of a group) and returns the pod's entry; nil if it is not queued here.
+func (bq *backoffQueue) update(key string, newPod *v1.Pod) *schedcore.QueuedPodInfo {
 	bq.lock.Lock()
 	defer bq.lock.Unlock()
 	for _, h := range []*podHeap{bq.podBackoffQ, bq.podErrorBackoffQ} {
-		if q, ok := h.Get(newPod); ok {
-			q.PodInfo = schedcore.NewPodInfo(newPod)
-			h.AddOrUpdate(q)
+		if e, ok := h.GetKey(key); ok {
+			q := updateInEntity(e, newPod)
+			if q == nil {
+				return nil
+			}
+			h.AddOrUpdate(e)
 			return q
 		}
 	}
 	return nil
 }
 
-func (bq *backoffQueue) delete(p *v1.Pod) *schedcore.QueuedPodInfo {
+func (bq *backoffQueue) delete(p *v1.Pod) *schedcore.QueuedPodInfo { return bq.deleteKey(podKey(p)) }
+
+func (bq *backoffQueue) deleteKey(k string) *schedcore.QueuedPodInfo {
 	bq.lock.Lock()
 	defer bq.lock.Unlock()
-	if q := bq.podBackoffQ.Delete(p); q != nil {
+	if q := bq.podBackoffQ.DeleteKey(k); q != nil {
 		return q
 	}
-	return bq.podErrorBackoffQ.Delete(p)
+	return bq.podErrorBackoffQ.DeleteKey(k)
 }
 
 // popBackoff pops the main heap's head (never the error heap's).
@@ -169,32 +190,31 @@ func (bq *backoffQueue) popBackoff() (*schedcore.QueuedPodInfo, bool) {
 	return bq.podBackoffQ.Pop()
 }
 
-func (bq *backoffQueue) get(p *v1.Pod) (*schedcore.QueuedPodInfo, bool) {
+func (bq *backoffQueue) get(p *v1.Pod) (*schedcore.QueuedPodInfo, bool) { return bq.getKey(podKey(p)) }
+
+func (bq *backoffQueue) getKey(k string) (*schedcore.QueuedPodInfo, bool) {
 	bq.lock.RLock()
 	defer bq.lock.RUnlock()
-	if q, ok := bq.podBackoffQ.Get(p); ok {
+	if q, ok := bq.podBackoffQ.GetKey(k); ok {
 		return q, true
 	}
-	return bq.podErrorBackoffQ.Get(p)
+	return bq.podErrorBackoffQ.GetKey(k)
 }
 
-func (bq *backoffQueue) has(p *v1.Pod) bool {
+func (bq *backoffQueue) has(p *v1.Pod) bool { return bq.hasKey(podKey(p)) }
+
+func (bq *backoffQueue) hasKey(k string) bool {
 	bq.lock.RLock()
 	defer bq.lock.RUnlock()
-	return bq.podBackoffQ.Has(p) || bq.podErrorBackoffQ.Has(p)
+	return bq.podBackoffQ.HasKey(k) || bq.podErrorBackoffQ.HasKey(k)
 }
 
 func (bq *backoffQueue) list() []*v1.Pod {
 	bq.lock.RLock()
 	defer bq.lock.RUnlock()
 	out := make([]*v1.Pod, 0, bq.podBackoffQ.Len()+bq.podErrorBackoffQ.Len())
-	for _, q := range bq.podBackoffQ.List() {
-		out = append(out, q.Pod)
-	}
-	for _, q := range bq.podErrorBackoffQ.List() {
-		out = append(out, q.Pod)
-	}
-	return out
+	out = appendPods(out, bq.podBackoffQ.List())
+	return appendPods(out, bq.podErrorBackoffQ.List())
 }
 
 func (bq *backoffQueue) len() int {

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -41,10 +42,38 @@ func TestBackoffDuration(t *testing.T) {
 			bq := newBackoffQueue(nil, tt.initial, tt.max, less, true, NopMetrics{})
 			var got []time.Duration
 			for _, c := range tt.counts {
-				got = append(got, bq.backoffDuration(c))
+				got = append(got, bq.backoffDuration(c, 1))
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBackoffDurationEntitySize transcribes kube's
+// TestBackoffQueue_calculateBackoffDuration: an entity of more than one
+// pod (a pod group's queued members) has its cap multiplied by √size.
+func TestBackoffDurationEntitySize(t *testing.T) {
+	tests := []struct {
+		name         string
+		initial, max time.Duration
+		count, size  int
+		want         time.Duration
+	}{
+		{name: "no backoff", initial: 1, max: 32, count: 0, size: 1, want: 0},
+		{name: "normal", initial: 3, max: 1000, count: 5, size: 1, want: 48},
+		{name: "hitting max backoff duration", initial: 1, max: 32, count: 16, size: 1, want: 32},
+		{name: "overflow_32bit", initial: 1, max: math.MaxInt32, count: 32, size: 1, want: math.MaxInt32},
+		{name: "overflow_64bit", initial: 1, max: math.MaxInt64, count: 64, size: 1, want: math.MaxInt64},
+		{name: "larger entity size", initial: 1, max: 32, count: 7, size: 10, want: 64},
+		{name: "hitting max backoff duration with larger entity size", initial: 1, max: 32, count: 16, size: 10, want: 101},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bq := newBackoffQueue(nil, tt.initial, tt.max, less, true, NopMetrics{})
+			if got := bq.backoffDuration(tt.count, tt.size); got != tt.want {
+				t.Errorf("backoffDuration(%d, %d) = %v, want %v", tt.count, tt.size, got, tt.want)
 			}
 		})
 	}

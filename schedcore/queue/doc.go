@@ -1,6 +1,5 @@
 // Package queue is kube-scheduler v1.37's scheduling queue
-// (pkg/scheduler/backend/queue) for single pods: it implements
-// schedcore.SchedulingQueue.
+// (pkg/scheduler/backend/queue): it implements schedcore.SchedulingQueue.
 //
 //	        Add / Update ──► PreEnqueue ──gated──► unschedulable pool (gated)
 //	                            │ ok                   ▲      │ event of the gating plugin,
@@ -32,8 +31,29 @@
 // Wildcard events, and loggers at V(5) (kube logs each skipped pod), walk
 // the whole pool.
 //
-// Differences from kube: only single pods (no pod groups, workloads,
-// opportunistic batching signatures, PreQueueingHints or async API calls);
+// Pod groups (GenericWorkload on; groups.go): a member of an observed
+// PodGroup is queued inside its group's entity, a *QueuedPodInfo whose
+// Group is set (its queueing fields are the group's, its Pod a stand-in),
+// keyed podgroup/NS/NAME in every sub-queue. Members whose PodGroup is not
+// observed wait in incompletePodGroupPods, members arriving while their
+// group is in flight in pendingPodGroupPods; AddPodGroup moves the first
+// in, DeletePodGroup moves members back. PreEnqueue runs for every member
+// (any gated member gates the group), a group is worth requeuing on its
+// strongest member hint, Pop moves every member in flight, and the members
+// a pod-group cycle hands back return with the group through
+// AddAttemptedPodGroupIfNeeded (backoff cap max × √members). Pop returns
+// the entity; the caller tells a group by Group != nil.
+//
+// Differences from kube: no CompositePodGroups (every PodGroup is a
+// root), workloads, opportunistic batching signatures, PreQueueingHints,
+// deferred-resize pods or async API calls; a group entity sits in the
+// unschedulable pool's any-event list (every event visits it) rather than
+// under its members' rejectors; members leave incompletePodGroupPods and
+// pendingPodGroupPods in member order (kube: map order, which only decides
+// whose timestamp a new group takes); the nominator's bare pods do not find
+// queued members (they come back bare, as in-flight pods do); the pending
+// gauges (Metrics.PendingPods) count entities, the incoming counter pods; WithPodGroups(false)
+// keeps members single pods for drivers without a pod-group cycle;
 // the unschedulable pool is iterated in arrival order and PreEnqueue
 // plugins run in profile order (kube iterates maps, so any order is
 // kube's); the 30-second flush runs on the queue's clock; TryPop first

@@ -37,7 +37,7 @@ func (p *PriorityQueue) moveAllToActiveOrBackoffQueue(logger logr.Logger, event 
 	if preCheck != nil {
 		kept := pods[:0]
 		for _, q := range pods {
-			if preCheck(q.Pod) {
+			if passesPreCheck(q, preCheck) {
 				kept = append(kept, q)
 			}
 		}
@@ -58,14 +58,14 @@ func (p *PriorityQueue) movePodsToActiveOrBackoffQueue(logger logr.Logger, pods 
 		if q.Gated() && !isWildCard(event) && !matchAnyClusterEvent(event, q.GatingPluginEvents) {
 			continue
 		}
-		hint := p.isPodWorthRequeuing(logger, q, event, oldObj, newObj)
+		hint := p.isEntityWorthRequeuing(logger, q, event, oldObj, newObj)
 		if hint == queueSkip {
 			if v := logger.V(5); v.Enabled() {
 				v.Info("Event is not making pod schedulable", "pod", schedcore.PodName(q.Pod), "event", event.Label())
 			}
 			continue
 		}
-		p.unschedulable.delete(q.Pod)
+		p.unschedulable.deleteKey(entityKey(q))
 		if p.wakes(p.requeue(logger, q, hint, event.Label())) {
 			activated = true
 		}
@@ -76,6 +76,20 @@ func (p *PriorityQueue) movePodsToActiveOrBackoffQueue(logger logr.Logger, pods 
 	if activated {
 		p.activeQ.broadcast()
 	}
+}
+
+// passesPreCheck reports whether a pod passes preCheck, or for a group
+// whether any member does (kube's collectEntitiesToEvaluate).
+func passesPreCheck(q *schedcore.QueuedPodInfo, preCheck func(*v1.Pod) bool) bool {
+	if q.Group == nil {
+		return preCheck(q.Pod)
+	}
+	for _, m := range q.Group.Members {
+		if preCheck(m.Pod) {
+			return true
+		}
+	}
+	return false
 }
 
 // AssignedPodAdded is kube's AssignedPod/Add event (a pod bound or added on

@@ -6,9 +6,22 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-// podKey is the key pods have in every sub-queue: namespace/name, as kube's
-// queuedEntityKeyFunc (without the entity type, since only pods are queued).
+// podKey is the key a pod has in every sub-queue: namespace/name (kube's
+// queuedEntityKeyFunc without the "pod/" prefix, which a pod needs no more
+// than before pod groups were queued).
 func podKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
+
+// groupKey is a pod group entity's key: "podgroup/NS/NAME", which no pod
+// key (without a "/" in a namespace) can equal.
+func groupKey(namespace, name string) string { return "podgroup/" + namespace + "/" + name }
+
+// entityKey is the key of a queued entity, a pod or a pod group.
+func entityKey(q *schedcore.QueuedPodInfo) string {
+	if g := q.Group; g != nil {
+		return groupKey(g.Namespace, g.Name)
+	}
+	return podKey(q.Pod)
+}
 
 // podHeap is a heap of queued pods keyed by podKey, like kube's
 // backend/heap: AddOrUpdate replaces an item in place and re-fixes it.
@@ -103,7 +116,7 @@ func (h *podHeap) remove(i int) *schedcore.QueuedPodInfo {
 
 // AddOrUpdate inserts q, or replaces the item with the same key.
 func (h *podHeap) AddOrUpdate(q *schedcore.QueuedPodInfo) {
-	k := podKey(q.Pod)
+	k := entityKey(q)
 	if it, ok := h.index[k]; ok {
 		it.q = q
 		if i := it.pos; !h.down(i, len(h.items)) {
@@ -119,8 +132,11 @@ func (h *podHeap) AddOrUpdate(q *schedcore.QueuedPodInfo) {
 }
 
 // Delete removes the item with the pod's key and returns it, or nil.
-func (h *podHeap) Delete(p *v1.Pod) *schedcore.QueuedPodInfo {
-	it, ok := h.index[podKey(p)]
+func (h *podHeap) Delete(p *v1.Pod) *schedcore.QueuedPodInfo { return h.DeleteKey(podKey(p)) }
+
+// DeleteKey removes the item with the key and returns it, or nil.
+func (h *podHeap) DeleteKey(k string) *schedcore.QueuedPodInfo {
+	it, ok := h.index[k]
 	if !ok {
 		return nil
 	}
@@ -130,8 +146,11 @@ func (h *podHeap) Delete(p *v1.Pod) *schedcore.QueuedPodInfo {
 }
 
 // Get returns the item with the pod's key.
-func (h *podHeap) Get(p *v1.Pod) (*schedcore.QueuedPodInfo, bool) {
-	it, ok := h.index[podKey(p)]
+func (h *podHeap) Get(p *v1.Pod) (*schedcore.QueuedPodInfo, bool) { return h.GetKey(podKey(p)) }
+
+// GetKey returns the item with the key.
+func (h *podHeap) GetKey(k string) (*schedcore.QueuedPodInfo, bool) {
+	it, ok := h.index[k]
 	if !ok {
 		return nil, false
 	}
@@ -140,6 +159,9 @@ func (h *podHeap) Get(p *v1.Pod) (*schedcore.QueuedPodInfo, bool) {
 
 // Has reports whether an item with the pod's key is queued.
 func (h *podHeap) Has(p *v1.Pod) bool { _, ok := h.index[podKey(p)]; return ok }
+
+// HasKey reports whether an item with the key is queued.
+func (h *podHeap) HasKey(k string) bool { _, ok := h.index[k]; return ok }
 
 // Peek returns the head without removing it.
 func (h *podHeap) Peek() (*schedcore.QueuedPodInfo, bool) {

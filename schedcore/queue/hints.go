@@ -130,6 +130,24 @@ func (p *PriorityQueue) isEventOfInterest(logger logr.Logger, e schedcore.Cluste
 	return false
 }
 
+// isEntityWorthRequeuing is isPodWorthRequeuing for a pod, and for a group
+// the strongest strategy over its members (kube's isEntityWorthRequeuing).
+func (p *PriorityQueue) isEntityWorthRequeuing(logger logr.Logger, q *schedcore.QueuedPodInfo, e schedcore.ClusterEvent, oldObj, newObj any) queueingStrategy {
+	if q.Group == nil {
+		return p.isPodWorthRequeuing(logger, q, e, oldObj, newObj)
+	}
+	best := queueSkip
+	for _, m := range q.Group.Members {
+		if s := p.isPodWorthRequeuing(logger, m, e, oldObj, newObj); s > best {
+			best = s
+			if best == queueImmediately {
+				break
+			}
+		}
+	}
+	return best
+}
+
 // isPodWorthRequeuing asks the hints of the pod's rejector plugins
 // (UnschedulablePlugins ∪ PendingPlugins) registered for the event: a Queue
 // from a Pending plugin means queueImmediately, from an Unschedulable one

@@ -53,7 +53,21 @@ func (p *PriorityQueue) NominatedPodsForNode(nodeName string) []*schedcore.PodIn
 
 // unlockedGetPod finds a queued pod; the caller holds p.lock and
 // activeQ.lock.
+//
+// A pod group member is found only by a pod naming its group (kube's
+// GetPod takes the schedulingGroup for that): the nominator's bare pods
+// do not, so a nominated member comes back bare, like an in-flight pod.
 func (p *PriorityQueue) unlockedGetPod(pod *v1.Pod) *schedcore.QueuedPodInfo {
+	if p.isMember(pod) {
+		key, ok := p.rootKeyForPod(pod)
+		if !ok {
+			return p.incomplete.get(pod)
+		}
+		if e := p.getFromAnyQueue(key); e != nil {
+			return e.Group.Member(pod)
+		}
+		return p.pending.get(pod)
+	}
 	if q, ok := p.activeQ.queue.Get(pod); ok {
 		return q
 	}
@@ -63,7 +77,8 @@ func (p *PriorityQueue) unlockedGetPod(pod *v1.Pod) *schedcore.QueuedPodInfo {
 	return p.unschedulable.get(pod)
 }
 
-// GetPod returns a queued (not in-flight) pod by name.
+// GetPod returns a queued (not in-flight) pod by name; members of queued
+// groups are not found by name alone (GetPodGroup finds their group).
 func (p *PriorityQueue) GetPod(name, namespace string) (*schedcore.QueuedPodInfo, bool) {
 	p.lock.RLock()
 	defer p.lock.RUnlock()
@@ -86,15 +101,14 @@ func (p *PriorityQueue) PodsInBackoffQ() []*v1.Pod { return p.backoffQ.list() }
 func (p *PriorityQueue) UnschedulablePods() []*v1.Pod {
 	p.lock.RLock()
 	defer p.lock.RUnlock()
-	var out []*v1.Pod
-	for _, q := range p.unschedulable.list() {
-		out = append(out, q.Pod)
-	}
-	return out
+	return appendPods(nil, p.unschedulable.list())
 }
 
 // PendingPods lists the pending pods (activeQ, backoffQ, then the
-// unschedulable pool) with kube's summary line.
+// unschedulable pool; members of queued groups included) with kube's
+// summary line, which counts pods. With pod groups the members waiting for
+// their PodGroup (incomplete) and for their in-flight group (pending)
+// follow, and the line is kube's extended one.
 func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
 	p.lock.RLock()
 	defer p.lock.RUnlock()
@@ -102,17 +116,39 @@ func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
 	nActive := len(out)
 	backoff := p.backoffQ.list()
 	out = append(out, backoff...)
-	for _, q := range p.unschedulable.list() {
-		out = append(out, q.Pod)
+	n := len(out)
+	out = appendPods(out, p.unschedulable.list())
+	nUnsched := len(out) - n
+	if !p.groups {
+		return out, fmt.Sprintf(pendingPodsSummary, nActive, len(backoff), nUnsched)
 	}
-	return out, fmt.Sprintf(pendingPodsSummary, nActive, len(backoff), p.unschedulable.len())
+	out = append(out, p.incomplete.list()...)
+	out = append(out, p.pending.list()...)
+	return out, fmt.Sprintf(pendingPodsExtendedSummary, nActive, len(backoff), nUnsched, p.pending.len(), p.incomplete.len())
 }
 
 // Lengths reports the size of each sub-queue; Unschedulable excludes the
-// gated pods, counted in Gated.
+// gated pods, counted in Gated. With pod groups it counts pods (the members
+// of queued groups) and the members waiting outside the queues.
 func (p *PriorityQueue) Lengths() schedcore.QueueLengths {
 	p.lock.RLock()
 	defer p.lock.RUnlock()
+	if p.groups {
+		l := schedcore.QueueLengths{
+			Active:                 len(p.activeQ.list()),
+			Backoff:                len(p.backoffQ.list()),
+			PendingPodGroupPods:    p.pending.len(),
+			IncompletePodGroupPods: p.incomplete.len(),
+		}
+		for _, q := range p.unschedulable.list() {
+			if q.Gated() {
+				l.Gated += entitySize(q)
+			} else {
+				l.Unschedulable += entitySize(q)
+			}
+		}
+		return l
+	}
 	return schedcore.QueueLengths{
 		Active:        p.activeQ.len(),
 		Backoff:       p.backoffQ.len(),

@@ -111,6 +111,7 @@ type options struct {
 	popFromBackoffQ                   bool
 	features                          *schedcore.Features
 	podGetter                         PodGetter
+	noPodGroups                       bool
 }
 
 // Option configures New.
@@ -158,3 +159,9 @@ func WithFeatures(f schedcore.Features) Option { return func(o *options) { o.fea
 // that a pod still exists and is unassigned before nominating it. Without
 // it every nomination is recorded.
 func WithPodGetter(g PodGetter) Option { return func(o *options) { o.podGetter = g } }
+
+// WithPodGroups(false) keeps pod group members single pods even with
+// GenericWorkload on (default true: with the gate, members are queued in
+// their group's entity, as kube). It is for drivers whose scheduler loop
+// has no pod-group cycle yet.
+func WithPodGroups(on bool) Option { return func(o *options) { o.noPodGroups = !on } }

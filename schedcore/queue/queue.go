@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
@@ -17,8 +18,12 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
-// pendingPodsSummary is kube's PendingPods summary line.
-const pendingPodsSummary = "activeQ:%v; backoffQ:%v; unschedulableEntities:%v"
+// pendingPodsSummary is kube's PendingPods summary line; the extended one
+// is kube's with GenericWorkload on.
+const (
+	pendingPodsSummary         = "activeQ:%v; backoffQ:%v; unschedulableEntities:%v"
+	pendingPodsExtendedSummary = "activeQ:%v; backoffQ:%v; unschedulableEntities:%v; pendingPodGroupMemberPods:%v; incompletePodGroupPods:%v"
+)
 
 // PriorityQueue is kube-scheduler's scheduling queue: activeQ (a heap by
 // the QueueSort plugin), backoffQ (by backoff expiry) and the unschedulable
@@ -51,6 +56,16 @@ type PriorityQueue struct {
 	walkAll bool
 	// moving is the scratch list of the pods an event visits.
 	moving []*schedcore.QueuedPodInfo
+
+	// groups is whether pod group members are queued in their group's
+	// entity (GenericWorkload on, WithPodGroups not false).
+	groups bool
+	// podGroups are the observed PodGroups by groupKey (kube's workload
+	// forest without CompositePodGroups: every PodGroup is a root).
+	podGroups map[string]*schedulingv1beta1.PodGroup
+	// incomplete holds members whose PodGroup is not observed; pending
+	// members that arrived while their group was the last popped entity.
+	incomplete, pending *memberPods
 
 	popFromBackoffQ bool
 	features        schedcore.Features
@@ -125,6 +140,9 @@ func New(less func(a, b *schedcore.QueuedPodInfo) bool, profiles map[string]*run
 	if o.features != nil {
 		p.features = *o.features
 	}
+	p.groups = p.features.GenericWorkload && !o.noPodGroups
+	p.podGroups = map[string]*schedulingv1beta1.PodGroup{}
+	p.incomplete, p.pending = newMemberPods(), newMemberPods()
 	p.ix = newRequeueIndex(p.hints)
 	p.unschedulable = newUnschedulablePods(o.metrics, p.ix)
 	return p
@@ -186,53 +204,12 @@ func (p *PriorityQueue) addPod(logger logr.Logger, pod *v1.Pod) {
 	q := p.newQueuedPodInfo(pod)
 	// Nominate before activeQ so a Pop cannot see the pod un-nominated.
 	p.nominator.add(logger, q.PodInfo, nil)
-	if p.moveToActiveQ(logger, q, schedcore.ClusterEvent{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Add}.Label(), false) {
-		p.activeQ.broadcast()
-	}
-}
-
-// runPreEnqueuePlugins runs the profile's PreEnqueue plugins, the gating
-// plugin first, and records the first that rejects as the gating plugin
-// (and a rejector), with the events that may ungate the pod.
-func (p *PriorityQueue) runPreEnqueuePlugins(logger logr.Logger, q *schedcore.QueuedPodInfo) {
-	pod := q.Pod
-	fw := p.profiles[pod.Spec.SchedulerName]
-	if fw == nil {
-		q.GatingPlugin, q.GatingPluginEvents = "", nil
+	if p.isMember(pod) {
+		p.addPodGroupMember(logger, q)
 		return
 	}
-	start := time.Now()
-	var st *schedcore.Status
-	defer func() { p.metrics.PreEnqueue(pod.Spec.SchedulerName, st.Code(), time.Since(start)) }()
-	// The framework's one PreEnqueue pass (explain runs it too), asking
-	// the plugin that gated the pod first.
-	fw.RunPreEnqueuePluginsFrom(context.Background(), pod, q.GatingPlugin, func(pl schedcore.PreEnqueuePlugin, s *schedcore.Status) {
-		st = s
-		p.gatedBy(logger, pl, q, s)
-	})
-	if st.IsSuccess() {
-		q.GatingPlugin, q.GatingPluginEvents = "", nil
-	}
-}
-
-// gatedBy records that pl rejected the pod with st: the gating plugin (and
-// a rejector), with the events that may ungate the pod.
-func (p *PriorityQueue) gatedBy(logger logr.Logger, pl schedcore.PreEnqueuePlugin, q *schedcore.QueuedPodInfo, st *schedcore.Status) {
-	name := pl.Name()
-	if !q.UnschedulablePlugins.Has(name) && !q.PendingPlugins.Has(name) {
-		p.metrics.UnschedulableReason(name, q.Pod.Spec.SchedulerName, 1)
-	}
-	if q.UnschedulablePlugins == nil {
-		q.UnschedulablePlugins = sets.New[string]()
-	}
-	q.UnschedulablePlugins.Insert(name)
-	q.GatingPlugin, q.GatingPluginEvents = name, p.pluginToEvents[name]
-	if st.Code() == schedcore.Error {
-		logger.Error(st.AsError(), "Unexpected error running PreEnqueue plugin", "pod", schedcore.PodName(q.Pod), "plugin", name)
-	} else {
-		if v := logger.V(4); v.Enabled() {
-			v.Info("Status after running PreEnqueue plugin", "pod", schedcore.PodName(q.Pod), "plugin", name, "status", st.Message())
-		}
+	if p.moveToActiveQ(logger, q, schedcore.ClusterEvent{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Add}.Label(), false) {
+		p.activeQ.broadcast()
 	}
 }
 
@@ -244,12 +221,12 @@ func (p *PriorityQueue) moveToActiveQ(logger logr.Logger, q *schedcore.QueuedPod
 		p.runPreEnqueuePlugins(logger, q)
 	}
 	if q.Gated() {
-		if p.unschedulable.get(q.Pod) == nil {
+		if p.unschedulable.getKey(entityKey(q)) == nil {
 			if v := logger.V(5); v.Enabled() {
 				v.Info("Pod moved to an internal scheduling queue, because it is gated", "pod", schedcore.PodName(q.Pod), "event", event, "queue", "Unschedulable")
 			}
 		}
-		q.WasFlushedFromUnschedulable = false
+		setWasFlushed(q, false)
 		p.unschedulable.addOrUpdate(q, event)
 		return false
 	}
@@ -257,9 +234,29 @@ func (p *PriorityQueue) moveToActiveQ(logger logr.Logger, q *schedcore.QueuedPod
 		now := p.clock.Now()
 		q.InitialAttemptTimestamp = &now
 	}
-	p.unschedulable.delete(q.Pod)
+	if q.Group != nil {
+		// A member may join after the group's first attempt: each keeps
+		// its own first time.
+		for _, m := range q.Group.Members {
+			if m.InitialAttemptTimestamp == nil {
+				m.InitialAttemptTimestamp = q.InitialAttemptTimestamp
+			}
+		}
+	}
+	p.unschedulable.deleteKey(entityKey(q))
 	p.activeQ.add(logger, q, event)
 	return true
+}
+
+// setWasFlushed sets WasFlushedFromUnschedulable of an entity and, for a
+// group, of its members.
+func setWasFlushed(q *schedcore.QueuedPodInfo, v bool) {
+	q.WasFlushedFromUnschedulable = v
+	if q.Group != nil {
+		for _, m := range q.Group.Members {
+			m.WasFlushedFromUnschedulable = v
+		}
+	}
 }
 
 // moveToBackoffQ puts the pod in backoffQ; with SchedulerPopFromBackoffQ,
@@ -269,12 +266,12 @@ func (p *PriorityQueue) moveToBackoffQ(logger logr.Logger, q *schedcore.QueuedPo
 	if p.popFromBackoffQ {
 		p.runPreEnqueuePlugins(logger, q)
 		if q.Gated() {
-			q.WasFlushedFromUnschedulable = false
+			setWasFlushed(q, false)
 			p.unschedulable.addOrUpdate(q, event)
 			return false
 		}
 	}
-	p.unschedulable.delete(q.Pod)
+	p.unschedulable.deleteKey(entityKey(q))
 	p.backoffQ.add(logger, q, event, p.metrics)
 	return true
 }
@@ -305,8 +302,10 @@ func (p *PriorityQueue) wakes(queue string) bool {
 }
 
 // Activate moves pods waiting in the unschedulable pool or backoffQ to
-// activeQ. For an in-flight pod it records a ForceActivate event so that the
-// pod is requeued when its attempt fails; unknown pods are ignored.
+// activeQ; a pod group member activates its whole group. For an in-flight
+// pod it records a ForceActivate event so that the pod is requeued when its
+// attempt fails; unknown pods, and members of unobserved groups, are
+// ignored.
 func (p *PriorityQueue) Activate(logger logr.Logger, pods map[string]*v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -322,6 +321,11 @@ func (p *PriorityQueue) Activate(logger logr.Logger, pods map[string]*v1.Pod) {
 			activated = true
 			continue
 		}
+		if p.isMember(pod) {
+			if _, ok := p.rootKeyForPod(pod); !ok {
+				continue
+			}
+		}
 		p.activeQ.addEventsIfPodInFlight(nil, pod, []schedcore.ClusterEvent{schedcore.EventForceActivate})
 	}
 	if activated {
@@ -330,10 +334,17 @@ func (p *PriorityQueue) Activate(logger logr.Logger, pods map[string]*v1.Pod) {
 }
 
 func (p *PriorityQueue) activate(logger logr.Logger, pod *v1.Pod) bool {
+	key := podKey(pod)
+	if p.isMember(pod) {
+		var ok bool
+		if key, ok = p.rootKeyForPod(pod); !ok {
+			return false
+		}
+	}
 	fromBackoffQ := false
-	q := p.unschedulable.get(pod)
+	q := p.unschedulable.getKey(key)
 	if q == nil {
-		if q = p.backoffQ.delete(pod); q == nil {
+		if q = p.backoffQ.deleteKey(key); q == nil {
 			return false
 		}
 		fromBackoffQ = true
@@ -353,9 +364,17 @@ func (p *PriorityQueue) SchedulingCycle() int64 { return p.activeQ.schedulingCyc
 func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger logr.Logger, q *schedcore.QueuedPodInfo, podSchedulingCycle int64) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	defer p.activeQ.done(q.Pod.UID)
+	calledDone := false
+	defer func() {
+		if !calledDone {
+			p.activeQ.done(q.Pod.UID)
+		}
+	}()
 
 	pod := q.Pod
+	if q.Group != nil {
+		return fmt.Errorf("pod group %v: a popped group comes back through AddAttemptedPodGroupIfNeeded", schedcore.PodName(pod))
+	}
 	if p.unschedulable.get(pod) != nil {
 		return fmt.Errorf("Pod %v is already present in unschedulable queue", schedcore.PodName(pod))
 	}
@@ -382,6 +401,15 @@ func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger logr.Logger, q *sche
 	q.WasFlushedFromUnschedulable = false
 	q.FlushTimestamp = time.Time{}
 
+	if p.isMember(pod) {
+		// Done first: the member may join a group in activeQ, which Pop
+		// must not see with the member still in flight.
+		p.activeQ.done(pod.UID)
+		calledDone = true
+		p.addUnschedulablePodGroupMember(logger, q)
+		return nil
+	}
+	p.activeQ.clearPopped()
 	for pl := range q.UnschedulablePlugins {
 		p.metrics.UnschedulableReason(pl, pod.Spec.SchedulerName, 1)
 	}
@@ -430,7 +458,7 @@ func (p *PriorityQueue) flushUnschedulablePodsLeftover(logger logr.Logger) {
 			last = q.FlushTimestamp
 		}
 		if now.Sub(last) > p.podMaxInUnschedulablePodsDuration {
-			q.WasFlushedFromUnschedulable = true
+			setWasFlushed(q, true)
 			q.FlushTimestamp = now
 			move = append(move, q)
 		}

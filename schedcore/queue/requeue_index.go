@@ -119,9 +119,12 @@ func compactInts(s []int) []int {
 // any-event list if it has no rejector plugins or its profile has no
 // hints, else the hint lists of its rejectors (none if no rejector has a
 // hint: then only wildcard events move it).
+//
+// A pod group entity is in the any-event list: its members' rejectors
+// decide (isEntityWorthRequeuing), and every event visits it.
 func (ix *requeueIndex) listsOf(q *schedcore.QueuedPodInfo, buf []int) []int {
 	pi, ok := ix.byName[q.Pod.Spec.SchedulerName]
-	if !ok || q.UnschedulablePlugins.Len() == 0 && q.PendingPlugins.Len() == 0 {
+	if !ok || q.Group != nil || q.UnschedulablePlugins.Len() == 0 && q.PendingPlugins.Len() == 0 {
 		return append(buf, ix.anyEvent())
 	}
 	lists := ix.listOf[pi]

@@ -52,7 +52,7 @@ func newUnschedulablePods(m Metrics, ix *requeueIndex) *unschedulablePods {
 
 // addOrUpdate stores the pod, keeping its place if it is already stored.
 func (u *unschedulablePods) addOrUpdate(q *schedcore.QueuedPodInfo, event string) {
-	k := podKey(q.Pod)
+	k := entityKey(q)
 	if e, ok := u.byKey[k]; ok {
 		ent := e.Value.(*unschedulableEntry)
 		if ent.gated != q.Gated() {
@@ -69,7 +69,7 @@ func (u *unschedulablePods) addOrUpdate(q *schedcore.QueuedPodInfo, event string
 	u.byKey[k] = u.order.PushBack(ent)
 	u.file(ent)
 	u.count(q.Gated(), 1)
-	u.metrics.IncomingPods(QueueUnschedulable, event, 1)
+	u.metrics.IncomingPods(QueueUnschedulable, event, entitySize(q))
 }
 
 // file puts the entry into the index lists its pod belongs to now, moving
@@ -117,8 +117,10 @@ func (u *unschedulablePods) count(gated bool, d int) {
 }
 
 // delete removes the pod if stored.
-func (u *unschedulablePods) delete(p *v1.Pod) {
-	k := podKey(p)
+func (u *unschedulablePods) delete(p *v1.Pod) { u.deleteKey(podKey(p)) }
+
+// deleteKey removes the entity with the key if stored.
+func (u *unschedulablePods) deleteKey(k string) {
 	e, ok := u.byKey[k]
 	if !ok {
 		return
@@ -130,8 +132,11 @@ func (u *unschedulablePods) delete(p *v1.Pod) {
 	u.count(ent.gated, -1)
 }
 
-func (u *unschedulablePods) get(p *v1.Pod) *schedcore.QueuedPodInfo {
-	if e, ok := u.byKey[podKey(p)]; ok {
+func (u *unschedulablePods) get(p *v1.Pod) *schedcore.QueuedPodInfo { return u.getKey(podKey(p)) }
+
+// getKey returns the entity stored under the key, or nil.
+func (u *unschedulablePods) getKey(k string) *schedcore.QueuedPodInfo {
+	if e, ok := u.byKey[k]; ok {
 		return e.Value.(*unschedulableEntry).q
 	}
 	return nil
