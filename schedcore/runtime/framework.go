@@ -65,6 +65,15 @@ type Framework struct {
 	bind         []schedcore.BindPlugin
 	postBind     []schedcore.PostBindPlugin
 
+	// The pod-group points (GenericWorkload): placementFeasible is wired
+	// by the framework (GangScheduling, with the gate on), the others
+	// come from the profile as every point does.
+	placementFeasible    []schedcore.PlacementFeasiblePlugin
+	placementGenerate    []schedcore.PlacementGeneratePlugin
+	placementScore       []schedcore.PlacementScorePlugin
+	placementScoreWeight []int64 // aligned with placementScore
+	podGroupPostFilter   []schedcore.PodGroupPostFilterPlugin
+
 	podGroups         []schedcore.PodGroupPlugin
 	enqueueExtensions []schedcore.EnqueueExtensions
 	waitingPods       *waitingPodsMap
@@ -228,12 +237,22 @@ func NewFramework(ctx context.Context, r schedcore.Registry, profile *configv1.K
 	if len(f.bind) == 0 {
 		return nil, fmt.Errorf("at least one bind plugin is needed for profile with scheduler name %q", f.profileName)
 	}
+	if len(f.placementGenerate) > 1 {
+		return nil, fmt.Errorf("at most one placement generate plugin is allowed for profile with scheduler name %q", f.profileName)
+	}
 	if err := f.setScoreWeights(plugins); err != nil {
 		return nil, fmt.Errorf("plugins.score: %w", err)
+	}
+	if err := f.setPlacementScoreWeights(plugins); err != nil {
+		return nil, fmt.Errorf("plugins.placementScore: %w", err)
+	}
+	if err := f.setPlacementFeasible(); err != nil {
+		return nil, err
 	}
 	f.setFilterMemos()
 	if opts.NoPostFilter {
 		f.postFilter = nil
+		f.podGroupPostFilter = nil
 	}
 	return f, nil
 }
@@ -304,6 +323,15 @@ func (f *Framework) extPoints(p *configv1.Plugins) []extPoint {
 		{"preBind", &p.PreBind, is[schedcore.PreBindPlugin], func(x schedcore.Plugin) { f.preBind = append(f.preBind, x.(schedcore.PreBindPlugin)) }},
 		{"bind", &p.Bind, is[schedcore.BindPlugin], func(x schedcore.Plugin) { f.bind = append(f.bind, x.(schedcore.BindPlugin)) }},
 		{"postBind", &p.PostBind, is[schedcore.PostBindPlugin], func(x schedcore.Plugin) { f.postBind = append(f.postBind, x.(schedcore.PostBindPlugin)) }},
+		{"placementGenerate", &p.PlacementGenerate, is[schedcore.PlacementGeneratePlugin], func(x schedcore.Plugin) {
+			f.placementGenerate = append(f.placementGenerate, x.(schedcore.PlacementGeneratePlugin))
+		}},
+		{"placementScore", &p.PlacementScore, is[schedcore.PlacementScorePlugin], func(x schedcore.Plugin) {
+			f.placementScore = append(f.placementScore, x.(schedcore.PlacementScorePlugin))
+		}},
+		{"podGroupPostFilter", &p.PodGroupPostFilter, is[schedcore.PodGroupPostFilterPlugin], func(x schedcore.Plugin) {
+			f.podGroupPostFilter = append(f.podGroupPostFilter, x.(schedcore.PodGroupPostFilterPlugin))
+		}},
 	}
 }
 
@@ -388,27 +416,9 @@ const scoreMemoKeys = 64
 // 0 means 1; the total must not overflow. It also gives each
 // NodeLocalScorer its memo.
 func (f *Framework) setScoreWeights(p *configv1.Plugins) error {
-	weights := map[string]int64{}
-	var total int64
-	for _, e := range append(append([]configv1.Plugin{}, p.Score.Enabled...), p.MultiPoint.Enabled...) {
-		if _, ok := f.pluginsMap[e.Name].(schedcore.ScorePlugin); !ok {
-			continue
-		}
-		if _, ok := weights[e.Name]; ok {
-			continue
-		}
-		var w int64 = 1
-		if e.Weight != nil && *e.Weight != 0 {
-			w = int64(*e.Weight)
-		}
-		if w < 0 {
-			return fmt.Errorf("plugin %q: weight %d must be positive", e.Name, w)
-		}
-		if w*schedcore.MaxNodeScore > math.MaxInt64-total {
-			return fmt.Errorf("total score of Score plugins could overflow")
-		}
-		total += w * schedcore.MaxNodeScore
-		weights[e.Name] = w
+	weights, err := validScoreWeights(f.pluginsMap, is[schedcore.ScorePlugin], p.Score.Enabled, p.MultiPoint.Enabled)
+	if err != nil {
+		return err
 	}
 	f.scoreWeight = make([]int64, len(f.score))
 	f.scoreMemo = make([]*schedcore.VerdictMemo, len(f.score))
@@ -421,6 +431,82 @@ func (f *Framework) setScoreWeights(p *configv1.Plugins) error {
 			return fmt.Errorf("score plugin %q is not configured with weight", s.Name())
 		}
 	}
+	return nil
+}
+
+// setPlacementScoreWeights does for the PlacementScore plugins what
+// setScoreWeights does for Score, from placementScore.enabled then
+// multiPoint, as kube (NodeResourcesFit's multiPoint weight is its
+// placement weight too).
+func (f *Framework) setPlacementScoreWeights(p *configv1.Plugins) error {
+	weights, err := validScoreWeights(f.pluginsMap, is[schedcore.PlacementScorePlugin], p.PlacementScore.Enabled, p.MultiPoint.Enabled)
+	if err != nil {
+		return err
+	}
+	f.placementScoreWeight = make([]int64, len(f.placementScore))
+	for i, s := range f.placementScore {
+		f.placementScoreWeight[i] = weights[s.Name()]
+		if f.placementScoreWeight[i] == 0 {
+			return fmt.Errorf("placement score plugin %q is not configured with weight", s.Name())
+		}
+	}
+	return nil
+}
+
+// validScoreWeights is kube's getValidScoreWeights: the weight of each
+// plugin of the kind, the point's own list first, then multiPoint (an
+// explicit weight wins); 0 means 1; the total of weight*MaxNodeScore must
+// not overflow.
+func validScoreWeights(plugins map[string]schedcore.Plugin, implements func(schedcore.Plugin) bool, lists ...[]configv1.Plugin) (map[string]int64, error) {
+	weights := map[string]int64{}
+	var total int64
+	for _, list := range lists {
+		for _, e := range list {
+			if !implements(plugins[e.Name]) {
+				continue
+			}
+			if _, ok := weights[e.Name]; ok {
+				continue
+			}
+			var w int64 = 1
+			if e.Weight != nil && *e.Weight != 0 {
+				w = int64(*e.Weight)
+			}
+			if w < 0 {
+				return nil, fmt.Errorf("plugin %q: weight %d must be positive", e.Name, w)
+			}
+			if w*schedcore.MaxNodeScore > math.MaxInt64-total {
+				return nil, fmt.Errorf("total score of Score plugins could overflow")
+			}
+			total += w * schedcore.MaxNodeScore
+			weights[e.Name] = w
+		}
+	}
+	return weights, nil
+}
+
+// GangSchedulingName is the plugin kube's framework wires as the one
+// PlacementFeasible plugin when GenericWorkload is on.
+const GangSchedulingName = "GangScheduling"
+
+// setPlacementFeasible wires GangScheduling as the one PlacementFeasible
+// plugin when GenericWorkload is on and the profile has it (kube's
+// NewFramework: the point is internal and no config lists it).
+func (f *Framework) setPlacementFeasible() error {
+	if f.handle == nil || !f.handle.Features().GenericWorkload {
+		return nil
+	}
+	gs, ok := f.pluginsMap[GangSchedulingName]
+	if !ok {
+		// kube logs "GenericWorkload is enabled, but GangScheduling
+		// plugin is not set" and goes on.
+		return nil
+	}
+	p, ok := gs.(schedcore.PlacementFeasiblePlugin)
+	if !ok {
+		return fmt.Errorf("GenericWorkload is enabled, but GangScheduling plugin does not fulfill PlacementFeasiblePlugin interface")
+	}
+	f.placementFeasible = append(f.placementFeasible, p)
 	return nil
 }
 
