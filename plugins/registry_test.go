@@ -2,6 +2,7 @@ package plugins_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,7 +23,7 @@ func TestDefaultProfileByGates(t *testing.T) {
 		for _, p := range ps.MultiPoint.Enabled[len(ps.MultiPoint.Enabled)-n:] {
 			w := ""
 			if p.Weight != nil {
-				w = "/" + string(rune('0'+*p.Weight))
+				w = fmt.Sprint("/", *p.Weight)
 			}
 			out = append(out, p.Name+w)
 		}
@@ -34,8 +35,8 @@ func TestDefaultProfileByGates(t *testing.T) {
 		// wantTail is the end of multiPoint (name/weight).
 		wantTail []string
 		// want* are the framework's lists at the pod-group points.
-		wantFeasible, wantGenerate, wantScore, wantPreEnqueue, wantPermit []string
-		wantScoreWeights                                               map[string]int64
+		wantFeasible, wantGenerate, wantScore, wantPreEnqueue []string
+		wantScoreWeights                                      map[string]int64
 	}{
 		{
 			name:             "gates off: kube's default list, NodeResourcesFit laid out as a placement scorer (its type is one)",
@@ -53,7 +54,6 @@ func TestDefaultProfileByGates(t *testing.T) {
 			wantScore:        []string{"NodeResourcesFit"},
 			wantScoreWeights: map[string]int64{"NodeResourcesFit": 1},
 			wantPreEnqueue:   []string{"SchedulingGates", "DynamicResources", "GangScheduling"},
-			wantPermit:       []string{"GangScheduling"},
 		},
 		{
 			name:             "TopologyAwareWorkloadScheduling: TopologyPlacementGenerator and PodGroupPodsCount (1) appended",
@@ -64,7 +64,6 @@ func TestDefaultProfileByGates(t *testing.T) {
 			wantScore:        []string{"NodeResourcesFit", "PodGroupPodsCount"},
 			wantScoreWeights: map[string]int64{"NodeResourcesFit": 1, "PodGroupPodsCount": 1},
 			wantPreEnqueue:   []string{"SchedulingGates", "DynamicResources", "GangScheduling"},
-			wantPermit:       []string{"GangScheduling"},
 		},
 	}
 	for _, tc := range tests {

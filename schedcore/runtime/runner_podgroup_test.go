@@ -107,7 +107,9 @@ func (gangFeasible) PlacementFeasible(context.Context, *schedcore.CycleState, sc
 // given (Base added as queue sort and binder).
 func pgFramework(t *testing.T, r schedcore.Registry, plugins configv1.Plugins, f schedcore.Features) (*schedruntime.Framework, error) {
 	t.Helper()
-	reg := schedcore.Registry{"Base": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) { return basePlugin{}, nil }}}
+	reg := schedcore.Registry{"Base": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+		return basePlugin{}, nil
+	}}}
 	for n, s := range r {
 		reg[n] = s
 	}
@@ -154,7 +156,7 @@ func TestNewFrameworkPodGroupPoints(t *testing.T) {
 		wantErr  string
 		// want* are the plugin names laid out per point.
 		wantFeasible, wantGenerate, wantScore, wantPostFilter []string
-		wantScoreWeights                                     map[string]int64
+		wantScoreWeights                                      map[string]int64
 	}{
 		{
 			name:     "more than one PlacementGeneratePlugin",
