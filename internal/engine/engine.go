@@ -124,7 +124,9 @@ func (o Options) withDefaults() (Options, error) {
 		o.Logger = logr.Discard()
 	}
 	if o.Config == nil {
-		cfg, err := LoadConfig("")
+		// kube's defaults, under the gates: GangScheduling and the
+		// placement plugins join the default profile with theirs.
+		cfg, err := LoadConfigWithFeatures("", o.Features)
 		if err != nil {
 			return o, err
 		}
