@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultbinder"
 	"github.com/kubectl-sched/kubectl-sched/plugins/defaultpreemption"
 	"github.com/kubectl-sched/kubectl-sched/plugins/dynamicresources"
+	"github.com/kubectl-sched/kubectl-sched/plugins/gangscheduling"
 	"github.com/kubectl-sched/kubectl-sched/plugins/gpushare"
 	"github.com/kubectl-sched/kubectl-sched/plugins/imagelocality"
 	"github.com/kubectl-sched/kubectl-sched/plugins/interpodaffinity"
@@ -20,10 +21,12 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/plugins/noderesources"
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodeunschedulable"
 	"github.com/kubectl-sched/kubectl-sched/plugins/nodevolumelimits"
+	"github.com/kubectl-sched/kubectl-sched/plugins/podgrouppodscount"
 	"github.com/kubectl-sched/kubectl-sched/plugins/podtopologyspread"
 	"github.com/kubectl-sched/kubectl-sched/plugins/queuesort"
 	"github.com/kubectl-sched/kubectl-sched/plugins/schedulinggates"
 	"github.com/kubectl-sched/kubectl-sched/plugins/tainttoleration"
+	"github.com/kubectl-sched/kubectl-sched/plugins/topologyaware"
 	"github.com/kubectl-sched/kubectl-sched/plugins/volumebinding"
 	"github.com/kubectl-sched/kubectl-sched/plugins/volumerestrictions"
 	"github.com/kubectl-sched/kubectl-sched/plugins/volumezone"
@@ -53,6 +56,11 @@ func NewInTreeRegistry() schedcore.Registry {
 		names.DefaultBinder:                   {Factory: defaultbinder.New},
 		names.DynamicResources:                {Factory: dynamicresources.New, NewArgs: dynamicresources.NewArgs},
 		names.NodeDeclaredFeatures:            {Factory: nodedeclaredfeatures.New},
+		// kube's workload-aware scheduling plugins; in the default profile
+		// only under their gates (DefaultPluginsFor).
+		names.GangScheduling:             {Factory: gangscheduling.New},
+		names.TopologyPlacementGenerator: {Factory: topologyaware.New},
+		names.PodGroupPodsCount:          {Factory: podgrouppodscount.New},
 		// Out of tree in kube (scheduler-plugins); off by default.
 		names.Coscheduling: {Factory: coscheduling.New, NewArgs: coscheduling.NewArgs},
 		// The FGD paper's GPU-share model and policies; off by default.
@@ -67,13 +75,21 @@ func NewInTreeRegistry() schedcore.Registry {
 }
 
 // DefaultPlugins returns kube-scheduler v1.37.2's default multiPoint list
-// with its score weights, with what its feature gates add (all on by
-// default in v1.37): DynamicResources (weight 2) just before
-// DefaultPreemption, NodeDeclaredFeatures appended last.
-func DefaultPlugins() *configv1.Plugins {
+// with its score weights, with what its feature gates add at their
+// defaults (DefaultPluginsFor(schedcore.DefaultFeatures)).
+func DefaultPlugins() *configv1.Plugins { return DefaultPluginsFor(schedcore.DefaultFeatures) }
+
+// DefaultPluginsFor returns kube-scheduler v1.37.2's default multiPoint
+// list with its score weights and what the feature gates f add, as kube's
+// applyFeatureGates: DynamicResources (weight 2) just before
+// DefaultPreemption and NodeDeclaredFeatures appended last (both GA and
+// locked on, so always), then GangScheduling appended with
+// GenericWorkload, then TopologyPlacementGenerator and PodGroupPodsCount
+// (weight 1) appended with TopologyAwareWorkloadScheduling.
+func DefaultPluginsFor(f schedcore.Features) *configv1.Plugins {
 	w := func(n string, weight int32) configv1.Plugin { return configv1.Plugin{Name: n, Weight: &weight} }
 	p := func(n string) configv1.Plugin { return configv1.Plugin{Name: n} }
-	return &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
+	enabled := []configv1.Plugin{
 		p(names.SchedulingGates),
 		p(names.PrioritySort),
 		p(names.NodeName),
@@ -94,5 +110,12 @@ func DefaultPlugins() *configv1.Plugins {
 		w(names.ImageLocality, 1),
 		p(names.DefaultBinder),
 		p(names.NodeDeclaredFeatures),
-	}}}
+	}
+	if f.GenericWorkload {
+		enabled = append(enabled, p(names.GangScheduling))
+	}
+	if f.TopologyAwareWorkloadScheduling {
+		enabled = append(enabled, p(names.TopologyPlacementGenerator), w(names.PodGroupPodsCount, 1))
+	}
+	return &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: enabled}}
 }

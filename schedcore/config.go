@@ -131,7 +131,7 @@ func ValidateConfig(cfg *configv1.KubeSchedulerConfiguration) error {
 					if e.Weight != nil && *e.Weight < 0 {
 						errs = append(errs, fmt.Sprintf("%s.plugins.%s.enabled[%d].weight: Invalid value: %d: must be a non-negative integer", path, ps.field, j, *e.Weight))
 					}
-					if e.Weight != nil && *e.Weight > 0 && ps.field != "score" && ps.field != "multiPoint" {
+					if e.Weight != nil && *e.Weight > 0 && ps.field != "score" && ps.field != "placementScore" && ps.field != "multiPoint" {
 						errs = append(errs, fmt.Sprintf("%s.plugins.%s.enabled[%d].weight: Invalid value: %d: only score plugins take a weight", path, ps.field, j, *e.Weight))
 					}
 				}
@@ -218,5 +218,6 @@ func pluginSets(p *configv1.Plugins) []namedSet {
 		{"multiPoint", &p.MultiPoint}, {"preEnqueue", &p.PreEnqueue}, {"queueSort", &p.QueueSort}, {"preFilter", &p.PreFilter},
 		{"filter", &p.Filter}, {"postFilter", &p.PostFilter}, {"preScore", &p.PreScore}, {"score", &p.Score},
 		{"reserve", &p.Reserve}, {"permit", &p.Permit}, {"preBind", &p.PreBind}, {"bind", &p.Bind}, {"postBind", &p.PostBind},
+		{"placementGenerate", &p.PlacementGenerate}, {"placementScore", &p.PlacementScore}, {"podGroupPostFilter", &p.PodGroupPostFilter},
 	}
 }

@@ -44,6 +44,13 @@ type CycleState struct {
 	SkipPreBindPlugins sets.Set[string]
 	// RecordPluginMetrics is set in the sampled cycles that time every plugin.
 	RecordPluginMetrics bool
+	// podGroupState is the state of the pod-group cycle this member's
+	// cycle is part of (nil outside one, and once the member has left the
+	// group cycle for its binding); placementState is the state of the
+	// placement being tried (or, on a pod group's own state, of its parent
+	// placement; nil without one).
+	podGroupState  *CycleState
+	placementState *CycleState
 }
 
 type stateEntry struct {
@@ -111,7 +118,51 @@ func (c *CycleState) Clone() *CycleState {
 	n.SkipFilterPlugins = c.SkipFilterPlugins.Clone()
 	n.SkipScorePlugins = c.SkipScorePlugins.Clone()
 	n.SkipPreBindPlugins = c.SkipPreBindPlugins.Clone()
+	n.podGroupState, n.placementState = c.podGroupState, c.placementState
 	return n
+}
+
+// IsPodGroupSchedulingCycle reports whether this is a member's state in a
+// pod-group cycle (kube's CycleState.IsPodGroupSchedulingCycle): false
+// for a single pod, and for a member once its group cycle handed it to
+// binding. Only with GenericWorkload on can it be true.
+func (c *CycleState) IsPodGroupSchedulingCycle() bool { return c != nil && c.podGroupState != nil }
+
+// PodGroupSchedulingCycle returns the state of the pod-group cycle this
+// member's cycle is part of, nil outside one (kube's
+// GetPodGroupSchedulingCycle).
+func (c *CycleState) PodGroupSchedulingCycle() *CycleState {
+	if c == nil {
+		return nil
+	}
+	return c.podGroupState
+}
+
+// SetPodGroupSchedulingCycle marks a member's state as part of a pod-group
+// cycle with the group's state; nil unmarks it. Only the runtime sets it.
+func (c *CycleState) SetPodGroupSchedulingCycle(podGroupState *CycleState) {
+	c.podGroupState = podGroupState
+}
+
+// PlacementCycleState returns the state of the placement a member is
+// tried in, nil outside a placement (kube's GetPlacementCycleState).
+func (c *CycleState) PlacementCycleState() *CycleState {
+	if c == nil {
+		return nil
+	}
+	return c.placementState
+}
+
+// ParentPlacementCycleState returns, on a pod group's state, the state of
+// its parent placement (kube's GetParentPlacementCycleState; nil without
+// CompositePodGroup). It is the field PlacementCycleState reads: the two
+// are never asked of one state.
+func (c *CycleState) ParentPlacementCycleState() *CycleState { return c.PlacementCycleState() }
+
+// SetPlacementCycleState sets the placement's state (on a member's state)
+// or the parent placement's (on a group's). Only the runtime sets it.
+func (c *CycleState) SetPlacementCycleState(placementState *CycleState) {
+	c.placementState = placementState
 }
 
 // Lookup reads key as a T; ok is false when it is missing or of another

@@ -23,13 +23,26 @@
 //	  │                                                  ▼
 //	  └──────────── Unreserve + forget ◄── failure ── binding cycle: WaitOnPermit ─► PreBind ─► Bind ─► PostBind
 //
+// A pod group's cycle (GenericWorkload; placement.go) tries its members
+// with the same PreFilter..Reserve steps, one placement of nodes at a
+// time, and adds its own points:
+//
+//	PlacementGenerate (placements; none: all nodes) ─► per placement, per member:
+//	    pod's PreFilter..Reserve on the placement's nodes ─► PlacementFeasible (Wait/Unschedulable/Success)
+//	─► PlacementScore ─► NormalizePlacementScore ─► weights (best placement)
+//	failure ─► PodGroupPostFilter (group preemption)
+//
+// A member's CycleState carries the group's state and the placement's
+// (PodGroupSchedulingCycle, PlacementCycleState).
+//
 // Status codes and what the queue does with them:
 //
 //	Success                       the extension point passed (a nil *Status is Success)
 //	Error                         an internal error: the pod goes to backoff, the message is logged
 //	Unschedulable                 rejected; preemption may help; requeued on the plugin's events
 //	UnschedulableAndUnresolvable  rejected; preemption cannot help on that node
-//	Wait                          Permit only: the pod waits for Allow or Reject (with a timeout)
+//	Wait                          Permit: the pod waits for Allow or Reject (with a timeout);
+//	                              PlacementFeasible: the group may fit once more members are tried
 //	Skip                          PreFilter/PreScore: skip this plugin's Filter/Score this cycle;
 //	                              Bind: let the next binder try
 //	Pending                       rejected while waiting on something outside the scheduler; the

@@ -152,8 +152,11 @@ type Features struct {
 	// spec.schedulingGroup, and the GangScheduling plugin kube adds to the
 	// default profile). TopologyAwareWorkloadScheduling (alpha, off; it
 	// needs GenericWorkload) is topology-aware placement of pod groups.
-	// Both are carried from --feature-gates for the engine to read; no
-	// plugin reads them yet.
+	// They add GangScheduling, and TopologyPlacementGenerator and
+	// PodGroupPodsCount, to the default profile (plugins.DefaultPluginsFor),
+	// turn Coscheduling's native-PodGroup mapping off and give
+	// NodeResourcesFit its placement scorer; the pod-group cycle itself is
+	// not run yet (members are scheduled pod by pod).
 	GenericWorkload                 bool
 	TopologyAwareWorkloadScheduling bool
 }

@@ -135,7 +135,7 @@ func (e *engineFlags) load(ctx context.Context) (*engineInput, error) {
 		return nil, err
 	}
 	if !e.noConfig {
-		if in.Config, err = loadConfig(e.ConfigPath, e.profiles...); err != nil {
+		if in.Config, err = loadConfigWithFeatures(e.ConfigPath, in.Features, e.profiles...); err != nil {
 			return nil, err
 		}
 	}
@@ -214,7 +214,13 @@ func (e *engineFlags) runError(err error) error {
 // the scheduler the pod it explains asks for. It is the one place a
 // verb's default profile is named.
 func loadConfig(path string, names ...string) (*configv1.KubeSchedulerConfiguration, error) {
-	cfg, err := engine.LoadConfig(path)
+	return loadConfigWithFeatures(path, schedcore.DefaultFeatures, names...)
+}
+
+// loadConfigWithFeatures is loadConfig with the default profile of the
+// feature gates f (the --feature-gates of the verb).
+func loadConfigWithFeatures(path string, f schedcore.Features, names ...string) (*configv1.KubeSchedulerConfiguration, error) {
+	cfg, err := engine.LoadConfigWithFeatures(path, f)
 	if err != nil {
 		return nil, AsUsage(fmt.Errorf("loading config: %w", err))
 	}

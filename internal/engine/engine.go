@@ -31,8 +31,15 @@ var ErrNoNodes = errors.New("the cluster has no nodes")
 
 // LoadConfig reads, defaults and validates a KubeSchedulerConfiguration
 // file; "" gives kube-scheduler v1.37's defaults. Errors name the file and
-// field.
+// field. The default profile is the one of the default feature gates.
 func LoadConfig(path string) (*configv1.KubeSchedulerConfiguration, error) {
+	return LoadConfigWithFeatures(path, schedcore.DefaultFeatures)
+}
+
+// LoadConfigWithFeatures is LoadConfig with the default profile of the
+// feature gates f, as kube's defaulting applies them
+// (plugins.DefaultPluginsFor: GangScheduling with GenericWorkload, ...).
+func LoadConfigWithFeatures(path string, f schedcore.Features) (*configv1.KubeSchedulerConfiguration, error) {
 	cfg := &configv1.KubeSchedulerConfiguration{}
 	if path != "" {
 		var err error
@@ -40,7 +47,7 @@ func LoadConfig(path string) (*configv1.KubeSchedulerConfiguration, error) {
 			return nil, err
 		}
 	}
-	schedcore.SetConfigDefaults(cfg, plugins.DefaultPlugins)
+	schedcore.SetConfigDefaults(cfg, func() *configv1.Plugins { return plugins.DefaultPluginsFor(f) })
 	if err := schedcore.ValidateConfig(cfg); err != nil {
 		return nil, withFile(path, err)
 	}
@@ -117,7 +124,9 @@ func (o Options) withDefaults() (Options, error) {
 		o.Logger = logr.Discard()
 	}
 	if o.Config == nil {
-		cfg, err := LoadConfig("")
+		// kube's defaults, under the gates: GangScheduling and the
+		// placement plugins join the default profile with theirs.
+		cfg, err := LoadConfigWithFeatures("", o.Features)
 		if err != nil {
 			return o, err
 		}

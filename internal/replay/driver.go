@@ -93,7 +93,11 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 	eo := o.Options
 	if o.Parallelism > 0 {
 		if eo.Config == nil {
-			cfg, err := engine.LoadConfig("")
+			f := eo.Features
+			if f == (schedcore.Features{}) {
+				f = schedcore.DefaultFeatures
+			}
+			cfg, err := engine.LoadConfigWithFeatures("", f)
 			if err != nil {
 				return nil, err
 			}

@@ -55,8 +55,11 @@ const (
 type Coscheduling struct {
 	h              *schedcore.Handle
 	defaultTimeout time.Duration
-	backoff        time.Duration
-	groups         groupCache
+	// nativeOff turns the native-PodGroup mapping off (GenericWorkload
+	// on: kube schedules those pods as pod groups).
+	nativeOff bool
+	backoff   time.Duration
+	groups    groupCache
 
 	mu sync.Mutex
 	// firstSeen is when PreEnqueue first saw a member of a group, the
@@ -97,7 +100,7 @@ var (
 // NodeLocal is true for pods in no group: the plugin lets them through.
 // A member's fate depends on its siblings wherever they go.
 func (pl *Coscheduling) NodeLocal(pod *v1.Pod) bool {
-	_, member := groupOf(pod)
+	_, member := pl.groupOf(pod)
 	return !member
 }
 
@@ -117,6 +120,7 @@ func New(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedcore.
 	}
 	return &Coscheduling{
 		h:              h,
+		nativeOff:      h != nil && h.Features().GenericWorkload,
 		defaultTimeout: time.Duration(*args.PermitWaitingTimeSeconds) * time.Second,
 		backoff:        time.Duration(*args.PodGroupBackoffSeconds) * time.Second,
 		firstSeen:      map[string]time.Time{},
@@ -141,7 +145,7 @@ func id(r ref) string {
 // lookup returns the pod's group reference and its parsed PodGroup (nil
 // when the PodGroup does not exist); member is false for pods in no group.
 func (pl *Coscheduling) lookup(p *v1.Pod) (r ref, g *group, member bool) {
-	r, member = groupOf(p)
+	r, member = pl.groupOf(p)
 	if !member || pl.h.Objects() == nil {
 		return r, nil, member
 	}
@@ -169,7 +173,7 @@ func (pl *Coscheduling) siblings(r ref) []*v1.Pod {
 	}
 	var out []*v1.Pod
 	for _, p := range pl.h.Objects().Pods(r.namespace) {
-		if p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed && inGroup(p, r) {
+		if p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed && pl.inGroup(p, r) {
 			out = append(out, p)
 		}
 	}
@@ -358,7 +362,7 @@ func (pl *Coscheduling) PostFilter(_ context.Context, _ *schedcore.CycleState, p
 // rejectWaiting rejects every waiting member of the group.
 func (pl *Coscheduling) rejectWaiting(r ref, msg string) {
 	pl.h.IterateOverWaitingPods(func(w schedcore.WaitingPod) {
-		if inGroup(w.Pod(), r) {
+		if pl.inGroup(w.Pod(), r) {
 			w.Reject(Name, msg)
 		}
 	})
@@ -456,7 +460,7 @@ func (pl *Coscheduling) Permit(_ context.Context, _ *schedcore.CycleState, p *v1
 	assigned := pl.assigned(r, p.UID)
 	if int32(assigned)+1 >= g.minMember {
 		pl.h.IterateOverWaitingPods(func(w schedcore.WaitingPod) {
-			if inGroup(w.Pod(), r) {
+			if pl.inGroup(w.Pod(), r) {
 				w.Allow(Name)
 			}
 		})

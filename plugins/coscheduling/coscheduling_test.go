@@ -165,6 +165,54 @@ func TestPreEnqueue(t *testing.T) {
 	}
 }
 
+// TestNativeMappingOffWithGenericWorkload: with GenericWorkload on, pods
+// naming a native PodGroup are kube's pod-group members (GangScheduling),
+// never this plugin's: not gated, not grouped, not counted as siblings;
+// the label form works as before.
+func TestNativeMappingOffWithGenericWorkload(t *testing.T) {
+	both := nativePod("b", "g")
+	both.Labels = map[string]string{PodGroupLabel: "g"}
+	pods := []*v1.Pod{nativePod("p", "g"), both, labelled("q", "g")}
+	pgs := map[string]runtime.Object{"g": native("g", 2)}
+	tests := []struct {
+		name      string
+		gate      bool
+		pod       *v1.Pod
+		want      *schedcore.Status
+		wantGroup bool
+	}{
+		{name: "gate off: a native pod waits for its PodGroup", pod: nativePod("x", "none"),
+			want: schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, `waiting for pods's pod group "none" to appear in scheduling queue`)},
+		{name: "gate off: a native gang's pod is grouped (both forms: native wins)", pod: nativePod("p", "g"), wantGroup: true},
+		{name: "gate on: a native pod without its PodGroup passes, in no group", gate: true, pod: nativePod("x", "none")},
+		{name: "gate on: a native pod of a gang passes, in no group", gate: true, pod: nativePod("p", "g")},
+		{name: "gate on: a pod with both forms is in neither", gate: true, pod: both},
+		{name: "gate on: a labelled pod is still grouped and counted without the native members", gate: true, pod: labelled("q", "g"),
+			want: schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonWaitingForMinCount), wantGroup: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			others := map[string]runtime.Object{NativePodGroupAPIVersion + "/PodGroup/ns/g": pgs["g"],
+				PodGroupAPIVersion + "/PodGroup/ns/g": crd("g", 2, nil)}
+			f := schedcore.DefaultFeatures
+			f.GenericWorkload = tt.gate
+			h := schedcore.NewHandle(schedcore.NewSnapshot(pods, nil), 1, schedcore.WithFeatures(f), schedcore.WithObjects(&objects{pods: pods, others: others}))
+			p, err := New(context.Background(), nil, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl := p.(*Coscheduling)
+			got := pl.PreEnqueue(context.Background(), tt.pod)
+			if tt.want.Code() != got.Code() || tt.want.Message() != got.Message() {
+				t.Errorf("PreEnqueue = %v %q, want %v %q", got.Code(), got.Message(), tt.want.Code(), tt.want.Message())
+			}
+			if _, ok := pl.PodGroup(tt.pod); ok != tt.wantGroup {
+				t.Errorf("PodGroup ok = %v, want %v", ok, tt.wantGroup)
+			}
+		})
+	}
+}
+
 func TestLessKeepsGroupsTogether(t *testing.T) {
 	at := func(sec int) time.Time { return time.Date(2026, 1, 1, 0, 0, sec, 0, time.UTC) }
 	q := func(p *v1.Pod, sec int) *schedcore.QueuedPodInfo {

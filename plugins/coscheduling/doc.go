@@ -20,7 +20,11 @@
 //   - Kubernetes 1.37: pod.spec.schedulingGroup.podGroupName: NAME and a
 //     scheduling.k8s.io/v1beta1 PodGroup whose schedulingPolicy.gang.minCount
 //     is the group's minMember (a basic policy is no gang: its pods are
-//     scheduled one by one).
+//     scheduled one by one). With GenericWorkload on this mapping is off:
+//     kube schedules such pods as pod groups (GangScheduling, the pod-group
+//     cycle), so a pod naming a native PodGroup is in no Coscheduling group,
+//     whether or not it also has the label; two gang mechanisms on one pod
+//     would diverge.
 //
 // PodGroups and the pods of a group come from Handle.Objects (the snapshot
 // in dryrun, informers in run).

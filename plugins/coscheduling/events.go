@@ -33,7 +33,7 @@ func (pl *Coscheduling) isSchedulableAfterPodAdded(_ logr.Logger, pod *v1.Pod, o
 	if err != nil {
 		return schedcore.Queue, err
 	}
-	if r, ok := groupOf(pod); ok && added != nil && added.UID != pod.UID && inGroup(added, r) {
+	if r, ok := pl.groupOf(pod); ok && added != nil && added.UID != pod.UID && pl.inGroup(added, r) {
 		return schedcore.Queue, nil
 	}
 	return schedcore.QueueSkip, nil
@@ -44,14 +44,14 @@ func (pl *Coscheduling) isSchedulableAfterPodDeleted(_ logr.Logger, pod *v1.Pod,
 	if err != nil {
 		return schedcore.Queue, err
 	}
-	if r, ok := groupOf(pod); ok && deleted != nil && !inGroup(deleted, r) {
+	if r, ok := pl.groupOf(pod); ok && deleted != nil && !pl.inGroup(deleted, r) {
 		return schedcore.Queue, nil
 	}
 	return schedcore.QueueSkip, nil
 }
 
 func (pl *Coscheduling) isSchedulableAfterPodGroupChange(_ logr.Logger, pod *v1.Pod, _, newObj any) (schedcore.QueueingHint, error) {
-	r, ok := groupOf(pod)
+	r, ok := pl.groupOf(pod)
 	if !ok {
 		return schedcore.QueueSkip, nil
 	}

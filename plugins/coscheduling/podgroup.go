@@ -58,9 +58,14 @@ type ref struct {
 func (r ref) key() string { return r.namespace + "/" + r.name }
 
 // groupOf returns the pod's group reference. The native field wins over
-// the label when a pod has both.
-func groupOf(p *v1.Pod) (ref, bool) {
+// the label when a pod has both. With GenericWorkload on, a pod naming a
+// native PodGroup is kube's (GangScheduling and the pod-group cycle), not
+// this plugin's, even with the label: the mapping is off.
+func (pl *Coscheduling) groupOf(p *v1.Pod) (ref, bool) {
 	if g := p.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil && *g.PodGroupName != "" {
+		if pl.nativeOff {
+			return ref{}, false
+		}
 		return ref{namespace: p.Namespace, name: *g.PodGroupName, native: true}, true
 	}
 	if n := p.Labels[PodGroupLabel]; n != "" {
@@ -70,11 +75,11 @@ func groupOf(p *v1.Pod) (ref, bool) {
 }
 
 // inGroup reports whether p belongs to r.
-func inGroup(p *v1.Pod, r ref) bool {
+func (pl *Coscheduling) inGroup(p *v1.Pod, r ref) bool {
 	if p.Namespace != r.namespace {
 		return false
 	}
-	o, ok := groupOf(p)
+	o, ok := pl.groupOf(p)
 	return ok && o.native == r.native && o.name == r.name
 }
 

@@ -22,7 +22,7 @@ func (pl *Coscheduling) stateOutside(r ref, nodes []*schedcore.NodeInfo) cluster
 		st.memory += ni.Requested.Memory
 		st.pods += len(ni.Pods)
 		for _, pi := range ni.Pods {
-			if inGroup(pi.Pod, r) {
+			if pl.inGroup(pi.Pod, r) {
 				res := pi.Resource(f).Resource
 				st.cpu -= res.MilliCPU
 				st.memory -= res.Memory
@@ -53,7 +53,7 @@ func (pl *Coscheduling) resourceGap(r ref, g *group, nodes []*schedcore.NodeInfo
 			scalar[k] = a.ScalarResources[k] - used.ScalarResources[k]
 		}
 		for _, pi := range ni.Pods {
-			if !inGroup(pi.Pod, r) {
+			if !pl.inGroup(pi.Pod, r) {
 				continue
 			}
 			res := pi.Resource(f).Resource

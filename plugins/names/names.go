@@ -25,6 +25,8 @@ const (
 	VolumeZone                      = "VolumeZone"
 	NodeDeclaredFeatures            = "NodeDeclaredFeatures"
 	GangScheduling                  = "GangScheduling"
+	PodGroupPodsCount               = "PodGroupPodsCount"
+	TopologyPlacementGenerator      = "TopologyPlacementGenerator"
 	Coscheduling                    = "Coscheduling"
 
 	// The GPU-share family (plugins/gpushare), off by default: the FGD

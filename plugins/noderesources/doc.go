@@ -3,7 +3,8 @@
 //
 // # NodeResourcesFit
 //
-// Extension points: PreFilter, Filter, PreScore, Score, EnqueueExtensions.
+// Extension points: PreFilter, Filter, PreScore, Score, EnqueueExtensions,
+// PlacementScore.
 //
 //   - PreFilter computes the pod's requests once (schedcore.ComputePodRequests:
 //     spec only, pod-level resources under PodLevelResources, init containers
@@ -38,6 +39,17 @@
 //     when the pod fits it and, for an update, a requested resource or the
 //     pod count grew), an assigned pod scaled down (queued when a resource the
 //     pod requests shrank) and the pod itself scaled down.
+//   - PlacementScore (pod groups' placements; the scorer exists only with
+//     TopologyAwareWorkloadScheduling on, as kube builds it, and the
+//     framework lays the plugin out at the point from multiPoint with its
+//     weight either way): MostAllocated over the args' resources, whatever
+//     the node strategy, of the placement's nodes taken together: the
+//     proposed members' requests plus each node's allocated amounts over
+//     the sum of their allocatable. No normalization. As kube passes the
+//     running sum as the requests, an extended resource counts from the
+//     first node where the members' requests plus the allocated amounts of
+//     the nodes before are non-zero. Without the gate it returns Error
+//     ErrReasonNoPlacementScorer (kube's would never be called).
 //
 // Args (NodeResourcesFitArgs, v1 defaults then kube's validation):
 // ignoredResources and ignoredResourceGroups (extended resources the Filter

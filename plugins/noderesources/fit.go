@@ -52,6 +52,9 @@ type Fit struct {
 	// DeviceClasses: a node without such a resource in its allocatable
 	// leaves it to DynamicResources.
 	dra *schedcore.DRAManager
+	// placementScorer scores pod groups' placements (MostAllocated), only
+	// with TopologyAwareWorkloadScheduling on.
+	placementScorer *resourceAllocationScorer
 }
 
 var (
@@ -100,13 +103,17 @@ func NewFit(_ context.Context, obj runtime.Object, h *schedcore.Handle) (schedco
 		scorer.shape = scaledShape(s.RequestedToCapacityRatio.Shape)
 	}
 	scorer.dra = newDRAScoring(h)
-	return &Fit{
+	pl := &Fit{
 		ignoredResources:      sets.New(args.IgnoredResources...),
 		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
 		features:              features(h),
 		scorer:                scorer,
 		dra:                   draManager(h),
-	}, nil
+	}
+	if pl.features.TopologyAwareWorkloadScheduling {
+		pl.placementScorer = newPlacementScorer(s.Resources, scorer)
+	}
+	return pl, nil
 }
 
 // draManager returns the handle's DRA manager when DRA-backed extended

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -64,6 +63,15 @@ type Framework struct {
 	preBind      []schedcore.PreBindPlugin
 	bind         []schedcore.BindPlugin
 	postBind     []schedcore.PostBindPlugin
+
+	// The pod-group points (GenericWorkload): placementFeasible is wired
+	// by the framework (GangScheduling, with the gate on), the others
+	// come from the profile as every point does.
+	placementFeasible    []schedcore.PlacementFeasiblePlugin
+	placementGenerate    []schedcore.PlacementGeneratePlugin
+	placementScore       []schedcore.PlacementScorePlugin
+	placementScoreWeight []int64 // aligned with placementScore
+	podGroupPostFilter   []schedcore.PodGroupPostFilterPlugin
 
 	podGroups         []schedcore.PodGroupPlugin
 	enqueueExtensions []schedcore.EnqueueExtensions
@@ -228,12 +236,22 @@ func NewFramework(ctx context.Context, r schedcore.Registry, profile *configv1.K
 	if len(f.bind) == 0 {
 		return nil, fmt.Errorf("at least one bind plugin is needed for profile with scheduler name %q", f.profileName)
 	}
+	if len(f.placementGenerate) > 1 {
+		return nil, fmt.Errorf("at most one placement generate plugin is allowed for profile with scheduler name %q", f.profileName)
+	}
 	if err := f.setScoreWeights(plugins); err != nil {
 		return nil, fmt.Errorf("plugins.score: %w", err)
+	}
+	if err := f.setPlacementScoreWeights(plugins); err != nil {
+		return nil, fmt.Errorf("plugins.placementScore: %w", err)
+	}
+	if err := f.setPlacementFeasible(); err != nil {
+		return nil, err
 	}
 	f.setFilterMemos()
 	if opts.NoPostFilter {
 		f.postFilter = nil
+		f.podGroupPostFilter = nil
 	}
 	return f, nil
 }
@@ -304,6 +322,15 @@ func (f *Framework) extPoints(p *configv1.Plugins) []extPoint {
 		{"preBind", &p.PreBind, is[schedcore.PreBindPlugin], func(x schedcore.Plugin) { f.preBind = append(f.preBind, x.(schedcore.PreBindPlugin)) }},
 		{"bind", &p.Bind, is[schedcore.BindPlugin], func(x schedcore.Plugin) { f.bind = append(f.bind, x.(schedcore.BindPlugin)) }},
 		{"postBind", &p.PostBind, is[schedcore.PostBindPlugin], func(x schedcore.Plugin) { f.postBind = append(f.postBind, x.(schedcore.PostBindPlugin)) }},
+		{"placementGenerate", &p.PlacementGenerate, is[schedcore.PlacementGeneratePlugin], func(x schedcore.Plugin) {
+			f.placementGenerate = append(f.placementGenerate, x.(schedcore.PlacementGeneratePlugin))
+		}},
+		{"placementScore", &p.PlacementScore, is[schedcore.PlacementScorePlugin], func(x schedcore.Plugin) {
+			f.placementScore = append(f.placementScore, x.(schedcore.PlacementScorePlugin))
+		}},
+		{"podGroupPostFilter", &p.PodGroupPostFilter, is[schedcore.PodGroupPostFilterPlugin], func(x schedcore.Plugin) {
+			f.podGroupPostFilter = append(f.podGroupPostFilter, x.(schedcore.PodGroupPostFilterPlugin))
+		}},
 	}
 }
 
@@ -376,50 +403,6 @@ func (f *Framework) layout(p *configv1.Plugins) error {
 	}
 	if queueSorts > 1 {
 		return fmt.Errorf("only one queue sort plugin required for profile with scheduler name %q, but got %d", f.profileName, queueSorts)
-	}
-	return nil
-}
-
-// scoreMemoKeys bounds the distinct keys (workloads) whose scores a
-// NodeLocalScorer's memo keeps.
-const scoreMemoKeys = 64
-
-// setScoreWeights takes weights from score.enabled first, then multiPoint;
-// 0 means 1; the total must not overflow. It also gives each
-// NodeLocalScorer its memo.
-func (f *Framework) setScoreWeights(p *configv1.Plugins) error {
-	weights := map[string]int64{}
-	var total int64
-	for _, e := range append(append([]configv1.Plugin{}, p.Score.Enabled...), p.MultiPoint.Enabled...) {
-		if _, ok := f.pluginsMap[e.Name].(schedcore.ScorePlugin); !ok {
-			continue
-		}
-		if _, ok := weights[e.Name]; ok {
-			continue
-		}
-		var w int64 = 1
-		if e.Weight != nil && *e.Weight != 0 {
-			w = int64(*e.Weight)
-		}
-		if w < 0 {
-			return fmt.Errorf("plugin %q: weight %d must be positive", e.Name, w)
-		}
-		if w*schedcore.MaxNodeScore > math.MaxInt64-total {
-			return fmt.Errorf("total score of Score plugins could overflow")
-		}
-		total += w * schedcore.MaxNodeScore
-		weights[e.Name] = w
-	}
-	f.scoreWeight = make([]int64, len(f.score))
-	f.scoreMemo = make([]*schedcore.VerdictMemo, len(f.score))
-	for i, s := range f.score {
-		if _, ok := s.(schedcore.NodeLocalScorer); ok {
-			f.scoreMemo[i] = schedcore.NewVerdictMemo(scoreMemoKeys)
-		}
-		f.scoreWeight[i] = weights[s.Name()]
-		if f.scoreWeight[i] == 0 {
-			return fmt.Errorf("score plugin %q is not configured with weight", s.Name())
-		}
 	}
 	return nil
 }
