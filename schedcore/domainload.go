@@ -1,5 +1,7 @@
 package schedcore
 
+import "context"
+
 // Load sets key k's counts to totals a caller keeps across cycles, by
 // domain: counts[dom] in each domain with members[dom] > 0 (nodes that
 // count there), which is counted even with 0; the other domains are not
@@ -79,3 +81,38 @@ func (d *DomainCounts) keyValues(k int) int {
 	}
 	return 0
 }
+
+// CountNodes fills, in parallel, each node's row (its count per key, -1
+// where it does not count) with row, which gets the node's domains
+// (NodeDomains) and whether it has every key, then adds the rows into d
+// (AddAt: a node without a key is in its domain "").
+func (d *DomainCounts) CountNodes(ctx context.Context, par Parallelizer, nodes []*NodeInfo, row func(ni *NodeInfo, doms []Domain, all bool, row []int32)) error {
+	nc := d.NumKeys()
+	rows := make([]int32, len(nodes)*nc)
+	domBuf := make([]Domain, len(nodes)*nc)
+	// A node's row is little work: a few nodes go in order.
+	par.UntilAtLeast(ctx, len(nodes), minParallelNodes, func(n int) {
+		r := rows[n*nc : (n+1)*nc]
+		for i := range r {
+			r[i] = -1
+		}
+		if ni := nodes[n]; ni.Node() != nil {
+			doms, all := d.NodeDomains(ni, domBuf[n*nc:n*nc:(n+1)*nc])
+			row(ni, doms, all, r)
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for n, ni := range nodes {
+		for i, cnt := range rows[n*nc : (n+1)*nc] {
+			if cnt >= 0 {
+				d.AddAt(i, ni, domBuf[n*nc+i], int64(cnt))
+			}
+		}
+	}
+	return nil
+}
+
+// minParallelNodes is the fewest nodes CountNodes counts in parallel.
+const minParallelNodes = 128

@@ -323,3 +323,101 @@ func podMatches(pi *PodInfo, sel labels.Selector, ns string) bool {
 	p := pi.Pod
 	return p.DeletionTimestamp == nil && p.Namespace == ns && sel.Matches(labels.Set(p.Labels))
 }
+
+// LazyCount counts one selector's matching pods node by node, for a pass
+// over the nodes a TotalsCache refreshes: the first After nodes by
+// reading their pods, and past them (totals filled for the first time)
+// through the MatchCounter, which reads only the pods carrying the
+// selector's label pair and remembers per node counts across cycles.
+// Call Done when the pass is over.
+type LazyCount struct {
+	m    *MatchCounter
+	snap *Snapshot
+	ns   string
+	sel  labels.Selector
+	// After is how many nodes are read directly before the counter is set
+	// up (which costs about a pass over the candidate nodes).
+	After   int
+	calls   int
+	sc      *SelectorCount
+	release func()
+}
+
+// Lazy returns a LazyCount of sel's matching pods of namespace ns, set up
+// after 64 nodes.
+func (m *MatchCounter) Lazy(snap *Snapshot, ns string, sel labels.Selector) *LazyCount {
+	return &LazyCount{m: m, snap: snap, ns: ns, sel: sel, After: 64}
+}
+
+// Count returns the node's matching pods.
+func (l *LazyCount) Count(ni *NodeInfo) int64 {
+	l.calls++
+	if l.sc == nil && l.calls > l.After {
+		l.setUp()
+	}
+	if l.sc != nil {
+		return int64(l.sc.Count(ni))
+	}
+	return int64(CountMatchingPods(ni.Pods, l.sel, l.ns))
+}
+
+// Counts tells whether Count counts a pod (a PodCounts for the totals).
+func (l *LazyCount) Counts(pi *PodInfo) bool { return PodCounted(pi, l.sel, l.ns) }
+
+// Candidates returns the nodes that may hold matching pods, from the
+// counter (set up now), when it counts from the pod label index; false
+// when any node may.
+func (l *LazyCount) Candidates() ([]*NodeInfo, bool) {
+	l.setUp()
+	return l.sc.NonZero()
+}
+
+func (l *LazyCount) setUp() {
+	if l.sc == nil {
+		cs, release := l.m.Counts(l.snap, l.ns, []labels.Selector{l.sel})
+		l.sc, l.release = &cs[0], release
+	}
+}
+
+// Done releases the counter, if one was set up.
+func (l *LazyCount) Done() {
+	if l.release != nil {
+		l.release()
+	}
+}
+
+// NodesWithMatches returns the nodes the counts for which use is true may
+// count pods on: the union of their NonZero nodes (in order, without
+// repeats), or all when one of them cannot tell.
+func NodesWithMatches(all []*NodeInfo, counts []SelectorCount, use func(i int) bool) []*NodeInfo {
+	var lists [][]*NodeInfo
+	for i := range counts {
+		if !use(i) {
+			continue
+		}
+		nodes, ok := counts[i].NonZero()
+		if !ok {
+			return all
+		}
+		if len(nodes) > 0 && (len(lists) == 0 || &lists[0][0] != &nodes[0]) {
+			lists = append(lists, nodes)
+		}
+	}
+	switch len(lists) {
+	case 0:
+		return nil
+	case 1:
+		return lists[0]
+	}
+	seen := map[*NodeInfo]bool{}
+	var out []*NodeInfo
+	for _, l := range lists {
+		for _, ni := range l {
+			if !seen[ni] {
+				seen[ni] = true
+				out = append(out, ni)
+			}
+		}
+	}
+	return out
+}

@@ -93,7 +93,44 @@ func TestCountersMatchScan(t *testing.T) {
 							}
 						}
 					}
+					// The nodes NodesWithMatches gives hold every match.
+					with := map[string]bool{}
+					for _, ni := range schedcore.NodesWithMatches(s.List(), cs, func(int) bool { return true }) {
+						with[ni.Name()] = true
+					}
 					release()
+					for _, ni := range s.List() {
+						for _, sel := range sels {
+							if !with[ni.Name()] && schedcore.CountMatchingPods(ni.Pods, sel, ns) > 0 {
+								t.Fatalf("round %d, namespace %s: NodesWithMatches leaves out node %s, where %q matches", round, ns, ni.Name(), sel)
+							}
+						}
+					}
+					// A LazyCount counts the same before and after it sets up
+					// the counter, and its candidates hold every match.
+					for _, after := range []int{0, 3, 1000} {
+						for _, sel := range sels {
+							lc := mc.Lazy(s, ns, sel)
+							lc.After = after
+							for _, ni := range s.List() {
+								if got, want := lc.Count(ni), int64(schedcore.CountMatchingPods(ni.Pods, sel, ns)); got != want {
+									t.Fatalf("round %d, namespace %s, selector %q, after %d, node %s: LazyCount counts %d, want %d", round, ns, sel, after, ni.Name(), got, want)
+								}
+							}
+							if nodes, ok := lc.Candidates(); ok {
+								cand := map[string]bool{}
+								for _, ni := range nodes {
+									cand[ni.Name()] = true
+								}
+								for _, ni := range s.List() {
+									if !cand[ni.Name()] && schedcore.CountMatchingPods(ni.Pods, sel, ns) > 0 {
+										t.Fatalf("round %d, selector %q: LazyCount's candidates leave out node %s", round, sel, ni.Name())
+									}
+								}
+							}
+							lc.Done()
+						}
+					}
 				}
 				for si, sel := range sels {
 					ls, err := metav1.ParseToLabelSelector(sel.String())

@@ -150,7 +150,7 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pl.(*PodTopologySpread)
-	if p.Name() != "PodTopologySpread" || !p.systemDefaulted || !p.enableMatchLabelKeys || p.enableTaintTolerationComparisonOperators || p.enableSkipDeferredResize {
+	if p.Name() != "PodTopologySpread" || !p.systemDefaulted || !p.enableMatchLabelKeys || p.enableTaintTolerationComparisonOperators {
 		t.Errorf("New(nil) = %+v, want PodTopologySpread with System defaulting and v1.37.2's feature gates", p)
 	}
 	if _, err := New(context.Background(), listArgs(tsc(0, "zone", dns, nil)), h); err == nil {

@@ -1,8 +1,6 @@
 package podtopologyspread
 
 import (
-	"context"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
@@ -32,20 +30,16 @@ const (
 	inclKnown
 )
 
-// inclusion evaluates the node inclusion policies of one pod's constraints
-// node by node, remembering per node whether the pod's required node
-// affinity matches it and whether the pod tolerates its taints, keyed by
-// the pod's node constraints and tolerations (pods of a workload share
-// them), while the node object is unchanged: the verdicts depend on its
-// labels and taints alone, so placing pods on it keeps them.
+// inclusion evaluates one pod's node inclusion policies node by node,
+// remembering per node (while its labels and taints are unchanged) the
+// verdicts, keyed by the pod's node constraints and tolerations.
 type inclusion struct {
 	pl      *PodTopologySpread
 	pod     *v1.Pod
 	require *helper.RequiredNodeAffinity
 	view    schedcore.VerdictView
 	memo    bool
-	// needed is false when no constraint honours a policy: every node is
-	// included and nothing is evaluated.
+	// needed is false when no constraint honours a policy.
 	needed bool
 }
 
@@ -82,10 +76,9 @@ func (in *inclusion) verdict(ni *schedcore.NodeInfo) uint16 {
 	return v
 }
 
-// inclusionOf computes the inclusion bits of a node: whether it matches the
-// pod's required node affinity and nodeSelector (parse errors count as a
-// match, for kube's backwards compatibility), and whether the pod
-// tolerates its NoSchedule and NoExecute taints.
+// inclusionOf computes a node's inclusion bits: whether it matches the
+// pod's required node affinity and nodeSelector (parse errors match, as in
+// kube), and whether the pod tolerates its NoSchedule/NoExecute taints.
 func (pl *PodTopologySpread) inclusionOf(pod *v1.Pod, require *helper.RequiredNodeAffinity, ni *schedcore.NodeInfo) uint16 {
 	v := inclKnown
 	node := ni.Node()
@@ -129,18 +122,15 @@ func (pl *PodTopologySpread) getConstraints(pod *v1.Pod) ([]topologySpreadConstr
 	return c, nil
 }
 
-// buildDefaultConstraints applies the plugin's default constraints of the
-// given action to a pod, with the pod's DefaultSelector (its Services,
-// ReplicationController, ReplicaSet or StatefulSet). A pod with an empty
-// default selector gets no constraints.
+// buildDefaultConstraints applies the default constraints of the given
+// action with the pod's DefaultSelector; none when it is empty.
 func (pl *PodTopologySpread) buildDefaultConstraints(p *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]topologySpreadConstraint, error) {
 	constraints, err := pl.filterTopologySpreadConstraints(pl.defaultConstraints, p.Labels, action)
 	if err != nil || len(constraints) == 0 {
 		return nil, err
 	}
-	// The driver's current selector sources: queueing hints call this on
-	// event goroutines, concurrently with snapshot updates.
-	selector := pl.selectors.get(p, pl.handle.SelectorSources())
+	// Not the snapshot's sources: queueing hints call this concurrently.
+	selector := pl.selectors.Get(p, pl.handle.SelectorSources())
 	if selector.Empty() {
 		return nil, nil
 	}
@@ -162,13 +152,10 @@ func nodeLabelsMatchSpreadConstraints(nodeLabels map[string]string, constraints 
 }
 
 // filterTopologySpreadConstraints parses the constraints with the given
-// action. As kube-scheduler v1.37 does (MatchLabelKeysInPodTopologySpread),
-// the pod's values of matchLabelKeys are ANDed into the selector here, even
-// though the v1.37 API server (MatchLabelKeysInPodTopologySpreadSelectorMerge)
-// already merged them into labelSelector at creation: the two merges select
-// the same pods, and pods that never went through an API server (snapshots
-// written by hand) behave as in a real cluster. A nil labelSelector selects
-// nothing and stays so.
+// action. As kube v1.37 does, the pod's matchLabelKeys values are ANDed
+// into the selector, though the API server already merged them at
+// creation: both select the same pods, and hand-written pods behave as in
+// a cluster. A nil labelSelector selects nothing.
 func (pl *PodTopologySpread) filterTopologySpreadConstraints(constraints []v1.TopologySpreadConstraint, podLabels map[string]string, action v1.UnsatisfiableConstraintAction) ([]topologySpreadConstraint, error) {
 	var result []topologySpreadConstraint
 	for i := range constraints {
@@ -225,9 +212,8 @@ func mergeLabelSetWithSelector(matchLabels labels.Set, s labels.Selector) labels
 	return merged
 }
 
-// counters returns, for namespace ns, a counter per constraint of the
-// pods its selector matches per node; call release when the cycle's
-// counting is done.
+// counters returns a counter per constraint of its matching pods of
+// namespace ns per node; call release when the counting is done.
 func (pl *PodTopologySpread) counters(constraints []topologySpreadConstraint, ns string) ([]schedcore.SelectorCount, func()) {
 	sels := make([]labels.Selector, len(constraints))
 	for i := range constraints {
@@ -235,42 +221,6 @@ func (pl *PodTopologySpread) counters(constraints []topologySpreadConstraint, ns
 	}
 	return pl.counts.Counts(pl.handle.Snapshot(), ns, sels)
 }
-
-// countNodes fills, in parallel, each node's row (its count per key of
-// counts, -1 where it does not count) with row, which gets the node's
-// domains (schedcore.DomainCounts.NodeDomains) and whether it has every
-// key, then adds the rows into counts (a node without a key is in its
-// domain "").
-func (pl *PodTopologySpread) countNodes(ctx context.Context, nodes []*schedcore.NodeInfo, counts *schedcore.DomainCounts, row func(ni *schedcore.NodeInfo, doms []schedcore.Domain, all bool, row []int32)) error {
-	nc := counts.NumKeys()
-	rows := make([]int32, len(nodes)*nc)
-	doms := make([]schedcore.Domain, len(nodes)*nc)
-	// A node's row is little work: a few nodes go in order.
-	pl.handle.Parallelizer().UntilAtLeast(ctx, len(nodes), minParallelNodes, func(n int) {
-		r := rows[n*nc : (n+1)*nc]
-		for i := range r {
-			r[i] = -1
-		}
-		if ni := nodes[n]; ni.Node() != nil {
-			d, all := counts.NodeDomains(ni, doms[n*nc:n*nc:(n+1)*nc])
-			row(ni, d, all, r)
-		}
-	})
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	for n, ni := range nodes {
-		for i, cnt := range rows[n*nc : (n+1)*nc] {
-			if cnt >= 0 {
-				counts.AddAt(i, ni, doms[n*nc+i], int64(cnt))
-			}
-		}
-	}
-	return nil
-}
-
-// minParallelNodes is the fewest nodes countNodes counts in parallel.
-const minParallelNodes = 128
 
 // topologyKeys lists the constraints' topology keys, in order.
 func topologyKeys(constraints []topologySpreadConstraint) []string {

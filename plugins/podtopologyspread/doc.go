@@ -19,11 +19,8 @@
 // is Honor. Matching pods are those of the pod's namespace that the
 // selector selects, terminating pods excluded.
 //
-// The counts per domain (kube's maps from topology value to count) are a
-// schedcore.DomainCounts with one key per constraint; the per-node match
-// counts come from a schedcore.MatchCounter and the inclusion verdicts from
-// a schedcore.VerdictMemo, both remembered across cycles while a node is
-// unchanged.
+// The counts per domain are a schedcore.DomainCounts with one key per
+// constraint, kept across cycles in schedcore.TotalsCache (totals.go).
 //
 // Extension points:
 //   - PreFilter (with AddPod/RemovePod): counts matching pods per hard
@@ -48,16 +45,10 @@
 //     UpdatePodToleration|UpdatePodLabel and Node
 //     Add|Delete|UpdateNodeLabel|UpdateNodeTaint, with kube's hints.
 //
-// Args (*configv1.PodTopologySpreadArgs): defaultingType System (the
-// default: hostname maxSkew 3 and topology.kubernetes.io/zone maxSkew 5,
-// both ScheduleAnyway) or List (defaultConstraints, which must not have a
-// labelSelector nor repeat a {topologyKey, whenUnsatisfiable} pair; System
-// requires defaultConstraints to be empty).
-//
-// Feature gates are at v1.37.2's defaults: NodeInclusionPolicyInPodTopologySpread
-// (GA), MatchLabelKeysInPodTopologySpread (beta, on),
-// TaintTolerationComparisonOperators (alpha, off) and
-// InPlacePodVerticalScalingSchedulerPreemption (alpha, off).
+// Args: kube's PodTopologySpreadArgs (args.go). Feature gates: see the
+// PodTopologySpread type. Not ported: the alpha
+// InPlacePodVerticalScalingSchedulerPreemption gate (a pod whose resize is
+// Deferred skips the plugin), as in NodeResourcesFit.
 //
 // Filter reasons:
 //   - ErrReasonNodeLabelNotMatch (UnschedulableAndUnresolvable)

@@ -54,15 +54,6 @@ func (pl *PodTopologySpread) FilterShortfall(_ context.Context, state *schedcore
 	return short
 }
 
-// violation is one hard constraint a node violates: the node lacks its
-// topology key (labeled false), or the pod would make the skew of the
-// node's domain exceed maxSkew.
-type violation struct {
-	constraint                  int
-	labeled                     bool
-	skew, matchNum, minMatchNum int
-}
-
 // shortfall is the share of the skew over c's maxSkew; 1 for a node
 // without the topology key.
 func (v *violation) shortfall(c *topologySpreadConstraint) float64 {
@@ -81,15 +72,8 @@ func (s *preFilterState) violations(nodeInfo *schedcore.NodeInfo, fn func(violat
 	var buf [4]schedcore.Domain
 	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	for i := range s.Constraints {
-		c := &s.Constraints[i]
-		if doms[i] == schedcore.NoLabel {
-			fn(violation{constraint: i})
-			continue
-		}
-		minMatchNum := s.minMatchNum(i, c.MinDomains)
-		matchNum := int(s.counts.At(i, doms[i]))
-		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
-			fn(violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum})
+		if v, bad := s.check(i, doms[i]); bad {
+			fn(v)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/component-helpers/resource"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -21,10 +20,8 @@ var (
 const preFilterStateKey schedcore.StateKey = "PreFilter" + Name
 
 // preFilterState is computed in PreFilter and read by Filter: per hard
-// constraint (key i of counts is constraint i's topology key), the number
-// of matching pods per domain of the nodes that count, and the two critical
-// paths (CriticalPaths[i][0].MatchNum is the global minimum). AddPod and
-// RemovePod update it on clones during preemption and nominated-pod checks.
+// constraint, the matching pods per domain of the nodes that count, and
+// the two critical paths. AddPod and RemovePod update it on clones.
 type preFilterState struct {
 	Constraints []topologySpreadConstraint
 	// CriticalPaths is indexed by constraint. [0] always holds the minimum
@@ -34,18 +31,8 @@ type preFilterState struct {
 	// selfMatchNum is, per constraint, 1 when the constraint selects the
 	// incoming pod itself, else 0.
 	selfMatchNum []int
-	// requiredNodeAffinity is the incoming pod's parsed nodeSelector and
-	// required node affinity, reused by AddPod/RemovePod.
+	// requiredNodeAffinity is the pod's, for AddPod/RemovePod.
 	requiredNodeAffinity helper.RequiredNodeAffinity
-}
-
-// minMatchNum returns the global minimum for the skew: the smallest match
-// number, or 0 when fewer domains than minDomains exist.
-func (s *preFilterState) minMatchNum(i int, minDomains int32) int {
-	if s.counts.NumCounted(i) < int(minDomains) {
-		return 0
-	}
-	return s.CriticalPaths[i][0].MatchNum
 }
 
 // Clone copies what AddPod/RemovePod change; constraints are shared.
@@ -101,9 +88,6 @@ func (p *criticalPaths) update(dom schedcore.Domain, num int) {
 // framework passes), the pods matching each hard constraint per domain. Skip when the pod has no hard constraints (and no hard
 // default constraints apply).
 func (pl *PodTopologySpread) PreFilter(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) (*schedcore.PreFilterResult, *schedcore.Status) {
-	if pl.enableSkipDeferredResize && resource.IsPodResizeDeferred(pod) {
-		return nil, schedcore.NewStatus(schedcore.Skip)
-	}
 	s, err := pl.calPreFilterState(pod)
 	if err != nil {
 		return nil, schedcore.AsStatus(err)
@@ -194,9 +178,6 @@ func (pl *PodTopologySpread) calPreFilterState(pod *v1.Pod) (*preFilterState, er
 // its domain + (1 if the pod matches itself) - global minimum must not
 // exceed maxSkew (else Unschedulable).
 func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) *schedcore.Status {
-	if pl.enableSkipDeferredResize && resource.IsPodResizeDeferred(pod) {
-		return nil
-	}
 	s, err := schedcore.ReadAs[*preFilterState](state, preFilterStateKey)
 	if err != nil {
 		return schedcore.AsStatus(err)
@@ -204,26 +185,51 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleSta
 	var buf [4]schedcore.Domain
 	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	for i := range s.Constraints {
-		c := &s.Constraints[i]
-		dom := doms[i]
-		if dom == schedcore.NoLabel {
-			pl.logFilter(nodeInfo, c, "Node doesn't have required topology label for spread constraint", 0, 0, 0)
-			return statusNodeLabelNotMatch
-		}
-		minMatchNum := s.minMatchNum(i, c.MinDomains)
-		matchNum := int(s.counts.At(i, dom))
-		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
-			pl.logFilter(nodeInfo, c, "Node failed spreadConstraint: matchNum + selfMatchNum - minMatchNum > maxSkew", matchNum, s.selfMatchNum[i], minMatchNum)
+		if v, bad := s.check(i, doms[i]); bad {
+			pl.logFilter(nodeInfo, &s.Constraints[i], v)
+			if !v.labeled {
+				return statusNodeLabelNotMatch
+			}
 			return statusConstraintsNotMatch
 		}
 	}
 	return nil
 }
 
+// violation is a hard constraint a node violates: the node lacks its
+// topology key (labeled false), or the pod would make the skew of the
+// node's domain exceed maxSkew.
+type violation struct {
+	constraint                  int
+	labeled                     bool
+	skew, matchNum, minMatchNum int
+}
+
+// check returns constraint i's skew on a node whose domain is dom, and
+// whether it is violated. The global minimum is the smallest match number,
+// or 0 when fewer domains than minDomains exist.
+func (s *preFilterState) check(i int, dom schedcore.Domain) (violation, bool) {
+	c := &s.Constraints[i]
+	if dom == schedcore.NoLabel {
+		return violation{constraint: i}, true
+	}
+	minMatchNum := s.CriticalPaths[i][0].MatchNum
+	if s.counts.NumCounted(i) < int(c.MinDomains) {
+		minMatchNum = 0
+	}
+	matchNum := int(s.counts.At(i, dom))
+	skew := matchNum + s.selfMatchNum[i] - minMatchNum
+	return violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum}, skew > int(c.MaxSkew)
+}
+
 // logFilter logs a failing node at V(5), as kube does; only failing nodes
 // pay for it.
-func (pl *PodTopologySpread) logFilter(nodeInfo *schedcore.NodeInfo, c *topologySpreadConstraint, msg string, matchNum, selfMatchNum, minMatchNum int) {
+func (pl *PodTopologySpread) logFilter(nodeInfo *schedcore.NodeInfo, c *topologySpreadConstraint, v violation) {
 	if l := pl.handle.Logger().V(5); l.Enabled() {
-		l.Info(msg, "node", nodeInfo.Node().Name, "topologyKey", c.TopologyKey, "matchNum", matchNum, "selfMatchNum", selfMatchNum, "minMatchNum", minMatchNum, "maxSkew", c.MaxSkew)
+		msg := "Node failed spreadConstraint: matchNum + selfMatchNum - minMatchNum > maxSkew"
+		if !v.labeled {
+			msg = "Node doesn't have required topology label for spread constraint"
+		}
+		l.Info(msg, "node", nodeInfo.Node().Name, "topologyKey", c.TopologyKey, "matchNum", v.matchNum, "selfMatchNum", v.skew-v.matchNum+v.minMatchNum, "minMatchNum", v.minMatchNum, "maxSkew", c.MaxSkew)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
@@ -56,18 +57,11 @@ type PodTopologySpread struct {
 	defaultConstraints []v1.TopologySpreadConstraint
 	systemDefaulted    bool
 
-	// Feature gates, at kube-scheduler v1.37.2's defaults (schedcore.Features
-	// does not carry them). NodeInclusionPolicyInPodTopologySpread is GA and
-	// locked on, so it has no switch.
-	//
-	// enableMatchLabelKeys is MatchLabelKeysInPodTopologySpread (beta, on).
-	enableMatchLabelKeys bool
-	// enableTaintTolerationComparisonOperators is
-	// Features.TaintTolerationComparisonOperators (alpha, off in v1.37).
+	// Feature gates: MatchLabelKeysInPodTopologySpread (beta, on) and
+	// TaintTolerationComparisonOperators (schedcore.Features);
+	// NodeInclusionPolicyInPodTopologySpread is GA, locked on.
+	enableMatchLabelKeys                     bool
 	enableTaintTolerationComparisonOperators bool
-	// enableSkipDeferredResize is InPlacePodVerticalScalingSchedulerPreemption
-	// (alpha, off): a pod whose resize is Deferred skips the plugin.
-	enableSkipDeferredResize bool
 
 	// counts counts selectors' matching pods per node, remembered across
 	// cycles.
@@ -83,7 +77,7 @@ type PodTopologySpread struct {
 	// noSoftTotals makes PreScore count node by node (tests compare).
 	noSoftTotals bool
 	// selectors are pods' default spreading selectors, kept across cycles.
-	selectors defaultSelectors
+	selectors helper.DefaultSelectors
 }
 
 // memoKeys bounds the selectors whose per-node counts are remembered.
@@ -130,13 +124,6 @@ func (pl *PodTopologySpread) EventsToRegister(context.Context) ([]schedcore.Clus
 	}, nil
 }
 
-func podRef(p *v1.Pod) string {
-	if p == nil {
-		return ""
-	}
-	return schedcore.PodName(p)
-}
-
 // involvedInTopologySpreading reports whether incoming (a changed pod) can
 // count for podWithSpreading: it is bound or nominated, in the same namespace.
 func involvedInTopologySpreading(incoming, podWithSpreading *v1.Pod) bool {
@@ -172,7 +159,7 @@ func (pl *PodTopologySpread) isSchedulableAfterTargetPodChange(logger logr.Logge
 	}
 	if !equality.Semantic.DeepEqual(modifiedPod.Spec.Tolerations, originalPod.Spec.Tolerations) && hasConstraintWithNodeTaintsPolicyHonor(constraints) {
 		logger.V(5).Info("the unschedulable pod has got a new toleration, which could make it schedulable",
-			"pod", podRef(pod), "modifiedPod", podRef(modifiedPod))
+			"pod", klog.KObj(pod), "modifiedPod", klog.KObj(modifiedPod))
 		return schedcore.Queue, nil
 	}
 	return pl.isSchedulableAfterPodLabelChange(logger, originalPod, modifiedPod, constraints)
@@ -188,7 +175,7 @@ func (pl *PodTopologySpread) isSchedulableAfterAssignedPodChange(logger logr.Log
 	}
 	if (modifiedPod != nil && !involvedInTopologySpreading(modifiedPod, pod)) || (originalPod != nil && !involvedInTopologySpreading(originalPod, pod)) {
 		logger.V(5).Info("the added/updated/deleted pod is unscheduled or has different namespace with target pod, so it doesn't make the target pod schedulable",
-			"pod", podRef(pod), "originalPod", podRef(originalPod))
+			"pod", klog.KObj(pod), "originalPod", klog.KObj(originalPod))
 		return schedcore.QueueSkip, nil
 	}
 	constraints, err := pl.getConstraints(pod)
@@ -201,20 +188,20 @@ func (pl *PodTopologySpread) isSchedulableAfterAssignedPodChange(logger logr.Log
 	case modifiedPod != nil:
 		if podLabelsMatchSpreadConstraints(constraints, modifiedPod.Labels) {
 			logger.V(5).Info("a scheduled pod was created and it matches with the pod's topology spread constraints",
-				"pod", podRef(pod), "createdPod", podRef(modifiedPod))
+				"pod", klog.KObj(pod), "createdPod", klog.KObj(modifiedPod))
 			return schedcore.Queue, nil
 		}
 		logger.V(5).Info("a scheduled pod was created, but it doesn't matches with the pod's topology spread constraints",
-			"pod", podRef(pod), "createdPod", podRef(modifiedPod))
+			"pod", klog.KObj(pod), "createdPod", klog.KObj(modifiedPod))
 		return schedcore.QueueSkip, nil
 	case originalPod != nil:
 		if podLabelsMatchSpreadConstraints(constraints, originalPod.Labels) {
 			logger.V(5).Info("a scheduled pod which matches with the pod's topology spread constraints was deleted, and the pod may be schedulable now",
-				"pod", podRef(pod), "deletedPod", podRef(originalPod))
+				"pod", klog.KObj(pod), "deletedPod", klog.KObj(originalPod))
 			return schedcore.Queue, nil
 		}
 		logger.V(5).Info("a scheduled pod was deleted, but it's unrelated to the pod's topology spread constraints",
-			"pod", podRef(pod), "deletedPod", podRef(originalPod))
+			"pod", klog.KObj(pod), "deletedPod", klog.KObj(originalPod))
 		return schedcore.QueueSkip, nil
 	}
 	return schedcore.Queue, fmt.Errorf("assigned pod event without old or new pod")
@@ -225,19 +212,19 @@ func (pl *PodTopologySpread) isSchedulableAfterAssignedPodChange(logger logr.Log
 func (pl *PodTopologySpread) isSchedulableAfterPodLabelChange(logger logr.Logger, originalPod, modifiedPod *v1.Pod, constraints []topologySpreadConstraint) (schedcore.QueueingHint, error) {
 	if equality.Semantic.DeepEqual(modifiedPod.Labels, originalPod.Labels) {
 		logger.V(5).Info("the pod's update doesn't include the label update, which doesn't make the target pod schedulable",
-			"pod", podRef(originalPod), "modifiedPod", podRef(modifiedPod))
+			"pod", klog.KObj(originalPod), "modifiedPod", klog.KObj(modifiedPod))
 		return schedcore.QueueSkip, nil
 	}
 	for i := range constraints {
 		sel := constraints[i].Selector
 		if sel.Matches(labels.Set(originalPod.Labels)) != sel.Matches(labels.Set(modifiedPod.Labels)) {
 			logger.V(5).Info("a scheduled or target pod's label was updated and it makes the updated pod match or unmatch the pod's topology spread constraints",
-				"pod", podRef(originalPod), "modifiedPod", podRef(modifiedPod))
+				"pod", klog.KObj(originalPod), "modifiedPod", klog.KObj(modifiedPod))
 			return schedcore.Queue, nil
 		}
 	}
 	logger.V(5).Info("a scheduled or target pod's label was updated, but it's a change unrelated to the pod's topology spread constraints",
-		"pod", podRef(originalPod), "modifiedPod", podRef(modifiedPod))
+		"pod", klog.KObj(originalPod), "modifiedPod", klog.KObj(modifiedPod))
 	return schedcore.QueueSkip, nil
 }
 
@@ -265,28 +252,28 @@ func (pl *PodTopologySpread) isSchedulableAfterNodeChange(logger logr.Logger, po
 	case originalNode != nil && modifiedNode != nil:
 		if originalMatching != modifiedMatching {
 			logger.V(5).Info("the node is updated and now pod topology spread constraints has changed, and the pod may be schedulable now",
-				"pod", podRef(pod), "node", modifiedNode.Name, "originalMatching", originalMatching, "newMatching", modifiedMatching)
+				"pod", klog.KObj(pod), "node", modifiedNode.Name, "originalMatching", originalMatching, "newMatching", modifiedMatching)
 			return schedcore.Queue, nil
 		}
 		if modifiedMatching && (checkTopologyKeyLabelsChanged(originalNode.Labels, modifiedNode.Labels, constraints) || !equality.Semantic.DeepEqual(originalNode.Spec.Taints, modifiedNode.Spec.Taints)) {
 			logger.V(5).Info("the node is updated and now has different taints or labels, and the pod may be schedulable now",
-				"pod", podRef(pod), "node", modifiedNode.Name)
+				"pod", klog.KObj(pod), "node", modifiedNode.Name)
 			return schedcore.Queue, nil
 		}
 		return schedcore.QueueSkip, nil
 	case modifiedNode != nil:
 		if !modifiedMatching {
-			logger.V(5).Info("the created node doesn't match pod topology spread constraints", "pod", podRef(pod), "node", modifiedNode.Name)
+			logger.V(5).Info("the created node doesn't match pod topology spread constraints", "pod", klog.KObj(pod), "node", modifiedNode.Name)
 			return schedcore.QueueSkip, nil
 		}
-		logger.V(5).Info("the created node matches topology spread constraints, and the pod may be schedulable now", "pod", podRef(pod), "node", modifiedNode.Name)
+		logger.V(5).Info("the created node matches topology spread constraints, and the pod may be schedulable now", "pod", klog.KObj(pod), "node", modifiedNode.Name)
 		return schedcore.Queue, nil
 	default:
 		if !originalMatching {
-			logger.V(5).Info("the deleted node doesn't match pod topology spread constraints", "pod", podRef(pod))
+			logger.V(5).Info("the deleted node doesn't match pod topology spread constraints", "pod", klog.KObj(pod))
 			return schedcore.QueueSkip, nil
 		}
-		logger.V(5).Info("the deleted node matches topology spread constraints, and the pod may be schedulable now", "pod", podRef(pod), "node", originalNode.Name)
+		logger.V(5).Info("the deleted node matches topology spread constraints, and the pod may be schedulable now", "pod", klog.KObj(pod), "node", originalNode.Name)
 		return schedcore.Queue, nil
 	}
 }

@@ -18,14 +18,12 @@ const preScoreStateKey schedcore.StateKey = "PreScore" + Name
 // NormalizeColumn.
 type preScoreState struct {
 	Constraints []topologySpreadConstraint
-	// IgnoredNodes are the feasible nodes missing some topology key (only
-	// when all keys are required); they score 0. ignored marks them by
-	// their index in the feasible nodes (NormalizeColumn's), nil when none.
+	// IgnoredNodes are the feasible nodes missing some required topology
+	// key: they score 0. ignored marks them by feasible index (nil: none).
 	IgnoredNodes sets.Set[string]
 	ignored      []bool
-	// counts (key i: constraint i's topology key) holds the matching pods
-	// per domain of the feasible nodes. Hostname constraints are counted
-	// per node instead, by hostCounts[i] (nil for the others).
+	// counts holds the matching pods per domain of the feasible nodes;
+	// hostname constraints are counted per node, by hostCounts[i].
 	counts     *schedcore.DomainCounts
 	hostCounts []*schedcore.SelectorCount
 	// TopologyNormalizingWeight is log(domains+2) per constraint, so that
@@ -57,9 +55,8 @@ func (pl *PodTopologySpread) initPreScoreState(state *schedcore.CycleState, s *p
 	snap := pl.handle.Snapshot()
 	s.counts = schedcore.NewDomainCounts(snap, topologyKeys(s.Constraints)...)
 	doms := make([]schedcore.Domain, 0, len(s.Constraints))
-	// Nodes of the snapshot's list add no domain once each zone-like key
-	// has counted all of the list's, and none is ignored when every
-	// listed node has every key: the pass may stop there.
+	// The pass may stop once each zone-like key has counted all the
+	// list's domains, when no node can be ignored.
 	canStop := state.FeasibleListed(snap, filteredNodes)
 	for i := range s.Constraints {
 		canStop = canStop && (!requireAllTopologies || s.counts.Labelled(i))
@@ -109,10 +106,8 @@ func zoneKeysComplete(s *preScoreState) bool {
 }
 
 // PreScore counts, over all nodes, the pods matching each soft constraint
-// in the domains of the feasible nodes (on each feasible node, for
-// hostname). Skip when there are no nodes or no soft constraints (the
-// default ones apply only to pods without constraints and with a
-// non-empty default selector).
+// in the domains of the feasible nodes (on each one, for hostname). Skip
+// without nodes or soft constraints.
 func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.CycleState, pod *v1.Pod, filteredNodes []*schedcore.NodeInfo) *schedcore.Status {
 	allNodes := pl.handle.Snapshot().List()
 	if len(allNodes) == 0 {
@@ -161,7 +156,8 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 	// Domains without a feasible node, and hostname constraints, are
 	// skipped; a node without a matching pod adds nothing, so only the
 	// nodes with some are visited when the counts say which.
-	err := pl.countNodes(ctx, nodesWithMatches(allNodes, counters, s.hostCounts), s.counts, func(ni *schedcore.NodeInfo, doms []schedcore.Domain, all bool, row []int32) {
+	nodes := schedcore.NodesWithMatches(allNodes, counters, func(i int) bool { return s.hostCounts[i] == nil })
+	err := s.counts.CountNodes(ctx, pl.handle.Parallelizer(), nodes, func(ni *schedcore.NodeInfo, doms []schedcore.Domain, all bool, row []int32) {
 		if requireAllTopologies && !all {
 			return
 		}
@@ -214,42 +210,6 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleStat
 		score += scoreForCount(cnt, s.Constraints[i].MaxSkew, s.TopologyNormalizingWeight[i])
 	}
 	return int64(math.Round(score)), nil
-}
-
-// nodesWithMatches returns the nodes the zone-like constraints' counters
-// (those without a hostCounts entry) may count pods on: their NonZero
-// nodes, or all when one of them cannot tell.
-func nodesWithMatches(all []*schedcore.NodeInfo, counters []schedcore.SelectorCount, hostCounts []*schedcore.SelectorCount) []*schedcore.NodeInfo {
-	var lists [][]*schedcore.NodeInfo
-	for i := range counters {
-		if hostCounts[i] != nil {
-			continue
-		}
-		nodes, ok := counters[i].NonZero()
-		if !ok {
-			return all
-		}
-		if len(nodes) > 0 && (len(lists) == 0 || &lists[0][0] != &nodes[0]) {
-			lists = append(lists, nodes)
-		}
-	}
-	switch len(lists) {
-	case 0:
-		return nil
-	case 1:
-		return lists[0]
-	}
-	seen := map[*schedcore.NodeInfo]bool{}
-	var out []*schedcore.NodeInfo
-	for _, l := range lists {
-		for _, ni := range l {
-			if !seen[ni] {
-				seen[ni] = true
-				out = append(out, ni)
-			}
-		}
-	}
-	return out
 }
 
 // NormalizeColumn maps scores onto [0, 100] with the fewest matching pods

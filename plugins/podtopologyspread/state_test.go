@@ -190,6 +190,9 @@ func TestParallelCountsMatchSerial(t *testing.T) {
 	}
 }
 
+// TestDeferredResizeSkip: a pod whose resize is Deferred is not skipped
+// (InPlacePodVerticalScalingSchedulerPreemption, alpha and off, is not
+// ported).
 func TestDeferredResizeSkip(t *testing.T) {
 	pod := mkPod("p", "foo", "").spread(1, "zone", dns, fooSelector).obj()
 	pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodResizePending, Reason: v1.PodReasonDeferred}}
@@ -198,15 +201,6 @@ func TestDeferredResizeSkip(t *testing.T) {
 	_, s := p.PreFilter(context.Background(), schedcore.NewCycleState(), pod, snap.List())
 	if !s.IsSuccess() {
 		t.Errorf("with the gate off (v1.37.2's default), PreFilter = %v, want Success", s)
-	}
-	p.enableSkipDeferredResize = true
-	state := schedcore.NewCycleState()
-	if _, s := p.PreFilter(context.Background(), state, pod, snap.List()); !s.IsSkip() {
-		t.Errorf("with InPlacePodVerticalScalingSchedulerPreemption, PreFilter = %v, want Skip", s)
-	}
-	ni, _ := snap.Get("node-b")
-	if s := p.Filter(context.Background(), state, pod, ni); !s.IsSuccess() {
-		t.Errorf("with InPlacePodVerticalScalingSchedulerPreemption, Filter = %v, want Success", s)
 	}
 }
 

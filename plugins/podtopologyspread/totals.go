@@ -2,7 +2,6 @@ package podtopologyspread
 
 import (
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -18,12 +17,9 @@ const maxTotals = 64
 const maxMembers = 64
 
 // membersKey captures what decides whether a node counts for constraint
-// i, and in which domain: the constraint's inclusion policies, every
-// constraint's topology key (in order; key i is the constraint's), and the
-// pod's required node affinity and tolerations when a policy honours
-// them. Neither the selector nor the namespace: the constraints of many
-// workloads share these totals, so a workload seen for the first time
-// reads the nodes holding its matching pods (countsKey), not every node.
+// i, and in which domain: its inclusion policies, every constraint's
+// topology key, and the pod's required node affinity and tolerations when
+// a policy honours them. Not the selector: many workloads share them.
 func membersKey(pod *v1.Pod, constraints []topologySpreadConstraint, i int) *schedcore.MemoKey {
 	c := &constraints[i]
 	k := new(schedcore.MemoKey).String("members").Int(int64(i)).
@@ -44,23 +40,21 @@ func countsKey(pod *v1.Pod, constraints []topologySpreadConstraint, i int) *sche
 	return membersKey(pod, constraints, i).String("counts").String(pod.Namespace).Selector(constraints[i].Selector)
 }
 
-// hardCounts fills s.counts (key i: constraint i's topology key) with the
-// pods each constraint matches per domain over every node that counts (it
-// has all the constraints' topology keys and passes the constraint's
-// inclusion policies), from totals kept across cycles: the nodes that
-// count per domain (membersKey) and their matching pods (countsKey), each
-// reading only the nodes replaced since it was last used. Counts filled
-// from scratch read the nodes holding matching pods alone.
+// hardCounts fills s.counts with the pods each constraint matches per
+// domain over every node that counts (it has all the topology keys and
+// passes the inclusion policies), from totals kept across cycles (members
+// per domain: membersKey, matching pods: countsKey), which read only the
+// nodes replaced since; filled from scratch, only nodes with matches.
 func (pl *PodTopologySpread) hardCounts(pod *v1.Pod, s *preFilterState, incl *inclusion) {
 	snap := pl.handle.Snapshot()
 	for i := range s.Constraints {
-		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
-		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), lc.candidates, lc.counts, func(counts []int64, _ []int32) {
+		lc := pl.lazyCount(snap, pod.Namespace, &s.Constraints[i])
+		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), lc.Candidates, lc.Counts, func(counts []int64, _ []int32) {
 			pl.members.Read(membersKey(pod, s.Constraints, i), snap, memberOf(s.Constraints, i, s.counts, incl), func(_ []int64, members []int32) {
 				s.counts.Load(i, counts, members)
 			})
 		})
-		lc.done()
+		lc.Done()
 	}
 }
 
@@ -81,79 +75,30 @@ func memberOf(constraints []topologySpreadConstraint, i int, counts *schedcore.D
 
 // countOf returns a node's share of constraint i's counts: its matching
 // pods in its domain, when it counts (memberOf) and holds some.
-func countOf(lc *lazyCount, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+func countOf(lc *schedcore.LazyCount, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
 	member := memberOf(constraints, i, counts, incl)
 	return func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
 		dom, _, ok := member(ni)
 		if !ok {
 			return 0, 0, false
 		}
-		n := lc.count(ni)
+		n := lc.Count(ni)
 		return dom, n, n > 0
 	}
 }
 
-// lazyCount counts a constraint's matching pods on the nodes totals
-// refresh: the first few by reading their pods, and once many nodes are
-// refreshed (totals filled for the first time) from the plugin's
-// MatchCounter, which reads only the pods carrying the selector's label
-// pair and remembers per node counts across cycles.
-type lazyCount struct {
-	pl      *PodTopologySpread
-	snap    *schedcore.Snapshot
-	ns      string
-	c       *topologySpreadConstraint
-	calls   int
-	sc      *schedcore.SelectorCount
-	release func()
-}
-
-// lazyCountAfter is how many nodes are read directly before the counter is
-// set up (which costs about a pass over the candidate nodes); tests lower
-// it to exercise both ways.
-var lazyCountAfter = 64
-
-func (l *lazyCount) count(ni *schedcore.NodeInfo) int64 {
-	l.calls++
-	if l.sc == nil && l.calls > lazyCountAfter {
-		cs, release := l.pl.counts.Counts(l.snap, l.ns, []labels.Selector{l.c.Selector})
-		l.sc, l.release = &cs[0], release
+// lazyCount returns a LazyCount of constraint c's matching pods; tests
+// lower lazyCountAfter to exercise both of its ways.
+func (pl *PodTopologySpread) lazyCount(snap *schedcore.Snapshot, ns string, c *topologySpreadConstraint) *schedcore.LazyCount {
+	lc := pl.counts.Lazy(snap, ns, c.Selector)
+	if lazyCountAfter >= 0 {
+		lc.After = lazyCountAfter
 	}
-	if l.sc != nil {
-		return int64(l.sc.Count(ni))
-	}
-	return int64(schedcore.CountMatchingPods(ni.Pods, l.c.Selector, l.ns))
+	return lc
 }
 
-// counts tells whether count counts a pod (countOf's shares keep across
-// a pod it does not count: PodCounts).
-func (l *lazyCount) counts(pi *schedcore.PodInfo) bool {
-	return schedcore.PodCounted(pi, l.c.Selector, l.ns)
-}
-
-// candidates returns the nodes that may hold matching pods, from the
-// counter (set up now), when it counts from the pod label index; false
-// when any node may.
-func (l *lazyCount) candidates() ([]*schedcore.NodeInfo, bool) {
-	l.setUp()
-	return l.sc.NonZero()
-}
-
-// setUp sets up the counter, if it is not yet.
-func (l *lazyCount) setUp() {
-	if l.sc == nil {
-		l.calls = lazyCountAfter
-		cs, release := l.pl.counts.Counts(l.snap, l.ns, []labels.Selector{l.c.Selector})
-		l.sc, l.release = &cs[0], release
-	}
-}
-
-// done releases the counter, if one was set up.
-func (l *lazyCount) done() {
-	if l.release != nil {
-		l.release()
-	}
-}
+// lazyCountAfter, when not negative, replaces LazyCount.After (tests).
+var lazyCountAfter = -1
 
 // softCounts adds to s.counts, in each domain counted there (the feasible
 // nodes'), the pods each non-hostname soft constraint matches over every
@@ -171,14 +116,14 @@ func (pl *PodTopologySpread) softCounts(pod *v1.Pod, s *preScoreState, incl *inc
 		if len(doms) == 0 {
 			continue
 		}
-		lc := &lazyCount{pl: pl, snap: snap, ns: pod.Namespace, c: &s.Constraints[i]}
-		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), lc.candidates, lc.counts, func(counts []int64, _ []int32) {
+		lc := pl.lazyCount(snap, pod.Namespace, &s.Constraints[i])
+		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), lc.Candidates, lc.Counts, func(counts []int64, _ []int32) {
 			for _, dom := range doms {
 				if int(dom) < len(counts) && counts[dom] != 0 {
 					s.counts.Add(i, dom, counts[dom])
 				}
 			}
 		})
-		lc.done()
+		lc.Done()
 	}
 }

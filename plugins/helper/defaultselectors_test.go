@@ -1,4 +1,4 @@
-package podtopologyspread
+package helper_test
 
 import (
 	"fmt"
@@ -45,12 +45,12 @@ func TestDefaultSelectorsKept(t *testing.T) {
 			}
 		}
 	}
-	var d defaultSelectors
+	var d helper.DefaultSelectors
 	for step, src := range []*schedcore.SelectorSources{withTier, withB, withTier, withoutTier, nil, withTier} {
 		for round := 0; round < 2; round++ {
 			for _, p := range pods {
 				want := helper.DefaultSelector(p, src).String()
-				if got := d.get(p, src).String(); got != want {
+				if got := d.Get(p, src).String(); got != want {
 					t.Errorf("step %d, pod %s/%s %v owner %v: kept selector %q, want %q", step, p.Namespace, p.Name, p.Labels, p.OwnerReferences, got, want)
 				}
 			}
