@@ -47,6 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	gogc := fs.Int("gogc", 400, "garbage collector target percentage (the runs allocate much, briefly)")
 	study := fs.String("study", "", "compare the results of a sweep of this study (kubectl sched sweep -f STUDY; hack/fgd/study.yaml is the artifact's whole study) with the artifact's expected curves, without running")
+	figures := fs.String("figures", "", "with -study: draw the artifact's four bar charts of unallocated GPU at 100% arrived (the paper's Figs. 11-13), ours beside the artifact's, as SVG files into this directory, and print their numbers as Markdown tables")
 	studyResults := fs.String("results", "", "with -study: the sweep's results directory (default: STUDY.results beside the study)")
 	memLimit := fs.String("memlimit", "3Gi", "soft limit of the Go runtime's memory (debug.SetMemoryLimit; 0: none): near it the collector runs more often than -gogc says, so two DRA replays at a time stay under 4 GB resident")
 	if err := fs.Parse(args); err != nil {
@@ -72,6 +73,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		printStudy(stdout, rows)
+		if *figures != "" {
+			if err := writeFigures(*figures, rows, stdout); err != nil {
+				fmt.Fprintf(stderr, "fgd: %v\n", err)
+				return 1
+			}
+		}
 		return 0
 	}
 	if *from != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -19,6 +20,8 @@ type studyRow struct {
 	Workload, Policy string
 	Seeds            int
 	Ours, Paper      []float64
+	// At100 are our seeds' allocations at 100% arrived (the bar charts').
+	At100 []float64
 	// MaxDiff is the largest |ours - paper| at a percentage both have,
 	// MaxAt that percentage.
 	MaxDiff float64
@@ -54,6 +57,7 @@ func compareStudy(path, results string) ([]studyRow, error) {
 	sums := map[key][]float64{}
 	counts := map[key][]int{}
 	seeds := map[key]int{}
+	at100 := map[key][]float64{}
 	var order []key
 	for _, c := range m.Cells {
 		k := key{c.Axes.Trace, c.Axes.Config}
@@ -69,6 +73,9 @@ func compareStudy(path, results string) ([]studyRow, error) {
 			order = append(order, k)
 		}
 		seeds[k]++
+		if len(rec.FGD.Alloc) > 100 && rec.FGD.Alloc[100] != nil {
+			at100[k] = append(at100[k], *rec.FGD.Alloc[100])
+		}
 		for x, v := range rec.FGD.Alloc {
 			if v != nil && x <= fgd.MaxPct {
 				sums[k][x] += *v
@@ -100,7 +107,7 @@ func compareStudy(path, results string) ([]studyRow, error) {
 			}
 			expected[workload] = pc
 		}
-		r := studyRow{Workload: workload, Policy: policy, Seeds: seeds[k], Ours: make([]float64, fgd.MaxPct+1), Paper: pc.Alloc[policy], MaxAt: -1}
+		r := studyRow{Workload: workload, Policy: policy, Seeds: seeds[k], Ours: make([]float64, fgd.MaxPct+1), Paper: pc.Alloc[policy], MaxAt: -1, At100: at100[k]}
 		for x := range r.Ours {
 			r.Ours[x] = math.NaN()
 			if counts[k][x] > 0 {
@@ -150,4 +157,66 @@ func pct(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// writeFigures draws the artifact's four bar charts (fgd.BarFigures) from
+// the rows into dir, one NAME.svg each, and writes their numbers to w as
+// Markdown tables: unallocated GPU at 100% arrived, ours and the
+// artifact's, mean ± standard deviation over the seeds. A figure none of
+// whose workloads the rows have is skipped.
+func writeFigures(dir string, rows []studyRow, w io.Writer) error {
+	ours := map[string]map[string][]float64{}
+	for _, r := range rows {
+		if ours[r.Workload] == nil {
+			ours[r.Workload] = map[string][]float64{}
+		}
+		for _, v := range r.At100 {
+			ours[r.Workload][r.Policy] = append(ours[r.Workload][r.Policy], 100-v)
+		}
+	}
+	for _, fig := range fgd.BarFigures {
+		data := map[string]map[string]fgd.Unallocated{}
+		for _, wl := range fig.Workloads {
+			if ours[wl] == nil {
+				continue
+			}
+			paper, err := fgd.ExpectedAt(wl, 100)
+			if err != nil {
+				return err
+			}
+			data[wl] = map[string]fgd.Unallocated{}
+			for _, pol := range fgd.BarPolicies {
+				u := fgd.Unallocated{Ours: ours[wl][pol]}
+				for _, v := range paper[pol] {
+					u.Paper = append(u.Paper, 100-v)
+				}
+				data[wl][pol] = u
+			}
+		}
+		if len(data) == 0 {
+			continue
+		}
+		var b strings.Builder
+		if err := fgd.WriteBarsSVG(&b, fig, data); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, fig.Name+".svg"), []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\n%s (unallocated GPU %%, at 100%% arrived; ours / the artifact's, mean ± sd over the seeds)\n\n", fig.Name)
+		fmt.Fprintf(w, "| %s | %s |\n|---|%s\n", "workload", strings.Join(fgd.BarPolicies, " | "), strings.Repeat("---|", len(fgd.BarPolicies)))
+		for g, wl := range fig.Workloads {
+			if data[wl] == nil {
+				continue
+			}
+			fmt.Fprintf(w, "| %s", fig.Labels[g])
+			for _, pol := range fgd.BarPolicies {
+				om, osd := fgd.MeanSD(data[wl][pol].Ours)
+				pm, psd := fgd.MeanSD(data[wl][pol].Paper)
+				fmt.Fprintf(w, " | %s±%.1f / %s±%.1f", pct(om), osd, pct(pm), psd)
+			}
+			fmt.Fprintln(w, " |")
+		}
+	}
+	return nil
 }

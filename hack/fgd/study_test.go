@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -129,5 +130,34 @@ axes:
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"-study", "../../examples/study.yaml", "-results", t.TempDir()}, &stdout, &stderr); code != 2 || stdout.Len() > 0 || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "have no result") {
 		t.Errorf("a study without results: exit %d, stdout %q, stderr %q; want 2 and one line", code, stdout.String(), stderr.String())
+	}
+}
+
+// writeFigures draws the bar charts whose workloads the rows have, with
+// our unallocated share (100 - allocation at 100%) beside the artifact's,
+// and tables of the same numbers.
+func TestWriteFigures(t *testing.T) {
+	var rows []studyRow
+	for i, pol := range fgd.BarPolicies {
+		rows = append(rows, studyRow{Workload: "openb_pod_list_gpushare40", Policy: pol, At100: []float64{90 - float64(i), 92 - float64(i)}})
+	}
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := writeFigures(dir, rows, &out); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.svg"))
+	if err != nil || len(files) != 1 || filepath.Base(files[0]) != "openb_gpushare_alloc_bar.svg" {
+		t.Fatalf("charts written: %v (%v), want openb_gpushare_alloc_bar.svg alone", files, err)
+	}
+	paper, err := fgd.ExpectedAt("openb_pod_list_gpushare40", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, psd := fgd.MeanSD(paper["FGD"])
+	// FGD: ours 10 and 8 unallocated: mean 9, sd sqrt(2).
+	want := regexp.QuoteMeta("| 40% | 9.00±1.4 / " + pct(100-pm) + "±" + strconv.FormatFloat(psd, 'f', 1, 64) + " |")
+	if !regexp.MustCompile(want).MatchString(out.String()) {
+		t.Errorf("table lacks %s:\n%s", want, out.String())
 	}
 }
