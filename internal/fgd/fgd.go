@@ -155,11 +155,18 @@ func preScoreOf(plugin string) string {
 
 // LoadConfig decodes, defaults and validates a policy's configuration.
 func LoadConfig(text string) (*configv1.KubeSchedulerConfiguration, error) {
+	return LoadConfigWithFeatures(text, schedcore.DefaultFeatures)
+}
+
+// LoadConfigWithFeatures is LoadConfig with the default profile of the
+// feature gates f (plugins.DefaultPluginsFor), as the engine's
+// LoadConfigWithFeatures.
+func LoadConfigWithFeatures(text string, f schedcore.Features) (*configv1.KubeSchedulerConfiguration, error) {
 	cfg, err := schedcore.DecodeConfig([]byte(text))
 	if err != nil {
 		return nil, err
 	}
-	schedcore.SetConfigDefaults(cfg, plugins.DefaultPlugins)
+	schedcore.SetConfigDefaults(cfg, func() *configv1.Plugins { return plugins.DefaultPluginsFor(f) })
 	if err := schedcore.ValidateConfig(cfg); err != nil {
 		return nil, err
 	}

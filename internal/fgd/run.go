@@ -207,7 +207,7 @@ type prepared struct {
 // prepare readies the policy's run of a seed's workload w, whose replay is
 // tr (replayTrace(w); the DRA row puts tr in the DRA mapping).
 func prepare(t *Trace, w openb.Workload, tr *replay.Trace, p Policy, seed int64, parallelism int) (*prepared, error) {
-	cfg, err := LoadConfig(p.Config)
+	cfg, err := LoadConfigWithFeatures(p.Config, p.Features)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", p.Name, err)
 	}

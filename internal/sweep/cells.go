@@ -65,8 +65,13 @@ type Plan struct {
 	Warnings []string
 
 	traces   []*replay.Trace
-	configs  []*configv1.KubeSchedulerConfiguration
-	features []schedcore.Features
+	// configs are the configurations as loaded with the default gates
+	// (nil for an FGD policy); gateConfigs[c][g] configuration c with the
+	// default profile of gate set g (GangScheduling with GenericWorkload,
+	// as kube's defaulting), which a cell runs.
+	configs     []*configv1.KubeSchedulerConfiguration
+	gateConfigs [][]*configv1.KubeSchedulerConfiguration
+	features    []schedcore.Features
 	registry schedcore.Registry
 	until    time.Duration
 
@@ -142,6 +147,15 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 		p.traces = append(p.traces, tr)
 		traceHash[i] = digest
 	}
+	for i, g := range gates {
+		// As --feature-gates: kube-scheduler v1.37.2's gates, its
+		// validation and words.
+		fg := featuregates.New()
+		if err := fg.SetFromMap(g.Gates); err != nil {
+			return nil, &FieldError{File: path, Field: fmt.Sprintf("axes.featureGates[%d] (%s)", i, g.Name), Err: err}
+		}
+		p.features = append(p.features, fg.Features())
+	}
 	configHash := make([]string, len(configs))
 	for _, c := range configs {
 		p.configNames = append(p.configNames, c.Name)
@@ -160,7 +174,7 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 				}
 				pols[ti] = pol
 			}
-			p.configs, p.policies = append(p.configs, nil), append(p.policies, pols)
+			p.configs, p.gateConfigs, p.policies = append(p.configs, nil), append(p.gateConfigs, nil), append(p.policies, pols)
 			configHash[i] = "fgdPolicy " + c.FGDPolicy
 			continue
 		}
@@ -168,14 +182,23 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 		if c.File == "default" {
 			file = ""
 		}
-		cfg, err := engine.LoadConfig(file)
-		if err != nil {
-			return nil, &FieldError{File: path, Field: field, Err: fmt.Errorf("loading config %s: %s", c.File, strings.TrimPrefix(unwrapPath(err).Error(), file+": "))}
+		var cfg *configv1.KubeSchedulerConfiguration
+		perGates := make([]*configv1.KubeSchedulerConfiguration, len(p.features))
+		for gi, f := range append([]schedcore.Features{schedcore.DefaultFeatures}, p.features...) {
+			loaded, err := engine.LoadConfigWithFeatures(file, f)
+			if err != nil {
+				return nil, &FieldError{File: path, Field: field, Err: fmt.Errorf("loading config %s: %s", c.File, strings.TrimPrefix(unwrapPath(err).Error(), file+": "))}
+			}
+			if file == "" {
+				engine.AddRunProfile(loaded)
+			}
+			if gi == 0 {
+				cfg = loaded
+			} else {
+				perGates[gi-1] = loaded
+			}
 		}
-		if file == "" {
-			engine.AddRunProfile(cfg)
-		}
-		p.configs = append(p.configs, cfg)
+		p.configs, p.gateConfigs = append(p.configs, cfg), append(p.gateConfigs, perGates)
 		configHash[i], err = digestFiles([]string{c.File}, file)
 		if err != nil {
 			return nil, &FieldError{File: path, Field: field, Err: err}
@@ -189,15 +212,6 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 			pols[ti] = fgd.Policy{Name: c.Name, Config: string(text)}
 		}
 		p.policies = append(p.policies, pols)
-	}
-	for i, g := range gates {
-		// As --feature-gates: kube-scheduler v1.37.2's gates, its
-		// validation and words.
-		fg := featuregates.New()
-		if err := fg.SetFromMap(g.Gates); err != nil {
-			return nil, &FieldError{File: path, Field: fmt.Sprintf("axes.featureGates[%d] (%s)", i, g.Name), Err: err}
-		}
-		p.features = append(p.features, fg.Features())
 	}
 	var workloadHash []string
 	if s.Verb != VerbReplay {
@@ -224,7 +238,7 @@ func Prepare(path string, s *Study, registry schedcore.Registry) (*Plan, error) 
 			continue // an FGD policy: checked above
 		}
 		for gi, f := range p.features {
-			c, _, err := engine.NewOffline(context.Background(), probe, engine.Options{Config: cfg, Registry: reg, Features: f}, engine.Observer{})
+			c, _, err := engine.NewOffline(context.Background(), probe, engine.Options{Config: p.gateConfigs[ci][gi], Registry: reg, Features: f}, engine.Observer{})
 			if err != nil {
 				field := fmt.Sprintf("axes.configs[%d] (%s)", ci, configs[ci].Name)
 				if len(p.features) > 1 {
@@ -443,4 +457,13 @@ func digestFiles(names []string, paths ...string) (string, error) {
 		return "", nil
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// config returns the configuration cell c runs: its configuration with
+// the default profile of its gates (nil for an FGD policy).
+func (p *Plan) config(c Cell) *configv1.KubeSchedulerConfiguration {
+	if p.gateConfigs[c.config] == nil {
+		return nil
+	}
+	return p.gateConfigs[c.config][c.gates]
 }

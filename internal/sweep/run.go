@@ -193,7 +193,7 @@ func (p *Plan) runCell(ctx context.Context, c Cell, tick func()) ([]byte, error)
 		rec.Summary.DurationSeconds = 0
 		return cellFile(c, rec)
 	}
-	eo := engine.Options{Config: p.configs[c.config], Registry: p.registry, Features: p.features[c.gates], NoPreemption: p.Study.NoPreemption}
+	eo := engine.Options{Config: p.config(c), Registry: p.registry, Features: p.features[c.gates], NoPreemption: p.Study.NoPreemption}
 	if c.Axes.Seed != nil {
 		eo.Seed, eo.UseSeed = *c.Axes.Seed, true
 	}

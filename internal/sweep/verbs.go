@@ -190,7 +190,7 @@ func (p *Plan) runDryRun(ctx context.Context, c Cell) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := dryrun.Options{Config: p.configs[c.config], Registry: p.registry, Features: p.features[c.gates], NoPreemption: p.Study.NoPreemption, InPlace: true}
+	o := dryrun.Options{Config: p.config(c), Registry: p.registry, Features: p.features[c.gates], NoPreemption: p.Study.NoPreemption, InPlace: true}
 	if c.Axes.Seed != nil {
 		o.Seed, o.UseSeed = *c.Axes.Seed, true
 	}
@@ -286,7 +286,7 @@ func (p *Plan) runCapacity(ctx context.Context, c Cell) ([]byte, error) {
 			s.Replicas = w.Replicas[min(i, n-1)]
 		}
 	}
-	o := capacity.Options{Config: p.configs[c.config], Registry: p.registry, Features: p.features[c.gates], Max: w.Max, AddNodes: w.AddNodes, MinNodes: w.MinNodes, Source: "snapshot"}
+	o := capacity.Options{Config: p.config(c), Registry: p.registry, Features: p.features[c.gates], Max: w.Max, AddNodes: w.AddNodes, MinNodes: w.MinNodes, Source: "snapshot"}
 	if in.template != "" {
 		if o.Template, err = capacity.LoadNodeTemplate(in.template, nil); err != nil {
 			return nil, err

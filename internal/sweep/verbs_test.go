@@ -304,3 +304,60 @@ func TestBadVerbStudiesNameTheFieldBeforeAnythingRuns(t *testing.T) {
 }
 
 func jsonIndent(w *bytes.Buffer, raw []byte) error { return json.Indent(w, raw, "", "  ") }
+
+// A cell's feature gates reach its configuration's default profile, as
+// kube's defaulting applies them: with GenericWorkload, GangScheduling
+// holds the gang short of its minCount and the pod whose PodGroup is
+// missing (kube's PreEnqueue strings); with the default gates every pod
+// of the dump is placed. The configuration is loaded once per gate set,
+// not shared between them.
+func TestFeatureGateCellsGetTheirDefaultProfile(t *testing.T) {
+	native, err := filepath.Abs("../../testdata/gang/native.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	study := `verb: dryrun
+axes:
+  traces:
+  - name: native
+    files: ["` + native + `"]
+  featureGates:
+  - name: default
+  - name: gw
+    gates: {GenericWorkload: true}
+record: [summary, pending]
+`
+	p := plan(t, writeStudy(t, t.TempDir(), study))
+	dir := t.TempDir()
+	if _, err := p.Run(context.Background(), RunOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		scheduled int
+		held      []string
+	}{
+		"default": {6, nil},
+		"gw":      {3, []string{"waiting for minCount pods from a gang to appear in scheduling queue", `waiting for pods's pod group \"missing\" to appear in scheduling queue`}},
+	}
+	for _, c := range p.Cells {
+		r, err := ReadResult(dir, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Summary struct{ Scheduled int }
+		}
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		w := want[c.Axes.FeatureGates]
+		if res.Summary.Scheduled != w.scheduled {
+			t.Errorf("cell %s: %d scheduled, want %d", c.ID, res.Summary.Scheduled, w.scheduled)
+		}
+		for _, msg := range w.held {
+			if !strings.Contains(string(r.Result), msg) {
+				t.Errorf("cell %s: no pending pod with %q:\n%s", c.ID, msg, r.Result)
+			}
+		}
+	}
+}
