@@ -64,7 +64,7 @@ type Plan struct {
 	// Warnings are the inputs' warnings, one line each, for stderr.
 	Warnings []string
 
-	traces   []*replay.Trace
+	traces []*replay.Trace
 	// configs are the configurations as loaded with the default gates
 	// (nil for an FGD policy); gateConfigs[c][g] configuration c with the
 	// default profile of gate set g (GangScheduling with GenericWorkload,
@@ -72,8 +72,8 @@ type Plan struct {
 	configs     []*configv1.KubeSchedulerConfiguration
 	gateConfigs [][]*configv1.KubeSchedulerConfiguration
 	features    []schedcore.Features
-	registry schedcore.Registry
-	until    time.Duration
+	registry    schedcore.Registry
+	until       time.Duration
 
 	// fgd holds, per trace, the FGD artifact's trace when the trace has
 	// fgdTune (its traces entry is nil then), and policies, per
