@@ -142,44 +142,6 @@ func id(r ref) string {
 	return r.key()
 }
 
-// lookup returns the pod's group reference and its parsed PodGroup (nil
-// when the PodGroup does not exist); member is false for pods in no group.
-func (pl *Coscheduling) lookup(p *v1.Pod) (r ref, g *group, member bool) {
-	r, member = pl.groupOf(p)
-	if !member || pl.h.Objects() == nil {
-		return r, nil, member
-	}
-	apiVersion := PodGroupAPIVersion
-	if r.native {
-		apiVersion = NativePodGroupAPIVersion
-	}
-	obj, ok := pl.h.Objects().Get(apiVersion, PodGroupKind, r.namespace, r.name)
-	if !ok {
-		return r, nil, true
-	}
-	g, err := pl.groups.parse(r, obj)
-	if err != nil {
-		pl.h.Logger().Error(err, "Ignoring PodGroup", "podGroup", r.key())
-		return r, nil, true
-	}
-	return r, g, true
-}
-
-// siblings lists the group's pods that can still run (the pod itself
-// included), in the driver's order.
-func (pl *Coscheduling) siblings(r ref) []*v1.Pod {
-	if pl.h.Objects() == nil {
-		return nil
-	}
-	var out []*v1.Pod
-	for _, p := range pl.h.Objects().Pods(r.namespace) {
-		if p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed && pl.inGroup(p, r) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // assigned counts the group's members that are bound or reserved here,
 // leaving out except and members rejected while waiting at Permit (their
 // reservation is on its way out).
