@@ -12,7 +12,9 @@
 # - the drivers (internal/dryrun, explain, live, whatif, capacity, drain) import no
 #   plugin (plugins/names aside): the registry comes through internal/engine,
 #   gangs and explanations through schedcore's interfaces;
-# - only internal/live and internal/kube import client-go informers.
+# - only internal/live and internal/kube import client-go informers;
+# - no non-test Go file outside hack/ and test/ passes 500 lines (a file
+#   that grows past it is split by responsibility; docs/architecture.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mod=github.com/kubectl-sched/kubectl-sched
@@ -64,6 +66,13 @@ for pkg in $(go list ./... ); do
     echo "check-imports: $pkg imports client-go informers (only internal/live and internal/kube may)"; fail=1
   fi
 done
+
+while read -r n f; do
+  [ "$f" = total ] && continue
+  if [ "$n" -gt 500 ]; then
+    echo "check-imports: $f has $n lines (at most 500 outside hack/ and test/: split it by responsibility)"; fail=1
+  fi
+done < <(find . -name '*.go' ! -name '*_test.go' ! -path './hack/*' ! -path './test/*' ! -path './.git/*' -print0 | xargs -0 wc -l)
 
 [ $fail -eq 0 ] && echo "check-imports: ok"
 exit $fail
