@@ -141,9 +141,6 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			ni.listPos = old.listPos
 			s.nodeInfoList[old.listPos-1] = ni
 			s.changes.replaced(old.listPos-1, appendedPod(old, ni))
-			if !sameImageStates(ni.ImageStates, old.ImageStates) {
-				s.imageChanges.replaced(old.listPos-1, nil)
-			}
 			if ni.node != old.node {
 				s.nodesVersion = nextGeneration()
 			}
@@ -178,7 +175,6 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.imageNodes = 0
 		s.nodesVersion = nextGeneration()
 		s.changes.rebuilt()
-		s.imageChanges.rebuilt()
 		for _, name := range c.nodeOrder.list() {
 			n, ok := s.nodeInfoMap[name]
 			if !ok {

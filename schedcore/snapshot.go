@@ -32,8 +32,6 @@ type Snapshot struct {
 	// of a changed node), so they stay its own.
 	listGens  []int64
 	listNames []string
-	// listNodeGens holds, per list position, the listed node's nodeGen.
-	listNodeGens []int64
 	// nameRank holds, per list position, the listed node's rank in name
 	// order (nameRanks), computed on first use after the list is built:
 	// replacing a node in place keeps its name, and a rebuild empties it.
@@ -51,11 +49,6 @@ type Snapshot struct {
 	// changes lists the positions replaced since the list was built
 	// (NodeSlots.SyncSnapshot).
 	changes nodeChangeLog
-	// imageChanges lists the positions replaced since the list was built
-	// whose new NodeInfo has other image summaries (another ImageStates
-	// map) than the one it replaced; images are the columns kept with it.
-	imageChanges nodeChangeLog
-	images       imageColumns
 	// podIndex indexes the listed nodes' pods by label pair, for every
 	// MatchCounter and TermCounter reading this snapshot (podindex.go).
 	podIndex PodLabelIndex
@@ -114,7 +107,7 @@ func NewSnapshot(pods []*v1.Pod, nodes []*v1.Node) *Snapshot {
 // setListed records the listed node n at position i (flags f, from
 // listFlagsOf).
 func (s *Snapshot) setListed(i int, n *NodeInfo, f uint8) {
-	s.listFlags[i], s.listGens[i], s.listNames[i], s.listNodeGens[i] = f, n.Generation, n.name, n.nodeGen
+	s.listFlags[i], s.listGens[i], s.listNames[i] = f, n.Generation, n.name
 }
 
 // appendListed records n, with flags f, as the next listed node.
@@ -122,7 +115,6 @@ func (s *Snapshot) appendListed(n *NodeInfo, f uint8) {
 	s.listFlags = append(s.listFlags, f)
 	s.listGens = append(s.listGens, n.Generation)
 	s.listNames = append(s.listNames, n.name)
-	s.listNodeGens = append(s.listNodeGens, n.nodeGen)
 }
 
 // clearListed empties the per-position columns before the list is rebuilt.
@@ -131,7 +123,7 @@ func (s *Snapshot) clearListed() {
 	s.nameRank = s.nameRank[:0]
 	s.rankMu.Unlock()
 	clear(s.listNames) // the names must not stay alive
-	s.listFlags, s.listGens, s.listNames, s.listNodeGens = s.listFlags[:0], s.listGens[:0], s.listNames[:0], s.listNodeGens[:0]
+	s.listFlags, s.listGens, s.listNames = s.listFlags[:0], s.listGens[:0], s.listNames[:0]
 }
 
 // nameRanks returns, per list position, the listed node's rank in name
