@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -69,6 +71,10 @@ type Offline struct {
 
 	store   *store
 	objects *Objects
+	// podGroups are the cluster's PodGroups as they are now (their status
+	// as the pod-group cycles wrote it), by namespace/name.
+	podGroups map[string]*schedulingv1beta1.PodGroup
+	pgOrder   []string
 	obs     Observer
 	placed  int
 	dra     offlineDRA
@@ -85,6 +91,12 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	c := &Offline{Clock: clocktesting.NewFakeClock(Epoch), store: newStore(), obs: obs}
 	c.objects = NewObjects(c.store.list, cl.Others)
 	c.objects.AddWorkloads(cl.Workloads)
+	c.podGroups = map[string]*schedulingv1beta1.PodGroup{}
+	for _, pg := range cl.Workloads.PodGroups {
+		k := pg.Namespace + "/" + pg.Name
+		c.podGroups[k] = pg
+		c.pgOrder = append(c.pgOrder, k)
+	}
 	vb := &volumeBinder{}
 	m := c.newDRA(cl.DRA.ResourceClaimTemplates)
 	d := Driver{
@@ -101,6 +113,7 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 		ScoreTotalsOnly: true,
 		Scheduled:       c.scheduled,
 		Failed:          c.failed,
+		PodGroupStatus:  c.podGroupStatus,
 	}
 	e, err := New(ctx, o, d)
 	if err != nil {
@@ -326,6 +339,35 @@ func (c *Offline) failed(_ context.Context, _ *schedruntime.Framework, qpi *sche
 	}
 }
 
+// podGroupStatus writes a PodGroup status a pod-group cycle set and
+// delivers the update to the cache and the queue, as kube's status patch
+// comes back through the PodGroup informer.
+func (c *Offline) podGroupStatus(_ context.Context, pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus) {
+	k := pg.Namespace + "/" + pg.Name
+	cur, ok := c.podGroups[k]
+	if !ok {
+		return
+	}
+	upd := cur.DeepCopy()
+	upd.Status = *status
+	rv, _ := strconv.Atoi(cur.ResourceVersion)
+	upd.ResourceVersion = strconv.Itoa(rv + 1)
+	c.podGroups[k] = upd
+	c.Cache.UpdatePodGroup(cur, upd)
+	c.Queue.UpdatePodGroup(c.Options.Logger, upd)
+	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.PodGroup, ActionType: schedcore.Update}, cur, upd, nil)
+}
+
+// PodGroups returns the cluster's PodGroups as they are now, with the
+// status the pod-group cycles wrote, in the cluster's order.
+func (c *Offline) PodGroups() []*schedulingv1beta1.PodGroup {
+	out := make([]*schedulingv1beta1.PodGroup, 0, len(c.pgOrder))
+	for _, k := range c.pgOrder {
+		out = append(out, c.podGroups[k])
+	}
+	return out
+}
+
 // setNominatedNode patches status.nominatedNodeName of a pending pod and
 // delivers the update to the queue, as the informer would; it reports
 // whether the pod changed.
@@ -385,7 +427,13 @@ func (c *Offline) Run(ctx context.Context) error {
 		}
 		before := c.placed
 		if c.obs.Attempting != nil {
-			c.obs.Attempting(ctx, qpi.Pod, qpi.Attempts)
+			if qpi.Group != nil {
+				for _, m := range qpi.Group.Members {
+					c.obs.Attempting(ctx, m.Pod, m.Attempts)
+				}
+			} else {
+				c.obs.Attempting(ctx, qpi.Pod, qpi.Attempts)
+			}
 		}
 		s.ScheduleOnePod(ctx, qpi)
 		// A cycle takes time: what it queues (a failed pod, the pods its
