@@ -75,9 +75,9 @@ type Offline struct {
 	// as the pod-group cycles wrote it), by namespace/name.
 	podGroups map[string]*schedulingv1beta1.PodGroup
 	pgOrder   []string
-	obs     Observer
-	placed  int
-	dra     offlineDRA
+	obs       Observer
+	placed    int
+	dra       offlineDRA
 }
 
 // NewOffline loads a copy of cl (its pods are not modified, unless

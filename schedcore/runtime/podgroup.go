@@ -257,7 +257,10 @@ func (s *Scheduler) podGroupCycle(ctx context.Context, fw *Framework, pgState *s
 	if r := s.podGroupRecorder(); r != nil {
 		r.PodGroupAlgorithmDuration(s.Clock.Since(start))
 	}
-	if rootStatus.Code() == schedcore.Unschedulable {
+	// Without PodGroupPostFilter plugins (our profiles have none until
+	// group preemption, #34 step 9) the point is not run: kube's would
+	// append an empty reason (", ") to the group's message.
+	if rootStatus.Code() == schedcore.Unschedulable && len(fw.podGroupPostFilter) > 0 {
 		schedule := func(ctx context.Context) (*schedcore.PodGroupAssignments, *schedcore.Status) {
 			res := s.runRootSchedulingAlgorithm(ctx, fw, schedcore.NewCycleState(), g.Group)
 			return &schedcore.PodGroupAssignments{ProposedAssignments: makeProposedAssignments(res)}, res.status
@@ -310,7 +313,7 @@ func applyPodGroupPostFilterResult(r *groupResult, pf *schedcore.PodGroupPostFil
 		return
 	}
 	r.status = cloneStatus(r.status)
-	r.status.AppendReason(st.String())
+	r.status.AppendReason(st.Message()) // kube's Status.String is its Message
 }
 
 // makeProposedAssignments lists the placed members of a result.
