@@ -421,6 +421,13 @@ func (c *Offline) Run(ctx context.Context) error {
 			if longest > 0 && clk.Since(lastProgress) > 2*longest+maxBackoff {
 				return settle()
 			}
+			// A pod group that fails goes back to backoffQ after every
+			// attempt, never to the unschedulable pool (kube retries it
+			// for ever): once nothing was placed for longer than any
+			// group's backoff, each has been retried in vain.
+			if l.Backoff > 0 && c.Options.Features.GenericWorkload && clk.Since(lastProgress) > 2*longest+maxGroupBackoff {
+				return settle()
+			}
 			// Let backoff and Permit timeouts expire on the fake clock.
 			c.Advance(ctx, time.Second)
 			continue
@@ -462,6 +469,11 @@ const cycleTime = time.Nanosecond
 
 // maxIdleCycles bounds the scheduling cycles in a row without a placement.
 const maxIdleCycles = 100000
+
+// maxGroupBackoff bounds a pod group's backoff: kube caps it at
+// podMaxBackoffSeconds times the square root of the group's size; this
+// covers groups of up to 1024 members.
+const maxGroupBackoff = 32 * maxBackoff
 
 // maxBackoff bounds a pod's backoff (kube's podMaxBackoffSeconds ceiling
 // in practice) for Run's stop rule.
