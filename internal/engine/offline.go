@@ -154,6 +154,11 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 func (c *Offline) Submit(pods ...*v1.Pod) {
 	for _, p := range pods {
 		c.Queue.Add(c.Options.Logger, p)
+		if c.Options.Features.GenericWorkload {
+			// kube's handler replays every unscheduled pod's Add to the
+			// unschedulable pool: a member may complete its gated group.
+			c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Add}, nil, p, nil)
+		}
 		c.Clock.Step(time.Microsecond)
 	}
 }
