@@ -193,9 +193,10 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 			p, err := pods.Pods(ns).Get(name)
 			return p, err == nil
 		},
-		Scheduled:    d.scheduled,
-		Failed:       d.failed,
-		Recorder:     d.metrics,
+		Scheduled:      d.scheduled,
+		Failed:         d.failed,
+		PodGroupStatus: podGroupStatusPatcher(client, d.logger),
+		Recorder:       d.metrics,
 		QueueMetrics: d.metrics,
 	})
 	if err != nil {
