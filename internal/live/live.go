@@ -197,7 +197,7 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 		Failed:         d.failed,
 		PodGroupStatus: podGroupStatusPatcher(client, d.logger),
 		Recorder:       d.metrics,
-		QueueMetrics: d.metrics,
+		QueueMetrics:   d.metrics,
 	})
 	if err != nil {
 		return nil, err
