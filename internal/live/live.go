@@ -152,6 +152,7 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 		return nil, err
 	}
 	d := &driver{o: o, logger: o.Logger, client: client, factory: factory, metrics: NewMetrics()}
+	d.metrics.RegisterWorkloadMetrics(o.Features)
 	if o.OnMetrics != nil {
 		o.OnMetrics(d.metrics.Registry)
 	}
