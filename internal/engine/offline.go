@@ -344,23 +344,36 @@ func (c *Offline) failed(_ context.Context, _ *schedruntime.Framework, qpi *sche
 	}
 }
 
-// podGroupStatus writes a PodGroup status a pod-group cycle set and
-// delivers the update to the cache and the queue, as kube's status patch
-// comes back through the PodGroup informer.
+// podGroupStatus writes a PodGroup status a pod-group cycle set, as
+// kube's status patch that comes back through the PodGroup informer.
 func (c *Offline) podGroupStatus(_ context.Context, pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus) {
-	k := pg.Namespace + "/" + pg.Name
-	cur, ok := c.podGroups[k]
+	cur, ok := c.podGroups[pg.Namespace+"/"+pg.Name]
 	if !ok {
 		return
 	}
 	upd := cur.DeepCopy()
 	upd.Status = *status
+	_ = c.UpdatePodGroup(upd)
+}
+
+// UpdatePodGroup replaces a PodGroup of the cluster (a new minCount, a
+// status) and delivers the update to the cache and the queue, as kube's
+// PodGroup informer handler; its resourceVersion is the cluster's next.
+// It is an error if the PodGroup does not exist.
+func (c *Offline) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) error {
+	k := pg.Namespace + "/" + pg.Name
+	cur, ok := c.podGroups[k]
+	if !ok {
+		return fmt.Errorf("podgroup %s does not exist", k)
+	}
+	upd := pg.DeepCopy()
 	rv, _ := strconv.Atoi(cur.ResourceVersion)
 	upd.ResourceVersion = strconv.Itoa(rv + 1)
 	c.podGroups[k] = upd
 	c.Cache.UpdatePodGroup(cur, upd)
 	c.Queue.UpdatePodGroup(c.Options.Logger, upd)
 	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.PodGroup, ActionType: schedcore.Update}, cur, upd, nil)
+	return nil
 }
 
 // PodGroups returns the cluster's PodGroups as they are now, with the

@@ -218,6 +218,21 @@ func TestPodGroupCycleIntegrationRows(t *testing.T) {
 			want:  cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "pending"}, Conditions: map[string]string{"pg1": "True/Scheduled"}},
 			then:  func(t *testing.T, c *Offline) { c.Delete("ns", "blocker") },
 			want2: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G11", name: "minCount decreased after quorum wait",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 5, "")}, pods: append(three[:3:3], member("p4", "pg1", 1)),
+			want:  cycleOutcome{Pods: map[string]string{"p1": "pending", "p2": "pending", "p3": "pending", "p4": "pending"}, Conditions: map[string]string{"pg1": "-"}},
+			then:  setMinCount(4),
+			want2: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node", "p4": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G12", name: "minCount decreased after lack of space",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 5, "")}, pods: append(three[:3:3], member("p4", "pg1", 1), member("p5", "pg1", 1)),
+			want:  cycleOutcome{Pods: map[string]string{"p1": "pending", "p2": "pending", "p3": "pending", "p4": "pending", "p5": "pending"}, Conditions: map[string]string{"pg1": "False/Unschedulable"}},
+			then:  setMinCount(4),
+			want2: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node", "p4": "node", "p5": "pending"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G13", name: "minCount increased: no requeue",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 5, "")}, pods: append(three[:3:3], member("p4", "pg1", 1)),
+			want:  cycleOutcome{Pods: map[string]string{"p1": "pending", "p2": "pending", "p3": "pending", "p4": "pending"}, Conditions: map[string]string{"pg1": "-"}},
+			then:  setMinCount(6),
+			want2: cycleOutcome{Pods: map[string]string{"p1": "pending", "p2": "pending", "p3": "pending", "p4": "pending"}, Conditions: map[string]string{"pg1": "-"}}},
 		{id: "G20", name: "anti-affinity keeps the group unschedulable on a single node",
 			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 2, "")},
 			pods: []cyclePod{
@@ -266,6 +281,17 @@ func hasPod(ps []cyclePod, name string) bool {
 		}
 	}
 	return false
+}
+
+// setMinCount updates the first PodGroup's gang minCount.
+func setMinCount(n int32) func(t *testing.T, c *Offline) {
+	return func(t *testing.T, c *Offline) {
+		pg := c.PodGroups()[0].DeepCopy()
+		pg.Spec.SchedulingPolicy.Gang.MinCount = n
+		if err := c.UpdatePodGroup(pg); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func mustAdd(t *testing.T, c *Offline, p cyclePod) {
