@@ -182,6 +182,9 @@ func (s *Status) IsSuccess() bool { return s.Code() == Success }
 // IsWait reports whether the code is Wait.
 func (s *Status) IsWait() bool { return s.Code() == Wait }
 
+// IsError reports whether the status is an Error (kube's IsError).
+func (s *Status) IsError() bool { return s.Code() == Error }
+
 // IsSkip reports whether the code is Skip.
 func (s *Status) IsSkip() bool { return s.Code() == Skip }
 

@@ -218,6 +218,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, o Options) (*report.DryRun, 
 		}
 	}
 	rep.Groups = gangReport(pending, c.Engine, r.placed, r.failed, rep.Unschedulable)
+	rep.PodGroups = podGroupReport(c, pending, r.placed)
 	c.Cache.UpdateSnapshot(c.Snapshot)
 	rep.Nodes = mergeUsage(before, usage(c.Snapshot))
 	rep.Summary = report.Summary{

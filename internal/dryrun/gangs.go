@@ -4,6 +4,8 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -98,6 +100,45 @@ func gangReport(pending []*v1.Pod, e *engine.Engine, placed sets.Set[string], fa
 			}
 		case rejected != nil:
 			g.Pod, g.Message = rejectedPod, rejected.msg
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// podGroupReport lists the Workload API PodGroups with pending members
+// (GenericWorkload): the members bound and not, and the condition the
+// pod-group cycles wrote.
+func podGroupReport(c *engine.Offline, pending []*v1.Pod, placed sets.Set[string]) []report.PodGroup {
+	if !c.Options.Features.GenericWorkload {
+		return nil
+	}
+	members := map[string][]*v1.Pod{}
+	for _, p := range pending {
+		if name, ok := schedcore.PodGroupNameOf(p); ok {
+			members[p.Namespace+"/"+name] = append(members[p.Namespace+"/"+name], p)
+		}
+	}
+	var out []report.PodGroup
+	for _, pg := range c.PodGroups() {
+		key := pg.Namespace + "/" + pg.Name
+		ms := members[key]
+		if len(ms) == 0 {
+			continue
+		}
+		g := report.PodGroup{PodGroup: key, Policy: "basic", Bound: []string{}, Unbound: []string{}}
+		if gang := pg.Spec.SchedulingPolicy.Gang; gang != nil {
+			g.Policy, g.MinCount = "gang", gang.MinCount
+		}
+		for _, p := range ms {
+			if placed.Has(schedcore.PodKey(p)) {
+				g.Bound = append(g.Bound, schedcore.PodName(p))
+			} else {
+				g.Unbound = append(g.Unbound, schedcore.PodName(p))
+			}
+		}
+		if cnd := apimeta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupInitiallyScheduled); cnd != nil {
+			g.Condition = &report.PodGroupCondition{Status: string(cnd.Status), Reason: cnd.Reason, Message: cnd.Message}
 		}
 		out = append(out, g)
 	}

@@ -11,11 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/clock"
 
@@ -199,6 +201,9 @@ type Driver struct {
 	// (schedruntime.Hooks).
 	Scheduled func(ctx context.Context, fw *schedruntime.Framework, qpi *schedcore.QueuedPodInfo, node string, result schedruntime.ScheduleResult)
 	Failed    func(ctx context.Context, fw *schedruntime.Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, nominating *schedcore.NominatingInfo)
+	// PodGroupStatus takes a PodGroup status a pod-group cycle wrote
+	// (schedruntime.Hooks); nil: dropped.
+	PodGroupStatus func(ctx context.Context, pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus)
 	// Recorder and QueueMetrics receive the framework's, the scheduler's
 	// and the queue's measurements; nil: none.
 	Recorder     schedruntime.MetricsRecorder
@@ -246,9 +251,6 @@ func New(ctx context.Context, o Options, d Driver) (*Engine, error) {
 		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds) * time.Second),
 		queue.WithLogger(o.Logger),
 		queue.WithFeatures(o.Features),
-		// The scheduler loop has no pod-group cycle yet (#34 step 7):
-		// members stay single pods, as before the queue held groups.
-		queue.WithPodGroups(false),
 	}
 	if d.Clock != nil {
 		qopts = append(qopts, queue.WithClock(d.Clock))
@@ -271,7 +273,7 @@ func New(ctx context.Context, o Options, d Driver) (*Engine, error) {
 	if d.Clock != nil {
 		s.Clock = d.Clock
 	}
-	s.Hooks = schedruntime.Hooks{Scheduled: d.Scheduled, Failed: d.Failed}
+	s.Hooks = schedruntime.Hooks{Scheduled: d.Scheduled, Failed: d.Failed, PodGroupStatus: d.PodGroupStatus}
 	if d.Pod != nil {
 		s.Hooks.CurrentPod = func(p *v1.Pod) *v1.Pod {
 			cur, ok := d.Pod(p.Namespace, p.Name)
@@ -370,6 +372,11 @@ func (e *Engine) Load(cl *snapshot.Cluster) ([]*v1.Pod, error) {
 		FillDRA(e.DRA, cl)
 	}
 	pending := FillCache(e.Cache, cl, e.Profiles.ByName)
+	// The queue observes the PodGroups before any member is queued, as
+	// kube's PodGroup informer handler (AddPodGroup) would have.
+	for _, pg := range cl.Workloads.PodGroups {
+		e.Queue.AddPodGroup(e.Options.Logger, pg)
+	}
 	e.Cache.UpdateSnapshot(e.Snapshot)
 	return pending, nil
 }
@@ -388,12 +395,25 @@ func (e *Engine) Explain(ctx context.Context, fw *schedruntime.Framework, pod *v
 // GatedBy returns the message and name of the PreEnqueue plugin that holds
 // a pending pod out of activeQ, if one does.
 func (e *Engine) GatedBy(ctx context.Context, p *v1.Pod) (msg, plugin string) {
-	qpi, ok := e.Queue.GetPod(p.Name, p.Namespace)
-	if !ok || !qpi.Gated() {
-		return "", ""
-	}
 	fw := e.Framework(p)
 	if fw == nil {
+		return "", ""
+	}
+	qpi, ok := e.Queue.GetPod(p.Name, p.Namespace)
+	if group, member := schedcore.PodGroupNameOf(p); !ok && member {
+		// A member waits in its group's entity, or, its PodGroup
+		// unobserved, outside the queue's heaps: the PreEnqueue plugin
+		// holding it says why.
+		if qpi, ok = e.Queue.GetPodGroup(group, p.Namespace); !ok {
+			for _, pl := range fw.PreEnqueuePlugins() {
+				if st := pl.PreEnqueue(ctx, p); !st.IsSuccess() && slices.ContainsFunc(e.Queue.IncompletePodGroupPods(), func(q *v1.Pod) bool { return q.UID == p.UID }) {
+					return st.Message(), pl.Name()
+				}
+			}
+			return "", ""
+		}
+	}
+	if !ok || !qpi.Gated() {
 		return "", ""
 	}
 	for _, pl := range fw.PreEnqueuePlugins() {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -69,9 +71,13 @@ type Offline struct {
 
 	store   *store
 	objects *Objects
-	obs     Observer
-	placed  int
-	dra     offlineDRA
+	// podGroups are the cluster's PodGroups as they are now (their status
+	// as the pod-group cycles wrote it), by namespace/name.
+	podGroups map[string]*schedulingv1beta1.PodGroup
+	pgOrder   []string
+	obs       Observer
+	placed    int
+	dra       offlineDRA
 }
 
 // NewOffline loads a copy of cl (its pods are not modified, unless
@@ -85,6 +91,12 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	c := &Offline{Clock: clocktesting.NewFakeClock(Epoch), store: newStore(), obs: obs}
 	c.objects = NewObjects(c.store.list, cl.Others)
 	c.objects.AddWorkloads(cl.Workloads)
+	c.podGroups = map[string]*schedulingv1beta1.PodGroup{}
+	for _, pg := range cl.Workloads.PodGroups {
+		k := pg.Namespace + "/" + pg.Name
+		c.podGroups[k] = pg
+		c.pgOrder = append(c.pgOrder, k)
+	}
 	vb := &volumeBinder{}
 	m := c.newDRA(cl.DRA.ResourceClaimTemplates)
 	d := Driver{
@@ -101,6 +113,7 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 		ScoreTotalsOnly: true,
 		Scheduled:       c.scheduled,
 		Failed:          c.failed,
+		PodGroupStatus:  c.podGroupStatus,
 	}
 	e, err := New(ctx, o, d)
 	if err != nil {
@@ -141,6 +154,11 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 func (c *Offline) Submit(pods ...*v1.Pod) {
 	for _, p := range pods {
 		c.Queue.Add(c.Options.Logger, p)
+		if c.Options.Features.GenericWorkload {
+			// kube's handler replays every unscheduled pod's Add to the
+			// unschedulable pool: a member may complete its gated group.
+			c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Add}, nil, p, nil)
+		}
 		c.Clock.Step(time.Microsecond)
 	}
 }
@@ -326,6 +344,48 @@ func (c *Offline) failed(_ context.Context, _ *schedruntime.Framework, qpi *sche
 	}
 }
 
+// podGroupStatus writes a PodGroup status a pod-group cycle set, as
+// kube's status patch that comes back through the PodGroup informer.
+func (c *Offline) podGroupStatus(_ context.Context, pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus) {
+	cur, ok := c.podGroups[pg.Namespace+"/"+pg.Name]
+	if !ok {
+		return
+	}
+	upd := cur.DeepCopy()
+	upd.Status = *status
+	_ = c.UpdatePodGroup(upd)
+}
+
+// UpdatePodGroup replaces a PodGroup of the cluster (a new minCount, a
+// status) and delivers the update to the cache and the queue, as kube's
+// PodGroup informer handler; its resourceVersion is the cluster's next.
+// It is an error if the PodGroup does not exist.
+func (c *Offline) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) error {
+	k := pg.Namespace + "/" + pg.Name
+	cur, ok := c.podGroups[k]
+	if !ok {
+		return fmt.Errorf("podgroup %s does not exist", k)
+	}
+	upd := pg.DeepCopy()
+	rv, _ := strconv.Atoi(cur.ResourceVersion)
+	upd.ResourceVersion = strconv.Itoa(rv + 1)
+	c.podGroups[k] = upd
+	c.Cache.UpdatePodGroup(cur, upd)
+	c.Queue.UpdatePodGroup(c.Options.Logger, upd)
+	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.PodGroup, ActionType: schedcore.Update}, cur, upd, nil)
+	return nil
+}
+
+// PodGroups returns the cluster's PodGroups as they are now, with the
+// status the pod-group cycles wrote, in the cluster's order.
+func (c *Offline) PodGroups() []*schedulingv1beta1.PodGroup {
+	out := make([]*schedulingv1beta1.PodGroup, 0, len(c.pgOrder))
+	for _, k := range c.pgOrder {
+		out = append(out, c.podGroups[k])
+	}
+	return out
+}
+
 // setNominatedNode patches status.nominatedNodeName of a pending pod and
 // delivers the update to the queue, as the informer would; it reports
 // whether the pod changed.
@@ -379,13 +439,26 @@ func (c *Offline) Run(ctx context.Context) error {
 			if longest > 0 && clk.Since(lastProgress) > 2*longest+maxBackoff {
 				return settle()
 			}
+			// A pod group that fails goes back to backoffQ after every
+			// attempt, never to the unschedulable pool (kube retries it
+			// for ever): once nothing was placed for longer than any
+			// group's backoff, each has been retried in vain.
+			if l.Backoff > 0 && c.Options.Features.GenericWorkload && clk.Since(lastProgress) > 2*longest+maxGroupBackoff {
+				return settle()
+			}
 			// Let backoff and Permit timeouts expire on the fake clock.
 			c.Advance(ctx, time.Second)
 			continue
 		}
 		before := c.placed
 		if c.obs.Attempting != nil {
-			c.obs.Attempting(ctx, qpi.Pod, qpi.Attempts)
+			if qpi.Group != nil {
+				for _, m := range qpi.Group.Members {
+					c.obs.Attempting(ctx, m.Pod, m.Attempts)
+				}
+			} else {
+				c.obs.Attempting(ctx, qpi.Pod, qpi.Attempts)
+			}
 		}
 		s.ScheduleOnePod(ctx, qpi)
 		// A cycle takes time: what it queues (a failed pod, the pods its
@@ -414,6 +487,11 @@ const cycleTime = time.Nanosecond
 
 // maxIdleCycles bounds the scheduling cycles in a row without a placement.
 const maxIdleCycles = 100000
+
+// maxGroupBackoff bounds a pod group's backoff: kube caps it at
+// podMaxBackoffSeconds times the square root of the group's size; this
+// covers groups of up to 1024 members.
+const maxGroupBackoff = 32 * maxBackoff
 
 // maxBackoff bounds a pod's backoff (kube's podMaxBackoffSeconds ceiling
 // in practice) for Run's stop rule.

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -47,6 +48,18 @@ func (q *recordingQueue) Update(_ logr.Logger, _, p *v1.Pod) {
 
 func (q *recordingQueue) Delete(p *v1.Pod) {
 	q.calls = append(q.calls, call{Op: "Delete", Pod: p.Name})
+}
+
+func (q *recordingQueue) AddPodGroup(_ logr.Logger, pg *schedulingv1beta1.PodGroup) {
+	q.calls = append(q.calls, call{Op: "AddPodGroup", Pod: pg.Name})
+}
+
+func (q *recordingQueue) UpdatePodGroup(_ logr.Logger, pg *schedulingv1beta1.PodGroup) {
+	q.calls = append(q.calls, call{Op: "UpdatePodGroup", Pod: pg.Name})
+}
+
+func (q *recordingQueue) DeletePodGroup(_ logr.Logger, pg *schedulingv1beta1.PodGroup) {
+	q.calls = append(q.calls, call{Op: "DeletePodGroup", Pod: pg.Name})
 }
 
 var probePriorities = []int32{-10, 0, 10, 100}

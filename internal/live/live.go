@@ -152,6 +152,7 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 		return nil, err
 	}
 	d := &driver{o: o, logger: o.Logger, client: client, factory: factory, metrics: NewMetrics()}
+	d.metrics.RegisterWorkloadMetrics(o.Features)
 	if o.OnMetrics != nil {
 		o.OnMetrics(d.metrics.Registry)
 	}
@@ -193,10 +194,11 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 			p, err := pods.Pods(ns).Get(name)
 			return p, err == nil
 		},
-		Scheduled:    d.scheduled,
-		Failed:       d.failed,
-		Recorder:     d.metrics,
-		QueueMetrics: d.metrics,
+		Scheduled:      d.scheduled,
+		Failed:         d.failed,
+		PodGroupStatus: podGroupStatusPatcher(client, d.logger),
+		Recorder:       d.metrics,
+		QueueMetrics:   d.metrics,
 	})
 	if err != nil {
 		return nil, err

@@ -57,13 +57,94 @@ type Metrics struct {
 	queueIncomingPods    *prometheus.CounterVec
 	inFlightEvents       *prometheus.GaugeVec
 	unschedulableReasons *prometheus.GaugeVec
+
+	// The pod-group cycle's, registered with the gates
+	// (RegisterWorkloadMetrics); nil until then.
+	podGroupAttempts, placementEvaluations, generatedPlacements *prometheus.CounterVec
+	podGroupLatency, placementLatency                           *prometheus.HistogramVec
+	podGroupAlgorithmLatency                                    prometheus.Histogram
 }
 
 var (
 	_ schedruntime.MetricsRecorder   = (*Metrics)(nil)
 	_ schedruntime.PluginMetricsGate = (*Metrics)(nil)
 	_ queue.Metrics                  = (*Metrics)(nil)
+
+	_ schedruntime.PodGroupMetricsRecorder = (*Metrics)(nil)
 )
+
+// RegisterWorkloadMetrics registers the pod-group cycle's metrics as
+// kube-scheduler v1.37 does: the podgroup_* ones with GenericWorkload,
+// the placement ones with TopologyAwareWorkloadScheduling too.
+func (m *Metrics) RegisterWorkloadMetrics(f schedcore.Features) {
+	if !f.GenericWorkload || m.podGroupAttempts != nil {
+		return
+	}
+	m.podGroupAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: subsystem, Name: "podgroup_schedule_attempts_total",
+		Help: alpha + "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod group could not be scheduled, while 'error' means an internal scheduler problem.",
+	}, []string{"result", "profile"})
+	m.podGroupLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "podgroup_scheduling_attempt_duration_seconds",
+		Help:    alpha + "Pod group scheduling attempt latency in seconds",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+	}, []string{"result", "profile"})
+	m.podGroupAlgorithmLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "podgroup_scheduling_algorithm_duration_seconds",
+		Help:    alpha + "Pod group scheduling algorithm latency in seconds",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+	})
+	m.Registry.MustRegister(m.podGroupAttempts, m.podGroupLatency, m.podGroupAlgorithmLatency)
+	if !f.TopologyAwareWorkloadScheduling {
+		return
+	}
+	m.generatedPlacements = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: subsystem, Name: "generated_placements_total",
+		Help: alpha + "Number of candidate placements generated when scheduling pod groups.",
+	}, []string{"profile"})
+	m.placementEvaluations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: subsystem, Name: "placement_evaluations_total",
+		Help: alpha + "Number of candidate placements evaluated when scheduling pod groups, by result. 'feasible' means the pod group fit into the placement, while 'infeasible' means it did not.",
+	}, []string{"result", "profile"})
+	m.placementLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "placement_evaluation_duration_seconds",
+		Help:    alpha + "Latency in seconds of evaluating a single candidate placement when scheduling pod groups, by result. 'feasible' means the pod group fit into the placement, while 'infeasible' means it did not.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+	}, []string{"result", "profile"})
+	m.Registry.MustRegister(m.generatedPlacements, m.placementEvaluations, m.placementLatency)
+}
+
+// PodGroupAttempt implements schedruntime.PodGroupMetricsRecorder.
+func (m *Metrics) PodGroupAttempt(profile, result string, d time.Duration) {
+	if m.podGroupAttempts == nil {
+		return
+	}
+	m.podGroupAttempts.WithLabelValues(result, profile).Inc()
+	m.podGroupLatency.WithLabelValues(result, profile).Observe(d.Seconds())
+}
+
+// PodGroupAlgorithmDuration implements schedruntime.PodGroupMetricsRecorder.
+func (m *Metrics) PodGroupAlgorithmDuration(d time.Duration) {
+	if m.podGroupAlgorithmLatency != nil {
+		m.podGroupAlgorithmLatency.Observe(d.Seconds())
+	}
+}
+
+// GeneratedPlacements implements schedruntime.PodGroupMetricsRecorder.
+func (m *Metrics) GeneratedPlacements(profile string, n int) {
+	if m.generatedPlacements != nil {
+		m.generatedPlacements.WithLabelValues(profile).Add(float64(n))
+	}
+}
+
+// PlacementEvaluation implements schedruntime.PodGroupMetricsRecorder.
+func (m *Metrics) PlacementEvaluation(profile, result string, d time.Duration) {
+	if m.placementEvaluations == nil {
+		return
+	}
+	m.placementEvaluations.WithLabelValues(result, profile).Inc()
+	m.placementLatency.WithLabelValues(result, profile).Observe(d.Seconds())
+}
 
 // NewMetrics creates and registers the metrics on a new registry.
 func NewMetrics() *Metrics {

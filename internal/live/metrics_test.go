@@ -233,3 +233,52 @@ func TestPluginObservationsAreKeptAsKubesAsyncRecorder(t *testing.T) {
 		t.Errorf("%d plugin observations kept after the refill, want %d", n, asyncBufferSize)
 	}
 }
+
+// TestWorkloadMetrics: the pod-group cycle's metrics exist only under
+// their gates, as kube's Register, and count what they are given.
+func TestWorkloadMetrics(t *testing.T) {
+	gw := schedcore.DefaultFeatures
+	gw.GenericWorkload = true
+	tas := gw
+	tas.TopologyAwareWorkloadScheduling = true
+	podGroup := []string{"scheduler_podgroup_schedule_attempts_total", "scheduler_podgroup_scheduling_attempt_duration_seconds", "scheduler_podgroup_scheduling_algorithm_duration_seconds"}
+	placement := []string{"scheduler_generated_placements_total", "scheduler_placement_evaluation_duration_seconds", "scheduler_placement_evaluations_total"}
+	for _, tc := range []struct {
+		name string
+		f    schedcore.Features
+		want []string
+	}{
+		{"gates off", schedcore.DefaultFeatures, nil},
+		{"GenericWorkload", gw, podGroup},
+		{"and TopologyAwareWorkloadScheduling", tas, append(append([]string(nil), podGroup...), placement...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMetrics()
+			m.RegisterWorkloadMetrics(tc.f)
+			m.RegisterWorkloadMetrics(tc.f) // twice is once
+			m.PodGroupAttempt("default-scheduler", "scheduled", time.Millisecond)
+			m.PodGroupAlgorithmDuration(time.Millisecond)
+			m.GeneratedPlacements("default-scheduler", 3)
+			m.PlacementEvaluation("default-scheduler", "feasible", time.Millisecond)
+			families, err := m.Registry.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range families {
+				if n := f.GetName(); strings.Contains(n, "podgroup_") || strings.Contains(n, "placement") {
+					got = append(got, n)
+					if n == "scheduler_generated_placements_total" && f.GetMetric()[0].GetCounter().GetValue() != 3 {
+						t.Errorf("%s = %v, want 3", n, f.GetMetric()[0].GetCounter().GetValue())
+					}
+				}
+			}
+			sort.Strings(got)
+			want := append([]string(nil), tc.want...)
+			sort.Strings(want)
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("metrics %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -9,16 +10,22 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	schedulinglisters "k8s.io/client-go/listers/scheduling/v1beta1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
+	"github.com/go-logr/logr"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
@@ -166,8 +173,7 @@ func (d *driver) setUpPodGroups(ctx context.Context) error {
 
 // podGroupFuncs handles v1beta1 PodGroup events with GenericWorkload on,
 // as kube's addPodGroup/updatePodGroup/deletePodGroup: the cache first,
-// then the requeue (the queue holds no group entities yet, so kube's
-// Queue.AddPodGroup/UpdatePodGroup/DeletePodGroup have no counterpart).
+// the queue's observed PodGroups, then the requeue.
 func (h *handlers) podGroupFuncs() cache.ResourceEventHandlerFuncs {
 	event := func(a schedcore.ActionType) schedcore.ClusterEvent {
 		return schedcore.ClusterEvent{Resource: schedcore.PodGroup, ActionType: a}
@@ -180,6 +186,7 @@ func (h *handlers) podGroupFuncs() cache.ResourceEventHandlerFuncs {
 			}
 			defer h.since(event(schedcore.Add), time.Now())
 			h.cache.AddPodGroup(pg)
+			h.queue.AddPodGroup(h.logger, pg)
 			h.queue.MoveAllToActiveOrBackoffQueue(h.logger, event(schedcore.Add), nil, pg, nil)
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -190,6 +197,7 @@ func (h *handlers) podGroupFuncs() cache.ResourceEventHandlerFuncs {
 			}
 			defer h.since(event(schedcore.Update), time.Now())
 			h.cache.UpdatePodGroup(oldPG, newPG)
+			h.queue.UpdatePodGroup(h.logger, newPG)
 			h.queue.MoveAllToActiveOrBackoffQueue(h.logger, event(schedcore.Update), oldPG, newPG, nil)
 		},
 		DeleteFunc: func(obj any) {
@@ -202,7 +210,40 @@ func (h *handlers) podGroupFuncs() cache.ResourceEventHandlerFuncs {
 			}
 			defer h.since(event(schedcore.Delete), time.Now())
 			h.cache.RemovePodGroup(pg)
+			h.queue.DeletePodGroup(h.logger, pg)
 			h.queue.MoveAllToActiveOrBackoffQueue(h.logger, event(schedcore.Delete), pg, nil, nil)
 		},
+	}
+}
+
+// podGroupStatusPatcher writes the status a pod-group cycle set (its
+// PodGroupInitiallyScheduled condition) as kube's util.PatchPodGroupStatus:
+// a strategic merge patch of the status subresource from the cycle's copy
+// to the new status (none when empty); the update comes back through the
+// PodGroup informer.
+func podGroupStatusPatcher(client kubernetes.Interface, logger logr.Logger) func(context.Context, *schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupStatus) {
+	return func(ctx context.Context, pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus) {
+		fail := func(err error) { logger.Error(err, "Failed to update PodGroup status", "podGroup", klog.KObj(pg)) }
+		oldData, err := json.Marshal(schedulingv1beta1.PodGroup{Status: pg.Status})
+		if err != nil {
+			fail(err)
+			return
+		}
+		newData, err := json.Marshal(schedulingv1beta1.PodGroup{Status: *status})
+		if err != nil {
+			fail(err)
+			return
+		}
+		patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, &schedulingv1beta1.PodGroup{})
+		if err != nil {
+			fail(fmt.Errorf("failed to create merge patch for podgroup %q/%q: %w", pg.Namespace, pg.Name, err))
+			return
+		}
+		if string(patch) == "{}" {
+			return
+		}
+		if _, err := client.SchedulingV1beta1().PodGroups(pg.Namespace).Patch(ctx, pg.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+			fail(err)
+		}
 	}
 }

@@ -80,10 +80,10 @@ func TestPodGroupHandlers(t *testing.T) {
 				f.OnDelete(cache.DeletedFinalStateUnknown{Key: "default/pg", Obj: livePodGroup("pg", "2")})
 			},
 			want: []call{
-				{Op: "Move", Event: "scheduling.k8s.io/PodGroupAdd", New: "pg"},
-				{Op: "Move", Event: "scheduling.k8s.io/PodGroupUpdate", Old: "pg", New: "pg"},
+				{Op: "AddPodGroup", Pod: "pg"}, {Op: "Move", Event: "scheduling.k8s.io/PodGroupAdd", New: "pg"},
+				{Op: "UpdatePodGroup", Pod: "pg"}, {Op: "Move", Event: "scheduling.k8s.io/PodGroupUpdate", Old: "pg", New: "pg"},
 				{Op: "Add", Pod: "m1"}, {Op: "Move", Event: "UnscheduledPodAdd", New: "m1"},
-				{Op: "Move", Event: "scheduling.k8s.io/PodGroupDelete", Old: "pg"},
+				{Op: "DeletePodGroup", Pod: "pg"}, {Op: "Move", Event: "scheduling.k8s.io/PodGroupDelete", Old: "pg"},
 			},
 			group: "all=1 unscheduled=1 object=false",
 		},
@@ -91,7 +91,7 @@ func TestPodGroupHandlers(t *testing.T) {
 			name:     "a PodGroup without members keeps a state",
 			features: on,
 			do:       func(h *handlers) { h.podGroupFuncs().OnAdd(livePodGroup("pg", "1"), false) },
-			want:     []call{{Op: "Move", Event: "scheduling.k8s.io/PodGroupAdd", New: "pg"}},
+			want:     []call{{Op: "AddPodGroup", Pod: "pg"}, {Op: "Move", Event: "scheduling.k8s.io/PodGroupAdd", New: "pg"}},
 			group:    "all=0 unscheduled=0 object=true",
 		},
 		{

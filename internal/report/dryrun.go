@@ -38,6 +38,10 @@ type DryRun struct {
 	// Groups are the gangs (Coscheduling pod groups) of the pending pods,
 	// by name; absent when there are none.
 	Groups []Group `json:"groups,omitempty"`
+	// PodGroups are the Workload API's PodGroups (scheduling.k8s.io
+	// v1beta1, with GenericWorkload) that have pending members, in the
+	// cluster's order; absent when there are none.
+	PodGroups []PodGroup `json:"podGroups,omitempty"`
 	// Nominations are the nominated nodes preemption set, in order.
 	Nominations []Nomination `json:"nominations,omitempty"`
 	Summary     Summary      `json:"summary"`
@@ -123,6 +127,30 @@ type Group struct {
 	// failure is the group's: the last to fail on its own (not rejected
 	// for its siblings' sake or timed out), else a member never tried.
 	Pod     string `json:"pod,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// PodGroup is a Workload API PodGroup after the run: which of its pending
+// members were bound and which were not, and the PodGroupInitiallyScheduled
+// condition the pod-group cycles left on it (kube's words).
+type PodGroup struct {
+	// PodGroup is "namespace/name".
+	PodGroup string `json:"podGroup"`
+	// Policy is "gang" or "basic"; MinCount is the gang's (0 for basic).
+	Policy   string `json:"policy"`
+	MinCount int32  `json:"minCount,omitempty"`
+	// Bound are the pending members placed ("namespace/name"), Unbound
+	// those left pending, in queue order.
+	Bound   []string `json:"bound"`
+	Unbound []string `json:"unbound"`
+	// Condition is PodGroupInitiallyScheduled, absent if no cycle wrote it.
+	Condition *PodGroupCondition `json:"condition,omitempty"`
+}
+
+// PodGroupCondition is a PodGroup's PodGroupInitiallyScheduled condition.
+type PodGroupCondition struct {
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
 	Message string `json:"message,omitempty"`
 }
 
@@ -238,6 +266,7 @@ func writeTable(w io.Writer, r *DryRun, wide bool) error {
 		_ = tw.Flush()
 	}
 	writeGroups(w, r.Groups, wide)
+	writePodGroups(w, r.PodGroups, wide)
 	return writeUsage(w, r.Nodes)
 }
 
@@ -285,6 +314,35 @@ func writeGroups(w io.Writer, groups []Group, wide bool) {
 			reason = g.Pod + ": " + msg
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s\n", g.Group, g.Status, g.Scheduled, g.Pods, g.MinMember, reason)
+	}
+	_ = tw.Flush()
+}
+
+// writePodGroups lists the Workload API PodGroups: members bound of those
+// pending, and the PodGroupInitiallyScheduled condition.
+func writePodGroups(w io.Writer, groups []PodGroup, wide bool) {
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nPod groups:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PODGROUP\tPOLICY\tBOUND\tMIN\tSCHEDULED\tREASON\tMESSAGE")
+	for _, g := range groups {
+		minCount := "-"
+		if g.Policy == "gang" {
+			minCount = fmt.Sprint(g.MinCount)
+		}
+		status, reason, msg := "-", "-", "-"
+		if c := g.Condition; c != nil {
+			status, reason = c.Status, c.Reason
+			if c.Message != "" {
+				msg = c.Message
+				if !wide && len(msg) > 80 {
+					msg = msg[:77] + "..."
+				}
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", g.PodGroup, g.Policy, len(g.Bound), len(g.Bound)+len(g.Unbound), minCount, status, reason, msg)
 	}
 	_ = tw.Flush()
 }

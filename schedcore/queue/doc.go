@@ -53,7 +53,8 @@
 // whose timestamp a new group takes); the nominator's bare pods do not find
 // queued members (they come back bare, as in-flight pods do); the pending
 // gauges (Metrics.PendingPods) count entities, the incoming counter pods; WithPodGroups(false)
-// keeps members single pods for drivers without a pod-group cycle;
+// keeps members single pods (the engine no longer passes it: its loop runs
+// the pod-group cycle);
 // the unschedulable pool is iterated in arrival order and PreEnqueue
 // plugins run in profile order (kube iterates maps, so any order is
 // kube's); the 30-second flush runs on the queue's clock; TryPop first

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 
@@ -38,6 +39,10 @@ type Hooks struct {
 	// ReasonUnschedulable or ReasonSchedulerError, status carries the
 	// message (a *FitError for unschedulable pods).
 	Failed func(ctx context.Context, fw *Framework, qpi *schedcore.QueuedPodInfo, reason string, status *schedcore.Status, nominating *schedcore.NominatingInfo)
+	// PodGroupStatus is called when a pod-group cycle changes a PodGroup's
+	// status (its PodGroupInitiallyScheduled condition): kube patches the
+	// PodGroup's status with it; the PodGroup given is the cycle's copy.
+	PodGroupStatus func(ctx context.Context, pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus)
 }
 
 // Scheduler is the scheduling loop of kube-scheduler: pop a pod, run the
@@ -109,8 +114,14 @@ func (s *Scheduler) Run(ctx context.Context) {
 	s.bindWG.Wait()
 }
 
-// ScheduleOnePod runs the whole workflow for one popped pod.
+// ScheduleOnePod runs the whole workflow for one popped entity: a pod,
+// or with GenericWorkload a pod group (its Group set), which goes through
+// the pod-group cycle (kube's ScheduleOne).
 func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *schedcore.QueuedPodInfo) {
+	if qpi.Group != nil {
+		s.scheduleOnePodGroup(ctx, qpi)
+		return
+	}
 	pod := qpi.Pod
 	fw, ok := s.Profiles[pod.Spec.SchedulerName]
 	if !ok {
@@ -142,6 +153,13 @@ func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *schedcore.QueuedPod
 		}
 		return
 	}
+	s.startBindingCycle(ctx, state, fw, result, assumed, start)
+}
+
+// startBindingCycle runs the binding cycle of an assumed pod: in a
+// goroutine, or with SyncBinding at once, or parked while its Permit wait
+// is undecided.
+func (s *Scheduler) startBindingCycle(ctx context.Context, state *schedcore.CycleState, fw *Framework, result ScheduleResult, assumed *schedcore.QueuedPodInfo, start time.Time) {
 	if s.SyncBinding {
 		if w := fw.GetWaitingPod(assumed.Pod.UID); w != nil && !w.Decided() {
 			s.parked = append(s.parked, parkedBinding{state: state, fw: fw, result: result, assumed: assumed, start: start})
@@ -152,7 +170,9 @@ func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *schedcore.QueuedPod
 		// were parked, then the pod itself.
 		s.ResolveWaiting(ctx)
 		s.runBindingCycle(ctx, state, fw, result, assumed, start)
-		s.recycleState(state)
+		if !state.IsPodGroupSchedulingCycle() && state.PlacementCycleState() == nil {
+			s.recycleState(state)
+		}
 		s.ResolveWaiting(ctx)
 		return
 	}
@@ -225,6 +245,17 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *schedcore.CycleS
 		return ScheduleResult{NominatingInfo: nominating}, qpi, schedcore.NewStatus(schedcore.Unschedulable).WithError(fitErr)
 	}
 
+	assumed, st := s.prepareForBindingCycle(ctx, state, fw, qpi, result)
+	if !st.IsSuccess() {
+		return ScheduleResult{NominatingInfo: clearNominatedNode}, assumed, st
+	}
+	return result, assumed, nil
+}
+
+// prepareForBindingCycle assumes the pod on the chosen node in the cache,
+// runs Reserve and Permit (a waiting pod is recorded); on failure nothing
+// of the pod stays counted.
+func (s *Scheduler) prepareForBindingCycle(ctx context.Context, state *schedcore.CycleState, fw *Framework, qpi *schedcore.QueuedPodInfo, result ScheduleResult) (*schedcore.QueuedPodInfo, *schedcore.Status) {
 	// Assume: account the pod on the node before binding. kube assumes a
 	// deep copy of the pod; here pods are never changed in place (the
 	// drivers' stores and informers replace objects), so a copy of the
@@ -237,16 +268,16 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *schedcore.CycleS
 	podCopy.Spec.NodeName = result.SuggestedHost
 	assumed.PodInfo = qpi.PodInfo.ForPod(podCopy)
 	if err := s.Cache.AssumePodInfo(assumed.PodInfo); err != nil {
-		return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, schedcore.AsStatus(err)
+		return &assumed, schedcore.AsStatus(err)
 	}
 	s.Queue.DeleteNominatedPodIfExists(podCopy)
 
 	if st := fw.RunReservePluginsReserve(ctx, state, podCopy, result.SuggestedHost); !st.IsSuccess() {
 		s.unreserveAndForget(ctx, state, fw, &assumed, result.SuggestedHost)
 		if st.IsRejected() {
-			return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, schedcore.NewStatus(st.Code()).WithError(singleNodeFitError(qpi.Pod, result.SuggestedHost, st))
+			return &assumed, schedcore.NewStatus(st.Code()).WithError(singleNodeFitError(qpi.Pod, result.SuggestedHost, st))
 		}
-		return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, st
+		return &assumed, st
 	}
 	waits, st := fw.RunPermitPlugins(ctx, state, podCopy, result.SuggestedHost)
 	if st.IsWait() {
@@ -254,11 +285,11 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *schedcore.CycleS
 	} else if !st.IsSuccess() {
 		s.unreserveAndForget(ctx, state, fw, &assumed, result.SuggestedHost)
 		if st.IsRejected() {
-			return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, schedcore.NewStatus(st.Code()).WithError(singleNodeFitError(qpi.Pod, result.SuggestedHost, st))
+			return &assumed, schedcore.NewStatus(st.Code()).WithError(singleNodeFitError(qpi.Pod, result.SuggestedHost, st))
 		}
-		return ScheduleResult{NominatingInfo: clearNominatedNode}, &assumed, st
+		return &assumed, st
 	}
-	return result, &assumed, nil
+	return &assumed, nil
 }
 
 func singleNodeFitError(pod *v1.Pod, node string, st *schedcore.Status) *schedcore.FitError {

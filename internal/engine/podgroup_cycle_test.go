@@ -1,0 +1,430 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
+	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
+)
+
+// The G* and T* rows of docs/design/workloads.md §6, from kube v1.37's
+// integration tests test/integration/scheduler/podgroup (podgroup_test.go,
+// IT; topology_aware_scheduling/tas_test.go, TAS) as offline runs of the
+// engine: the cluster of the row, its pending pods created in order (the
+// queue's arrival order), a run to quiescence, optionally a change (a
+// blocker deleted, members added) and another run. Members request cpu 1
+// at priority 100 unless the row says otherwise; IT's node has cpu 4,
+// TAS's nodes cpu 2 with rack and zone labels.
+
+const tasRack = "rack"
+
+type cyclePod struct {
+	name, group, node string
+	cpu               string
+	created           int
+	affinity          *v1.Affinity
+	labels            map[string]string
+}
+
+func (p cyclePod) obj() *v1.Pod {
+	w := schedtest.MakePod(p.name).Namespace("ns").UID("uid-"+p.name).Node(p.node).Req("cpu", p.cpu).Priority(100)
+	for k, v := range p.labels {
+		w = w.Label(k, v)
+	}
+	pod := w.Obj()
+	pod.CreationTimestamp = metav1.NewTime(Epoch.Add(time.Duration(p.created) * time.Second))
+	pod.Spec.Affinity = p.affinity
+	if p.group != "" {
+		g := p.group
+		pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &g}
+	}
+	return pod
+}
+
+func member(name, group string, created int) cyclePod {
+	return cyclePod{name: name, group: group, cpu: "1", created: created}
+}
+
+func podGroup(name string, minCount int32, topologyKey string) *schedulingv1beta1.PodGroup {
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: "1"}}
+	pg.Spec.Priority = new(int32)
+	*pg.Spec.Priority = 100
+	if minCount > 0 {
+		pg.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: minCount}
+	} else {
+		pg.Spec.SchedulingPolicy.Basic = &schedulingv1beta1.BasicSchedulingPolicy{}
+	}
+	if topologyKey != "" {
+		pg.Spec.SchedulingConstraints = &schedulingv1beta1.PodGroupSchedulingConstraints{Topology: []schedulingv1beta1.TopologyConstraint{{Key: topologyKey}}}
+	}
+	return pg
+}
+
+func rackNode(name, rack, zone, cpu string) *v1.Node {
+	return schedtest.MakeNode(name).Label(v1.LabelHostname, name).Label(tasRack, rack).Label(v1.LabelTopologyZone, zone).
+		Capacity("cpu", cpu, "memory", "8Gi", "pods", "10").Obj()
+}
+
+// cycleOutcome is what a row checks: every pod's node or "pending", and
+// each PodGroup's PodGroupInitiallyScheduled "Status/Reason" ("-" when
+// none was written).
+type cycleOutcome struct {
+	Pods       map[string]string
+	Conditions map[string]string
+}
+
+type cycleRun struct {
+	c      *Offline
+	placed map[string]string
+	msgs   map[string]string
+}
+
+func startCycleRun(t *testing.T, tas bool, nodes []*v1.Node, groups []*schedulingv1beta1.PodGroup, pods []cyclePod) *cycleRun {
+	t.Helper()
+	f := schedcore.DefaultFeatures
+	f.GenericWorkload = true
+	f.TopologyAwareWorkloadScheduling = tas
+	cfg, err := LoadConfigWithFeatures("", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := int32(100)
+	cfg.PercentageOfNodesToScore = &all
+	r := &cycleRun{placed: map[string]string{}, msgs: map[string]string{}}
+	cl := &snapshot.Cluster{Nodes: nodes, Workloads: snapshot.Workloads{PodGroups: groups}}
+	for _, p := range pods {
+		cl.Pods = append(cl.Pods, p.obj())
+	}
+	obs := Observer{
+		Placed: func(pod *v1.Pod, node string, _ int, _ schedruntime.ScheduleResult) { r.placed[pod.Name] = node },
+		Failed: func(pod *v1.Pod, fl Failure) { r.msgs[pod.Name] = fl.Status.Message() },
+	}
+	c, pending, err := NewOffline(context.Background(), cl, Options{Features: f, Config: cfg}, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	r.c = c
+	c.Submit(pending...)
+	r.run(t)
+	return r
+}
+
+func (r *cycleRun) run(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (r *cycleRun) outcome(pods []cyclePod) cycleOutcome {
+	o := cycleOutcome{Pods: map[string]string{}, Conditions: map[string]string{}}
+	for _, p := range pods {
+		if p.node != "" {
+			continue
+		}
+		if cur, ok := r.c.Pod("ns", p.name); ok && cur.Spec.NodeName != "" {
+			o.Pods[p.name] = cur.Spec.NodeName
+		} else if ok {
+			o.Pods[p.name] = "pending"
+		}
+	}
+	for _, pg := range r.c.PodGroups() {
+		o.Conditions[pg.Name] = "-"
+		if c := apimeta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupInitiallyScheduled); c != nil {
+			o.Conditions[pg.Name] = string(c.Status) + "/" + c.Reason
+		}
+	}
+	return o
+}
+
+// TestPodGroupCycleIntegrationRows: IT's rows, each with TAS off and on
+// (the IT tests run both ways and expect the same outcome).
+func TestPodGroupCycleIntegrationRows(t *testing.T) {
+	node := func() []*v1.Node { return []*v1.Node{offlineNode("node", "4")} }
+	three := []cyclePod{member("p1", "pg1", 1), member("p2", "pg1", 1), member("p3", "pg1", 1)}
+	blocker := cyclePod{name: "blocker", cpu: "2", node: "node"}
+	smallBlocker := cyclePod{name: "small-blocker", cpu: "1", node: "node"}
+	tests := []struct {
+		id, name string
+		groups   []*schedulingv1beta1.PodGroup
+		pods     []cyclePod
+		want     cycleOutcome
+		// then changes the cluster after the first run; want2 is the
+		// outcome after another run.
+		then  func(t *testing.T, c *Offline)
+		want2 cycleOutcome
+	}{
+		{id: "G1", name: "gang schedules when pod group and resources are available",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, "")}, pods: three,
+			want: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G2", name: "any available pod group members get scheduled",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, "")}, pods: three,
+			want:  cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}},
+			then:  func(t *testing.T, c *Offline) { mustAdd(t, c, member("p4", "pg1", 2)) },
+			want2: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node", "p4": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G3", name: "gang waits for quorum to start, then schedules",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, "")}, pods: three[:2],
+			want:  cycleOutcome{Pods: map[string]string{"p1": "pending", "p2": "pending"}, Conditions: map[string]string{"pg1": "-"}},
+			then:  func(t *testing.T, c *Offline) { mustAdd(t, c, member("p3", "pg1", 2)) },
+			want2: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G4", name: "gang waits for resources",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, "")}, pods: append([]cyclePod{blocker}, three...),
+			want:  cycleOutcome{Pods: map[string]string{"p1": "pending", "p2": "pending", "p3": "pending"}, Conditions: map[string]string{"pg1": "False/Unschedulable"}},
+			then:  func(t *testing.T, c *Offline) { c.Delete("ns", "blocker") },
+			want2: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G5", name: "minCount is scheduled, one pod remains unschedulable",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, "")}, pods: append([]cyclePod{smallBlocker, member("p4", "pg1", 1)}, three...),
+			want:  cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node", "p4": "pending"}, Conditions: map[string]string{"pg1": "True/Scheduled"}},
+			then:  func(t *testing.T, c *Offline) { c.Delete("ns", "small-blocker") },
+			want2: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node", "p4": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G6", name: "two gangs competing, reversed order",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, ""), podGroup("pg2", 3, "")},
+			pods:   []cyclePod{member("other-p3", "pg2", 1), member("p3", "pg1", 2), member("other-p2", "pg2", 3), member("p2", "pg1", 4), member("other-p1", "pg2", 5), member("p1", "pg1", 6)},
+			want:   cycleOutcome{Pods: map[string]string{"p1": "pending", "p2": "pending", "p3": "pending", "other-p1": "node", "other-p2": "node", "other-p3": "node"}, Conditions: map[string]string{"pg1": "False/Unschedulable", "pg2": "True/Scheduled"}}},
+		{id: "G7", name: "two gangs competing",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, ""), podGroup("pg2", 3, "")},
+			pods:   []cyclePod{member("p1", "pg1", 1), member("other-p1", "pg2", 2), member("p2", "pg1", 3), member("other-p2", "pg2", 4), member("p3", "pg1", 5), member("other-p3", "pg2", 6)},
+			want:   cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node", "other-p1": "pending", "other-p2": "pending", "other-p3": "pending"}, Conditions: map[string]string{"pg1": "True/Scheduled", "pg2": "False/Unschedulable"}}},
+		{id: "G8", name: "pod group interleaving with an individual pod",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, "")},
+			pods:   append([]cyclePod{{name: "blocker", cpu: "2"}}, member("p1", "pg1", 1), member("p2", "pg1", 1), member("p3", "pg1", 1)),
+			want:   cycleOutcome{Pods: map[string]string{"blocker": "node", "p1": "pending", "p2": "pending", "p3": "pending"}, Conditions: map[string]string{"pg1": "False/Unschedulable"}}},
+		{id: "G9", name: "basic group without gang enforcement",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 0, "")}, pods: three[:1],
+			want: cycleOutcome{Pods: map[string]string{"p1": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}},
+			then: func(t *testing.T, c *Offline) {
+				mustAdd(t, c, member("p2", "pg1", 2))
+				mustAdd(t, c, member("p3", "pg1", 3))
+			},
+			want2: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G10", name: "basic group, part waits for resources",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 0, "")}, pods: append([]cyclePod{blocker}, three...),
+			want:  cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "pending"}, Conditions: map[string]string{"pg1": "True/Scheduled"}},
+			then:  func(t *testing.T, c *Offline) { c.Delete("ns", "blocker") },
+			want2: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G11", name: "minCount decreased after quorum wait",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 5, "")}, pods: append(three[:3:3], member("p4", "pg1", 1)),
+			want:  cycleOutcome{Pods: map[string]string{"p1": "pending", "p2": "pending", "p3": "pending", "p4": "pending"}, Conditions: map[string]string{"pg1": "-"}},
+			then:  setMinCount(4),
+			want2: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node", "p4": "node"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G12", name: "minCount decreased after lack of space",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 5, "")}, pods: append(three[:3:3], member("p4", "pg1", 1), member("p5", "pg1", 1)),
+			want:  cycleOutcome{Pods: map[string]string{"p1": "pending", "p2": "pending", "p3": "pending", "p4": "pending", "p5": "pending"}, Conditions: map[string]string{"pg1": "False/Unschedulable"}},
+			then:  setMinCount(4),
+			want2: cycleOutcome{Pods: map[string]string{"p1": "node", "p2": "node", "p3": "node", "p4": "node", "p5": "pending"}, Conditions: map[string]string{"pg1": "True/Scheduled"}}},
+		{id: "G13", name: "minCount increased: no requeue",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 5, "")}, pods: append(three[:3:3], member("p4", "pg1", 1)),
+			want:  cycleOutcome{Pods: map[string]string{"p1": "pending", "p2": "pending", "p3": "pending", "p4": "pending"}, Conditions: map[string]string{"pg1": "-"}},
+			then:  setMinCount(6),
+			want2: cycleOutcome{Pods: map[string]string{"p1": "pending", "p2": "pending", "p3": "pending", "p4": "pending"}, Conditions: map[string]string{"pg1": "-"}}},
+		{id: "G20", name: "anti-affinity keeps the group unschedulable on a single node",
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 2, "")},
+			pods: []cyclePod{
+				{name: "anti-pod", group: "pg1", cpu: "1", created: 1, affinity: &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "foo"}}, TopologyKey: v1.LabelHostname}}}}},
+				{name: "plain-pod", group: "pg1", cpu: "1", created: 2, labels: map[string]string{"app": "foo"}},
+			},
+			want: cycleOutcome{Pods: map[string]string{"anti-pod": "pending", "plain-pod": "pending"}, Conditions: map[string]string{"pg1": "False/Unschedulable"}}},
+	}
+	for _, tt := range tests {
+		for _, tas := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s %s TAS=%v", tt.id, tt.name, tas), func(t *testing.T) {
+				r := startCycleRun(t, tas, node(), tt.groups, tt.pods)
+				if diff := cmp.Diff(tt.want, r.outcome(tt.pods)); diff != "" {
+					t.Errorf("outcome (-want +got):\n%s\nmessages: %v", diff, r.msgs)
+				}
+				if tt.then == nil {
+					return
+				}
+				tt.then(t, r.c)
+				r.run(t)
+				all := append([]cyclePod(nil), tt.pods...)
+				for name := range tt.want2.Pods {
+					if !hasPod(all, name) {
+						all = append(all, cyclePod{name: name})
+					}
+				}
+				got := r.outcome(all)
+				for _, p := range tt.pods {
+					if _, ok := tt.want2.Pods[p.name]; !ok {
+						delete(got.Pods, p.name)
+					}
+				}
+				if diff := cmp.Diff(tt.want2, got); diff != "" {
+					t.Errorf("outcome after the change (-want +got):\n%s\nmessages: %v", diff, r.msgs)
+				}
+			})
+		}
+	}
+}
+
+func hasPod(ps []cyclePod, name string) bool {
+	for _, p := range ps {
+		if p.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// setMinCount updates the first PodGroup's gang minCount.
+func setMinCount(n int32) func(t *testing.T, c *Offline) {
+	return func(t *testing.T, c *Offline) {
+		pg := c.PodGroups()[0].DeepCopy()
+		pg.Spec.SchedulingPolicy.Gang.MinCount = n
+		if err := c.UpdatePodGroup(pg); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func mustAdd(t *testing.T, c *Offline, p cyclePod) {
+	t.Helper()
+	if err := c.Add(p.obj()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPodGroupCycleMessages: the messages of a gang that fails (§2.6):
+// the members placed before the gang could no longer reach minCount get
+// "pod group is unschedulable, " and the group's status, the member that
+// did not fit its FitError, the condition the group's status; with TAS
+// the group's status names the placements.
+func TestPodGroupCycleMessages(t *testing.T) {
+	pods := []cyclePod{{name: "blocker", cpu: "2", node: "node"}, member("p1", "pg1", 1), member("p2", "pg1", 1), member("p3", "pg1", 1)}
+	for _, tc := range []struct {
+		tas         bool
+		placed, fit string
+		condition   string
+	}{
+		{false, "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining", "0/1 nodes are available: 1 Insufficient cpu.", "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"},
+		{true, "pod group is unschedulable, pod group is unschedulable, 0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
+			"0/1 nodes are available: 1 Insufficient cpu.",
+			"pod group is unschedulable, 0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"},
+	} {
+		t.Run(fmt.Sprintf("TAS=%v", tc.tas), func(t *testing.T) {
+			r := startCycleRun(t, tc.tas, []*v1.Node{offlineNode("node", "4")}, []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, "")}, pods)
+			want := map[string]string{"p1": tc.placed, "p2": tc.placed, "p3": tc.fit}
+			if diff := cmp.Diff(want, r.msgs); diff != "" {
+				t.Errorf("messages (-want +got):\n%s", diff)
+			}
+			c := apimeta.FindStatusCondition(r.c.PodGroups()[0].Status.Conditions, schedulingv1beta1.PodGroupInitiallyScheduled)
+			if c == nil || c.Message != tc.condition || c.Reason != "Unschedulable" {
+				t.Errorf("condition %+v, want Unschedulable %q", c, tc.condition)
+			}
+		})
+	}
+}
+
+// TestPodGroupCycleTopologyRows: TAS's rows (nodes cpu 2, racks).
+func TestPodGroupCycleTopologyRows(t *testing.T) {
+	gang := func(n int, group, cpu string) []cyclePod {
+		var out []cyclePod
+		for i := 1; i <= n; i++ {
+			out = append(out, cyclePod{name: fmt.Sprintf("%s-p%d", group, i), group: group, cpu: cpu, created: 1})
+		}
+		return out
+	}
+	tests := []struct {
+		id, name string
+		nodes    []*v1.Node
+		groups   []*schedulingv1beta1.PodGroup
+		pods     []cyclePod
+		// want maps each pending pod to its rack, or "pending".
+		want map[string]string
+	}{
+		{id: "T1", name: "gang on a single rack when only one rack feasible",
+			nodes: []*v1.Node{rackNode("n1", "rack-1", "zone-1", "2"), rackNode("n2", "rack-1", "zone-1", "2"), rackNode("n3", "rack-1", "zone-1", "2"),
+				rackNode("n4", "rack-2", "zone-1", "2"), rackNode("n5", "rack-2", "zone-1", "2"), rackNode("n6", "rack-3", "zone-2", "2")},
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, tasRack)},
+			pods:   append([]cyclePod{{name: "full", cpu: "2", node: "n5"}}, gang(3, "pg1", "2")...),
+			want:   map[string]string{"pg1-p1": "rack-1", "pg1-p2": "rack-1", "pg1-p3": "rack-1"}},
+		{id: "T2", name: "gang pending when no feasible resources",
+			nodes:  []*v1.Node{rackNode("n1", "rack-1", "zone-1", "2"), rackNode("n2", "rack-1", "zone-1", "2"), rackNode("n3", "rack-2", "zone-1", "2"), rackNode("n4", "rack-3", "zone-2", "2")},
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, tasRack)},
+			pods:   gang(3, "pg1", "2"),
+			want:   map[string]string{"pg1-p1": "pending", "pg1-p2": "pending", "pg1-p3": "pending"}},
+		{id: "T7", name: "highest placement score (MostAllocated 3/4 over 3/6)",
+			nodes: []*v1.Node{rackNode("n1", "rack-1", "zone-1", "2"), rackNode("n2", "rack-1", "zone-1", "2"),
+				rackNode("n3", "rack-2", "zone-1", "2"), rackNode("n4", "rack-2", "zone-1", "2"), rackNode("n5", "rack-2", "zone-1", "2"), rackNode("n6", "rack-3", "zone-2", "2")},
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, tasRack)},
+			pods:   gang(3, "pg1", "1"),
+			want:   map[string]string{"pg1-p1": "rack-1", "pg1-p2": "rack-1", "pg1-p3": "rack-1"}},
+		{id: "T8", name: "highest allocation with pre-existing pods (5/6)",
+			nodes: []*v1.Node{rackNode("n1", "rack-1", "zone-1", "2"), rackNode("n2", "rack-1", "zone-1", "2"),
+				rackNode("n3", "rack-2", "zone-1", "2"), rackNode("n4", "rack-2", "zone-1", "2"), rackNode("n5", "rack-2", "zone-1", "2"), rackNode("n6", "rack-3", "zone-2", "2")},
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, tasRack)},
+			pods:   append([]cyclePod{{name: "existing1", cpu: "2", node: "n3"}, {name: "existing2", cpu: "1", node: "n6"}}, gang(3, "pg1", "1")...),
+			want:   map[string]string{"pg1-p1": "rack-2", "pg1-p2": "rack-2", "pg1-p3": "rack-2"}},
+		{id: "T9", name: "two gangs, each on a separate rack",
+			nodes: []*v1.Node{rackNode("node1-rack1", "rack-1", "zone-1", "2"), rackNode("node2-rack1", "rack-1", "zone-1", "2"), rackNode("node3-rack1", "rack-1", "zone-1", "2"),
+				rackNode("node4-rack2", "rack-2", "zone-1", "2"), rackNode("node5-rack2", "rack-2", "zone-1", "2")},
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, tasRack), podGroup("pg2", 2, tasRack)},
+			pods: []cyclePod{{name: "p1", group: "pg1", cpu: "2", created: 1}, {name: "p2", group: "pg1", cpu: "2", created: 1}, {name: "p3", group: "pg1", cpu: "2", created: 1},
+				{name: "p4", group: "pg2", cpu: "1", created: 2}, {name: "p5", group: "pg2", cpu: "1", created: 2}},
+			want: map[string]string{"p1": "rack-1", "p2": "rack-1", "p3": "rack-1", "p4": "rack-2", "p5": "rack-2"}},
+		{id: "T10", name: "two gangs, both on the same rack",
+			nodes: []*v1.Node{rackNode("node1-rack1", "rack-1", "zone-1", "2"), rackNode("node2-rack1", "rack-1", "zone-1", "2"), rackNode("node3-rack1", "rack-1", "zone-1", "2"),
+				rackNode("node4-rack2", "rack-2", "zone-1", "2")},
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 2, tasRack), podGroup("pg2", 3, tasRack)},
+			pods: []cyclePod{{name: "p1", group: "pg1", cpu: "2", created: 1}, {name: "p2", group: "pg1", cpu: "1", created: 1},
+				{name: "p3", group: "pg2", cpu: "1", created: 2}, {name: "p4", group: "pg2", cpu: "1", created: 2}, {name: "p5", group: "pg2", cpu: "1", created: 2}},
+			want: map[string]string{"p1": "rack-1", "p2": "rack-1", "p3": "rack-1", "p4": "rack-1", "p5": "rack-1"}},
+		{id: "T13", name: "minCount below the pods, one rack",
+			nodes:  []*v1.Node{rackNode("n1", "rack-1", "zone-1", "2"), rackNode("n2", "rack-1", "zone-1", "2"), rackNode("n3", "rack-2", "zone-1", "2"), rackNode("n4", "rack-2", "zone-1", "2")},
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 2, tasRack)},
+			pods:   gang(3, "pg1", "1"),
+			want:   map[string]string{"pg1-p1": "rack-1", "pg1-p2": "rack-1", "pg1-p3": "rack-1"}},
+		{id: "T17", name: "basic group cannot fit one rack: never the other rack",
+			nodes:  []*v1.Node{rackNode("n1", "rack-1", "zone-1", "2"), rackNode("n2", "rack-2", "zone-1", "2")},
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 0, tasRack)},
+			pods:   gang(3, "pg1", "1"),
+			want:   map[string]string{"pg1-p1": "rack-1", "pg1-p2": "rack-1", "pg1-p3": "pending"}},
+		{id: "T19", name: "basic group, only some fit",
+			nodes:  []*v1.Node{rackNode("n1", "rack-1", "zone-1", "2"), rackNode("n2", "rack-2", "zone-1", "2")},
+			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 0, tasRack)},
+			pods:   []cyclePod{{name: "unfit", group: "pg1", cpu: "3", created: 1}, {name: "fit", group: "pg1", cpu: "1", created: 2}},
+			want:   map[string]string{"unfit": "pending", "fit": "rack-1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id+" "+tt.name, func(t *testing.T) {
+			r := startCycleRun(t, true, tt.nodes, tt.groups, tt.pods)
+			racks := map[string]string{}
+			for _, n := range tt.nodes {
+				racks[n.Name] = n.Labels[tasRack]
+			}
+			got := map[string]string{}
+			for p, node := range r.outcome(tt.pods).Pods {
+				if node == "pending" {
+					got[p] = node
+				} else {
+					got[p] = racks[node]
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				names := make([]string, 0, len(r.msgs))
+				for k, v := range r.msgs {
+					names = append(names, k+": "+v)
+				}
+				sort.Strings(names)
+				t.Errorf("racks (-want +got):\n%s\nmessages:\n%s", diff, strings.Join(names, "\n"))
+			}
+		})
+	}
+}
