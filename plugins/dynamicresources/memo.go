@@ -319,7 +319,8 @@ func matchSelector(sel *v1.NodeSelector, node *v1.Node) (bool, error) {
 }
 
 // allocate returns run's answer for the node, from the memo when the same
-// inputs were seen before.
+// inputs were seen before. The memo's results are shared: callers only
+// read them (Reserve copies the chosen node's).
 func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.Node, claims []*resourceapi.ResourceClaim, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
 	if m.disabled || in == nil {
 		return run(ctx)
@@ -370,7 +371,7 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 	}
 	if ok {
 		m.mu.Unlock()
-		return copyResults(e.results), e.err
+		return e.results, e.err
 	}
 	var b strings.Builder
 	b.WriteString("nodesig:")
@@ -406,7 +407,7 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 			}
 			nm.entries[claimsID] = memoEntry{versions: versions, results: results}
 			m.mu.Unlock()
-			return copyResults(results), nil
+			return results, nil
 		}
 	}
 	m.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/utils/ptr"
 
@@ -180,5 +181,60 @@ func TestMemoSharesSuccessesUnderNodeNames(t *testing.T) {
 				t.Errorf("node-b's result names other names: %+v", got)
 			}
 		})
+	}
+}
+
+// TestReserveCopiesTheMemosResults: pods whose Filter got the same answer
+// from the memo each reserve their own copy of it, so that one claim's
+// allocation is never another's (nor the memo's). It fails when Reserve
+// hands out the memo's results without copying them.
+func TestReserveCopiesTheMemosResults(t *testing.T) {
+	ctx := context.Background()
+	dra := schedcore.NewDRAManager()
+	dra.AddClass(&resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
+		Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}}}})
+	dra.AddSlice(gpuSlice("gpu-node", "gpu-0", "gpu-1"))
+	p, err := New(ctx, nil, schedcore.NewHandle(nil, 1, schedcore.WithDRA(dra)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := p.(*DynamicResources)
+	var allocations []*resourceapi.AllocationResult
+	var states []*schedcore.CycleState
+	var pods []*v1.Pod
+	// One node object: the memo keeps answers for it.
+	ni := nodeInfo("gpu-node")
+	names := []string{"c1", "c2", "c3"}
+	for _, name := range names {
+		dra.AddClaim(claim(name, exactly("gpu", 1)))
+	}
+	for _, name := range names {
+		pod := podWith(name)
+		pod.Name, pod.UID = "pod-"+name, types.UID("uid-pod-"+name)
+		state := schedcore.NewCycleState()
+		if _, st := pl.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
+			t.Fatalf("PreFilter(%s) = %v", name, st)
+		}
+		if st := pl.Filter(ctx, state, pod, ni); !st.IsSuccess() {
+			t.Fatalf("Filter(%s) = %v", name, st)
+		}
+		states, pods = append(states, state), append(pods, pod)
+	}
+	for i, state := range states {
+		if st := pl.Reserve(ctx, state, pods[i], "gpu-node"); !st.IsSuccess() {
+			t.Fatalf("Reserve(%s) = %v", pods[i].Name, st)
+		}
+		s, err := getStateData(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		allocations = append(allocations, s.informationsForClaim[0].allocation)
+	}
+	for i := range allocations {
+		for j := i + 1; j < len(allocations); j++ {
+			if allocations[i] == allocations[j] {
+				t.Errorf("%s and %s reserved the same allocation object", pods[i].Name, pods[j].Name)
+			}
+		}
 	}
 }
