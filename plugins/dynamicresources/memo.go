@@ -389,16 +389,22 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		b.WriteByte(',')
 	}
 	fk := failKey{claims: claimsID, sig: m.internLocked(b.String())}
-	if ferr, failed := m.failures[fk]; failed {
-		m.mu.Unlock()
-		return nil, ferr
-	}
 	versions := make([]int64, len(nm.pools))
 	for i, p := range nm.pools {
 		versions[i] = -1
 		if rel[i] {
 			versions[i] = in.poolVer[p]
 		}
+	}
+	if ferr, failed := m.failures[fk]; failed {
+		// The node's own entry: the next cycles find it without writing
+		// the signature again, until one of its pools changes.
+		if _, had := nm.entries[claimsID]; !had {
+			m.size++
+		}
+		nm.entries[claimsID] = memoEntry{versions: versions, err: ferr}
+		m.mu.Unlock()
+		return nil, ferr
 	}
 	if sc, ok := m.successes[fk]; ok {
 		if results, ok := m.translateLocked(sc, nm); ok {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -236,5 +237,63 @@ func TestReserveCopiesTheMemosResults(t *testing.T) {
 				t.Errorf("%s and %s reserved the same allocation object", pods[i].Name, pods[j].Name)
 			}
 		}
+	}
+}
+
+// TestMemoFailureByContentFollowsTheNode: a node that gets another node's
+// failure (same devices, same ones taken) keeps it as its own entry, and
+// the entry goes when a device of the node is freed: the allocator runs
+// again and succeeds. It fails when such an entry is kept regardless of
+// the node's pool versions.
+func TestMemoFailureByContentFollowsTheNode(t *testing.T) {
+	dra := schedcore.NewDRAManager()
+	dra.AddClass(&resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
+		Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}}}})
+	holders := map[string]*resourceapi.ResourceClaim{}
+	for _, n := range []string{"node-a", "node-b"} {
+		dra.AddSlice(gpuSlice(n, "gpu-0", "gpu-1"))
+		c := claim("holder-"+n, exactly("gpu", 1))
+		c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
+			{Request: "gpu", Driver: "gpu.example.com", Pool: n, Device: "gpu-0"}}}}
+		dra.AddClaim(c)
+		holders[n] = c
+	}
+	allocated := &allocatedStates{m: dra}
+	memo := newAllocationMemo()
+	memo.sel = &selection{class: dra.Class, cel: cel.NewCache(8, cel.Features{})}
+	claims := []*resourceapi.ResourceClaim{claim("wants", exactly("gpu", 2))}
+	nodes := map[string]*v1.Node{"node-a": {ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}, "node-b": {ObjectMeta: metav1.ObjectMeta{Name: "node-b"}}}
+	runs := 0
+	place := func(node string) bool {
+		state, poolVer, items := allocated.get(false)
+		in := memo.inputs(dra, poolVer, items)
+		res, err := memo.allocate(context.Background(), in, nodes[node], claims, func() (string, error) { return claimSpecs(claims) },
+			func(context.Context) ([]resourceapi.AllocationResult, error) {
+				runs++
+				// Two free GPUs on the node, or nothing.
+				for _, d := range []string{"gpu-0", "gpu-1"} {
+					if state.AllocatedDevices.Has(structured.MakeDeviceID("gpu.example.com", node, d)) {
+						return nil, nil
+					}
+				}
+				return []resourceapi.AllocationResult{{}}, nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res != nil
+	}
+	if place("node-a") || place("node-b") || place("node-b") {
+		t.Fatal("a node with one free GPU fits two")
+	}
+	if runs != 1 {
+		t.Fatalf("%d allocator runs for two nodes with the same devices taken, want 1", runs)
+	}
+	dra.DeleteClaim(holders["node-b"])
+	if !place("node-b") {
+		t.Errorf("node-b with its GPUs free: the memo kept its failure")
+	}
+	if runs != 2 {
+		t.Errorf("%d allocator runs, want 2", runs)
 	}
 }
