@@ -365,7 +365,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState
 			}
 			claimsToAllocate = append(claimsToAllocate, claim)
 		}
-		result, err := pl.allocate(ctx, state, node, claimsToAllocate)
+		result, err := pl.allocate(ctx, state, nodeInfo.ListIndex(), node, claimsToAllocate)
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			return schedcore.AsStatus(fmt.Errorf("node %s: timed out trying to allocate devices", node.Name))
@@ -400,7 +400,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState
 
 // allocate runs the allocator for the node, within the filter timeout,
 // reusing an earlier identical answer when the memo has one.
-func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, node *v1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
+func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, pos int, node *v1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
 	specs := func() (string, error) {
 		if !state.userClaimsOnly(claims) {
 			return claimSpecs(claims)
@@ -408,7 +408,7 @@ func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, node
 		state.specsOnce.Do(func() { state.specs, state.specsErr = claimSpecs(claims) })
 		return state.specs, state.specsErr
 	}
-	return pl.memo.allocate(ctx, state.allocInputs, node, claims, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
+	return pl.memo.allocate(ctx, state.allocInputs, pos, node, claims, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
 		if pl.features.DRASchedulerFilterTimeout && pl.filterTimeout > 0 {
 			c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
 			defer cancel()

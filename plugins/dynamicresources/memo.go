@@ -37,7 +37,8 @@ import (
 // that depend on more (errors naming a claim, timeouts, cancellations)
 // are not kept.
 type allocationMemo struct {
-	mu sync.Mutex
+	// mu guards the memo; lookup holds it for reading only.
+	mu sync.RWMutex
 	// objRev is the objects revision the node pools and entries are for.
 	objRev int64
 	// slices indexes the objects revision's slices.
@@ -45,6 +46,9 @@ type allocationMemo struct {
 	// nodes holds, per node, the pools of the slices that apply to it
 	// and the answers for it.
 	nodes map[string]*nodeMemo
+	// tables are the answers, per claims (interned specs), by node
+	// (memotable.go).
+	tables map[int64]*claimsTable
 	// size counts the answers kept.
 	size int
 	// ids interns fingerprints (pool contents, node signatures, claims).
@@ -90,14 +94,11 @@ type poolAt struct {
 }
 
 // nodeMemo is what the memo keeps for a node object: the pools of the
-// slices that apply to it, per claims whether each pool is relevant, and
-// the answer per claims with the pool versions it is for (versions only
-// grow: an answer for older versions can never be asked for again).
+// slices that apply to it. The answers are in the claims' tables
+// (memotable.go).
 type nodeMemo struct {
-	node    *v1.Node
-	pools   []string
-	rel     map[int64][]bool
-	entries map[int64]memoEntry
+	node  *v1.Node
+	pools []string
 }
 
 // failKey keys the failures: the claims and the node's pools by content
@@ -142,7 +143,7 @@ const maxMemoEntries = 1 << 16
 var MemoDisabled atomic.Bool
 
 func newAllocationMemo() *allocationMemo {
-	return &allocationMemo{disabled: MemoDisabled.Load(), nodes: map[string]*nodeMemo{}, ids: map[string]int64{},
+	return &allocationMemo{disabled: MemoDisabled.Load(), nodes: map[string]*nodeMemo{}, tables: map[int64]*claimsTable{}, ids: map[string]int64{},
 		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
 		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{},
 		successes: map[failKey]success{}, localTo: map[string]string{}, mixed: map[string]bool{}}
@@ -239,6 +240,7 @@ func (m *allocationMemo) resetLocked(rev int64) {
 	m.objRev = rev
 	m.slices = nil
 	clear(m.nodes)
+	clear(m.tables)
 	m.size = 0
 	clear(m.ids)
 	m.lastSpec, m.lastID = "", 0
@@ -258,8 +260,6 @@ func (m *allocationMemo) resetLocked(rev int64) {
 func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) (*nodeMemo, error) {
 	if nm, ok := m.nodes[node.Name]; ok && nm.node == node {
 		return nm, nil
-	} else if ok {
-		m.size -= len(nm.entries)
 	}
 	set := map[string]bool{}
 	for _, s := range in.slices.byNode[node.Name] {
@@ -305,7 +305,7 @@ func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) (*nodeMe
 		pools = append(pools, p)
 	}
 	sort.Strings(pools)
-	nm := &nodeMemo{node: node, pools: pools, rel: map[int64][]bool{}, entries: map[int64]memoEntry{}}
+	nm := &nodeMemo{node: node, pools: pools}
 	m.nodes[node.Name] = nm
 	return nm, nil
 }
@@ -320,14 +320,18 @@ func matchSelector(sel *v1.NodeSelector, node *v1.Node) (bool, error) {
 
 // allocate returns run's answer for the node, from the memo when the same
 // inputs were seen before. The memo's results are shared: callers only
-// read them (Reserve copies the chosen node's).
-func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.Node, claims []*resourceapi.ResourceClaim, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
+// read them (Reserve copies the chosen node's). pos is the node's position
+// in the snapshot list (-1: none), where the claims' table keeps its entry.
+func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, node *v1.Node, claims []*resourceapi.ResourceClaim, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
 	if m.disabled || in == nil {
 		return run(ctx)
 	}
 	spec, err := specs()
 	if err != nil {
 		return run(ctx)
+	}
+	if e, ok := m.lookup(in, pos, node, spec); ok {
+		return e.results, e.err
 	}
 	m.mu.Lock()
 	if m.objRev != in.objRev {
@@ -344,9 +348,12 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		m.lastSpec, m.lastID = spec, m.internLocked(spec)
 	}
 	claimsID := m.lastID
-	rel, ok := nm.rel[claimsID]
-	if !ok {
-		rel = make([]bool, len(nm.pools))
+	sl := m.tableLocked(claimsID).slot(pos, node.Name)
+	if sl.node != node || sl.nm != nm {
+		*sl = claimsSlot{node: node, nm: nm}
+	}
+	if sl.rel == nil {
+		rel := make([]bool, len(nm.pools))
 		for i, p := range nm.pools {
 			rel[i] = m.relevantLocked(ctx, claimsID, claims, p)
 		}
@@ -354,24 +361,12 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 			m.mu.Unlock()
 			return run(ctx)
 		}
-		nm.rel[claimsID] = rel
+		sl.rel = rel
 	}
-	e, ok := nm.entries[claimsID]
-	if ok {
-		for i, p := range nm.pools {
-			v := int64(-1)
-			if rel[i] {
-				v = in.poolVer[p]
-			}
-			if e.versions[i] != v {
-				ok = false
-				break
-			}
-		}
-	}
-	if ok {
+	rel := sl.rel
+	if sl.has && sl.valid(in) {
 		m.mu.Unlock()
-		return e.results, e.err
+		return sl.e.results, sl.e.err
 	}
 	var b strings.Builder
 	b.WriteString("nodesig:")
@@ -399,19 +394,13 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 	if ferr, failed := m.failures[fk]; failed {
 		// The node's own entry: the next cycles find it without writing
 		// the signature again, until one of its pools changes.
-		if _, had := nm.entries[claimsID]; !had {
-			m.size++
-		}
-		nm.entries[claimsID] = memoEntry{versions: versions, err: ferr}
+		m.keepLocked(sl, memoEntry{versions: versions, err: ferr})
 		m.mu.Unlock()
 		return nil, ferr
 	}
 	if sc, ok := m.successes[fk]; ok {
 		if results, ok := m.translateLocked(sc, nm); ok {
-			if _, had := nm.entries[claimsID]; !had {
-				m.size++
-			}
-			nm.entries[claimsID] = memoEntry{versions: versions, results: results}
+			m.keepLocked(sl, memoEntry{versions: versions, results: results})
 			m.mu.Unlock()
 			return results, nil
 		}
@@ -425,11 +414,14 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		return results, err
 	}
 	m.mu.Lock()
+	// The slot is found again (the table may have grown, or been dropped
+	// by a reset) and kept only while it is still the node's.
 	if m.objRev == in.objRev && m.nodes[node.Name] == nm {
-		if _, had := nm.entries[claimsID]; !had {
-			m.size++
+		sl := m.tableLocked(claimsID).slot(pos, node.Name)
+		if sl.node != node || sl.nm != nm || sl.rel == nil {
+			*sl = claimsSlot{node: node, nm: nm, rel: rel}
 		}
-		nm.entries[claimsID] = memoEntry{versions: versions, results: copyResults(results), err: err}
+		m.keepLocked(sl, memoEntry{versions: versions, results: copyResults(results), err: err})
 		if results == nil && len(in.poolSig) > 0 {
 			m.failures[fk] = err
 		}

@@ -69,7 +69,7 @@ func TestMemoIgnoresPoolsTheClaimsCannotUse(t *testing.T) {
 			place := func() {
 				_, poolVer, items := allocated.get(false)
 				in := memo.inputs(dra, poolVer, items)
-				_, err := memo.allocate(context.Background(), in, node, claims, func() (string, error) { return claimSpecs(claims) },
+				_, err := memo.allocate(context.Background(), in, -1, node, claims, func() (string, error) { return claimSpecs(claims) },
 					func(context.Context) ([]resourceapi.AllocationResult, error) {
 						runs++
 						return []resourceapi.AllocationResult{{}}, nil
@@ -149,7 +149,7 @@ func TestMemoSharesSuccessesUnderNodeNames(t *testing.T) {
 			in := memo.inputs(dra, poolVer, items)
 			runs := 0
 			place := func(node string) []resourceapi.AllocationResult {
-				res, err := memo.allocate(context.Background(), in, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, claims,
+				res, err := memo.allocate(context.Background(), in, -1, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, claims,
 					func() (string, error) { return claimSpecs(claims) },
 					func(context.Context) ([]resourceapi.AllocationResult, error) {
 						runs++
@@ -267,7 +267,7 @@ func TestMemoFailureByContentFollowsTheNode(t *testing.T) {
 	place := func(node string) bool {
 		state, poolVer, items := allocated.get(false)
 		in := memo.inputs(dra, poolVer, items)
-		res, err := memo.allocate(context.Background(), in, nodes[node], claims, func() (string, error) { return claimSpecs(claims) },
+		res, err := memo.allocate(context.Background(), in, -1, nodes[node], claims, func() (string, error) { return claimSpecs(claims) },
 			func(context.Context) ([]resourceapi.AllocationResult, error) {
 				runs++
 				// Two free GPUs on the node, or nothing.
