@@ -122,9 +122,9 @@ type memoInputs struct {
 	objRev  int64
 	slices  *sliceIndex
 	poolVer map[string]int64
-	// poolSig is each pool's interned signature (content and what is
-	// taken).
-	poolSig map[string]int64
+	// poolItems is what is taken in each pool (allocatedStates), for the
+	// pools' signatures (poolSigLocked).
+	poolItems map[string]map[string]int
 }
 
 // sliceIndex is the slices of one objects revision, the node-local ones
@@ -180,22 +180,31 @@ func (m *allocationMemo) inputs(dra *schedcore.DRAManager, poolVer map[string]in
 		m.slices = idx
 		m.buildStaticSigsLocked(dra.Slices())
 	}
-	in := &memoInputs{objRev: rev, slices: m.slices, poolVer: poolVer, poolSig: make(map[string]int64, len(m.staticSig))}
-	for p, static := range m.staticSig {
-		at := poolAt{p, poolVer[p]}
-		id, ok := m.dynSig[at]
-		if !ok {
-			items := make([]string, 0, len(poolItems[p]))
-			for it, n := range poolItems[p] {
-				items = append(items, it+"*"+strconv.Itoa(n))
-			}
-			sort.Strings(items)
-			id = m.internLocked("sig:" + static + "|" + strings.Join(items, ";"))
-			m.dynSig[at] = id
-		}
-		in.poolSig[p] = id
+	return &memoInputs{objRev: rev, slices: m.slices, poolVer: poolVer, poolItems: poolItems}
+}
+
+// poolSigLocked is pool p's interned signature in the cycle: its content
+// and what is taken in it, kept by (pool, allocation version), written out
+// the first time a node with the pool misses. in.poolItems is of the
+// versions in in.poolVer (the next PreFilter updates both, after the
+// cycle's filters).
+func (m *allocationMemo) poolSigLocked(in *memoInputs, p string) int64 {
+	static, ok := m.staticSig[p]
+	if !ok {
+		return 0
 	}
-	return in
+	at := poolAt{p, in.poolVer[p]}
+	id, ok := m.dynSig[at]
+	if !ok {
+		items := make([]string, 0, len(in.poolItems[p]))
+		for it, n := range in.poolItems[p] {
+			items = append(items, it+"*"+strconv.Itoa(n))
+		}
+		sort.Strings(items)
+		id = m.internLocked("sig:" + static + "|" + strings.Join(items, ";"))
+		m.dynSig[at] = id
+	}
+	return id
 }
 
 // buildStaticSigsLocked writes each pool's slices out without the names
@@ -372,7 +381,7 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 	b.WriteString("nodesig:")
 	for i, p := range nm.pools {
 		if rel[i] {
-			b.WriteString(strconv.FormatInt(in.poolSig[p], 10))
+			b.WriteString(strconv.FormatInt(m.poolSigLocked(in, p), 10))
 		} else {
 			b.WriteByte('s')
 			b.WriteString(strconv.FormatInt(m.staticID[p], 10))
@@ -422,7 +431,7 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 			*sl = claimsSlot{node: node, nm: nm, rel: rel}
 		}
 		m.keepLocked(sl, memoEntry{versions: versions, results: copyResults(results), err: err})
-		if results == nil && len(in.poolSig) > 0 {
+		if results == nil && len(m.staticSig) > 0 {
 			m.failures[fk] = err
 		}
 		if results != nil && err == nil {
