@@ -141,7 +141,13 @@ func (pl *DynamicResources) Name() string { return Name }
 type stateData struct {
 	claims             claimStore
 	podScalarResources map[v1.ResourceName]int64
-	allocator          structured.Allocator
+	// extNames, extVariants: the special claim's node variants
+	// (extended.go).
+	extOnce     sync.Once
+	extNames    []v1.ResourceName
+	extMu       sync.Mutex
+	extVariants map[string]*extendedVariant
+	allocator   structured.Allocator
 	// allocInputs are the memo's inputs of this cycle.
 	allocInputs *memoInputs
 	// allocated and slices are what the allocator was built from, for
@@ -403,6 +409,12 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState
 func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, pos int, node *v1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
 	specs := func() (string, error) {
 		if !state.userClaimsOnly(claims) {
+			// The node's variant of the special claim, last: nodes
+			// sharing it share the specs.
+			if v := state.variantOf(claims[len(claims)-1]); v != nil {
+				v.specOnce.Do(func() { v.spec, v.specErr = claimSpecs(claims) })
+				return v.spec, v.specErr
+			}
 			return claimSpecs(claims)
 		}
 		state.specsOnce.Do(func() { state.specs, state.specsErr = claimSpecs(claims) })
