@@ -209,6 +209,14 @@ func statusUnschedulable(reason string) *schedcore.Status {
 	return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, reason)
 }
 
+// Filter's rejections without details, one for every node that gets them
+// (NewSharedStatus).
+var (
+	statusCannotAllocate = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonCannotAllocate)
+	statusNotAvailable   = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonNotAvailable)
+	statusCannotFit      = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonCannotFit)
+)
+
 // EventsToRegister lists the events that may make a rejected pod
 // schedulable, with kube's hints.
 func (pl *DynamicResources) EventsToRegister(context.Context) ([]schedcore.ClusterEventWithHint, error) {
@@ -383,7 +391,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState
 			return schedcore.AsStatus(err)
 		}
 		if len(result) != len(claimsToAllocate) {
-			return statusUnschedulable(ErrReasonCannotAllocate)
+			return statusCannotAllocate
 		}
 		allocations = result
 	}
@@ -396,7 +404,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState
 			state.unavailableClaims = sets.New[int]()
 		}
 		state.unavailableClaims.Insert(unavailable...)
-		return statusUnschedulable(ErrReasonNotAvailable)
+		return statusNotAvailable
 	}
 	if state.allocator != nil {
 		state.nodeAllocations[node.Name] = nodeAllocation{allocationResults: allocations, extendedResourceClaim: nodeExtended, containerResourceRequestMappings: mappings}

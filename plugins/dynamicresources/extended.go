@@ -118,7 +118,7 @@ func (pl *DynamicResources) filterExtendedResources(state *stateData, pod *v1.Po
 			if isBacked && allocatable == 0 {
 				mark = '1'
 			} else if !ok {
-				return nil, nil, statusUnschedulable(ErrReasonCannotFit)
+				return nil, nil, statusCannotFit
 			}
 		}
 		backed = append(backed, mark)
