@@ -147,7 +147,11 @@ type stateData struct {
 	extNames    []v1.ResourceName
 	extMu       sync.Mutex
 	extVariants map[string]*extendedVariant
-	allocator   structured.Allocator
+	// toAllocate are the claims to allocate on nodes without a variant
+	// of the special claim (claimsToAllocate).
+	toAllocateOnce sync.Once
+	toAllocate     []*resourceapi.ResourceClaim
+	allocator      structured.Allocator
 	// allocInputs are the memo's inputs of this cycle.
 	allocInputs *memoInputs
 	// allocated and slices are what the allocator was built from, for
@@ -371,14 +375,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState
 	}
 	var allocations []resourceapi.AllocationResult
 	if state.allocator != nil {
-		claimsToAllocate := make([]*resourceapi.ResourceClaim, 0, state.claims.len())
-		extended := state.claims.extendedResourceClaim()
-		for _, claim := range state.claims.toAllocate() {
-			if claim == extended && nodeExtended != nil {
-				claim = nodeExtended
-			}
-			claimsToAllocate = append(claimsToAllocate, claim)
-		}
+		claimsToAllocate := state.claimsToAllocate(nodeExtended)
 		result, err := pl.allocate(ctx, state, nodeInfo.ListIndex(), node, claimsToAllocate)
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
@@ -410,6 +407,32 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState
 		state.nodeAllocations[node.Name] = nodeAllocation{allocationResults: allocations, extendedResourceClaim: nodeExtended, containerResourceRequestMappings: mappings}
 	}
 	return nil
+}
+
+// claimsToAllocate are the claims without an allocation, the special
+// claim replaced by the node's variant (nil: kept), made once per cycle
+// and variant: the allocator and the memo only read them.
+func (d *stateData) claimsToAllocate(nodeExtended *resourceapi.ResourceClaim) []*resourceapi.ResourceClaim {
+	build := func() []*resourceapi.ResourceClaim {
+		out := make([]*resourceapi.ResourceClaim, 0, d.claims.len())
+		extended := d.claims.extendedResourceClaim()
+		for _, claim := range d.claims.toAllocate() {
+			if claim == extended && nodeExtended != nil {
+				claim = nodeExtended
+			}
+			out = append(out, claim)
+		}
+		return out
+	}
+	if nodeExtended == nil {
+		d.toAllocateOnce.Do(func() { d.toAllocate = build() })
+		return d.toAllocate
+	}
+	if v := d.variantOf(nodeExtended); v != nil {
+		v.claimsOnce.Do(func() { v.claims = build() })
+		return v.claims
+	}
+	return build()
 }
 
 // allocate runs the allocator for the node, within the filter timeout,

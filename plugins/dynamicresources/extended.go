@@ -155,6 +155,10 @@ type extendedVariant struct {
 	specOnce sync.Once
 	spec     string
 	specErr  error
+	// claims are the claims to allocate with this variant
+	// (claimsToAllocate).
+	claimsOnce sync.Once
+	claims     []*resourceapi.ResourceClaim
 }
 
 // extendedNames are the pod's scalar resources, sorted (kube walks a map;

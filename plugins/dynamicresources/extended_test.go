@@ -19,7 +19,8 @@ import (
 // only by them: a node providing example.com/a itself asks DRA for b only,
 // one providing neither for both, and a class added in the cycle makes the
 // variant anew. It fails when the variants are shared regardless of the
-// backed resources or of the objects revision.
+// backed resources or of the objects revision, or when the claims to
+// allocate are made once for every variant.
 func TestExtendedVariantsByNode(t *testing.T) {
 	ctx := context.Background()
 	dra := schedcore.NewDRAManager()
@@ -68,8 +69,20 @@ func TestExtendedVariantsByNode(t *testing.T) {
 	if got != "[b]" {
 		t.Errorf("a node providing a asks DRA for %s, want [b]", got)
 	}
-	if _, got := classes(node("neither")); got != "[a b]" {
+	neither, got := classes(node("neither"))
+	if got != "[a b]" {
 		t.Errorf("a node providing neither asks DRA for %s, want [a b]", got)
+	}
+	// The claims to allocate: the store's special claim, or the node's
+	// variant in its place.
+	for _, c := range []*resourceapi.ResourceClaim{nil, withA1, neither, nil, withA1} {
+		want := c
+		if c == nil {
+			want = s.claims.extendedResourceClaim()
+		}
+		if got := s.claimsToAllocate(c); len(got) != 1 || got[0] != want {
+			t.Errorf("claims to allocate with variant %p: %v, want [%p]", c, got, want)
+		}
 	}
 	if withA2, _ := classes(node("with-a-2", "example.com/a")); withA2 != withA1 {
 		t.Errorf("two nodes providing a: two variants")
