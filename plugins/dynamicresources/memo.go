@@ -49,8 +49,9 @@ type allocationMemo struct {
 	// tables are the answers, per claims (interned specs), by node
 	// (memotable.go).
 	tables map[int64]*claimsTable
-	// size counts the answers kept.
-	size int
+	// size counts the answers kept, slots the tables' slots; maxSlots
+	// is maxMemoSlots (tests lower it).
+	size, slots, maxSlots int
 	// ids interns fingerprints (pool contents, node signatures, claims).
 	ids map[string]int64
 	// lastSpec and lastID: the claims last interned (one cycle's claims
@@ -134,8 +135,13 @@ type sliceIndex struct {
 	shared []*resourceapi.ResourceSlice
 }
 
-// maxMemoEntries bounds the memo; it starts over when full.
-const maxMemoEntries = 1 << 16
+// maxMemoEntries bounds the memo's answers, maxMemoSlots the slots of its
+// tables (memotable.go: a table holds a slot per list position up to the
+// last node asked, answered or not); it starts over when either is full.
+const (
+	maxMemoEntries = 1 << 16
+	maxMemoSlots   = 1 << 20
+)
 
 // MemoDisabled turns the allocation memo of plugins built afterwards off:
 // every node then runs the allocator. Tests use it to show the memo
@@ -143,7 +149,7 @@ const maxMemoEntries = 1 << 16
 var MemoDisabled atomic.Bool
 
 func newAllocationMemo() *allocationMemo {
-	return &allocationMemo{disabled: MemoDisabled.Load(), nodes: map[string]*nodeMemo{}, tables: map[int64]*claimsTable{}, ids: map[string]int64{},
+	return &allocationMemo{disabled: MemoDisabled.Load(), maxSlots: maxMemoSlots, nodes: map[string]*nodeMemo{}, tables: map[int64]*claimsTable{}, ids: map[string]int64{},
 		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
 		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{},
 		successes: map[failKey]success{}, localTo: map[string]string{}, mixed: map[string]bool{}}
@@ -243,13 +249,14 @@ func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice)
 
 // resetLocked drops everything computed for another objects revision.
 func (m *allocationMemo) resetLocked(rev int64) {
-	if rev == m.objRev && m.size < maxMemoEntries {
+	if rev == m.objRev && m.size < maxMemoEntries && m.slots < m.maxSlots {
 		return
 	}
 	m.objRev = rev
 	m.slices = nil
 	clear(m.nodes)
 	clear(m.tables)
+	m.slots = 0
 	m.size = 0
 	clear(m.ids)
 	m.lastSpec, m.lastID = "", 0
@@ -357,9 +364,9 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 		m.lastSpec, m.lastID = spec, m.internLocked(spec)
 	}
 	claimsID := m.lastID
-	sl := m.tableLocked(claimsID).slot(pos, node.Name)
+	sl := m.slotLocked(claimsID, pos, node.Name)
 	if sl.node != node || sl.nm != nm {
-		*sl = claimsSlot{node: node, nm: nm}
+		m.clearSlotLocked(sl, claimsSlot{node: node, nm: nm})
 	}
 	if sl.rel == nil {
 		rel := make([]bool, len(nm.pools))
@@ -426,9 +433,9 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 	// The slot is found again (the table may have grown, or been dropped
 	// by a reset) and kept only while it is still the node's.
 	if m.objRev == in.objRev && m.nodes[node.Name] == nm {
-		sl := m.tableLocked(claimsID).slot(pos, node.Name)
+		sl := m.slotLocked(claimsID, pos, node.Name)
 		if sl.node != node || sl.nm != nm || sl.rel == nil {
-			*sl = claimsSlot{node: node, nm: nm, rel: rel}
+			m.clearSlotLocked(sl, claimsSlot{node: node, nm: nm, rel: rel})
 		}
 		m.keepLocked(sl, memoEntry{versions: versions, results: copyResults(results), err: err})
 		if results == nil && len(m.staticSig) > 0 {

@@ -37,17 +37,21 @@ func (t *claimsTable) find(pos int, name string) *claimsSlot {
 	return t.other[name]
 }
 
-// slot returns the node's slot, made if needed. The pointer is good until
-// the table grows: hold the memo's lock while using it.
-func (t *claimsTable) slot(pos int, name string) *claimsSlot {
+// slotLocked returns the node's slot in the claims' table, made if needed
+// (counted in m.slots). The pointer is good until the table grows: hold
+// the memo's lock while using it.
+func (m *allocationMemo) slotLocked(claimsID int64, pos int, name string) *claimsSlot {
+	t := m.tableLocked(claimsID)
 	if pos >= 0 {
 		if pos >= len(t.pos) {
+			m.slots += pos + 1 - len(t.pos)
 			t.pos = append(t.pos, make([]claimsSlot, pos+1-len(t.pos))...)
 		}
 		return &t.pos[pos]
 	}
 	sl := t.other[name]
 	if sl == nil {
+		m.slots++
 		if t.other == nil {
 			t.other = map[string]*claimsSlot{}
 		}
@@ -79,6 +83,14 @@ func (m *allocationMemo) tableLocked(claimsID int64) *claimsTable {
 		m.tables[claimsID] = t
 	}
 	return t
+}
+
+// clearSlotLocked gives the slot to another node object (or node).
+func (m *allocationMemo) clearSlotLocked(sl *claimsSlot, to claimsSlot) {
+	if sl.has {
+		m.size--
+	}
+	*sl = to
 }
 
 // keepLocked stores an answer in the slot.

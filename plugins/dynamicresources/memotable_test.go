@@ -70,3 +70,29 @@ func TestMemoTableSlotsFollowTheNodeObject(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoTablesAreBounded: tables hold a slot per list position up to the
+// last node asked, so claims asked for a far position only cost slots;
+// past the bound the memo starts over at the next cycle. It fails when the
+// slots are not counted or not bounded.
+func TestMemoTablesAreBounded(t *testing.T) {
+	dra := schedcore.NewDRAManager()
+	dra.AddClass(&resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
+		Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}}}})
+	allocated := &allocatedStates{m: dra}
+	memo := newAllocationMemo()
+	memo.maxSlots = 100
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "far"}}
+	for i := 0; i < 3; i++ {
+		claims := []*resourceapi.ResourceClaim{claim("wants", exactly("gpu", int64(i+1)))}
+		_, poolVer, items := allocated.get(false)
+		in := memo.inputs(dra, poolVer, items)
+		if _, err := memo.allocate(context.Background(), in, 79, node, claims, func() (string, error) { return claimSpecs(claims) },
+			func(context.Context) ([]resourceapi.AllocationResult, error) { return nil, nil }); err != nil {
+			t.Fatal(err)
+		}
+		if memo.slots > memo.maxSlots+80 || len(memo.tables) > 2 {
+			t.Fatalf("claims %d: %d slots in %d tables, bound %d", i, memo.slots, len(memo.tables), memo.maxSlots)
+		}
+	}
+}
