@@ -38,6 +38,8 @@ type DRAManager struct {
 	// allocations with every change of what is allocated (a claim's
 	// allocation, an in-flight allocation).
 	objects, allocations int64
+	// allocs indexes the allocations (dra_allocs.go).
+	allocs allocIndex
 	// claimsRev changes with every change of a claim or of the in-flight
 	// allocations: the holders index is of one revision.
 	claimsRev int64

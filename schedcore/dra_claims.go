@@ -29,6 +29,7 @@ func (m *DRAManager) AddClaim(c *resourceapi.ResourceClaim) {
 	if e.assumed != nil && (e.assumed.UID != c.UID || !olderVersion(c, e.assumed)) {
 		e.assumed = nil
 	}
+	m.moveAllocLocked(allocationOf(before), allocationOf(e.latest()))
 	if allocationChanged(before, e.latest()) {
 		m.allocations++
 	}
@@ -43,6 +44,7 @@ func (m *DRAManager) DeleteClaim(c *resourceapi.ResourceClaim) {
 	defer m.mu.Unlock()
 	k := c.Namespace + "/" + c.Name
 	if e := m.claims[k]; e != nil {
+		m.moveAllocLocked(allocationOf(e.latest()), nil)
 		if l := e.latest(); l != nil && l.Status.Allocation != nil {
 			m.allocations++
 		}
@@ -120,6 +122,7 @@ func (m *DRAManager) AssumeClaim(c *resourceapi.ResourceClaim) error {
 	m.claimsRev++
 	before := e.latest()
 	e.assumed = c
+	m.moveAllocLocked(allocationOf(before), allocationOf(c))
 	if allocationChanged(before, c) {
 		m.allocations++
 	}
@@ -134,6 +137,7 @@ func (m *DRAManager) RestoreClaim(namespace, name string) {
 		m.claimsRev++
 		before := e.latest()
 		e.assumed = nil
+		m.moveAllocLocked(allocationOf(before), allocationOf(e.latest()))
 		if allocationChanged(before, e.latest()) {
 			m.allocations++
 		}
@@ -158,6 +162,7 @@ func (m *DRAManager) SignalClaimPendingAllocation(uid types.UID, allocated *reso
 		}
 	}
 	m.inFlight[uid] = inFlightAllocation{claim: allocated, sharers: 1}
+	m.moveAllocLocked(nil, allocationOf(allocated))
 	m.allocations++
 	m.claimsRev++
 }
@@ -173,6 +178,7 @@ func (m *DRAManager) MaybeRemoveClaimPendingAllocation(uid types.UID, force bool
 	}
 	if force || f.sharers == 1 {
 		delete(m.inFlight, uid)
+		m.moveAllocLocked(allocationOf(f.claim), nil)
 		m.allocations++
 		m.claimsRev++
 		return true

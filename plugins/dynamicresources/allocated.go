@@ -27,16 +27,16 @@ func (l classLister) List() ([]*resourceapi.DeviceClass, error) { return l.m.Cla
 
 // allocatedStates keeps the allocator's view of what is taken from the
 // manager's allocations (stored, assumed and in flight), as kube's claim
-// tracker does with GatherAllocatedState, up to date incrementally: when
-// the manager's allocations revision changes, only the allocations that
-// came or went are applied. The allocator only reads the state, and each
+// tracker does with GatherAllocatedState, up to date incrementally: only
+// the allocations that came or went since the last cycle are applied. The allocator only reads the state, and each
 // cycle's allocator is done (Filter) before the next PreFilter asks for
 // it, so it is updated in place. Each pool's version counts the changes
 // of what is allocated in it (the allocation memo's key).
 type allocatedStates struct {
-	mu          sync.Mutex
-	m           *schedcore.DRAManager
-	revision    int64
+	mu sync.Mutex
+	m  *schedcore.DRAManager
+	// seq is the manager's allocation change number the state is of.
+	seq         int64
 	state       *structured.AllocatedState
 	consumable  bool
 	contrib     map[*resourceapi.AllocationResult]contribution
@@ -59,14 +59,12 @@ type contribution struct {
 
 // get returns the current allocated state and the pools' versions. With
 // consumableCapacity off, shared allocations count as dedicated ones
-// (kube's legacy model).
+// (kube's legacy model). It applies the manager's allocation changes since
+// the last call (AllocationChanges), reading every allocation only the
+// first time or when the manager no longer keeps the changes.
 func (a *allocatedStates) get(consumableCapacity bool) (*structured.AllocatedState, map[string]int64, map[string]map[string]int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	allocs, rev := a.m.Allocations()
-	if a.state != nil && rev == a.revision && consumableCapacity == a.consumable {
-		return a.state, a.poolVersion, a.poolItems
-	}
 	if a.state == nil || consumableCapacity != a.consumable {
 		a.state = &structured.AllocatedState{
 			AllocatedDevices:         sets.New[structured.DeviceID](),
@@ -84,89 +82,133 @@ func (a *allocatedStates) get(consumableCapacity bool) (*structured.AllocatedSta
 			a.poolVersion[p]++
 		}
 		a.consumable = consumableCapacity
+		allocs, seq := a.m.AllocationSet()
+		for _, alloc := range allocs {
+			a.addLocked(alloc)
+		}
+		a.seq = seq
+		return a.state, a.poolVersion, a.poolItems
 	}
-	current := make(map[*resourceapi.AllocationResult]struct{}, len(allocs))
-	for _, alloc := range allocs {
-		current[alloc] = struct{}{}
+	changes, seq, ok := a.m.AllocationChanges(a.seq)
+	if !ok {
+		allocs, s := a.m.AllocationSet()
+		current := make(map[*resourceapi.AllocationResult]struct{}, len(allocs))
+		for _, alloc := range allocs {
+			current[alloc] = struct{}{}
+		}
+		for alloc := range a.contrib {
+			if _, ok := current[alloc]; !ok {
+				a.removeLocked(alloc)
+			}
+		}
+		for _, alloc := range allocs {
+			a.addLocked(alloc)
+		}
+		seq = s
+	}
+	// The net changes, removals first, as a diff of the two sets: an
+	// allocation replaced by an equal one (a claim written back) holds
+	// the same devices, which removing it after adding the other would
+	// free.
+	net := make(map[*resourceapi.AllocationResult]bool, len(changes))
+	for _, ch := range changes {
+		net[ch.Allocation] = ch.Added
+	}
+	for _, ch := range changes {
+		if !net[ch.Allocation] {
+			a.removeLocked(ch.Allocation)
+		}
+	}
+	for _, ch := range changes {
+		if net[ch.Allocation] {
+			a.addLocked(ch.Allocation)
+		}
+	}
+	a.seq = seq
+	return a.state, a.poolVersion, a.poolItems
+}
+
+// removeLocked takes an allocation's contribution out of the state.
+func (a *allocatedStates) removeLocked(alloc *resourceapi.AllocationResult) {
+	c, ok := a.contrib[alloc]
+	if !ok {
+		return
 	}
 	s := a.state
-	for alloc, c := range a.contrib {
-		if _, ok := current[alloc]; ok {
-			continue
+	for _, id := range c.devices {
+		s.AllocatedDevices.Delete(id)
+	}
+	for _, id := range c.shared {
+		s.AllocatedSharedDeviceIDs.Delete(id)
+	}
+	for _, cc := range c.caps {
+		s.AggregatedCapacity.Remove(cc)
+	}
+	for _, p := range c.pools {
+		a.poolVersion[p]++
+	}
+	for _, it := range c.items {
+		m := a.poolItems[it[0]]
+		if m[it[1]]--; m[it[1]] <= 0 {
+			delete(m, it[1])
 		}
-		for _, id := range c.devices {
-			s.AllocatedDevices.Delete(id)
+	}
+	delete(a.contrib, alloc)
+}
+
+// addLocked adds an allocation's contribution to the state (once).
+func (a *allocatedStates) addLocked(alloc *resourceapi.AllocationResult) {
+	if _, ok := a.contrib[alloc]; ok {
+		return
+	}
+	s := a.state
+	consumableCapacity := a.consumable
+	var c contribution
+	item := func(id structured.DeviceID, v string) {
+		c.items = append(c.items, [2]string{id.Driver.String() + "/" + id.Pool.String(), v})
+	}
+	foreachAllocatedDevice(alloc, consumableCapacity,
+		func(id structured.DeviceID) {
+			c.devices = append(c.devices, id)
+			s.AllocatedDevices.Insert(id)
+			item(id, "d:"+id.Device.String())
+		},
+		func(id structured.SharedDeviceID) {
+			c.shared = append(c.shared, id)
+			s.AllocatedSharedDeviceIDs.Insert(id)
+			item(id.GetDeviceID(), "s:"+id.Device.String()+"/"+id.ShareID.String())
+		},
+		func(cc structured.DeviceConsumedCapacity) {
+			c.caps = append(c.caps, cc)
+			s.AggregatedCapacity.Insert(cc)
+			names := make([]string, 0, len(cc.ConsumedCapacity))
+			for n := range cc.ConsumedCapacity {
+				names = append(names, string(n))
+			}
+			slices.Sort(names)
+			v := "c:" + cc.DeviceID.Device.String()
+			for _, n := range names {
+				q := cc.ConsumedCapacity[resourceapi.QualifiedName(n)]
+				v += "," + n + "=" + q.String()
+			}
+			item(cc.DeviceID, v)
+		})
+	for _, it := range c.items {
+		m := a.poolItems[it[0]]
+		if m == nil {
+			m = map[string]int{}
+			a.poolItems[it[0]] = m
 		}
-		for _, id := range c.shared {
-			s.AllocatedSharedDeviceIDs.Delete(id)
-		}
-		for _, cc := range c.caps {
-			s.AggregatedCapacity.Remove(cc)
-		}
-		for _, p := range c.pools {
+		m[it[1]]++
+	}
+	for _, r := range alloc.Devices.Results {
+		p := r.Driver + "/" + r.Pool
+		if !slices.Contains(c.pools, p) {
+			c.pools = append(c.pools, p)
 			a.poolVersion[p]++
 		}
-		for _, it := range c.items {
-			m := a.poolItems[it[0]]
-			if m[it[1]]--; m[it[1]] <= 0 {
-				delete(m, it[1])
-			}
-		}
-		delete(a.contrib, alloc)
 	}
-	for _, alloc := range allocs {
-		if _, ok := a.contrib[alloc]; ok {
-			continue
-		}
-		var c contribution
-		item := func(id structured.DeviceID, v string) {
-			c.items = append(c.items, [2]string{id.Driver.String() + "/" + id.Pool.String(), v})
-		}
-		foreachAllocatedDevice(alloc, consumableCapacity,
-			func(id structured.DeviceID) {
-				c.devices = append(c.devices, id)
-				s.AllocatedDevices.Insert(id)
-				item(id, "d:"+id.Device.String())
-			},
-			func(id structured.SharedDeviceID) {
-				c.shared = append(c.shared, id)
-				s.AllocatedSharedDeviceIDs.Insert(id)
-				item(id.GetDeviceID(), "s:"+id.Device.String()+"/"+id.ShareID.String())
-			},
-			func(cc structured.DeviceConsumedCapacity) {
-				c.caps = append(c.caps, cc)
-				s.AggregatedCapacity.Insert(cc)
-				names := make([]string, 0, len(cc.ConsumedCapacity))
-				for n := range cc.ConsumedCapacity {
-					names = append(names, string(n))
-				}
-				slices.Sort(names)
-				v := "c:" + cc.DeviceID.Device.String()
-				for _, n := range names {
-					q := cc.ConsumedCapacity[resourceapi.QualifiedName(n)]
-					v += "," + n + "=" + q.String()
-				}
-				item(cc.DeviceID, v)
-			})
-		for _, it := range c.items {
-			m := a.poolItems[it[0]]
-			if m == nil {
-				m = map[string]int{}
-				a.poolItems[it[0]] = m
-			}
-			m[it[1]]++
-		}
-		for _, r := range alloc.Devices.Results {
-			p := r.Driver + "/" + r.Pool
-			if !slices.Contains(c.pools, p) {
-				c.pools = append(c.pools, p)
-				a.poolVersion[p]++
-			}
-		}
-		a.contrib[alloc] = c
-	}
-	a.revision = rev
-	return s, a.poolVersion, a.poolItems
+	a.contrib[alloc] = c
 }
 
 // foreachAllocatedDevice is kube's helper of the same name: devices

@@ -64,9 +64,13 @@ func (pl *DynamicResources) Reserve(_ context.Context, cs *schedcore.CycleState,
 	if len(allocations.allocationResults) != numToAllocate || len(allocations.allocationResults) != numWithAllocator {
 		return schedcore.AsStatus(fmt.Errorf("internal error, have %d allocations, %d claims to allocate, want %d claims", len(allocations.allocationResults), numToAllocate, numWithAllocator))
 	}
+	// Filter's results may be the memo's, shared by every node and cycle
+	// with the same answer: the claims get their own copy (with share IDs
+	// drawn anew), as the allocator hands each cycle its own results.
+	results := copyResults(allocations.allocationResults)
 	i := 0
 	for index, claim := range state.claims.toAllocate() {
-		allocation := &allocations.allocationResults[i]
+		allocation := &results[i]
 		state.informationsForClaim[index].allocation = allocation
 		if claim == extended {
 			claim = allocations.extendedResourceClaim

@@ -141,7 +141,17 @@ func (pl *DynamicResources) Name() string { return Name }
 type stateData struct {
 	claims             claimStore
 	podScalarResources map[v1.ResourceName]int64
-	allocator          structured.Allocator
+	// extNames, extVariants: the special claim's node variants
+	// (extended.go).
+	extOnce     sync.Once
+	extNames    []v1.ResourceName
+	extMu       sync.Mutex
+	extVariants map[string]*extendedVariant
+	// toAllocate are the claims to allocate on nodes without a variant
+	// of the special claim (claimsToAllocate).
+	toAllocateOnce sync.Once
+	toAllocate     []*resourceapi.ResourceClaim
+	allocator      structured.Allocator
 	// allocInputs are the memo's inputs of this cycle.
 	allocInputs *memoInputs
 	// allocated and slices are what the allocator was built from, for
@@ -202,6 +212,14 @@ func getStateData(cs *schedcore.CycleState) (*stateData, error) {
 func statusUnschedulable(reason string) *schedcore.Status {
 	return schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, reason)
 }
+
+// Filter's rejections without details, one for every node that gets them
+// (NewSharedStatus).
+var (
+	statusCannotAllocate = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonCannotAllocate)
+	statusNotAvailable   = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonNotAvailable)
+	statusCannotFit      = schedcore.NewSharedStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonCannotFit)
+)
 
 // EventsToRegister lists the events that may make a rejected pod
 // schedulable, with kube's hints.
@@ -357,15 +375,8 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState
 	}
 	var allocations []resourceapi.AllocationResult
 	if state.allocator != nil {
-		claimsToAllocate := make([]*resourceapi.ResourceClaim, 0, state.claims.len())
-		extended := state.claims.extendedResourceClaim()
-		for _, claim := range state.claims.toAllocate() {
-			if claim == extended && nodeExtended != nil {
-				claim = nodeExtended
-			}
-			claimsToAllocate = append(claimsToAllocate, claim)
-		}
-		result, err := pl.allocate(ctx, state, node, claimsToAllocate)
+		claimsToAllocate := state.claimsToAllocate(nodeExtended)
+		result, err := pl.allocate(ctx, state, nodeInfo.ListIndex(), node, claimsToAllocate)
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			return schedcore.AsStatus(fmt.Errorf("node %s: timed out trying to allocate devices", node.Name))
@@ -377,7 +388,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState
 			return schedcore.AsStatus(err)
 		}
 		if len(result) != len(claimsToAllocate) {
-			return statusUnschedulable(ErrReasonCannotAllocate)
+			return statusCannotAllocate
 		}
 		allocations = result
 	}
@@ -390,7 +401,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState
 			state.unavailableClaims = sets.New[int]()
 		}
 		state.unavailableClaims.Insert(unavailable...)
-		return statusUnschedulable(ErrReasonNotAvailable)
+		return statusNotAvailable
 	}
 	if state.allocator != nil {
 		state.nodeAllocations[node.Name] = nodeAllocation{allocationResults: allocations, extendedResourceClaim: nodeExtended, containerResourceRequestMappings: mappings}
@@ -398,17 +409,49 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *schedcore.CycleState
 	return nil
 }
 
+// claimsToAllocate are the claims without an allocation, the special
+// claim replaced by the node's variant (nil: kept), made once per cycle
+// and variant: the allocator and the memo only read them.
+func (d *stateData) claimsToAllocate(nodeExtended *resourceapi.ResourceClaim) []*resourceapi.ResourceClaim {
+	build := func() []*resourceapi.ResourceClaim {
+		out := make([]*resourceapi.ResourceClaim, 0, d.claims.len())
+		extended := d.claims.extendedResourceClaim()
+		for _, claim := range d.claims.toAllocate() {
+			if claim == extended && nodeExtended != nil {
+				claim = nodeExtended
+			}
+			out = append(out, claim)
+		}
+		return out
+	}
+	if nodeExtended == nil {
+		d.toAllocateOnce.Do(func() { d.toAllocate = build() })
+		return d.toAllocate
+	}
+	if v := d.variantOf(nodeExtended); v != nil {
+		v.claimsOnce.Do(func() { v.claims = build() })
+		return v.claims
+	}
+	return build()
+}
+
 // allocate runs the allocator for the node, within the filter timeout,
 // reusing an earlier identical answer when the memo has one.
-func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, node *v1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
+func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, pos int, node *v1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
 	specs := func() (string, error) {
 		if !state.userClaimsOnly(claims) {
+			// The node's variant of the special claim, last: nodes
+			// sharing it share the specs.
+			if v := state.variantOf(claims[len(claims)-1]); v != nil {
+				v.specOnce.Do(func() { v.spec, v.specErr = claimSpecs(claims) })
+				return v.spec, v.specErr
+			}
 			return claimSpecs(claims)
 		}
 		state.specsOnce.Do(func() { state.specs, state.specsErr = claimSpecs(claims) })
 		return state.specs, state.specsErr
 	}
-	return pl.memo.allocate(ctx, state.allocInputs, node, claims, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
+	return pl.memo.allocate(ctx, state.allocInputs, pos, node, claims, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
 		if pl.features.DRASchedulerFilterTimeout && pl.filterTimeout > 0 {
 			c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
 			defer cancel()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -102,36 +103,103 @@ func (pl *DynamicResources) filterExtendedResources(state *stateData, pod *v1.Po
 	if extended.Spec.Devices.Requests != nil {
 		return nil, nil, statusUnschedulable(ErrReasonExtendedStale)
 	}
-	backed := map[v1.ResourceName]int64{}
-	names := make([]v1.ResourceName, 0, len(state.podScalarResources))
-	for name := range state.podScalarResources {
-		names = append(names, name)
-	}
-	// kube walks a map; an unfit resource ends the loop either way.
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	names := state.extendedNames()
+	// backed marks the names (in order) the node's device plugins do not
+	// provide and a DeviceClass does: the node's variant of the claim
+	// depends on these alone (and the classes).
+	var buf [16]byte
+	backed := buf[:0]
 	for _, name := range names {
 		q := state.podScalarResources[name]
-		if !isDRAExtendedResourceName(name) || q == 0 {
-			continue
+		mark := byte('0')
+		if isDRAExtendedResourceName(name) && q != 0 {
+			allocatable, ok := nodeInfo.Allocatable.ScalarResources[name]
+			isBacked := pl.dra.ExtendedResourceClass(name) != nil
+			if isBacked && allocatable == 0 {
+				mark = '1'
+			} else if !ok {
+				return nil, nil, statusCannotFit
+			}
 		}
-		allocatable, ok := nodeInfo.Allocatable.ScalarResources[name]
-		isBacked := pl.dra.ExtendedResourceClass(name) != nil
-		if isBacked && allocatable == 0 {
-			backed[name] = q
-		} else if !ok {
-			return nil, nil, statusUnschedulable(ErrReasonCannotFit)
-		}
+		backed = append(backed, mark)
 	}
-	if state.claims.noUserClaim() && len(backed) == 0 {
+	if state.claims.noUserClaim() && !slices.Contains(backed, '1') {
 		return nil, nil, nil
 	}
 	if extended.Status.Allocation != nil {
 		return nil, nil, nil
 	}
-	nodeClaim := extended.DeepCopy()
-	reqs, mappings := createRequestsAndMappings(pod, backed, pl.dra)
-	nodeClaim.Spec.Devices.Requests = reqs
-	return nodeClaim, mappings, nil
+	v := state.extendedVariant(backed, pl.dra.ObjectsRevision(), func() *extendedVariant {
+		resources := map[v1.ResourceName]int64{}
+		for i, name := range names {
+			if backed[i] == '1' {
+				resources[name] = state.podScalarResources[name]
+			}
+		}
+		nodeClaim := extended.DeepCopy()
+		reqs, mappings := createRequestsAndMappings(pod, resources, pl.dra)
+		nodeClaim.Spec.Devices.Requests = reqs
+		return &extendedVariant{claim: nodeClaim, mappings: mappings}
+	})
+	return v.claim, v.mappings, nil
+}
+
+// extendedVariant is a node's variant of the special claim, shared in the
+// cycle by the nodes with the same backed resources and objects revision (read only:
+// Reserve and PreBind copy it), with the claims' specs the memo keys it
+// by, written out once.
+type extendedVariant struct {
+	rev      int64
+	claim    *resourceapi.ResourceClaim
+	mappings []v1.ContainerExtendedResourceRequest
+	specOnce sync.Once
+	spec     string
+	specErr  error
+	// claims are the claims to allocate with this variant
+	// (claimsToAllocate).
+	claimsOnce sync.Once
+	claims     []*resourceapi.ResourceClaim
+}
+
+// extendedNames are the pod's scalar resources, sorted (kube walks a map;
+// an unfit resource ends the loop either way).
+func (d *stateData) extendedNames() []v1.ResourceName {
+	d.extOnce.Do(func() {
+		for name := range d.podScalarResources {
+			d.extNames = append(d.extNames, name)
+		}
+		sort.Slice(d.extNames, func(i, j int) bool { return d.extNames[i] < d.extNames[j] })
+	})
+	return d.extNames
+}
+
+// extendedVariant returns the cycle's variant for the backed marks at the
+// objects revision rev, made by build the first time.
+func (d *stateData) extendedVariant(backed []byte, rev int64, build func() *extendedVariant) *extendedVariant {
+	d.extMu.Lock()
+	defer d.extMu.Unlock()
+	if v := d.extVariants[string(backed)]; v != nil && v.rev == rev {
+		return v
+	}
+	v := build()
+	v.rev = rev
+	if d.extVariants == nil {
+		d.extVariants = map[string]*extendedVariant{}
+	}
+	d.extVariants[string(backed)] = v
+	return v
+}
+
+// variantOf returns the cycle's variant whose claim c is, nil if none.
+func (d *stateData) variantOf(c *resourceapi.ResourceClaim) *extendedVariant {
+	d.extMu.Lock()
+	defer d.extMu.Unlock()
+	for _, v := range d.extVariants {
+		if v.claim == c {
+			return v
+		}
+	}
+	return nil
 }
 
 func partitionContainerIndices(containers []v1.Container, numInit int) (long, short []int) {

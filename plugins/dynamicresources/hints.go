@@ -37,6 +37,12 @@ func (pl *DynamicResources) isSchedulableAfterClaimChange(_ logr.Logger, pod *v1
 		}
 		return schedcore.Queue, nil
 	}
+	deallocated := original != nil && original.Status.Allocation != nil && modified.Status.Allocation == nil
+	if !deallocated && !mayUseClaim(pod, modified) {
+		// Every outcome below but a deallocation is QueueSkip for a pod
+		// that does not use the claim (the look-ups' errors included).
+		return schedcore.QueueSkip, nil
+	}
 	usesClaim := false
 	if err := pl.foreachPodResourceClaim(pod, func(_ string, c *resourceapi.ResourceClaim) {
 		if c.UID == modified.UID {
@@ -45,7 +51,7 @@ func (pl *DynamicResources) isSchedulableAfterClaimChange(_ logr.Logger, pod *v1
 	}); err != nil {
 		return schedcore.QueueSkip, nil
 	}
-	if original != nil && original.Status.Allocation != nil && modified.Status.Allocation == nil {
+	if deallocated {
 		return schedcore.Queue, nil
 	}
 	if !usesClaim {
@@ -71,4 +77,25 @@ func (pl *DynamicResources) isSchedulableAfterTargetPodUpdate(_ logr.Logger, _ *
 		return schedcore.QueueSkip, nil
 	}
 	return schedcore.Queue, nil
+}
+
+// mayUseClaim reports whether one of the pod's claims may be c: the claims
+// foreachPodResourceClaim finds are the pod's namespace's, named in its
+// spec (resourceClaimName) or, for templates, in its status; an object of
+// another name is another claim (another UID).
+func mayUseClaim(pod *v1.Pod, c *resourceapi.ResourceClaim) bool {
+	if c.Namespace != pod.Namespace {
+		return false
+	}
+	for i := range pod.Spec.ResourceClaims {
+		if n := pod.Spec.ResourceClaims[i].ResourceClaimName; n != nil && *n == c.Name {
+			return true
+		}
+	}
+	for i := range pod.Status.ResourceClaimStatuses {
+		if n := pod.Status.ResourceClaimStatuses[i].ResourceClaimName; n != nil && *n == c.Name {
+			return true
+		}
+	}
+	return false
 }

@@ -37,7 +37,8 @@ import (
 // that depend on more (errors naming a claim, timeouts, cancellations)
 // are not kept.
 type allocationMemo struct {
-	mu sync.Mutex
+	// mu guards the memo; lookup holds it for reading only.
+	mu sync.RWMutex
 	// objRev is the objects revision the node pools and entries are for.
 	objRev int64
 	// slices indexes the objects revision's slices.
@@ -45,8 +46,12 @@ type allocationMemo struct {
 	// nodes holds, per node, the pools of the slices that apply to it
 	// and the answers for it.
 	nodes map[string]*nodeMemo
-	// size counts the answers kept.
-	size int
+	// tables are the answers, per claims (interned specs), by node
+	// (memotable.go).
+	tables map[int64]*claimsTable
+	// size counts the answers kept, slots the tables' slots; maxSlots
+	// is maxMemoSlots (tests lower it).
+	size, slots, maxSlots int
 	// ids interns fingerprints (pool contents, node signatures, claims).
 	ids map[string]int64
 	// lastSpec and lastID: the claims last interned (one cycle's claims
@@ -90,14 +95,11 @@ type poolAt struct {
 }
 
 // nodeMemo is what the memo keeps for a node object: the pools of the
-// slices that apply to it, per claims whether each pool is relevant, and
-// the answer per claims with the pool versions it is for (versions only
-// grow: an answer for older versions can never be asked for again).
+// slices that apply to it. The answers are in the claims' tables
+// (memotable.go).
 type nodeMemo struct {
-	node    *v1.Node
-	pools   []string
-	rel     map[int64][]bool
-	entries map[int64]memoEntry
+	node  *v1.Node
+	pools []string
 }
 
 // failKey keys the failures: the claims and the node's pools by content
@@ -121,9 +123,9 @@ type memoInputs struct {
 	objRev  int64
 	slices  *sliceIndex
 	poolVer map[string]int64
-	// poolSig is each pool's interned signature (content and what is
-	// taken).
-	poolSig map[string]int64
+	// poolItems is what is taken in each pool (allocatedStates), for the
+	// pools' signatures (poolSigLocked).
+	poolItems map[string]map[string]int
 }
 
 // sliceIndex is the slices of one objects revision, the node-local ones
@@ -133,8 +135,13 @@ type sliceIndex struct {
 	shared []*resourceapi.ResourceSlice
 }
 
-// maxMemoEntries bounds the memo; it starts over when full.
-const maxMemoEntries = 1 << 16
+// maxMemoEntries bounds the memo's answers, maxMemoSlots the slots of its
+// tables (memotable.go: a table holds a slot per list position up to the
+// last node asked, answered or not); it starts over when either is full.
+const (
+	maxMemoEntries = 1 << 16
+	maxMemoSlots   = 1 << 20
+)
 
 // MemoDisabled turns the allocation memo of plugins built afterwards off:
 // every node then runs the allocator. Tests use it to show the memo
@@ -142,7 +149,7 @@ const maxMemoEntries = 1 << 16
 var MemoDisabled atomic.Bool
 
 func newAllocationMemo() *allocationMemo {
-	return &allocationMemo{disabled: MemoDisabled.Load(), nodes: map[string]*nodeMemo{}, ids: map[string]int64{},
+	return &allocationMemo{disabled: MemoDisabled.Load(), maxSlots: maxMemoSlots, nodes: map[string]*nodeMemo{}, tables: map[int64]*claimsTable{}, ids: map[string]int64{},
 		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
 		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{},
 		successes: map[failKey]success{}, localTo: map[string]string{}, mixed: map[string]bool{}}
@@ -179,22 +186,31 @@ func (m *allocationMemo) inputs(dra *schedcore.DRAManager, poolVer map[string]in
 		m.slices = idx
 		m.buildStaticSigsLocked(dra.Slices())
 	}
-	in := &memoInputs{objRev: rev, slices: m.slices, poolVer: poolVer, poolSig: make(map[string]int64, len(m.staticSig))}
-	for p, static := range m.staticSig {
-		at := poolAt{p, poolVer[p]}
-		id, ok := m.dynSig[at]
-		if !ok {
-			items := make([]string, 0, len(poolItems[p]))
-			for it, n := range poolItems[p] {
-				items = append(items, it+"*"+strconv.Itoa(n))
-			}
-			sort.Strings(items)
-			id = m.internLocked("sig:" + static + "|" + strings.Join(items, ";"))
-			m.dynSig[at] = id
-		}
-		in.poolSig[p] = id
+	return &memoInputs{objRev: rev, slices: m.slices, poolVer: poolVer, poolItems: poolItems}
+}
+
+// poolSigLocked is pool p's interned signature in the cycle: its content
+// and what is taken in it, kept by (pool, allocation version), written out
+// the first time a node with the pool misses. in.poolItems is of the
+// versions in in.poolVer (the next PreFilter updates both, after the
+// cycle's filters).
+func (m *allocationMemo) poolSigLocked(in *memoInputs, p string) int64 {
+	static, ok := m.staticSig[p]
+	if !ok {
+		return 0
 	}
-	return in
+	at := poolAt{p, in.poolVer[p]}
+	id, ok := m.dynSig[at]
+	if !ok {
+		items := make([]string, 0, len(in.poolItems[p]))
+		for it, n := range in.poolItems[p] {
+			items = append(items, it+"*"+strconv.Itoa(n))
+		}
+		sort.Strings(items)
+		id = m.internLocked("sig:" + static + "|" + strings.Join(items, ";"))
+		m.dynSig[at] = id
+	}
+	return id
 }
 
 // buildStaticSigsLocked writes each pool's slices out without the names
@@ -233,12 +249,14 @@ func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice)
 
 // resetLocked drops everything computed for another objects revision.
 func (m *allocationMemo) resetLocked(rev int64) {
-	if rev == m.objRev && m.size < maxMemoEntries {
+	if rev == m.objRev && m.size < maxMemoEntries && m.slots < m.maxSlots {
 		return
 	}
 	m.objRev = rev
 	m.slices = nil
 	clear(m.nodes)
+	clear(m.tables)
+	m.slots = 0
 	m.size = 0
 	clear(m.ids)
 	m.lastSpec, m.lastID = "", 0
@@ -258,8 +276,6 @@ func (m *allocationMemo) resetLocked(rev int64) {
 func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) (*nodeMemo, error) {
 	if nm, ok := m.nodes[node.Name]; ok && nm.node == node {
 		return nm, nil
-	} else if ok {
-		m.size -= len(nm.entries)
 	}
 	set := map[string]bool{}
 	for _, s := range in.slices.byNode[node.Name] {
@@ -305,7 +321,7 @@ func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) (*nodeMe
 		pools = append(pools, p)
 	}
 	sort.Strings(pools)
-	nm := &nodeMemo{node: node, pools: pools, rel: map[int64][]bool{}, entries: map[int64]memoEntry{}}
+	nm := &nodeMemo{node: node, pools: pools}
 	m.nodes[node.Name] = nm
 	return nm, nil
 }
@@ -319,14 +335,19 @@ func matchSelector(sel *v1.NodeSelector, node *v1.Node) (bool, error) {
 }
 
 // allocate returns run's answer for the node, from the memo when the same
-// inputs were seen before.
-func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.Node, claims []*resourceapi.ResourceClaim, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
+// inputs were seen before. The memo's results are shared: callers only
+// read them (Reserve copies the chosen node's). pos is the node's position
+// in the snapshot list (-1: none), where the claims' table keeps its entry.
+func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, node *v1.Node, claims []*resourceapi.ResourceClaim, specs func() (string, error), run func(context.Context) ([]resourceapi.AllocationResult, error)) ([]resourceapi.AllocationResult, error) {
 	if m.disabled || in == nil {
 		return run(ctx)
 	}
 	spec, err := specs()
 	if err != nil {
 		return run(ctx)
+	}
+	if e, ok := m.lookup(in, pos, node, spec); ok {
+		return e.results, e.err
 	}
 	m.mu.Lock()
 	if m.objRev != in.objRev {
@@ -343,9 +364,12 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		m.lastSpec, m.lastID = spec, m.internLocked(spec)
 	}
 	claimsID := m.lastID
-	rel, ok := nm.rel[claimsID]
-	if !ok {
-		rel = make([]bool, len(nm.pools))
+	sl := m.slotLocked(claimsID, pos, node.Name)
+	if sl.node != node || sl.nm != nm {
+		m.clearSlotLocked(sl, claimsSlot{node: node, nm: nm})
+	}
+	if sl.rel == nil {
+		rel := make([]bool, len(nm.pools))
 		for i, p := range nm.pools {
 			rel[i] = m.relevantLocked(ctx, claimsID, claims, p)
 		}
@@ -353,30 +377,18 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 			m.mu.Unlock()
 			return run(ctx)
 		}
-		nm.rel[claimsID] = rel
+		sl.rel = rel
 	}
-	e, ok := nm.entries[claimsID]
-	if ok {
-		for i, p := range nm.pools {
-			v := int64(-1)
-			if rel[i] {
-				v = in.poolVer[p]
-			}
-			if e.versions[i] != v {
-				ok = false
-				break
-			}
-		}
-	}
-	if ok {
+	rel := sl.rel
+	if sl.has && sl.valid(in) {
 		m.mu.Unlock()
-		return copyResults(e.results), e.err
+		return sl.e.results, sl.e.err
 	}
 	var b strings.Builder
 	b.WriteString("nodesig:")
 	for i, p := range nm.pools {
 		if rel[i] {
-			b.WriteString(strconv.FormatInt(in.poolSig[p], 10))
+			b.WriteString(strconv.FormatInt(m.poolSigLocked(in, p), 10))
 		} else {
 			b.WriteByte('s')
 			b.WriteString(strconv.FormatInt(m.staticID[p], 10))
@@ -388,10 +400,6 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		b.WriteByte(',')
 	}
 	fk := failKey{claims: claimsID, sig: m.internLocked(b.String())}
-	if ferr, failed := m.failures[fk]; failed {
-		m.mu.Unlock()
-		return nil, ferr
-	}
 	versions := make([]int64, len(nm.pools))
 	for i, p := range nm.pools {
 		versions[i] = -1
@@ -399,14 +407,18 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 			versions[i] = in.poolVer[p]
 		}
 	}
+	if ferr, failed := m.failures[fk]; failed {
+		// The node's own entry: the next cycles find it without writing
+		// the signature again, until one of its pools changes.
+		m.keepLocked(sl, memoEntry{versions: versions, err: ferr})
+		m.mu.Unlock()
+		return nil, ferr
+	}
 	if sc, ok := m.successes[fk]; ok {
 		if results, ok := m.translateLocked(sc, nm); ok {
-			if _, had := nm.entries[claimsID]; !had {
-				m.size++
-			}
-			nm.entries[claimsID] = memoEntry{versions: versions, results: results}
+			m.keepLocked(sl, memoEntry{versions: versions, results: results})
 			m.mu.Unlock()
-			return copyResults(results), nil
+			return results, nil
 		}
 	}
 	m.mu.Unlock()
@@ -418,12 +430,15 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, node *v1.
 		return results, err
 	}
 	m.mu.Lock()
+	// The slot is found again (the table may have grown, or been dropped
+	// by a reset) and kept only while it is still the node's.
 	if m.objRev == in.objRev && m.nodes[node.Name] == nm {
-		if _, had := nm.entries[claimsID]; !had {
-			m.size++
+		sl := m.slotLocked(claimsID, pos, node.Name)
+		if sl.node != node || sl.nm != nm || sl.rel == nil {
+			m.clearSlotLocked(sl, claimsSlot{node: node, nm: nm, rel: rel})
 		}
-		nm.entries[claimsID] = memoEntry{versions: versions, results: copyResults(results), err: err}
-		if results == nil && len(in.poolSig) > 0 {
+		m.keepLocked(sl, memoEntry{versions: versions, results: copyResults(results), err: err})
+		if results == nil && len(m.staticSig) > 0 {
 			m.failures[fk] = err
 		}
 		if results != nil && err == nil {

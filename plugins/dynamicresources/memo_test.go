@@ -7,7 +7,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -67,7 +69,7 @@ func TestMemoIgnoresPoolsTheClaimsCannotUse(t *testing.T) {
 			place := func() {
 				_, poolVer, items := allocated.get(false)
 				in := memo.inputs(dra, poolVer, items)
-				_, err := memo.allocate(context.Background(), in, node, claims, func() (string, error) { return claimSpecs(claims) },
+				_, err := memo.allocate(context.Background(), in, -1, node, claims, func() (string, error) { return claimSpecs(claims) },
 					func(context.Context) ([]resourceapi.AllocationResult, error) {
 						runs++
 						return []resourceapi.AllocationResult{{}}, nil
@@ -147,7 +149,7 @@ func TestMemoSharesSuccessesUnderNodeNames(t *testing.T) {
 			in := memo.inputs(dra, poolVer, items)
 			runs := 0
 			place := func(node string) []resourceapi.AllocationResult {
-				res, err := memo.allocate(context.Background(), in, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, claims,
+				res, err := memo.allocate(context.Background(), in, -1, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, claims,
 					func() (string, error) { return claimSpecs(claims) },
 					func(context.Context) ([]resourceapi.AllocationResult, error) {
 						runs++
@@ -180,5 +182,118 @@ func TestMemoSharesSuccessesUnderNodeNames(t *testing.T) {
 				t.Errorf("node-b's result names other names: %+v", got)
 			}
 		})
+	}
+}
+
+// TestReserveCopiesTheMemosResults: pods whose Filter got the same answer
+// from the memo each reserve their own copy of it, so that one claim's
+// allocation is never another's (nor the memo's). It fails when Reserve
+// hands out the memo's results without copying them.
+func TestReserveCopiesTheMemosResults(t *testing.T) {
+	ctx := context.Background()
+	dra := schedcore.NewDRAManager()
+	dra.AddClass(&resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
+		Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}}}})
+	dra.AddSlice(gpuSlice("gpu-node", "gpu-0", "gpu-1"))
+	p, err := New(ctx, nil, schedcore.NewHandle(nil, 1, schedcore.WithDRA(dra)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := p.(*DynamicResources)
+	var allocations []*resourceapi.AllocationResult
+	var states []*schedcore.CycleState
+	var pods []*v1.Pod
+	// One node object: the memo keeps answers for it.
+	ni := nodeInfo("gpu-node")
+	names := []string{"c1", "c2", "c3"}
+	for _, name := range names {
+		dra.AddClaim(claim(name, exactly("gpu", 1)))
+	}
+	for _, name := range names {
+		pod := podWith(name)
+		pod.Name, pod.UID = "pod-"+name, types.UID("uid-pod-"+name)
+		state := schedcore.NewCycleState()
+		if _, st := pl.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
+			t.Fatalf("PreFilter(%s) = %v", name, st)
+		}
+		if st := pl.Filter(ctx, state, pod, ni); !st.IsSuccess() {
+			t.Fatalf("Filter(%s) = %v", name, st)
+		}
+		states, pods = append(states, state), append(pods, pod)
+	}
+	for i, state := range states {
+		if st := pl.Reserve(ctx, state, pods[i], "gpu-node"); !st.IsSuccess() {
+			t.Fatalf("Reserve(%s) = %v", pods[i].Name, st)
+		}
+		s, err := getStateData(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		allocations = append(allocations, s.informationsForClaim[0].allocation)
+	}
+	for i := range allocations {
+		for j := i + 1; j < len(allocations); j++ {
+			if allocations[i] == allocations[j] {
+				t.Errorf("%s and %s reserved the same allocation object", pods[i].Name, pods[j].Name)
+			}
+		}
+	}
+}
+
+// TestMemoFailureByContentFollowsTheNode: a node that gets another node's
+// failure (same devices, same ones taken) keeps it as its own entry, and
+// the entry goes when a device of the node is freed: the allocator runs
+// again and succeeds. It fails when such an entry is kept regardless of
+// the node's pool versions.
+func TestMemoFailureByContentFollowsTheNode(t *testing.T) {
+	dra := schedcore.NewDRAManager()
+	dra.AddClass(&resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
+		Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}}}})
+	holders := map[string]*resourceapi.ResourceClaim{}
+	for _, n := range []string{"node-a", "node-b"} {
+		dra.AddSlice(gpuSlice(n, "gpu-0", "gpu-1"))
+		c := claim("holder-"+n, exactly("gpu", 1))
+		c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
+			{Request: "gpu", Driver: "gpu.example.com", Pool: n, Device: "gpu-0"}}}}
+		dra.AddClaim(c)
+		holders[n] = c
+	}
+	allocated := &allocatedStates{m: dra}
+	memo := newAllocationMemo()
+	memo.sel = &selection{class: dra.Class, cel: cel.NewCache(8, cel.Features{})}
+	claims := []*resourceapi.ResourceClaim{claim("wants", exactly("gpu", 2))}
+	nodes := map[string]*v1.Node{"node-a": {ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}, "node-b": {ObjectMeta: metav1.ObjectMeta{Name: "node-b"}}}
+	runs := 0
+	place := func(node string) bool {
+		state, poolVer, items := allocated.get(false)
+		in := memo.inputs(dra, poolVer, items)
+		res, err := memo.allocate(context.Background(), in, -1, nodes[node], claims, func() (string, error) { return claimSpecs(claims) },
+			func(context.Context) ([]resourceapi.AllocationResult, error) {
+				runs++
+				// Two free GPUs on the node, or nothing.
+				for _, d := range []string{"gpu-0", "gpu-1"} {
+					if state.AllocatedDevices.Has(structured.MakeDeviceID("gpu.example.com", node, d)) {
+						return nil, nil
+					}
+				}
+				return []resourceapi.AllocationResult{{}}, nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res != nil
+	}
+	if place("node-a") || place("node-b") || place("node-b") {
+		t.Fatal("a node with one free GPU fits two")
+	}
+	if runs != 1 {
+		t.Fatalf("%d allocator runs for two nodes with the same devices taken, want 1", runs)
+	}
+	dra.DeleteClaim(holders["node-b"])
+	if !place("node-b") {
+		t.Errorf("node-b with its GPUs free: the memo kept its failure")
+	}
+	if runs != 2 {
+		t.Errorf("%d allocator runs, want 2", runs)
 	}
 }
