@@ -185,41 +185,35 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleSta
 	var buf [4]schedcore.Domain
 	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	for i := range s.Constraints {
-		if v, bad := s.check(i, doms[i]); bad {
-			pl.logFilter(nodeInfo, &s.Constraints[i], v)
-			if !v.labeled {
-				return statusNodeLabelNotMatch
-			}
+		c := &s.Constraints[i]
+		if doms[i] == schedcore.NoLabel {
+			pl.logFilter(nodeInfo, c, violation{constraint: i})
+			return statusNodeLabelNotMatch
+		}
+		matchNum, minMatchNum := int(s.counts.At(i, doms[i])), s.minMatchNum(i)
+		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
+			pl.logFilter(nodeInfo, c, violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum})
 			return statusConstraintsNotMatch
 		}
 	}
 	return nil
 }
 
-// violation is a hard constraint a node violates: the node lacks its
-// topology key (labeled false), or the pod would make the skew of the
-// node's domain exceed maxSkew.
+// violation is a hard constraint a node violates: it lacks the topology
+// key (labeled false), or the pod would make its domain's skew too large.
 type violation struct {
 	constraint                  int
 	labeled                     bool
 	skew, matchNum, minMatchNum int
 }
 
-// check returns constraint i's skew on a node whose domain is dom, and
-// whether it is violated. The global minimum is the smallest match number,
-// or 0 when fewer domains than minDomains exist.
-func (s *preFilterState) check(i int, dom schedcore.Domain) (violation, bool) {
-	c := &s.Constraints[i]
-	if dom == schedcore.NoLabel {
-		return violation{constraint: i}, true
+// minMatchNum returns constraint i's global minimum: the smallest match
+// number, or 0 when fewer domains than minDomains exist.
+func (s *preFilterState) minMatchNum(i int) int {
+	if s.counts.NumCounted(i) < int(s.Constraints[i].MinDomains) {
+		return 0
 	}
-	minMatchNum := s.CriticalPaths[i][0].MatchNum
-	if s.counts.NumCounted(i) < int(c.MinDomains) {
-		minMatchNum = 0
-	}
-	matchNum := int(s.counts.At(i, dom))
-	skew := matchNum + s.selfMatchNum[i] - minMatchNum
-	return violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum}, skew > int(c.MaxSkew)
+	return s.CriticalPaths[i][0].MatchNum
 }
 
 // logFilter logs a failing node at V(5), as kube does; only failing nodes
