@@ -376,6 +376,48 @@ func (c *Offline) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) error {
 	return nil
 }
 
+// AddPodGroup brings a new PodGroup into the cluster and delivers it to
+// the cache and the queue, as kube's PodGroup informer handler
+// (eventhandlers.go addPodGroup): the cache, the queue's observed
+// PodGroups, then the requeue. It is an error if the PodGroup exists.
+func (c *Offline) AddPodGroup(pg *schedulingv1beta1.PodGroup) error {
+	k := pg.Namespace + "/" + pg.Name
+	if _, ok := c.podGroups[k]; ok {
+		return fmt.Errorf("podgroup %s already exists", k)
+	}
+	add := pg.DeepCopy()
+	if add.ResourceVersion == "" {
+		add.ResourceVersion = "1"
+	}
+	c.podGroups[k] = add
+	c.pgOrder = append(c.pgOrder, k)
+	c.Cache.AddPodGroup(add)
+	c.Queue.AddPodGroup(c.Options.Logger, add)
+	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.PodGroup, ActionType: schedcore.Add}, nil, add, nil)
+	return nil
+}
+
+// DeletePodGroup removes a PodGroup from the cluster and delivers the
+// deletion as kube's handler (deletePodGroup): its queued members go back
+// to incompletePodGroupPods. A PodGroup that is not there is no error.
+func (c *Offline) DeletePodGroup(namespace, name string) {
+	k := namespace + "/" + name
+	cur, ok := c.podGroups[k]
+	if !ok {
+		return
+	}
+	delete(c.podGroups, k)
+	for i, o := range c.pgOrder {
+		if o == k {
+			c.pgOrder = append(c.pgOrder[:i:i], c.pgOrder[i+1:]...)
+			break
+		}
+	}
+	c.Cache.RemovePodGroup(cur)
+	c.Queue.DeletePodGroup(c.Options.Logger, cur)
+	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.PodGroup, ActionType: schedcore.Delete}, cur, nil, nil)
+}
+
 // PodGroups returns the cluster's PodGroups as they are now, with the
 // status the pod-group cycles wrote, in the cluster's order.
 func (c *Offline) PodGroups() []*schedulingv1beta1.PodGroup {
