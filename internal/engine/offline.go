@@ -210,6 +210,24 @@ func (c *Offline) Delete(namespace, name string) {
 	c.Queue.Delete(cur)
 }
 
+// UpdatePending replaces a pending pod (its scheduling gates removed, a
+// label changed) and delivers the update as kube's handler for an
+// unscheduled pod (updatePodInSchedulingQueue): the cache's pod-group
+// member, then the queue. It is an error if the pod is not pending.
+func (c *Offline) UpdatePending(pod *v1.Pod) error {
+	cur, ok := c.store.get(pod.Namespace, pod.Name)
+	if !ok || cur.Spec.NodeName != "" {
+		return fmt.Errorf("pod %s is not pending", schedcore.PodName(pod))
+	}
+	upd := pod.DeepCopy()
+	upd.UID = cur.UID
+	upd.Spec.NodeName = ""
+	c.store.put(upd)
+	c.Cache.UpdatePodGroupMember(cur, upd)
+	c.Queue.Update(c.Options.Logger, cur, upd)
+	return nil
+}
+
 // UpdateNode replaces a node (cordoning, relabelling, resizing) and sends
 // the queue the events its changes are, as the node informer would.
 func (c *Offline) UpdateNode(node *v1.Node) error {

@@ -14,6 +14,7 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -38,6 +39,8 @@ type cyclePod struct {
 	created           int
 	affinity          *v1.Affinity
 	labels            map[string]string
+	// mod changes the pod further (priority, gates, volumes).
+	mod func(*v1.Pod)
 }
 
 func (p cyclePod) obj() *v1.Pod {
@@ -51,6 +54,9 @@ func (p cyclePod) obj() *v1.Pod {
 	if p.group != "" {
 		g := p.group
 		pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &g}
+	}
+	if p.mod != nil {
+		p.mod(pod)
 	}
 	return pod
 }
@@ -95,6 +101,20 @@ type cycleRun struct {
 
 func startCycleRun(t *testing.T, tas bool, nodes []*v1.Node, groups []*schedulingv1beta1.PodGroup, pods []cyclePod) *cycleRun {
 	t.Helper()
+	cl := &snapshot.Cluster{Nodes: nodes, Workloads: snapshot.Workloads{PodGroups: groups}}
+	for _, p := range pods {
+		cl.Pods = append(cl.Pods, p.obj())
+	}
+	r := newCycleRun(t, tas, cl, nil)
+	r.run(t)
+	return r
+}
+
+// newCycleRun builds the offline engine on the cluster with GenericWorkload
+// (and TAS when asked) and queues its pending pods, without a run; cfg, if
+// set, changes the configuration first.
+func newCycleRun(t *testing.T, tas bool, cl *snapshot.Cluster, cfgMod func(*configv1.KubeSchedulerConfiguration)) *cycleRun {
+	t.Helper()
 	f := schedcore.DefaultFeatures
 	f.GenericWorkload = true
 	f.TopologyAwareWorkloadScheduling = tas
@@ -104,11 +124,10 @@ func startCycleRun(t *testing.T, tas bool, nodes []*v1.Node, groups []*schedulin
 	}
 	all := int32(100)
 	cfg.PercentageOfNodesToScore = &all
-	r := &cycleRun{placed: map[string]string{}, msgs: map[string]string{}}
-	cl := &snapshot.Cluster{Nodes: nodes, Workloads: snapshot.Workloads{PodGroups: groups}}
-	for _, p := range pods {
-		cl.Pods = append(cl.Pods, p.obj())
+	if cfgMod != nil {
+		cfgMod(cfg)
 	}
+	r := &cycleRun{placed: map[string]string{}, msgs: map[string]string{}}
 	obs := Observer{
 		Placed: func(pod *v1.Pod, node string, _ int, _ schedruntime.ScheduleResult) { r.placed[pod.Name] = node },
 		Failed: func(pod *v1.Pod, fl Failure) { r.msgs[pod.Name] = fl.Status.Message() },
@@ -120,7 +139,6 @@ func startCycleRun(t *testing.T, tas bool, nodes []*v1.Node, groups []*schedulin
 	t.Cleanup(c.Close)
 	r.c = c
 	c.Submit(pending...)
-	r.run(t)
 	return r
 }
 
