@@ -115,6 +115,13 @@ func startCycleRun(t *testing.T, tas bool, nodes []*v1.Node, groups []*schedulin
 // set, changes the configuration first.
 func newCycleRun(t *testing.T, tas bool, cl *snapshot.Cluster, cfgMod func(*configv1.KubeSchedulerConfiguration)) *cycleRun {
 	t.Helper()
+	return newCycleRunWith(t, tas, cl, cfgMod, Options{})
+}
+
+// newCycleRunWith is newCycleRun with options (a seed); their Features and
+// Config are set here.
+func newCycleRunWith(t *testing.T, tas bool, cl *snapshot.Cluster, cfgMod func(*configv1.KubeSchedulerConfiguration), opts Options) *cycleRun {
+	t.Helper()
 	f := schedcore.DefaultFeatures
 	f.GenericWorkload = true
 	f.TopologyAwareWorkloadScheduling = tas
@@ -132,7 +139,8 @@ func newCycleRun(t *testing.T, tas bool, cl *snapshot.Cluster, cfgMod func(*conf
 		Placed: func(pod *v1.Pod, node string, _ int, _ schedruntime.ScheduleResult) { r.placed[pod.Name] = node },
 		Failed: func(pod *v1.Pod, fl Failure) { r.msgs[pod.Name] = fl.Status.Message() },
 	}
-	c, pending, err := NewOffline(context.Background(), cl, Options{Features: f, Config: cfg}, obs)
+	opts.Features, opts.Config = f, cfg
+	c, pending, err := NewOffline(context.Background(), cl, opts, obs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,4 +570,85 @@ func mustAddPodGroup(t *testing.T, c *Offline, pg *schedulingv1beta1.PodGroup) {
 	if err := c.AddPodGroup(pg); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestPodGroupPlacementTies: design §5.6. Four identical racks tie on every
+// placement score (kube draws one with rand.Int): without --seed the gang
+// goes to the lowest domain name; with a seed, to the rack the run's
+// TieBreak draws among the tied domains in name order — the same one for
+// the same seed.
+func TestPodGroupPlacementTies(t *testing.T) {
+	racks := []string{"rack-a", "rack-b", "rack-c", "rack-d"}
+	cluster := func() *snapshot.Cluster {
+		cl := &snapshot.Cluster{Workloads: snapshot.Workloads{PodGroups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, tasRack)}}}
+		for i, r := range racks {
+			for j := 1; j <= 2; j++ {
+				cl.Nodes = append(cl.Nodes, rackNode(fmt.Sprintf("n%d%d", i, j), r, "zone-1", "2"))
+			}
+		}
+		for i := 1; i <= 3; i++ {
+			cl.Pods = append(cl.Pods, member(fmt.Sprintf("p%d", i), "pg1", 1).obj())
+		}
+		return cl
+	}
+	rackOf := func(r *cycleRun) string {
+		got := map[string]bool{}
+		for i := 1; i <= 3; i++ {
+			p, _ := r.c.Pod("ns", fmt.Sprintf("p%d", i))
+			if p.Spec.NodeName == "" {
+				t.Fatalf("p%d not bound: %v", i, r.msgs)
+			}
+			n, _ := r.c.Current().Get(p.Spec.NodeName)
+			got[n.Node().Labels[tasRack]] = true
+		}
+		if len(got) != 1 {
+			t.Fatalf("members on racks %v", got)
+		}
+		for k := range got {
+			return k
+		}
+		return ""
+	}
+
+	t.Run("no seed: lowest domain name", func(t *testing.T) {
+		r := newCycleRun(t, true, cluster(), nil)
+		r.run(t)
+		if got := rackOf(r); got != "rack-a" {
+			t.Errorf("rack %s, want rack-a", got)
+		}
+	})
+	t.Run("the TieBreak gets the tied domains in name order", func(t *testing.T) {
+		r := newCycleRun(t, true, cluster(), nil)
+		var seen [][]string
+		r.c.Scheduler.Algorithm.TieBreak = func(tied []string) string {
+			if strings.HasPrefix(tied[0], "rack-") {
+				seen = append(seen, slices.Clone(tied))
+			}
+			return tied[len(tied)-1]
+		}
+		r.run(t)
+		if got := rackOf(r); got != "rack-d" {
+			t.Errorf("rack %s, want rack-d (the TieBreak's choice)", got)
+		}
+		if diff := cmp.Diff([][]string{racks}, seen); diff != "" {
+			t.Errorf("placement ties (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("seeded: one of the tied racks, the same for the same seed", func(t *testing.T) {
+		chosen := map[string]bool{}
+		for seed := int64(1); seed <= 12; seed++ {
+			a := newCycleRunWith(t, true, cluster(), nil, Options{UseSeed: true, Seed: seed})
+			a.run(t)
+			b := newCycleRunWith(t, true, cluster(), nil, Options{UseSeed: true, Seed: seed})
+			b.run(t)
+			ra, rb := rackOf(a), rackOf(b)
+			if ra != rb {
+				t.Errorf("seed %d: %s then %s", seed, ra, rb)
+			}
+			chosen[ra] = true
+		}
+		if len(chosen) < 2 {
+			t.Errorf("12 seeds all chose %v: the seed does not reach the placement tie", chosen)
+		}
+	})
 }

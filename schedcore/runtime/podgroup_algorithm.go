@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -249,5 +250,33 @@ func (s *Scheduler) findBestPodGroupPlacement(ctx context.Context, fw *Framework
 			best = i
 		}
 	}
-	return best, nil
+	return s.breakPlacementTie(placements, scores, best), nil
+}
+
+// breakPlacementTie chooses among the placements sharing the best total
+// (kube: rand.Int over them, schedule_one_podgroup.go findBestPodGroupPlacement)
+// as the node tie rule does (design §5.6): without the Algorithm's TieBreak
+// the first in the generator's order (the lowest domain name), with it
+// (--seed) the one it draws among their names in name order.
+func (s *Scheduler) breakPlacementTie(placements []*schedcore.Placement, scores []schedcore.PlacementPluginScores, best int) int {
+	if s.Algorithm == nil || s.Algorithm.TieBreak == nil {
+		return best
+	}
+	var tied []string
+	for i, sc := range scores {
+		if sc.TotalScore == scores[best].TotalScore {
+			tied = append(tied, placements[i].Name)
+		}
+	}
+	if len(tied) < 2 {
+		return best
+	}
+	sort.Strings(tied)
+	name := s.Algorithm.TieBreak(tied)
+	for i, sc := range scores {
+		if sc.TotalScore == scores[best].TotalScore && placements[i].Name == name {
+			return i
+		}
+	}
+	return best
 }
