@@ -229,7 +229,7 @@ func (s *Scheduler) podGroupSchedulingPlacementAlgorithm(ctx context.Context, fw
 }
 
 // findBestPodGroupPlacement returns the index of the feasible placement
-// with the highest total placement score, the first of equals.
+// with the highest total placement score; equals go to breakPlacementTie.
 func (s *Scheduler) findBestPodGroupPlacement(ctx context.Context, fw *Framework, pgState *schedcore.CycleState, g *schedcore.QueuedPodGroupInfo, placements []*schedcore.Placement, results []*groupResult) (int, *schedcore.Status) {
 	if len(results) == 1 {
 		return 0, nil
@@ -254,7 +254,8 @@ func (s *Scheduler) findBestPodGroupPlacement(ctx context.Context, fw *Framework
 }
 
 // breakPlacementTie chooses among the placements sharing the best total
-// (kube: rand.Int over them, schedule_one_podgroup.go findBestPodGroupPlacement)
+// (kube: a rand.Int Randomizer per placement, the highest wins;
+// schedule_one_podgroup.go:1201-1222 findBestPlacement)
 // as the node tie rule does (design §5.6): without the Algorithm's TieBreak
 // the first in the generator's order (the lowest domain name), with it
 // (--seed) the one it draws among their names in name order.
