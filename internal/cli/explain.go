@@ -34,6 +34,8 @@ type ExplainOptions struct {
 	Nearest   int
 	AtTurn    bool
 	CheckTurn bool
+	// PodGroup is set for `explain podgroup NAME`.
+	PodGroup bool
 
 	engine     engineFlags
 	namespace  string
@@ -146,6 +148,16 @@ func (o *ExplainOptions) Complete(args []string) error {
 	rest := args[1:]
 	switch strings.ToLower(kind) {
 	case "pod", "pods", "po":
+	case "podgroup", "podgroups", "podgroup.scheduling.k8s.io", "podgroups.scheduling.k8s.io":
+		o.PodGroup = true
+		if name != "" {
+			rest = append([]string{name}, rest...)
+		}
+		if len(rest) != 1 {
+			return UsageErrorf("one PodGroup name is required: kubectl sched explain podgroup NAME")
+		}
+		o.Name = rest[0]
+		return nil
 	default:
 		if len(rest) > 0 && name == "" {
 			name = rest[0]
@@ -212,11 +224,17 @@ func (o *ExplainOptions) notAPod(kind, name string, asPodName bool) error {
 		}
 		return UsageErrorf("explain takes a pod: %q is not a pod name (kubectl sched explain pod NAME%s%s)", kind+"/"+name, ns, hint)
 	}
-	return UsageErrorf("cannot explain %q: only pods can be explained (kubectl sched explain pod NAME%s)", kind, ns)
+	return UsageErrorf("cannot explain %q: only pods and podgroups can be explained (kubectl sched explain pod NAME%s)", kind, ns)
 }
 
 // Validate checks flags before anything is read.
 func (o *ExplainOptions) Validate() error {
+	if o.PodGroup {
+		if o.PodFile != "" || o.AtTurn || o.Node != "" || o.AllNodes {
+			return UsageErrorf("explain podgroup takes none of -f, --at-turn, --node, --all-nodes (they are explain pod's)")
+		}
+		return checkFormat(o.Output, report.Formats, redirectHint)
+	}
 	if o.Name == "" && o.PodFile == "" {
 		return UsageErrorf("a pod name or -f POD.yaml is required: kubectl sched explain pod (NAME | -f POD.yaml)")
 	}
@@ -256,6 +274,13 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	}
 	if len(cl.Nodes) == 0 {
 		return UsageErrorf("%s: %v", o.engine.where(), explain.ErrNoNodes)
+	}
+
+	if o.PodGroup {
+		return o.runPodGroup(ctx, in.Cluster, explain.Options{
+			Config: cfg, Registry: in.Registry, Features: in.Features, Seed: in.Seed, UseSeed: in.UseSeed,
+			Live: len(o.engine.Snapshots) == 0,
+		})
 	}
 
 	var pod *v1.Pod
@@ -357,4 +382,26 @@ func (o *ExplainOptions) loadPodFile() (*v1.Pod, error) {
 		return nil, UsageErrorf("%s: the namespace from the provided object %q does not match the namespace %q", o.PodFile, pod.Namespace, o.namespace)
 	}
 	return pod, nil
+}
+
+// runPodGroup is `explain podgroup NAME`: the pod-group cycle of its
+// pending members on the state as listed, nothing bound.
+func (o *ExplainOptions) runPodGroup(ctx context.Context, cl *snapshot.Cluster, eo explain.Options) error {
+	rep, err := explain.RunPodGroup(ctx, cl, o.namespace, o.Name, eo)
+	if err != nil {
+		if errors.Is(err, explain.ErrPodGroupNotFound) || errors.Is(err, explain.ErrNoPendingMembers) ||
+			errors.Is(err, explain.ErrGenericWorkloadOff) || errors.Is(err, explain.ErrUnknownProfile) {
+			return AsUsage(err)
+		}
+		return o.engine.runError(err)
+	}
+	var buf bytes.Buffer
+	if err := report.WritePodGroupExplain(&buf, rep, o.Output); err != nil {
+		return err
+	}
+	for _, w := range cl.Warnings {
+		fmt.Fprintln(o.ErrOut, w)
+	}
+	_, err = o.Out.Write(buf.Bytes())
+	return err
 }
