@@ -101,6 +101,19 @@ func RunPodGroup(ctx context.Context, cl *snapshot.Cluster, namespace, name stri
 		return nil, err
 	}
 	defer c.Close()
+	c.Scheduler.Hooks.Placements = func(g *schedcore.QueuedPodGroupInfo, outcomes []schedruntime.PlacementOutcome) {
+		if g.Namespace != namespace || g.Name != name {
+			return
+		}
+		rep.Placements = rep.Placements[:0]
+		for _, o := range outcomes {
+			p := report.PodGroupPlacement{Name: o.Name, Nodes: o.Nodes, Feasible: o.Feasible, Message: o.Message, Chosen: o.Chosen}
+			if o.Scored {
+				p.Score = &o.Score
+			}
+			rep.Placements = append(rep.Placements, p)
+		}
+	}
 	var members []*v1.Pod
 	for _, p := range pending {
 		if isMember(p) {

@@ -32,6 +32,9 @@ type PodGroupExplanation struct {
 	// Condition is the PodGroupInitiallyScheduled condition the cycle
 	// sets, in kube's words (absent if none was written).
 	Condition *PodGroupCondition `json:"condition,omitempty"`
+	// Placements are the placements the last pod-group cycle tried
+	// (TopologyAwareWorkloadScheduling), in the generator's order.
+	Placements []PodGroupPlacement `json:"placements,omitempty"`
 	// Evictions are the preemption victims the simulation evicted.
 	Evictions []Eviction `json:"evictions,omitempty"`
 }
@@ -42,6 +45,19 @@ type PodGroupMember struct {
 	Pod     string `json:"pod"`
 	Node    string `json:"node,omitempty"`
 	Message string `json:"message,omitempty"`
+}
+
+// PodGroupPlacement is one placement a pod-group cycle tried: feasible
+// or not (with the group's status there), its total placement score when
+// scored (kube scores only when more than one is feasible), and whether
+// it was chosen.
+type PodGroupPlacement struct {
+	Name     string `json:"name"`
+	Nodes    int    `json:"nodes"`
+	Feasible bool   `json:"feasible"`
+	Message  string `json:"message,omitempty"`
+	Score    *int64 `json:"score,omitempty"`
+	Chosen   bool   `json:"chosen,omitempty"`
 }
 
 // WritePodGroupExplain renders e as table (or wide: the same), json or yaml.
@@ -105,6 +121,32 @@ func writePodGroupExplainTable(w io.Writer, e *PodGroupExplanation) error {
 			status = "placed"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Pod, node, status)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(e.Placements) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLACEMENT\tNODES\tRESULT\tSCORE")
+	for _, p := range e.Placements {
+		result := "feasible"
+		if p.Chosen {
+			result = "feasible, chosen"
+		} else if !p.Feasible {
+			result = p.Message
+		}
+		score := "-"
+		if p.Score != nil {
+			score = fmt.Sprint(*p.Score)
+		}
+		name := p.Name
+		if name == "" {
+			name = "(unnamed)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", name, p.Nodes, result, score)
 	}
 	return tw.Flush()
 }
