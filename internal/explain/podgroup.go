@@ -145,7 +145,7 @@ func RunPodGroup(ctx context.Context, cl *snapshot.Cluster, namespace, name stri
 			if cur, ok := c.Pod(p.Namespace, p.Name); ok && len(cur.Spec.SchedulingGates) > 0 {
 				m.Message = "Scheduling is blocked due to non-empty scheduling gates"
 			} else if msg, plugin := c.GatedBy(ctx, p); plugin != "" {
-				m.Message = plugin + ": " + msg
+				m.Message = msg
 			} else {
 				m.Message = "waiting in the scheduling queue (never attempted)"
 			}
