@@ -48,7 +48,7 @@ func NewCmdExplain(streams genericiooptions.IOStreams, settings Settings) *cobra
 	o.engine = engineFlags{IOStreams: streams, settings: settings, kube: o.ConfigFlags, dump: dumpOrCluster,
 		seedUsage: "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)"}
 	cmd := &cobra.Command{
-		Use:   "explain pod (NAME | -f POD.yaml) [--snapshot CLUSTER.yaml]",
+		Use:   "explain (pod (NAME | -f POD.yaml) | podgroup NAME) [--snapshot CLUSTER.yaml]",
 		Short: "Explain, node by node, why a pod fits where it does or does not fit at all",
 		Long: fmt.Sprintf(strings.TrimSpace(`
 Run one scheduling cycle of a pod through the real framework, with every node
@@ -83,8 +83,18 @@ Cluster state comes from --snapshot files (what 'kubectl sched snapshot' or
 without --snapshot, from the cluster of the current kubeconfig context, listed
 once.
 
-Exit code 0 whether or not the pod fits; 2 for bad input (no such pod, bad
-files or configuration).`), explain.DefaultTurnBudget),
+explain podgroup NAME (a scheduling.k8s.io/v1beta1 PodGroup; the feature
+gate GenericWorkload on) runs kube's pod-group cycle for the group's pending
+members on the state as listed, the other pending pods left pending, in
+memory: whether the group fits (reaches its minCount), the node each member
+would get or its status message in kube's words, each placement tried and its
+score (with TopologyAwareWorkloadScheduling), the PodGroupInitiallyScheduled
+condition kube would set, and the quorum. It takes none of -f, --node,
+--all-nodes, --at-turn.
+
+Exit code 0 whether or not the pod (or the group) fits; 2 for bad input (no
+such pod or PodGroup, a PodGroup without pending members or with
+GenericWorkload off, bad files or configuration).`), explain.DefaultTurnBudget),
 		Example: `  # Why is this pod pending?
   kubectl sched explain pod web-7d4f9 -n shop
 
@@ -102,7 +112,10 @@ files or configuration).`), explain.DefaultTurnBudget),
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml --at-turn
 
   # Machine-readable (schema: docs/explain.md)
-  kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml -o json`,
+  kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml -o json
+
+  # Why is this gang pending? Will it fit?
+  kubectl sched explain podgroup trainers -n ml --snapshot cluster.yaml --feature-gates GenericWorkload=true`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err
