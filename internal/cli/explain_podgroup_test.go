@@ -24,6 +24,10 @@ func TestExplainPodGroupGoldenOutputs(t *testing.T) {
 		{"explain-podgroup-quorum-table", []string{"explain", "podgroups/pg1", "--snapshot", gangKube + "quorum.yaml", "--feature-gates", gwGate}},
 		{"explain-podgroup-topology-table", []string{"explain", "podgroup", "pg1", "--snapshot", gangKube + "topology.yaml", "--feature-gates", tasGates}},
 		{"explain-podgroup-topology-yaml", []string{"explain", "podgroup", "pg1", "--snapshot", gangKube + "topology.yaml", "--feature-gates", tasGates, "-o", "yaml"}},
+		// Three feasible placements, scored; the state as listed (the
+		// other racks' gangs pending), so rack-02 has the most room.
+		{"explain-podgroup-topology-scored-table", []string{"explain", "podgroup", "rack-2", "-n", "train", "--snapshot", "../../testdata/kubebench/gang-topology-24n-seed1.yaml", "--feature-gates", tasGates}},
+		{"explain-podgroup-topology-scored-json", []string{"explain", "podgroup", "rack-2", "-n", "train", "--snapshot", "../../testdata/kubebench/gang-topology-24n-seed1.yaml", "--feature-gates", tasGates, "-o", "json"}},
 		{"explain-podgroup-native-workers-table", []string{"explain", "podgroup", "workers", "-n", "hpc", "--snapshot", gangNative, "--feature-gates", gwGate}},
 		{"explain-podgroup-native-short-table", []string{"explain", "podgroup", "short", "-n", "hpc", "--snapshot", gangNative, "--feature-gates", gwGate}},
 	}
