@@ -126,6 +126,8 @@ items:
 			`podgroups.scheduling.k8s.io "pg1" not found in namespace "other"`},
 		{"a PodGroup without pending members", []string{"explain", "podgroup", "g", "--snapshot", allBound, "--feature-gates", gwGate},
 			"podgroup default/g: no pending members (1 members known, all bound)"},
+		{"a Coscheduling PodGroup", []string{"explain", "podgroup", "ok", "-n", "jobs", "--snapshot", "../../testdata/gang/all-or-nothing.yaml", "--feature-gates", gwGate},
+			"podgroup jobs/ok is a scheduler-plugins PodGroup (scheduling.x-k8s.io/v1alpha1, the Coscheduling plugin's), not a scheduling.k8s.io/v1beta1 one"},
 		{"the gate off", []string{"explain", "podgroup", "pg1", "--snapshot", gangKube + "blocked.yaml"},
 			"the GenericWorkload feature gate is off: kube-scheduler schedules the members of a PodGroup one by one"},
 		{"no name", []string{"explain", "podgroup", "--snapshot", gangKube + "blocked.yaml"}, "one PodGroup name is required"},

@@ -40,9 +40,6 @@ func RunPodGroup(ctx context.Context, cl *snapshot.Cluster, namespace, name stri
 	if len(cl.Nodes) == 0 {
 		return nil, ErrNoNodes
 	}
-	if !o.Features.GenericWorkload {
-		return nil, ErrGenericWorkloadOff
-	}
 	var pg *schedulingv1beta1.PodGroup
 	for _, g := range cl.Workloads.PodGroups {
 		if g.Namespace == namespace && g.Name == name {
@@ -51,7 +48,16 @@ func RunPodGroup(ctx context.Context, cl *snapshot.Cluster, namespace, name stri
 		}
 	}
 	if pg == nil {
+		for _, u := range cl.Others {
+			if u.GetKind() == "PodGroup" && u.GroupVersionKind().Group == "scheduling.x-k8s.io" && u.GetNamespace() == namespace && u.GetName() == name {
+				return nil, fmt.Errorf("podgroup %s/%s is a scheduler-plugins PodGroup (%s, the Coscheduling plugin's), not a scheduling.k8s.io/v1beta1 one: %w (kubectl sched dryrun reports Coscheduling gangs; explain pod explains each member)",
+					namespace, name, u.GetAPIVersion(), ErrPodGroupNotFound)
+			}
+		}
 		return nil, fmt.Errorf("podgroups.scheduling.k8s.io %q not found in namespace %q: %w", name, namespace, ErrPodGroupNotFound)
+	}
+	if !o.Features.GenericWorkload {
+		return nil, ErrGenericWorkloadOff
 	}
 	isMember := func(p *v1.Pod) bool {
 		n, ok := schedcore.PodGroupNameOf(p)
