@@ -198,10 +198,14 @@ func (s completionSource) explainArgs(cmd *cobra.Command, args []string, toCompl
 			}
 			return matching(names, toComplete, kind+"/"), none
 		}
+		var kinds []string
 		if strings.HasPrefix("pod", toComplete) {
-			return []string{"pod\tthe only kind explain takes"}, none
+			kinds = append(kinds, "pod\tone pod: where it fits, or why not")
 		}
-		return nil, none
+		if strings.HasPrefix("podgroup", toComplete) {
+			kinds = append(kinds, "podgroup\ta PodGroup's pending members: whether the group fits")
+		}
+		return kinds, none
 	case 1:
 		if strings.Contains(args[0], "/") || !isPodKind(args[0]) {
 			return nil, none

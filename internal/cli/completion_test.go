@@ -64,7 +64,8 @@ func TestCompletion(t *testing.T) {
 		wantDir  string
 	}{
 		{"the verbs", noCluster(t), []string{"e"}, []string{"explain\tExplain, node by node, why a pod fits where it does or does not fit at all"}, noFile},
-		{"explain's first argument is the kind", noCluster(t), []string{"explain", ""}, []string{"pod\tthe only kind explain takes"}, noFile},
+		{"explain's first argument is the kind", noCluster(t), []string{"explain", ""}, []string{"pod\tone pod: where it fits, or why not", "podgroup\ta PodGroup's pending members: whether the group fits"}, noFile},
+		{"explain's kinds by prefix", noCluster(t), []string{"explain", "podg"}, []string{"podgroup\ta PodGroup's pending members: whether the group fits"}, noFile},
 		{"no kind but pod", noCluster(t), []string{"explain", "node"}, nil, noFile},
 		{"pod names of the namespace come from the cluster", live, []string{"explain", "pod", "-n", "shop", ""}, []string{"batch", "db-0", "web-1", "web-2"}, noFile},
 		{"pod names are filtered by the prefix", live, []string{"explain", "pod", "-n", "shop", "web"}, []string{"web-1", "web-2"}, noFile},

@@ -34,6 +34,8 @@ type ExplainOptions struct {
 	Nearest   int
 	AtTurn    bool
 	CheckTurn bool
+	// PodGroup is set for `explain podgroup NAME`.
+	PodGroup bool
 
 	engine     engineFlags
 	namespace  string
@@ -46,7 +48,7 @@ func NewCmdExplain(streams genericiooptions.IOStreams, settings Settings) *cobra
 	o.engine = engineFlags{IOStreams: streams, settings: settings, kube: o.ConfigFlags, dump: dumpOrCluster,
 		seedUsage: "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)"}
 	cmd := &cobra.Command{
-		Use:   "explain pod (NAME | -f POD.yaml) [--snapshot CLUSTER.yaml]",
+		Use:   "explain (pod (NAME | -f POD.yaml) | podgroup NAME) [--snapshot CLUSTER.yaml]",
 		Short: "Explain, node by node, why a pod fits where it does or does not fit at all",
 		Long: fmt.Sprintf(strings.TrimSpace(`
 Run one scheduling cycle of a pod through the real framework, with every node
@@ -81,8 +83,18 @@ Cluster state comes from --snapshot files (what 'kubectl sched snapshot' or
 without --snapshot, from the cluster of the current kubeconfig context, listed
 once.
 
-Exit code 0 whether or not the pod fits; 2 for bad input (no such pod, bad
-files or configuration).`), explain.DefaultTurnBudget),
+explain podgroup NAME (a scheduling.k8s.io/v1beta1 PodGroup; the feature
+gate GenericWorkload on) runs kube's pod-group cycle for the group's pending
+members on the state as listed, the other pending pods left pending, in
+memory: whether the group fits (reaches its minCount), the node each member
+would get or its status message in kube's words, each placement tried and its
+score (with TopologyAwareWorkloadScheduling), the PodGroupInitiallyScheduled
+condition kube would set, and the quorum. It takes none of -f, --node,
+--all-nodes, --at-turn.
+
+Exit code 0 whether or not the pod (or the group) fits; 2 for bad input (no
+such pod or PodGroup, a PodGroup without pending members or with
+GenericWorkload off, bad files or configuration).`), explain.DefaultTurnBudget),
 		Example: `  # Why is this pod pending?
   kubectl sched explain pod web-7d4f9 -n shop
 
@@ -100,7 +112,10 @@ files or configuration).`), explain.DefaultTurnBudget),
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml --at-turn
 
   # Machine-readable (schema: docs/explain.md)
-  kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml -o json`,
+  kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml -o json
+
+  # Why is this gang pending? Will it fit?
+  kubectl sched explain podgroup trainers -n ml --snapshot cluster.yaml --feature-gates GenericWorkload=true`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err
@@ -146,6 +161,16 @@ func (o *ExplainOptions) Complete(args []string) error {
 	rest := args[1:]
 	switch strings.ToLower(kind) {
 	case "pod", "pods", "po":
+	case "podgroup", "podgroups", "podgroup.scheduling.k8s.io", "podgroups.scheduling.k8s.io":
+		o.PodGroup = true
+		if name != "" {
+			rest = append([]string{name}, rest...)
+		}
+		if len(rest) != 1 {
+			return UsageErrorf("one PodGroup name is required: kubectl sched explain podgroup NAME")
+		}
+		o.Name = rest[0]
+		return nil
 	default:
 		if len(rest) > 0 && name == "" {
 			name = rest[0]
@@ -212,11 +237,17 @@ func (o *ExplainOptions) notAPod(kind, name string, asPodName bool) error {
 		}
 		return UsageErrorf("explain takes a pod: %q is not a pod name (kubectl sched explain pod NAME%s%s)", kind+"/"+name, ns, hint)
 	}
-	return UsageErrorf("cannot explain %q: only pods can be explained (kubectl sched explain pod NAME%s)", kind, ns)
+	return UsageErrorf("cannot explain %q: only pods and podgroups can be explained (kubectl sched explain pod NAME%s)", kind, ns)
 }
 
 // Validate checks flags before anything is read.
 func (o *ExplainOptions) Validate() error {
+	if o.PodGroup {
+		if o.PodFile != "" || o.AtTurn || o.Node != "" || o.AllNodes {
+			return UsageErrorf("explain podgroup takes none of -f, --at-turn, --node, --all-nodes (they are explain pod's)")
+		}
+		return checkFormat(o.Output, report.Formats, redirectHint)
+	}
 	if o.Name == "" && o.PodFile == "" {
 		return UsageErrorf("a pod name or -f POD.yaml is required: kubectl sched explain pod (NAME | -f POD.yaml)")
 	}
@@ -256,6 +287,13 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	}
 	if len(cl.Nodes) == 0 {
 		return UsageErrorf("%s: %v", o.engine.where(), explain.ErrNoNodes)
+	}
+
+	if o.PodGroup {
+		return o.runPodGroup(ctx, in.Cluster, explain.Options{
+			Config: cfg, Registry: in.Registry, Features: in.Features, Seed: in.Seed, UseSeed: in.UseSeed,
+			Live: len(o.engine.Snapshots) == 0,
+		})
 	}
 
 	var pod *v1.Pod
@@ -357,4 +395,26 @@ func (o *ExplainOptions) loadPodFile() (*v1.Pod, error) {
 		return nil, UsageErrorf("%s: the namespace from the provided object %q does not match the namespace %q", o.PodFile, pod.Namespace, o.namespace)
 	}
 	return pod, nil
+}
+
+// runPodGroup is `explain podgroup NAME`: the pod-group cycle of its
+// pending members on the state as listed, nothing bound.
+func (o *ExplainOptions) runPodGroup(ctx context.Context, cl *snapshot.Cluster, eo explain.Options) error {
+	rep, err := explain.RunPodGroup(ctx, cl, o.namespace, o.Name, eo)
+	if err != nil {
+		if errors.Is(err, explain.ErrPodGroupNotFound) || errors.Is(err, explain.ErrNoPendingMembers) ||
+			errors.Is(err, explain.ErrGenericWorkloadOff) || errors.Is(err, explain.ErrUnknownProfile) {
+			return AsUsage(err)
+		}
+		return o.engine.runError(err)
+	}
+	var buf bytes.Buffer
+	if err := report.WritePodGroupExplain(&buf, rep, o.Output); err != nil {
+		return err
+	}
+	for _, w := range cl.Warnings {
+		fmt.Fprintln(o.ErrOut, w)
+	}
+	_, err = o.Out.Write(buf.Bytes())
+	return err
 }

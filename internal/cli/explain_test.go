@@ -75,7 +75,7 @@ func TestExplainBadInput(t *testing.T) {
 		{"a pod that is not in the snapshot", []string{"explain", "pod", "nope", "-n", "shop", "--snapshot", small}, `pods "nope" not found in namespace "shop"`},
 		{"the default namespace when -n is not given", []string{"explain", "pod", "batch", "--snapshot", small}, `pods "batch" not found in namespace "default"`},
 		{"no resource type", []string{"explain"}, "a resource type is required"},
-		{"a resource type other than pods", []string{"explain", "node", "n1", "--snapshot", small}, `cannot explain "node": only pods can be explained`},
+		{"a resource type other than pods", []string{"explain", "node", "n1", "--snapshot", small}, `cannot explain "node": only pods and podgroups can be explained`},
 		{"a Deployment where a pod name goes says how to explain its pods", []string{"explain", "pod", "deploy/web", "-n", "shop", "--snapshot", small},
 			"explain takes a pod, not a deployment: explain one of the pods of deployment web (named web-<hash>-<id>; 'kubectl get pods -n shop' lists them): kubectl sched explain pod POD -n shop"},
 		{"a StatefulSet as the type", []string{"explain", "sts", "db", "--snapshot", small}, "explain takes a pod, not a statefulset: explain one of the pods of statefulset db (named db-0, db-1, ...;"},

@@ -190,6 +190,8 @@ func (s *Scheduler) podGroupSchedulingPlacementAlgorithm(ctx context.Context, fw
 	var anyResult *groupResult
 	var successful []*groupResult
 	var feasible []*schedcore.Placement
+	var outcomes []PlacementOutcome
+	observe := s.Hooks.Placements
 	for _, p := range placements {
 		evalStart := s.Clock.Now()
 		s.snapshot.ForgetPlacement()
@@ -213,26 +215,57 @@ func (s *Scheduler) podGroupSchedulingPlacementAlgorithm(ctx context.Context, fw
 			successful = append(successful, result)
 			feasible = append(feasible, p)
 		}
+		if observe != nil {
+			o := PlacementOutcome{Name: p.Name, Nodes: len(p.Nodes), Feasible: result.status.IsSuccess()}
+			if !o.Feasible {
+				o.Message = result.status.Message()
+			}
+			outcomes = append(outcomes, o)
+		}
 		if rec != nil {
 			rec.PlacementEvaluation(fw.profileName, outcome, s.Clock.Since(evalStart))
 		}
 	}
 	if len(successful) == 0 {
 		anyResult.status = groupUnschedulable(fmt.Sprintf("0/%d placements are available, first placement status: %v", len(placements), anyResult.status.AsError()))
+		if observe != nil {
+			observe(g, outcomes)
+		}
 		return anyResult, nil
 	}
-	best, st := s.findBestPodGroupPlacement(ctx, fw, pgState, g, feasible, successful)
+	best, scores, st := s.findBestPodGroupPlacement(ctx, fw, pgState, g, feasible, successful)
 	if !st.IsSuccess() {
 		return &groupResult{status: st}, nil
+	}
+	if observe != nil {
+		observePlacements(observe, g, outcomes, successful[best].placement, scores)
 	}
 	return successful[best], nil
 }
 
+// observePlacements marks the chosen placement and the scores of the
+// scored ones and hands the outcomes to the hook.
+func observePlacements(observe func(*schedcore.QueuedPodGroupInfo, []PlacementOutcome), g *schedcore.QueuedPodGroupInfo, outcomes []PlacementOutcome, chosen string, scores []schedcore.PlacementPluginScores) {
+	total := map[string]int64{}
+	for _, sc := range scores {
+		total[sc.Placement.Name] = sc.TotalScore
+	}
+	for i := range outcomes {
+		o := &outcomes[i]
+		o.Chosen = o.Name == chosen
+		if sc, ok := total[o.Name]; ok {
+			o.Scored, o.Score = true, sc
+		}
+	}
+	observe(g, outcomes)
+}
+
 // findBestPodGroupPlacement returns the index of the feasible placement
-// with the highest total placement score; equals go to breakPlacementTie.
-func (s *Scheduler) findBestPodGroupPlacement(ctx context.Context, fw *Framework, pgState *schedcore.CycleState, g *schedcore.QueuedPodGroupInfo, placements []*schedcore.Placement, results []*groupResult) (int, *schedcore.Status) {
+// with the highest total placement score (equals go to
+// breakPlacementTie), and the scores.
+func (s *Scheduler) findBestPodGroupPlacement(ctx context.Context, fw *Framework, pgState *schedcore.CycleState, g *schedcore.QueuedPodGroupInfo, placements []*schedcore.Placement, results []*groupResult) (int, []schedcore.PlacementPluginScores, *schedcore.Status) {
 	if len(results) == 1 {
-		return 0, nil
+		return 0, nil, nil
 	}
 	assignments := make([]*schedcore.PodGroupAssignments, len(results))
 	states := make([]*schedcore.CycleState, len(results))
@@ -242,7 +275,7 @@ func (s *Scheduler) findBestPodGroupPlacement(ctx context.Context, fw *Framework
 	}
 	scores, st := fw.RunPlacementScorePlugins(ctx, pgState, g, assignments, states)
 	if !st.IsSuccess() {
-		return 0, st
+		return 0, nil, st
 	}
 	best := 0
 	for i := 1; i < len(scores); i++ {
@@ -250,7 +283,7 @@ func (s *Scheduler) findBestPodGroupPlacement(ctx context.Context, fw *Framework
 			best = i
 		}
 	}
-	return s.breakPlacementTie(placements, scores, best), nil
+	return s.breakPlacementTie(placements, scores, best), scores, nil
 }
 
 // breakPlacementTie chooses among the placements sharing the best total

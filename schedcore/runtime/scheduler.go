@@ -43,6 +43,27 @@ type Hooks struct {
 	// status (its PodGroupInitiallyScheduled condition): kube patches the
 	// PodGroup's status with it; the PodGroup given is the cycle's copy.
 	PodGroupStatus func(ctx context.Context, pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus)
+	// Placements, if set, is called after a pod-group cycle with
+	// TopologyAwareWorkloadScheduling tried its placements, with each
+	// one's outcome in the generator's order (explain podgroup).
+	Placements func(g *schedcore.QueuedPodGroupInfo, outcomes []PlacementOutcome)
+}
+
+// PlacementOutcome is one placement a pod-group cycle tried.
+type PlacementOutcome struct {
+	// Name is the placement's name; Nodes counts its nodes.
+	Name  string
+	Nodes int
+	// Feasible: the group reached its quorum in it. Message is the
+	// group's status there otherwise (kube's words).
+	Feasible bool
+	Message  string
+	// Scored is set when the placement was scored (kube scores only
+	// when more than one placement is feasible); Score is its total.
+	Scored bool
+	Score  int64
+	// Chosen is the placement the cycle took.
+	Chosen bool
 }
 
 // Scheduler is the scheduling loop of kube-scheduler: pop a pod, run the

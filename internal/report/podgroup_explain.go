@@ -1,0 +1,152 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"sigs.k8s.io/yaml"
+)
+
+// PodGroupExplanation is `kubectl sched explain podgroup`: the pod-group
+// cycles of one Workload API PodGroup's pending members run on the state
+// as listed (the other pending pods left pending), nothing bound.
+type PodGroupExplanation struct {
+	// PodGroup is "namespace/name"; Policy "gang" or "basic".
+	PodGroup string `json:"podGroup"`
+	Policy   string `json:"policy"`
+	// MinCount is the gang's quorum (0 for basic); Members counts the
+	// members known (pending and bound), Bound those already bound.
+	MinCount int32 `json:"minCount,omitempty"`
+	Members  int   `json:"membersKnown"`
+	Bound    int   `json:"alreadyBound"`
+	// Fits is true when the pending members the cycle places reach the
+	// quorum (for basic: every pending member is placed).
+	Fits bool `json:"fits"`
+	// Message says why in one line.
+	Message string `json:"message"`
+	// PodMembers are the pending members, in queue order.
+	PodMembers []PodGroupMember `json:"members"`
+	// Condition is the PodGroupInitiallyScheduled condition the cycle
+	// sets, in kube's words (absent if none was written).
+	Condition *PodGroupCondition `json:"condition,omitempty"`
+	// Placements are the placements the last pod-group cycle tried
+	// (TopologyAwareWorkloadScheduling), in the generator's order.
+	Placements []PodGroupPlacement `json:"placements,omitempty"`
+	// Evictions are the preemption victims the simulation evicted.
+	Evictions []Eviction `json:"evictions,omitempty"`
+}
+
+// PodGroupMember is one pending member: the node it would get, or the
+// status message kube would give it.
+type PodGroupMember struct {
+	Pod     string `json:"pod"`
+	Node    string `json:"node,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// PodGroupPlacement is one placement a pod-group cycle tried: feasible
+// or not (with the group's status there), its total placement score when
+// scored (kube scores only when more than one is feasible), and whether
+// it was chosen.
+type PodGroupPlacement struct {
+	Name     string `json:"name"`
+	Nodes    int    `json:"nodes"`
+	Feasible bool   `json:"feasible"`
+	Message  string `json:"message,omitempty"`
+	Score    *int64 `json:"score,omitempty"`
+	Chosen   bool   `json:"chosen,omitempty"`
+}
+
+// WritePodGroupExplain renders e as table (or wide: the same), json or yaml.
+func WritePodGroupExplain(w io.Writer, e *PodGroupExplanation, format string) error {
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(e, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(e)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	case "table", "wide", "":
+		return writePodGroupExplainTable(w, e)
+	}
+	return fmt.Errorf("unknown output format %q", format)
+}
+
+func writePodGroupExplainTable(w io.Writer, e *PodGroupExplanation) error {
+	verdict := "does not fit"
+	if e.Fits {
+		verdict = "fits"
+	}
+	fmt.Fprintf(w, "PodGroup:  %s (%s)\n", e.PodGroup, e.Policy)
+	quorum := fmt.Sprintf("%d members known (%d bound, %d pending)", e.Members, e.Bound, len(e.PodMembers))
+	if e.Policy == "gang" {
+		quorum = fmt.Sprintf("minCount %d, ", e.MinCount) + quorum
+	}
+	fmt.Fprintf(w, "Quorum:    %s\n", quorum)
+	fmt.Fprintf(w, "Result:    %s: %s\n", verdict, e.Message)
+	if c := e.Condition; c != nil {
+		msg := ""
+		if c.Message != "" {
+			msg = ": " + c.Message
+		}
+		fmt.Fprintf(w, "Condition: PodGroupInitiallyScheduled=%s (%s)%s\n", c.Status, c.Reason, msg)
+	}
+	if len(e.Evictions) > 0 {
+		victims := make([]string, len(e.Evictions))
+		for i, v := range e.Evictions {
+			victims[i] = v.Pod + " on " + v.Node
+		}
+		fmt.Fprintf(w, "Evicts:    %s\n", strings.Join(victims, ", "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MEMBER\tNODE\tSTATUS")
+	for _, m := range e.PodMembers {
+		node, status := m.Node, m.Message
+		if node == "" {
+			node = "-"
+		}
+		if status == "" {
+			status = "placed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Pod, node, status)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(e.Placements) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLACEMENT\tNODES\tRESULT\tSCORE")
+	for _, p := range e.Placements {
+		result := "feasible"
+		if p.Chosen {
+			result = "feasible, chosen"
+		} else if !p.Feasible {
+			result = p.Message
+		}
+		score := "-"
+		if p.Score != nil {
+			score = fmt.Sprint(*p.Score)
+		}
+		name := p.Name
+		if name == "" {
+			name = "(unnamed)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", name, p.Nodes, result, score)
+	}
+	return tw.Flush()
+}
