@@ -1,13 +1,10 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"sigs.k8s.io/yaml"
 )
 
 // PodGroupExplanation is `kubectl sched explain podgroup`: the pod-group
@@ -62,25 +59,10 @@ type PodGroupPlacement struct {
 
 // WritePodGroupExplain renders e as table (or wide: the same), json or yaml.
 func WritePodGroupExplain(w io.Writer, e *PodGroupExplanation, format string) error {
-	switch format {
-	case "json":
-		b, err := json.MarshalIndent(e, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
+	if ok, err := writeStructured(w, e, format); ok {
 		return err
-	case "yaml":
-		b, err := yaml.Marshal(e)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	case "table", "wide", "":
-		return writePodGroupExplainTable(w, e)
 	}
-	return fmt.Errorf("unknown output format %q", format)
+	return writePodGroupExplainTable(w, e)
 }
 
 func writePodGroupExplainTable(w io.Writer, e *PodGroupExplanation) error {
