@@ -94,3 +94,42 @@ func TestNodesForStatusCodeAnswersAsLookups(t *testing.T) {
 		})
 	}
 }
+
+// The first lookups of a map read its entries, the later ones its index
+// by name: both must give each node's last status, before and after the
+// index is built, and after a Release the map starts over.
+func TestNodeToStatusLookupsBeforeAndAfterTheIndex(t *testing.T) {
+	a, b, c := NewStatus(Unschedulable, "a"), NewStatus(Unschedulable, "b"), NewStatus(UnschedulableAndUnresolvable, "c")
+	n := NewCycleNodeToStatus()
+	want := map[string]*Status{}
+	set := func(node string, s *Status, fresh bool) {
+		if fresh {
+			n.SetNew(node, s)
+		} else {
+			n.Set(node, s)
+		}
+		want[node] = s
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, node := range []string{"n0", "n1", "n2", "n3", "", "x"} {
+			got, ok := n.Explicit(node)
+			if w, wok := want[node]; got != w || ok != wok {
+				t.Errorf("%s: %q: %v %v, want %v %v", when, node, got, ok, w, wok)
+			}
+		}
+	}
+	set("n0", a, true)
+	set("n1", b, true)
+	set("n2", c, true)
+	check("read from the entries")
+	check("from the index")
+	set("n1", c, false)
+	set("n3", a, false)
+	check("set after the index")
+	n.Release()
+	want = map[string]*Status{}
+	check("released")
+	set("n2", b, true)
+	check("refilled")
+}
