@@ -38,6 +38,13 @@ type workload struct {
 	// (for kubebench).
 	file    string
 	marshal func() ([]byte, error)
+	// defaultProfile: run with the default profile (kube's adaptive
+	// percentageOfNodesToScore and preemption), whatever -percentage and
+	// -preemption say; kube's figures are neither recorded nor run (at
+	// these sizes kubebench needs hours).
+	defaultProfile bool
+	// optional: run only when -run names it.
+	optional bool
 }
 
 func main() {
@@ -132,7 +139,7 @@ func main() {
 	ws = append(ws, generated()...)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workload\tnodes\tpending\tscheduled\tseconds\tpods/s\tcpu-s\tpods/cpu-s\theap MiB\tpeak MiB\t")
+	fmt.Fprintf(tw, "workload\tnodes\tpending\tscheduled\tload s\tseconds\tpods/s\tcpu-s\tpods/cpu-s\theap MiB\tpeak MiB\t")
 	if *allocs {
 		fmt.Fprintf(tw, "alloc MB/run\tGCs/run\t")
 	}
@@ -144,24 +151,26 @@ func main() {
 	st, _ := os.Stderr.Stat()
 	progress := st != nil && st.Mode()&os.ModeCharDevice != 0
 	for _, w := range ws {
-		if !selected(w.name, *only) {
+		if !w.picked(*only) {
 			continue
 		}
 		cfg, err := engine.LoadConfig(w.config)
 		if err != nil {
 			fatal(w.name, err)
 		}
-		p := int32(*pct)
-		cfg.PercentageOfNodesToScore = &p
-		for i := range cfg.Profiles {
-			cfg.Profiles[i].PercentageOfNodesToScore = nil
+		if !w.defaultProfile {
+			p := int32(*pct)
+			cfg.PercentageOfNodesToScore = &p
+			for i := range cfg.Profiles {
+				cfg.Profiles[i].PercentageOfNodesToScore = nil
+			}
 		}
 		reg, err := engine.Registry(nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
-		opts := oursOptions{repeat: *repeat, limit: *limit, allocs: *allocs, liveprofile: *liveprofile}
+		opts := oursOptions{repeat: *repeat, limit: *limit, allocs: *allocs, liveprofile: *liveprofile, preemption: withPreemption || w.defaultProfile}
 		// With -rounds, ours and kube's runs alternate, a row per round,
 		// and the median ratio closes the workload: one side-by-side
 		// round on a shared machine moves by a fifth or more.
@@ -173,13 +182,15 @@ func main() {
 			if *nRounds > 1 {
 				name = fmt.Sprintf("%s #%d", w.name, r+1)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t", name, o.nodes, o.pending, o.scheduled, o.best.Seconds(), float64(o.pending)/o.best.Seconds(),
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t", name, o.nodes, o.pending, o.scheduled, o.load.Seconds(), o.best.Seconds(), float64(o.pending)/o.best.Seconds(),
 				o.cpu.Seconds(), perCPU, mib(o.heap.live), mib(o.heap.peak))
 			if *allocs {
 				fmt.Fprintf(tw, "%.1f\t%.2f\t", o.allocBytes/1e6, o.gcs)
 			}
-			switch *kube {
-			case "run":
+			switch kubeMode := *kube; {
+			case kubeMode != "off" && w.defaultProfile:
+				fmt.Fprintf(tw, "-\t-\t-\t-\t-\tdefault profile: not compared\t")
+			case kubeMode == "run":
 				runtime.GC()
 				file, cleanup, err := tempSnapshot(w)
 				if err != nil {
@@ -193,7 +204,7 @@ func main() {
 				k.Workload, k.OursPodsPerCPU, k.OursHeapLiveMiB, k.OursHeapLivePeakMiB = w.name, perCPU, mib(o.heap.live), mib(o.heap.peak)
 				rounds = append(rounds, roundFigures{kube: k, ours: o})
 				printKube(tw, k, perCPU, o.heap, "now")
-			case "recorded":
+			case kubeMode == "recorded":
 				if k, ok := figs.lookup(w.name, *pct); ok {
 					if r == 0 {
 						used = append(used, k)
@@ -289,8 +300,8 @@ var withPreemption bool
 
 // run is one dry-run; ran is called after the last pod, the engine still
 // in use.
-func run(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry, loaded, ran func()) (*report.DryRun, error) {
-	return dryrun.Run(context.Background(), cl, dryrun.Options{Config: cfg, Registry: reg, NoPreemption: !withPreemption, Loaded: loaded, Ran: ran, InPlace: true})
+func run(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry, preemption bool, loaded, ran func()) (*report.DryRun, error) {
+	return dryrun.Run(context.Background(), cl, dryrun.Options{Config: cfg, Registry: reg, NoPreemption: !preemption, Loaded: loaded, Ran: ran, InPlace: true})
 }
 
 // generatedNames are the generated workloads: scheduler_perf's, at 5000
@@ -311,14 +322,28 @@ var generatedNames = []string{
 	"SchedulingWithResourceClaimTemplate/5000pods_500nodes",
 	"DRA/500Nodes",
 	"DRA/2000Nodes",
+	// The scale series (issue 36), with the default profile: 100,000
+	// nodes, 300,000 running and 20,000 pending pods by default; the
+	// 10,000- and 50,000-node steps when -run names them.
+	"Mixed/10000Nodes",
+	"Mixed/50000Nodes",
+	"Mixed/100000Nodes",
 }
+
+// defaultProfileNames are the generated workloads run with the default
+// profile (workload.defaultProfile), and optionalNames those run only when
+// -run names them (workload.optional).
+var (
+	defaultProfileNames = map[string]bool{"Mixed/10000Nodes": true, "Mixed/50000Nodes": true, "Mixed/100000Nodes": true}
+	optionalNames       = map[string]bool{"Mixed/10000Nodes": true, "Mixed/50000Nodes": true}
+)
 
 func generated() []workload {
 	var out []workload
 	for _, name := range generatedNames {
 		name := name
 		gen := func() (*workload_.Workload, error) { return workload_.Generate(name, workload_.Params{Seed: 1}) }
-		out = append(out, workload{name: name, marshal: func() ([]byte, error) {
+		out = append(out, workload{name: name, defaultProfile: defaultProfileNames[name], optional: optionalNames[name], marshal: func() ([]byte, error) {
 			w, err := gen()
 			if err != nil {
 				return nil, err
@@ -339,6 +364,12 @@ func fatal(name string, err error) {
 	pprof.StopCPUProfile()
 	fmt.Fprintf(os.Stderr, "bench: %s: %v\n", name, err)
 	os.Exit(1)
+}
+
+// picked says whether the workload runs: -run picks it, and an optional
+// one only when -run is given.
+func (w workload) picked(only string) bool {
+	return selected(w.name, only) && (!w.optional || only != "")
 }
 
 // selected says whether the -run flag picks a workload.

@@ -166,6 +166,11 @@ var Cases = map[string]*Case{
 	"Mixed": {Name: "Mixed", gen: mixedCase, Workloads: map[string]Params{
 		"500Nodes": {Nodes: 500, InitPods: 1000, MeasurePods: 1000}, "1000Nodes": {Nodes: 1000, InitPods: 2000, MeasurePods: 2000},
 		"5000Nodes": {Nodes: 5000, InitPods: 10000, MeasurePods: 5000}, "15000Nodes": {Nodes: 15000, InitPods: 30000, MeasurePods: 15000},
+		// The scale series of issue 36 (the largest clusters in
+		// production: 65,000 nodes on GKE, 100,000 on EKS), measured
+		// with the default profile.
+		"10000Nodes": {Nodes: 10000, InitPods: 30000, MeasurePods: 2000}, "50000Nodes": {Nodes: 50000, InitPods: 150000, MeasurePods: 10000},
+		"100000Nodes": {Nodes: 100000, InitPods: 300000, MeasurePods: 20000},
 	}},
 }
 
