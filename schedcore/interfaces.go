@@ -345,3 +345,16 @@ func PodPriority(p *v1.Pod) int32 {
 	}
 	return 0
 }
+
+// PreparePlugin is a plugin that keeps indexes over the snapshot across
+// cycles, built on first use and then brought up to date node by node, and
+// can build them before the first cycle. A driver that loads a cluster to
+// explain a pod (explain) calls Prepare once the snapshot holds the
+// cluster, as part of loading, so that the explanation does not pay for
+// them; a driver that runs many cycles need not (its first cycle builds
+// them). Prepare changes no decision: the indexes answer as they would
+// have had the first cycle built them.
+type PreparePlugin interface {
+	Plugin
+	Prepare(ctx context.Context, snap *Snapshot)
+}

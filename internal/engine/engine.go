@@ -381,6 +381,16 @@ func (e *Engine) Load(cl *snapshot.Cluster) ([]*v1.Pod, error) {
 	return pending, nil
 }
 
+// Prepare has every profile's plugins build the indexes they keep over
+// the snapshot (schedcore.PreparePlugin), which their first cycle would
+// build otherwise: explain calls it as part of loading, so that the first
+// explanation costs what the later ones do.
+func (e *Engine) Prepare(ctx context.Context) {
+	for _, n := range e.Profiles.Order {
+		e.Profiles.ByName[n].Prepare(ctx, e.Snapshot)
+	}
+}
+
 // Framework returns the profile of the pod's schedulerName, nil if none.
 func (e *Engine) Framework(pod *v1.Pod) *schedruntime.Framework {
 	return e.Profiles.ByName[pod.Spec.SchedulerName]

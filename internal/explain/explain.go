@@ -110,6 +110,9 @@ type Options struct {
 	// its dry-run with the pods placed so far, the pods whose last attempt
 	// failed, and the pending pods in all.
 	Progress func(placed, failing, total int)
+	// noPrepare leaves the plugins' indexes to the first explanation
+	// (tests compare).
+	noPrepare bool
 	// Budget, when positive, bounds RunAtTurn's dry-run: at most this many
 	// node evaluations (scheduling attempts × nodes), else ErrOverBudget.
 	Budget int64
@@ -163,6 +166,12 @@ func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, err
 	pending, err := eng.Load(&work)
 	if err != nil {
 		return nil, err
+	}
+	// The indexes the plugins build on first use are built now, as part
+	// of loading: a user explains one pod, and the first explanation
+	// should cost what the later ones do.
+	if !o.noPrepare {
+		eng.Prepare(ctx)
 	}
 	return &State{o: o, cluster: &work, eng: eng, pending: pending, index: newPodIndex(work.Pods)}, nil
 }

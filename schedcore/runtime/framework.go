@@ -416,3 +416,13 @@ func (f *Framework) SortedPluginNames() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Prepare lets the profile's plugins that keep indexes over the snapshot
+// build them now (schedcore.PreparePlugin), in plugin name order.
+func (f *Framework) Prepare(ctx context.Context, snap *schedcore.Snapshot) {
+	for _, name := range f.SortedPluginNames() {
+		if p, ok := f.pluginsMap[name].(schedcore.PreparePlugin); ok {
+			p.Prepare(ctx, snap)
+		}
+	}
+}
