@@ -1,0 +1,235 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
+	"github.com/kubectl-sched/kubectl-sched/test/e2e/cluster"
+)
+
+// workloadAPIServerArgs start kube-apiserver v1.37.2 serving kube's
+// Workload API (scheduling.k8s.io/v1beta1 Workloads and PodGroups, off by
+// default) with the gates that let pods name a PodGroup
+// (spec.schedulingGroup, GenericWorkload) and PodGroups carry topology
+// constraints (TopologyAwareWorkloadScheduling, alpha): without them the
+// API server drops those fields. `make cluster-up WORKLOADS=1` starts the
+// same.
+var workloadAPIServerArgs = []string{
+	"--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+	"--runtime-config=scheduling.k8s.io/v1beta1=true",
+}
+
+// startWorkloadCluster starts a cluster of the test's own with the Workload
+// API: the package's shared cluster runs with the default gates.
+func startWorkloadCluster(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	if cluster.Disabled() {
+		t.Skipf("%s=0: end-to-end tests are off", cluster.EnvE2E)
+	}
+	return cluster.StartForTest(t, cluster.Options{ExtraAPIServerArgs: workloadAPIServerArgs})
+}
+
+// createNativePodGroup creates a v1beta1 PodGroup with the gang policy
+// (minCount) and, when topologyKey is set, one topology constraint.
+func createNativePodGroup(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, name string, minCount int32, topologyKey string) {
+	t.Helper()
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	pg.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: minCount}
+	if topologyKey != "" {
+		pg.Spec.SchedulingConstraints = &schedulingv1beta1.PodGroupSchedulingConstraints{
+			Topology: []schedulingv1beta1.TopologyConstraint{{Key: topologyKey}}}
+	}
+	created, err := client.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating PodGroup %s: %v", name, err)
+	}
+	if topologyKey != "" && created.Spec.SchedulingConstraints == nil {
+		t.Fatalf("PodGroup %s: the API server dropped schedulingConstraints (TopologyAwareWorkloadScheduling off?)", name)
+	}
+}
+
+// nativeMembers are n pods of our profile naming PodGroup pg
+// (spec.schedulingGroup.podGroupName), on the group's nodes.
+func nativeMembers(pg string, n int, cpu, profile, group string) []*v1.Pod {
+	var out []*v1.Pod
+	for i := range n {
+		p := ourPod(fmt.Sprintf("%s-%d", pg, i), cpu, profile, group)
+		name := pg
+		p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &name}
+		out = append(out, p)
+	}
+	return out
+}
+
+// podGroupCondition polls the PodGroup until its PodGroupInitiallyScheduled
+// condition has the status, and returns it.
+func podGroupCondition(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, name string, status metav1.ConditionStatus) metav1.Condition {
+	t.Helper()
+	var last *schedulingv1beta1.PodGroup
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		pg, err := client.SchedulingV1beta1().PodGroups(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = pg
+		c := apimeta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupInitiallyScheduled)
+		return c != nil && c.Status == status, nil
+	})
+	if err != nil {
+		got := "never read"
+		if last != nil {
+			got = fmt.Sprintf("%+v", last.Status.Conditions)
+		}
+		t.Fatalf("PodGroup %s/%s: no %s condition %s: %v; last seen: %s", ns, name, schedulingv1beta1.PodGroupInitiallyScheduled, status, err, got)
+	}
+	return *apimeta.FindStatusCondition(last.Status.Conditions, schedulingv1beta1.PodGroupInitiallyScheduled)
+}
+
+// TestRunPodGroupAllOrNothing: `run` with GenericWorkload on, against an
+// API server serving v1beta1 PodGroups. A gang of 8 (minCount 8) whose
+// nodes hold 6 goes through kube's pod-group cycle: none is bound; the six
+// placed before the group failed get "pod group is unschedulable, " and
+// the group's status, the member that did not fit its FitError, the one
+// never tried the group's status, each as a FailedScheduling event and
+// the PodScheduled condition; the PodGroup's PodGroupInitiallyScheduled
+// condition is False, reason Unschedulable, with the group's status. Once
+// a node is added, all 8 bind and the condition turns True (Scheduled).
+//
+// The group's status is checked up to kube's PodGroupPostFilter tail
+// (", pod group preemption: ...", docs/design/workloads.md §2.6), which
+// the engine adds once group preemption runs.
+func TestRunPodGroupAllOrNothing(t *testing.T) {
+	c := startWorkloadCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	const profile, group = "kubectl-sched-podgroup", "podgroup"
+	// cpu 4 less the 100m reserve: three 1-cpu pods a node, six in all.
+	groupNodes(ctx, t, c.Client, group,
+		cluster.NodeSpec{Name: "podgroup-a", CPU: "4", Memory: "64Gi"},
+		cluster.NodeSpec{Name: "podgroup-b", CPU: "4", Memory: "64Gi"})
+	ns := createNamespace(ctx, t, c.Client, "podgroup")
+	features := schedcore.DefaultFeatures
+	features.GenericWorkload = true
+	startRun(t, c, runOptions{profile: profile, features: &features})
+
+	createNativePodGroup(ctx, t, c.Client, ns, "train", 8, "")
+	pods := nativeMembers("train", 8, "1", profile, group)
+	createPods(ctx, t, c.Client, ns, pods...)
+
+	t.Run("a gang of 8 where 6 fit binds none", func(t *testing.T) {
+		cond := podGroupCondition(ctx, t, c.Client, ns, "train", metav1.ConditionFalse)
+		const g0 = "minCount (8) cannot be satisfied: 6 scheduled, 1 remaining"
+		if cond.Reason != "Unschedulable" || !strings.HasPrefix(cond.Message, g0) {
+			t.Errorf("PodGroup condition: reason %q message %q; want Unschedulable, %q", cond.Reason, cond.Message, g0)
+		}
+		fit := fitErrorMessage(ctx, t, c.Client, group, "Insufficient cpu")
+		var kinds []string
+		for _, p := range pods {
+			got := waitForPod(ctx, t, c.Client, ns, p.Name, unschedulable)
+			if got.Spec.NodeName != "" {
+				t.Errorf("pod %s bound to %s; a gang that cannot fit whole binds none", p.Name, got.Spec.NodeName)
+			}
+			msg := podCondition(got, v1.PodScheduled).Message
+			ev := waitForEvent(ctx, t, c.Client, ns, p.Name, "FailedScheduling")
+			if ev.Note != msg || ev.Type != v1.EventTypeWarning {
+				t.Errorf("pod %s: event %s %q, condition %q; want a Warning with the condition's message", p.Name, ev.Type, ev.Note, msg)
+			}
+			switch {
+			case msg == fit:
+				kinds = append(kinds, "did not fit")
+			case strings.HasPrefix(msg, "pod group is unschedulable, "+g0):
+				kinds = append(kinds, "placed, group failed")
+			case strings.HasPrefix(msg, g0):
+				kinds = append(kinds, "never tried")
+			default:
+				t.Errorf("pod %s: message %q; want %q, the group's status %q, or it prefixed by \"pod group is unschedulable, \"", p.Name, msg, fit, g0)
+			}
+		}
+		sort.Strings(kinds)
+		want := []string{"did not fit", "never tried"}
+		for range 6 {
+			want = append(want, "placed, group failed")
+		}
+		sort.Strings(want)
+		if strings.Join(kinds, ",") != strings.Join(want, ",") {
+			t.Errorf("members' messages: %v; want %v", kinds, want)
+		}
+	})
+
+	t.Run("after a node is added all 8 bind", func(t *testing.T) {
+		groupNodes(ctx, t, c.Client, group, cluster.NodeSpec{Name: "podgroup-c", CPU: "4", Memory: "64Gi"})
+		for _, p := range pods {
+			waitForPod(ctx, t, c.Client, ns, p.Name, bound)
+		}
+		cond := podGroupCondition(ctx, t, c.Client, ns, "train", metav1.ConditionTrue)
+		if cond.Reason != "Scheduled" {
+			t.Errorf("PodGroup condition reason %q; want Scheduled", cond.Reason)
+		}
+	})
+}
+
+// TestRunPodGroupTopology: `run` with GenericWorkload and
+// TopologyAwareWorkloadScheduling on. Two racks of two nodes, each rack
+// room for six 1-cpu pods: a gang of 6 whose PodGroup constrains it to
+// one rack (schedulingConstraints.topology, key = the rack label) binds
+// every member in one rack, where the default spreading scores alone
+// would have used all four nodes. A second such gang then fills the other
+// rack.
+func TestRunPodGroupTopology(t *testing.T) {
+	c := startWorkloadCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	const profile, group, rackKey = "kubectl-sched-podgroup-tas", "podgroup-tas", "example.com/rack"
+	var specs []cluster.NodeSpec
+	for _, rack := range []string{"rack-1", "rack-2"} {
+		for _, n := range []string{"a", "b"} {
+			specs = append(specs, cluster.NodeSpec{Name: "tas-" + rack + "-" + n, CPU: "4", Memory: "64Gi", Labels: map[string]string{rackKey: rack}})
+		}
+	}
+	groupNodes(ctx, t, c.Client, group, specs...)
+	ns := createNamespace(ctx, t, c.Client, "podgroup-tas")
+	features := schedcore.DefaultFeatures
+	features.GenericWorkload = true
+	features.TopologyAwareWorkloadScheduling = true
+	startRun(t, c, runOptions{profile: profile, features: &features})
+
+	racks := map[string]string{}
+	for _, gang := range []string{"first", "second"} {
+		createNativePodGroup(ctx, t, c.Client, ns, gang, 6, rackKey)
+		pods := nativeMembers(gang, 6, "1", profile, group)
+		createPods(ctx, t, c.Client, ns, pods...)
+		used := map[string]bool{}
+		for _, p := range pods {
+			got := waitForPod(ctx, t, c.Client, ns, p.Name, bound)
+			n, err := c.Client.CoreV1().Nodes().Get(ctx, got.Spec.NodeName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			used[n.Labels[rackKey]] = true
+		}
+		if len(used) != 1 {
+			t.Errorf("gang %s spread over racks %v; want one", gang, used)
+		}
+		for r := range used {
+			racks[gang] = r
+		}
+		if cond := podGroupCondition(ctx, t, c.Client, ns, gang, metav1.ConditionTrue); cond.Reason != "Scheduled" {
+			t.Errorf("PodGroup %s condition reason %q; want Scheduled", gang, cond.Reason)
+		}
+	}
+	if racks["first"] == racks["second"] {
+		t.Errorf("both gangs in %s; the second fits only in the other rack", racks["first"])
+	}
+}
