@@ -19,26 +19,17 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/test/e2e/cluster"
 )
 
-// workloadAPIServerArgs start kube-apiserver v1.37.2 serving kube's
-// Workload API (scheduling.k8s.io/v1beta1 Workloads and PodGroups, off by
-// default) with the gates that let pods name a PodGroup
-// (spec.schedulingGroup, GenericWorkload) and PodGroups carry topology
-// constraints (TopologyAwareWorkloadScheduling, alpha): without them the
-// API server drops those fields. `make cluster-up WORKLOADS=1` starts the
-// same.
-var workloadAPIServerArgs = []string{
-	"--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
-	"--runtime-config=scheduling.k8s.io/v1beta1=true",
-}
-
-// startWorkloadCluster starts a cluster of the test's own with the Workload
-// API: the package's shared cluster runs with the default gates.
+// startWorkloadCluster starts a cluster of the test's own serving kube's
+// Workload API (cluster.WorkloadAPIServerArgs, as `make cluster-up
+// CLUSTER_WORKLOADS=1`): the package's shared cluster runs with the
+// default gates, where the API server drops spec.schedulingGroup and
+// PodGroups are not served.
 func startWorkloadCluster(t *testing.T) *cluster.Cluster {
 	t.Helper()
 	if cluster.Disabled() {
 		t.Skipf("%s=0: end-to-end tests are off", cluster.EnvE2E)
 	}
-	return cluster.StartForTest(t, cluster.Options{ExtraAPIServerArgs: workloadAPIServerArgs})
+	return cluster.StartForTest(t, cluster.Options{ExtraAPIServerArgs: cluster.WorkloadAPIServerArgs})
 }
 
 // createNativePodGroup creates a v1beta1 PodGroup with the gang policy
