@@ -102,7 +102,7 @@ func TestDrainGangs(t *testing.T) {
 		// Three members left of minCount 4: GangScheduling's PreEnqueue
 		// holds the recreated one, though it would fit.
 		{name: "a member nothing recreates breaks its gang and holds the others", generic: true, pods: lost(roomy), force: true,
-			moves: []string{"default/train-0 -> <pending>"},
+			moves:   []string{"default/train-0 -> <pending>"},
 			reasons: map[string]string{"default/train-0": "waiting for minCount pods from a gang to appear in scheduling queue"},
 			gangs: []report.DrainGang{{PodGroup: "default/train", Policy: "gang", MinCount: 4, Members: 4, Evicted: 2, Pending: 1, Lost: 1, Broken: true,
 				Message: "waiting for minCount pods from a gang to appear in scheduling queue"}},
