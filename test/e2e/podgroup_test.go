@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/top"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/test/e2e/cluster"
 )
@@ -156,6 +157,20 @@ func TestRunPodGroupAllOrNothing(t *testing.T) {
 		sort.Strings(want)
 		if strings.Join(kinds, ",") != strings.Join(want, ",") {
 			t.Errorf("members' messages: %v; want %v", kinds, want)
+		}
+
+		// What `top` shows: the pending group with its members and the
+		// condition, read from the API server.
+		pending, err := top.ListPending(ctx, c.Client, ns, []string{profile}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups, err := top.ListPendingGroups(ctx, c.Client, ns, pending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(groups) != 1 || groups[0].Name != "train" || groups[0].Pending != 8 || groups[0].MinCount != 8 || groups[0].Message != podGroupCondition(ctx, t, c.Client, ns, "train", metav1.ConditionFalse).Message {
+			t.Errorf("top's pending groups %+v; want train, 8 pending, min 8, the condition's message", groups)
 		}
 	})
 
