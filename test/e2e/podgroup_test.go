@@ -30,7 +30,9 @@ func startWorkloadCluster(t *testing.T) *cluster.Cluster {
 	if cluster.Disabled() {
 		t.Skipf("%s=0: end-to-end tests are off", cluster.EnvE2E)
 	}
-	return cluster.StartForTest(t, cluster.Options{ExtraAPIServerArgs: cluster.WorkloadAPIServerArgs})
+	// kube-scheduler, where a test runs it beside ours, with
+	// GenericWorkload only, as our run's.
+	return cluster.StartForTest(t, cluster.Options{ExtraAPIServerArgs: cluster.WorkloadAPIServerArgs, ExtraSchedulerArgs: []string{"--feature-gates=GenericWorkload=true"}})
 }
 
 // createNativePodGroup creates a v1beta1 PodGroup with the gang policy
@@ -99,9 +101,12 @@ func podGroupCondition(ctx context.Context, t *testing.T, client kubernetes.Inte
 // condition is False, reason Unschedulable, with the group's status. Once
 // a node is added, all 8 bind and the condition turns True (Scheduled).
 //
-// The group's status is checked up to kube's PodGroupPostFilter tail
+// The real kube-scheduler v1.37.2 (GenericWorkload on) gets the same gang
+// on twin nodes of its own, in another namespace: its members' messages
+// and condition must be ours, but for kube's PodGroupPostFilter tail
 // (", pod group preemption: ...", docs/design/workloads.md §2.6), which
-// the engine adds once group preemption runs.
+// the engine adds once group preemption runs; after the node, it binds
+// all 8 too.
 func TestRunPodGroupAllOrNothing(t *testing.T) {
 	c := startWorkloadCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -115,10 +120,22 @@ func TestRunPodGroupAllOrNothing(t *testing.T) {
 	features := schedcore.DefaultFeatures
 	features.GenericWorkload = true
 	startRun(t, c, runOptions{profile: profile, features: &features})
+	// kube-scheduler's twin.
+	const kubeGroup = "podgroup-kube"
+	groupNodes(ctx, t, c.Client, kubeGroup,
+		cluster.NodeSpec{Name: "podgroup-kube-a", CPU: "4", Memory: "64Gi"},
+		cluster.NodeSpec{Name: "podgroup-kube-b", CPU: "4", Memory: "64Gi"})
+	kubeNS := createNamespace(ctx, t, c.Client, "podgroup-kube")
+	if _, err := c.StartScheduler(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
 
 	createNativePodGroup(ctx, t, c.Client, ns, "train", 8, "")
 	pods := nativeMembers("train", 8, "1", profile, group)
 	createPods(ctx, t, c.Client, ns, pods...)
+	createNativePodGroup(ctx, t, c.Client, kubeNS, "train", 8, "")
+	kubePods := nativeMembers("train", 8, "1", v1.DefaultSchedulerName, kubeGroup)
+	createPods(ctx, t, c.Client, kubeNS, kubePods...)
 
 	t.Run("a gang of 8 where 6 fit binds none", func(t *testing.T) {
 		cond := podGroupCondition(ctx, t, c.Client, ns, "train", metav1.ConditionFalse)
@@ -172,10 +189,22 @@ func TestRunPodGroupAllOrNothing(t *testing.T) {
 		if len(groups) != 1 || groups[0].Name != "train" || groups[0].Pending != 8 || groups[0].MinCount != 8 || groups[0].Message != podGroupCondition(ctx, t, c.Client, ns, "train", metav1.ConditionFalse).Message {
 			t.Errorf("top's pending groups %+v; want train, 8 pending, min 8, the condition's message", groups)
 		}
+
+		// kube-scheduler's words for the same gang.
+		ours, kube := memberMessages(ctx, t, c.Client, ns, pods), memberMessages(ctx, t, c.Client, kubeNS, kubePods)
+		ours = append(ours, podGroupCondition(ctx, t, c.Client, ns, "train", metav1.ConditionFalse).Message)
+		kube = append(kube, podGroupCondition(ctx, t, c.Client, kubeNS, "train", metav1.ConditionFalse).Message)
+		t.Logf("the condition: ours %q, kube-scheduler's %q", ours[len(ours)-1], kube[len(kube)-1])
+		for i := range ours {
+			if kube[i] != ours[i] && !strings.HasPrefix(kube[i], ours[i]+", pod group preemption: ") {
+				t.Errorf("message %d: ours %q, kube-scheduler's %q", i, ours[i], kube[i])
+			}
+		}
 	})
 
 	t.Run("after a node is added all 8 bind", func(t *testing.T) {
 		groupNodes(ctx, t, c.Client, group, cluster.NodeSpec{Name: "podgroup-c", CPU: "4", Memory: "64Gi"})
+		groupNodes(ctx, t, c.Client, kubeGroup, cluster.NodeSpec{Name: "podgroup-kube-c", CPU: "4", Memory: "64Gi"})
 		for _, p := range pods {
 			waitForPod(ctx, t, c.Client, ns, p.Name, bound)
 		}
@@ -183,7 +212,26 @@ func TestRunPodGroupAllOrNothing(t *testing.T) {
 		if cond.Reason != "Scheduled" {
 			t.Errorf("PodGroup condition reason %q; want Scheduled", cond.Reason)
 		}
+		for _, p := range kubePods {
+			waitForPod(ctx, t, c.Client, kubeNS, p.Name, bound)
+		}
+		if kc := podGroupCondition(ctx, t, c.Client, kubeNS, "train", metav1.ConditionTrue); kc.Reason != cond.Reason || kc.Message != cond.Message {
+			t.Errorf("kube-scheduler's condition %+v, ours %+v", kc, cond)
+		}
 	})
+}
+
+// memberMessages are the pods' PodScheduled messages once each is
+// unschedulable, sorted.
+func memberMessages(ctx context.Context, t *testing.T, client kubernetes.Interface, ns string, pods []*v1.Pod) []string {
+	t.Helper()
+	var out []string
+	for _, p := range pods {
+		got := waitForPod(ctx, t, client, ns, p.Name, unschedulable)
+		out = append(out, podCondition(got, v1.PodScheduled).Message)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // TestRunPodGroupTopology: `run` with GenericWorkload and
