@@ -24,15 +24,14 @@ import (
 // Workload API (cluster.WorkloadAPIServerArgs, as `make cluster-up
 // CLUSTER_WORKLOADS=1`): the package's shared cluster runs with the
 // default gates, where the API server drops spec.schedulingGroup and
-// PodGroups are not served.
-func startWorkloadCluster(t *testing.T) *cluster.Cluster {
+// PodGroups are not served. A kube-scheduler the test starts gets
+// schedulerGates (the gates the test gives our run).
+func startWorkloadCluster(t *testing.T, schedulerGates string) *cluster.Cluster {
 	t.Helper()
 	if cluster.Disabled() {
 		t.Skipf("%s=0: end-to-end tests are off", cluster.EnvE2E)
 	}
-	// kube-scheduler, where a test runs it beside ours, with
-	// GenericWorkload only, as our run's.
-	return cluster.StartForTest(t, cluster.Options{ExtraAPIServerArgs: cluster.WorkloadAPIServerArgs, ExtraSchedulerArgs: []string{"--feature-gates=GenericWorkload=true"}})
+	return cluster.StartForTest(t, cluster.Options{ExtraAPIServerArgs: cluster.WorkloadAPIServerArgs, ExtraSchedulerArgs: []string{"--feature-gates=" + schedulerGates}})
 }
 
 // createNativePodGroup creates a v1beta1 PodGroup with the gang policy
@@ -108,7 +107,7 @@ func podGroupCondition(ctx context.Context, t *testing.T, client kubernetes.Inte
 // the engine adds once group preemption runs; after the node, it binds
 // all 8 too.
 func TestRunPodGroupAllOrNothing(t *testing.T) {
-	c := startWorkloadCluster(t)
+	c := startWorkloadCluster(t, "GenericWorkload=true")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	const profile, group = "kubectl-sched-podgroup", "podgroup"
@@ -240,50 +239,59 @@ func memberMessages(ctx context.Context, t *testing.T, client kubernetes.Interfa
 // one rack (schedulingConstraints.topology, key = the rack label) binds
 // every member in one rack, where the default spreading scores alone
 // would have used all four nodes. A second such gang then fills the other
-// rack.
+// rack. The real kube-scheduler v1.37.2, with the same gates, does the
+// same on twin racks of its own (which rack takes the first gang is a
+// tie it draws at random).
 func TestRunPodGroupTopology(t *testing.T) {
-	c := startWorkloadCluster(t)
+	c := startWorkloadCluster(t, cluster.WorkloadGates)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	const profile, group, rackKey = "kubectl-sched-podgroup-tas", "podgroup-tas", "example.com/rack"
-	var specs []cluster.NodeSpec
-	for _, rack := range []string{"rack-1", "rack-2"} {
-		for _, n := range []string{"a", "b"} {
-			specs = append(specs, cluster.NodeSpec{Name: "tas-" + rack + "-" + n, CPU: "4", Memory: "64Gi", Labels: map[string]string{rackKey: rack}})
-		}
-	}
-	groupNodes(ctx, t, c.Client, group, specs...)
-	ns := createNamespace(ctx, t, c.Client, "podgroup-tas")
+	const profile, rackKey = "kubectl-sched-podgroup-tas", "example.com/rack"
 	features := schedcore.DefaultFeatures
 	features.GenericWorkload = true
 	features.TopologyAwareWorkloadScheduling = true
 	startRun(t, c, runOptions{profile: profile, features: &features})
-
-	racks := map[string]string{}
-	for _, gang := range []string{"first", "second"} {
-		createNativePodGroup(ctx, t, c.Client, ns, gang, 6, rackKey)
-		pods := nativeMembers(gang, 6, "1", profile, group)
-		createPods(ctx, t, c.Client, ns, pods...)
-		used := map[string]bool{}
-		for _, p := range pods {
-			got := waitForPod(ctx, t, c.Client, ns, p.Name, bound)
-			n, err := c.Client.CoreV1().Nodes().Get(ctx, got.Spec.NodeName, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			used[n.Labels[rackKey]] = true
-		}
-		if len(used) != 1 {
-			t.Errorf("gang %s spread over racks %v; want one", gang, used)
-		}
-		for r := range used {
-			racks[gang] = r
-		}
-		if cond := podGroupCondition(ctx, t, c.Client, ns, gang, metav1.ConditionTrue); cond.Reason != "Scheduled" {
-			t.Errorf("PodGroup %s condition reason %q; want Scheduled", gang, cond.Reason)
-		}
+	if _, err := c.StartScheduler(ctx, ""); err != nil {
+		t.Fatal(err)
 	}
-	if racks["first"] == racks["second"] {
-		t.Errorf("both gangs in %s; the second fits only in the other rack", racks["first"])
+	for _, sched := range []struct{ who, schedulerName, group string }{
+		{"kubectl-sched", profile, "podgroup-tas"},
+		{"kube-scheduler", v1.DefaultSchedulerName, "podgroup-tas-kube"},
+	} {
+		var specs []cluster.NodeSpec
+		for _, rack := range []string{"rack-1", "rack-2"} {
+			for _, n := range []string{"a", "b"} {
+				specs = append(specs, cluster.NodeSpec{Name: sched.group + "-" + rack + "-" + n, CPU: "4", Memory: "64Gi", Labels: map[string]string{rackKey: rack}})
+			}
+		}
+		groupNodes(ctx, t, c.Client, sched.group, specs...)
+		ns := createNamespace(ctx, t, c.Client, sched.group)
+		racks := map[string]string{}
+		for _, gang := range []string{"first", "second"} {
+			createNativePodGroup(ctx, t, c.Client, ns, gang, 6, rackKey)
+			pods := nativeMembers(gang, 6, "1", sched.schedulerName, sched.group)
+			createPods(ctx, t, c.Client, ns, pods...)
+			used := map[string]bool{}
+			for _, p := range pods {
+				got := waitForPod(ctx, t, c.Client, ns, p.Name, bound)
+				n, err := c.Client.CoreV1().Nodes().Get(ctx, got.Spec.NodeName, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				used[n.Labels[rackKey]] = true
+			}
+			if len(used) != 1 {
+				t.Errorf("%s: gang %s spread over racks %v; want one", sched.who, gang, used)
+			}
+			for r := range used {
+				racks[gang] = r
+			}
+			if cond := podGroupCondition(ctx, t, c.Client, ns, gang, metav1.ConditionTrue); cond.Reason != "Scheduled" {
+				t.Errorf("%s: PodGroup %s condition reason %q; want Scheduled", sched.who, gang, cond.Reason)
+			}
+		}
+		if racks["first"] == racks["second"] {
+			t.Errorf("%s: both gangs in %s; the second fits only in the other rack", sched.who, racks["first"])
+		}
 	}
 }
