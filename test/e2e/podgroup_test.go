@@ -2,11 +2,18 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -15,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/top"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	"github.com/kubectl-sched/kubectl-sched/test/e2e/cluster"
@@ -53,14 +61,17 @@ func createNativePodGroup(ctx context.Context, t *testing.T, client kubernetes.I
 	}
 }
 
-// nativeMembers are n pods of our profile naming PodGroup pg
-// (spec.schedulingGroup.podGroupName), on the group's nodes.
+// nativeMembers are n pods of the profile naming PodGroup pg
+// (spec.schedulingGroup.podGroupName), on the group's nodes, controlled
+// by a Job named pg (which no controller runs: a drain counts on it to
+// recreate them).
 func nativeMembers(pg string, n int, cpu, profile, group string) []*v1.Pod {
 	var out []*v1.Pod
 	for i := range n {
 		p := ourPod(fmt.Sprintf("%s-%d", pg, i), cpu, profile, group)
 		name := pg
 		p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &name}
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: pg, UID: types.UID("job-" + pg), Controller: ptr.To(true)}}
 		out = append(out, p)
 	}
 	return out
@@ -201,9 +212,20 @@ func TestRunPodGroupAllOrNothing(t *testing.T) {
 		}
 	})
 
+	// The nodes added below stay until the test ends (the drain needs them).
+	t.Cleanup(func() {
+		for _, n := range []string{"podgroup-c", "podgroup-kube-c"} {
+			_ = c.Client.CoreV1().Nodes().Delete(context.Background(), n, metav1.DeleteOptions{})
+		}
+	})
 	t.Run("after a node is added all 8 bind", func(t *testing.T) {
-		groupNodes(ctx, t, c.Client, group, cluster.NodeSpec{Name: "podgroup-c", CPU: "4", Memory: "64Gi"})
-		groupNodes(ctx, t, c.Client, kubeGroup, cluster.NodeSpec{Name: "podgroup-kube-c", CPU: "4", Memory: "64Gi"})
+		added := cluster.Nodes([]cluster.NodeSpec{
+			{Name: "podgroup-c", CPU: "4", Memory: "64Gi", Labels: map[string]string{groupLabel: group}},
+			{Name: "podgroup-kube-c", CPU: "4", Memory: "64Gi", Labels: map[string]string{groupLabel: kubeGroup}},
+		})
+		if err := cluster.CreateNodes(ctx, c.Client, added); err != nil {
+			t.Fatal(err)
+		}
 		for _, p := range pods {
 			waitForPod(ctx, t, c.Client, ns, p.Name, bound)
 		}
@@ -216,6 +238,38 @@ func TestRunPodGroupAllOrNothing(t *testing.T) {
 		}
 		if kc := podGroupCondition(ctx, t, c.Client, kubeNS, "train", metav1.ConditionTrue); kc.Reason != cond.Reason || kc.Message != cond.Message {
 			t.Errorf("kube-scheduler's condition %+v, ours %+v", kc, cond)
+		}
+	})
+
+	// The three nodes hold 9 and the gang has 8: the members on a
+	// drained node (at least two) find fewer places than they are, and
+	// kube binds none of them back.
+	t.Run("a drain of a node says it breaks the gang", func(t *testing.T) {
+		onA := 0
+		for _, p := range listPods(ctx, t, c.Client, ns) {
+			if p.Spec.NodeName == "podgroup-a" {
+				onA++
+			}
+		}
+		cfg := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(cfg, []byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: "+profile+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := sched(t, c, "drain", "podgroup-a", "--config", cfg, "--feature-gates", "GenericWorkload=true", "-o", "json")
+		if code != 3 {
+			t.Fatalf("drain: exit %d, want 3 (a gang is broken): %s", code, stderr)
+		}
+		var d report.Drain
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("drain's gangs: %+v", d.Gangs)
+		want := []report.DrainGang{{PodGroup: ns + "/train", Policy: "gang", MinCount: 8, Members: 8, Evicted: onA, Pending: onA, Broken: true}}
+		if len(d.Gangs) == 1 {
+			want[0].Message = d.Gangs[0].Message
+		}
+		if diff := cmp.Diff(want, d.Gangs); diff != "" || onA < 2 || want[0].Message == "" || d.Summary.BrokenGangs != 1 {
+			t.Errorf("drain's gangs (%d members on the node, summary %+v) (-want +got):\n%s", onA, d.Summary, diff)
 		}
 	})
 }
