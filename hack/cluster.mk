@@ -1,7 +1,8 @@
 # Test control plane targets, included by the top-level Makefile.
 #   make e2e-bins      build etcd, kube-apiserver, kube-scheduler v1.37 (cached per version)
 #   make cluster-up    start etcd + kube-apiserver in the background; prints export KUBECONFIG=...
-#                      (CLUSTER_NODES=20 CLUSTER_SCHEDULER=1 for fake nodes and the real scheduler)
+#                      (CLUSTER_NODES=20 CLUSTER_SCHEDULER=1 for fake nodes and the real scheduler,
+#                      CLUSTER_WORKLOADS=1 for the v1beta1 Workload API and its gates)
 #   make cluster-down  stop it and remove its state
 #   make bench-live    pods/s of `kubectl sched run` vs kube-scheduler v1.37.2 on the
 #                      test cluster (BENCH_LIVE_NODES=1000 BENCH_LIVE_PODS=3000; BENCH_LIVE_QPS=1000/1000

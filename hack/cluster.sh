@@ -13,6 +13,9 @@
 #   CLUSTER_NODES              fake nodes to create (default 0)
 #   CLUSTER_SCHEDULER          1 to also run the real kube-scheduler (default 0)
 #   CLUSTER_SCHEDULER_CONFIG   KubeSchedulerConfiguration for it
+#   CLUSTER_WORKLOADS          1 to serve kube's Workload API (scheduling.k8s.io/v1beta1
+#                              Workloads and PodGroups) with GenericWorkload and
+#                              TopologyAwareWorkloadScheduling on (kube-scheduler's too)
 # Only the export line goes to stdout; progress goes to stderr.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +42,7 @@ up() {
   (cd "$root" && go build -trimpath -o "$dir/cluster-up" ./test/e2e/cluster/cmd/cluster-up)
   args=(-dir "$dir" -nodes "${CLUSTER_NODES:-0}")
   [ "${CLUSTER_SCHEDULER:-0}" = 1 ] && args+=(-scheduler -scheduler-config "${CLUSTER_SCHEDULER_CONFIG:-}")
+  [ "${CLUSTER_WORKLOADS:-0}" = 1 ] && args+=(-workloads)
   setsid "$dir/cluster-up" "${args[@]}" > "$dir/cluster-up.log" 2>&1 < /dev/null &
   local pid=$!
   for _ in $(seq 1 1200); do # 120 s

@@ -85,6 +85,16 @@ kind: Pod
 metadata: {name: p1, creationTimestamp: "2026-01-01T10:00:00Z", deletionTimestamp: "2026-01-01T09:00:00Z"}
 spec: {containers: [{name: c}]}
 `)
+	groupBackwards := write("group-backwards.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "1", pods: "10"}}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: g, namespace: default, creationTimestamp: "2026-01-01T10:00:00Z", deletionTimestamp: "2026-01-01T09:00:00Z"}
+spec: {schedulingPolicy: {gang: {minCount: 1}}}
+`)
 	nodesCSV := write("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,1000,1024,0,\n")
 	badPods := write("pods.csv", "name,cpu_milli,memory_mib,num_gpu,creation_time,deletion_time\np0,100,10,0,5,9\np1,100,ten,0,5,9\n")
 	podsBackwards := write("back.csv", "name,cpu_milli,memory_mib,num_gpu,creation_time,deletion_time\np0,100,10,0,5,9\np1,100,10,0,5,4\n")
@@ -97,6 +107,7 @@ spec: {containers: [{name: c}]}
 		wantErr string
 	}{
 		{"a departure before its arrival names the file and line", []string{"replay", "-f", backwards, "--html", html}, backwards + ":6: Pod default/p1: invalid trace: metadata.deletionTimestamp 2026-01-01T09:00:00Z is before metadata.creationTimestamp 2026-01-01T10:00:00Z"},
+		{"a PodGroup deleted before it is created names the file and line", []string{"replay", "-f", groupBackwards, "--feature-gates", "GenericWorkload=true", "--html", html}, groupBackwards + ":6: PodGroup default/g: invalid trace: metadata.deletionTimestamp 2026-01-01T09:00:00Z is before metadata.creationTimestamp 2026-01-01T10:00:00Z"},
 		{"an openb CSV with a malformed row names the file and line", []string{"replay", "--openb-nodes", nodesCSV, "--openb-pods", badPods, "--html", html}, badPods + `:3: invalid openb trace: memory_mib: invalid value "ten"`},
 		{"an openb departure before its arrival names the file and line", []string{"replay", "--openb-nodes", nodesCSV, "--openb-pods", podsBackwards, "--html", html}, podsBackwards + ":3: invalid openb trace: deletion_time 4 is before creation_time 5"},
 		{"a config that fails to load", []string{"replay", "-f", exampleTrace, "-f", exampleCluster, "--config", notAConfig, "--html", html}, "loading config: " + notAConfig},

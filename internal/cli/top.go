@@ -291,6 +291,11 @@ func (o *TopOptions) tuiOptions(ctx context.Context, cfg *configv1.KubeScheduler
 		}
 		return top.ListPending(ctx, clients.Kube, ns, profiles, time.Now())
 	}
+	// The Workload API PodGroups the pending pods name: a scheduler with
+	// GenericWorkload on queues each as one entity.
+	opts.Groups = func(ctx context.Context, pods []top.PendingPod) ([]top.PendingGroup, error) {
+		return top.ListPendingGroups(ctx, clients.Kube, ns, pods)
+	}
 	opts.Explain = func(ctx context.Context, namespace, name string, width int) (string, error) {
 		return o.explainText(ctx, clients, cfg, namespace, name)
 	}

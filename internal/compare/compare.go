@@ -13,6 +13,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
@@ -66,6 +67,18 @@ func DryRuns(ctx context.Context, cl *snapshot.Cluster, cfgs []Config, o Options
 			run.Pods = append(run.Pods, u.Pod)
 		}
 		run.Stats = dryRunStats(rep, shapes, names)
+		if len(rep.PodGroups) > 0 {
+			g := &report.CompareGroupStats{Groups: len(rep.PodGroups)}
+			for _, pg := range rep.PodGroups {
+				if c := pg.Condition; c != nil && c.Status == string(metav1.ConditionTrue) {
+					g.Scheduled++
+				}
+				if len(pg.Unbound) > 0 {
+					g.Pending++
+				}
+			}
+			run.Stats.PodGroups = g
+		}
 		return nil
 	})
 }
@@ -88,6 +101,9 @@ func Replays(ctx context.Context, tr *replay.Trace, cfgs []Config, o Options) (*
 		run.Stats = report.CompareStats{Placed: s.Placed, Unschedulable: s.Pending, NodesUsed: s.NodesUsed, WaitP50Seconds: &p50, WaitP99Seconds: &p99}
 		for _, r := range s.Resources {
 			run.Stats.Resources = append(run.Stats.Resources, report.CompareResourceStats{Name: r.Name, Utilisation: r.MeanAllocation, Imbalance: r.Imbalance, Fragmentation: r.MeanFragmentation})
+		}
+		if len(rr.PodGroups) > 0 {
+			run.Stats.PodGroups = &report.CompareGroupStats{Groups: s.PodGroups, Scheduled: s.PodGroupsScheduled, Pending: s.PodGroupsPending}
 		}
 		return nil
 	})

@@ -172,6 +172,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, nodes []string, o Options) (
 	}
 	rep.Preempted = append(rep.Preempted, out.Evictions...)
 	rep.Utilisation = out.Nodes
+	rep.Gangs = gangs(cl, rep, out, o.Features.GenericWorkload)
 
 	s := &rep.Summary
 	for _, m := range rep.Moves {
@@ -182,6 +183,11 @@ func Run(ctx context.Context, cl *snapshot.Cluster, nodes []string, o Options) (
 		}
 	}
 	s.Lost, s.Refused, s.Stay, s.Preempted = len(rep.Lost), len(rep.Refused), len(rep.Stay), len(rep.Preempted)
+	for _, g := range rep.Gangs {
+		if g.Broken {
+			s.BrokenGangs++
+		}
+	}
 	rep.Complete = s.Pending == 0 && s.Lost == 0 && s.Refused == 0 && s.Preempted == 0
 	return rep, nil
 }

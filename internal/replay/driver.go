@@ -124,6 +124,14 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 		*base = *tr.Objects
 	}
 	base.Pods, base.Nodes = nil, nil
+	if len(tr.PodGroups) > 0 {
+		base.Workloads.PodGroups = nil
+		for _, g := range tr.PodGroups {
+			if !g.Arrive.After(tr.Start) {
+				base.Workloads.PodGroups = append(base.Workloads.PodGroups, g.PodGroup)
+			}
+		}
+	}
 	for _, n := range tr.Nodes {
 		if !n.Arrive.After(tr.Start) {
 			base.Nodes = append(base.Nodes, n.Node)
@@ -159,6 +167,18 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 	for i := range res.Pending {
 		if res.Pending[i].Message == "" {
 			res.Pending[i].Message = r.neverAttempted(res.Pending[i].Pod)
+		}
+	}
+	if o.Features.GenericWorkload {
+		res.PodGroups = podGroupResults(tr, c.PodGroups(), res)
+		for _, g := range res.PodGroups {
+			res.Summary.PodGroups++
+			if g.Scheduled {
+				res.Summary.PodGroupsScheduled++
+			}
+			if g.Pending > 0 {
+				res.Summary.PodGroupsPending++
+			}
 		}
 	}
 	res.Summary.DurationSeconds = time.Since(start).Seconds()
@@ -337,6 +357,14 @@ func (r *run) apply(s step) error {
 			cur, _ := r.c.Pod(p.Namespace, p.Name)
 			q.MoveAllToActiveOrBackoffQueue(r.logger, schedcore.ClusterEvent{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Add}, nil, cur, nil)
 		}
+	case stepGroupArrive:
+		g := r.tr.PodGroups[s.i]
+		if err := r.c.AddPodGroup(g.PodGroup); err != nil {
+			return fmt.Errorf("%s: %w", originOr(g.Origin, s.i, "podGroups"), err)
+		}
+	case stepGroupLeave:
+		pg := r.tr.PodGroups[s.i].PodGroup
+		r.c.DeletePodGroup(pg.Namespace, pg.Name)
 	case stepPodLeave, stepPodLeaveAtArrival:
 		orig := r.tr.Pods[s.i].Pod
 		cur, ok := r.c.Pod(orig.Namespace, orig.Name)

@@ -39,6 +39,10 @@ type Result struct {
 	// Pending are the pods still pending at the end, with their last
 	// failure, in trace order.
 	Pending []PendingPod `json:"pending"`
+	// PodGroups are the Workload API PodGroups at the end (GenericWorkload
+	// on; their pending members were scheduled by kube's pod-group cycle),
+	// in trace order.
+	PodGroups []GroupResult `json:"podGroups,omitempty"`
 	// Placements are the final node of every pod placed during the run, by
 	// pod; not in the JSON (compare reads it).
 	Placements map[string]string `json:"-"`
@@ -166,9 +170,16 @@ type Summary struct {
 	// NodesUsed counts nodes that ran a pod placed during the replay.
 	NodesUsed int `json:"nodesUsed"`
 	// Instants counts the samples: virtual instants with something to do.
-	Instants        int      `json:"instants"`
-	DurationSeconds float64  `json:"durationSeconds"`
-	Profiles        []string `json:"profiles"`
+	Instants int `json:"instants"`
+	// PodGroups counts the Workload API PodGroups at the end
+	// (GenericWorkload on); PodGroupsScheduled those whose
+	// PodGroupInitiallyScheduled condition is True, PodGroupsPending those
+	// with a member pending.
+	PodGroups          int      `json:"podGroups,omitempty"`
+	PodGroupsScheduled int      `json:"podGroupsScheduled,omitempty"`
+	PodGroupsPending   int      `json:"podGroupsPending,omitempty"`
+	DurationSeconds    float64  `json:"durationSeconds"`
+	Profiles           []string `json:"profiles"`
 }
 
 // ResourceSummary sums up one resource: ratios of capacity, in [0, 1].

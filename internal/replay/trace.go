@@ -18,6 +18,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
@@ -42,10 +43,27 @@ type Trace struct {
 	// spec.nodeName) are running from their arrival, the others arrive
 	// pending and are scheduled.
 	Pods []Pod
+	// PodGroups are the Workload API PodGroups that arrive or leave over
+	// time, in trace order. When set, they replace Objects' PodGroups;
+	// when empty, Objects' PodGroups are there from the start.
+	PodGroups []PodGroup
 	// Objects holds the other objects the engine reads (namespaces, PDBs,
 	// storage, selector sources, PodGroups); its Nodes and Pods are not
 	// used.
 	Objects *snapshot.Cluster
+}
+
+// PodGroup is one Workload API PodGroup of a trace. Until it arrives its
+// members wait as kube's queue keeps them (incompletePodGroupPods, with
+// GenericWorkload on); once it leaves, its pending members wait again.
+type PodGroup struct {
+	PodGroup *schedulingv1beta1.PodGroup
+	// Arrive is when it is created; at or before Start: there from the
+	// start.
+	Arrive time.Time
+	// Leave is when it is deleted; zero: never.
+	Leave  time.Time
+	Origin string
 }
 
 // Pod is one pod of a trace.
@@ -75,7 +93,7 @@ type Node struct {
 //   - a pod arrives at metadata.creationTimestamp and, if it has a
 //     metadata.deletionTimestamp, leaves then (if it is still pending then,
 //     it is deleted from the queue);
-//   - nodes arrive and leave the same way;
+//   - nodes and PodGroups arrive and leave the same way;
 //   - the trace starts at the earliest arrival of a pending pod or, when
 //     no pending pod has a creationTimestamp, once every other object is
 //     there (the latest creationTimestamp); objects without a
@@ -151,6 +169,20 @@ func FromCluster(cl *snapshot.Cluster) (*Trace, error) {
 		}
 		tr.Pods = append(tr.Pods, Pod{Pod: p, Arrive: arrive, Leave: leave, Origin: w})
 	}
+	seenGroups := map[string]string{}
+	for _, pg := range cl.Workloads.PodGroups {
+		w := where(pg)
+		k := pg.Namespace + "/" + pg.Name
+		if prev, ok := seenGroups[k]; ok {
+			return nil, fmt.Errorf("%s: PodGroup %s: %w: also at %s", w, k, ErrInvalid, prev)
+		}
+		seenGroups[k] = w
+		arrive, leave, err := lifetime(pg.CreationTimestamp.Time, pg.DeletionTimestamp, tr.Start)
+		if err != nil {
+			return nil, fmt.Errorf("%s: PodGroup %s: %w: %v", w, k, ErrInvalid, err)
+		}
+		tr.PodGroups = append(tr.PodGroups, PodGroup{PodGroup: pg, Arrive: arrive, Leave: leave, Origin: w})
+	}
 	return tr, nil
 }
 
@@ -191,6 +223,20 @@ func (tr *Trace) Validate() error {
 		}
 	}
 	seen = map[string]bool{}
+	for i, g := range tr.PodGroups {
+		if g.PodGroup == nil {
+			return fmt.Errorf("podGroups[%d]: %w: no PodGroup", i, ErrInvalid)
+		}
+		k := g.PodGroup.Namespace + "/" + g.PodGroup.Name
+		if seen[k] {
+			return fmt.Errorf("%s: PodGroup %s: %w: named twice", originOr(g.Origin, i, "podGroups"), k, ErrInvalid)
+		}
+		seen[k] = true
+		if !g.Leave.IsZero() && g.Leave.Before(g.Arrive) {
+			return fmt.Errorf("%s: PodGroup %s: %w: leaves at %s, before it arrives at %s", originOr(g.Origin, i, "podGroups"), k, ErrInvalid, g.Leave.UTC().Format(time.RFC3339), g.Arrive.UTC().Format(time.RFC3339))
+		}
+	}
+	seen = map[string]bool{}
 	for i, p := range tr.Pods {
 		if p.Pod == nil {
 			return fmt.Errorf("pods[%d]: %w: no pod", i, ErrInvalid)
@@ -226,6 +272,9 @@ func (tr *Trace) End() time.Time {
 	for _, n := range tr.Nodes {
 		end = later(end, n.Arrive, n.Leave)
 	}
+	for _, g := range tr.PodGroups {
+		end = later(end, g.Arrive, g.Leave)
+	}
 	return end
 }
 
@@ -239,28 +288,32 @@ func later(t time.Time, ts ...time.Time) time.Time {
 }
 
 // step kinds, in the order they apply at one instant: capacity that
-// appears or frees up is there for the pods that arrive at that instant.
+// appears or frees up is there for the pods that arrive at that instant,
+// and so is a PodGroup created then; a PodGroup deleted at an instant
+// goes after the pods that arrive then.
 const (
 	stepNodeArrive = iota
 	stepPodLeave
 	stepNodeLeave
+	stepGroupArrive
 	stepPodArrive
 	// stepPodLeaveAtArrival is the departure of a pod that leaves at the
 	// instant it arrives: after its arrival.
 	stepPodLeaveAtArrival
+	stepGroupLeave
 )
 
 // step is one arrival or departure on the timeline.
 type step struct {
 	at   time.Time
 	kind int
-	// i indexes Trace.Pods or Trace.Nodes.
+	// i indexes Trace.Pods, Trace.Nodes or Trace.PodGroups.
 	i int
 }
 
 // timeline lists the trace's arrivals and departures after the start in
 // the order they apply: by time, then kind, then (pods arriving together)
-// namespace/name, then trace order. Nodes that
+// namespace/name, then trace order. Nodes and PodGroups that
 // are there from the start are not on it.
 func (tr *Trace) timeline() []step {
 	steps := make([]step, 0, 2*len(tr.Pods))
@@ -270,6 +323,14 @@ func (tr *Trace) timeline() []step {
 		}
 		if !n.Leave.IsZero() {
 			steps = append(steps, step{n.Leave, stepNodeLeave, i})
+		}
+	}
+	for i, g := range tr.PodGroups {
+		if g.Arrive.After(tr.Start) {
+			steps = append(steps, step{g.Arrive, stepGroupArrive, i})
+		}
+		if !g.Leave.IsZero() {
+			steps = append(steps, step{g.Leave, stepGroupLeave, i})
 		}
 	}
 	for i, p := range tr.Pods {

@@ -58,6 +58,22 @@ func writeCompareTable(w io.Writer, r *Compare) error {
 		}
 	}
 	row("nodes used", func(run CompareRun) string { return fmt.Sprint(run.Stats.NodesUsed) })
+	groups := false
+	for _, run := range r.Runs {
+		groups = groups || run.Stats.PodGroups != nil
+	}
+	if groups {
+		group := func(f func(*CompareGroupStats) int) func(CompareRun) string {
+			return func(run CompareRun) string {
+				if run.Stats.PodGroups == nil {
+					return "0"
+				}
+				return fmt.Sprint(f(run.Stats.PodGroups))
+			}
+		}
+		row("pod groups scheduled", group(func(g *CompareGroupStats) int { return g.Scheduled }))
+		row("pod groups with members pending", group(func(g *CompareGroupStats) int { return g.Pending }))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

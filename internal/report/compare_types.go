@@ -31,6 +31,18 @@ type CompareStats struct {
 	// Waits are for replays only (seconds of virtual time).
 	WaitP50Seconds *float64 `json:"waitP50Seconds,omitempty"`
 	WaitP99Seconds *float64 `json:"waitP99Seconds,omitempty"`
+	// PodGroups count the Workload API PodGroups (GenericWorkload on),
+	// absent when the run has none.
+	PodGroups *CompareGroupStats `json:"podGroups,omitempty"`
+}
+
+// CompareGroupStats count a run's PodGroups: those whose
+// PodGroupInitiallyScheduled condition is True at the end, and those with
+// a member left pending.
+type CompareGroupStats struct {
+	Groups    int `json:"groups"`
+	Scheduled int `json:"scheduled"`
+	Pending   int `json:"pending"`
 }
 
 // CompareResourceStats are one resource's figures, as ratios of capacity: for a

@@ -79,9 +79,16 @@ func WriteDrain(w io.Writer, r *Drain, format string) error {
 		}
 		_ = tw.Flush()
 	}
+	if err := writeDrainGangs(w, r.Gangs, wide); err != nil {
+		return err
+	}
 	s := r.Summary
-	fmt.Fprintf(w, "\nEvicted: %d, placed: %d, pending: %d, lost: %d, refused: %d, stay: %d, preempted: %d\n",
+	fmt.Fprintf(w, "\nEvicted: %d, placed: %d, pending: %d, lost: %d, refused: %d, stay: %d, preempted: %d",
 		s.Evicted, s.Placed, s.Pending, s.Lost, s.Refused, s.Stay, s.Preempted)
+	if len(r.Gangs) > 0 {
+		fmt.Fprintf(w, ", gangs broken: %d of %d", s.BrokenGangs, len(r.Gangs))
+	}
+	fmt.Fprintln(w)
 	nodes := r.Utilisation
 	if !wide {
 		nodes = changed(nodes)
@@ -95,6 +102,33 @@ func WriteDrain(w io.Writer, r *Drain, format string) error {
 		fmt.Fprintln(w, "\nSome pods would not find a node, or could not leave (exit status 3).")
 	}
 	return nil
+}
+
+// writeDrainGangs lists the PodGroups that lose members: how many of
+// their evicted members are re-placed, pending or lost, and, for a broken
+// gang, why (the message cut to 80 characters unless wide).
+func writeDrainGangs(w io.Writer, gangs []DrainGang, wide bool) error {
+	if len(gangs) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nPod groups that lose members (kube binds a gang's pending members together or not at all):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PODGROUP\tMIN\tMEMBERS\tEVICTED\tPLACED\tPENDING\tLOST\tGANG\tMESSAGE")
+	for _, g := range gangs {
+		minCount := "-"
+		if g.Policy == "gang" {
+			minCount = fmt.Sprint(g.MinCount)
+		}
+		state, msg := "whole", "-"
+		if g.Broken {
+			state, msg = "broken", g.Message
+			if !wide && len(msg) > 80 {
+				msg = msg[:77] + "..."
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", g.PodGroup, minCount, g.Members, g.Evicted, g.Placed, g.Pending, g.Lost, state, msg)
+	}
+	return tw.Flush()
 }
 
 // changed keeps the nodes whose use changes.

@@ -26,6 +26,12 @@ type Drain struct {
 	Stay []PodNote `json:"stay"`
 	// Preempted are pods elsewhere that a re-placed pod preempts.
 	Preempted []Eviction `json:"preempted"`
+	// Gangs are the Workload API PodGroups (GenericWorkload on) that lose
+	// members to the drain, in namespace/name order: their recreated
+	// members go through kube's pod-group cycle together, so a gang whose
+	// evicted members cannot all be re-placed gets none of them back
+	// (Broken).
+	Gangs []DrainGang `json:"gangs,omitempty"`
 	// Utilisation is each node's requested resources before the drain and
 	// after the re-placement.
 	Utilisation []NodeUsage  `json:"utilisation"`
@@ -99,4 +105,30 @@ type DrainSummary struct {
 	Refused   int `json:"refused"`
 	Stay      int `json:"stay"`
 	Preempted int `json:"preempted"`
+	// BrokenGangs counts the Gangs that are Broken.
+	BrokenGangs int `json:"brokenGangs,omitempty"`
+}
+
+// DrainGang is a PodGroup some of whose members a drain evicts.
+type DrainGang struct {
+	// PodGroup is "namespace/name"; Policy "gang" or "basic" ("" when the
+	// PodGroup is not in the cluster); MinCount the gang's.
+	PodGroup string `json:"podGroup"`
+	Policy   string `json:"policy,omitempty"`
+	MinCount int32  `json:"minCount,omitempty"`
+	// Members counts the group's pods before the drain, Evicted those the
+	// drain evicts; of these, Placed are re-placed, Pending left pending
+	// and Lost not recreated.
+	Members int `json:"members"`
+	Evicted int `json:"evicted"`
+	Placed  int `json:"placed"`
+	Pending int `json:"pending"`
+	Lost    int `json:"lost"`
+	// Broken is set when an evicted member is not back on a node.
+	Broken bool `json:"broken"`
+	// Message says why, for a broken gang: the PodGroup's
+	// PodGroupInitiallyScheduled condition when a cycle set it False,
+	// else the first pending member's message (kube's words), or that
+	// members are lost.
+	Message string `json:"message,omitempty"`
 }

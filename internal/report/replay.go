@@ -121,6 +121,9 @@ func writeReplayTable(w io.Writer, r *replay.Result) error {
 	fmt.Fprintf(tw, "ATTEMPTS\t%d\t%d failed\n", s.Attempts, s.FailedAttempts)
 	fmt.Fprintf(tw, "WAIT\tp50 %s\tp99 %s\tmax %s\n", seconds(s.WaitP50Seconds), seconds(s.WaitP99Seconds), seconds(s.WaitMaxSeconds))
 	fmt.Fprintf(tw, "NODES USED\t%d of %d\n", s.NodesUsed, s.Nodes)
+	if len(r.PodGroups) > 0 {
+		fmt.Fprintf(tw, "POD GROUPS\t%d\tscheduled %d\twith members pending %d\n", s.PodGroups, s.PodGroupsScheduled, s.PodGroupsPending)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -190,7 +193,35 @@ func writeReplayTable(w io.Writer, r *replay.Result) error {
 			return err
 		}
 	}
-	return nil
+	return writeReplayGroups(w, r.PodGroups)
+}
+
+// writeReplayGroups lists the PodGroups: members placed and pending, when
+// the first was placed, and the PodGroupInitiallyScheduled condition.
+func writeReplayGroups(w io.Writer, groups []replay.GroupResult) error {
+	if len(groups) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "POD GROUP\tMIN\tMEMBERS\tPLACED\tPENDING\tFIRST PLACED\tSCHEDULED\tMESSAGE")
+	for _, g := range groups {
+		minCount, first, status, msg := "-", "-", "-", "-"
+		if g.Policy == "gang" {
+			minCount = fmt.Sprint(g.MinCount)
+		}
+		if g.FirstPlaced != nil {
+			first = g.FirstPlaced.UTC().Format(time.RFC3339)
+		}
+		if c := g.Condition; c != nil {
+			status = c.Status + " (" + c.Reason + ")"
+			if c.Message != "" {
+				msg = firstLine(c.Message)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", g.PodGroup, minCount, g.Members, g.Placed, g.Pending, first, status, msg)
+	}
+	return tw.Flush()
 }
 
 func ints(v []int) []float64 {

@@ -100,6 +100,10 @@ func (c *Cluster) addNamed(file string, line int, where, ident, apiVersion, kind
 	}
 	if !handled {
 		handled, err = c.addWorkloadAPI(apiVersion, kind, decode, fail)
+		if handled && err == nil && kind == "PodGroup" {
+			// A replay's messages name a PodGroup's file and line.
+			c.setOrigin(c.Workloads.PodGroups[len(c.Workloads.PodGroups)-1], Origin{File: file, Line: line, Where: where})
+		}
 	}
 	if de, ok := err.(decodeError); ok {
 		err = fail(string(de))

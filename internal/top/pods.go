@@ -25,6 +25,9 @@ type PendingPod struct {
 	// Message is the last FailedScheduling message: kube-scheduler writes
 	// the same text into the PodScheduled condition and the event.
 	Message string `json:"message,omitempty"`
+	// PodGroup is the Workload API PodGroup the pod names
+	// (spec.schedulingGroup.podGroupName), if any.
+	PodGroup string `json:"podGroup,omitempty"`
 }
 
 // Key is namespace/name.
@@ -53,6 +56,9 @@ func ListPending(ctx context.Context, client kubernetes.Interface, namespace str
 			continue
 		}
 		pp := PendingPod{Namespace: p.Namespace, Name: p.Name, SchedulerName: p.Spec.SchedulerName, Age: now.Sub(p.CreationTimestamp.Time)}
+		if g := p.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil {
+			pp.PodGroup = *g.PodGroupName
+		}
 		for _, c := range p.Status.Conditions {
 			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
 				pp.Reason, pp.Message = c.Reason, c.Message

@@ -30,7 +30,7 @@ func (m *Model) podsCmd() tea.Cmd {
 		return nil
 	}
 	m.podsInFlight = true
-	list, ctx := m.o.Pods, m.o.Context
+	list, groups, ctx := m.o.Pods, m.o.Groups, m.o.Context
 	var profiles []string
 	if m.stats != nil {
 		profiles = m.stats.Profiles
@@ -39,7 +39,11 @@ func (m *Model) podsCmd() tea.Cmd {
 		ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
 		defer cancel()
 		pods, err := list(ctx, profiles)
-		return podsMsg{pods: pods, err: err}
+		if err != nil || groups == nil {
+			return podsMsg{pods: pods, err: err}
+		}
+		gs, err := groups(ctx, pods)
+		return podsMsg{pods: pods, groups: gs, err: err}
 	}
 }
 

@@ -33,6 +33,9 @@ type Options struct {
 	// Pods lists the pending pods of the given profiles (all pods' when
 	// empty); nil hides the pods panel's content (no cluster access).
 	Pods func(ctx context.Context, profiles []string) ([]top.PendingPod, error)
+	// Groups gathers the listed pending pods into the Workload API
+	// PodGroups they name (top.ListPendingGroups); nil shows no groups.
+	Groups func(ctx context.Context, pods []top.PendingPod) ([]top.PendingGroup, error)
 	// NoPods says why Pods is nil.
 	NoPods string
 	// NoSourceHint says how to give top something to scrape; it is shown
@@ -78,6 +81,7 @@ type Model struct {
 
 	panel        int
 	pods         []top.PendingPod
+	groups       []top.PendingGroup
 	podsErr      error
 	podsInFlight bool
 	table        table.Model
@@ -155,7 +159,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.podsInFlight = false
 		m.podsErr = msg.err
 		if msg.err == nil {
-			m.pods = msg.pods
+			m.pods, m.groups = msg.pods, msg.groups
 			m.refreshTable()
 		}
 		return m, nil

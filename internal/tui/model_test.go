@@ -365,3 +365,48 @@ func TestNothingToScrapeSaysWhatToDo(t *testing.T) {
 		t.Errorf("the hint stays after a good scrape:\n%s", screen(m))
 	}
 }
+
+// gangPods are pending members of two PodGroups beside the other pods.
+var gangPods = append([]top.PendingPod{
+	{Namespace: "ml", Name: "train-0", SchedulerName: "kubectl-sched", Age: 4 * time.Minute, Reason: "Unschedulable", PodGroup: "train",
+		Message: "pod group is unschedulable, minCount (8) cannot be satisfied: 7 scheduled, 0 remaining"},
+	{Namespace: "ml", Name: "train-7", SchedulerName: "kubectl-sched", Age: 4 * time.Minute, Reason: "Unschedulable", PodGroup: "train",
+		Message: "0/3 nodes are available: 3 Insufficient cpu."},
+	{Namespace: "ml", Name: "probe-0", SchedulerName: "kubectl-sched", Age: time.Minute, PodGroup: "probe"},
+}, pendingPods...)
+
+var pendingGroups = []top.PendingGroup{
+	{Namespace: "ml", Name: "train", Policy: "gang", MinCount: 8, Pending: 8, Age: 4 * time.Minute, Status: "False", Reason: "Unschedulable",
+		Message: "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining"},
+	{Namespace: "ml", Name: "probe", Pending: 1, Age: time.Minute, Missing: true},
+}
+
+// TestViewGoldenGroups: the pods panel lists the pending PodGroups above
+// the pods, each with its pending members, minCount and condition; the
+// listing command gathers the groups of the pods it listed.
+func TestViewGoldenGroups(t *testing.T) {
+	var gathered []top.PendingPod
+	m := New(Options{
+		Source: fakeSource{"http://127.0.0.1:10259/metrics"}, Interval: 2 * time.Second, Window: 2 * time.Minute, Now: func() time.Time { return t0 },
+		Pods: func(context.Context, []string) ([]top.PendingPod, error) { return gangPods, nil },
+		Groups: func(_ context.Context, pods []top.PendingPod) ([]top.PendingGroup, error) {
+			gathered = pods
+			return pendingGroups, nil
+		},
+	})
+	m.Init()
+	feed(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	feed(m, scrapeMsg{sample: recorded(t, "run-0.txt", 0)})
+	feed(m, scrapeMsg{sample: recorded(t, "run-1.txt", 2*time.Second)})
+	m.podsInFlight = false // the scrapes asked already; ask again
+	msg := m.podsCmd()()
+	if len(gathered) != len(gangPods) {
+		t.Errorf("groups gathered from %d pods, want the %d listed", len(gathered), len(gangPods))
+	}
+	feed(m, msg, press("tab"), press("tab"))
+	got := screen(m)
+	if n := strings.Count(got, "\n"); n != 24 {
+		t.Errorf("%d lines, want 24", n)
+	}
+	golden(t, "run-80x24-groups", got)
+}

@@ -16,10 +16,11 @@ type scrapeMsg struct {
 	at     time.Time
 }
 
-// podsMsg is the result of listing the pending pods.
+// podsMsg is the result of listing the pending pods and their groups.
 type podsMsg struct {
-	pods []top.PendingPod
-	err  error
+	pods   []top.PendingPod
+	groups []top.PendingGroup
+	err    error
 }
 
 // explainMsg is the rendered explanation of a pod.

@@ -62,8 +62,8 @@ func (m *Model) layout() {
 		h--
 	}
 	// The selected pod's whole message gets its own lines below the
-	// table, whose column cuts it.
-	h -= m.detailHeight()
+	// table, whose column cuts it; the pending groups go above it.
+	h -= m.detailHeight() + len(m.groupLines())
 	m.table.SetWidth(m.width)
 	m.table.SetHeight(max(h, 2))
 	m.table.SetColumns(podColumns(m.width))
@@ -290,8 +290,46 @@ func (m *Model) podLines() []string {
 	if len(m.pods) == 0 {
 		return append(lines, s.Dim.Render("no pending pods"))
 	}
+	lines = append(lines, m.groupLines()...)
 	lines = append(lines, strings.Split(m.table.View(), "\n")...)
 	return append(lines, m.detailLines()...)
+}
+
+// maxGroupLines bounds the pending groups listed above the pods.
+const maxGroupLines = 4
+
+// groupLines list the pending Workload API PodGroups above the pods, one
+// line each (their pending members, the gang's minCount, the condition
+// message the scheduler wrote, cut to the width), at most maxGroupLines,
+// then a blank line; none without groups.
+func (m *Model) groupLines() []string {
+	if len(m.groups) == 0 || m.filterShown() {
+		return nil
+	}
+	s := m.styles
+	w := max(m.width-2, 10)
+	lines := []string{s.Header.Render(pad("PENDING GROUP", 28) + pad("MEMBERS", 18) + "CONDITION")}
+	for i, g := range m.groups {
+		if i == maxGroupLines {
+			lines = append(lines, s.Dim.Render(fmt.Sprintf("  … %d more", len(m.groups)-i)))
+			break
+		}
+		members := fmt.Sprintf("%d pending", g.Pending)
+		if g.Policy == "gang" {
+			members += fmt.Sprintf(", min %d", g.MinCount)
+		}
+		cond := "not tried yet"
+		switch {
+		case g.Missing:
+			cond = "PodGroup not found: its pods wait for it"
+		case g.Message != "":
+			cond = g.Message
+		case g.Reason != "":
+			cond = g.Reason
+		}
+		lines = append(lines, ansi.Truncate(pad(g.Key(), 27)+" "+pad(members, 17)+" "+cond, w, "…"))
+	}
+	return append(lines, "")
 }
 
 // minDetailHeight is the fewest lines the selected pod's message gets.

@@ -51,6 +51,9 @@ type runOptions struct {
 	// plugins are registered beside the in-tree ones (test plugins the
 	// config enables).
 	plugins schedcore.Registry
+	// features, when set, are the feature gates (`--feature-gates`): they
+	// shape the default profile and the informers, as in `run`.
+	features *schedcore.Features
 }
 
 // runningScheduler is one in-process `kubectl sched run` (the live driver).
@@ -72,7 +75,11 @@ func startRun(t *testing.T, c *cluster.Cluster, ro runOptions) *runningScheduler
 			t.Fatal(err)
 		}
 	}
-	cfg, err := engine.LoadConfig(path)
+	features := schedcore.DefaultFeatures
+	if ro.features != nil {
+		features = *ro.features
+	}
+	cfg, err := engine.LoadConfigWithFeatures(path, features)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +92,7 @@ func startRun(t *testing.T, c *cluster.Cluster, ro runOptions) *runningScheduler
 	o := live.Options{
 		Config:             cfg,
 		Registry:           reg,
+		Features:           features,
 		RESTConfig:         restConfig(c, ro),
 		MetricsBindAddress: "127.0.0.1:0",
 		Logger:             klog.NewKlogr().WithValues("instance", ro.identity, "profile", ro.profile),

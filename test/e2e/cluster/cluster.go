@@ -40,6 +40,9 @@ type Options struct {
 	// ExtraAPIServerArgs are appended to kube-apiserver's flags (a later flag
 	// wins), e.g. "--feature-gates=...".
 	ExtraAPIServerArgs []string
+	// ExtraSchedulerArgs are appended to the flags of every kube-scheduler
+	// StartScheduler runs, e.g. the feature gates the API server has.
+	ExtraSchedulerArgs []string
 	// ReadyTimeout bounds the wait for etcd and kube-apiserver to become ready
 	// (not the build). Default 90s.
 	ReadyTimeout time.Duration
@@ -70,6 +73,7 @@ type Cluster struct {
 	// apiArgs are kube-apiserver's flags, kept for StartAPIServer;
 	// apiserver is the running one (nil while stopped).
 	apiArgs      []string
+	schedArgs    []string
 	apiserver    *Process
 	readyTimeout time.Duration
 
@@ -111,7 +115,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	removeStaleStateDirs()
 
-	c := &Cluster{BinDir: opts.BinDir, keep: opts.KeepStateDir, progress: opts.Progress}
+	c := &Cluster{BinDir: opts.BinDir, keep: opts.KeepStateDir, progress: opts.Progress, schedArgs: opts.ExtraSchedulerArgs}
 	if opts.StateDir == "" {
 		dir, err := os.MkdirTemp("", stateDirPrefix)
 		if err != nil {
@@ -484,3 +488,19 @@ func removeStaleStateDirs() {
 		}
 	}
 }
+
+// WorkloadGates are the feature gates of kube's Workload API and the
+// scheduling that reads it: pods naming a PodGroup
+// (spec.schedulingGroup) and the pod-group cycle (GenericWorkload, beta,
+// off in v1.37), PodGroups' topology constraints
+// (TopologyAwareWorkloadScheduling, alpha). Without them kube-apiserver
+// drops those fields.
+const WorkloadGates = "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"
+
+// WorkloadAPIServerArgs make kube-apiserver v1.37.2 serve the Workload API:
+// the gates, and scheduling.k8s.io/v1beta1 (Workloads, PodGroups), which
+// is not served by default.
+var WorkloadAPIServerArgs = []string{"--feature-gates=" + WorkloadGates, "--runtime-config=scheduling.k8s.io/v1beta1=true"}
+
+// WorkloadSchedulerArgs give kube-scheduler the same gates.
+var WorkloadSchedulerArgs = []string{"--feature-gates=" + WorkloadGates}

@@ -72,7 +72,7 @@ func (c *Cluster) StartScheduler(ctx context.Context, configPath string) (*Proce
 		if err != nil {
 			return nil, err
 		}
-		p, err := c.run(SchedulerBinary, []string{
+		p, err := c.run(SchedulerBinary, append([]string{
 			"--config=" + cfgFile,
 			"--authentication-kubeconfig=" + c.Kubeconfig,
 			"--authorization-kubeconfig=" + c.Kubeconfig,
@@ -81,7 +81,7 @@ func (c *Cluster) StartScheduler(ctx context.Context, configPath string) (*Proce
 			"--secure-port=" + strconv.Itoa(ports[0]),
 			"--cert-dir=" + certDir,
 			"--v=2",
-		})
+		}, c.schedArgs...))
 		if err != nil {
 			return nil, err
 		}

@@ -34,6 +34,7 @@ func run() error {
 	nodes := flag.Int("nodes", 0, "number of fake nodes to create (GenerateNodes, seed 1)")
 	scheduler := flag.Bool("scheduler", false, "also run the real kube-scheduler")
 	schedulerConfig := flag.String("scheduler-config", "", "KubeSchedulerConfiguration for -scheduler (default profile if empty)")
+	workloads := flag.Bool("workloads", false, "serve kube's Workload API (scheduling.k8s.io/v1beta1) with the gates "+cluster.WorkloadGates+", kube-scheduler's too")
 	flag.Parse()
 	if *dir == "" {
 		return fmt.Errorf("-dir is required")
@@ -53,7 +54,11 @@ func run() error {
 	defer stop()
 
 	start := time.Now()
-	c, err := cluster.Start(ctx, cluster.Options{StateDir: filepath.Join(abs, "cluster"), Progress: os.Stderr})
+	opts := cluster.Options{StateDir: filepath.Join(abs, "cluster"), Progress: os.Stderr}
+	if *workloads {
+		opts.ExtraAPIServerArgs, opts.ExtraSchedulerArgs = cluster.WorkloadAPIServerArgs, cluster.WorkloadSchedulerArgs
+	}
+	c, err := cluster.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
