@@ -334,16 +334,20 @@ func mustAdd(t *testing.T, c *Offline, p cyclePod) {
 // did not fit its FitError, the condition the group's status; with TAS
 // the group's status names the placements.
 func TestPodGroupCycleMessages(t *testing.T) {
+	// PodGroupPostFilter's tail: DynamicResources' reason is dropped when
+	// DefaultPreemption is UnschedulableAndUnresolvable (the blocker has
+	// the gang's priority).
+	const noVictims = ", pod group preemption: No preemption victims found for incoming preemptor"
 	pods := []cyclePod{{name: "blocker", cpu: "2", node: "node"}, member("p1", "pg1", 1), member("p2", "pg1", 1), member("p3", "pg1", 1)}
 	for _, tc := range []struct {
 		tas         bool
 		placed, fit string
 		condition   string
 	}{
-		{false, "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining", "0/1 nodes are available: 1 Insufficient cpu.", "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"},
-		{true, "pod group is unschedulable, pod group is unschedulable, 0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
+		{false, "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + noVictims, "0/1 nodes are available: 1 Insufficient cpu.", "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + noVictims},
+		{true, "pod group is unschedulable, pod group is unschedulable, 0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + noVictims,
 			"0/1 nodes are available: 1 Insufficient cpu.",
-			"pod group is unschedulable, 0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"},
+			"pod group is unschedulable, 0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + noVictims},
 	} {
 		t.Run(fmt.Sprintf("TAS=%v", tc.tas), func(t *testing.T) {
 			r := startCycleRun(t, tc.tas, []*v1.Node{offlineNode("node", "4")}, []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, "")}, pods)
