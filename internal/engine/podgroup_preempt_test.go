@@ -337,3 +337,56 @@ func TestPodGroupPreemptionRows(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupAwarePodPreemption: a pod (no group) preempting with
+// GenericWorkload on sees a disruptionMode all group as one victim with
+// all its pods, on any node (kube's Evaluator.GetVictimsOnNode with
+// getCrossNodesVictims); with the gate off each pod is its own victim.
+// Nodes cpu 2: v1 (pg2) and single on node1, v2 (pg2) on node2; the
+// preemptor needs a whole node.
+func TestGroupAwarePodPreemption(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		gate      bool
+		preempted []string
+	}{
+		// node1 would cost v1, v2 (one unit) and single; node2 the unit
+		// alone: fewer victims, so node2, and v1 goes with it.
+		{"GenericWorkload on: the group goes whole", true, []string{"v1", "v2"}},
+		{"GenericWorkload off: pod by pod", false, []string{"v2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := &snapshot.Cluster{Nodes: preNodes("2", "node1", "node2")}
+			cl.Workloads.PodGroups = []*schedulingv1beta1.PodGroup{preGroup{name: "pg2", prio: 10, minCount: 2, all: true}.obj()}
+			pods := []prePod{{name: "v1", node: "node1", cpu: "1", group: "pg2", prio: 10}, {name: "v2", node: "node2", cpu: "1", group: "pg2", prio: 10},
+				{name: "single", node: "node1", cpu: "1", prio: 10}, {name: "preemptor", cpu: "2", prio: 100}}
+			for i, p := range pods {
+				cl.Pods = append(cl.Pods, p.obj(i))
+			}
+			f := schedcore.DefaultFeatures
+			f.GenericWorkload = tc.gate
+			cfg, err := LoadConfigWithFeatures("", f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var preempted []string
+			obs := Observer{Evicted: func(victim *v1.Pod, _ string, _ *v1.Pod) { preempted = append(preempted, victim.Name) }}
+			c, pending, err := NewOffline(context.Background(), cl, Options{Features: f, Config: cfg}, obs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.Submit(pending...)
+			if err := c.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			sort.Strings(preempted)
+			if diff := cmp.Diff(tc.preempted, preempted); diff != "" {
+				t.Errorf("preempted (-want +got):\n%s", diff)
+			}
+			if p, ok := c.Pod("default", "preemptor"); !ok || p.Spec.NodeName != "node2" {
+				t.Errorf("preemptor on %q, want node2", p.Spec.NodeName)
+			}
+		})
+	}
+}
