@@ -13,8 +13,10 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -30,10 +32,8 @@ import (
 // node), the preemptors pending in creation order, a run to quiescence.
 // Nodes have memory 4Gi and 32 pods.
 //
-// Not transcribed: "Partial Preemption" (both policies; a preset score
-// plugin the engine has no registry entry for), the PodGroupPreemptionPolicy
-// rows (an alpha gate the engine does not carry), pod-level resources and
-// topology-spread rows.
+// Not transcribed: the PodGroupPreemptionPolicy rows (an alpha gate the
+// engine does not carry), pod-level resources and topology-spread rows.
 
 type preGroup struct {
 	name     string
@@ -116,6 +116,9 @@ func TestPodGroupPreemptionRows(t *testing.T) {
 		pending     []string
 		nominated   []string
 		wantMessage string
+		// presetScores adds kube's test plugin mockScorePlugin (a score per
+		// node name) to the profile.
+		presetScores map[string]int64
 	}{
 		{id: "P1", name: "Full PodGroup Preemption",
 			nodes: preNodes("3", "node1"), groups: []preGroup{{name: "pg1", prio: 100, minCount: 3}},
@@ -127,6 +130,16 @@ func TestPodGroupPreemptionRows(t *testing.T) {
 			initial:    []prePod{low("low-1", "node1", "1", 10), low("low-2", "node1", "1", 10), low("low-3", "node1", "1", 10)},
 			preemptors: highs("pg1", 100, "high-1", "high-2", "high-3"),
 			scheduled:  []string{"high-1", "high-2", "high-3"}, preempted: []string{"low-1", "low-2", "low-3"}, nominated: []string{"high-1", "high-2", "high-3"}},
+		{id: "P2", name: "Partial Preemption",
+			nodes: preNodes("2", "node1", "node2"), groups: []preGroup{{name: "pg1", prio: 100, minCount: 3}},
+			initial:    []prePod{low("low-1", "node1", "2", 10), low("low-2", "node2", "1", 10)},
+			preemptors: highs("pg1", 100, "high-1", "high-2", "high-3"), presetScores: map[string]int64{"node1": 100, "node2": 0},
+			scheduled: []string{"high-1", "high-2", "high-3", "low-2"}, preempted: []string{"low-1"}, nominated: []string{"high-1", "high-2", "high-3"}},
+		{id: "P2b", name: "Partial Preemption with basic policy",
+			nodes: preNodes("2", "node1", "node2"), groups: []preGroup{{name: "pg1", prio: 100}},
+			initial:    []prePod{low("low-1", "node1", "1", 10), low("very-low-1", "node2", "1", 5)},
+			preemptors: highs("pg1", 100, "high-1", "high-2", "high-3"), presetScores: map[string]int64{"node1": 100, "node2": 0},
+			scheduled: []string{"high-1", "high-2", "high-3", "very-low-1"}, preempted: []string{"low-1"}},
 		{id: "P3", name: "PDB Violation Handling (Reprieve)",
 			nodes: preNodes("3", "node1"), groups: []preGroup{{name: "pg1", prio: 100, minCount: 2}},
 			initial: []prePod{labeled(low("low-1", "node1", "1", 10), "app", "foo"), labeled(low("low-2", "node1", "1", 10), "app", "foo"), low("low-3", "node1", "1", 10)},
@@ -268,6 +281,17 @@ func TestPodGroupPreemptionRows(t *testing.T) {
 			}
 			all := int32(100)
 			cfg.PercentageOfNodesToScore = &all
+			var registry schedcore.Registry
+			if tt.presetScores != nil {
+				registry, err = Registry(schedcore.Registry{"mockScorePlugin": {Factory: func(context.Context, runtime.Object, *schedcore.Handle) (schedcore.Plugin, error) {
+					return presetScore(tt.presetScores), nil
+				}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mp := &cfg.Profiles[0].Plugins.MultiPoint
+				mp.Enabled = append(mp.Enabled, configv1.Plugin{Name: "mockScorePlugin"})
+			}
 			nominated := map[string]bool{}
 			msgs := map[string]string{}
 			evictedBy := map[string]string{}
@@ -277,7 +301,7 @@ func TestPodGroupPreemptionRows(t *testing.T) {
 				Nominated:    func(pod *v1.Pod, node string) { nominated[pod.Name] = nominated[pod.Name] || node != "" },
 				GroupEvicted: func(victim *v1.Pod, pg *schedulingv1beta1.PodGroup) { evictedBy[victim.Name] = pg.Name },
 			}
-			c, pending, err := NewOffline(context.Background(), cl, Options{Features: f, Config: cfg}, obs)
+			c, pending, err := NewOffline(context.Background(), cl, Options{Features: f, Config: cfg, Registry: registry}, obs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -389,4 +413,14 @@ func TestGroupAwarePodPreemption(t *testing.T) {
 			}
 		})
 	}
+}
+
+// presetScore is kube's mockScorePlugin of that test: a fixed score per
+// node name.
+type presetScore map[string]int64
+
+func (presetScore) Name() string { return "mockScorePlugin" }
+
+func (p presetScore) Score(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, ni *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	return p[ni.Name()], nil
 }
