@@ -84,7 +84,10 @@ func TestDefaultProfileByGates(t *testing.T) {
 				preEnqueue = append(preEnqueue, p.Name())
 			}
 			got := [][]string{f.PlacementFeasiblePluginNames(), f.PlacementGeneratePluginNames(), f.PlacementScorePluginNames(), preEnqueue, f.PodGroupPostFilterPluginNames()}
-			want := [][]string{tc.wantFeasible, tc.wantGenerate, tc.wantScore, tc.wantPreEnqueue, nil}
+			// DynamicResources before DefaultPreemption, as kube's default
+			// list has them, under any gate (the point only runs in a
+			// pod-group cycle, with GenericWorkload).
+			want := [][]string{tc.wantFeasible, tc.wantGenerate, tc.wantScore, tc.wantPreEnqueue, {"DynamicResources", "DefaultPreemption"}}
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("feasible, generate, placement score, preEnqueue, podGroupPostFilter (-want +got):\n%s", diff)
 			}

@@ -90,7 +90,7 @@ const smallDirty = 32
 func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(s.assumed) > 0 || s.placement != nil {
+	if len(s.assumed) > 0 || s.placement != nil || s.mutations != nil {
 		s.endSimulation()
 	}
 	if s.generation == 0 || s.nodeInfoMap == nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -48,6 +49,16 @@ type Evictor interface {
 	ClearNominatedNodeName(ctx context.Context, pods []*v1.Pod) error
 }
 
+// PodGroupEvictor is implemented by an Evictor that can evict for a pod
+// group (kube's executor with a podgroup preemptor): run sets the
+// DisruptionTarget condition with the message "<schedulerName>: preempting
+// to accommodate a higher priority podgroup" and deletes the victim, dryrun
+// removes it. Pod-group preemption without it evicts through PreemptPod
+// with the group's first member as the preemptor.
+type PodGroupEvictor interface {
+	PreemptPodForPodGroup(ctx context.Context, pg *schedulingv1beta1.PodGroup, schedulerName string, victim *v1.Pod) error
+}
+
 // PreemptionHooks are what a preemption PostFilter needs from the driver.
 // The zero value computes preemption without acting on it (explain).
 type PreemptionHooks struct {
@@ -64,6 +75,15 @@ type PreemptionHooks struct {
 	// preemption_attempts_total and preemption_victims metrics).
 	Attempted func()
 	Victims   func(n int)
+	// GroupAttempted, GroupVictims and Disruptions observe pod-group
+	// preemption: each PodGroupPostFilter run with its status code
+	// (workload_preemption_attempts_total{result}), the victims of each
+	// carried out (workload_preemption_victims), and the pod-group units
+	// among the victims of any preemption, by preemptor type "pod" or
+	// "podgroup" (preemption_workload_disruptions{preemptor}).
+	GroupAttempted func(result string)
+	GroupVictims   func(n int)
+	Disruptions    func(preemptor string, n int)
 }
 
 // Handle is what the framework gives plugins: the cycle's snapshot, a

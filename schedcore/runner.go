@@ -23,6 +23,11 @@ type Framework interface {
 	// RunFilterPluginsWithNominatedPods runs the filters on a node, with
 	// the pods nominated to it added when they outrank pod, as kube does.
 	RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, info *NodeInfo) *Status
+	// RunReservePluginsReserve runs Reserve (pod-group preemption reserves
+	// each preemptor it puts back while it reprieves victims).
+	RunReservePluginsReserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+	// RunReservePluginsUnreserve runs Unreserve, undoing Reserve.
+	RunReservePluginsUnreserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
 	// GetWaitingPod returns a pod waiting at Permit, nil if it is not.
 	GetWaitingPod(uid types.UID) WaitingPod
 	// IterateOverWaitingPods calls fn for each pod waiting at Permit, in

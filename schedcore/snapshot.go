@@ -71,6 +71,9 @@ type Snapshot struct {
 	assumed     []snapshotAssumed
 	placement   *snapshotPlacement
 	placementAt []int32
+	// mutations is the open mutation session, nil when none
+	// (snapshot_mutations.go).
+	mutations *snapshotMutations
 }
 
 // SelectorSources are the objects kube-scheduler's DefaultSelector reads to

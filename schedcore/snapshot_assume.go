@@ -135,6 +135,17 @@ func (s *Snapshot) NumAssumedPods() int { return len(s.assumed) }
 // updates it: kube's UpdateSnapshot does the same (and logs it).
 func (s *Snapshot) endSimulation() {
 	s.ForgetPlacement()
+	if m := s.mutations; m != nil {
+		// A session left open: forget what it assumed, then restore.
+		for len(s.assumed) > m.assumed {
+			if err := s.ForgetPod(s.assumed[len(s.assumed)-1].pod); err != nil {
+				panic(err)
+			}
+		}
+		if err := s.EndMutations(); err != nil {
+			panic(err)
+		}
+	}
 	for n := len(s.assumed); n > 0; n = len(s.assumed) {
 		if err := s.ForgetPod(s.assumed[n-1].pod); err != nil {
 			// Not expected: the top of the stack is always forgettable.

@@ -52,9 +52,9 @@ func TestExplainPodGroupAgreesWithDryRun(t *testing.T) {
 	}{
 		{gangKube + "blocked.yaml", "default", "pg1", gwGate, false},
 		{gangKube + "mincount.yaml", "default", "pg1", gwGate, true},
-		// kube preempts the blocker (its PodGroupPostFilter); the
-		// engine has no PodGroupPostFilter yet, dryrun neither.
-		{gangKube + "preempt.yaml", "default", "pg1", gwGate, false},
+		// kube preempts the lower-priority pods (PodGroupPostFilter),
+		// then places the gang on the node they leave.
+		{gangKube + "preempt.yaml", "default", "pg1", gwGate, true},
 		{gangKube + "quorum.yaml", "default", "pg1", gwGate, false},
 		{gangKube + "topology.yaml", "default", "pg1", tasGates, true},
 		{gangNative, "hpc", "workers", gwGate, true},

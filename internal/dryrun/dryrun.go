@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
@@ -152,6 +153,11 @@ func (r *run) observer() engine.Observer {
 		},
 		Evicted: func(victim *v1.Pod, node string, preemptor *v1.Pod) {
 			r.rep.Evictions = append(r.rep.Evictions, report.Eviction{Pod: schedcore.PodName(victim), Node: node, Preemptor: schedcore.PodName(preemptor)})
+		},
+		// Pod-group preemption: the PodGroup is the preemptor, the
+		// victim's node the node (kube's candidate is the whole cluster).
+		GroupEvicted: func(victim *v1.Pod, pg *schedulingv1beta1.PodGroup) {
+			r.rep.Evictions = append(r.rep.Evictions, report.Eviction{Pod: schedcore.PodName(victim), Node: victim.Spec.NodeName, Preemptor: pg.Namespace + "/" + pg.Name})
 		},
 		Nominated: func(pod *v1.Pod, node string) {
 			r.rep.Nominations = append(r.rep.Nominations, report.Nomination{Pod: schedcore.PodName(pod), Node: node})

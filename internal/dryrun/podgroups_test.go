@@ -17,9 +17,8 @@ import (
 // TestPodGroupsReport: with GenericWorkload the report lists each
 // Workload API PodGroup with pending members, the members bound and not,
 // and the PodGroupInitiallyScheduled condition in kube's words (the
-// kubebench references' snapshots; kube's own messages there carry its
-// PodGroupPostFilter tail, which the engine has not yet); gates off, no
-// such section.
+// kubebench references' snapshots, with kube's PodGroupPostFilter tail);
+// gates off, no such section.
 func TestPodGroupsReport(t *testing.T) {
 	gw := schedcore.DefaultFeatures
 	gw.GenericWorkload = true
@@ -31,7 +30,7 @@ func TestPodGroupsReport(t *testing.T) {
 	}{
 		{"a gang of 3 where 2 fit binds none", "gang-kube-blocked", gw, []report.PodGroup{{
 			PodGroup: "default/pg1", Policy: "gang", MinCount: 3, Bound: []string{}, Unbound: []string{"default/p1", "default/p2", "default/p3"},
-			Condition: &report.PodGroupCondition{Status: "False", Reason: "Unschedulable", Message: "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"},
+			Condition: &report.PodGroupCondition{Status: "False", Reason: "Unschedulable", Message: "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor"},
 		}}},
 		{"minCount 3 of 4: 3 bind, the condition stays True", "gang-kube-mincount", gw, []report.PodGroup{{
 			PodGroup: "default/pg1", Policy: "gang", MinCount: 3, Bound: []string{"default/p1", "default/p2", "default/p3"}, Unbound: []string{"default/p4"},

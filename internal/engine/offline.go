@@ -31,6 +31,9 @@ type Observer struct {
 	Failed func(pod *v1.Pod, f Failure)
 	// Evicted: preemption evicted victim from node for preemptor.
 	Evicted func(victim *v1.Pod, node string, preemptor *v1.Pod)
+	// GroupEvicted: pod-group preemption evicted victim for the PodGroup
+	// pg (kube's candidate is the whole cluster, no node).
+	GroupEvicted func(victim *v1.Pod, pg *schedulingv1beta1.PodGroup)
 	// Nominated: preemption nominated node for pod.
 	Nominated func(pod *v1.Pod, node string)
 	// Attempting: pod is about to go through a scheduling cycle (its

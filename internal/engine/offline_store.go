@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -145,6 +146,27 @@ func (b *volumeBinder) BindPodVolumes(_ context.Context, _ *v1.Pod, pvs []*v1.Pe
 type evictor struct{ c *Offline }
 
 func (e evictor) PreemptPod(_ context.Context, preemptor, victim *v1.Pod, node string) error {
+	cur := e.evict(victim)
+	if cur != nil && e.c.obs.Evicted != nil {
+		e.c.obs.Evicted(cur, node, preemptor)
+	}
+	e.moved(cur)
+	return nil
+}
+
+// PreemptPodForPodGroup implements schedcore.PodGroupEvictor.
+func (e evictor) PreemptPodForPodGroup(_ context.Context, pg *schedulingv1beta1.PodGroup, _ string, victim *v1.Pod) error {
+	cur := e.evict(victim)
+	if cur != nil && e.c.obs.GroupEvicted != nil {
+		e.c.obs.GroupEvicted(cur, pg)
+	}
+	e.moved(cur)
+	return nil
+}
+
+// evict deletes the victim from the store, the cache and its claims; nil
+// when it is gone already.
+func (e evictor) evict(victim *v1.Pod) *v1.Pod {
 	cur, ok := e.c.store.get(victim.Namespace, victim.Name)
 	if !ok || cur.UID != victim.UID {
 		return nil
@@ -152,11 +174,14 @@ func (e evictor) PreemptPod(_ context.Context, preemptor, victim *v1.Pod, node s
 	e.c.store.delete(cur)
 	e.c.Cache.RemovePod(cur)
 	e.c.releaseClaims(context.Background(), cur)
-	if e.c.obs.Evicted != nil {
-		e.c.obs.Evicted(cur, node, preemptor)
+	return cur
+}
+
+// moved delivers the deletion to the queue (AssignedPod/Delete).
+func (e evictor) moved(cur *v1.Pod) {
+	if cur != nil {
+		e.c.Queue.MoveAllToActiveOrBackoffQueue(e.c.Options.Logger, schedcore.EventAssignedPodDelete, cur, nil, nil)
 	}
-	e.c.Queue.MoveAllToActiveOrBackoffQueue(e.c.Options.Logger, schedcore.EventAssignedPodDelete, cur, nil, nil)
-	return nil
 }
 
 func (e evictor) ClearNominatedNodeName(_ context.Context, pods []*v1.Pod) error {

@@ -334,16 +334,20 @@ func mustAdd(t *testing.T, c *Offline, p cyclePod) {
 // did not fit its FitError, the condition the group's status; with TAS
 // the group's status names the placements.
 func TestPodGroupCycleMessages(t *testing.T) {
+	// PodGroupPostFilter's tail: DynamicResources' reason is dropped when
+	// DefaultPreemption is UnschedulableAndUnresolvable (the blocker has
+	// the gang's priority).
+	const noVictims = ", pod group preemption: No preemption victims found for incoming preemptor"
 	pods := []cyclePod{{name: "blocker", cpu: "2", node: "node"}, member("p1", "pg1", 1), member("p2", "pg1", 1), member("p3", "pg1", 1)}
 	for _, tc := range []struct {
 		tas         bool
 		placed, fit string
 		condition   string
 	}{
-		{false, "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining", "0/1 nodes are available: 1 Insufficient cpu.", "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"},
-		{true, "pod group is unschedulable, pod group is unschedulable, 0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
+		{false, "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + noVictims, "0/1 nodes are available: 1 Insufficient cpu.", "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + noVictims},
+		{true, "pod group is unschedulable, pod group is unschedulable, 0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + noVictims,
 			"0/1 nodes are available: 1 Insufficient cpu.",
-			"pod group is unschedulable, 0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"},
+			"pod group is unschedulable, 0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + noVictims},
 	} {
 		t.Run(fmt.Sprintf("TAS=%v", tc.tas), func(t *testing.T) {
 			r := startCycleRun(t, tc.tas, []*v1.Node{offlineNode("node", "4")}, []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, "")}, pods)
@@ -374,7 +378,8 @@ func TestPodGroupCycleTopologyRows(t *testing.T) {
 		groups   []*schedulingv1beta1.PodGroup
 		pods     []cyclePod
 		// want maps each pending pod to its rack, or "pending"; "a|b"
-		// accepts either (kube's test checks a set of nodes).
+		// accepts either (kube's test checks a set of nodes); "gone": the
+		// pod was evicted (a bound pod then names its rack).
 		want map[string]string
 		// then are later steps: a change and the outcome after another
 		// run (every pod of the row so far).
@@ -400,9 +405,29 @@ func TestPodGroupCycleTopologyRows(t *testing.T) {
 			want:   map[string]string{"pg1-p1": "pending", "pg1-p2": "pending", "pg1-p3": "pending"},
 			then: []topologyStep{{do: func(t *testing.T, c *Offline) { c.Delete("ns", "existing1") },
 				want: map[string]string{"pg1-p1": "rack-1", "pg1-p2": "rack-1", "pg1-p3": "rack-1"}}}},
-		{id: "T4", name: "gang uses pod group preemption", skip: needsGroupPreemption},
-		{id: "T5", name: "preemption, then the highest placement score", skip: needsGroupPreemption},
-		{id: "T6", name: "preemption, allocation with pre-existing pods", skip: needsGroupPreemption},
+		{id: "T4", name: "gang uses pod group preemption",
+			nodes:  []*v1.Node{rackNode("node1-rack1", "rack-1", "zone-1", "2"), rackNode("node2-rack1", "rack-1", "zone-1", "2"), rackNode("node3-rack1", "rack-1", "zone-1", "2")},
+			groups: []*schedulingv1beta1.PodGroup{prioGroup(podGroup("pg1", 3, tasRack), 200)},
+			pods:   append([]cyclePod{{name: "existing1", cpu: "2", node: "node1-rack1"}, {name: "existing2", cpu: "2", node: "node3-rack1"}}, prio(gang(3, "pg1", "1"), 200)...),
+			want:   map[string]string{"pg1-p1": "rack-1", "pg1-p2": "rack-1", "pg1-p3": "rack-1", "existing1": "gone", "existing2": "gone"}},
+		{id: "T5", name: "preemption, then the highest placement score",
+			nodes: []*v1.Node{rackNode("node1-rack1", "rack-1", "zone-1", "2"), rackNode("node2-rack1", "rack-1", "zone-1", "2"),
+				rackNode("node3-rack2", "rack-2", "zone-2", "2"), rackNode("node4-rack2", "rack-2", "zone-2", "2"), rackNode("node5-rack2", "rack-2", "zone-2", "2"), rackNode("node6-rack3", "rack-3", "zone-2", "2")},
+			groups: []*schedulingv1beta1.PodGroup{prioGroup(podGroup("pg1", 3, tasRack), 200)},
+			pods: append(prio([]cyclePod{{name: "low1-rack1", cpu: "2", node: "node1-rack1"}, {name: "low1-rack2", cpu: "2", node: "node3-rack2"}, {name: "low2-rack2", cpu: "2", node: "node4-rack2"}}, 10),
+				prio(gang(3, "pg1", "1"), 200)...),
+			// PodGroupPodsCount equal; MostAllocated rack-1 3/4 over rack-2 3/6.
+			want: map[string]string{"pg1-p1": "rack-1", "pg1-p2": "rack-1", "pg1-p3": "rack-1", "low1-rack1": "gone", "low1-rack2": "rack-2", "low2-rack2": "rack-2"}},
+		{id: "T6", name: "preemption, allocation with pre-existing pods",
+			nodes: []*v1.Node{rackNode("node1-rack1", "rack-1", "zone-1", "2"), rackNode("node2-rack1", "rack-1", "zone-1", "2"),
+				rackNode("node3-rack2", "rack-2", "zone-2", "2"), rackNode("node4-rack2", "rack-2", "zone-2", "2"), rackNode("node5-rack2", "rack-2", "zone-2", "2"),
+				rackNode("node6-rack3", "rack-3", "zone-2", "2"), rackNode("node7-rack3", "rack-3", "zone-2", "2"), rackNode("node8-rack3", "rack-3", "zone-2", "2"), rackNode("node9-rack4", "rack-4", "zone-2", "2")},
+			groups: []*schedulingv1beta1.PodGroup{prioGroup(podGroup("pg1", 3, tasRack), 200)},
+			pods: append(append(prio([]cyclePod{{name: "existing1", cpu: "2", node: "node3-rack2"}, {name: "existing2", cpu: "1", node: "node8-rack3"}}, 200),
+				prio([]cyclePod{{name: "low1-rack1", cpu: "2", node: "node1-rack1"}, {name: "low1-rack2", cpu: "2", node: "node4-rack2"}, {name: "low1-rack3", cpu: "2", node: "node6-rack3"}, {name: "low2-rack3", cpu: "1", node: "node8-rack3"}}, 10)...),
+				prio(gang(3, "pg1", "1"), 200)...),
+			// After preemption: rack-1 3/4, rack-2 5/6, rack-3 4/6, rack-4 too small.
+			want: map[string]string{"pg1-p1": "rack-2", "pg1-p2": "rack-2", "pg1-p3": "rack-2", "low1-rack2": "gone", "low1-rack1": "rack-1", "low1-rack3": "rack-3", "low2-rack3": "rack-3"}},
 		{id: "T7", name: "highest placement score (MostAllocated 3/4 over 3/6)",
 			nodes: []*v1.Node{rackNode("n1", "rack-1", "zone-1", "2"), rackNode("n2", "rack-1", "zone-1", "2"),
 				rackNode("n3", "rack-2", "zone-1", "2"), rackNode("n4", "rack-2", "zone-1", "2"), rackNode("n5", "rack-2", "zone-1", "2"), rackNode("n6", "rack-3", "zone-2", "2")},
@@ -475,7 +500,19 @@ func TestPodGroupCycleTopologyRows(t *testing.T) {
 				{do: func(t *testing.T, c *Offline) { mustAdd(t, c, member("p5", "pg1", 3)) },
 					want: map[string]string{"p1": "rack-2", "p2": "rack-2", "p3": "rack-2", "p4": "rack-2", "p5": "pending"}},
 			}},
-		{id: "T15", name: "an extra member triggers preemption on the same rack", skip: needsGroupPreemption},
+		{id: "T15", name: "an extra member triggers preemption on the same rack",
+			nodes: []*v1.Node{rackNode("node1-rack1", "rack-1", "zone-1", "2"), rackNode("node2-rack1", "rack-1", "zone-1", "2"), rackNode("node3-rack1", "rack-1", "zone-1", "2"),
+				rackNode("node4-rack2", "rack-2", "zone-1", "2"), rackNode("node5-rack2", "rack-2", "zone-1", "2"), rackNode("node6-rack3", "rack-3", "zone-2", "2")},
+			groups: []*schedulingv1beta1.PodGroup{prioGroup(podGroup("pg1", 3, tasRack), 200)},
+			pods:   append(prio([]cyclePod{{name: "low1-rack2", cpu: "1", node: "node5-rack2"}}, 10), prio([]cyclePod{member("p1", "pg1", 1), member("p2", "pg1", 1), member("p3", "pg1", 1)}, 200)...),
+			// Rack-2 (3/4 after the three) over rack-1 (3/6), without preemption.
+			want: map[string]string{"p1": "rack-2", "p2": "rack-2", "p3": "rack-2", "low1-rack2": "rack-2"},
+			then: []topologyStep{
+				{do: func(t *testing.T, c *Offline) { mustAdd(t, c, prio([]cyclePod{member("p4", "pg1", 2)}, 200)[0]) },
+					want: map[string]string{"p1": "rack-2", "p2": "rack-2", "p3": "rack-2", "p4": "rack-2", "low1-rack2": "gone"}},
+				{do: func(t *testing.T, c *Offline) { mustAdd(t, c, prio([]cyclePod{member("p5", "pg1", 3)}, 200)[0]) },
+					want: map[string]string{"p1": "rack-2", "p2": "rack-2", "p3": "rack-2", "p4": "rack-2", "p5": "pending"}},
+			}},
 		{id: "T16", name: "no preemption of equal priority",
 			nodes:  []*v1.Node{rackNode("node1-rack1", "rack-1", "zone-1", "2"), rackNode("node2-rack1", "rack-1", "zone-1", "2")},
 			groups: []*schedulingv1beta1.PodGroup{podGroup("pg1", 3, tasRack)},
@@ -537,6 +574,11 @@ func TestPodGroupCycleTopologyRows(t *testing.T) {
 						got[p] = w
 					}
 				}
+				for name, w := range want {
+					if _, ok := r.c.Pod("ns", name); !ok && w == "gone" {
+						got[name] = w
+					}
+				}
 				if diff := cmp.Diff(want, got); diff != "" {
 					names := make([]string, 0, len(r.msgs))
 					for k, v := range r.msgs {
@@ -556,9 +598,27 @@ func TestPodGroupCycleTopologyRows(t *testing.T) {
 	}
 }
 
-// needsGroupPreemption is the skip reason of the rows whose outcome needs
-// kube's PodGroupPostFilter in DefaultPreemption (design step 9).
-const needsGroupPreemption = "needs pod group preemption (PodGroupPostFilter in DefaultPreemption, design §5.9 step 9, not built)"
+// prio sets the pods' priority.
+func prio(pods []cyclePod, p int32) []cyclePod {
+	out := make([]cyclePod, len(pods))
+	for i, c := range pods {
+		mod := c.mod
+		c.mod = func(pod *v1.Pod) {
+			pod.Spec.Priority = &p
+			if mod != nil {
+				mod(pod)
+			}
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// prioGroup sets the PodGroup's spec.priority.
+func prioGroup(pg *schedulingv1beta1.PodGroup, p int32) *schedulingv1beta1.PodGroup {
+	pg.Spec.Priority = &p
+	return pg
+}
 
 type topologyStep struct {
 	do   func(t *testing.T, c *Offline)

@@ -98,6 +98,11 @@ func RunPodGroup(ctx context.Context, cl *snapshot.Cluster, namespace, name stri
 		Evicted: func(victim *v1.Pod, node string, preemptor *v1.Pod) {
 			rep.Evictions = append(rep.Evictions, report.Eviction{Pod: schedcore.PodName(victim), Node: node, Preemptor: schedcore.PodName(preemptor)})
 		},
+		// Pod-group preemption: the PodGroup is the preemptor, the
+		// victim's node the node (kube's candidate is the whole cluster).
+		GroupEvicted: func(victim *v1.Pod, pg *schedulingv1beta1.PodGroup) {
+			rep.Evictions = append(rep.Evictions, report.Eviction{Pod: schedcore.PodName(victim), Node: victim.Spec.NodeName, Preemptor: pg.Namespace + "/" + pg.Name})
+		},
 	}
 	c, pending, err := engine.NewOffline(ctx, &work, engine.Options{
 		Config: o.Config, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed,

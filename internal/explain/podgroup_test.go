@@ -33,6 +33,8 @@ func podGroupOptions(t *testing.T, tas bool) Options {
 // TopologyAwareWorkloadScheduling, the placements tried.
 func TestRunPodGroup(t *testing.T) {
 	score := func(v int64) *int64 { return &v }
+	// kube's PodGroupPostFilter tail when nothing has a lower priority.
+	const noVictims = ", pod group preemption: No preemption victims found for incoming preemptor"
 	tests := []struct {
 		name, dump, ns, group string
 		tas                   bool
@@ -47,10 +49,13 @@ func TestRunPodGroup(t *testing.T) {
 			condition: &report.PodGroupCondition{Status: "True", Reason: "Scheduled"}},
 		{name: "a gang of 3 where 2 fit: none placed", dump: "gang-kube-blocked", ns: "default", group: "pg1",
 			members: []report.PodGroupMember{
-				{Pod: "default/p1", Message: "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"},
-				{Pod: "default/p2", Message: "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"},
+				{Pod: "default/p1", Message: "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + noVictims},
+				{Pod: "default/p2", Message: "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + noVictims},
 				{Pod: "default/p3", Message: "0/1 nodes are available: 1 Insufficient cpu."}},
-			condition: &report.PodGroupCondition{Status: "False", Reason: "Unschedulable", Message: "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"}},
+			condition: &report.PodGroupCondition{Status: "False", Reason: "Unschedulable", Message: "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + noVictims}},
+		{name: "a gang that fits by preempting lower-priority pods", dump: "gang-kube-preempt", ns: "default", group: "pg1", fits: true,
+			members:   []report.PodGroupMember{{Pod: "default/p1", Node: "node"}, {Pod: "default/p2", Node: "node"}, {Pod: "default/p3", Node: "node"}},
+			condition: &report.PodGroupCondition{Status: "True", Reason: "Scheduled"}},
 		{name: "minCount above the members: held before the queue", dump: "gang-kube-quorum", ns: "default", group: "pg1",
 			members: []report.PodGroupMember{
 				{Pod: "default/p1", Message: "waiting for minCount pods from a gang to appear in scheduling queue"},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
@@ -137,7 +138,8 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 			failing[schedcore.PodKey(p)] = true
 			progress()
 		},
-		Evicted: func(*v1.Pod, string, *v1.Pod) { evicted++ },
+		Evicted:      func(*v1.Pod, string, *v1.Pod) { evicted++ },
+		GroupEvicted: func(*v1.Pod, *schedulingv1beta1.PodGroup) { evicted++ },
 	}
 	c, pending, err := engine.NewOffline(ctx, &work, engine.Options{
 		Config: o.Config, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed,

@@ -178,6 +178,7 @@ func newDriver(ctx context.Context, o Options) (*driver, error) {
 	pdbs.Informer()
 	hooks := preemptionHooks(client, pdbs.Lister())
 	hooks.Attempted, hooks.Victims = d.metrics.PreemptionAttempt, d.metrics.PreemptionVictims
+	hooks.GroupAttempted, hooks.GroupVictims, hooks.Disruptions = d.metrics.WorkloadPreemptionAttempt, d.metrics.WorkloadPreemptionVictims, d.metrics.WorkloadDisruptions
 	pods := factory.Core().V1().Pods().Lister()
 	d.objects = &liveObjects{pods: pods}
 	d.eng, err = engine.New(ctx, engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Logger: d.logger, Seed: time.Now().UnixNano()}, engine.Driver{

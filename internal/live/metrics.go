@@ -63,6 +63,10 @@ type Metrics struct {
 	podGroupAttempts, placementEvaluations, generatedPlacements *prometheus.CounterVec
 	podGroupLatency, placementLatency                           *prometheus.HistogramVec
 	podGroupAlgorithmLatency                                    prometheus.Histogram
+	// Workload-aware preemption's, registered with the podgroup_* ones.
+	workloadPreemptionAttempts  *prometheus.CounterVec
+	workloadPreemptionVictims   prometheus.Histogram
+	workloadPreemptionDisrupted *prometheus.HistogramVec
 }
 
 var (
@@ -94,7 +98,22 @@ func (m *Metrics) RegisterWorkloadMetrics(f schedcore.Features) {
 		Help:    alpha + "Pod group scheduling algorithm latency in seconds",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 	})
-	m.Registry.MustRegister(m.podGroupAttempts, m.podGroupLatency, m.podGroupAlgorithmLatency)
+	m.workloadPreemptionAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: subsystem, Name: "workload_preemption_attempts_total",
+		Help: alpha + "Total preemption attempts initiated by workload (including pod groups) in the cluster till now.",
+	}, []string{"result"})
+	m.workloadPreemptionVictims = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "workload_preemption_victims",
+		Help:    alpha + "Number of pod preemption victims caused by workload preemption.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 11),
+	})
+	m.workloadPreemptionDisrupted = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: subsystem, Name: "preemption_workload_disruptions",
+		Help:    alpha + "Number of workload preemption units being preempted. A single preemption unit can be all pods in a pod group (in case of DisruptionMode=all), or a single pod (in case of DisruptionMode=single).",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 11),
+	}, []string{"preemptor"})
+	m.Registry.MustRegister(m.podGroupAttempts, m.podGroupLatency, m.podGroupAlgorithmLatency,
+		m.workloadPreemptionAttempts, m.workloadPreemptionVictims, m.workloadPreemptionDisrupted)
 	if !f.TopologyAwareWorkloadScheduling {
 		return
 	}
@@ -331,6 +350,30 @@ func (o *observers) get(a, b string, code schedcore.Code) prometheus.Observer {
 func (m *Metrics) ScheduleAttempt(profile, result string, d time.Duration) {
 	m.schedulingLatency.WithLabelValues(result, profile).Observe(d.Seconds())
 	m.scheduleAttempts.WithLabelValues(result, profile).Inc()
+}
+
+// WorkloadPreemptionAttempt counts a DefaultPreemption PodGroupPostFilter
+// run by its status code (workload_preemption_attempts_total).
+func (m *Metrics) WorkloadPreemptionAttempt(result string) {
+	if m.workloadPreemptionAttempts != nil {
+		m.workloadPreemptionAttempts.WithLabelValues(result).Inc()
+	}
+}
+
+// WorkloadPreemptionVictims observes the victims of one pod-group
+// preemption (workload_preemption_victims).
+func (m *Metrics) WorkloadPreemptionVictims(n int) {
+	if m.workloadPreemptionVictims != nil {
+		m.workloadPreemptionVictims.Observe(float64(n))
+	}
+}
+
+// WorkloadDisruptions observes the pod-group units among a preemption's
+// victims, by preemptor type (preemption_workload_disruptions).
+func (m *Metrics) WorkloadDisruptions(preemptor string, n int) {
+	if m.workloadPreemptionDisrupted != nil {
+		m.workloadPreemptionDisrupted.WithLabelValues(preemptor).Observe(float64(n))
+	}
 }
 
 // PreemptionAttempt counts a DefaultPreemption PostFilter run.

@@ -241,7 +241,8 @@ func TestWorkloadMetrics(t *testing.T) {
 	gw.GenericWorkload = true
 	tas := gw
 	tas.TopologyAwareWorkloadScheduling = true
-	podGroup := []string{"scheduler_podgroup_schedule_attempts_total", "scheduler_podgroup_scheduling_attempt_duration_seconds", "scheduler_podgroup_scheduling_algorithm_duration_seconds"}
+	podGroup := []string{"scheduler_podgroup_schedule_attempts_total", "scheduler_podgroup_scheduling_attempt_duration_seconds", "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+		"scheduler_preemption_workload_disruptions", "scheduler_workload_preemption_attempts_total", "scheduler_workload_preemption_victims"}
 	placement := []string{"scheduler_generated_placements_total", "scheduler_placement_evaluation_duration_seconds", "scheduler_placement_evaluations_total"}
 	for _, tc := range []struct {
 		name string
@@ -260,13 +261,16 @@ func TestWorkloadMetrics(t *testing.T) {
 			m.PodGroupAlgorithmDuration(time.Millisecond)
 			m.GeneratedPlacements("default-scheduler", 3)
 			m.PlacementEvaluation("default-scheduler", "feasible", time.Millisecond)
+			m.WorkloadPreemptionAttempt("Success")
+			m.WorkloadPreemptionVictims(3)
+			m.WorkloadDisruptions("podgroup", 1)
 			families, err := m.Registry.Gather()
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []string
 			for _, f := range families {
-				if n := f.GetName(); strings.Contains(n, "podgroup_") || strings.Contains(n, "placement") {
+				if n := f.GetName(); strings.Contains(n, "podgroup_") || strings.Contains(n, "placement") || strings.Contains(n, "workload") {
 					got = append(got, n)
 					if n == "scheduler_generated_placements_total" && f.GetMetric()[0].GetCounter().GetValue() != 3 {
 						t.Errorf("%s = %v, want 3", n, f.GetMetric()[0].GetCounter().GetValue())

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -26,7 +27,10 @@ type apiEvictor struct {
 	client kubernetes.Interface
 }
 
-var _ schedcore.Evictor = apiEvictor{}
+var (
+	_ schedcore.Evictor         = apiEvictor{}
+	_ schedcore.PodGroupEvictor = apiEvictor{}
+)
 
 // disruptionTarget is the condition kube sets on a victim before deleting it.
 func disruptionTarget(victim, preemptor *v1.Pod) *v1.PodCondition {
@@ -41,7 +45,24 @@ func disruptionTarget(victim, preemptor *v1.Pod) *v1.PodCondition {
 
 // PreemptPod implements schedcore.Evictor.
 func (e apiEvictor) PreemptPod(ctx context.Context, preemptor, victim *v1.Pod, _ string) error {
-	if err := patchPodStatus(ctx, e.client, victim, disruptionTarget(victim, preemptor), nil); err != nil {
+	return e.preempt(ctx, victim, disruptionTarget(victim, preemptor))
+}
+
+// PreemptPodForPodGroup implements schedcore.PodGroupEvictor: as
+// PreemptPod, with kube's condition message for a podgroup preemptor.
+func (e apiEvictor) PreemptPodForPodGroup(ctx context.Context, _ *schedulingv1beta1.PodGroup, schedulerName string, victim *v1.Pod) error {
+	cond := &v1.PodCondition{
+		Type:               v1.DisruptionTarget,
+		ObservedGeneration: victim.Generation,
+		Status:             v1.ConditionTrue,
+		Reason:             v1.PodReasonPreemptionByScheduler,
+		Message:            fmt.Sprintf("%s: preempting to accommodate a higher priority %s", schedulerName, schedcore.PodGroupKeyType),
+	}
+	return e.preempt(ctx, victim, cond)
+}
+
+func (e apiEvictor) preempt(ctx context.Context, victim *v1.Pod, cond *v1.PodCondition) error {
+	if err := patchPodStatus(ctx, e.client, victim, cond, nil); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}

@@ -188,8 +188,9 @@ func (pl *DefaultPreemption) PodEligibleToPreemptOthers(pod *v1.Pod, nominatedNo
 		return true, ""
 	}
 	prio := schedcore.PodPriority(pod)
+	l := pl.groupLister() // GenericWorkload: a member's priority is its group's
 	for _, p := range ni.Pods {
-		if schedcore.PodPriority(p.Pod) < prio && PodTerminatingByPreemption(p.Pod) {
+		if victimPriority(p.Pod, l) < prio && PodTerminatingByPreemption(p.Pod) {
 			return false, MsgTerminatingOnNominated
 		}
 	}

@@ -2,9 +2,10 @@
 // DefaultPreemption plugin: when no node fits a pod, evict lower-priority
 // pods from one node so that it fits there in a later cycle.
 //
-// Extension points: PostFilter. (kube's PreEnqueue, which holds a pod while
-// its asynchronous preemption runs, has nothing to hold here: evictions are
-// carried out synchronously through the handle's Evictor.)
+// Extension points: PostFilter, PodGroupPostFilter. (kube's PreEnqueue,
+// which holds a pod or a pod group while its asynchronous preemption runs,
+// has nothing to hold here: evictions are carried out synchronously
+// through the handle's Evictor.)
 //
 // Args (DefaultPreemptionArgs): minCandidateNodesPercentage (default 10,
 // [0, 100]) and minCandidateNodesAbsolute (default 100, >= 0), not both 0:
@@ -43,6 +44,22 @@
 // PreemptionHooks.Offset (kube: rand.Int31n; the dry-run: 0, or seeded with
 // --seed), parallel results are taken in scan order, and a tie after every
 // rule goes to the first candidate in scan order (kube: map order).
-// Victims are single pods (the GenericWorkload pod-group victims of kube,
-// off by default, are not modelled); extenders are not supported.
+// Victims are single pods with GenericWorkload off (its default); with it
+// on they are kube's victim units (victims.go): a pod of a PodGroup with
+// spec.disruptionMode.all goes with every scheduled pod of its group, on any
+// node, at the PodGroup's spec.priority (SelectVictimsOnNode then runs over
+// units, selectVictimUnitsOnNode). Extenders are not supported.
+//
+// PodGroupPostFilter (GenericWorkload; podgroup.go) is kube's pod-group
+// preemption: in a mutation session of the snapshot, every unit of lower
+// priority than the PodGroup's is taken off the cluster, the group
+// algorithm runs once there, then units are put back, PDB-violating ones
+// first, each part from the most important, while every placed member
+// still passes its filters; the rest are evicted ("Preempted by podgroup
+// <uid> on node cluster") and each placed member is nominated to its node.
+// Messages, prefixed "pod group preemption: ": "found a placement for
+// podgroup, preempting K victims", "No preemption victims found for
+// incoming preemptor", "not eligible due to preemptionPolicy=Never." (any
+// member Never: PodGroupPreemptionPolicy is off), "ongoing preemption on
+// nominated nodes", or the group algorithm's status on the emptied cluster.
 package defaultpreemption

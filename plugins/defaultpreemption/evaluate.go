@@ -95,7 +95,14 @@ func (pl *DefaultPreemption) DryRunPreemption(ctx context.Context, state *schedc
 		base := off
 		pl.h.Parallelizer().Until(ctx, window, func(k int) {
 			ni := potential[(int(offset)+base+k)%n]
-			victims, numPDB, st := pl.SelectVictimsOnNode(ctx, state.Clone(), pod, ni.Clone(), pdbs, now)
+			var victims []*v1.Pod
+			var numPDB int
+			var st *schedcore.Status
+			if pl.h.Features().GenericWorkload {
+				victims, numPDB, _, st = pl.selectVictimUnitsOnNode(ctx, state.Clone(), pod, ni.Clone(), pdbs, now)
+			} else {
+				victims, numPDB, st = pl.SelectVictimsOnNode(ctx, state.Clone(), pod, ni.Clone(), pdbs, now)
+			}
 			if st.IsSuccess() && len(victims) == 0 {
 				st = schedcore.AsStatus(fmt.Errorf("expected at least one victim pod on node %q", ni.Name()))
 			}

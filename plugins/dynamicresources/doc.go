@@ -26,6 +26,10 @@
 //     own names (share.go).
 //   - PostFilter: deallocates an unavailable claim reserved for nobody
 //     else (MsgDeallocated), or deletes a stale special claim (MsgDeleted).
+//   - PodGroupPostFilter (GenericWorkload): Unschedulable with
+//     MsgPodGroupDeallocated, before DefaultPreemption's; no reason for a
+//     group with a topology constraint (TopologyAwareWorkloadScheduling).
+//     kube's deallocation of members' claims is not modelled.
 //   - Score / NormalizeScore: 8 - index of each chosen firstAvailable
 //     subrequest, normalized to 100.
 //   - Reserve / Unreserve: the allocation in flight until PreBind writes

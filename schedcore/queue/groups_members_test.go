@@ -157,6 +157,12 @@ func TestUpdatePodGroupMember(t *testing.T) {
 			var nominated []string
 			for _, pi := range q.NominatedPodsForNode("node1") {
 				nominated = append(nominated, pi.Pod.Name)
+				// Found in its group (or the pending buffer) through the
+				// nominator's schedulingGroup, as kube's podRef: the
+				// queued pod, not a bare one.
+				if pi.Pod.Labels["update"] != "true" {
+					t.Errorf("nominated %s comes back without the queued pod's labels: %v", pi.Pod.Name, pi.Pod.Labels)
+				}
 			}
 			if diff := cmp.Diff(tt.nominated, nominated); diff != "" {
 				t.Errorf("nominated to node1 (-want +got)\n%s", diff)

@@ -55,8 +55,9 @@ func (p *PriorityQueue) NominatedPodsForNode(nodeName string) []*schedcore.PodIn
 // activeQ.lock.
 //
 // A pod group member is found only by a pod naming its group (kube's
-// GetPod takes the schedulingGroup for that): the nominator's bare pods
-// do not, so a nominated member comes back bare, like an in-flight pod.
+// GetPod takes the schedulingGroup for that); the nominator's references
+// keep it, as kube's podRef does, so a nominated member queued in its
+// group comes back whole.
 func (p *PriorityQueue) unlockedGetPod(pod *v1.Pod) *schedcore.QueuedPodInfo {
 	if p.isMember(pod) {
 		key, ok := p.rootKeyForPod(pod)

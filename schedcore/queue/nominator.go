@@ -29,14 +29,20 @@ type nominator struct {
 type podRef struct {
 	name, namespace string
 	uid             types.UID
+	// schedulingGroup is the pod's, as kube's podRef keeps it, so that a
+	// nominated member is found in its queued group (unlockedGetPod).
+	schedulingGroup *v1.PodSchedulingGroup
 }
 
-func podToRef(p *v1.Pod) podRef { return podRef{name: p.Name, namespace: p.Namespace, uid: p.UID} }
+func podToRef(p *v1.Pod) podRef {
+	return podRef{name: p.Name, namespace: p.Namespace, uid: p.UID, schedulingGroup: p.Spec.SchedulingGroup}
+}
 
-// toPod returns a bare pod for a reference: what kube nominates for a pod
-// no longer in the queue (in flight).
+// toPod returns a bare pod for a reference (name, namespace, UID and
+// schedulingGroup): what kube nominates for a pod no longer in the queue
+// (in flight).
 func (r podRef) toPod() *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.namespace, UID: r.uid}}
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.namespace, UID: r.uid}, Spec: v1.PodSpec{SchedulingGroup: r.schedulingGroup}}
 }
 
 func newNominator(g PodGetter) *nominator {

@@ -257,10 +257,11 @@ func (s *Scheduler) podGroupCycle(ctx context.Context, fw *Framework, pgState *s
 	if r := s.podGroupRecorder(); r != nil {
 		r.PodGroupAlgorithmDuration(s.Clock.Since(start))
 	}
-	// Without PodGroupPostFilter plugins (our profiles have none until
-	// group preemption, #34 step 9) the point is not run: kube's would
-	// append an empty reason (", ") to the group's message.
-	if rootStatus.Code() == schedcore.Unschedulable && len(fw.podGroupPostFilter) > 0 {
+	// As kube's, the point runs whenever the group is Unschedulable, even
+	// without PodGroupPostFilter plugins (the group's message then ends in
+	// an empty reason, ", "). DefaultPreemption's runs the schedule func
+	// inside a mutation session of the snapshot, which it restores.
+	if rootStatus.Code() == schedcore.Unschedulable {
 		schedule := func(ctx context.Context) (*schedcore.PodGroupAssignments, *schedcore.Status) {
 			res := s.runRootSchedulingAlgorithm(ctx, fw, schedcore.NewCycleState(), g.Group)
 			return &schedcore.PodGroupAssignments{ProposedAssignments: makeProposedAssignments(res)}, res.status

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
@@ -18,18 +19,6 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
-
-// gangNeedsPreemption are the references whose outcome comes from
-// workload-aware preemption (PodGroupPostFilter in DefaultPreemption),
-// which the engine does not have until #34 step 9.
-var gangNeedsPreemption = map[string]bool{
-	"gang-kube-preempt.json":     true,
-	"gang-kube-preempt-all.json": true,
-	// Priority-1000 gangs that preempt (their references record evictions).
-	"gang-mixed-48n-seed1.json": true,
-	"gang-mixed-64n-seed2.json": true,
-	"gang-mixed-96n-seed3.json": true,
-}
 
 // gangKnownDiffers are the references the engine does not match yet, with
 // why (#34: to be analysed and closed; the test skips them so that it
@@ -42,26 +31,13 @@ var gangKnownDiffers = map[string]string{
 	"gang-kube-mincount.json": "kube's condition regressed to False through its cache lagging behind its own status patch",
 }
 
-// postFilterTail reports whether kube's message is ours followed by the
-// reasons kube's PodGroupPostFilter plugins appended (DynamicResources'
-// deallocation, DefaultPreemption's "pod group preemption: ..."): the
-// engine's profiles have none until #34 step 9 and do not run the point.
-func postFilterTail(kube, ours string) bool {
-	if !strings.HasPrefix(kube, ours+", ") {
-		return false
-	}
-	tail := kube[len(ours)+2:]
-	return strings.HasPrefix(tail, "pod group preemption: ") || strings.HasPrefix(tail, "deallocation and deletion of ResourceClaims completed")
-}
-
 // sameGangMessage compares a member's or a condition's message with
-// kube's, with the allowances of docs/design/workloads.md §5.6: kube's
-// PodGroupPostFilter tail (no group preemption yet), and any wording kube
-// gave in another run (alsoSeen: which placement is "first" comes from a
-// map in kube).
+// kube's, with the allowance of docs/design/workloads.md §5.6: any wording
+// kube gave in another run (alsoSeen: which placement is "first" comes
+// from a map in kube).
 func sameGangMessage(ours, kube string, alsoSeen []string) bool {
 	for _, k := range append([]string{kube}, alsoSeen...) {
-		if k == ours || postFilterTail(k, ours) {
+		if k == ours {
 			return true
 		}
 	}
@@ -86,7 +62,8 @@ func gangConfig(t *testing.T, f schedcore.Features) *configv1.KubeSchedulerConfi
 // hack/kubebench -gang) with the reference's gates and compares pod by
 // pod (node, or the last FailedScheduling message) and group by group
 // (the PodGroupInitiallyScheduled condition), with the allowances of
-// sameGangMessage. References that need group preemption are skipped.
+// sameGangMessage, and the evictions (victim, its node, the preemptor: a
+// pod, or the PodGroup of a pod-group preemption).
 func TestGangReferencesEngine(t *testing.T) {
 	refs, err := filepath.Glob("../../testdata/kubebench/gang-*.json")
 	if err != nil {
@@ -96,9 +73,6 @@ func TestGangReferencesEngine(t *testing.T) {
 	for _, path := range refs {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
-			if gangNeedsPreemption[name] {
-				t.Skip("needs workload-aware preemption (PodGroupPostFilter), #34 step 9")
-			}
 			if why, ok := gangKnownDiffers[name]; ok {
 				t.Skip("differs from kube: " + why)
 			}
@@ -126,12 +100,19 @@ func TestGangReferencesEngine(t *testing.T) {
 			}
 			placed := map[string]string{}
 			failed := map[string]string{}
+			evicted := map[string]string{}
 			obs := engine.Observer{
 				Placed: func(pod *v1.Pod, node string, _ int, _ schedruntime.ScheduleResult) {
 					placed[pod.Namespace+"/"+pod.Name] = node
 					delete(failed, pod.Namespace+"/"+pod.Name)
 				},
 				Failed: func(pod *v1.Pod, f engine.Failure) { failed[pod.Namespace+"/"+pod.Name] = f.Status.Message() },
+				Evicted: func(victim *v1.Pod, _ string, preemptor *v1.Pod) {
+					evicted[victim.Namespace+"/"+victim.Name] = victim.Spec.NodeName + " " + preemptor.Namespace + "/" + preemptor.Name
+				},
+				GroupEvicted: func(victim *v1.Pod, pg *schedulingv1beta1.PodGroup) {
+					evicted[victim.Namespace+"/"+victim.Name] = victim.Spec.NodeName + " " + pg.Namespace + "/" + pg.Name
+				},
 			}
 			ctx := context.Background()
 			c, pending, err := engine.NewOffline(ctx, cl, engine.Options{Features: gates.Features(), Config: gangConfig(t, gates.Features())}, obs)
@@ -166,6 +147,13 @@ func TestGangReferencesEngine(t *testing.T) {
 					t.Errorf("%s: message\n kube:   %q\n engine: %q", u.Pod, u.Message, failed[u.Pod])
 				}
 			}
+			wantEvicted := map[string]string{}
+			for _, e := range ref.Evictions {
+				wantEvicted[e.Pod] = e.Node + " " + e.Preemptor
+			}
+			if diff := cmp.Diff(wantEvicted, evicted); diff != "" {
+				t.Errorf("evictions, victim: node preemptor (-kube +engine):\n%s", diff)
+			}
 			groups := map[string]int{}
 			for i, g := range ref.Groups {
 				groups[g.PodGroup] = i
@@ -190,5 +178,5 @@ func TestGangReferencesEngine(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d of %d references compared match kube (%d skipped: group preemption; %d known to differ)", matched, compared, len(gangNeedsPreemption), len(gangKnownDiffers))
+	t.Logf("%d of %d references compared match kube (%d known to differ)", matched, compared, len(gangKnownDiffers))
 }
