@@ -140,6 +140,9 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			}
 			ni.listPos = old.listPos
 			s.nodeInfoList[old.listPos-1] = ni
+			if s.inSlab(old) {
+				s.outside++
+			}
 			s.changes.replaced(old.listPos-1, appendedPod(old, ni))
 			if ni.node != old.node {
 				s.nodesVersion = nextGeneration()
@@ -166,13 +169,11 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			s.rebuildAffinityListsFromFlags()
 		}
 	} else if len(c.dirty) > 0 || c.listsDirty {
-		// The list keeps snapshot pointers; rebuilding it is a pass of pointer
-		// copies, far cheaper than any cycle's filters.
+		// Rebuilding the list is a pass of pointer copies and one of
+		// struct copies into the slab, far cheaper than any cycle's
+		// filters.
 		s.nodeInfoList = s.nodeInfoList[:0]
-		s.havePodsWithAffinityNodeInfoList = s.havePodsWithAffinityNodeInfoList[:0]
-		s.havePodsWithRequiredAntiAffinityNodeInfoList = s.havePodsWithRequiredAntiAffinityNodeInfoList[:0]
 		s.clearListed()
-		s.imageNodes = 0
 		s.nodesVersion = nextGeneration()
 		s.changes.rebuilt()
 		for _, name := range c.nodeOrder.list() {
@@ -181,19 +182,14 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 				continue
 			}
 			s.nodeInfoList = append(s.nodeInfoList, n)
-			f := listFlagsOf(n)
-			s.appendListed(n, f)
-			if f&flagHasImages != 0 {
-				s.imageNodes++
-			}
-			n.listPos = len(s.nodeInfoList)
-			if len(n.PodsWithAffinity) > 0 {
-				s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, n)
-			}
-			if len(n.PodsWithRequiredAntiAffinity) > 0 {
-				s.havePodsWithRequiredAntiAffinityNodeInfoList = append(s.havePodsWithRequiredAntiAffinityNodeInfoList, n)
-			}
+			s.appendListed(n, listFlagsOf(n))
 		}
+		// The list's nodes move into a new slab (nodeslab.go), which
+		// also sets their positions and the affinity lists.
+		s.reslab()
+	}
+	if inPlace && s.needsReslab() {
+		s.reslab()
 	}
 	if c.nsDirty {
 		s.nsGeneration = nextGeneration()

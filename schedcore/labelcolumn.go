@@ -131,8 +131,14 @@ func (s *Snapshot) column(key string) *labelColumn {
 
 // indexIn returns ni's index in list (a snapshot list a plugin built a
 // dense form for), or -1 when ni is not from it: a NodeInfo outside any
-// list, or one whose position in list holds another node object.
+// list, or one whose position in list holds another node object. A
+// NodeInfo of the registered slab that list holds at its slab index is
+// found without reading it (nodeslab.go): a slab member keeps the position
+// it was copied to, so that index is its listIndex.
 func indexIn(list []*NodeInfo, ni *NodeInfo) int {
+	if idx := slabIndex(ni); idx >= 0 && idx < len(list) && list[idx] == ni {
+		return idx
+	}
 	idx := ni.listIndex()
 	if idx < 0 || idx >= len(list) || list[idx].Node() != ni.Node() {
 		return -1

@@ -32,6 +32,11 @@ type Snapshot struct {
 	// of a changed node), so they stay its own.
 	listGens  []int64
 	listNames []string
+	// slab holds the listed NodeInfos as of the last list rebuild or
+	// reslab, in list order; outside counts the listed nodes since
+	// replaced by NodeInfos outside it (nodeslab.go).
+	slab    []NodeInfo
+	outside int
 	// nameRank holds, per list position, the listed node's rank in name
 	// order (nameRanks), computed on first use after the list is built:
 	// replacing a node in place keeps its name, and a rebuild empties it.
