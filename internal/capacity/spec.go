@@ -13,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +24,7 @@ import (
 
 	apidefaults "github.com/kubectl-sched/kubectl-sched/internal/defaults"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // ErrNotASpec marks an input object that is not a pod, a pod template or a
@@ -38,6 +40,7 @@ const (
 	KindJob         = "Job"
 	KindDaemonSet   = "DaemonSet"
 	KindPodGroup    = "PodGroup"
+	KindWorkload    = "Workload"
 )
 
 // Group labels and fields (plugins/coscheduling's, read here to tie a
@@ -78,6 +81,10 @@ type Spec struct {
 	// Replicas is the number of copies asked for (--replicas); 0: as
 	// many as fit.
 	Replicas int
+	// Workload, for a scheduling.k8s.io/v1beta1 Workload (GenericWorkload
+	// on), is the Workload one copy is, with Groups its PodGroups.
+	Workload *schedulingv1beta1.Workload
+	Groups   []*Gang
 }
 
 // perCopyObjects reports whether each copy comes with objects made for it
@@ -87,7 +94,7 @@ type Spec struct {
 // once DRA is in the engine). Such copies go through the scheduling cycle
 // one by one, never the node-by-node count, which commits bare copies.
 func (s *Spec) perCopyObjects() bool {
-	return s.Gang != nil || len(s.ClaimTemplates) > 0 || (s.Pod != nil && hasTemplateClaims(s.Pod))
+	return s.Gang != nil || s.Workload != nil || len(s.ClaimTemplates) > 0 || (s.Pod != nil && hasTemplateClaims(s.Pod))
 }
 
 // hasTemplateClaims reports whether the pod has claims made from a
@@ -110,6 +117,12 @@ type Gang struct {
 	Native bool
 	// Members are the group's pods, in input order.
 	Members []*v1.Pod
+	// PodGroup is the typed scheduling.k8s.io/v1beta1 PodGroup, defaulted
+	// and validated, when GenericWorkload is on: the copy goes through
+	// kube's pod-group cycle, not Coscheduling. Nil otherwise.
+	PodGroup *schedulingv1beta1.PodGroup
+	// Source is "file:line" of the PodGroup.
+	Source string
 }
 
 // LoadSpecs reads the specs of manifest files ('-' is stdin). Objects
@@ -117,6 +130,14 @@ type Gang struct {
 // a spec or a PodGroup whose pods are among them; anything else is an error
 // wrapping ErrNotASpec and snapshot.ErrInvalid.
 func LoadSpecs(paths []string, stdin io.Reader, namespace string, cl *snapshot.Cluster) ([]*Spec, error) {
+	return LoadSpecsFor(paths, stdin, namespace, cl, schedcore.Features{})
+}
+
+// LoadSpecsFor is LoadSpecs under feature gates: with GenericWorkload on,
+// a scheduling.k8s.io/v1beta1 PodGroup is read as kube's typed object and
+// its copies go through the pod-group cycle, and Workloads are specs
+// whose copies are all their PodGroups (groups.go).
+func LoadSpecsFor(paths []string, stdin io.Reader, namespace string, cl *snapshot.Cluster, features schedcore.Features) ([]*Spec, error) {
 	objs, err := snapshot.ReadObjects(paths, stdin)
 	if err != nil {
 		return nil, err
@@ -124,7 +145,7 @@ func LoadSpecs(paths []string, stdin io.Reader, namespace string, cl *snapshot.C
 	if namespace == "" {
 		namespace = v1.NamespaceDefault
 	}
-	l := &loader{namespace: namespace, cluster: cl, groups: map[string]*Spec{}}
+	l := &loader{namespace: namespace, cluster: cl, groups: map[string]*Spec{}, podGroupCycle: features.GenericWorkload}
 	for _, o := range objs {
 		if err := l.add(o); err != nil {
 			return nil, err
@@ -137,6 +158,9 @@ func LoadSpecs(paths []string, stdin io.Reader, namespace string, cl *snapshot.C
 		if s.Gang != nil && len(s.Gang.Members) == 0 {
 			return nil, fmt.Errorf("%s: PodGroup %s: no pods of the group among the specs (give its pods, or a workload whose template names it): %w", s.Source, s.Name, ErrNotASpec)
 		}
+	}
+	if err := l.workloads(); err != nil {
+		return nil, err
 	}
 	if len(l.specs) == 0 {
 		return nil, fmt.Errorf("%s: no objects: %w", strings.Join(paths, ", "), ErrNotASpec)
@@ -170,9 +194,14 @@ func (l *loader) resolvePriorities() {
 		if s.Pod != nil {
 			resolve(s.Pod)
 		}
-		if s.Gang != nil {
-			for _, m := range s.Gang.Members {
+		for _, g := range s.gangs() {
+			for _, m := range g.Members {
 				resolve(m)
+			}
+			if g.PodGroup != nil && l.cluster != nil {
+				if w := snapshot.ResolvePodGroupPriority(g.PodGroup, classes); w != "" {
+					l.cluster.Warnings = append(l.cluster.Warnings, w)
+				}
 			}
 		}
 	}
@@ -186,6 +215,9 @@ type loader struct {
 	// are members met before their group.
 	groups  map[string]*Spec
 	pending []pendingMember
+	// podGroupCycle is GenericWorkload: native PodGroups are typed and
+	// scheduled by the pod-group cycle; Workloads are read.
+	podGroupCycle bool
 }
 
 type pendingMember struct {
@@ -266,10 +298,21 @@ func (l *loader) add(o snapshot.Object) error {
 		}
 		ds.Namespace = ns
 		s = &Spec{Kind: KindDaemonSet, Pod: templatePod(ds.Spec.Template, ns, owner("apps/v1", KindDaemonSet, ds.Name, ds.UID)), DaemonSet: ds}
+	case (kind == KindPodGroup || kind == KindWorkload) && group == schedulingv1beta1.GroupName && o.APIVersion() != nativePodGroupVersion:
+		return o.Errorf("%v: %s", ErrNotASpec, apidefaults.UnservedWorkloadAPI(o.APIVersion(), kind))
+	case kind == KindWorkload && group == schedulingv1beta1.GroupName:
+		return l.addWorkload(o, ns, source)
 	case kind == KindPodGroup && (o.APIVersion() == podGroupAPIVersion || o.APIVersion() == nativePodGroupVersion):
 		u := &unstructured.Unstructured{Object: o.Data}
 		u.SetNamespace(ns)
-		g := &Spec{Kind: KindPodGroup, Name: ns + "/" + u.GetName(), Source: source, Gang: &Gang{Group: u, Native: o.APIVersion() == nativePodGroupVersion}}
+		g := &Spec{Kind: KindPodGroup, Name: ns + "/" + u.GetName(), Source: source, Gang: &Gang{Group: u, Native: o.APIVersion() == nativePodGroupVersion, Source: source}}
+		if g.Gang.Native && l.podGroupCycle {
+			pg, err := typedPodGroup(o, ns)
+			if err != nil {
+				return err
+			}
+			g.Gang.PodGroup = pg
+		}
 		key := groupKey(g.Gang.Native, ns, u.GetName())
 		if l.groups[key] != nil {
 			return o.Errorf("PodGroup given twice")

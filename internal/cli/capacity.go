@@ -205,7 +205,7 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 		return err
 	}
 	cl := in.Cluster
-	specs, err := capacity.LoadSpecs(o.Files, o.In, o.namespace, cl)
+	specs, err := capacity.LoadSpecsFor(o.Files, o.In, o.namespace, cl, in.Features)
 	if err != nil {
 		return asInputError(err)
 	}

@@ -55,6 +55,29 @@ type PodGroupPlacement struct {
 	Message  string `json:"message,omitempty"`
 	Score    *int64 `json:"score,omitempty"`
 	Chosen   bool   `json:"chosen,omitempty"`
+	// Shortfall, for a placement that is not feasible, is what its nodes
+	// lack for the members, in sums (a lower bound: see ResourceShortfall).
+	Shortfall []ResourceShortfall `json:"shortfall,omitempty"`
+}
+
+// ResourceShortfall is one resource a set of nodes lacks for a group:
+// the members' requests summed, the nodes' free amount summed, and the
+// difference. It is a lower bound of what would make the group fit:
+// free capacity split over nodes may not hold a member.
+type ResourceShortfall struct {
+	Resource  string `json:"resource"`
+	Requested int64  `json:"requested"`
+	Free      int64  `json:"free"`
+	Short     int64  `json:"short"`
+}
+
+// ShortfallText is "8 nvidia.com/gpu (16 wanted, 8 free)" for each resource.
+func ShortfallText(s []ResourceShortfall) string {
+	parts := make([]string, len(s))
+	for i, r := range s {
+		parts[i] = fmt.Sprintf("%s %s (%s wanted, %s free)", humanQuantity(r.Resource, r.Short), r.Resource, humanQuantity(r.Resource, r.Requested), humanQuantity(r.Resource, r.Free))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // WritePodGroupExplain renders e as table (or wide: the same), json or yaml.
