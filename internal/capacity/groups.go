@@ -233,6 +233,9 @@ func (c *counter) groupOutcomes(pods []*v1.Pod, placed []whatif.Placement, faile
 				}
 			}
 			o.Shortfall = explain.GroupShortfalls(c.sim.Nodes(), c.topologyKey(i), o.Placements, left, c.r.o.Features)
+			if note := explain.NoDomainNote(c.sim.Nodes(), c.topologyKey(i)); note != "" {
+				o.Note = note
+			}
 		}
 		out = append(out, o)
 	}

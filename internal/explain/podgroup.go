@@ -191,6 +191,9 @@ func RunPodGroup(ctx context.Context, cl *snapshot.Cluster, namespace, name stri
 			rep.TopologyKey = key
 		}
 		rep.Shortfall = GroupShortfalls(c.Current().List(), key, rep.Placements, left, o.Features)
+		if note := NoDomainNote(c.Current().List(), key); note != "" {
+			rep.Message += "; " + note
+		}
 	}
 	return rep, nil
 }

@@ -90,3 +90,20 @@ func GroupShortfalls(nodes []*schedcore.NodeInfo, key string, placements []repor
 	}
 	return DomainShortfall(nodes, pods, f)
 }
+
+// NoDomainNote says, for a topology key no node carries, why the
+// placement generator made no placement (kube's message is only "no
+// feasible placements found"); "" when a node has the label.
+func NoDomainNote(nodes []*schedcore.NodeInfo, key string) string {
+	if key == "" {
+		return ""
+	}
+	for _, ni := range nodes {
+		if n := ni.Node(); n != nil {
+			if _, ok := n.Labels[key]; ok {
+				return ""
+			}
+		}
+	}
+	return "no node has the label " + key + " of the topology constraint: the placement generator makes no placement"
+}
