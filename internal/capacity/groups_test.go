@@ -96,6 +96,26 @@ spec:
   containers: [{name: c, image: x, resources: {requests: {cpu: "1", nvidia.com/gpu: "8"}, limits: {nvidia.com/gpu: "8"}}}]
 `
 
+// A gang of two pods each with a claim of one GPU made from
+// examples/dra.yaml's ResourceClaimTemplate: its node has two free.
+const draGang = `apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: d, namespace: ml}
+spec: {schedulingPolicy: {gang: {minCount: 2}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: d, namespace: ml}
+spec:
+  parallelism: 2
+  template:
+    spec:
+      restartPolicy: Never
+      schedulingGroup: {podGroupName: d}
+      containers: [{name: c, image: x, resources: {requests: {cpu: "1"}, claims: [{name: gpu}]}}]
+      resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+`
+
 // The count of a spec scheduled by the pod-group cycle is what the
 // engine's dry run places when the cluster is given that many copies and
 // one more, all pending at once, as kube-scheduler would be: the first
@@ -125,6 +145,8 @@ func TestPodGroupCycleCountIsWhatDryrunPlaces(t *testing.T) {
 			features: gates(true, false), wantCount: 2, wantBound: []int{2}},
 		{name: "a Workload of two groups counts when both bind", cluster: "../../examples/gang-cluster.yaml", spec: twoGroupWorkload,
 			features: gates(true, true), wantCount: 3, sequential: true},
+		{name: "a gang whose members' claims come from a template: one copy takes both GPUs", cluster: "../../examples/dra.yaml", spec: draGang,
+			features: gates(true, false), wantCount: 1, wantBound: []int{0}},
 		{name: "a CPU gang with a hard hostname spread (the kubebench case) on the example cluster", cluster: "../../examples/cluster.yaml", spec: "../../testdata/kubebench/whatif/gang-native-4.yaml",
 			features: gates(true, false), wantCount: 5, wantBound: []int{0}},
 	}
