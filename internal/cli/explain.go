@@ -52,7 +52,7 @@ func NewCmdExplain(streams genericiooptions.IOStreams, settings Settings) *cobra
 	o.engine = engineFlags{IOStreams: streams, settings: settings, kube: o.ConfigFlags, dump: dumpOrCluster,
 		seedUsage: "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)"}
 	cmd := &cobra.Command{
-		Use:   "explain (pod (NAME | -f POD.yaml) | podgroup NAME) [--snapshot CLUSTER.yaml]",
+		Use:   "explain (pod (NAME | -f POD.yaml) | podgroup (NAME | -f WORKLOAD.yaml)) [--snapshot CLUSTER.yaml]",
 		Short: "Explain, node by node, why a pod fits where it does or does not fit at all",
 		Long: fmt.Sprintf(strings.TrimSpace(`
 Run one scheduling cycle of a pod through the real framework, with every node
@@ -93,8 +93,11 @@ members on the state as listed, the other pending pods left pending, in
 memory: whether the group fits (reaches its minCount), the node each member
 would get or its status message in kube's words, each placement tried and its
 score (with TopologyAwareWorkloadScheduling), the PodGroupInitiallyScheduled
-condition kube would set, and the quorum. It takes none of -f, --node,
---all-nodes, --at-turn.
+condition kube would set, and the quorum; for a group that does not fit, the
+members left over by reason and what each domain lacks (--node-template: how
+many such nodes would make it fit). explain podgroup -f WORKLOAD.yaml does the
+same for a PodGroup (or Workload) and its pods not yet created. It takes none
+of --node, --all-nodes, --at-turn.
 
 Exit code 0 whether or not the pod (or the group) fits; 2 for bad input (no
 such pod or PodGroup, a PodGroup without pending members or with
@@ -119,7 +122,11 @@ GenericWorkload off, bad files or configuration).`), explain.DefaultTurnBudget),
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml -o json
 
   # Why is this gang pending? Will it fit?
-  kubectl sched explain podgroup trainers -n ml --snapshot cluster.yaml --feature-gates GenericWorkload=true`,
+  kubectl sched explain podgroup trainers -n ml --snapshot cluster.yaml --feature-gates GenericWorkload=true
+
+  # Will this workload fit, in one rack? How many such nodes would it take?
+  kubectl sched explain podgroup -f workload.yaml --snapshot cluster.yaml \
+    --feature-gates GenericWorkload=true,TopologyAwareWorkloadScheduling=true --node-template node.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err
