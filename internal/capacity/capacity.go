@@ -205,6 +205,18 @@ func (r *runner) evaluate(ctx context.Context, added int, detail bool) (*evaluat
 				ev.leftover.Note = fmt.Sprintf("without the %d copies of %s, whose landing was not worked out", sp.Count, sp.Name)
 			}
 		}
+		for _, sp := range ev.specs {
+			bound := 0
+			for _, o := range sp.NextCopy {
+				bound += o.Bound
+			}
+			if bound > 0 {
+				// Members of the copy that stopped the count that kube
+				// binds all the same (a met quorum, a Workload's other
+				// group) hold their room.
+				ev.leftover.Note = fmt.Sprintf("with the %d members of %s's next copy that kube binds, which do not count", bound, sp.Name)
+			}
+		}
 	}
 	return ev, nil
 }
@@ -331,7 +343,10 @@ func (c *counter) cycles(ctx context.Context, res *report.CapacitySpec, limit in
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		pods := c.copyPods()
+		pods, err := c.copyPods()
+		if err != nil {
+			return err
+		}
 		placed, failed, err := c.sim.Place(ctx, pods)
 		if err != nil {
 			return err

@@ -15,7 +15,7 @@ import (
 // copyPods returns the next copy: one pod, or a gang's members with a
 // PodGroup of their own (added to the simulation), or a StatefulSet pod
 // with its claims (added too).
-func (c *counter) copyPods() []*v1.Pod {
+func (c *counter) copyPods() ([]*v1.Pod, error) {
 	s := c.spec
 	if s.PodGroupCycle() {
 		return c.copyGroups()
@@ -23,7 +23,7 @@ func (c *counter) copyPods() []*v1.Pod {
 	if s.Gang == nil {
 		p := c.newPod()
 		c.addClaims(p)
-		return []*v1.Pod{p}
+		return []*v1.Pod{p}, nil
 	}
 	g := s.Gang.Group.DeepCopy()
 	c.seq++
@@ -44,7 +44,7 @@ func (c *counter) copyPods() []*v1.Pod {
 		}
 		pods[i] = p
 	}
-	return pods
+	return pods, nil
 }
 
 // copyGroups returns the next copy of a spec scheduled by the pod-group
@@ -53,7 +53,7 @@ func (c *counter) copyPods() []*v1.Pod {
 // delivers a new PodGroup, then its members, named "<group>-<i>", naming
 // their group's copy. The groups' names are kept in c.copyNames for the
 // report.
-func (c *counter) copyGroups() []*v1.Pod {
+func (c *counter) copyGroups() ([]*v1.Pod, error) {
 	c.seq++
 	c.copyNames = c.copyNames[:0]
 	var pods []*v1.Pod
@@ -69,7 +69,9 @@ func (c *counter) copyGroups() []*v1.Pod {
 		if workload != "" && pg.Spec.WorkloadRef != nil {
 			pg.Spec.WorkloadRef.WorkloadName = workload
 		}
-		c.sim.AddPodGroup(pg)
+		if err := c.sim.AddPodGroup(pg); err != nil {
+			return nil, err
+		}
 		c.copyNames = append(c.copyNames, name)
 		for i, m := range gang.Members {
 			p := m.DeepCopy()
@@ -79,7 +81,7 @@ func (c *counter) copyGroups() []*v1.Pod {
 			pods = append(pods, p)
 		}
 	}
-	return pods
+	return pods, nil
 }
 
 // uniqueGroupName is name, or name-i, such that no PodGroup of the
