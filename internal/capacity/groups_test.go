@@ -193,6 +193,9 @@ func TestPodGroupCycleCountIsWhatDryrunPlaces(t *testing.T) {
 				if diff := cmp.Diff(tc.wantBound, bound); diff != "" {
 					t.Errorf("next copy's bound members (-want +got):\n%s", diff)
 				}
+				if slices.Max(tc.wantBound) > 0 && !strings.Contains(rep.Leftover.Note, "members of ml/") {
+					t.Errorf("leftover note %q does not say it holds the next copy's bound members", rep.Leftover.Note)
+				}
 			}
 
 			// The dry run: count+1 copies, all pending, named as capacity
