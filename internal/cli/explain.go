@@ -125,8 +125,7 @@ GenericWorkload off, bad files or configuration).`), explain.DefaultTurnBudget),
   kubectl sched explain podgroup trainers -n ml --snapshot cluster.yaml --feature-gates GenericWorkload=true
 
   # Will this workload fit, in one rack? How many such nodes would it take?
-  kubectl sched explain podgroup -f workload.yaml --snapshot cluster.yaml \
-    --feature-gates GenericWorkload=true,TopologyAwareWorkloadScheduling=true --node-template node.yaml`,
+  kubectl sched explain podgroup -f workload.yaml --snapshot cluster.yaml --feature-gates GenericWorkload=true,TopologyAwareWorkloadScheduling=true --node-template node.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err
