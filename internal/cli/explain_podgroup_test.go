@@ -286,12 +286,14 @@ func TestExplainPodGroupFileBadInput(t *testing.T) {
 	missing := writeFile(t, dir, "missing.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec: {schedulingGroup: {podGroupName: nope}, containers: [{name: c, image: x}]}\n")
 	v1alpha1 := writeFile(t, dir, "alpha.yaml", "apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g, namespace: ml}\nspec: {schedulingPolicy: {gang: {minCount: 1}}}\n")
 	above := writeFile(t, dir, "above.yaml", "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g, namespace: ml}\nspec: {schedulingPolicy: {gang: {minCount: 2}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec: {schedulingGroup: {podGroupName: g}, containers: [{name: c, image: x}]}\n")
+	two := writeFile(t, dir, "two.yaml", "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: a, namespace: ml}\nspec: {schedulingPolicy: {basic: {}}}\n---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: b, namespace: ml}\nspec: {schedulingPolicy: {basic: {}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: pa, namespace: ml}\nspec: {schedulingGroup: {podGroupName: a}, containers: [{name: c, image: x}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: pb, namespace: ml}\nspec: {schedulingGroup: {podGroupName: b}, containers: [{name: c, image: x}]}\n")
 	tests := []struct {
 		name    string
 		args    []string
 		wantErr string
 	}{
 		{"the gate off", []string{"explain", "podgroup", "-f", exWorkload, "--snapshot", exGangCluster}, "the GenericWorkload feature gate is off"},
+		{"two groups and no name", []string{"explain", "podgroup", "-f", two, "--snapshot", exGangCluster, "--feature-gates", gwGate}, "2 PodGroups (a, b): name the one to explain"},
 		{"a Coscheduling PodGroup", []string{"explain", "podgroup", "-f", coscheduling, "--snapshot", exGangCluster, "--feature-gates", gwGate}, "is a scheduler-plugins PodGroup"},
 		{"a pod naming a missing group", []string{"explain", "podgroup", "-f", missing, "--snapshot", exGangCluster, "--feature-gates", gwGate}, "names PodGroup ml/nope, which is not among the specs"},
 		{"a v1alpha1 PodGroup", []string{"explain", "podgroup", "-f", v1alpha1, "--snapshot", exGangCluster, "--feature-gates", gwGate}, "apiVersion scheduling.k8s.io/v1alpha1 is not read"},
