@@ -205,6 +205,18 @@ func (r *runner) evaluate(ctx context.Context, added int, detail bool) (*evaluat
 				ev.leftover.Note = fmt.Sprintf("without the %d copies of %s, whose landing was not worked out", sp.Count, sp.Name)
 			}
 		}
+		for _, sp := range ev.specs {
+			bound := 0
+			for _, o := range sp.NextCopy {
+				bound += o.Bound
+			}
+			if bound > 0 {
+				// Members of the copy that stopped the count that kube
+				// binds all the same (a met quorum, a Workload's other
+				// group) hold their room.
+				ev.leftover.Note = fmt.Sprintf("with the %d members of %s's next copy that kube binds, which do not count", bound, sp.Name)
+			}
+		}
 	}
 	return ev, nil
 }
@@ -233,6 +245,8 @@ type counter struct {
 	next []*v1.Pod
 	// seq numbers the copies made so far.
 	seq int
+	// copyNames are the PodGroup names of the last copy (pod-group cycle).
+	copyNames []string
 }
 
 func (c *counter) count(ctx context.Context) (*report.CapacitySpec, error) {
@@ -241,14 +255,21 @@ func (c *counter) count(ctx context.Context) (*report.CapacitySpec, error) {
 	probe := s.Pod
 	if s.Gang != nil {
 		probe = s.Gang.Members[0]
-		res.Unit, res.PodsPerGroup = "groups", len(s.Gang.Members)
+		res.Unit, res.PodsPerGroup, res.Cycle = "groups", len(s.Gang.Members), "coscheduling"
+	}
+	if s.PodGroupCycle() {
+		probe = s.gangs()[0].Members[0]
+		res.Unit, res.PodsPerGroup, res.Cycle, res.Groups = "groups", s.Pods(), "pod-group", groupsOf(s, c.r.o.Features.TopologyAwareWorkloadScheduling)
+		if s.Workload != nil {
+			res.Unit = "workloads"
+		}
 	}
 	res.Profile = probe.Spec.SchedulerName
 	fw, err := c.sim.Framework(probe)
 	if err != nil {
 		return nil, err
 	}
-	if s.Gang != nil {
+	if s.Gang != nil && !s.PodGroupCycle() {
 		if _, ok := fw.Plugin(names.Coscheduling); !ok {
 			return nil, fmt.Errorf("profile %q: %w (pods of PodGroup %s would be scheduled one by one)", res.Profile, ErrNoCoscheduling, s.Name)
 		}
@@ -322,7 +343,10 @@ func (c *counter) cycles(ctx context.Context, res *report.CapacitySpec, limit in
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		pods := c.copyPods()
+		pods, err := c.copyPods()
+		if err != nil {
+			return err
+		}
 		placed, failed, err := c.sim.Place(ctx, pods)
 		if err != nil {
 			return err
@@ -333,6 +357,10 @@ func (c *counter) cycles(ctx context.Context, res *report.CapacitySpec, limit in
 			res.LimitedBy = report.LimitedByFit
 			res.StoppedBy = stoppedBy(failed)
 			c.next = pods
+			if c.spec.PodGroupCycle() {
+				res.NextCopy = c.groupOutcomes(pods, placed, failed)
+				res.StoppedBy = groupStoppedBy(res.NextCopy, res.StoppedBy)
+			}
 			return nil
 		}
 		for _, p := range placed {

@@ -15,12 +15,15 @@ import (
 // copyPods returns the next copy: one pod, or a gang's members with a
 // PodGroup of their own (added to the simulation), or a StatefulSet pod
 // with its claims (added too).
-func (c *counter) copyPods() []*v1.Pod {
+func (c *counter) copyPods() ([]*v1.Pod, error) {
 	s := c.spec
+	if s.PodGroupCycle() {
+		return c.copyGroups()
+	}
 	if s.Gang == nil {
 		p := c.newPod()
 		c.addClaims(p)
-		return []*v1.Pod{p}
+		return []*v1.Pod{p}, nil
 	}
 	g := s.Gang.Group.DeepCopy()
 	c.seq++
@@ -41,7 +44,54 @@ func (c *counter) copyPods() []*v1.Pod {
 		}
 		pods[i] = p
 	}
-	return pods
+	return pods, nil
+}
+
+// copyGroups returns the next copy of a spec scheduled by the pod-group
+// cycle: each PodGroup of it (renamed "<name>-<copy>", its workloadRef
+// naming the Workload's copy) added to the simulation as kube's informer
+// delivers a new PodGroup, then its members, named "<group>-<i>", naming
+// their group's copy. The groups' names are kept in c.copyNames for the
+// report.
+func (c *counter) copyGroups() ([]*v1.Pod, error) {
+	c.seq++
+	c.copyNames = c.copyNames[:0]
+	var pods []*v1.Pod
+	workload := ""
+	if w := c.spec.Workload; w != nil {
+		workload = fmt.Sprintf("%s-%d", w.Name, c.seq)
+	}
+	for _, gang := range c.spec.gangs() {
+		pg := gang.PodGroup.DeepCopy()
+		name := uniqueGroupName(c.sim, pg.Namespace, fmt.Sprintf("%s-%d", pg.Name, c.seq))
+		pg.Name = name
+		pg.UID = types.UID("capacity-" + pg.Namespace + "-" + name)
+		if workload != "" && pg.Spec.WorkloadRef != nil {
+			pg.Spec.WorkloadRef.WorkloadName = workload
+		}
+		if err := c.sim.AddPodGroup(pg); err != nil {
+			return nil, err
+		}
+		c.copyNames = append(c.copyNames, name)
+		for i, m := range gang.Members {
+			p := m.DeepCopy()
+			p.Name = uniqueName(c.sim, p.Namespace, fmt.Sprintf("%s-%d", name, i))
+			p.UID = types.UID("capacity-" + p.Namespace + "-" + p.Name)
+			p.Spec.SchedulingGroup.PodGroupName = &name
+			pods = append(pods, p)
+		}
+	}
+	return pods, nil
+}
+
+// uniqueGroupName is name, or name-i, such that no PodGroup of the
+// simulation has it.
+func uniqueGroupName(sim *whatif.Sim, ns, name string) string {
+	n := name
+	for i := 1; sim.HasPodGroup(ns, n); i++ {
+		n = fmt.Sprintf("%s-%d", name, i)
+	}
+	return n
 }
 
 // newPod returns a new copy of the spec's pod with a name of its own.

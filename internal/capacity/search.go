@@ -169,9 +169,10 @@ func (r *runner) templateMessage(ctx context.Context, s *Spec) string {
 // evaluations.
 func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
 	res := &report.MinNodes{Method: "search", Monotonicity: report.MonotoneAssumed, Evaluations: []report.Evaluation{}}
-	target := 0
+	target, podsWanted := 0, 0
 	for _, s := range r.specs {
 		target += s.Replicas
+		podsWanted += s.Replicas * s.Pods()
 	}
 	seen := map[int]report.Evaluation{}
 	progress := func(m int) int {
@@ -218,7 +219,9 @@ func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
 		res.NodesNeeded, res.Reachable = 0, true
 		return res, nil
 	}
-	bound := plateauBound(target)
+	// A group's copy is several pods: a template node per pod wanted
+	// (per copy for pods).
+	bound := plateauBound(podsWanted)
 	prev, lo, next, stalled := -1, 0, 1, 0
 	proofTried := false
 	for {
@@ -249,7 +252,7 @@ func (r *runner) searchMinNodes(ctx context.Context) (*report.MinNodes, error) {
 		if next >= maxSearchNodes || stalled > 0 && next >= bound {
 			res.NodesNeeded = next
 			res.Message = fmt.Sprintf("tried up to %d template nodes (%s): %d placed %s, as %d did; not proven unreachable",
-				next, boundWhy(next), next, counts(e.Counts), lo)
+				next, boundWhy(next, podsWanted != target), next, counts(e.Counts), lo)
 			r.checkMonotone(res, seen)
 			return res, nil
 		}
@@ -305,9 +308,12 @@ func plateauBound(copies int) int {
 }
 
 // boundWhy says why the search stopped at n template nodes.
-func boundWhy(n int) string {
+func boundWhy(n int, groups bool) string {
 	if n >= maxSearchNodes {
 		return "the most the search tries"
+	}
+	if groups {
+		return "one per pod wanted"
 	}
 	return "one per copy wanted"
 }

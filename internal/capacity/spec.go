@@ -3,9 +3,7 @@ package capacity
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -13,16 +11,16 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/dump"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	apidefaults "github.com/kubectl-sched/kubectl-sched/internal/defaults"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // ErrNotASpec marks an input object that is not a pod, a pod template or a
@@ -38,6 +36,7 @@ const (
 	KindJob         = "Job"
 	KindDaemonSet   = "DaemonSet"
 	KindPodGroup    = "PodGroup"
+	KindWorkload    = "Workload"
 )
 
 // Group labels and fields (plugins/coscheduling's, read here to tie a
@@ -78,6 +77,10 @@ type Spec struct {
 	// Replicas is the number of copies asked for (--replicas); 0: as
 	// many as fit.
 	Replicas int
+	// Workload, for a scheduling.k8s.io/v1beta1 Workload (GenericWorkload
+	// on), is the Workload one copy is, with Groups its PodGroups.
+	Workload *schedulingv1beta1.Workload
+	Groups   []*Gang
 }
 
 // perCopyObjects reports whether each copy comes with objects made for it
@@ -87,7 +90,7 @@ type Spec struct {
 // once DRA is in the engine). Such copies go through the scheduling cycle
 // one by one, never the node-by-node count, which commits bare copies.
 func (s *Spec) perCopyObjects() bool {
-	return s.Gang != nil || len(s.ClaimTemplates) > 0 || (s.Pod != nil && hasTemplateClaims(s.Pod))
+	return s.Gang != nil || s.Workload != nil || len(s.ClaimTemplates) > 0 || (s.Pod != nil && hasTemplateClaims(s.Pod))
 }
 
 // hasTemplateClaims reports whether the pod has claims made from a
@@ -110,6 +113,12 @@ type Gang struct {
 	Native bool
 	// Members are the group's pods, in input order.
 	Members []*v1.Pod
+	// PodGroup is the typed scheduling.k8s.io/v1beta1 PodGroup, defaulted
+	// and validated, when GenericWorkload is on: the copy goes through
+	// kube's pod-group cycle, not Coscheduling. Nil otherwise.
+	PodGroup *schedulingv1beta1.PodGroup
+	// Source is "file:line" of the PodGroup.
+	Source string
 }
 
 // LoadSpecs reads the specs of manifest files ('-' is stdin). Objects
@@ -117,6 +126,14 @@ type Gang struct {
 // a spec or a PodGroup whose pods are among them; anything else is an error
 // wrapping ErrNotASpec and snapshot.ErrInvalid.
 func LoadSpecs(paths []string, stdin io.Reader, namespace string, cl *snapshot.Cluster) ([]*Spec, error) {
+	return LoadSpecsFor(paths, stdin, namespace, cl, schedcore.Features{})
+}
+
+// LoadSpecsFor is LoadSpecs under feature gates: with GenericWorkload on,
+// a scheduling.k8s.io/v1beta1 PodGroup is read as kube's typed object and
+// its copies go through the pod-group cycle, and Workloads are specs
+// whose copies are all their PodGroups (groups.go).
+func LoadSpecsFor(paths []string, stdin io.Reader, namespace string, cl *snapshot.Cluster, features schedcore.Features) ([]*Spec, error) {
 	objs, err := snapshot.ReadObjects(paths, stdin)
 	if err != nil {
 		return nil, err
@@ -124,7 +141,7 @@ func LoadSpecs(paths []string, stdin io.Reader, namespace string, cl *snapshot.C
 	if namespace == "" {
 		namespace = v1.NamespaceDefault
 	}
-	l := &loader{namespace: namespace, cluster: cl, groups: map[string]*Spec{}}
+	l := &loader{namespace: namespace, cluster: cl, groups: map[string]*Spec{}, podGroupCycle: features.GenericWorkload}
 	for _, o := range objs {
 		if err := l.add(o); err != nil {
 			return nil, err
@@ -137,6 +154,9 @@ func LoadSpecs(paths []string, stdin io.Reader, namespace string, cl *snapshot.C
 		if s.Gang != nil && len(s.Gang.Members) == 0 {
 			return nil, fmt.Errorf("%s: PodGroup %s: no pods of the group among the specs (give its pods, or a workload whose template names it): %w", s.Source, s.Name, ErrNotASpec)
 		}
+	}
+	if err := l.workloads(); err != nil {
+		return nil, err
 	}
 	if len(l.specs) == 0 {
 		return nil, fmt.Errorf("%s: no objects: %w", strings.Join(paths, ", "), ErrNotASpec)
@@ -170,9 +190,14 @@ func (l *loader) resolvePriorities() {
 		if s.Pod != nil {
 			resolve(s.Pod)
 		}
-		if s.Gang != nil {
-			for _, m := range s.Gang.Members {
+		for _, g := range s.gangs() {
+			for _, m := range g.Members {
 				resolve(m)
+			}
+			if g.PodGroup != nil && l.cluster != nil {
+				if w := snapshot.ResolvePodGroupPriority(g.PodGroup, classes); w != "" {
+					l.cluster.Warnings = append(l.cluster.Warnings, w)
+				}
 			}
 		}
 	}
@@ -186,6 +211,9 @@ type loader struct {
 	// are members met before their group.
 	groups  map[string]*Spec
 	pending []pendingMember
+	// podGroupCycle is GenericWorkload: native PodGroups are typed and
+	// scheduled by the pod-group cycle; Workloads are read.
+	podGroupCycle bool
 }
 
 type pendingMember struct {
@@ -266,10 +294,21 @@ func (l *loader) add(o snapshot.Object) error {
 		}
 		ds.Namespace = ns
 		s = &Spec{Kind: KindDaemonSet, Pod: templatePod(ds.Spec.Template, ns, owner("apps/v1", KindDaemonSet, ds.Name, ds.UID)), DaemonSet: ds}
+	case (kind == KindPodGroup || kind == KindWorkload) && group == schedulingv1beta1.GroupName && o.APIVersion() != nativePodGroupVersion:
+		return o.Errorf("%v: %s", ErrNotASpec, apidefaults.UnservedWorkloadAPI(o.APIVersion(), kind))
+	case kind == KindWorkload && group == schedulingv1beta1.GroupName:
+		return l.addWorkload(o, ns, source)
 	case kind == KindPodGroup && (o.APIVersion() == podGroupAPIVersion || o.APIVersion() == nativePodGroupVersion):
 		u := &unstructured.Unstructured{Object: o.Data}
 		u.SetNamespace(ns)
-		g := &Spec{Kind: KindPodGroup, Name: ns + "/" + u.GetName(), Source: source, Gang: &Gang{Group: u, Native: o.APIVersion() == nativePodGroupVersion}}
+		g := &Spec{Kind: KindPodGroup, Name: ns + "/" + u.GetName(), Source: source, Gang: &Gang{Group: u, Native: o.APIVersion() == nativePodGroupVersion, Source: source}}
+		if g.Gang.Native && l.podGroupCycle {
+			pg, err := typedPodGroup(o, ns)
+			if err != nil {
+				return err
+			}
+			g.Gang.PodGroup = pg
+		}
 		key := groupKey(g.Gang.Native, ns, u.GetName())
 		if l.groups[key] != nil {
 			return o.Errorf("PodGroup given twice")
@@ -389,107 +428,4 @@ func setLabel(p *v1.Pod, k, v string) {
 		p.Labels = map[string]string{}
 	}
 	p.Labels[k] = v
-}
-
-// deployment is a Deployment's spec: its pods belong to its newest
-// ReplicaSet in the cluster (scaling up an existing Deployment), or to the
-// ReplicaSet the Deployment controller would create, named and labelled
-// with the template's pod-template-hash.
-func (l *loader) deployment(d *appsv1.Deployment) *Spec {
-	if rs := newestReplicaSet(l.cluster, d); rs != nil {
-		pod := templatePod(d.Spec.Template, d.Namespace, owner("apps/v1", KindReplicaSet, rs.Name, rs.UID))
-		if h := rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; h != "" {
-			setLabel(pod, appsv1.DefaultDeploymentUniqueLabelKey, h)
-		}
-		return &Spec{Kind: KindDeployment, Pod: pod}
-	}
-	hash := podTemplateHash(&d.Spec.Template)
-	name := d.Name + "-" + hash
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: d.Namespace, UID: types.UID("capacity-" + d.Namespace + "-" + name),
-		Labels:          map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: hash},
-		OwnerReferences: []metav1.OwnerReference{owner("apps/v1", KindDeployment, d.Name, d.UID)}}}
-	rs.Spec.Template = *d.Spec.Template.DeepCopy()
-	if rs.Spec.Template.Labels == nil {
-		rs.Spec.Template.Labels = map[string]string{}
-	}
-	rs.Spec.Template.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
-	rs.Spec.Selector = d.Spec.Selector.DeepCopy()
-	if rs.Spec.Selector == nil {
-		rs.Spec.Selector = &metav1.LabelSelector{}
-	}
-	if rs.Spec.Selector.MatchLabels == nil {
-		rs.Spec.Selector.MatchLabels = map[string]string{}
-	}
-	rs.Spec.Selector.MatchLabels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
-	pod := templatePod(rs.Spec.Template, d.Namespace, owner("apps/v1", KindReplicaSet, rs.Name, rs.UID))
-	return &Spec{Kind: KindDeployment, Pod: pod, ReplicaSet: rs}
-}
-
-// podTemplateHash is the Deployment controller's ComputeHash without a
-// collision count: fnv32a of the template's hash dump, safely encoded.
-func podTemplateHash(t *v1.PodTemplateSpec) string {
-	h := fnv.New32a()
-	fmt.Fprintf(h, "%v", dump.ForHash(*t))
-	return rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
-}
-
-// newestReplicaSet returns the cluster's ReplicaSet of the Deployment with
-// the highest revision, or nil.
-func newestReplicaSet(cl *snapshot.Cluster, d *appsv1.Deployment) *appsv1.ReplicaSet {
-	if cl == nil {
-		return nil
-	}
-	var owned []*appsv1.ReplicaSet
-	for _, rs := range cl.ReplicaSets {
-		if rs.Namespace != d.Namespace {
-			continue
-		}
-		if ref := metav1.GetControllerOfNoCopy(rs); ref != nil && ref.Kind == KindDeployment && ref.Name == d.Name {
-			owned = append(owned, rs)
-		}
-	}
-	if len(owned) == 0 {
-		return nil
-	}
-	rev := func(rs *appsv1.ReplicaSet) int64 {
-		n, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
-		return n
-	}
-	sort.SliceStable(owned, func(i, j int) bool {
-		if a, b := rev(owned[i]), rev(owned[j]); a != b {
-			return a > b
-		}
-		return owned[j].CreationTimestamp.Before(&owned[i].CreationTimestamp)
-	})
-	return owned[0]
-}
-
-// find returns the object of the list with that namespace and name, or
-// the zero value.
-func find[T interface {
-	comparable
-	GetNamespace() string
-	GetName() string
-}](list []T, ns, name string) T {
-	var zero T
-	for _, o := range list {
-		if o.GetNamespace() == ns && o.GetName() == name {
-			return o
-		}
-	}
-	return zero
-}
-
-func findRS(cl *snapshot.Cluster, ns, name string) *appsv1.ReplicaSet {
-	if cl == nil {
-		return nil
-	}
-	return find(cl.ReplicaSets, ns, name)
-}
-
-func findSS(cl *snapshot.Cluster, ns, name string) *appsv1.StatefulSet {
-	if cl == nil {
-		return nil
-	}
-	return find(cl.StatefulSets, ns, name)
 }

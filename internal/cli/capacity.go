@@ -59,7 +59,10 @@ Deployment, ReplicaSet, StatefulSet, Job or DaemonSet, built as its controller
 builds its pods (a Deployment's pods belong to its newest ReplicaSet, or to the
 one the controller would create; a StatefulSet's get their claims). A
 PodGroup with its pods (or a workload whose template names it) is a gang,
-counted in whole groups; its profile must enable Coscheduling. A DaemonSet
+counted in whole groups; its profile must enable Coscheduling. With
+--feature-gates GenericWorkload=true, a scheduling.k8s.io/v1beta1 PodGroup
+goes through kube-scheduler's pod-group cycle instead, and a v1beta1
+Workload is counted whole with its PodGroups (docs/workloads.md). A DaemonSet
 gets one copy per node it targets. Several specs are placed in order, each
 after the previous one's copies: with --replicas (one value for every spec,
 or one per spec in order) a spec stops at that many.
@@ -112,7 +115,7 @@ asked for), 3 when one did not, 2 for bad input, 1 for other failures.`),
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVarP(&o.Files, "filename", "f", nil, "Spec: a Pod, Deployment, ReplicaSet, StatefulSet, Job or DaemonSet, or a PodGroup with its pods (repeatable; '-' for stdin)")
+	f.StringArrayVarP(&o.Files, "filename", "f", nil, "Spec: a Pod, Deployment, ReplicaSet, StatefulSet, Job or DaemonSet, or a PodGroup (or Workload) with its pods (repeatable; '-' for stdin)")
 	o.engine.AddFlags(cmd)
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
 	f.IntVar(&o.Max, "max", 0, "Stop counting a spec without --replicas at this many copies (0: no limit)")
@@ -205,7 +208,7 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 		return err
 	}
 	cl := in.Cluster
-	specs, err := capacity.LoadSpecs(o.Files, o.In, o.namespace, cl)
+	specs, err := capacity.LoadSpecsFor(o.Files, o.In, o.namespace, cl, in.Features)
 	if err != nil {
 		return asInputError(err)
 	}

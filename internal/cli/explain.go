@@ -34,8 +34,12 @@ type ExplainOptions struct {
 	Nearest   int
 	AtTurn    bool
 	CheckTurn bool
-	// PodGroup is set for `explain podgroup NAME`.
+	// PodGroup is set for `explain podgroup NAME` and `explain podgroup
+	// -f WORKLOAD.yaml`.
 	PodGroup bool
+	// NodeTemplate, for explain podgroup, is a Node manifest: how many
+	// such nodes make the group fit.
+	NodeTemplate string
 
 	engine     engineFlags
 	namespace  string
@@ -48,7 +52,7 @@ func NewCmdExplain(streams genericiooptions.IOStreams, settings Settings) *cobra
 	o.engine = engineFlags{IOStreams: streams, settings: settings, kube: o.ConfigFlags, dump: dumpOrCluster,
 		seedUsage: "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)"}
 	cmd := &cobra.Command{
-		Use:   "explain (pod (NAME | -f POD.yaml) | podgroup NAME) [--snapshot CLUSTER.yaml]",
+		Use:   "explain (pod (NAME | -f POD.yaml) | podgroup (NAME | -f WORKLOAD.yaml)) [--snapshot CLUSTER.yaml]",
 		Short: "Explain, node by node, why a pod fits where it does or does not fit at all",
 		Long: fmt.Sprintf(strings.TrimSpace(`
 Run one scheduling cycle of a pod through the real framework, with every node
@@ -89,8 +93,11 @@ members on the state as listed, the other pending pods left pending, in
 memory: whether the group fits (reaches its minCount), the node each member
 would get or its status message in kube's words, each placement tried and its
 score (with TopologyAwareWorkloadScheduling), the PodGroupInitiallyScheduled
-condition kube would set, and the quorum. It takes none of -f, --node,
---all-nodes, --at-turn.
+condition kube would set, and the quorum; for a group that does not fit, the
+members left over by reason and what each domain lacks (--node-template: how
+many such nodes would make it fit). explain podgroup -f WORKLOAD.yaml does the
+same for a PodGroup (or Workload) and its pods not yet created. It takes none
+of --node, --all-nodes, --at-turn.
 
 Exit code 0 whether or not the pod (or the group) fits; 2 for bad input (no
 such pod or PodGroup, a PodGroup without pending members or with
@@ -115,7 +122,10 @@ GenericWorkload off, bad files or configuration).`), explain.DefaultTurnBudget),
   kubectl sched explain pod web-7d4f9 -n shop --snapshot cluster.yaml -o json
 
   # Why is this gang pending? Will it fit?
-  kubectl sched explain podgroup trainers -n ml --snapshot cluster.yaml --feature-gates GenericWorkload=true`,
+  kubectl sched explain podgroup trainers -n ml --snapshot cluster.yaml --feature-gates GenericWorkload=true
+
+  # Will this workload fit, in one rack? How many such nodes would it take?
+  kubectl sched explain podgroup -f workload.yaml --snapshot cluster.yaml --feature-gates GenericWorkload=true,TopologyAwareWorkloadScheduling=true --node-template node.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err
@@ -134,6 +144,7 @@ GenericWorkload off, bad files or configuration).`), explain.DefaultTurnBudget),
 	f.BoolVar(&o.AllNodes, "all-nodes", false, "List every rejected node and every feasible node instead of grouping them")
 	f.IntVar(&o.Nearest, "nearest", o.Nearest, "How many of the rejected nodes nearest to fitting get 'what would make it fit'")
 	f.BoolVar(&o.AtTurn, "at-turn", false, "Explain the pod at its turn in a dry-run of the state (the pending pods ahead of it placed first), as dryrun reports it")
+	f.StringVar(&o.NodeTemplate, "node-template", "", "explain podgroup: a Node manifest; say how many such nodes would make the group fit (capacity's --min-nodes search)")
 	f.BoolVar(&o.CheckTurn, "check-turn", o.CheckTurn, "With --snapshot, without --at-turn: check, when the dry-run up to the pod's turn is small, whether the verdict there agrees (the Dry-run line)")
 	o.ConfigFlags.AddFlags(f)
 
@@ -166,10 +177,12 @@ func (o *ExplainOptions) Complete(args []string) error {
 		if name != "" {
 			rest = append([]string{name}, rest...)
 		}
-		if len(rest) != 1 {
-			return UsageErrorf("one PodGroup name is required: kubectl sched explain podgroup NAME")
+		if len(rest) > 1 || (len(rest) == 0 && o.PodFile == "") {
+			return UsageErrorf("one PodGroup name, or -f WORKLOAD.yaml, is required: kubectl sched explain podgroup (NAME | -f WORKLOAD.yaml)")
 		}
-		o.Name = rest[0]
+		if len(rest) == 1 {
+			o.Name = rest[0]
+		}
 		return nil
 	default:
 		if len(rest) > 0 && name == "" {
@@ -243,8 +256,11 @@ func (o *ExplainOptions) notAPod(kind, name string, asPodName bool) error {
 // Validate checks flags before anything is read.
 func (o *ExplainOptions) Validate() error {
 	if o.PodGroup {
-		if o.PodFile != "" || o.AtTurn || o.Node != "" || o.AllNodes {
-			return UsageErrorf("explain podgroup takes none of -f, --at-turn, --node, --all-nodes (they are explain pod's)")
+		if o.AtTurn || o.Node != "" || o.AllNodes {
+			return UsageErrorf("explain podgroup takes none of --at-turn, --node, --all-nodes (they are explain pod's)")
+		}
+		if o.PodFile == "-" && o.NodeTemplate == "-" {
+			return UsageErrorf("-f and --node-template cannot both read standard input")
 		}
 		return checkFormat(o.Output, report.Formats, redirectHint)
 	}
@@ -290,7 +306,7 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	}
 
 	if o.PodGroup {
-		return o.runPodGroup(ctx, in.Cluster, explain.Options{
+		return o.runPodGroup(ctx, in, explain.Options{
 			Config: cfg, Registry: in.Registry, Features: in.Features, Seed: in.Seed, UseSeed: in.UseSeed,
 			Live: len(o.engine.Snapshots) == 0,
 		})
@@ -395,26 +411,4 @@ func (o *ExplainOptions) loadPodFile() (*v1.Pod, error) {
 		return nil, UsageErrorf("%s: the namespace from the provided object %q does not match the namespace %q", o.PodFile, pod.Namespace, o.namespace)
 	}
 	return pod, nil
-}
-
-// runPodGroup is `explain podgroup NAME`: the pod-group cycle of its
-// pending members on the state as listed, nothing bound.
-func (o *ExplainOptions) runPodGroup(ctx context.Context, cl *snapshot.Cluster, eo explain.Options) error {
-	rep, err := explain.RunPodGroup(ctx, cl, o.namespace, o.Name, eo)
-	if err != nil {
-		if errors.Is(err, explain.ErrPodGroupNotFound) || errors.Is(err, explain.ErrNoPendingMembers) ||
-			errors.Is(err, explain.ErrGenericWorkloadOff) || errors.Is(err, explain.ErrUnknownProfile) {
-			return AsUsage(err)
-		}
-		return o.engine.runError(err)
-	}
-	var buf bytes.Buffer
-	if err := report.WritePodGroupExplain(&buf, rep, o.Output); err != nil {
-		return err
-	}
-	for _, w := range cl.Warnings {
-		fmt.Fprintln(o.ErrOut, w)
-	}
-	_, err = o.Out.Write(buf.Bytes())
-	return err
 }

@@ -38,6 +38,13 @@ func TestGoldenWhatIfOutputs(t *testing.T) {
 		{"capacity-web-wide", []string{"capacity", "-f", webSpec, "--snapshot", rules, "-o", "wide"}, 0},
 		{"capacity-replicas-short", []string{"capacity", "-f", webSpec, "--snapshot", rules, "--replicas", "40"}, 3},
 		{"capacity-min-nodes", []string{"capacity", "-f", webSpec, "--snapshot", rules, "--replicas", "40", "--min-nodes", "--node-template", template}, 0},
+		// Whole gangs through kube's pod-group cycle (GenericWorkload),
+		// in one rack with TopologyAwareWorkloadScheduling, and the
+		// template nodes that make a third fit.
+		{"capacity-workload-table", []string{"capacity", "-f", exWorkload, "--snapshot", exGangCluster, "--feature-gates", gwGate}, 0},
+		{"capacity-workload-topology-table", []string{"capacity", "-f", exWorkload, "--snapshot", exGangCluster, "--feature-gates", tasGates}, 0},
+		{"capacity-workload-topology-json", []string{"capacity", "-f", exWorkload, "--snapshot", exGangCluster, "--feature-gates", tasGates, "-o", "json"}, 0},
+		{"capacity-workload-min-nodes", []string{"capacity", "-f", exWorkload, "--snapshot", exGangCluster, "--feature-gates", tasGates, "--replicas", "3", "--min-nodes", "--node-template", exGPUNode}, 0},
 		{"drain-rules-table", []string{"drain", "n1", "n2", "--snapshot", rules}, 3},
 		{"drain-rules-force-json", []string{"drain", "n1", "n2", "--snapshot", rules, "--force", "-o", "json"}, 3},
 	}
@@ -117,12 +124,17 @@ func TestWhatIfBadInput(t *testing.T) {
 	badArgs := writeFile(t, dir, "args.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Foo}}\n")
 	otherScheduler := writeFile(t, dir, "other.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {schedulerName: other, containers: [{name: c}]}\n")
 	gang := writeFile(t, dir, "gang.yaml", "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\nspec: {minMember: 1}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {scheduling.x-k8s.io/pod-group: g}}\nspec: {containers: [{name: c}]}\n")
+	nativeAbove := writeFile(t, dir, "above.yaml", "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g}\nspec: {schedulingPolicy: {gang: {minCount: 2}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {schedulingGroup: {podGroupName: g}, containers: [{name: c}]}\n")
+	nativeAlpha := writeFile(t, dir, "alpha.yaml", "apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\nspec: {schedulingPolicy: {gang: {minCount: 1}}}\n")
 	tests := []struct {
 		name    string
 		args    []string
 		wantErr string
 	}{
 		{"a spec that is not a pod, a pod template or a gang", []string{"capacity", "-f", cm, "--snapshot", example}, "kind v1/ConfigMap"},
+		{"pod-group cycle: minCount above the members", []string{"capacity", "-f", nativeAbove, "--snapshot", example, "--feature-gates", gwGate}, "minCount 2 is above its 1 pods among the specs: kube-scheduler never schedules it"},
+		{"pod-group cycle: a v1alpha1 PodGroup", []string{"capacity", "-f", nativeAlpha, "--snapshot", example, "--feature-gates", gwGate}, "apiVersion scheduling.k8s.io/v1alpha1 is not read"},
+		{"a Workload with GenericWorkload off", []string{"capacity", "-f", exWorkload, "--snapshot", exGangCluster}, "the Workload API needs the GenericWorkload feature gate"},
 		{"a template without containers", []string{"capacity", "-f", noContainers, "--snapshot", example}, "spec.template.spec.containers: required"},
 		{"a pod naming a PodGroup that is not given", []string{"capacity", "-f", orphan, "--snapshot", example}, "names PodGroup default/g, which is not among the specs"},
 		{"a PodGroup without pods", []string{"capacity", "-f", lonely, "--snapshot", example}, "no pods of the group among the specs"},

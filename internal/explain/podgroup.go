@@ -180,7 +180,47 @@ func RunPodGroup(ctx context.Context, cl *snapshot.Cluster, namespace, name stri
 		rep.Fits = placed == len(members)
 	}
 	rep.Message = podGroupMessage(rep, placed, len(members), firstFailure)
+	rep.Reasons = groupReasons(rep.PodMembers)
+	if !rep.Fits {
+		// What the nodes lack, domain by domain, for the members left
+		// over, on the state as listed (the cycle reverted its assumes).
+		var left []*v1.Pod
+		for i, m := range rep.PodMembers {
+			if m.Node == "" {
+				left = append(left, members[i])
+			}
+		}
+		key := ""
+		if sc := pg.Spec.SchedulingConstraints; o.Features.TopologyAwareWorkloadScheduling && sc != nil && len(sc.Topology) > 0 {
+			key = sc.Topology[0].Key
+			rep.TopologyKey = key
+		}
+		rep.Shortfall = GroupShortfalls(c.Current().List(), key, rep.Placements, left, o.Features)
+		if note := NoDomainNote(c.Current().List(), key); note != "" {
+			rep.Message += "; " + note
+		}
+	}
 	return rep, nil
+}
+
+// groupReasons groups the members left over by their message, in the
+// order the messages first come.
+func groupReasons(members []report.PodGroupMember) []report.PodGroupReason {
+	var out []report.PodGroupReason
+	at := map[string]int{}
+	for _, m := range members {
+		if m.Node != "" {
+			continue
+		}
+		i, ok := at[m.Message]
+		if !ok {
+			i = len(out)
+			at[m.Message] = i
+			out = append(out, report.PodGroupReason{Message: m.Message})
+		}
+		out[i].Members = append(out[i].Members, m.Pod)
+	}
+	return out
 }
 
 // podGroupMessage is the one line of the verdict.

@@ -54,8 +54,11 @@ func WriteCapacity(w io.Writer, r *Capacity, format string) error {
 		if s.Replicas > 0 {
 			count = fmt.Sprintf("%d/%d", s.Count, s.Replicas)
 		}
-		if s.Unit == "groups" {
+		switch s.Unit {
+		case "groups":
 			count += fmt.Sprintf(" groups of %d", s.PodsPerGroup)
+		case "workloads":
+			count += fmt.Sprintf(" workloads of %d", s.PodsPerGroup)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, count, s.LimitedBy, s.Method)
 	}
@@ -107,10 +110,11 @@ func joinInts(xs []int) string {
 
 func writeSpecDetail(w io.Writer, s *CapacitySpec, free map[string]map[string]int64, wide bool) {
 	unit := "pods"
-	if s.Unit == "groups" {
-		unit = fmt.Sprintf("groups (%d pods)", s.Count*s.PodsPerGroup)
+	if s.Unit == "groups" || s.Unit == "workloads" {
+		unit = fmt.Sprintf("%s (%d pods)", s.Unit, s.Count*s.PodsPerGroup)
 	}
 	fmt.Fprintf(w, "\n%s: %d %s\n", s.Name, s.Count, unit)
+	writeCopyGroups(w, s.Groups)
 	if len(s.Zones) > 0 && s.Count > 0 {
 		writeCounts(w, "ZONE", s.Zones)
 	}
@@ -135,6 +139,7 @@ func writeSpecDetail(w io.Writer, s *CapacitySpec, free map[string]map[string]in
 	if s.StoppedBy != "" {
 		fmt.Fprintf(w, "  The next one fits nowhere: %s\n", s.StoppedBy)
 	}
+	writeNextCopy(w, s.NextCopy)
 	if len(s.Nearest) > 0 {
 		fmt.Fprintln(w, "  Nearest nodes, and what would make it fit there:")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -272,4 +277,48 @@ func humanQuantity(name string, v int64) string {
 		return fmt.Sprintf("%.1fGi", float64(v)/gi)
 	}
 	return schedcore.FormatQuantity(v1.ResourceName(name), v)
+}
+
+// writeCopyGroups says what one copy of a pod-group-cycle spec is.
+func writeCopyGroups(w io.Writer, groups []CapacityGroup) {
+	for _, g := range groups {
+		policy := "basic"
+		if g.Policy == "gang" {
+			policy = fmt.Sprintf("gang, minCount %d", g.MinCount)
+		}
+		topo := ""
+		if g.TopologyKey != "" {
+			topo = ", in one " + g.TopologyKey + " domain"
+		}
+		fmt.Fprintf(w, "  Each copy: PodGroup %s (%s, %d pods%s), scheduled by the pod-group cycle\n", g.Name, policy, g.Members, topo)
+	}
+}
+
+// writeNextCopy says, group by group, what the pod-group cycle did with
+// the copy that stopped the count, and each topology domain it tried.
+func writeNextCopy(w io.Writer, out []CapacityGroupOutcome) {
+	if len(out) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, o := range out {
+		fmt.Fprintf(tw, "    %s\t%d/%d bound\t%s\n", o.PodGroup, o.Bound, o.Members, o.Message)
+		if o.Note != "" {
+			fmt.Fprintf(tw, "    \t\t%s\n", o.Note)
+		}
+		if len(o.Shortfall) > 0 {
+			fmt.Fprintf(tw, "    \tall nodes\tshort of at least %s\n", ShortfallText(o.Shortfall))
+		}
+		for _, p := range o.Placements {
+			result := p.Message
+			if p.Feasible {
+				result = "feasible"
+			}
+			fmt.Fprintf(tw, "    \t%s (%d nodes)\t%s\n", p.Name, p.Nodes, result)
+			if len(p.Shortfall) > 0 {
+				fmt.Fprintf(tw, "    \t\tshort of at least %s\n", ShortfallText(p.Shortfall))
+			}
+		}
+	}
+	_ = tw.Flush()
 }

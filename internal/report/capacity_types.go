@@ -90,6 +90,54 @@ type CapacitySpec struct {
 	// NotPlaced are a DaemonSet's nodes where its pod does not fit, with
 	// the scheduler's message.
 	NotPlaced []NodeMessage `json:"notPlaced,omitempty"`
+	// Cycle is "pod-group" when the copies went through kube's pod-group
+	// cycle (GenericWorkload on; a scheduling.k8s.io PodGroup or a
+	// Workload) and "coscheduling" for a gang scheduled with
+	// Coscheduling; absent for pods.
+	Cycle string `json:"cycle,omitempty"`
+	// Groups are the PodGroups one copy is (pod-group cycle only).
+	Groups []CapacityGroup `json:"groups,omitempty"`
+	// NextCopy is what kube's pod-group cycle did with the copy that
+	// stopped the count: each group's bound members and message, the
+	// topology domains it tried.
+	NextCopy []CapacityGroupOutcome `json:"nextCopy,omitempty"`
+}
+
+// CapacityGroup is one PodGroup of a copy.
+type CapacityGroup struct {
+	// Name is the PodGroup's name in the spec (copies are "<name>-<n>").
+	Name string `json:"name"`
+	// Policy is "gang" or "basic"; MinCount the gang's quorum.
+	Policy   string `json:"policy"`
+	MinCount int32  `json:"minCount,omitempty"`
+	// Members is how many pods the group has in one copy.
+	Members int `json:"members"`
+	// TopologyKey is the key of its topology constraint
+	// (TopologyAwareWorkloadScheduling), if any.
+	TopologyKey string `json:"topologyKey,omitempty"`
+}
+
+// CapacityGroupOutcome is one PodGroup of the copy that stopped a count,
+// as the pod-group cycle left it.
+type CapacityGroupOutcome struct {
+	// PodGroup is the copy's PodGroup name ("<name>-<n>").
+	PodGroup string `json:"podGroup"`
+	// Bound counts the members kube binds (a gang that reached minCount
+	// with members left over binds those: the copy still does not
+	// count); Members the group's pods.
+	Bound   int `json:"bound"`
+	Members int `json:"members"`
+	// Message is the PodGroupInitiallyScheduled condition's message, or
+	// the first member's failure.
+	Message string `json:"message,omitempty"`
+	// Note says what kube does with a copy bound in part.
+	Note string `json:"note,omitempty"`
+	// Placements are the topology domains the last cycle tried, each
+	// with its shortfall.
+	Placements []PodGroupPlacement `json:"placements,omitempty"`
+	// Shortfall, without a topology constraint, is what all the nodes
+	// lack for the members left over (a lower bound).
+	Shortfall []ResourceShortfall `json:"shortfall,omitempty"`
 }
 
 // NearNode is a node the next copy does not fit on, with its gaps.

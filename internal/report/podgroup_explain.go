@@ -34,13 +34,44 @@ type PodGroupExplanation struct {
 	Placements []PodGroupPlacement `json:"placements,omitempty"`
 	// Evictions are the preemption victims the simulation evicted.
 	Evictions []Eviction `json:"evictions,omitempty"`
+	// Reasons group the members left over by their message.
+	Reasons []PodGroupReason `json:"reasons,omitempty"`
+	// TopologyKey is the key of the group's topology constraint, read
+	// with TopologyAwareWorkloadScheduling on.
+	TopologyKey string `json:"topologyKey,omitempty"`
+	// Shortfall, for a group that does not fit and has no topology
+	// constraint, is what all the nodes lack for the members left over,
+	// in sums (a lower bound; a placement's own is in Placements).
+	Shortfall []ResourceShortfall `json:"shortfall,omitempty"`
+	// NodesNeeded is how many nodes of a template make the group fit
+	// (explain podgroup --node-template).
+	NodesNeeded *PodGroupNodesNeeded `json:"nodesNeeded,omitempty"`
+}
+
+// PodGroupReason is one message and the members left over with it.
+type PodGroupReason struct {
+	Message string   `json:"message"`
+	Members []string `json:"members"`
+}
+
+// PodGroupNodesNeeded is capacity's --min-nodes answer for one copy of
+// the group: the fewest template nodes with which it fits whole.
+type PodGroupNodesNeeded struct {
+	// Template names the node template.
+	Template string `json:"template"`
+	// Nodes is the answer when Found.
+	Nodes int  `json:"nodes"`
+	Found bool `json:"found"`
+	// Message says what was tried when not Found.
+	Message string `json:"message,omitempty"`
 }
 
 // PodGroupMember is one pending member: the node it would get, or the
-// status message kube would give it.
+// status message kube would give it. Node is always present in JSON and
+// YAML ("" for a member left over).
 type PodGroupMember struct {
 	Pod     string `json:"pod"`
-	Node    string `json:"node,omitempty"`
+	Node    string `json:"node"`
 	Message string `json:"message,omitempty"`
 }
 
@@ -55,6 +86,29 @@ type PodGroupPlacement struct {
 	Message  string `json:"message,omitempty"`
 	Score    *int64 `json:"score,omitempty"`
 	Chosen   bool   `json:"chosen,omitempty"`
+	// Shortfall, for a placement that is not feasible, is what its nodes
+	// lack for the members, in sums (a lower bound: see ResourceShortfall).
+	Shortfall []ResourceShortfall `json:"shortfall,omitempty"`
+}
+
+// ResourceShortfall is one resource a set of nodes lacks for a group:
+// the members' requests summed, the nodes' free amount summed, and the
+// difference. It is a lower bound of what would make the group fit:
+// free capacity split over nodes may not hold a member.
+type ResourceShortfall struct {
+	Resource  string `json:"resource"`
+	Requested int64  `json:"requested"`
+	Free      int64  `json:"free"`
+	Short     int64  `json:"short"`
+}
+
+// ShortfallText is "8 nvidia.com/gpu (16 wanted, 8 free)" for each resource.
+func ShortfallText(s []ResourceShortfall) string {
+	parts := make([]string, len(s))
+	for i, r := range s {
+		parts[i] = fmt.Sprintf("%s %s (%s wanted, %s free)", humanQuantity(r.Resource, r.Short), r.Resource, humanQuantity(r.Resource, r.Requested), humanQuantity(r.Resource, r.Free))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // WritePodGroupExplain renders e as table (or wide: the same), json or yaml.
@@ -107,6 +161,7 @@ func writePodGroupExplainTable(w io.Writer, e *PodGroupExplanation) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writePodGroupWhy(w, e)
 	if len(e.Placements) == 0 {
 		return nil
 	}
@@ -129,6 +184,34 @@ func writePodGroupExplainTable(w io.Writer, e *PodGroupExplanation) error {
 			name = "(unnamed)"
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", name, p.Nodes, result, score)
+		if len(p.Shortfall) > 0 {
+			fmt.Fprintf(tw, "\t\tshort of at least %s\n", ShortfallText(p.Shortfall))
+		}
 	}
 	return tw.Flush()
+}
+
+// writePodGroupWhy writes, for a group that does not fit, the members
+// left over grouped by reason, the nodes' shortfall and the template
+// nodes that would make it fit.
+func writePodGroupWhy(w io.Writer, e *PodGroupExplanation) {
+	if e.Fits {
+		return
+	}
+	if len(e.Reasons) > 1 || (len(e.Reasons) == 1 && len(e.PodMembers) > 1) {
+		fmt.Fprintln(w, "\nLeft over, by reason:")
+		for _, r := range e.Reasons {
+			fmt.Fprintf(w, "  %d member(s): %s\n", len(r.Members), r.Message)
+		}
+	}
+	if len(e.Shortfall) > 0 {
+		fmt.Fprintf(w, "\nAll nodes together are short of at least %s\n", ShortfallText(e.Shortfall))
+	}
+	if n := e.NodesNeeded; n != nil {
+		if n.Found {
+			fmt.Fprintf(w, "\nWould fit with %d more node(s) of template %s\n", n.Nodes, n.Template)
+		} else {
+			fmt.Fprintf(w, "\nMore nodes of template %s: %s\n", n.Template, n.Message)
+		}
+	}
 }

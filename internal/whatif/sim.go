@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
@@ -50,6 +51,8 @@ type Sim struct {
 	// What the current Place call saw.
 	placed []Placement
 	failed map[string]Failure
+	// placements are the last placements each pod group's cycle tried.
+	placements map[string][]schedruntime.PlacementOutcome
 }
 
 // Placement is a pod bound to a node, in the order of the bindings.
@@ -101,6 +104,10 @@ func New(ctx context.Context, cl *snapshot.Cluster, o Options) (*Sim, error) {
 		return nil, err
 	}
 	s.off = off
+	s.placements = map[string][]schedruntime.PlacementOutcome{}
+	off.Scheduler.Hooks.Placements = func(g *schedcore.QueuedPodGroupInfo, outcomes []schedruntime.PlacementOutcome) {
+		s.placements[g.Namespace+"/"+g.Name] = append([]schedruntime.PlacementOutcome(nil), outcomes...)
+	}
 	return s, nil
 }
 
@@ -118,6 +125,39 @@ func (s *Sim) Framework(pod *v1.Pod) (*schedruntime.Framework, error) {
 // AddObject adds an object the plugins read through Handle.Objects (a
 // PodGroup for a gang's copy).
 func (s *Sim) AddObject(u *unstructured.Unstructured) { s.off.AddObject(u) }
+
+// AddPodGroup adds a scheduling.k8s.io/v1beta1 PodGroup (a copy's, with
+// GenericWorkload on), delivered to the cache and the queue as kube's
+// informer delivers a new one. It is an error if it exists.
+func (s *Sim) AddPodGroup(pg *schedulingv1beta1.PodGroup) error { return s.off.AddPodGroup(pg) }
+
+// HasPodGroup reports whether the PodGroup namespace/name exists.
+func (s *Sim) HasPodGroup(namespace, name string) bool {
+	for _, g := range s.off.PodGroups() {
+		if g.Namespace == namespace && g.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// PodGroup returns the PodGroup namespace/name as it is now (with the
+// status the pod-group cycles wrote), or nil.
+func (s *Sim) PodGroup(namespace, name string) *schedulingv1beta1.PodGroup {
+	for _, g := range s.off.PodGroups() {
+		if g.Namespace == namespace && g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// Placements returns the placements the last pod-group cycle of the
+// PodGroup namespace/name tried (TopologyAwareWorkloadScheduling), in the
+// generator's order, or nil.
+func (s *Sim) Placements(namespace, name string) []schedruntime.PlacementOutcome {
+	return s.placements[namespace+"/"+name]
+}
 
 // AddPVC adds a claim (a StatefulSet copy's, created before its pod).
 func (s *Sim) AddPVC(pvc *v1.PersistentVolumeClaim) { s.off.AddPVC(pvc) }
