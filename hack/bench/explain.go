@@ -64,7 +64,7 @@ func explainBench(only string, pct, rounds int) {
 	}
 	fmt.Fprintln(tw, "workload\tnodes\texplained\tschedulable\tload s\tfirst ms\tmedian ms\tp90 ms\tmax ms\tcpu ms/pod\tKB/pod\tGCs\t")
 	for _, w := range generated() {
-		if !selected(w.name, only) {
+		if !selected(w.name, only) || w.gates != "" {
 			continue
 		}
 		cl, err := w.load()

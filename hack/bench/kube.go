@@ -163,14 +163,24 @@ var (
 )
 
 // runKube runs hack/kubebench/run.sh on a snapshot file and parses what it
-// prints.
-func runKube(snapshotPath, config string, pct int) (kubeFigure, error) {
+// prints. With gates (a workload of kube's Workload API), kubebench runs
+// kube's own loop with them (-gang, once), pod-group cycle included.
+func runKube(snapshotPath, config string, pct int, gates string) (kubeFigure, error) {
 	args := []string{snapshotPath}
 	if config != "" {
 		args = append(args, config)
 	}
 	cmd := exec.Command("hack/kubebench/run.sh", args...)
 	cmd.Env = append(os.Environ(), "PERCENTAGE="+strconv.Itoa(pct))
+	if gates != "" {
+		out, err := os.CreateTemp("", "bench-gang-*.json")
+		if err != nil {
+			return kubeFigure{}, err
+		}
+		_ = out.Close()
+		defer os.Remove(out.Name())
+		cmd.Env = append(cmd.Env, "KUBEBENCH_FLAGS="+strings.TrimSpace(os.Getenv("KUBEBENCH_FLAGS")+" -gang "+out.Name()+" -gang-runs 1 -feature-gates "+gates))
+	}
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr
@@ -180,20 +190,22 @@ func runKube(snapshotPath, config string, pct int) (kubeFigure, error) {
 		return f, fmt.Errorf("hack/kubebench/run.sh %s: %w", strings.Join(args, " "), err)
 	}
 	f.Load = before + " -> " + loadAvg()
-	if err := parseKube(out.String(), &f); err != nil {
+	if err := parseKube(out.String(), &f, gates == ""); err != nil {
 		return f, err
 	}
 	f.Commit = startCommit
 	return f, nil
 }
 
-// parseKube reads kubebench's figures from what it printed.
-func parseKube(s string, f *kubeFigure) error {
+// parseKube reads kubebench's figures from what it printed; live: the
+// live-heap line must be there (the placement mode prints it, the -gang
+// mode does not).
+func parseKube(s string, f *kubeFigure, live bool) error {
 	m := reKubePods.FindStringSubmatch(s)
 	c := reKubeCPU.FindStringSubmatch(s)
 	h := reKubeHeap.FindStringSubmatch(s)
 	l := reKubeLive.FindStringSubmatch(s)
-	if m == nil || c == nil || h == nil || l == nil {
+	if m == nil || c == nil || h == nil || (live && l == nil) {
 		return fmt.Errorf("kubebench printed no figures: %q", s)
 	}
 	f.Pods, _ = strconv.Atoi(m[1])
@@ -207,6 +219,10 @@ func parseKube(s string, f *kubeFigure) error {
 	}
 	f.PodsPerCPU, _ = strconv.ParseFloat(c[2], 64)
 	f.HeapEndMiB, _ = strconv.ParseFloat(h[1], 64)
+	if l == nil {
+		// The -gang mode measures no live heap.
+		return nil
+	}
 	f.HeapLiveMiB, _ = strconv.ParseFloat(l[1], 64)
 	f.HeapLivePeakMiB, _ = strconv.ParseFloat(l[2], 64)
 	f.HeapClientsetMiB, _ = strconv.ParseFloat(l[3], 64)

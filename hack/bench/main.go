@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/featuregates"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
 	workload_ "github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
@@ -38,6 +39,10 @@ type workload struct {
 	// (for kubebench).
 	file    string
 	marshal func() ([]byte, error)
+	// gates are kube's feature gates the workload runs with ("A=true,B=true",
+	// "" for the defaults): ours through internal/featuregates, kube's
+	// through kubebench -feature-gates, its pod-group loop (-gang).
+	gates string
 }
 
 func main() {
@@ -147,7 +152,11 @@ func main() {
 		if !selected(w.name, *only) {
 			continue
 		}
-		cfg, err := engine.LoadConfig(w.config)
+		features, err := workloadFeatures(w.gates)
+		if err != nil {
+			fatal(w.name, err)
+		}
+		cfg, err := engine.LoadConfigWithFeatures(w.config, features)
 		if err != nil {
 			fatal(w.name, err)
 		}
@@ -161,7 +170,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
-		opts := oursOptions{repeat: *repeat, limit: *limit, allocs: *allocs, liveprofile: *liveprofile}
+		opts := oursOptions{repeat: *repeat, limit: *limit, allocs: *allocs, liveprofile: *liveprofile, features: features}
 		// With -rounds, ours and kube's runs alternate, a row per round,
 		// and the median ratio closes the workload: one side-by-side
 		// round on a shared machine moves by a fifth or more.
@@ -185,7 +194,7 @@ func main() {
 				if err != nil {
 					fatal(w.name, err)
 				}
-				k, err := runKube(file, w.config, *pct)
+				k, err := runKube(file, w.config, *pct, w.gates)
 				cleanup()
 				if err != nil {
 					fatal(w.name, err)
@@ -289,8 +298,19 @@ var withPreemption bool
 
 // run is one dry-run; ran is called after the last pod, the engine still
 // in use.
-func run(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry, loaded, ran func()) (*report.DryRun, error) {
-	return dryrun.Run(context.Background(), cl, dryrun.Options{Config: cfg, Registry: reg, NoPreemption: !withPreemption, Loaded: loaded, Ran: ran, InPlace: true})
+func run(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry, features schedcore.Features, loaded, ran func()) (*report.DryRun, error) {
+	return dryrun.Run(context.Background(), cl, dryrun.Options{Config: cfg, Registry: reg, Features: features, NoPreemption: !withPreemption, Loaded: loaded, Ran: ran, InPlace: true})
+}
+
+// workloadFeatures are the engine's features under a workload's gates.
+func workloadFeatures(gates string) (schedcore.Features, error) {
+	g := featuregates.New()
+	if gates != "" {
+		if err := g.Set(gates); err != nil {
+			return schedcore.Features{}, err
+		}
+	}
+	return g.Features(), nil
 }
 
 // generatedNames are the generated workloads: scheduler_perf's, at 5000
@@ -332,6 +352,7 @@ func generated() []workload {
 			return w.Cluster(), nil
 		}})
 	}
+	out = append(out, gangWorkloads()...)
 	return out
 }
 

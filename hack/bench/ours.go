@@ -17,6 +17,7 @@ type oursOptions struct {
 	limit       int
 	allocs      bool
 	liveprofile string
+	features    schedcore.Features
 }
 
 // oursFigures are our dry-run's figures on one workload: the fastest of
@@ -57,7 +58,7 @@ func measureOurs(w workload, cfg *configv1.KubeSchedulerConfiguration, reg sched
 		// from kube's synced cache (the loading is apart).
 		var c0 time.Duration
 		var ms0, ms1 runtime.MemStats
-		rep, err := run(cl, cfg, reg, func() {
+		rep, err := run(cl, cfg, reg, opts.features, func() {
 			if opts.allocs {
 				runtime.ReadMemStats(&ms0)
 			}

@@ -151,6 +151,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			bound += len(g.Bound)
 		}
 		fmt.Fprintf(stdout, "groups=%d bound_members=%d placements=%d evictions=%d unschedulable=%d\n", len(res.Groups), bound, len(res.Placements), len(res.Evictions), len(res.Unschedulable))
+		// The first run's loop, in the placement mode's format (hack/bench
+		// reads it): wall and CPU time from Scheduler.Run to its last API
+		// call; no live-heap figures (the scheduler is gone by now).
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(stdout, "pods=%d scheduled=%d duration=%s pods/s=%.1f\n", res.pods, res.scheduled, res.loopWall.Round(time.Millisecond), float64(res.pods)/res.loopWall.Seconds())
+		fmt.Fprintf(stdout, "cpu=%s pods/cpu-s=%.1f\n", res.loopCPU.Round(time.Millisecond), float64(res.pods)/res.loopCPU.Seconds())
+		fmt.Fprintf(stdout, "nodes=%d attempts=%d heap_end=%.1fMiB percentage=%d parallelism=%d\n", cl.nodes, res.attempts, mib(ms.HeapAlloc), *percentage, cfg.Parallelism)
 		return 0
 	}
 	if *preemption != "" {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -67,6 +68,13 @@ type preemptResult struct {
 	// FailedScheduling event's message per object ("Kind ns/name").
 	client           *fake.Clientset
 	failedScheduling map[string]string
+	// The loop's figures: wall and CPU time from Scheduler.Run to the
+	// last API call (a binding or a pod status patch: the last decision;
+	// the quiet wait after it is not counted), and the scheduling
+	// attempts (SchedulePod calls: a pod-group cycle makes one per member
+	// it tries, retries included).
+	loopWall, loopCPU time.Duration
+	attempts          int
 }
 
 // quietWithBackoff, when set (the -gang mode), makes the loop quiet once
@@ -125,9 +133,16 @@ type apiLog struct {
 	bound    []placement
 	deleted  []*v1.Pod
 	activity int
+	// lastWall and lastCPU are when the last call came (the wall clock
+	// and the process's CPU time).
+	lastWall time.Time
+	lastCPU  time.Duration
 }
 
-func (l *apiLog) touch() { l.mu.Lock(); l.activity++; l.mu.Unlock() }
+// touch counts a call; l.mu is held.
+func (l *apiLog) touchLocked() { l.activity++; l.lastWall, l.lastCPU = time.Now(), cpuTime() }
+
+func (l *apiLog) touch() { l.mu.Lock(); l.touchLocked(); l.mu.Unlock() }
 
 func runPreemption(ctx context.Context, cl *cluster, cfg *schedulerapi.KubeSchedulerConfiguration, percentage int32) (*preemptResult, error) {
 	return runPreemptionAfter(ctx, cl, cfg, percentage, nil)
@@ -172,7 +187,7 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 		}
 		log.mu.Lock()
 		log.bound = append(log.bound, placement{Pod: key(pod), Node: b.Target.Name})
-		log.activity++
+		log.touchLocked()
 		log.mu.Unlock()
 		return true, b, nil
 	})
@@ -181,7 +196,7 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 		if obj, err := tracker.Get(podsGVR, da.GetNamespace(), da.GetName()); err == nil {
 			log.mu.Lock()
 			log.deleted = append(log.deleted, obj.(*v1.Pod).DeepCopy())
-			log.activity++
+			log.touchLocked()
 			log.mu.Unlock()
 		}
 		return false, nil, nil
@@ -220,7 +235,9 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 		return nil, err
 	}
 
+	var attempts atomic.Int64
 	sched.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, qpi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
+		attempts.Add(1)
 		// A pod group's members are tried one after another against the
 		// snapshot the pod-group cycle took, holding the members it has
 		// assumed so far: it must not be refreshed from the cache.
@@ -298,6 +315,10 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
+	log.mu.Lock()
+	start, cpu0 := time.Now(), cpuTime()
+	log.lastWall, log.lastCPU = start, cpu0
+	log.mu.Unlock()
 	go func() { sched.Run(runCtx); close(done) }()
 	// Quiet: nothing active or backing off and no API call for 3 s.
 	last, quietSince := -1, time.Now()
@@ -328,8 +349,12 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 	}
 	stop()
 	<-done
+	log.mu.Lock()
+	loopWall, loopCPU := log.lastWall.Sub(start), log.lastCPU-cpu0
+	log.mu.Unlock()
 
-	res := &preemptResult{Placements: log.bound, Evictions: []eviction{}, Nominations: []nomination{}, Unschedulable: []failure{}, client: client}
+	res := &preemptResult{Placements: log.bound, Evictions: []eviction{}, Nominations: []nomination{}, Unschedulable: []failure{}, client: client,
+		loopWall: loopWall, loopCPU: loopCPU, attempts: int(attempts.Load())}
 	rec.mu.Lock()
 	res.failedScheduling = rec.failed
 	rec.mu.Unlock()
