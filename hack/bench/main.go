@@ -146,6 +146,9 @@ func main() {
 	}
 	fmt.Fprintln(tw)
 	var used []kubeFigure
+	// decisions are the gang workloads' comparisons with kube (-kube run).
+	var decisions []string
+	allSame := true
 	st, _ := os.Stderr.Stat()
 	progress := st != nil && st.Mode()&os.ModeCharDevice != 0
 	for _, w := range ws {
@@ -194,12 +197,18 @@ func main() {
 				if err != nil {
 					fatal(w.name, err)
 				}
-				k, err := runKube(file, w.config, *pct, w.gates)
+				k, kubeBound, err := runKube(file, w.config, *pct, w.gates)
 				cleanup()
 				if err != nil {
 					fatal(w.name, err)
 				}
 				k.Workload, k.OursPodsPerCPU, k.OursHeapLiveMiB, k.OursHeapLivePeakMiB = w.name, perCPU, mib(o.heap.live), mib(o.heap.peak)
+				if w.gates != "" {
+					// kube's loop on a gang workload: its decisions beside ours.
+					msg, same := sameDecisions(o.bound, kubeBound)
+					decisions = append(decisions, fmt.Sprintf("decisions: %s round %d: %s", w.name, r+1, msg))
+					allSame = allSame && same
+				}
 				rounds = append(rounds, roundFigures{kube: k, ours: o})
 				printKube(tw, k, perCPU, o.heap, "now")
 			case "recorded":
@@ -216,7 +225,9 @@ func main() {
 				fmt.Fprintln(tw)
 			}
 		}
-		if len(rounds) > 0 && (*record || *recordHeap) {
+		// A gang workload whose decisions differ from kube's is not
+		// recorded.
+		if len(rounds) > 0 && (*record || *recordHeap) && allSame {
 			// The round whose ratio is the median is the one recorded.
 			k := medianRound(rounds).kube
 			if *record {
@@ -245,6 +256,9 @@ func main() {
 	_ = tw.Flush()
 	switch *kube {
 	case "run":
+		for _, d := range decisions {
+			fmt.Println(d)
+		}
 		fmt.Printf("kube: hack/kubebench (kube-scheduler v1.37.2) run on each snapshot right after ours, percentage %d; × = our pods/cpu-s over kube's\n", *pct)
 		if *nRounds > 1 {
 			fmt.Printf("kube: %d rounds in turn; the median row is the round whose ratio is the median (of an even count, the lower middle one)\n", *nRounds)
@@ -252,6 +266,11 @@ func main() {
 		fmt.Println(heapNote)
 		if *record || *recordHeap {
 			fmt.Printf("kube: figures recorded in %s\n", kubeFiguresFile)
+		}
+		if !allSame {
+			pprof.StopCPUProfile()
+			fmt.Fprintln(os.Stderr, "bench: decisions differ from kube's")
+			os.Exit(1)
 		}
 	case "recorded":
 		fmt.Printf("kube: RECORDED figures from %s (not run now; `make bench-kube` refreshes them, `-kube run` runs kube beside ours); × = our pods/cpu-s now over kube's recorded\n", kubeFiguresFile)

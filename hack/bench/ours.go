@@ -28,6 +28,9 @@ type oursFigures struct {
 	heap                      heapFigures
 	// allocBytes and gcs are averaged over the runs (-allocs).
 	allocBytes, gcs float64
+	// bound is the last run's placements, pod ("ns/name") to node, for
+	// the comparison with kube's (-kube run on a gang workload).
+	bound map[string]string
 }
 
 func (o oursFigures) perCPU() float64 { return float64(o.pending) / o.cpu.Seconds() }
@@ -89,6 +92,10 @@ func measureOurs(w workload, cfg *configv1.KubeSchedulerConfiguration, reg sched
 			out.best, out.cpu = d, c
 		}
 		out.scheduled, out.pending = rep.Summary.Scheduled, rep.Summary.Pending
+		out.bound = make(map[string]string, len(rep.Placements))
+		for _, pl := range rep.Placements {
+			out.bound[pl.Pod] = pl.Node
+		}
 	}
 	out.allocBytes = float64(allocBytes) / float64(opts.repeat)
 	out.gcs = float64(gcs) / float64(opts.repeat)

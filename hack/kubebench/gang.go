@@ -38,8 +38,8 @@ type gangResult struct {
 	Evictions     []eviction   `json:"evictions"`
 	Unschedulable []podFailure `json:"unschedulable"`
 	// The first run's loop figures (printed, not written): pending pods,
-	// bindings, the loop's wall and CPU time to its last API call, and
-	// its scheduling attempts.
+	// bindings, the loop's wall and CPU time to its last new decision,
+	// and its scheduling attempts.
 	pods, scheduled, attempts int
 	loopWall, loopCPU         time.Duration
 }

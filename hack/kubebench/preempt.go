@@ -69,10 +69,10 @@ type preemptResult struct {
 	client           *fake.Clientset
 	failedScheduling map[string]string
 	// The loop's figures: wall and CPU time from Scheduler.Run to the
-	// last API call (a binding or a pod status patch: the last decision;
-	// the quiet wait after it is not counted), and the scheduling
-	// attempts (SchedulePod calls: a pod-group cycle makes one per member
-	// it tries, retries included).
+	// last new decision (apiLog.decide; the retries and the quiet wait
+	// after it are not counted), and the scheduling attempts (SchedulePod
+	// calls: a pod-group cycle makes one per member it tries, retries
+	// included).
 	loopWall, loopCPU time.Duration
 	attempts          int
 }
@@ -81,6 +81,13 @@ type preemptResult struct {
 // nothing is active and the API has seen no call for that long, pods in
 // backoffQ or not.
 var quietWithBackoff time.Duration
+
+// untilDecided, when set (kubebench -gang-until-decided, for hack/bench),
+// also ends the loop once every pending pod has had a decision (bound, or
+// failed once) and no new one came for 3 s: failed gangs are retried
+// from backoffQ for ever, and their messages may change from retry to
+// retry, so the quiet above may never come.
+var untilDecided bool
 
 // recorder captures the scheduler's events.
 type recorder struct {
@@ -133,16 +140,28 @@ type apiLog struct {
 	bound    []placement
 	deleted  []*v1.Pod
 	activity int
-	// lastWall and lastCPU are when the last call came (the wall clock
-	// and the process's CPU time).
+	// decided holds the pods that have had a decision: a binding, or a
+	// status patch (the first failure's PodScheduled=False); lastWall and
+	// lastCPU are when the last new decision came (the wall clock and the
+	// process's CPU time). A retry that fails again decides nothing new.
+	decided  map[string]bool
 	lastWall time.Time
 	lastCPU  time.Duration
 }
 
-// touch counts a call; l.mu is held.
-func (l *apiLog) touchLocked() { l.activity++; l.lastWall, l.lastCPU = time.Now(), cpuTime() }
+// decide records pod's decision (bound: a binding, which is always one);
+// l.mu is held.
+func (l *apiLog) decide(pod string, bound bool) {
+	if l.decided == nil {
+		l.decided = map[string]bool{}
+	}
+	if bound || !l.decided[pod] {
+		l.decided[pod] = true
+		l.lastWall, l.lastCPU = time.Now(), cpuTime()
+	}
+}
 
-func (l *apiLog) touch() { l.mu.Lock(); l.touchLocked(); l.mu.Unlock() }
+func (l *apiLog) touch() { l.mu.Lock(); l.activity++; l.mu.Unlock() }
 
 func runPreemption(ctx context.Context, cl *cluster, cfg *schedulerapi.KubeSchedulerConfiguration, percentage int32) (*preemptResult, error) {
 	return runPreemptionAfter(ctx, cl, cfg, percentage, nil)
@@ -187,7 +206,8 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 		}
 		log.mu.Lock()
 		log.bound = append(log.bound, placement{Pod: key(pod), Node: b.Target.Name})
-		log.touchLocked()
+		log.activity++
+		log.decide(key(pod), true)
 		log.mu.Unlock()
 		return true, b, nil
 	})
@@ -196,13 +216,18 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 		if obj, err := tracker.Get(podsGVR, da.GetNamespace(), da.GetName()); err == nil {
 			log.mu.Lock()
 			log.deleted = append(log.deleted, obj.(*v1.Pod).DeepCopy())
-			log.touchLocked()
+			log.activity++
 			log.mu.Unlock()
 		}
 		return false, nil, nil
 	})
-	client.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		log.touch()
+	client.PrependReactor("patch", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		log.mu.Lock()
+		log.activity++
+		if a.GetSubresource() == "status" {
+			log.decide(a.GetNamespace()+"/"+a.(clienttesting.PatchAction).GetName(), false)
+		}
+		log.mu.Unlock()
 		return false, nil, nil
 	})
 
@@ -345,6 +370,14 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 		}
 		if time.Since(quietSince) > max(3*time.Second, quietWithBackoff) {
 			break
+		}
+		if untilDecided {
+			log.mu.Lock()
+			n, last := len(log.decided), log.lastWall
+			log.mu.Unlock()
+			if n >= len(pending) && time.Since(last) > 3*time.Second {
+				break
+			}
 		}
 	}
 	stop()
