@@ -73,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "with -capacity or -drain: the result file")
 	gangOut := fs.String("gang", "", `run kube-scheduler's own loop with workload-aware scheduling and write the groups' outcome ({"groups","placements","evictions","unschedulable"}) to this file`)
 	gangRuns := fs.Int("gang-runs", 2, "with -gang: run this many times; the decisions must agree, differing messages are listed (alsoSeen)")
-	fs.BoolVar(&untilDecided, "gang-until-decided", false, "with -gang: end the loop once every pending pod has had a decision (bound, or failed once) and none came for 3 s (hack/bench's gang workloads), not only when it is quiet")
+	fs.BoolVar(&untilDecided, "gang-until-decided", false, "with -gang: end the loop once every pending pod has had a decision (bound, or failed once) and none came for 3 s, or none came for 30 s (hack/bench's gang workloads), not only when it is quiet")
 	featureGates := fs.String("feature-gates", "", "kube feature gates, A=true,B=false, set before the configuration is defaulted (with -gang: GenericWorkload=true unless given)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kubebench [flags] SNAPSHOT")

@@ -84,9 +84,10 @@ var quietWithBackoff time.Duration
 
 // untilDecided, when set (kubebench -gang-until-decided, for hack/bench),
 // also ends the loop once every pending pod has had a decision (bound, or
-// failed once) and no new one came for 3 s: failed gangs are retried
-// from backoffQ for ever, and their messages may change from retry to
-// retry, so the quiet above may never come.
+// failed once) and no new one came for 3 s, or when none came for 30 s
+// (a pod kube never tried, held at PreEnqueue): failed gangs are retried
+// from backoffQ for ever, and with dozens of them (make bench's 5000-node
+// gang workload) the quiet above did not come in 8 minutes.
 var untilDecided bool
 
 // recorder captures the scheduler's events.
@@ -362,7 +363,10 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 			busy = !strings.HasPrefix(summary, "activeQ:0;")
 		}
 		if os.Getenv("KUBEBENCH_DEBUG") != "" {
-			fmt.Fprintf(os.Stderr, "kubebench: %s api=%d\n", summary, act)
+			log.mu.Lock()
+			decided := len(log.decided)
+			log.mu.Unlock()
+			fmt.Fprintf(os.Stderr, "kubebench: %s api=%d decided=%d/%d\n", summary, act, decided, len(pending))
 		}
 		if busy || act != last {
 			last, quietSince = act, time.Now()
@@ -375,7 +379,7 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 			log.mu.Lock()
 			n, last := len(log.decided), log.lastWall
 			log.mu.Unlock()
-			if n >= len(pending) && time.Since(last) > 3*time.Second {
+			if (n >= len(pending) && time.Since(last) > 3*time.Second) || time.Since(last) > 30*time.Second {
 				break
 			}
 		}
