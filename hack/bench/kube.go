@@ -181,7 +181,12 @@ func runKube(snapshotPath, config string, pct int, gates string) (f kubeFigure, 
 		}
 		_ = out.Close()
 		defer os.Remove(out.Name())
-		defer func() { bound = readGangBound(out.Name()) }()
+		defer func() {
+			bound = readGangBound(out.Name())
+			if kubeGangOut != "" && err == nil {
+				err = copyFile(out.Name(), kubeGangOut)
+			}
+		}()
 		cmd.Env = append(cmd.Env, "KUBEBENCH_FLAGS="+strings.TrimSpace(os.Getenv("KUBEBENCH_FLAGS")+" -gang "+out.Name()+" -gang-runs 1 -gang-until-decided -feature-gates "+gates))
 	}
 	var out bytes.Buffer
@@ -283,6 +288,17 @@ func tempSnapshot(w workload) (string, func(), error) {
 		return "", nil, err
 	}
 	return p, func() { _ = os.RemoveAll(dir) }, nil
+}
+
+// kubeGangOut is the -kube-gang-out flag.
+var kubeGangOut string
+
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o644)
 }
 
 // readGangBound reads the placements of kubebench -gang's output file (nil

@@ -60,6 +60,7 @@ func main() {
 	recordHeap := flag.Bool("record-heap", false, "with -kube run: write only the live heaps (kube's and ours) into "+kubeFiguresFile+", keeping the recorded speed figures (a workload not recorded yet is recorded whole)")
 	allocs := flag.Bool("allocs", false, "add the bytes allocated and the collections run while scheduling (from the loaded engine to the last pod), averaged over the runs")
 	nRounds := flag.Int("rounds", 1, "with -kube run: measure ours then kube this many times in turn, a row per round, and print the median ratio (the round with the median ratio is the one -record keeps)")
+	flag.StringVar(&kubeGangOut, "kube-gang-out", "", "with -kube run: keep kube's outcome of a gang workload (hack/kubebench -gang's JSON, the last round's) in this file")
 	liveprofile := flag.String("liveprofile", "", "write a heap profile taken at the live-heap point (after the last pod, forced collections, the scheduler still in use) to this file: go tool pprof -sample_index=inuse_space")
 	flag.Parse()
 	if *kube != "recorded" && *kube != "run" && *kube != "off" {

@@ -368,20 +368,21 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 			log.mu.Unlock()
 			fmt.Fprintf(os.Stderr, "kubebench: %s api=%d decided=%d/%d\n", summary, act, decided, len(pending))
 		}
+		if untilDecided {
+			// Busy or not: the failed gangs' retries keep it busy.
+			log.mu.Lock()
+			n, lastDecision := len(log.decided), log.lastWall
+			log.mu.Unlock()
+			if (n >= len(pending) && time.Since(lastDecision) > 3*time.Second) || time.Since(lastDecision) > 30*time.Second {
+				break
+			}
+		}
 		if busy || act != last {
 			last, quietSince = act, time.Now()
 			continue
 		}
 		if time.Since(quietSince) > max(3*time.Second, quietWithBackoff) {
 			break
-		}
-		if untilDecided {
-			log.mu.Lock()
-			n, last := len(log.decided), log.lastWall
-			log.mu.Unlock()
-			if (n >= len(pending) && time.Since(last) > 3*time.Second) || time.Since(last) > 30*time.Second {
-				break
-			}
 		}
 	}
 	stop()
