@@ -44,8 +44,8 @@ test-browser: ## the HTML report in headless chromium (installs Debian's chromiu
 	elif [ $$rc != 0 ]; then exit $$rc; \
 	else KUBECTL_SCHED_BROWSER=1 $(GO) test -count=1 -run 'InChromium' ./docs; fi
 
-test-long: ## the 5000-node / 5000-pod placement comparison with kube-scheduler (no race detector: seconds, not minutes)
-	KUBECTL_SCHED_LONG=1 $(GO) test -count=1 -run 'TestKubebenchPlaceRuns/mixed-5000nodes|TestKubebench(Capacity|Drain)' ./test/conformance
+test-long: ## the 5000-node placement comparisons with kube-scheduler (Mixed, and the gang workload of make bench; no race detector: seconds, not minutes)
+	KUBECTL_SCHED_LONG=1 $(GO) test -count=1 -run 'TestKubebenchPlaceRuns/mixed-5000nodes|TestKubebench(Capacity|Drain)|TestGangBenchEngine' ./test/conformance
 
 fuzz: ## run the snapshot loader fuzz target briefly
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=$(FUZZTIME) ./internal/snapshot

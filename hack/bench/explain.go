@@ -71,7 +71,7 @@ func explainBench(only string, pct, rounds int) {
 	}
 	fmt.Fprintln(tw, "workload\tnodes\texplained\tschedulable\tload s\tfirst ms\tfirst p90 ms\tfirst cpu ms\tmedian ms\tp90 ms\tmax ms\tcpu ms/pod\tKB/pod\tGCs\t")
 	for _, w := range generated() {
-		if !w.picked(only) {
+		if !w.picked(only) || w.gates != "" {
 			continue
 		}
 		cl, err := w.load()

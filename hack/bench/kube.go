@@ -163,37 +163,57 @@ var (
 )
 
 // runKube runs hack/kubebench/run.sh on a snapshot file and parses what it
-// prints.
-func runKube(snapshotPath, config string, pct int) (kubeFigure, error) {
+// prints. With gates (a workload of kube's Workload API), kubebench runs
+// kube's own loop with them (-gang, once), pod-group cycle included, and
+// bound is its placements (pod "ns/name" to node), to compare with ours
+// (sameDecisions).
+func runKube(snapshotPath, config string, pct int, gates string) (f kubeFigure, bound map[string]string, err error) {
 	args := []string{snapshotPath}
 	if config != "" {
 		args = append(args, config)
 	}
 	cmd := exec.Command("hack/kubebench/run.sh", args...)
 	cmd.Env = append(os.Environ(), "PERCENTAGE="+strconv.Itoa(pct))
+	if gates != "" {
+		out, err := os.CreateTemp("", "bench-gang-*.json")
+		if err != nil {
+			return kubeFigure{}, nil, err
+		}
+		_ = out.Close()
+		defer os.Remove(out.Name())
+		defer func() {
+			bound = readGangBound(out.Name())
+			if kubeGangOut != "" && err == nil {
+				err = copyFile(out.Name(), kubeGangOut)
+			}
+		}()
+		cmd.Env = append(cmd.Env, "KUBEBENCH_FLAGS="+strings.TrimSpace(os.Getenv("KUBEBENCH_FLAGS")+" -gang "+out.Name()+" -gang-runs 1 -gang-until-decided -feature-gates "+gates))
+	}
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr
-	f := kubeFigure{Percentage: pct, Date: time.Now().UTC().Format("2006-01-02 15:04 MST"), Cores: runtime.NumCPU()}
+	f = kubeFigure{Percentage: pct, Date: time.Now().UTC().Format("2006-01-02 15:04 MST"), Cores: runtime.NumCPU()}
 	before := loadAvg()
-	if err := cmd.Run(); err != nil {
-		return f, fmt.Errorf("hack/kubebench/run.sh %s: %w", strings.Join(args, " "), err)
+	if err = cmd.Run(); err != nil {
+		return f, nil, fmt.Errorf("hack/kubebench/run.sh %s: %w", strings.Join(args, " "), err)
 	}
 	f.Load = before + " -> " + loadAvg()
-	if err := parseKube(out.String(), &f); err != nil {
-		return f, err
+	if err = parseKube(out.String(), &f, gates == ""); err != nil {
+		return f, nil, err
 	}
 	f.Commit = startCommit
-	return f, nil
+	return f, nil, nil
 }
 
-// parseKube reads kubebench's figures from what it printed.
-func parseKube(s string, f *kubeFigure) error {
+// parseKube reads kubebench's figures from what it printed; live: the
+// live-heap line must be there (the placement mode prints it, the -gang
+// mode does not).
+func parseKube(s string, f *kubeFigure, live bool) error {
 	m := reKubePods.FindStringSubmatch(s)
 	c := reKubeCPU.FindStringSubmatch(s)
 	h := reKubeHeap.FindStringSubmatch(s)
 	l := reKubeLive.FindStringSubmatch(s)
-	if m == nil || c == nil || h == nil || l == nil {
+	if m == nil || c == nil || h == nil || (live && l == nil) {
 		return fmt.Errorf("kubebench printed no figures: %q", s)
 	}
 	f.Pods, _ = strconv.Atoi(m[1])
@@ -207,6 +227,10 @@ func parseKube(s string, f *kubeFigure) error {
 	}
 	f.PodsPerCPU, _ = strconv.ParseFloat(c[2], 64)
 	f.HeapEndMiB, _ = strconv.ParseFloat(h[1], 64)
+	if l == nil {
+		// The -gang mode measures no live heap.
+		return nil
+	}
 	f.HeapLiveMiB, _ = strconv.ParseFloat(l[1], 64)
 	f.HeapLivePeakMiB, _ = strconv.ParseFloat(l[2], 64)
 	f.HeapClientsetMiB, _ = strconv.ParseFloat(l[3], 64)
@@ -264,4 +288,56 @@ func tempSnapshot(w workload) (string, func(), error) {
 		return "", nil, err
 	}
 	return p, func() { _ = os.RemoveAll(dir) }, nil
+}
+
+// kubeGangOut is the -kube-gang-out flag.
+var kubeGangOut string
+
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o644)
+}
+
+// readGangBound reads the placements of kubebench -gang's output file (nil
+// if it cannot).
+func readGangBound(path string) map[string]string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var res struct {
+		Placements []struct{ Pod, Node string } `json:"placements"`
+	}
+	if json.Unmarshal(data, &res) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(res.Placements))
+	for _, p := range res.Placements {
+		out[p.Pod] = p.Node
+	}
+	return out
+}
+
+// sameDecisions compares our placements with kube's: which pods bound, and
+// where. It says how many agree and names the first few that do not.
+func sameDecisions(ours, kube map[string]string) (string, bool) {
+	var diffs []string
+	for pod, node := range kube {
+		if ours[pod] != node {
+			diffs = append(diffs, fmt.Sprintf("%s: kube %s, ours %q", pod, node, ours[pod]))
+		}
+	}
+	for pod, node := range ours {
+		if _, ok := kube[pod]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: kube left it pending, ours %s", pod, node))
+		}
+	}
+	if len(diffs) == 0 {
+		return fmt.Sprintf("identical: the same %d pods bound, each on the same node", len(kube)), true
+	}
+	sort.Strings(diffs)
+	return fmt.Sprintf("%d of %d/%d placements (ours/kube) differ: %s", len(diffs), len(ours), len(kube), strings.Join(diffs[:min(5, len(diffs))], "; ")), false
 }

@@ -17,7 +17,7 @@ func TestParseKube(t *testing.T) {
 		"nodes=5000 bound=9000 load=12.3s heap_loaded=400.1MiB heap_per_node=80.2KiB heap_end=592.0MiB percentage=100 parallelism=16\n" +
 		"heap_live=350.5MiB heap_live_peak=371.2MiB heap_clientset=120.5MiB heap_pending=30.5MiB\n"
 	var f kubeFigure
-	if err := parseKube(out, &f); err != nil {
+	if err := parseKube(out, &f, true); err != nil {
 		t.Fatal(err)
 	}
 	want := kubeFigure{Pods: 5000, Scheduled: 4881, Seconds: 314.809, PodsPerSec: 15.9, CPUSeconds: 147.785, PodsPerCPU: 33.8, HeapEndMiB: 592,
@@ -28,14 +28,27 @@ func TestParseKube(t *testing.T) {
 	if got := f.kubeHeapMiB(); got != 199.5 {
 		t.Errorf("kube-scheduler's own heap = %v MiB, want 199.5 (live without the clientset's and kubebench's copies)", got)
 	}
-	if err := parseKube("kubebench: building the scheduler: boom\n", &f); err == nil {
+	if err := parseKube("kubebench: building the scheduler: boom\n", &f, true); err == nil {
 		t.Error("no figures parsed without an error")
 	}
 	// A kubebench from before the live heap was measured: an error, not
 	// a zero heap.
 	old := strings.SplitAfter(out, "\n")
-	if err := parseKube(strings.Join(old[:3], ""), &f); err == nil {
+	if err := parseKube(strings.Join(old[:3], ""), &f, true); err == nil {
 		t.Error("figures without the live heap parsed without an error")
+	}
+	// The -gang mode's figures have no live heap.
+	gang := "groups=418 bound_members=3000 placements=3000 evictions=0 unschedulable=250\n" +
+		"pods=3250 scheduled=3000 duration=1m40s pods/s=32.5\n" +
+		"cpu=2m10s pods/cpu-s=25.0\n" +
+		"nodes=5000 attempts=3400 heap_end=700.0MiB percentage=100 parallelism=16\n"
+	var g kubeFigure
+	if err := parseKube(gang, &g, false); err != nil {
+		t.Fatal(err)
+	}
+	wantGang := kubeFigure{Pods: 3250, Scheduled: 3000, Seconds: 100, PodsPerSec: 32.5, CPUSeconds: 130, PodsPerCPU: 25, HeapEndMiB: 700}
+	if diff := cmp.Diff(wantGang, g); diff != "" {
+		t.Errorf("-gang figure (-want +got):\n%s", diff)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/featuregates"
 	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
 	workload_ "github.com/kubectl-sched/kubectl-sched/internal/gen/workload"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
@@ -45,6 +46,10 @@ type workload struct {
 	defaultProfile bool
 	// optional: run only when -run names it.
 	optional bool
+	// gates are kube's feature gates the workload runs with ("A=true,B=true",
+	// "" for the defaults): ours through internal/featuregates, kube's
+	// through kubebench -feature-gates, its pod-group loop (-gang).
+	gates string
 }
 
 func main() {
@@ -62,6 +67,7 @@ func main() {
 	recordHeap := flag.Bool("record-heap", false, "with -kube run: write only the live heaps (kube's and ours) into "+kubeFiguresFile+", keeping the recorded speed figures (a workload not recorded yet is recorded whole)")
 	allocs := flag.Bool("allocs", false, "add the bytes allocated and the collections run while scheduling (from the loaded engine to the last pod), averaged over the runs")
 	nRounds := flag.Int("rounds", 1, "with -kube run: measure ours then kube this many times in turn, a row per round, and print the median ratio (the round with the median ratio is the one -record keeps)")
+	flag.StringVar(&kubeGangOut, "kube-gang-out", "", "with -kube run: keep kube's outcome of a gang workload (hack/kubebench -gang's JSON, the last round's) in this file")
 	liveprofile := flag.String("liveprofile", "", "write a heap profile taken at the live-heap point (after the last pod, forced collections, the scheduler still in use) to this file: go tool pprof -sample_index=inuse_space")
 	flag.Parse()
 	if *kube != "recorded" && *kube != "run" && *kube != "off" {
@@ -148,13 +154,20 @@ func main() {
 	}
 	fmt.Fprintln(tw)
 	var used []kubeFigure
+	// decisions are the gang workloads' comparisons with kube (-kube run).
+	var decisions []string
+	allSame := true
 	st, _ := os.Stderr.Stat()
 	progress := st != nil && st.Mode()&os.ModeCharDevice != 0
 	for _, w := range ws {
 		if !w.picked(*only) {
 			continue
 		}
-		cfg, err := engine.LoadConfig(w.config)
+		features, err := workloadFeatures(w.gates)
+		if err != nil {
+			fatal(w.name, err)
+		}
+		cfg, err := engine.LoadConfigWithFeatures(w.config, features)
 		if err != nil {
 			fatal(w.name, err)
 		}
@@ -170,7 +183,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
-		opts := oursOptions{repeat: *repeat, limit: *limit, allocs: *allocs, liveprofile: *liveprofile, preemption: withPreemption || w.defaultProfile}
+		opts := oursOptions{repeat: *repeat, limit: *limit, allocs: *allocs, liveprofile: *liveprofile, preemption: withPreemption || w.defaultProfile, features: features}
 		// With -rounds, ours and kube's runs alternate, a row per round,
 		// and the median ratio closes the workload: one side-by-side
 		// round on a shared machine moves by a fifth or more.
@@ -196,12 +209,18 @@ func main() {
 				if err != nil {
 					fatal(w.name, err)
 				}
-				k, err := runKube(file, w.config, *pct)
+				k, kubeBound, err := runKube(file, w.config, *pct, w.gates)
 				cleanup()
 				if err != nil {
 					fatal(w.name, err)
 				}
 				k.Workload, k.OursPodsPerCPU, k.OursHeapLiveMiB, k.OursHeapLivePeakMiB = w.name, perCPU, mib(o.heap.live), mib(o.heap.peak)
+				if w.gates != "" {
+					// kube's loop on a gang workload: its decisions beside ours.
+					msg, same := sameDecisions(o.bound, kubeBound)
+					decisions = append(decisions, fmt.Sprintf("decisions: %s round %d: %s", w.name, r+1, msg))
+					allSame = allSame && same
+				}
 				rounds = append(rounds, roundFigures{kube: k, ours: o})
 				printKube(tw, k, perCPU, o.heap, "now")
 			case kubeMode == "recorded":
@@ -218,7 +237,9 @@ func main() {
 				fmt.Fprintln(tw)
 			}
 		}
-		if len(rounds) > 0 && (*record || *recordHeap) {
+		// A gang workload whose decisions differ from kube's is not
+		// recorded.
+		if len(rounds) > 0 && (*record || *recordHeap) && allSame {
 			// The round whose ratio is the median is the one recorded.
 			k := medianRound(rounds).kube
 			if *record {
@@ -247,6 +268,9 @@ func main() {
 	_ = tw.Flush()
 	switch *kube {
 	case "run":
+		for _, d := range decisions {
+			fmt.Println(d)
+		}
 		fmt.Printf("kube: hack/kubebench (kube-scheduler v1.37.2) run on each snapshot right after ours, percentage %d; × = our pods/cpu-s over kube's\n", *pct)
 		if *nRounds > 1 {
 			fmt.Printf("kube: %d rounds in turn; the median row is the round whose ratio is the median (of an even count, the lower middle one)\n", *nRounds)
@@ -254,6 +278,11 @@ func main() {
 		fmt.Println(heapNote)
 		if *record || *recordHeap {
 			fmt.Printf("kube: figures recorded in %s\n", kubeFiguresFile)
+		}
+		if !allSame {
+			pprof.StopCPUProfile()
+			fmt.Fprintln(os.Stderr, "bench: decisions differ from kube's")
+			os.Exit(1)
 		}
 	case "recorded":
 		fmt.Printf("kube: RECORDED figures from %s (not run now; `make bench-kube` refreshes them, `-kube run` runs kube beside ours); × = our pods/cpu-s now over kube's recorded\n", kubeFiguresFile)
@@ -300,8 +329,19 @@ var withPreemption bool
 
 // run is one dry-run; ran is called after the last pod, the engine still
 // in use.
-func run(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry, preemption bool, loaded, ran func()) (*report.DryRun, error) {
-	return dryrun.Run(context.Background(), cl, dryrun.Options{Config: cfg, Registry: reg, NoPreemption: !preemption, Loaded: loaded, Ran: ran, InPlace: true})
+func run(cl *snapshot.Cluster, cfg *configv1.KubeSchedulerConfiguration, reg schedcore.Registry, features schedcore.Features, preemption bool, loaded, ran func()) (*report.DryRun, error) {
+	return dryrun.Run(context.Background(), cl, dryrun.Options{Config: cfg, Registry: reg, Features: features, NoPreemption: !preemption, Loaded: loaded, Ran: ran, InPlace: true})
+}
+
+// workloadFeatures are the engine's features under a workload's gates.
+func workloadFeatures(gates string) (schedcore.Features, error) {
+	g := featuregates.New()
+	if gates != "" {
+		if err := g.Set(gates); err != nil {
+			return schedcore.Features{}, err
+		}
+	}
+	return g.Features(), nil
 }
 
 // generatedNames are the generated workloads: scheduler_perf's, at 5000
@@ -357,6 +397,7 @@ func generated() []workload {
 			return w.Cluster(), nil
 		}})
 	}
+	out = append(out, gangWorkloads()...)
 	return out
 }
 

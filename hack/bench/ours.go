@@ -19,6 +19,7 @@ type oursOptions struct {
 	liveprofile string
 	// preemption runs DefaultPreemption for pods that do not fit.
 	preemption bool
+	features   schedcore.Features
 }
 
 // oursFigures are our dry-run's figures on one workload: the fastest of
@@ -32,6 +33,9 @@ type oursFigures struct {
 	heap heapFigures
 	// allocBytes and gcs are averaged over the runs (-allocs).
 	allocBytes, gcs float64
+	// bound is the last run's placements, pod ("ns/name") to node, for
+	// the comparison with kube's (-kube run on a gang workload).
+	bound map[string]string
 }
 
 func (o oursFigures) perCPU() float64 { return float64(o.pending) / o.cpu.Seconds() }
@@ -63,7 +67,7 @@ func measureOurs(w workload, cfg *configv1.KubeSchedulerConfiguration, reg sched
 		var c0, load time.Duration
 		var ms0, ms1 runtime.MemStats
 		t0 := time.Now()
-		rep, err := run(cl, cfg, reg, opts.preemption, func() {
+		rep, err := run(cl, cfg, reg, opts.features, opts.preemption, func() {
 			load = time.Since(t0)
 			if opts.allocs {
 				runtime.ReadMemStats(&ms0)
@@ -95,6 +99,10 @@ func measureOurs(w workload, cfg *configv1.KubeSchedulerConfiguration, reg sched
 			out.best, out.cpu, out.load = d, c, load
 		}
 		out.scheduled, out.pending = rep.Summary.Scheduled, rep.Summary.Pending
+		out.bound = make(map[string]string, len(rep.Placements))
+		for _, pl := range rep.Placements {
+			out.bound[pl.Pod] = pl.Node
+		}
 	}
 	out.allocBytes = float64(allocBytes) / float64(opts.repeat)
 	out.gcs = float64(gcs) / float64(opts.repeat)

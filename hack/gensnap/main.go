@@ -6,8 +6,9 @@
 //	go run ./hack/gensnap -w Mixed -nodes 5000 -init 10000 -pending 5000 -seed 7 > /tmp/mixed.yaml
 //	go run ./hack/gensnap -gang mixed -nodes 64 -seed 1 -output-file /tmp/gang.yaml
 //
-// -gang mixed|topology writes a GPU cluster with Workload API groups
-// (internal/gen/gang), the input of hack/kubebench's -gang mode.
+// -gang mixed|topology|bench writes a GPU cluster with Workload API groups
+// (internal/gen/gang), the input of hack/kubebench's -gang mode (bench:
+// make bench's Gang workload).
 //
 // Named workloads keep scheduler_perf's sizes; -nodes (with -init and
 // -pending) sets explicit sizes for the case instead.
@@ -39,7 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("output-file", "-", "output file (- is standard output)")
 	format := fs.String("o", "", "output format: json or yaml (default: json for a .json -output-file, else yaml)")
 	fs.StringVar(format, "format", "", "the former name of -o")
-	gangShape := fs.String("gang", "", `a GPU cluster with workload groups (internal/gen/gang): "mixed" or "topology", sized by -nodes`)
+	gangShape := fs.String("gang", "", `a GPU cluster with workload groups (internal/gen/gang): "mixed", "topology" or "bench" (make bench's Gang workload), sized by -nodes`)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -87,11 +88,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func runGang(shape string, nodes int, seed uint64, format, out string, stdout, stderr io.Writer) int {
-	if shape != "mixed" && shape != "topology" {
-		fmt.Fprintf(stderr, "gensnap: -gang %q: want mixed or topology\n", shape)
+	var c *gang.Cluster
+	var err error
+	switch shape {
+	case "mixed", "topology":
+		c, err = gang.Generate(gang.Params{Nodes: nodes, Seed: seed, Topology: shape == "topology"})
+	case "bench":
+		c, err = gang.GenerateBench(gang.BenchParams{Nodes: nodes, Seed: seed})
+	default:
+		fmt.Fprintf(stderr, "gensnap: -gang %q: want mixed, topology or bench\n", shape)
 		return 2
 	}
-	c, err := gang.Generate(gang.Params{Nodes: nodes, Seed: seed, Topology: shape == "topology"})
 	if err != nil {
 		fmt.Fprintf(stderr, "gensnap: %v\n", err)
 		return 2

@@ -37,6 +37,11 @@ type gangResult struct {
 	Placements    []placement  `json:"placements"`
 	Evictions     []eviction   `json:"evictions"`
 	Unschedulable []podFailure `json:"unschedulable"`
+	// The first run's loop figures (printed, not written): pending pods,
+	// bindings, the loop's wall and CPU time to its last new decision,
+	// and its scheduling attempts.
+	pods, scheduled, attempts int
+	loopWall, loopCPU         time.Duration
 }
 
 type groupResult struct {
@@ -173,7 +178,8 @@ func runGang(ctx context.Context, snapshotName string, cl *cluster, cfg *schedul
 	if err != nil {
 		return nil, err
 	}
-	out := &gangResult{Snapshot: snapshotName, FeatureGates: gates, Groups: []groupResult{}, Evictions: res.Evictions, Unschedulable: []podFailure{}}
+	out := &gangResult{Snapshot: snapshotName, FeatureGates: gates, Groups: []groupResult{}, Evictions: res.Evictions, Unschedulable: []podFailure{},
+		pods: len(cl.pending), scheduled: len(res.Placements), attempts: res.attempts, loopWall: res.loopWall, loopCPU: res.loopCPU}
 	// kube's Preempted event names the candidate, which for a pod group's
 	// preemption is the whole cluster ("on node cluster"): the victim's
 	// node is taken from the snapshot.

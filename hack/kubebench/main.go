@@ -73,6 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "with -capacity or -drain: the result file")
 	gangOut := fs.String("gang", "", `run kube-scheduler's own loop with workload-aware scheduling and write the groups' outcome ({"groups","placements","evictions","unschedulable"}) to this file`)
 	gangRuns := fs.Int("gang-runs", 2, "with -gang: run this many times; the decisions must agree, differing messages are listed (alsoSeen)")
+	fs.BoolVar(&untilDecided, "gang-until-decided", false, "with -gang: end the loop once every pending pod has had a decision (bound, or failed once) and none came for 3 s, or none came for 30 s (hack/bench's gang workloads), not only when it is quiet")
 	featureGates := fs.String("feature-gates", "", "kube feature gates, A=true,B=false, set before the configuration is defaulted (with -gang: GenericWorkload=true unless given)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kubebench [flags] SNAPSHOT")
@@ -151,6 +152,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 			bound += len(g.Bound)
 		}
 		fmt.Fprintf(stdout, "groups=%d bound_members=%d placements=%d evictions=%d unschedulable=%d\n", len(res.Groups), bound, len(res.Placements), len(res.Evictions), len(res.Unschedulable))
+		// The first run's loop, in the placement mode's format (hack/bench
+		// reads it): wall and CPU time from Scheduler.Run to the last new
+		// decision (a binding, or a pod's first failure; retries of failed
+		// gangs in between are counted, those after are not); no
+		// live-heap figures (the scheduler is gone by now).
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(stdout, "pods=%d scheduled=%d duration=%s pods/s=%.1f\n", res.pods, res.scheduled, res.loopWall.Round(time.Millisecond), float64(res.pods)/res.loopWall.Seconds())
+		fmt.Fprintf(stdout, "cpu=%s pods/cpu-s=%.1f\n", res.loopCPU.Round(time.Millisecond), float64(res.pods)/res.loopCPU.Seconds())
+		fmt.Fprintf(stdout, "nodes=%d attempts=%d heap_end=%.1fMiB percentage=%d parallelism=%d\n", cl.nodes, res.attempts, mib(ms.HeapAlloc), *percentage, cfg.Parallelism)
 		return 0
 	}
 	if *preemption != "" {

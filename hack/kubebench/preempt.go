@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -67,12 +68,27 @@ type preemptResult struct {
 	// FailedScheduling event's message per object ("Kind ns/name").
 	client           *fake.Clientset
 	failedScheduling map[string]string
+	// The loop's figures: wall and CPU time from Scheduler.Run to the
+	// last new decision (apiLog.decide; the retries and the quiet wait
+	// after it are not counted), and the scheduling attempts (SchedulePod
+	// calls: a pod-group cycle makes one per member it tries, retries
+	// included).
+	loopWall, loopCPU time.Duration
+	attempts          int
 }
 
 // quietWithBackoff, when set (the -gang mode), makes the loop quiet once
 // nothing is active and the API has seen no call for that long, pods in
 // backoffQ or not.
 var quietWithBackoff time.Duration
+
+// untilDecided, when set (kubebench -gang-until-decided, for hack/bench),
+// also ends the loop once every pending pod has had a decision (bound, or
+// failed once) and no new one came for 3 s, or when none came for 30 s
+// (a pod kube never tried, held at PreEnqueue): failed gangs are retried
+// from backoffQ for ever, and with dozens of them (make bench's 5000-node
+// gang workload) the quiet above did not come in 8 minutes.
+var untilDecided bool
 
 // recorder captures the scheduler's events.
 type recorder struct {
@@ -125,6 +141,25 @@ type apiLog struct {
 	bound    []placement
 	deleted  []*v1.Pod
 	activity int
+	// decided holds the pods that have had a decision: a binding, or a
+	// status patch (the first failure's PodScheduled=False); lastWall and
+	// lastCPU are when the last new decision came (the wall clock and the
+	// process's CPU time). A retry that fails again decides nothing new.
+	decided  map[string]bool
+	lastWall time.Time
+	lastCPU  time.Duration
+}
+
+// decide records pod's decision (bound: a binding, which is always one);
+// l.mu is held.
+func (l *apiLog) decide(pod string, bound bool) {
+	if l.decided == nil {
+		l.decided = map[string]bool{}
+	}
+	if bound || !l.decided[pod] {
+		l.decided[pod] = true
+		l.lastWall, l.lastCPU = time.Now(), cpuTime()
+	}
 }
 
 func (l *apiLog) touch() { l.mu.Lock(); l.activity++; l.mu.Unlock() }
@@ -173,6 +208,7 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 		log.mu.Lock()
 		log.bound = append(log.bound, placement{Pod: key(pod), Node: b.Target.Name})
 		log.activity++
+		log.decide(key(pod), true)
 		log.mu.Unlock()
 		return true, b, nil
 	})
@@ -186,8 +222,13 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 		}
 		return false, nil, nil
 	})
-	client.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		log.touch()
+	client.PrependReactor("patch", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		log.mu.Lock()
+		log.activity++
+		if a.GetSubresource() == "status" {
+			log.decide(a.GetNamespace()+"/"+a.(clienttesting.PatchAction).GetName(), false)
+		}
+		log.mu.Unlock()
 		return false, nil, nil
 	})
 
@@ -220,7 +261,9 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 		return nil, err
 	}
 
+	var attempts atomic.Int64
 	sched.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, qpi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
+		attempts.Add(1)
 		// A pod group's members are tried one after another against the
 		// snapshot the pod-group cycle took, holding the members it has
 		// assumed so far: it must not be refreshed from the cache.
@@ -298,6 +341,10 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
+	log.mu.Lock()
+	start, cpu0 := time.Now(), cpuTime()
+	log.lastWall, log.lastCPU = start, cpu0
+	log.mu.Unlock()
 	go func() { sched.Run(runCtx); close(done) }()
 	// Quiet: nothing active or backing off and no API call for 3 s.
 	last, quietSince := -1, time.Now()
@@ -316,7 +363,19 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 			busy = !strings.HasPrefix(summary, "activeQ:0;")
 		}
 		if os.Getenv("KUBEBENCH_DEBUG") != "" {
-			fmt.Fprintf(os.Stderr, "kubebench: %s api=%d\n", summary, act)
+			log.mu.Lock()
+			decided := len(log.decided)
+			log.mu.Unlock()
+			fmt.Fprintf(os.Stderr, "kubebench: %s api=%d decided=%d/%d\n", summary, act, decided, len(pending))
+		}
+		if untilDecided {
+			// Busy or not: the failed gangs' retries keep it busy.
+			log.mu.Lock()
+			n, lastDecision := len(log.decided), log.lastWall
+			log.mu.Unlock()
+			if (n >= len(pending) && time.Since(lastDecision) > 3*time.Second) || time.Since(lastDecision) > 30*time.Second {
+				break
+			}
 		}
 		if busy || act != last {
 			last, quietSince = act, time.Now()
@@ -328,8 +387,12 @@ func runPreemptionAfter(ctx context.Context, cl *cluster, cfg *schedulerapi.Kube
 	}
 	stop()
 	<-done
+	log.mu.Lock()
+	loopWall, loopCPU := log.lastWall.Sub(start), log.lastCPU-cpu0
+	log.mu.Unlock()
 
-	res := &preemptResult{Placements: log.bound, Evictions: []eviction{}, Nominations: []nomination{}, Unschedulable: []failure{}, client: client}
+	res := &preemptResult{Placements: log.bound, Evictions: []eviction{}, Nominations: []nomination{}, Unschedulable: []failure{}, client: client,
+		loopWall: loopWall, loopCPU: loopCPU, attempts: int(attempts.Load())}
 	rec.mu.Lock()
 	res.failedScheduling = rec.failed
 	rec.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -151,6 +152,10 @@ type scalarRequest struct {
 type preFilterState struct {
 	schedcore.Resource
 	scalars []scalarRequest
+	// scalarStatuses are the shared rejections that name a scalar
+	// resource (scalarStatus), made on first use; nil when the pod
+	// requests none or too many for the table.
+	scalarStatuses []atomic.Pointer[schedcore.Status]
 }
 
 // Clone shares the state: it is never modified after PreFilter.
@@ -176,6 +181,7 @@ func newPreFilterState(pod *v1.Pod, f schedcore.Features, ignored, ignoredGroups
 		s.scalars = append(s.scalars, scalarRequest{name: name, quantity: q, reason: InsufficientReason(name), dra: dra.ExtendedResourceClass(name) != nil})
 	}
 	sort.Slice(s.scalars, func(i, j int) bool { return s.scalars[i].name < s.scalars[j].name })
+	s.makeScalarStatuses()
 	return s
 }
 
@@ -203,7 +209,7 @@ func (pl *Fit) Filter(_ context.Context, state *schedcore.CycleState, _ *v1.Pod,
 	if len(insufficient) == 0 {
 		return nil
 	}
-	return insufficientStatus(insufficient)
+	return insufficientStatus(s, insufficient)
 }
 
 // FilterKey is the requests Filter checks (fitsRequest): cpu, memory,
@@ -250,8 +256,11 @@ var fixedStatuses = func() (out [2][1 << len(fixedReasons)]*schedcore.Status) {
 	return out
 }()
 
-func insufficientStatus(insufficient []InsufficientResource) *schedcore.Status {
+func insufficientStatus(s *preFilterState, insufficient []InsufficientResource) *schedcore.Status {
 	if st := fixedStatus(insufficient); st != nil {
+		return st
+	}
+	if st := s.scalarStatus(insufficient); st != nil {
 		return st
 	}
 	reasons := make([]string, 0, len(insufficient))

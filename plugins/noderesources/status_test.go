@@ -1,6 +1,7 @@
 package noderesources
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -13,8 +14,10 @@ import (
 // TestInsufficientStatusSharesTheFixedOnes checks that the rejection Filter
 // returns says what a status made anew from the shortfalls says (code and
 // reasons, in order), shared or not: shared for shortfalls of pods, cpu,
-// memory and ephemeral storage only, made anew when a scalar resource is
-// short.
+// memory and ephemeral storage, and, with the pod's table of scalar
+// statuses, for those naming its scalar resources too (one status per
+// code and set); made anew when a scalar resource is short and the pod
+// has no table (more scalar resources than maxSharedScalars).
 func TestInsufficientStatusSharesTheFixedOnes(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	all := []InsufficientResource{
@@ -22,16 +25,21 @@ func TestInsufficientStatusSharesTheFixedOnes(t *testing.T) {
 		{ResourceName: v1.ResourceCPU, Reason: ErrReasonInsufficientCPU},
 		{ResourceName: v1.ResourceMemory, Reason: ErrReasonInsufficientMemory},
 		{ResourceName: v1.ResourceEphemeralStorage, Reason: ErrReasonInsufficientEphemeralStorage},
+		{ResourceName: "example.com/fpga", Reason: "Insufficient example.com/fpga"},
 		{ResourceName: "example.com/gpu", Reason: "Insufficient example.com/gpu"},
 	}
-	for range 500 {
+	withTable := &preFilterState{scalars: []scalarRequest{{name: "example.com/fpga"}, {name: "example.com/gpu"}}}
+	withTable.makeScalarStatuses()
+	noTable := &preFilterState{scalars: withTable.scalars}
+	seen := map[string]*schedcore.Status{}
+	for n := range 1000 {
 		var ins []InsufficientResource
 		scalar := false
 		for i, r := range all {
 			if rng.Intn(2) == 0 {
 				r.Unresolvable = rng.Intn(3) == 0
 				ins = append(ins, r)
-				scalar = scalar || i == len(all)-1
+				scalar = scalar || i >= len(fixedNames)
 			}
 		}
 		if len(ins) == 0 {
@@ -46,7 +54,11 @@ func TestInsufficientStatusSharesTheFixedOnes(t *testing.T) {
 			}
 		}
 		want := schedcore.NewStatus(code, reasons...)
-		got := insufficientStatus(ins)
+		s, tabled := noTable, n%2 == 0
+		if tabled {
+			s = withTable
+		}
+		got := insufficientStatus(s, ins)
 		if !got.Equal(want) || got.Code() != want.Code() {
 			t.Fatalf("%+v: status %v, want %v", ins, got, want)
 		}
@@ -55,8 +67,16 @@ func TestInsufficientStatusSharesTheFixedOnes(t *testing.T) {
 		}
 		// A shared status is stamped as a copy: the plugin name does not
 		// stay on it.
-		if shared := got.WithPlugin("P") != got; shared == scalar {
-			t.Errorf("%+v: shared %v, want %v", ins, shared, !scalar)
+		if shared := got.WithPlugin("P") != got; shared != (!scalar || tabled) {
+			t.Errorf("%+v: shared %v, want %v", ins, shared, !scalar || tabled)
+		}
+		// One shared status per code and set of shortfalls.
+		if tabled {
+			k := fmt.Sprint(got.Code(), got.Reasons())
+			if prev, ok := seen[k]; ok && prev != got {
+				t.Errorf("%+v: two shared statuses for %s", ins, k)
+			}
+			seen[k] = got
 		}
 	}
 }

@@ -110,9 +110,13 @@ func (s *Scheduler) podGroupPodSchedulingAlgorithm(ctx context.Context, fw *Fram
 
 // podGroupMemberAlgorithm is kube's schedulingAlgorithm in a pod-group
 // cycle: a member that fits nowhere is Unschedulable with its FitError and
-// no nomination (PodGroupPostFilter may give one later).
+// no nomination (PodGroupPostFilter may give one later). It runs with the
+// scheduler loop's options (loopCycle): nothing reads a member's scores
+// but the chosen node's and the runner-up's (the placement scores come
+// from the PlacementScore plugins), so it scores into the framework's
+// buffers instead of clearing and listing every node's.
 func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, fw *Framework, state *schedcore.CycleState, qpi *schedcore.QueuedPodInfo) (ScheduleResult, *schedcore.Status) {
-	result, diag, err := s.Algorithm.SchedulePodWith(ctx, fw, state, qpi.Pod, CycleOptions{DiagnoseFailuresOnly: true})
+	result, diag, err := s.Algorithm.SchedulePodWith(ctx, fw, state, qpi.Pod, loopCycle)
 	if err == nil {
 		if diag != nil {
 			diag.NodeToStatus.Release()
