@@ -6,7 +6,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -93,8 +96,9 @@ func terminating(ctx context.Context, t *testing.T, client kubernetes.Interface,
 //
 // The real kube-scheduler v1.37.2 (GenericWorkload on) gets the same on
 // twin nodes in other namespaces: it must evict as many pods of the low
-// gang (the names may differ: which pods sit where is its own draw) and
-// bind the whole high gang.
+// gang, as many on each node (the names may differ: pods of one priority
+// and no start time tie in kube's MoreImportantVictim order), give the
+// high gang's members the same PodScheduled messages, and bind it whole.
 func TestRunPodGroupPreemption(t *testing.T) {
 	c := startWorkloadCluster(t, "GenericWorkload=true")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -139,6 +143,7 @@ func TestRunPodGroupPreemption(t *testing.T) {
 				lows, highs                   []*v1.Pod
 				evicted, highNodes            []string
 				victimsOn                     map[string]int
+				highMsgs                      []string
 			}
 			sides := []*side{
 				{who: "kubectl-sched", schedulerName: profile, group: "pgpre-" + tc.mode},
@@ -173,6 +178,9 @@ func TestRunPodGroupPreemption(t *testing.T) {
 					if got.Spec.NodeName != "" {
 						t.Errorf("%s: %s bound to %s before the victims were gone", s.who, p.Name, got.Spec.NodeName)
 					}
+					if ps := podCondition(got, v1.PodScheduled); ps != nil {
+						s.highMsgs = append(s.highMsgs, ps.Message)
+					}
 				}
 				// The eviction is asynchronous: wait for the victims, then
 				// give a wrong extra one the time to show.
@@ -181,6 +189,14 @@ func TestRunPodGroupPreemption(t *testing.T) {
 				}); err != nil {
 					t.Fatalf("%s: victims %v; want %d: %v", s.who, terminating(ctx, t, c.Client, s.ns), tc.evicted, err)
 				}
+			}
+			// The members' PodScheduled messages when nominated: the
+			// group's failed cycle (kube adds no preemption tail on success).
+			for _, s := range sides {
+				sort.Strings(s.highMsgs)
+			}
+			if diff := cmp.Diff(sides[1].highMsgs, sides[0].highMsgs); diff != "" || len(sides[0].highMsgs) != 2 {
+				t.Errorf("the high gang's PodScheduled messages (-kube-scheduler +ours):\n%s", diff)
 			}
 			time.Sleep(time.Second)
 			for _, s := range sides {
