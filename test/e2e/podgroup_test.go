@@ -113,10 +113,10 @@ func podGroupCondition(ctx context.Context, t *testing.T, client kubernetes.Inte
 //
 // The real kube-scheduler v1.37.2 (GenericWorkload on) gets the same gang
 // on twin nodes of its own, in another namespace: its members' messages
-// and condition must be ours, but for kube's PodGroupPostFilter tail
-// (", pod group preemption: ...", docs/design/workloads.md §2.6), which
-// the engine adds once group preemption runs; after the node, it binds
-// all 8 too.
+// and condition must be ours word for word, PodGroupPostFilter's tail
+// (", pod group preemption: No preemption victims found for incoming
+// preemptor", docs/design/workloads.md §2.6) included; after the node,
+// it binds all 8 too.
 func TestRunPodGroupAllOrNothing(t *testing.T) {
 	c := startWorkloadCluster(t, "GenericWorkload=true")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -206,7 +206,7 @@ func TestRunPodGroupAllOrNothing(t *testing.T) {
 		kube = append(kube, podGroupCondition(ctx, t, c.Client, kubeNS, "train", metav1.ConditionFalse).Message)
 		t.Logf("the condition: ours %q, kube-scheduler's %q", ours[len(ours)-1], kube[len(kube)-1])
 		for i := range ours {
-			if kube[i] != ours[i] && !strings.HasPrefix(kube[i], ours[i]+", pod group preemption: ") {
+			if kube[i] != ours[i] {
 				t.Errorf("message %d: ours %q, kube-scheduler's %q", i, ours[i], kube[i])
 			}
 		}
