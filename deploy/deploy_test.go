@@ -228,6 +228,10 @@ func TestClusterRoleIsWhatTheSchedulerUses(t *testing.T) {
 		want = append(want, perm{"resource.k8s.io", "resourceclaims", v})
 	}
 	want = append(want, perm{"resource.k8s.io", "resourceclaims/status", "update"}, perm{"resource.k8s.io", "resourceclaims/status", "patch"})
+	// GenericWorkload: the PodGroup and Workload informers, and the
+	// PodGroupInitiallyScheduled condition written to podgroups/status.
+	want = append(want, perm{"scheduling.k8s.io", "podgroups", "list"}, perm{"scheduling.k8s.io", "podgroups", "watch"},
+		perm{"scheduling.k8s.io", "podgroups/status", "patch"}, perm{"scheduling.k8s.io", "workloads", "list"}, perm{"scheduling.k8s.io", "workloads", "watch"})
 	want = append(want, perm{"", "pods/binding", "create"}, perm{"", "pods/status", "patch"}, perm{"", "pods", "delete"}, perm{"", "pods", "get"})
 	for _, g := range []string{"events.k8s.io", ""} {
 		for _, v := range []string{"create", "patch", "update"} {

@@ -91,11 +91,11 @@ func TestDrainGangs(t *testing.T) {
 			// The member placed before the group failed gets the group's
 			// status, the one that did not fit its FitError.
 			reasons: map[string]string{
-				"default/train-0": "pod group is unschedulable, minCount (4) cannot be satisfied: 3 scheduled, 0 remaining",
+				"default/train-0": "pod group is unschedulable, minCount (4) cannot be satisfied: 3 scheduled, 0 remaining" + noVictims,
 				"default/train-1": fitMsg,
 			},
 			gangs: []report.DrainGang{{PodGroup: "default/train", Policy: "gang", MinCount: 4, Members: 4, Evicted: 2, Pending: 2, Broken: true,
-				Message: "pod group is unschedulable, minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"}},
+				Message: "pod group is unschedulable, minCount (4) cannot be satisfied: 3 scheduled, 0 remaining" + noVictims}},
 			broken: 1},
 		{name: "with the gate off the members are single pods: one fits", generic: false, pods: tight,
 			moves: []string{"default/train-0 -> a", "default/train-1 -> <pending>"}},
@@ -174,3 +174,8 @@ Some pods would not find a node, or could not leave (exit status 3).
 		t.Errorf("table (-want +got):\n%s", d)
 	}
 }
+
+// noVictims is the tail kube's default profile gives a gang that fails:
+// DefaultPreemption's PodGroupPostFilter found nothing to evict (its
+// UnschedulableAndUnresolvable drops DynamicResources' sentence).
+const noVictims = ", pod group preemption: No preemption victims found for incoming preemptor"

@@ -109,7 +109,7 @@ func TestReplayPodGroups(t *testing.T) {
 			pods:   traceMembers("big", 3, "3", 0, nil),
 			want: want{groups: []replay.GroupResult{
 				{PodGroup: "ml/big", Policy: "gang", MinCount: 3, Members: 3, Pending: 3,
-					Condition: &replay.GroupCondition{Status: "False", Reason: "Unschedulable", Message: "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"}},
+					Condition: &replay.GroupCondition{Status: "False", Reason: "Unschedulable", Message: "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor"}},
 			}, summary: [3]int{1, 0, 1}, pending: 3}},
 		{name: "members that arrive before their PodGroup wait for it",
 			groups: []*schedulingv1beta1.PodGroup{tracePodGroup("late", 2, 60, nil)},
