@@ -262,37 +262,7 @@ func startTime(p *v1.Pod, now time.Time) time.Time {
 // victim order (pods already in its disruptedPods do not count), and a pod
 // that takes one below zero violates it.
 func filterPodsWithPDBViolation(pods []*schedcore.PodInfo, pdbs []*policyv1.PodDisruptionBudget) (violating, nonViolating []*schedcore.PodInfo) {
-	allowed := make([]int32, len(pdbs))
-	selectors := make([]labels.Selector, len(pdbs))
-	for i, pdb := range pdbs {
-		allowed[i] = pdb.Status.DisruptionsAllowed
-		if s, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil {
-			selectors[i] = s
-		}
-	}
-	violates := func(pod *v1.Pod) bool {
-		if len(pod.Labels) == 0 {
-			return false
-		}
-		for i, pdb := range pdbs {
-			if pdb.Namespace != pod.Namespace {
-				continue
-			}
-			sel := selectors[i]
-			// An invalid, nil or empty selector matches nothing.
-			if sel == nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
-				continue
-			}
-			if _, ok := pdb.Status.DisruptedPods[pod.Name]; ok {
-				continue
-			}
-			allowed[i]--
-			if allowed[i] < 0 {
-				return true
-			}
-		}
-		return false
-	}
+	violates := newPDBBudget(pdbs).violates
 	for _, pi := range pods {
 		if violates(pi.Pod) {
 			violating = append(violating, pi)
@@ -301,6 +271,53 @@ func filterPodsWithPDBViolation(pods []*schedcore.PodInfo, pdbs []*policyv1.PodD
 		}
 	}
 	return violating, nonViolating
+}
+
+// pdbBudget spends the disruptionsAllowed of the PDBs matching each pod
+// asked, in the order asked, as kube's FilterVictimsWithPDBViolation
+// does: pods already in a PDB's disruptedPods do not count, and a pod that
+// takes one below zero violates it.
+type pdbBudget struct {
+	pdbs      []*policyv1.PodDisruptionBudget
+	allowed   []int32
+	selectors []labels.Selector
+}
+
+func newPDBBudget(pdbs []*policyv1.PodDisruptionBudget) *pdbBudget {
+	b := &pdbBudget{pdbs: pdbs, allowed: make([]int32, len(pdbs)), selectors: make([]labels.Selector, len(pdbs))}
+	for i, pdb := range pdbs {
+		b.allowed[i] = pdb.Status.DisruptionsAllowed
+		if s, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil {
+			b.selectors[i] = s
+		}
+	}
+	return b
+}
+
+// violates spends pod's disruption and reports whether a PDB went below
+// zero.
+func (b *pdbBudget) violates(pod *v1.Pod) bool {
+	if len(pod.Labels) == 0 {
+		return false
+	}
+	for i, pdb := range b.pdbs {
+		if pdb.Namespace != pod.Namespace {
+			continue
+		}
+		sel := b.selectors[i]
+		// An invalid, nil or empty selector matches nothing.
+		if sel == nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		if _, ok := pdb.Status.DisruptedPods[pod.Name]; ok {
+			continue
+		}
+		b.allowed[i]--
+		if b.allowed[i] < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // SelectCandidate is kube's pickOneNodeForPreemption over the candidates:

@@ -7,8 +7,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -188,36 +186,7 @@ type violatingVictim struct {
 // over units: each matching PDB's disruptionsAllowed is spent pod by pod
 // in unit order; a unit with any violating pod violates, counted per pod.
 func filterVictimsWithPDBViolation(victims []*Victim, pdbs []*policyv1.PodDisruptionBudget) (violating []violatingVictim, nonViolating []*Victim) {
-	allowed := make([]int32, len(pdbs))
-	selectors := make([]labels.Selector, len(pdbs))
-	for i, pdb := range pdbs {
-		allowed[i] = pdb.Status.DisruptionsAllowed
-		if s, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil {
-			selectors[i] = s
-		}
-	}
-	violates := func(pod *v1.Pod) bool {
-		if len(pod.Labels) == 0 {
-			return false
-		}
-		for i, pdb := range pdbs {
-			if pdb.Namespace != pod.Namespace {
-				continue
-			}
-			sel := selectors[i]
-			if sel == nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
-				continue
-			}
-			if _, ok := pdb.Status.DisruptedPods[pod.Name]; ok {
-				continue
-			}
-			allowed[i]--
-			if allowed[i] < 0 {
-				return true
-			}
-		}
-		return false
-	}
+	violates := newPDBBudget(pdbs).violates
 	for _, v := range victims {
 		n := 0
 		for _, pi := range v.Pods {
