@@ -131,6 +131,10 @@ func TestDefaultingAsTheAPIServer(t *testing.T) {
 		if strings.Contains(rel, "gang") {
 			cfg = []string{"--config", filepath.Join(root, "testdata", "gang", "config.yaml")}
 		}
+		if kinds["Workload"] > 0 {
+			// The Workload API is read with its gate only (docs/workloads.md).
+			cfg = append(cfg, "--feature-gates", "GenericWorkload=true,TopologyAwareWorkloadScheduling=true")
+		}
 		workloads := kinds["Deployment"] + kinds["ReplicaSet"] + kinds["StatefulSet"] + kinds["Job"] + kinds["DaemonSet"] + kinds["PodGroup"]
 		var args func(file string) []string
 		switch {
