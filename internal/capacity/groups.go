@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	apidefaults "github.com/kubectl-sched/kubectl-sched/internal/defaults"
-	"github.com/kubectl-sched/kubectl-sched/internal/explain"
+	"github.com/kubectl-sched/kubectl-sched/internal/explain/podgroup"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/internal/whatif"
@@ -232,8 +232,8 @@ func (c *counter) groupOutcomes(pods []*v1.Pod, placed []whatif.Placement, faile
 					left = append(left, p)
 				}
 			}
-			o.Shortfall = explain.GroupShortfalls(c.sim.Nodes(), c.topologyKey(i), o.Placements, left, c.r.o.Features)
-			if note := explain.NoDomainNote(c.sim.Nodes(), c.topologyKey(i)); note != "" {
+			o.Shortfall = podgroup.Shortfalls(c.sim.Nodes(), c.topologyKey(i), o.Placements, left, c.r.o.Features)
+			if note := podgroup.NoDomainNote(c.sim.Nodes(), c.topologyKey(i)); note != "" {
 				o.Note = note
 			}
 		}

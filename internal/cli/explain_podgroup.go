@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/capacity"
 	"github.com/kubectl-sched/kubectl-sched/internal/explain"
+	"github.com/kubectl-sched/kubectl-sched/internal/explain/podgroup"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -29,17 +30,17 @@ func (o *ExplainOptions) runPodGroup(ctx context.Context, in *engineInput, eo ex
 	ns, name := o.namespace, o.Name
 	if o.PodFile != "" {
 		if !eo.Features.GenericWorkload {
-			return AsUsage(explain.ErrGenericWorkloadOff)
+			return AsUsage(podgroup.ErrGenericWorkloadOff)
 		}
 		var err error
 		if cl, ns, name, err = o.withPodGroupFile(cl, eo.Features); err != nil {
 			return err
 		}
 	}
-	rep, err := explain.RunPodGroup(ctx, cl, ns, name, eo)
+	rep, err := podgroup.Run(ctx, cl, ns, name, eo)
 	if err != nil {
-		if errors.Is(err, explain.ErrPodGroupNotFound) || errors.Is(err, explain.ErrNoPendingMembers) ||
-			errors.Is(err, explain.ErrGenericWorkloadOff) || errors.Is(err, explain.ErrUnknownProfile) {
+		if errors.Is(err, podgroup.ErrNotFound) || errors.Is(err, podgroup.ErrNoPendingMembers) ||
+			errors.Is(err, podgroup.ErrGenericWorkloadOff) || errors.Is(err, explain.ErrUnknownProfile) {
 			return AsUsage(err)
 		}
 		return o.engine.runError(err)

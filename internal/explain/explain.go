@@ -237,7 +237,7 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 
 	fw := s.eng.Framework(target)
 	if fw == nil {
-		return nil, unknownProfile(target, s.eng.Profiles)
+		return nil, UnknownProfile(target, s.eng.Profiles)
 	}
 	snap := s.eng.Snapshot
 	if o.Node != "" {
@@ -377,8 +377,9 @@ func asPending(pod *v1.Pod) *v1.Pod {
 	return target
 }
 
-// unknownProfile is ErrUnknownProfile for pod.
-func unknownProfile(pod *v1.Pod, profiles *engine.Profiles) error {
+// UnknownProfile is ErrUnknownProfile for pod, naming its schedulerName and
+// the configuration's profiles (explain pod's and explain podgroup's error).
+func UnknownProfile(pod *v1.Pod, profiles *engine.Profiles) error {
 	return fmt.Errorf("pod %s has schedulerName %q, which is not a profile of the configuration (profiles: %s): %w",
 		schedcore.PodName(pod), pod.Spec.SchedulerName, strings.Join(profiles.Order, ", "), ErrUnknownProfile)
 }

@@ -150,7 +150,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 	}
 	defer c.Close()
 	if c.Framework(target) == nil {
-		return nil, unknownProfile(target, c.Profiles)
+		return nil, UnknownProfile(target, c.Profiles)
 	}
 	total = len(pending)
 	c.Submit(pending...)

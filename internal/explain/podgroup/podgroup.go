@@ -1,4 +1,8 @@
-package explain
+// Package podgroup is `explain podgroup`: a Workload API PodGroup's
+// pending members through kube's pod-group cycle on the cluster as listed,
+// in memory, and what the nodes lack, domain by domain, for the members
+// left over (capacity reports the same shortfalls for its gang copies).
+package podgroup
 
 import (
 	"context"
@@ -10,6 +14,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/explain"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -17,28 +22,28 @@ import (
 )
 
 var (
-	// ErrPodGroupNotFound is returned by RunPodGroup for a PodGroup that
+	// ErrNotFound is returned by Run for a PodGroup that
 	// is not in the cluster.
-	ErrPodGroupNotFound = errors.New("podgroup not found")
-	// ErrNoPendingMembers is returned by RunPodGroup for a PodGroup none
+	ErrNotFound = errors.New("podgroup not found")
+	// ErrNoPendingMembers is returned by Run for a PodGroup none
 	// of whose members is pending.
 	ErrNoPendingMembers = errors.New("no pending members")
-	// ErrGenericWorkloadOff is returned by RunPodGroup when the
+	// ErrGenericWorkloadOff is returned by Run when the
 	// GenericWorkload feature gate is off: kube has no pod-group cycle
 	// then and schedules the members one by one.
 	ErrGenericWorkloadOff = errors.New("the GenericWorkload feature gate is off: kube-scheduler schedules the members of a PodGroup one by one, as ordinary pods (explain each with kubectl sched explain pod, or turn the gate on with --feature-gates GenericWorkload=true)")
 )
 
-// RunPodGroup explains the Workload API PodGroup namespace/name: its
+// Run explains the Workload API PodGroup namespace/name: its
 // pending members are scheduled by kube's pod-group cycle on the cluster
-// as listed, the other pending pods left pending (as Run leaves them for
-// one pod), in memory: nothing is bound anywhere. The cycle is the
+// as listed, the other pending pods left pending (as explain.Run leaves
+// them for one pod), in memory: nothing is bound anywhere. The cycle is the
 // engine's, so the members' nodes, their messages and the group's
 // PodGroupInitiallyScheduled condition are a dry-run's of the same state
 // without the other pending pods. The cluster is not modified.
-func RunPodGroup(ctx context.Context, cl *snapshot.Cluster, namespace, name string, o Options) (*report.PodGroupExplanation, error) {
+func Run(ctx context.Context, cl *snapshot.Cluster, namespace, name string, o explain.Options) (*report.PodGroupExplanation, error) {
 	if len(cl.Nodes) == 0 {
-		return nil, ErrNoNodes
+		return nil, engine.ErrNoNodes
 	}
 	var pg *schedulingv1beta1.PodGroup
 	for _, g := range cl.Workloads.PodGroups {
@@ -51,10 +56,10 @@ func RunPodGroup(ctx context.Context, cl *snapshot.Cluster, namespace, name stri
 		for _, u := range cl.Others {
 			if u.GetKind() == "PodGroup" && u.GroupVersionKind().Group == "scheduling.x-k8s.io" && u.GetNamespace() == namespace && u.GetName() == name {
 				return nil, fmt.Errorf("podgroup %s/%s is a scheduler-plugins PodGroup (%s, the Coscheduling plugin's), not a scheduling.k8s.io/v1beta1 one: %w (kubectl sched dryrun reports Coscheduling gangs; explain pod explains each member)",
-					namespace, name, u.GetAPIVersion(), ErrPodGroupNotFound)
+					namespace, name, u.GetAPIVersion(), ErrNotFound)
 			}
 		}
-		return nil, fmt.Errorf("podgroups.scheduling.k8s.io %q not found in namespace %q: %w", name, namespace, ErrPodGroupNotFound)
+		return nil, fmt.Errorf("podgroups.scheduling.k8s.io %q not found in namespace %q: %w", name, namespace, ErrNotFound)
 	}
 	if !o.Features.GenericWorkload {
 		return nil, ErrGenericWorkloadOff
@@ -135,7 +140,7 @@ func RunPodGroup(ctx context.Context, cl *snapshot.Cluster, namespace, name stri
 		return nil, fmt.Errorf("podgroup %s/%s: %w (%d members known, all bound)", namespace, name, ErrNoPendingMembers, rep.Members)
 	}
 	if c.Framework(members[0]) == nil {
-		return nil, unknownProfile(members[0], c.Profiles)
+		return nil, explain.UnknownProfile(members[0], c.Profiles)
 	}
 	c.Submit(pending...)
 	if err := c.Run(ctx); err != nil {
@@ -195,7 +200,7 @@ func RunPodGroup(ctx context.Context, cl *snapshot.Cluster, namespace, name stri
 			key = sc.Topology[0].Key
 			rep.TopologyKey = key
 		}
-		rep.Shortfall = GroupShortfalls(c.Current().List(), key, rep.Placements, left, o.Features)
+		rep.Shortfall = Shortfalls(c.Current().List(), key, rep.Placements, left, o.Features)
 		if note := NoDomainNote(c.Current().List(), key); note != "" {
 			rep.Message += "; " + note
 		}

@@ -1,4 +1,4 @@
-package explain
+package podgroup
 
 import (
 	"sort"
@@ -75,10 +75,10 @@ func placementNodes(nodes []*schedcore.NodeInfo, key, domain string) []*schedcor
 	return out
 }
 
-// GroupShortfalls fills each placement's shortfall (by the topology key's
+// Shortfalls fills each placement's shortfall (by the topology key's
 // domain) for the pods a group still needs placed; with no placement (no
 // topology constraint) it returns the whole cluster's shortfall.
-func GroupShortfalls(nodes []*schedcore.NodeInfo, key string, placements []report.PodGroupPlacement, pods []*v1.Pod, f schedcore.Features) []report.ResourceShortfall {
+func Shortfalls(nodes []*schedcore.NodeInfo, key string, placements []report.PodGroupPlacement, pods []*v1.Pod, f schedcore.Features) []report.ResourceShortfall {
 	for i := range placements {
 		if placements[i].Feasible {
 			continue

@@ -1,4 +1,4 @@
-package explain
+package podgroup
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/explain"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
-func podGroupOptions(t *testing.T, tas bool) Options {
+func podGroupOptions(t *testing.T, tas bool) explain.Options {
 	t.Helper()
 	f := schedcore.DefaultFeatures
 	f.GenericWorkload, f.TopologyAwareWorkloadScheduling = true, tas
@@ -25,7 +26,7 @@ func podGroupOptions(t *testing.T, tas bool) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{Config: cfg, Registry: reg, Features: f}
+	return explain.Options{Config: cfg, Registry: reg, Features: f}
 }
 
 // TestRunPodGroup: the group's cycle on the kube references' dumps: the
@@ -76,12 +77,12 @@ func TestRunPodGroup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cl, err := snapshot.LoadPaths([]string{"../../testdata/kubebench/" + tt.dump + ".yaml"}, nil)
+			cl, err := snapshot.LoadPaths([]string{"../../../testdata/kubebench/" + tt.dump + ".yaml"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			pods := len(cl.Pods)
-			rep, err := RunPodGroup(context.Background(), cl, tt.ns, tt.group, podGroupOptions(t, tt.tas))
+			rep, err := Run(context.Background(), cl, tt.ns, tt.group, podGroupOptions(t, tt.tas))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +111,7 @@ func TestRunPodGroup(t *testing.T) {
 }
 
 func TestRunPodGroupErrors(t *testing.T) {
-	cl, err := snapshot.LoadPaths([]string{"../../testdata/kubebench/gang-kube-blocked.yaml"}, nil)
+	cl, err := snapshot.LoadPaths([]string{"../../../testdata/kubebench/gang-kube-blocked.yaml"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,16 +120,16 @@ func TestRunPodGroupErrors(t *testing.T) {
 	tests := []struct {
 		name      string
 		ns, group string
-		o         Options
+		o         explain.Options
 		want      error
 	}{
-		{"no such PodGroup", "default", "nope", podGroupOptions(t, false), ErrPodGroupNotFound},
-		{"another namespace", "other", "pg1", podGroupOptions(t, false), ErrPodGroupNotFound},
+		{"no such PodGroup", "default", "nope", podGroupOptions(t, false), ErrNotFound},
+		{"another namespace", "other", "pg1", podGroupOptions(t, false), ErrNotFound},
 		{"the gate off", "default", "pg1", off, ErrGenericWorkloadOff},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := RunPodGroup(context.Background(), cl, tt.ns, tt.group, tt.o); !errors.Is(err, tt.want) {
+			if _, err := Run(context.Background(), cl, tt.ns, tt.group, tt.o); !errors.Is(err, tt.want) {
 				t.Errorf("error %v, want %v", err, tt.want)
 			}
 		})

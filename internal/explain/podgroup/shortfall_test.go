@@ -1,4 +1,4 @@
-package explain
+package podgroup
 
 import (
 	"testing"
@@ -60,7 +60,7 @@ func TestGroupShortfallsPerPlacement(t *testing.T) {
 	busy := st.MakePod("busy").Req("nvidia.com/gpu", "6").Obj()
 	nodes := []*schedcore.NodeInfo{gpuNode("a1", "a", busy), gpuNode("a2", "a"), gpuNode("b1", "b")}
 	placements := []report.PodGroupPlacement{{Name: "a", Nodes: 2}, {Name: "b", Nodes: 1}, {Name: "c", Nodes: 0, Feasible: true}}
-	all := GroupShortfalls(nodes, rack, placements, workers(3, "4"), schedcore.DefaultFeatures)
+	all := Shortfalls(nodes, rack, placements, workers(3, "4"), schedcore.DefaultFeatures)
 	if all != nil {
 		t.Errorf("with placements, the all-nodes shortfall is %v, want none", all)
 	}
@@ -74,7 +74,7 @@ func TestGroupShortfallsPerPlacement(t *testing.T) {
 			t.Errorf("placement %s (-want +got):\n%s", p.Name, diff)
 		}
 	}
-	if got := GroupShortfalls(nodes, "", nil, workers(7, "4"), schedcore.DefaultFeatures); !cmp.Equal(got, []report.ResourceShortfall{{Resource: "nvidia.com/gpu", Requested: 28, Free: 18, Short: 10}}) {
+	if got := Shortfalls(nodes, "", nil, workers(7, "4"), schedcore.DefaultFeatures); !cmp.Equal(got, []report.ResourceShortfall{{Resource: "nvidia.com/gpu", Requested: 28, Free: 18, Short: 10}}) {
 		t.Errorf("no placements: %v", got)
 	}
 	if note := NoDomainNote(nodes, "example.com/none"); note == "" {
