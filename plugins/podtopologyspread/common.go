@@ -38,8 +38,8 @@ type inclusion struct {
 	pod     *v1.Pod
 	require *helper.RequiredNodeAffinity
 	view    schedcore.VerdictView
-	memo    bool
-	// needed is false when no constraint honours a policy.
+	// needed is false when no constraint honours a policy, or there are
+	// no nodes.
 	needed bool
 }
 
@@ -50,11 +50,12 @@ func (pl *PodTopologySpread) newInclusion(pod *v1.Pod, require *helper.RequiredN
 			in.needed = true
 		}
 	}
-	if n := pl.handle.Snapshot().NumNodes(); in.needed && n > 0 {
+	n := pl.handle.Snapshot().NumNodes()
+	if in.needed = in.needed && n > 0; in.needed {
 		// Nodes the memo does not know are matched through label columns.
 		require.Bind(pl.handle.Snapshot())
 		key := helper.TolerationsKey(helper.RequiredAffinityKey(new(schedcore.MemoKey), pod), pod)
-		in.view, in.memo = pl.inclusionMemo.View(key, n), true
+		in.view = pl.inclusionMemo.View(key, n)
 	}
 	return in
 }
@@ -64,15 +65,11 @@ func (in *inclusion) verdict(ni *schedcore.NodeInfo) uint16 {
 	if !in.needed {
 		return inclKnown
 	}
-	if in.memo {
-		if v, ok := in.view.GetByNode(ni); ok {
-			return v
-		}
+	if v, ok := in.view.GetByNode(ni); ok {
+		return v
 	}
 	v := in.pl.inclusionOf(in.pod, in.require, ni)
-	if in.memo {
-		in.view.PutByNode(ni, v)
-	}
+	in.view.PutByNode(ni, v)
 	return v
 }
 
@@ -108,16 +105,23 @@ func doNotScheduleTaints(t *v1.Taint) bool {
 // getConstraints returns the pod's hard (DoNotSchedule) constraints, or the
 // hard default constraints when the pod has none of its own.
 func (pl *PodTopologySpread) getConstraints(pod *v1.Pod) ([]topologySpreadConstraint, error) {
+	return pl.constraintsFor(pod, v1.DoNotSchedule, "hard")
+}
+
+// constraintsFor returns the pod's constraints of the given action (kind
+// names it in errors, "hard" or "soft"), or the default ones when the pod
+// has no constraints of its own.
+func (pl *PodTopologySpread) constraintsFor(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, kind string) ([]topologySpreadConstraint, error) {
 	if len(pod.Spec.TopologySpreadConstraints) > 0 {
-		c, err := pl.filterTopologySpreadConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels, v1.DoNotSchedule)
+		c, err := pl.filterTopologySpreadConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels, action)
 		if err != nil {
-			return nil, wrapf("obtaining pod's hard topology spread constraints", err)
+			return nil, wrapf("obtaining pod's "+kind+" topology spread constraints", err)
 		}
 		return c, nil
 	}
-	c, err := pl.buildDefaultConstraints(pod, v1.DoNotSchedule)
+	c, err := pl.buildDefaultConstraints(pod, action)
 	if err != nil {
-		return nil, wrapf("setting default hard topology spread constraints", err)
+		return nil, wrapf("setting default "+kind+" topology spread constraints", err)
 	}
 	return c, nil
 }
@@ -178,22 +182,15 @@ func (pl *PodTopologySpread) filterTopologySpreadConstraints(constraints []v1.To
 				selector = mergeLabelSetWithSelector(matchLabels, selector)
 			}
 		}
-		tsc := topologySpreadConstraint{
+		// NodeInclusionPolicyInPodTopologySpread is GA and locked on.
+		result = append(result, topologySpreadConstraint{
 			MaxSkew:            c.MaxSkew,
 			TopologyKey:        c.TopologyKey,
 			Selector:           selector,
 			MinDomains:         ptr.Deref(c.MinDomains, 1),
-			NodeAffinityPolicy: v1.NodeInclusionPolicyHonor,
-			NodeTaintsPolicy:   v1.NodeInclusionPolicyIgnore,
-		}
-		// NodeInclusionPolicyInPodTopologySpread is GA and locked on.
-		if c.NodeAffinityPolicy != nil {
-			tsc.NodeAffinityPolicy = *c.NodeAffinityPolicy
-		}
-		if c.NodeTaintsPolicy != nil {
-			tsc.NodeTaintsPolicy = *c.NodeTaintsPolicy
-		}
-		result = append(result, tsc)
+			NodeAffinityPolicy: ptr.Deref(c.NodeAffinityPolicy, v1.NodeInclusionPolicyHonor),
+			NodeTaintsPolicy:   ptr.Deref(c.NodeTaintsPolicy, v1.NodeInclusionPolicyIgnore),
+		})
 	}
 	return result, nil
 }
@@ -210,16 +207,6 @@ func mergeLabelSetWithSelector(matchLabels labels.Set, s labels.Selector) labels
 		merged = merged.Add(r)
 	}
 	return merged
-}
-
-// counters returns a counter per constraint of its matching pods of
-// namespace ns per node; call release when the counting is done.
-func (pl *PodTopologySpread) counters(constraints []topologySpreadConstraint, ns string) ([]schedcore.SelectorCount, func()) {
-	sels := make([]labels.Selector, len(constraints))
-	for i := range constraints {
-		sels[i] = constraints[i].Selector
-	}
-	return pl.counts.Counts(pl.handle.Snapshot(), ns, sels)
 }
 
 // topologyKeys lists the constraints' topology keys, in order.

@@ -72,13 +72,8 @@ func (s *preFilterState) violations(nodeInfo *schedcore.NodeInfo, fn func(violat
 	var buf [4]schedcore.Domain
 	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	for i := range s.Constraints {
-		if doms[i] == schedcore.NoLabel {
-			fn(violation{constraint: i})
-			continue
-		}
-		matchNum, minMatchNum := int(s.counts.At(i, doms[i])), s.minMatchNum(i)
-		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(s.Constraints[i].MaxSkew) {
-			fn(violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum})
+		if v, bad := s.check(i, doms[i]); bad {
+			fn(v)
 		}
 	}
 }

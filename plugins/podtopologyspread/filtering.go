@@ -3,6 +3,7 @@ package podtopologyspread
 import (
 	"context"
 	"math"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -26,7 +27,7 @@ type preFilterState struct {
 	Constraints []topologySpreadConstraint
 	// CriticalPaths is indexed by constraint. [0] always holds the minimum
 	// match number; [1] is >= [0] but not necessarily the second minimum.
-	CriticalPaths []*criticalPaths
+	CriticalPaths []criticalPaths
 	counts        *schedcore.DomainCounts
 	// selfMatchNum is, per constraint, 1 when the constraint selects the
 	// incoming pod itself, else 0.
@@ -42,11 +43,7 @@ func (s *preFilterState) Clone() schedcore.StateData {
 	}
 	c := *s
 	c.counts = s.counts.Clone()
-	c.CriticalPaths = make([]*criticalPaths, len(s.CriticalPaths))
-	for i, p := range s.CriticalPaths {
-		cp := *p
-		c.CriticalPaths[i] = &cp
-	}
+	c.CriticalPaths = slices.Clone(s.CriticalPaths)
 	return &c
 }
 
@@ -58,8 +55,8 @@ type criticalPaths [2]struct {
 	MatchNum int
 }
 
-func newCriticalPaths() *criticalPaths {
-	return &criticalPaths{{Domain: schedcore.NoDomain, MatchNum: math.MaxInt32}, {Domain: schedcore.NoDomain, MatchNum: math.MaxInt32}}
+func newCriticalPaths() criticalPaths {
+	return criticalPaths{{Domain: schedcore.NoDomain, MatchNum: math.MaxInt32}, {Domain: schedcore.NoDomain, MatchNum: math.MaxInt32}}
 }
 
 func (p *criticalPaths) update(dom schedcore.Domain, num int) {
@@ -154,7 +151,7 @@ func (pl *PodTopologySpread) calPreFilterState(pod *v1.Pod) (*preFilterState, er
 	nc := len(constraints)
 	s := preFilterState{
 		Constraints:          constraints,
-		CriticalPaths:        make([]*criticalPaths, nc),
+		CriticalPaths:        make([]criticalPaths, nc),
 		counts:               schedcore.NewDomainCounts(pl.handle.Snapshot(), topologyKeys(constraints)...),
 		selfMatchNum:         make([]int, nc),
 		requiredNodeAffinity: helper.GetRequiredNodeAffinity(pod),
@@ -185,14 +182,11 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleSta
 	var buf [4]schedcore.Domain
 	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	for i := range s.Constraints {
-		c := &s.Constraints[i]
-		if doms[i] == schedcore.NoLabel {
-			pl.logFilter(nodeInfo, c, violation{constraint: i})
-			return statusNodeLabelNotMatch
-		}
-		matchNum, minMatchNum := int(s.counts.At(i, doms[i])), s.minMatchNum(i)
-		if skew := matchNum + s.selfMatchNum[i] - minMatchNum; skew > int(c.MaxSkew) {
-			pl.logFilter(nodeInfo, c, violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum})
+		if v, bad := s.check(i, doms[i]); bad {
+			pl.logFilter(nodeInfo, &s.Constraints[i], v)
+			if !v.labeled {
+				return statusNodeLabelNotMatch
+			}
 			return statusConstraintsNotMatch
 		}
 	}
@@ -207,13 +201,20 @@ type violation struct {
 	skew, matchNum, minMatchNum int
 }
 
-// minMatchNum returns constraint i's global minimum: the smallest match
-// number, or 0 when fewer domains than minDomains exist.
-func (s *preFilterState) minMatchNum(i int) int {
-	if s.counts.NumCounted(i) < int(s.Constraints[i].MinDomains) {
-		return 0
+// check returns what constraint i says of a node whose domain of its key
+// is dom (NoLabel: it lacks the key), and whether the node violates it.
+func (s *preFilterState) check(i int, dom schedcore.Domain) (violation, bool) {
+	if dom == schedcore.NoLabel {
+		return violation{constraint: i}, true
 	}
-	return s.CriticalPaths[i][0].MatchNum
+	// The global minimum: the smallest match number, or 0 when fewer
+	// domains than minDomains exist.
+	matchNum, minMatchNum := int(s.counts.At(i, dom)), s.CriticalPaths[i][0].MatchNum
+	if s.counts.NumCounted(i) < int(s.Constraints[i].MinDomains) {
+		minMatchNum = 0
+	}
+	skew := matchNum + s.selfMatchNum[i] - minMatchNum
+	return violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum}, skew > int(s.Constraints[i].MaxSkew)
 }
 
 // logFilter logs a failing node at V(5), as kube does; only failing nodes

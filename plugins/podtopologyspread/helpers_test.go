@@ -225,14 +225,20 @@ type scoreView struct {
 	TopologyNormalizingWeight []float64
 }
 
-// preScoreView reads the PreScore state of cs as a scoreView.
-func preScoreView(t *testing.T, cs *schedcore.CycleState) *scoreView {
+// preScoreView reads the PreScore state of cs, made over the feasible
+// nodes, as a scoreView.
+func preScoreView(t *testing.T, cs *schedcore.CycleState, feasible []*schedcore.NodeInfo) *scoreView {
 	t.Helper()
 	s, err := schedcore.ReadAs[*preScoreState](cs, preScoreStateKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &scoreView{Constraints: s.Constraints, IgnoredNodes: s.IgnoredNodes, TopologyNormalizingWeight: s.TopologyNormalizingWeight}
+	v := &scoreView{Constraints: s.Constraints, IgnoredNodes: sets.New[string](), TopologyNormalizingWeight: s.TopologyNormalizingWeight}
+	for k, ignored := range s.ignored {
+		if ignored {
+			v.IgnoredNodes.Insert(feasible[k].Name())
+		}
+	}
 	for i := range s.Constraints {
 		m := map[string]*int64{}
 		s.counts.ForEach(i, func(dom schedcore.Domain, n int64) { m[s.counts.Value(i, dom)] = &n })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -133,15 +134,6 @@ func involvedInTopologySpreading(incoming, podWithSpreading *v1.Pod) bool {
 	return incoming.Namespace == podWithSpreading.Namespace
 }
 
-func hasConstraintWithNodeTaintsPolicyHonor(constraints []topologySpreadConstraint) bool {
-	for i := range constraints {
-		if constraints[i].NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
-			return true
-		}
-	}
-	return false
-}
-
 // isSchedulableAfterTargetPodChange queues the pod when it got new
 // tolerations and a constraint honours taints, or when its labels changed
 // whether a constraint selects it.
@@ -157,7 +149,7 @@ func (pl *PodTopologySpread) isSchedulableAfterTargetPodChange(logger logr.Logge
 	if err != nil {
 		return schedcore.Queue, err
 	}
-	if !equality.Semantic.DeepEqual(modifiedPod.Spec.Tolerations, originalPod.Spec.Tolerations) && hasConstraintWithNodeTaintsPolicyHonor(constraints) {
+	if !equality.Semantic.DeepEqual(modifiedPod.Spec.Tolerations, originalPod.Spec.Tolerations) && slices.ContainsFunc(constraints, func(c topologySpreadConstraint) bool { return c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor }) {
 		logger.V(5).Info("the unschedulable pod has got a new toleration, which could make it schedulable",
 			"pod", klog.KObj(pod), "modifiedPod", klog.KObj(modifiedPod))
 		return schedcore.Queue, nil

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -18,10 +18,12 @@ const preScoreStateKey schedcore.StateKey = "PreScore" + Name
 // NormalizeColumn.
 type preScoreState struct {
 	Constraints []topologySpreadConstraint
-	// IgnoredNodes are the feasible nodes missing some required topology
-	// key: they score 0. ignored marks them by feasible index (nil: none).
-	IgnoredNodes sets.Set[string]
-	ignored      []bool
+	// requireAll is set when a node must have every topology key: the
+	// feasible nodes missing one are ignored (they score 0). ignored marks
+	// them by feasible index (nil: none), numIgnored counts them.
+	requireAll bool
+	ignored    []bool
+	numIgnored int
 	// counts holds the matching pods per domain of the feasible nodes;
 	// hostname constraints are counted per node, by hostCounts[i].
 	counts     *schedcore.DomainCounts
@@ -38,16 +40,8 @@ func (s *preScoreState) Clone() schedcore.StateData { return s }
 // domains of the feasible nodes and the normalizing weights.
 func (pl *PodTopologySpread) initPreScoreState(state *schedcore.CycleState, s *preScoreState, pod *v1.Pod, filteredNodes []*schedcore.NodeInfo, requireAllTopologies bool) error {
 	var err error
-	if len(pod.Spec.TopologySpreadConstraints) > 0 {
-		s.Constraints, err = pl.filterTopologySpreadConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels, v1.ScheduleAnyway)
-		if err != nil {
-			return wrapf("obtaining pod's soft topology spread constraints", err)
-		}
-	} else {
-		s.Constraints, err = pl.buildDefaultConstraints(pod, v1.ScheduleAnyway)
-		if err != nil {
-			return wrapf("setting default soft topology spread constraints", err)
-		}
+	if s.Constraints, err = pl.constraintsFor(pod, v1.ScheduleAnyway, "soft"); err != nil {
+		return err
 	}
 	if len(s.Constraints) == 0 {
 		return nil
@@ -68,7 +62,7 @@ func (pl *PodTopologySpread) initPreScoreState(state *schedcore.CycleState, s *p
 		var all bool
 		doms, all = s.counts.NodeDomains(ni, doms[:0])
 		if requireAllTopologies && !all {
-			s.IgnoredNodes.Insert(ni.Name())
+			s.numIgnored++
 			if s.ignored == nil {
 				s.ignored = make([]bool, len(filteredNodes))
 			}
@@ -87,7 +81,7 @@ func (pl *PodTopologySpread) initPreScoreState(state *schedcore.CycleState, s *p
 	for i := range s.Constraints {
 		sz := s.counts.NumCounted(i)
 		if s.Constraints[i].TopologyKey == v1.LabelHostname {
-			sz = len(filteredNodes) - len(s.IgnoredNodes)
+			sz = len(filteredNodes) - s.numIgnored
 		}
 		s.TopologyNormalizingWeight[i] = topologyNormalizingWeight(sz)
 	}
@@ -113,10 +107,10 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 	if len(allNodes) == 0 {
 		return schedcore.NewStatus(schedcore.Skip)
 	}
-	s := &preScoreState{IgnoredNodes: sets.New[string]()}
 	// Only non-system-default spreading requires every topology key, so that
 	// nodes without a zone label still get hostname spreading.
 	requireAllTopologies := len(pod.Spec.TopologySpreadConstraints) > 0 || !pl.systemDefaulted
+	s := &preScoreState{requireAll: requireAllTopologies}
 	if err := pl.initPreScoreState(state, s, pod, filteredNodes, requireAllTopologies); err != nil {
 		return schedcore.AsStatus(fmt.Errorf("calculating preScoreState: %w", err))
 	}
@@ -125,26 +119,21 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 	}
 	requiredNodeAffinity := helper.GetRequiredNodeAffinity(pod)
 	incl := pl.newInclusion(pod, &requiredNodeAffinity, s.Constraints)
-	if requireAllTopologies && !pl.noSoftTotals {
-		// Zone-like constraints from totals kept across cycles; hostname
-		// ones node by node in Score.
+	// Zone-like constraints from totals kept across cycles (softCounts), or
+	// node by node below; hostname ones node by node in Score, from
+	// counters settled here (with totals, only theirs: an empty selector
+	// counts nothing).
+	totals := requireAllTopologies && !pl.noSoftTotals
+	if totals {
 		pl.softCounts(pod, s, &incl)
-		s.hostCounts = make([]*schedcore.SelectorCount, len(s.Constraints))
-		for i := range s.Constraints {
-			if s.Constraints[i].TopologyKey == v1.LabelHostname {
-				counters, release := pl.counters(s.Constraints[i:i+1], pod.Namespace)
-				c := counters[0].Settle(ctx, pl.handle.Parallelizer(), pl.handle.Snapshot(), filteredNodes)
-				release()
-				s.hostCounts[i] = &c
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return schedcore.AsStatus(err)
-		}
-		state.Write(preScoreStateKey, s)
-		return nil
 	}
-	counters, release := pl.counters(s.Constraints, pod.Namespace)
+	sels := make([]labels.Selector, len(s.Constraints))
+	for i := range s.Constraints {
+		if sels[i] = labels.Everything(); !totals || s.Constraints[i].TopologyKey == v1.LabelHostname {
+			sels[i] = s.Constraints[i].Selector
+		}
+	}
+	counters, release := pl.counts.Counts(pl.handle.Snapshot(), pod.Namespace, sels)
 	defer release()
 	s.hostCounts = make([]*schedcore.SelectorCount, len(s.Constraints))
 	for i := range s.Constraints {
@@ -153,30 +142,33 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *schedcore.Cycl
 			s.hostCounts[i] = &c
 		}
 	}
-	// Domains without a feasible node, and hostname constraints, are
-	// skipped; a node without a matching pod adds nothing, so only the
-	// nodes with some are visited when the counts say which.
-	nodes := schedcore.NodesWithMatches(allNodes, counters, func(i int) bool { return s.hostCounts[i] == nil })
-	err := s.counts.CountNodes(ctx, pl.handle.Parallelizer(), nodes, func(ni *schedcore.NodeInfo, doms []schedcore.Domain, all bool, row []int32) {
-		if requireAllTopologies && !all {
-			return
-		}
-		var v uint16
-		for i, dom := range doms {
-			if dom == schedcore.NoLabel {
-				dom = s.counts.ValueDomain(i, "")
+	err := ctx.Err()
+	if !totals {
+		// Domains without a feasible node, and hostname constraints, are
+		// skipped; a node without a matching pod adds nothing, so only the
+		// nodes with some are visited when the counts say which.
+		nodes := schedcore.NodesWithMatches(allNodes, counters, func(i int) bool { return s.hostCounts[i] == nil })
+		err = s.counts.CountNodes(ctx, pl.handle.Parallelizer(), nodes, func(ni *schedcore.NodeInfo, doms []schedcore.Domain, all bool, row []int32) {
+			if requireAllTopologies && !all {
+				return
 			}
-			if s.hostCounts[i] != nil || !s.counts.Counted(i, dom) {
-				continue
+			var v uint16
+			for i, dom := range doms {
+				if dom == schedcore.NoLabel {
+					dom = s.counts.ValueDomain(i, "")
+				}
+				if s.hostCounts[i] != nil || !s.counts.Counted(i, dom) {
+					continue
+				}
+				if v == 0 {
+					v = incl.verdict(ni)
+				}
+				if s.Constraints[i].includes(v) {
+					row[i] = int32(counters[i].Count(ni))
+				}
 			}
-			if v == 0 {
-				v = incl.verdict(ni)
-			}
-			if s.Constraints[i].includes(v) {
-				row[i] = int32(counters[i].Count(ni))
-			}
-		}
-	})
+		})
+	}
 	if err != nil {
 		return schedcore.AsStatus(err)
 	}
@@ -193,11 +185,12 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *schedcore.CycleStat
 	if err != nil {
 		return 0, schedcore.AsStatus(err)
 	}
-	if len(s.IgnoredNodes) > 0 && s.IgnoredNodes.Has(nodeInfo.Name()) {
+	var buf [4]schedcore.Domain
+	doms, all := s.counts.NodeDomains(nodeInfo, buf[:0])
+	if s.requireAll && !all {
+		// An ignored node.
 		return 0, nil
 	}
-	var buf [4]schedcore.Domain
-	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	var score float64
 	for i, dom := range doms {
 		if dom == schedcore.NoLabel {

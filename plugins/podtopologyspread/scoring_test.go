@@ -291,7 +291,7 @@ func TestPreScoreState(t *testing.T) {
 			if s := p.PreScore(context.Background(), cs, tt.pod, snap.List()); !s.IsSuccess() {
 				t.Fatal(s.AsError())
 			}
-			got := preScoreView(t, cs)
+			got := preScoreView(t, cs, snap.List())
 			if diff := cmp.Diff(tt.want, got, stateCmpOpts...); diff != "" {
 				t.Errorf("PreScore state (-want +got):\n%s", diff)
 			}

@@ -54,7 +54,7 @@ func TestPreFilterStateClone(t *testing.T) {
 	snap := schedcore.NewSnapshot(nil, []*v1.Node{schedtest.ZoneNode("n1", "zone1").Obj(), schedtest.ZoneNode("n2", "zone2").Obj()})
 	s := &preFilterState{
 		Constraints:   []topologySpreadConstraint{want(1, "zone", mustSel(t, fooSelector))},
-		CriticalPaths: []*criticalPaths{newCriticalPaths()},
+		CriticalPaths: []criticalPaths{newCriticalPaths()},
 		counts:        schedcore.NewDomainCounts(snap, "zone"),
 		selfMatchNum:  []int{1},
 	}

@@ -43,18 +43,15 @@ func countsKey(pod *v1.Pod, constraints []topologySpreadConstraint, i int) *sche
 // hardCounts fills s.counts with the pods each constraint matches per
 // domain over every node that counts (it has all the topology keys and
 // passes the inclusion policies), from totals kept across cycles (members
-// per domain: membersKey, matching pods: countsKey), which read only the
-// nodes replaced since; filled from scratch, only nodes with matches.
+// per domain: membersKey, matching pods: readCounts).
 func (pl *PodTopologySpread) hardCounts(pod *v1.Pod, s *preFilterState, incl *inclusion) {
 	snap := pl.handle.Snapshot()
 	for i := range s.Constraints {
-		lc := pl.lazyCount(snap, pod.Namespace, &s.Constraints[i])
-		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), lc.Candidates, lc.Counts, func(counts []int64, _ []int32) {
+		pl.readCounts(pod, s.Constraints, i, s.counts, incl, func(counts []int64) {
 			pl.members.Read(membersKey(pod, s.Constraints, i), snap, memberOf(s.Constraints, i, s.counts, incl), func(_ []int64, members []int32) {
 				s.counts.Load(i, counts, members)
 			})
 		})
-		lc.Done()
 	}
 }
 
@@ -73,28 +70,27 @@ func memberOf(constraints []topologySpreadConstraint, i int, counts *schedcore.D
 	}
 }
 
-// countOf returns a node's share of constraint i's counts: its matching
-// pods in its domain, when it counts (memberOf) and holds some.
-func countOf(lc *schedcore.LazyCount, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion) func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+// readCounts calls fn with constraint i's matching pods per domain (by
+// counts' domains) over every node that counts (memberOf), from totals
+// kept across cycles (countsKey), which read only the nodes replaced
+// since; filled from scratch, only the nodes with matching pods (a
+// LazyCount: tests lower lazyCountAfter to exercise both of its ways).
+func (pl *PodTopologySpread) readCounts(pod *v1.Pod, constraints []topologySpreadConstraint, i int, counts *schedcore.DomainCounts, incl *inclusion, fn func(counts []int64)) {
+	snap := pl.handle.Snapshot()
+	lc := pl.counts.Lazy(snap, pod.Namespace, constraints[i].Selector)
+	if lazyCountAfter >= 0 {
+		lc.After = lazyCountAfter
+	}
 	member := memberOf(constraints, i, counts, incl)
-	return func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+	pl.totals.ReadSparse(countsKey(pod, constraints, i), snap, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
 		dom, _, ok := member(ni)
 		if !ok {
 			return 0, 0, false
 		}
 		n := lc.Count(ni)
 		return dom, n, n > 0
-	}
-}
-
-// lazyCount returns a LazyCount of constraint c's matching pods; tests
-// lower lazyCountAfter to exercise both of its ways.
-func (pl *PodTopologySpread) lazyCount(snap *schedcore.Snapshot, ns string, c *topologySpreadConstraint) *schedcore.LazyCount {
-	lc := pl.counts.Lazy(snap, ns, c.Selector)
-	if lazyCountAfter >= 0 {
-		lc.After = lazyCountAfter
-	}
-	return lc
+	}, lc.Candidates, lc.Counts, func(c []int64, _ []int32) { fn(c) })
+	lc.Done()
 }
 
 // lazyCountAfter, when not negative, replaces LazyCount.After (tests).
@@ -105,7 +101,6 @@ var lazyCountAfter = -1
 // node that counts (as hardCounts: only with requireAllTopologies, when a
 // node without every key counts nowhere), from the same totals of counts.
 func (pl *PodTopologySpread) softCounts(pod *v1.Pod, s *preScoreState, incl *inclusion) {
-	snap := pl.handle.Snapshot()
 	var doms []schedcore.Domain
 	for i := range s.Constraints {
 		if s.Constraints[i].TopologyKey == v1.LabelHostname {
@@ -116,14 +111,12 @@ func (pl *PodTopologySpread) softCounts(pod *v1.Pod, s *preScoreState, incl *inc
 		if len(doms) == 0 {
 			continue
 		}
-		lc := pl.lazyCount(snap, pod.Namespace, &s.Constraints[i])
-		pl.totals.ReadSparse(countsKey(pod, s.Constraints, i), snap, countOf(lc, s.Constraints, i, s.counts, incl), lc.Candidates, lc.Counts, func(counts []int64, _ []int32) {
+		pl.readCounts(pod, s.Constraints, i, s.counts, incl, func(counts []int64) {
 			for _, dom := range doms {
 				if int(dom) < len(counts) && counts[dom] != 0 {
 					s.counts.Add(i, dom, counts[dom])
 				}
 			}
 		})
-		lc.Done()
 	}
 }

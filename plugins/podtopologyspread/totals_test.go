@@ -36,7 +36,7 @@ func comparePreScore(t *testing.T, p, scratch *PodTopologySpread, pod *v1.Pod, s
 	if !ws.IsSuccess() {
 		return
 	}
-	if diff := cmp.Diff(preScoreView(t, wantState), preScoreView(t, gotState), stateCmpOpts...); diff != "" {
+	if diff := cmp.Diff(preScoreView(t, wantState, feasible), preScoreView(t, gotState, feasible), stateCmpOpts...); diff != "" {
 		t.Fatalf("step %d, pod %s: PreScore state from totals differs (-scratch +totals):\n%s", step, pod.Name, diff)
 	}
 	for _, ni := range feasible {
