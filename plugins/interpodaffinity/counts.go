@@ -48,15 +48,12 @@ func (pl *InterPodAffinity) existingCounts(pod *v1.Pod, nsLabels labels.Set) (co
 		if len(g.counts) == 0 || pl.fastPath && g.term.TopologyKey == v1.LabelHostname || !g.term.Matches(pod, nsLabels) {
 			return
 		}
-		if counts.KeyIndex(g.term.TopologyKey) < 0 {
-			// The key's first group: its counts as they are.
-			g.shareCounts(snap, counts, counts.AddKey(g.term.TopologyKey))
-			return
+		// The key's first group: its counts as they are.
+		k, first := counts.KeyIndex(g.term.TopologyKey), false
+		if k < 0 {
+			k, first = counts.AddKey(g.term.TopologyKey), true
 		}
-		k := counts.KeyIndex(g.term.TopologyKey)
-		for v, c := range g.counts {
-			counts.AddValue(k, v, int64(c))
-		}
+		g.addTo(snap, counts, k, first)
 	})
 	return counts, pl.fastPath && x.mixed > 0
 }
@@ -76,62 +73,53 @@ func (pl *InterPodAffinity) incomingCounts(affinityTerms, antiAffinityTerms []sc
 		key.String("N").AffinityTerm(&antiAffinityTerms[i])
 	}
 	base := key.Key()
-	for k := 0; k < affinity.NumKeys(); k++ {
-		// A pod matching all the terms counts once per term of the key.
-		var perPod int64
-		for i := range affinityTerms {
-			if affinityTerms[i].TopologyKey == affinity.KeyName(k) {
-				perPod++
-			}
-		}
-		// Only a node where the first term matches a pod may have a share.
-		candidates := pl.termCandidates(snap, affinityTerms[:1])
-		pl.requiredTotals.LoadSparse(new(schedcore.MemoKey).String(base).String("A").Int(int64(k)), snap, affinity, k, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
-			dom, ok := affinity.NodeDomain(k, ni)
+	// load fills key k of d from the totals of tag: a node's share is its
+	// pods' perPod summed; only a node where one of terms matches a pod may
+	// have one.
+	load := func(d *schedcore.DomainCounts, tag string, k int, terms []schedcore.AffinityTerm, perPod func(*v1.Pod) int64) {
+		pl.requiredTotals.LoadSparse(new(schedcore.MemoKey).String(base).String(tag).Int(int64(k)), snap, d, k, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
+			dom, ok := d.NodeDomain(k, ni)
 			if !ok {
 				return 0, 0, false
 			}
 			var n int64
 			for _, existing := range ni.Pods {
-				if podMatchesAllAffinityTerms(affinityTerms, existing.Pod) {
-					n += perPod
-				}
+				n += perPod(existing.Pod)
 			}
 			return dom, n, n > 0
-		}, candidates, func(pi *schedcore.PodInfo) bool { return podMatchesAllAffinityTerms(affinityTerms, pi.Pod) })
+		}, pl.termCandidates(snap, terms), func(pi *schedcore.PodInfo) bool { return perPod(pi.Pod) > 0 })
+	}
+	for k := 0; k < affinity.NumKeys(); k++ {
+		// A pod matching all the terms counts once per term of the key.
+		var perKey int64
+		for i := range affinityTerms {
+			if affinityTerms[i].TopologyKey == affinity.KeyName(k) {
+				perKey++
+			}
+		}
+		load(affinity, "A", k, affinityTerms[:1], func(p *v1.Pod) int64 {
+			if podMatchesAllAffinityTerms(affinityTerms, p) {
+				return perKey
+			}
+			return 0
+		})
 	}
 	for k := 0; k < anti.NumKeys(); k++ {
-		name := anti.KeyName(k)
-		// Only a node where one of the key's terms matches a pod may have
-		// a share.
+		// A pod counts once per term of the key that matches it.
 		var keyTerms []schedcore.AffinityTerm
 		for j := range antiAffinityTerms {
-			if antiAffinityTerms[j].TopologyKey == name {
+			if antiAffinityTerms[j].TopologyKey == anti.KeyName(k) {
 				keyTerms = append(keyTerms, antiAffinityTerms[j])
 			}
 		}
-		pl.requiredTotals.LoadSparse(new(schedcore.MemoKey).String(base).String("N").Int(int64(k)), snap, anti, k, func(ni *schedcore.NodeInfo) (schedcore.Domain, int64, bool) {
-			dom, ok := anti.NodeDomain(k, ni)
-			if !ok {
-				return 0, 0, false
-			}
+		load(anti, "N", k, keyTerms, func(p *v1.Pod) int64 {
 			var n int64
-			for _, existing := range ni.Pods {
-				for j := range antiAffinityTerms {
-					if antiAffinityTerms[j].TopologyKey == name && antiAffinityTerms[j].Matches(existing.Pod, nil) {
-						n++
-					}
-				}
-			}
-			return dom, n, n > 0
-		}, pl.termCandidates(snap, keyTerms), func(pi *schedcore.PodInfo) bool {
-			// The pods the share counts: those a term of the key matches.
 			for j := range keyTerms {
-				if keyTerms[j].Matches(pi.Pod, nil) {
-					return true
+				if keyTerms[j].Matches(p, nil) {
+					n++
 				}
 			}
-			return false
+			return n
 		})
 	}
 	return affinity, anti

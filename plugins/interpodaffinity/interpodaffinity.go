@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/plugins/names"
@@ -119,13 +120,6 @@ func podAntiAffinityTerms(a *v1.Affinity) []v1.PodAffinityTerm {
 	return nil
 }
 
-func podRef(p *v1.Pod) string {
-	if p == nil {
-		return ""
-	}
-	return schedcore.PodName(p)
-}
-
 // isSchedulableAfterAssignedPodChange queues the pod when an assigned (or
 // nominated) pod is added matching all of its affinity terms, relabelled to
 // start matching them or to stop matching its anti-affinity, or deleted while
@@ -139,7 +133,7 @@ func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger logr.Logg
 	if (modifiedPod != nil && modifiedPod.Spec.NodeName == "" && modifiedPod.Status.NominatedNodeName == "") ||
 		(originalPod != nil && originalPod.Spec.NodeName == "" && originalPod.Status.NominatedNodeName == "") {
 		logger.V(5).Info("the added/updated/deleted pod is unscheduled, so it doesn't make the target pod schedulable",
-			"pod", podRef(pod), "originalPod", podRef(originalPod), "modifiedPod", podRef(modifiedPod))
+			"pod", klog.KObj(pod), "originalPod", klog.KObj(originalPod), "modifiedPod", klog.KObj(modifiedPod))
 		return schedcore.QueueSkip, nil
 	}
 
@@ -156,16 +150,16 @@ func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger logr.Logg
 	if modifiedPod != nil && originalPod != nil {
 		if !podMatchesAllAffinityTerms(terms, originalPod) && podMatchesAllAffinityTerms(terms, modifiedPod) {
 			logger.V(5).Info("a scheduled pod was updated to match the target pod's affinity, and the pod may be schedulable now",
-				"pod", podRef(pod), "modifiedPod", podRef(modifiedPod))
+				"pod", klog.KObj(pod), "modifiedPod", klog.KObj(modifiedPod))
 			return schedcore.Queue, nil
 		}
 		if podMatchesAnyAffinityTerms(antiTerms, originalPod) && !podMatchesAnyAffinityTerms(antiTerms, modifiedPod) {
 			logger.V(5).Info("a scheduled pod was updated not to match the target pod's anti affinity, and the pod may be schedulable now",
-				"pod", podRef(pod), "modifiedPod", podRef(modifiedPod))
+				"pod", klog.KObj(pod), "modifiedPod", klog.KObj(modifiedPod))
 			return schedcore.Queue, nil
 		}
 		logger.V(5).Info("a scheduled pod was updated but it doesn't match the target pod's affinity or does match the target pod's anti-affinity",
-			"pod", podRef(pod), "modifiedPod", podRef(modifiedPod))
+			"pod", klog.KObj(pod), "modifiedPod", klog.KObj(modifiedPod))
 		return schedcore.QueueSkip, nil
 	}
 
@@ -173,18 +167,18 @@ func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger logr.Logg
 	if modifiedPod != nil {
 		if podMatchesAllAffinityTerms(terms, modifiedPod) {
 			logger.V(5).Info("a scheduled pod was added and it matches the target pod's affinity",
-				"pod", podRef(pod), "modifiedPod", podRef(modifiedPod))
+				"pod", klog.KObj(pod), "modifiedPod", klog.KObj(modifiedPod))
 			return schedcore.Queue, nil
 		}
 		logger.V(5).Info("a scheduled pod was added and it doesn't match the target pod's affinity",
-			"pod", podRef(pod), "modifiedPod", podRef(modifiedPod))
+			"pod", klog.KObj(pod), "modifiedPod", klog.KObj(modifiedPod))
 		return schedcore.QueueSkip, nil
 	}
 
 	// Deleted.
 	if podMatchesAnyAffinityTerms(antiTerms, originalPod) {
 		logger.V(5).Info("a scheduled pod was deleted and it matches the target pod's anti-affinity. The pod may be schedulable now",
-			"pod", podRef(pod), "originalPod", podRef(originalPod))
+			"pod", klog.KObj(pod), "originalPod", klog.KObj(originalPod))
 		return schedcore.Queue, nil
 	}
 	originalPodAntiTerms, err := schedcore.AffinityTerms(originalPod, podAntiAffinityTerms(originalPod.Spec.Affinity))
@@ -193,18 +187,18 @@ func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger logr.Logg
 	}
 	if podMatchesAnyAffinityTerms(originalPodAntiTerms, pod) {
 		logger.V(5).Info("a scheduled pod was deleted and the target pod matches the deleted pod's anti-affinity. The pod may be schedulable now",
-			"pod", podRef(pod), "originalPod", podRef(originalPod))
+			"pod", klog.KObj(pod), "originalPod", klog.KObj(originalPod))
 		return schedcore.Queue, nil
 	}
 	logger.V(5).Info("a scheduled pod was deleted but it doesn't match the target pod's anti-affinity, nor vice versa",
-		"pod", podRef(pod), "originalPod", podRef(originalPod))
+		"pod", klog.KObj(pod), "originalPod", klog.KObj(originalPod))
 	return schedcore.QueueSkip, nil
 }
 
 // isSchedulableAfterTargetPodUpdateLabel always queues: another pod's
 // anti-affinity may have matched the old labels only.
 func (pl *InterPodAffinity) isSchedulableAfterTargetPodUpdateLabel(logger logr.Logger, pod *v1.Pod, _, _ any) (schedcore.QueueingHint, error) {
-	logger.V(5).Info("the target pod labels have changed and it may be schedulable now", "pod", podRef(pod))
+	logger.V(5).Info("the target pod labels have changed and it may be schedulable now", "pod", klog.KObj(pod))
 	return schedcore.Queue, nil
 }
 
@@ -225,7 +219,7 @@ func (pl *InterPodAffinity) isSchedulableAfterNodeChange(logger logr.Logger, pod
 		if originalNode == nil {
 			if _, ok := modifiedNode.Labels[term.TopologyKey]; ok {
 				logger.V(5).Info("A node with a matched pod affinity topologyKey was added and it may make the pod schedulable",
-					"pod", podRef(pod), "node", modifiedNode.Name)
+					"pod", klog.KObj(pod), "node", modifiedNode.Name)
 				return schedcore.Queue, nil
 			}
 			continue
@@ -234,12 +228,12 @@ func (pl *InterPodAffinity) isSchedulableAfterNodeChange(logger logr.Logger, pod
 		mv, mHas := modifiedNode.Labels[term.TopologyKey]
 		if !oHas && mHas {
 			logger.V(5).Info("A node got updated to have the topology key of pod affinity, which may make the pod schedulable",
-				"pod", podRef(pod), "node", modifiedNode.Name)
+				"pod", klog.KObj(pod), "node", modifiedNode.Name)
 			return schedcore.Queue, nil
 		}
 		if oHas && mHas && ov != mv {
 			logger.V(5).Info("A node is moved to a different domain of pod affinity, which may make the pod schedulable",
-				"pod", podRef(pod), "node", modifiedNode.Name)
+				"pod", klog.KObj(pod), "node", modifiedNode.Name)
 			return schedcore.Queue, nil
 		}
 	}
@@ -253,23 +247,23 @@ func (pl *InterPodAffinity) isSchedulableAfterNodeChange(logger logr.Logger, pod
 			// A node without the key always accepts the pod; one with it may
 			// join a domain free of the pods the pod repels.
 			logger.V(5).Info("A node was added and it may make the pod schedulable",
-				"pod", podRef(pod), "node", modifiedNode.Name)
+				"pod", klog.KObj(pod), "node", modifiedNode.Name)
 			return schedcore.Queue, nil
 		}
 		ov, oHas := originalNode.Labels[term.TopologyKey]
 		mv, mHas := modifiedNode.Labels[term.TopologyKey]
 		if oHas && !mHas {
 			logger.V(5).Info("A node got updated to not have the topology key of pod anti-affinity, which may make the pod schedulable",
-				"pod", podRef(pod), "node", modifiedNode.Name)
+				"pod", klog.KObj(pod), "node", modifiedNode.Name)
 			return schedcore.Queue, nil
 		}
 		if oHas && mHas && ov != mv {
 			logger.V(5).Info("A node is moved to a different domain of pod anti-affinity, which may make the pod schedulable",
-				"pod", podRef(pod), "node", modifiedNode.Name)
+				"pod", klog.KObj(pod), "node", modifiedNode.Name)
 			return schedcore.Queue, nil
 		}
 	}
 	logger.V(5).Info("a node is added/updated but doesn't have any topologyKey which matches pod affinity/anti-affinity",
-		"pod", podRef(pod), "node", modifiedNode.Name)
+		"pod", klog.KObj(pod), "node", modifiedNode.Name)
 	return schedcore.QueueSkip, nil
 }

@@ -2,8 +2,8 @@ package interpodaffinity
 
 import (
 	"context"
-	"slices"
 
+	"github.com/kubectl-sched/kubectl-sched/plugins/helper"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
@@ -22,9 +22,7 @@ func (pl *InterPodAffinity) Prepare(_ context.Context, snap *schedcore.Snapshot)
 	var keys, topo []string
 	add := func(t *schedcore.AffinityTerm) {
 		keys = schedcore.IndexedKeys(keys, t.Selector)
-		if !slices.Contains(topo, t.TopologyKey) {
-			topo = append(topo, t.TopologyKey)
-		}
+		topo = helper.AppendNew(topo, t.TopologyKey)
 	}
 	for _, ni := range snap.HavePodsWithAffinityList() {
 		for _, p := range ni.PodsWithAffinity {

@@ -40,48 +40,37 @@ type termGroup struct {
 	pair string
 	// shared is counts by domain (one key, the term's), made from counts
 	// when a cycle first needs them and kept up to date with them:
-	// PreFilter's existing counts share it (anti, see shareCounts),
-	// PreScore adds it (addTo). A domain whose count went back to 0 stays
+	// PreFilter's existing counts share it or add it (anti), PreScore adds
+	// it (addTo). A domain whose count went back to 0 stays
 	// counted there: PreFilter only reads the counts (NonZero, At), addTo
 	// skips zeros.
 	shared *schedcore.DomainCounts
 }
 
-// shareCounts makes key k of into (a new key) the group's counts, shared
-// copy-on-write with the group's own DomainCounts (apply adds to it as to
-// counts): made again when the snapshot's nodes changed since (the label
-// column it was made over is no longer the snapshot's: ShareKey refuses
-// it).
-func (g *termGroup) shareCounts(snap *schedcore.Snapshot, into *schedcore.DomainCounts, k int) {
-	if g.shared != nil && into.ShareKey(k, g.shared, 0) {
-		return
-	}
-	g.shared = schedcore.NewDomainCounts(snap, g.term.TopologyKey)
-	for v, c := range g.counts {
-		g.shared.AddValue(0, v, int64(c))
-	}
-	if !into.ShareKey(k, g.shared, 0) {
-		// Not over snap (into is always, in PreFilter): count in place.
-		for v, c := range g.counts {
-			into.AddValue(k, v, int64(c))
-		}
-	}
-}
-
-// addTo adds the group's counts times its weight to key k of into (over
-// snap), by domain from the group's own counts by domain (shared, made
-// from counts when there are none over snap's label column): a cycle then
+// addTo adds the group's counts times its weight to key k of into (over snap),
+// by domain from the group's own counts by domain (shared, made from
+// counts when there are none over snap's label column): a cycle then
 // looks up no value, and a hostname term's thousands of values cost an
-// array pass.
-func (g *termGroup) addTo(snap *schedcore.Snapshot, into *schedcore.DomainCounts, k int) {
-	if g.shared != nil && into.AddKeyScaled(k, g.shared, 0, g.weight) {
+// array pass. With share (key k new, weight 1), key k is made the group's
+// counts by domain instead, shared copy-on-write (apply adds to them as to
+// counts). The counts by domain are made again when the snapshot's nodes
+// changed since (the label column they were made over is no longer the
+// snapshot's: ShareKey and AddKeyScaled refuse them).
+func (g *termGroup) addTo(snap *schedcore.Snapshot, into *schedcore.DomainCounts, k int, share bool) {
+	put := func() bool {
+		if share {
+			return into.ShareKey(k, g.shared, 0)
+		}
+		return into.AddKeyScaled(k, g.shared, 0, g.weight)
+	}
+	if g.shared != nil && put() {
 		return
 	}
 	g.shared = schedcore.NewDomainCounts(snap, g.term.TopologyKey)
 	for v, c := range g.counts {
 		g.shared.AddValue(0, v, int64(c))
 	}
-	if !into.AddKeyScaled(k, g.shared, 0, g.weight) {
+	if !put() {
 		// Not over snap: by value.
 		for v, c := range g.counts {
 			into.AddValue(k, v, int64(c)*g.weight)

@@ -55,7 +55,7 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *schedcore.
 		if len(g.counts) == 0 || !g.term.Matches(pod, s.namespaceLabels) {
 			return
 		}
-		g.addTo(snap, s.scores, keyOf(s.scores, g.term.TopologyKey))
+		g.addTo(snap, s.scores, keyOf(s.scores, g.term.TopologyKey), false)
 	})
 	pl.terms.mu.Unlock()
 
