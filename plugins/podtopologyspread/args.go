@@ -6,7 +6,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 )
@@ -104,14 +103,13 @@ func validateTopologyKey(p *field.Path, v string) field.ErrorList {
 }
 
 func validateWhenUnsatisfiable(p *field.Path, v v1.UnsatisfiableConstraintAction) *field.Error {
-	supported := sets.New(string(v1.DoNotSchedule), string(v1.ScheduleAnyway))
-	if len(v) == 0 {
+	switch v {
+	case "":
 		return field.Required(p, "can not be empty")
+	case v1.DoNotSchedule, v1.ScheduleAnyway:
+		return nil
 	}
-	if !supported.Has(string(v)) {
-		return field.NotSupported(p, v, sets.List(supported))
-	}
-	return nil
+	return field.NotSupported(p, v, []string{string(v1.DoNotSchedule), string(v1.ScheduleAnyway)})
 }
 
 func validateConstraintNotRepeat(path *field.Path, constraints []v1.TopologySpreadConstraint, idx int) *field.Error {

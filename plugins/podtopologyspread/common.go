@@ -82,7 +82,7 @@ func (pl *PodTopologySpread) inclusionOf(pod *v1.Pod, require *helper.RequiredNo
 	if match, _ := require.MatchNodeInfo(ni); !match {
 		v |= inclAffinityFails
 	}
-	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(pl.handle.Logger(), node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaints, pl.enableTaintTolerationComparisonOperators); untolerated {
+	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(pl.handle.Logger(), node.Spec.Taints, pod.Spec.Tolerations, helper.DoNotScheduleTaints, pl.enableTaintTolerationComparisonOperators); untolerated {
 		v |= inclTaintsFail
 	}
 	return v
@@ -97,21 +97,14 @@ func (tsc *topologySpreadConstraint) includes(v uint16) bool {
 	return tsc.NodeTaintsPolicy != v1.NodeInclusionPolicyHonor || v&inclTaintsFail == 0
 }
 
-// doNotScheduleTaints keeps the taints that matter for scheduling.
-func doNotScheduleTaints(t *v1.Taint) bool {
-	return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
-}
-
-// getConstraints returns the pod's hard (DoNotSchedule) constraints, or the
-// hard default constraints when the pod has none of its own.
-func (pl *PodTopologySpread) getConstraints(pod *v1.Pod) ([]topologySpreadConstraint, error) {
-	return pl.constraintsFor(pod, v1.DoNotSchedule, "hard")
-}
-
-// constraintsFor returns the pod's constraints of the given action (kind
-// names it in errors, "hard" or "soft"), or the default ones when the pod
-// has no constraints of its own.
-func (pl *PodTopologySpread) constraintsFor(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, kind string) ([]topologySpreadConstraint, error) {
+// getConstraints returns the pod's constraints of the given action (hard:
+// DoNotSchedule, soft: ScheduleAnyway), or the default ones when the pod
+// has none of its own.
+func (pl *PodTopologySpread) getConstraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]topologySpreadConstraint, error) {
+	kind := "hard"
+	if action == v1.ScheduleAnyway {
+		kind = "soft"
+	}
 	if len(pod.Spec.TopologySpreadConstraints) > 0 {
 		c, err := pl.filterTopologySpreadConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels, action)
 		if err != nil {

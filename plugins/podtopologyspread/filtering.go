@@ -141,7 +141,7 @@ func (pl *PodTopologySpread) updateWithPod(s *preFilterState, updatedPod, preemp
 // counts for a constraint when it has all the constraints' topology keys
 // and passes the constraint's node inclusion policies.
 func (pl *PodTopologySpread) calPreFilterState(pod *v1.Pod) (*preFilterState, error) {
-	constraints, err := pl.getConstraints(pod)
+	constraints, err := pl.getConstraints(pod, v1.DoNotSchedule)
 	if err != nil {
 		return nil, wrapf("get constraints from pod", err)
 	}
@@ -182,9 +182,10 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *schedcore.CycleSta
 	var buf [4]schedcore.Domain
 	doms, _ := s.counts.NodeDomains(nodeInfo, buf[:0])
 	for i := range s.Constraints {
-		if v, bad := s.check(i, doms[i]); bad {
-			pl.logFilter(nodeInfo, &s.Constraints[i], v)
-			if !v.labeled {
+		// check's rule, inline: Filter runs pods × nodes times.
+		if dom := doms[i]; dom == schedcore.NoLabel || int(s.counts.At(i, dom))+s.selfMatchNum[i]-s.minMatchNum(i) > int(s.Constraints[i].MaxSkew) {
+			pl.logFilter(nodeInfo, s, i, dom)
+			if dom == schedcore.NoLabel {
 				return statusNodeLabelNotMatch
 			}
 			return statusConstraintsNotMatch
@@ -202,29 +203,36 @@ type violation struct {
 }
 
 // check returns what constraint i says of a node whose domain of its key
-// is dom (NoLabel: it lacks the key), and whether the node violates it.
+// is dom (NoLabel: it lacks the key), and whether the node violates it:
+// the skew the pod would cause there (matching pods, plus 1 if the pod
+// matches itself, minus the global minimum) exceeds maxSkew.
 func (s *preFilterState) check(i int, dom schedcore.Domain) (violation, bool) {
 	if dom == schedcore.NoLabel {
 		return violation{constraint: i}, true
 	}
-	// The global minimum: the smallest match number, or 0 when fewer
-	// domains than minDomains exist.
-	matchNum, minMatchNum := int(s.counts.At(i, dom)), s.CriticalPaths[i][0].MatchNum
-	if s.counts.NumCounted(i) < int(s.Constraints[i].MinDomains) {
-		minMatchNum = 0
-	}
+	matchNum, minMatchNum := int(s.counts.At(i, dom)), s.minMatchNum(i)
 	skew := matchNum + s.selfMatchNum[i] - minMatchNum
 	return violation{constraint: i, labeled: true, skew: skew, matchNum: matchNum, minMatchNum: minMatchNum}, skew > int(s.Constraints[i].MaxSkew)
 }
 
-// logFilter logs a failing node at V(5), as kube does; only failing nodes
-// pay for it.
-func (pl *PodTopologySpread) logFilter(nodeInfo *schedcore.NodeInfo, c *topologySpreadConstraint, v violation) {
+// minMatchNum returns constraint i's global minimum: the smallest match
+// number, or 0 when fewer domains than minDomains exist.
+func (s *preFilterState) minMatchNum(i int) int {
+	if s.counts.NumCounted(i) < int(s.Constraints[i].MinDomains) {
+		return 0
+	}
+	return s.CriticalPaths[i][0].MatchNum
+}
+
+// logFilter logs a node failing constraint i at V(5), as kube does; only
+// failing nodes pay for it.
+func (pl *PodTopologySpread) logFilter(nodeInfo *schedcore.NodeInfo, s *preFilterState, i int, dom schedcore.Domain) {
 	if l := pl.handle.Logger().V(5); l.Enabled() {
+		v, _ := s.check(i, dom)
 		msg := "Node failed spreadConstraint: matchNum + selfMatchNum - minMatchNum > maxSkew"
 		if !v.labeled {
 			msg = "Node doesn't have required topology label for spread constraint"
 		}
-		l.Info(msg, "node", nodeInfo.Node().Name, "topologyKey", c.TopologyKey, "matchNum", v.matchNum, "selfMatchNum", v.skew-v.matchNum+v.minMatchNum, "minMatchNum", v.minMatchNum, "maxSkew", c.MaxSkew)
+		l.Info(msg, "node", nodeInfo.Node().Name, "topologyKey", s.Constraints[i].TopologyKey, "matchNum", v.matchNum, "selfMatchNum", s.selfMatchNum[i], "minMatchNum", v.minMatchNum, "maxSkew", s.Constraints[i].MaxSkew)
 	}
 }

@@ -47,7 +47,7 @@ var (
 // compares the counts of matching pods across domains, which every copy
 // placed changes.
 func (pl *PodTopologySpread) NodeLocal(pod *v1.Pod) bool {
-	c, err := pl.getConstraints(pod)
+	c, err := pl.getConstraints(pod, v1.DoNotSchedule)
 	return err == nil && len(c) == 0
 }
 
@@ -145,7 +145,7 @@ func (pl *PodTopologySpread) isSchedulableAfterTargetPodChange(logger logr.Logge
 	if originalPod == nil || modifiedPod == nil {
 		return schedcore.Queue, fmt.Errorf("target pod update without old or new pod")
 	}
-	constraints, err := pl.getConstraints(pod)
+	constraints, err := pl.getConstraints(pod, v1.DoNotSchedule)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -170,7 +170,7 @@ func (pl *PodTopologySpread) isSchedulableAfterAssignedPodChange(logger logr.Log
 			"pod", klog.KObj(pod), "originalPod", klog.KObj(originalPod))
 		return schedcore.QueueSkip, nil
 	}
-	constraints, err := pl.getConstraints(pod)
+	constraints, err := pl.getConstraints(pod, v1.DoNotSchedule)
 	if err != nil {
 		return schedcore.Queue, err
 	}
@@ -229,7 +229,7 @@ func (pl *PodTopologySpread) isSchedulableAfterNodeChange(logger logr.Logger, po
 	if err != nil {
 		return schedcore.Queue, err
 	}
-	constraints, err := pl.getConstraints(pod)
+	constraints, err := pl.getConstraints(pod, v1.DoNotSchedule)
 	if err != nil {
 		return schedcore.Queue, err
 	}

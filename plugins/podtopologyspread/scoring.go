@@ -40,7 +40,7 @@ func (s *preScoreState) Clone() schedcore.StateData { return s }
 // domains of the feasible nodes and the normalizing weights.
 func (pl *PodTopologySpread) initPreScoreState(state *schedcore.CycleState, s *preScoreState, pod *v1.Pod, filteredNodes []*schedcore.NodeInfo, requireAllTopologies bool) error {
 	var err error
-	if s.Constraints, err = pl.constraintsFor(pod, v1.ScheduleAnyway, "soft"); err != nil {
+	if s.Constraints, err = pl.getConstraints(pod, v1.ScheduleAnyway); err != nil {
 		return err
 	}
 	if len(s.Constraints) == 0 {

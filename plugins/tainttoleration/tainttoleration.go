@@ -144,7 +144,7 @@ func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *schedcore.CycleSt
 	var texts []string
 	for i := range taints {
 		t := &taints[i]
-		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+		if !helper.DoNotScheduleTaints(t) {
 			continue
 		}
 		if !v1helper.TolerationsTolerateTaint(logr.Discard(), pod.Spec.Tolerations, t, pl.comparisonOps) {
@@ -168,7 +168,7 @@ func (pl *TaintToleration) FilterShortfall(context.Context, *schedcore.CycleStat
 func (pl *TaintToleration) untoleratedTaint(logger logr.Logger, taints []v1.Taint, tolerations []v1.Toleration) (*v1.Taint, bool) {
 	for i := range taints {
 		t := &taints[i]
-		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+		if !helper.DoNotScheduleTaints(t) {
 			continue
 		}
 		if !v1helper.TolerationsTolerateTaint(logger, tolerations, t, pl.comparisonOps) {
