@@ -5,6 +5,7 @@ package interpodaffinity
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -156,28 +157,28 @@ func (pl *InterPodAffinity) countMatchingHostScopedAffinityPods(ctx context.Cont
 	return count.Load()
 }
 
-// nodesWithNonHostScopedAntiAffinityPods is kube's snapshot list
-// HavePodsWithRequiredNonHostScopedAntiAffinityList, derived from the nodes
-// with required anti-affinity pods.
-func nodesWithNonHostScopedAntiAffinityPods(nodes []*schedcore.NodeInfo) []*schedcore.NodeInfo {
-	out := make([]*schedcore.NodeInfo, 0, len(nodes))
+// anyHostScopedOnly reports whether one of nodes (those with pods with
+// required anti-affinity) has no pod with a term not scoped to the
+// hostname: kube's HavePodsWithRequiredAntiAffinityList is then longer
+// than its HavePodsWithRequiredNonHostScopedAntiAffinityList.
+func anyHostScopedOnly(nodes []*schedcore.NodeInfo) bool {
 	for _, n := range nodes {
-		for _, p := range n.PodsWithRequiredAntiAffinity {
-			if a := p.Pod.Spec.Affinity; a != nil && a.PodAntiAffinity != nil && hasNonHostScopedTerm(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) {
-				out = append(out, n)
-				break
-			}
+		if !slices.ContainsFunc(n.PodsWithRequiredAntiAffinity, nonHostScoped) {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
-// hasNonHostScopedTerm reports whether a term's topology key is not the
-// hostname (kube's podWithRequiredNonHostScopedAntiAffinity, on the spec).
-func hasNonHostScopedTerm(terms []v1.PodAffinityTerm) bool {
-	for _, t := range terms {
-		if t.TopologyKey != v1.LabelHostname {
-			return true
+// nonHostScoped reports whether a required anti-affinity term of the pod
+// has a topology key other than the hostname (kube's
+// podWithRequiredNonHostScopedAntiAffinity, on the spec).
+func nonHostScoped(p *schedcore.PodInfo) bool {
+	if a := p.Pod.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+		for _, t := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			if t.TopologyKey != v1.LabelHostname {
+				return true
+			}
 		}
 	}
 	return false

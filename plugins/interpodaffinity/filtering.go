@@ -169,10 +169,9 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *schedcore
 	antiNodes := snap.HavePodsWithRequiredAntiAffinityList()
 	mustEvaluateHostScoped := false
 	if pl.fastPath {
-		nonHost := nodesWithNonHostScopedAntiAffinityPods(antiNodes)
 		var hostScopedOnNonHostNodes bool
 		s.existing, hostScopedOnNonHostNodes = pl.existingCounts(pod, s.namespaceLabels)
-		mustEvaluateHostScoped = hostScopedOnNonHostNodes || len(antiNodes) > len(nonHost)
+		mustEvaluateHostScoped = hostScopedOnNonHostNodes || anyHostScopedOnly(antiNodes)
 		if len(s.hostScopedAffinityTerms) > 0 {
 			s.matchingHostScopedAffinityPods = pl.countMatchingHostScopedAffinityPods(ctx, allNodes, s.hostScopedAffinityTerms)
 		}

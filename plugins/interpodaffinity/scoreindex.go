@@ -145,9 +145,7 @@ func (x *termIndex) antiEntries(ni *schedcore.NodeInfo) (es []termEntry, mixed b
 	}
 	var host, other bool
 	for _, p := range ni.PodsWithRequiredAntiAffinity {
-		if a := p.Pod.Spec.Affinity; a != nil && a.PodAntiAffinity != nil && hasNonHostScopedTerm(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) {
-			other = true
-		}
+		other = other || nonHostScoped(p)
 		for i := range p.RequiredAntiAffinityTerms {
 			t := &p.RequiredAntiAffinityTerms[i]
 			host = host || t.TopologyKey == v1.LabelHostname
