@@ -140,6 +140,9 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			}
 			pos := old.listPos
 			s.changes.replaced(pos-1, appendedPod(old, ni))
+			if !sameImageStates(ni.ImageStates, old.ImageStates) {
+				s.imageChanges.replaced(pos-1, nil)
+			}
 			if ni.node != old.node {
 				s.nodesVersion = nextGeneration()
 			}
@@ -182,6 +185,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.clearListed()
 		s.nodesVersion = nextGeneration()
 		s.changes.rebuilt()
+		s.imageChanges.rebuilt()
 		for _, name := range c.nodeOrder.list() {
 			n, ok := s.nodeInfoMap[name]
 			if !ok {

@@ -52,6 +52,12 @@ type Snapshot struct {
 	// changes lists the positions replaced since the list was built
 	// (NodeSlots.SyncSnapshot).
 	changes nodeChangeLog
+	// imageChanges lists the positions replaced since the list was built
+	// whose new NodeInfo has other image summaries (another ImageStates
+	// map) than the one it replaced; images are the columns kept with it
+	// (imagecolumn.go).
+	imageChanges nodeChangeLog
+	images       imageColumns
 	// podIndex indexes the listed nodes' pods by label pair, for every
 	// MatchCounter and TermCounter reading this snapshot (podindex.go).
 	podIndex PodLabelIndex
