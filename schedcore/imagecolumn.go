@@ -92,9 +92,9 @@ func (s *Snapshot) ImageColumn(name string) ImageColumn {
 // the log names since the last sync are read again, or every position when
 // the log does not hold them all (a new list, a column far behind). A
 // position the log does not name holds a NodeInfo with the same
-// ImageStates map as when it was read (UpdateSnapshot logs every
-// replacement that changes the map, and listed NodeInfos and their maps
-// are never changed in place).
+// ImageStates map as when it was read (UpdateSnapshot logs every change
+// of a listed NodeInfo, in place or by a new copy, that changes the map;
+// a simulation's copies share their original's; a map is never changed).
 func (st *imageColumnState) sync(s *Snapshot, name string) {
 	list, log := s.nodeInfoList, &s.imageChanges
 	lag := log.seq - st.seq
