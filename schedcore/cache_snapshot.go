@@ -138,16 +138,25 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 				inPlace = false
 				continue
 			}
-			ni.listPos = old.listPos
-			s.nodeInfoList[old.listPos-1] = ni
-			if s.inSlab(old) {
-				s.outside++
+			pos := old.listPos
+			s.changes.replaced(pos-1, appendedPod(old, ni))
+			if !sameImageStates(ni.ImageStates, old.ImageStates) {
+				s.imageChanges.replaced(pos-1, nil)
 			}
-			s.changes.replaced(old.listPos-1, appendedPod(old, ni))
 			if ni.node != old.node {
 				s.nodesVersion = nextGeneration()
 			}
-			f, was := listFlagsOf(ni), s.listFlags[old.listPos-1]
+			if s.inSlab(old) {
+				// As kube-scheduler's snapshot does, the listed NodeInfo
+				// is overwritten with the copy (nodeslab.go): it keeps
+				// its place in the slab, and its list position.
+				*old = *ni
+				ni = old
+				s.nodeInfoMap[name] = ni
+			}
+			ni.listPos = pos
+			s.nodeInfoList[pos-1] = ni
+			f, was := listFlagsOf(ni), s.listFlags[pos-1]
 			if !listsStale {
 				var ok1, ok2 bool
 				s.havePodsWithAffinityNodeInfoList, ok1 = setListedIn(s.havePodsWithAffinityNodeInfoList, ni, was&flagHasAffinity != 0, f&flagHasAffinity != 0)
@@ -161,7 +170,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 					}
 				}
 			}
-			s.setListed(old.listPos-1, ni, f)
+			s.setListed(pos-1, ni, f)
 		}
 	}
 	if inPlace {
@@ -176,6 +185,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.clearListed()
 		s.nodesVersion = nextGeneration()
 		s.changes.rebuilt()
+		s.imageChanges.rebuilt()
 		for _, name := range c.nodeOrder.list() {
 			n, ok := s.nodeInfoMap[name]
 			if !ok {
@@ -186,9 +196,6 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		}
 		// The list's nodes move into a new slab (nodeslab.go), which
 		// also sets their positions and the affinity lists.
-		s.reslab()
-	}
-	if inPlace && s.needsReslab() {
 		s.reslab()
 	}
 	if c.nsDirty {

@@ -231,10 +231,10 @@ func (n *NodeSlots[S]) Sync(nodes []*NodeInfo, drop func(s *S), refresh func(ni 
 // UpdateSnapshot replaced since the slots were last synced with this
 // snapshot (its change log), when the log still holds them all; else
 // every node, as Sync (also when more positions were replaced than there
-// are nodes: a full pass then costs less). The snapshot's listed NodeInfos are never changed
-// in place (UpdateSnapshot puts a fresh copy at the position), so a
-// position the log does not name holds the node the slot was computed
-// from.
+// are nodes: a full pass then costs less). Every change of a listed
+// NodeInfo (UpdateSnapshot's, in place or by a new copy, and a
+// simulation's) is logged under a fresh generation, so a position the
+// log does not name holds the node the slot was computed from.
 func (n *NodeSlots[S]) SyncSnapshot(snap *Snapshot, drop func(s *S), refresh func(ni *NodeInfo, s *S)) {
 	n.SyncSnapshotKeep(snap, nil, drop, refresh)
 }

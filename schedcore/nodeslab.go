@@ -16,28 +16,15 @@ import (
 //
 // A slab member at index i is listed at position i (listPos i+1) for as
 // long as it lives: UpdateSnapshot copies the nodes into a new slab when it
-// rebuilds the list, and a node it replaces in place (or AssumePod) gets a
-// new NodeInfo outside the slab, which indexIn finds through listPos. When
-// more than 1/reslabShare of the listed nodes (and more than reslabMin)
-// are outside the slab, UpdateSnapshot copies the list into a new slab (reslab): positions and
-// generations unchanged, so nothing keyed by them (NodeMemo, VerdictMemo,
-// the change log) notices. A slab is never written after it is built, so
-// the lists that hold its members (plugins' dense forms of older cycles)
-// keep reading what they read.
-
-// The list is copied into a new slab when more than 1/reslabShare of its
-// nodes, and more than reslabMin, are outside the current one: a small
-// list fits in the caches anyway, and keeps its unchanged NodeInfos.
-const (
-	reslabShare = 8
-	reslabMin   = 64
-)
-
-// needsReslab reports whether so many listed nodes are outside the slab
-// that UpdateSnapshot should copy the list into a new one.
-func (s *Snapshot) needsReslab() bool {
-	return s.outside > reslabMin && s.outside*reslabShare > len(s.nodeInfoList)
-}
+// rebuilds the list (reslab), and a node it replaces in place is, as in
+// kube-scheduler's snapshot, overwritten with its new copy where it stands
+// (under a fresh generation, so nothing keyed by position and generation,
+// such as NodeMemo, VerdictMemo or the change log, takes it for the node
+// it was). A listed NodeInfo that is not a member of the slab (a
+// simulation's, which UpdateSnapshot ends first, or one a test lists) is
+// replaced by the copy instead, and indexIn finds that through listPos.
+// Nothing may keep a listed NodeInfo across an UpdateSnapshot expecting
+// it unchanged: what outlives a cycle is keyed by generation.
 
 // nodeSlab is a slab's address range, for indexIn.
 type nodeSlab struct {
@@ -101,6 +88,6 @@ func (s *Snapshot) reslab() {
 		s.nodeInfoMap[n.name] = n
 	}
 	s.rebuildAffinityListsFromFlags()
-	s.slab, s.outside = slab, 0
+	s.slab = slab
 	registerSlab(slab)
 }

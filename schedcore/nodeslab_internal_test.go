@@ -81,64 +81,68 @@ func TestIndexInSlab(t *testing.T) {
 	}
 }
 
-// TestReslab checks that once more than 1/reslabShare of the listed nodes
-// (and more than reslabMin) were replaced by NodeInfos outside the slab, UpdateSnapshot copies the
-// list into a new slab, keeping positions, generations and contents, and
-// leaving the NodeInfos it copied unchanged.
-func TestReslab(t *testing.T) {
-	const n = 8*reslabMin + 16
+// TestUpdateInPlace checks that UpdateSnapshot overwrites a changed node's
+// listed slab member where it stands (kube-scheduler's stable snapshot
+// NodeInfos): same object, slab index and position, the new contents
+// under a fresh generation, the columns and the map in step; and that a
+// listed NodeInfo outside the slab is replaced by the copy, never written.
+func TestUpdateInPlace(t *testing.T) {
+	const n = 64
 	c := slabTestCache("n", n)
 	s := NewEmptySnapshot()
 	c.UpdateSnapshot(s)
 	first := &s.List()[0]
-	replaced := max(n/reslabShare, reslabMin) + 1
-	var before []*NodeInfo
-	for k := range replaced {
-		if err := c.AddPod(slabTestPod(fmt.Sprint("p", k), fmt.Sprintf("n%03d", 2*k))); err != nil {
+	before := append([]*NodeInfo(nil), s.List()...)
+	gens := make([]int64, n)
+	for i, ni := range before {
+		gens[i] = ni.Generation
+	}
+	changed := map[int]bool{}
+	for k := 0; k < n; k += 3 {
+		if err := c.AddPod(slabTestPod(fmt.Sprint("p", k), fmt.Sprintf("n%03d", k))); err != nil {
 			t.Fatal(err)
 		}
-		before = append(before[:0], s.List()...)
 		c.UpdateSnapshot(s)
-		if k < replaced-1 {
-			ni := s.List()[2*k]
-			if s.inSlab(ni) || slabIndex(ni) >= 0 {
-				t.Fatalf("after %d replacements: the replaced node is in the slab", k+1)
-			}
-			if got := indexIn(s.List(), ni); got != 2*k {
-				t.Fatalf("after %d replacements: indexIn of the replaced node = %d, want %d", k+1, got, 2*k)
-			}
-			if s.outside != k+1 {
-				t.Fatalf("after %d replacements: outside = %d", k+1, s.outside)
-			}
-		}
-	}
-	if s.outside != 0 {
-		t.Fatalf("outside = %d after the reslab, want 0", s.outside)
+		changed[k] = true
 	}
 	if &s.List()[0] != first {
-		t.Fatal("the reslab replaced the list slice")
+		t.Fatal("an in-place update replaced the list slice")
 	}
-	last := 2 * (replaced - 1)
 	for i, ni := range s.List() {
-		if slabIndex(ni) != i || ni.listIndex() != i || !s.inSlab(ni) {
-			t.Errorf("%s at %d: slab index %d, listIndex %d, in the slab %v", ni.Name(), i, slabIndex(ni), ni.listIndex(), s.inSlab(ni))
+		if ni != before[i] {
+			t.Errorf("%s at %d: another NodeInfo is listed, want the slab member overwritten", ni.Name(), i)
+		}
+		if slabIndex(ni) != i || ni.listIndex() != i || !s.inSlab(ni) || indexIn(s.List(), ni) != i {
+			t.Errorf("%s at %d: slab index %d, listIndex %d, in the slab %v, indexIn %d", ni.Name(), i, slabIndex(ni), ni.listIndex(), s.inSlab(ni), indexIn(s.List(), ni))
 		}
 		if s.nodeInfoMap[ni.Name()] != ni {
 			t.Errorf("%s: the map holds another NodeInfo than the list", ni.Name())
 		}
-		if i != last && (ni.Generation != before[i].Generation || len(ni.Pods) != len(before[i].Pods) || ni.Name() != before[i].Name()) {
-			t.Errorf("%s at %d: generation %d, %d pods; before the reslab %s, %d, %d pods", ni.Name(), i, ni.Generation, len(ni.Pods), before[i].Name(), before[i].Generation, len(before[i].Pods))
+		if s.listGens[i] != ni.Generation || s.listNames[i] != ni.Name() {
+			t.Errorf("%s at %d: columns say %s of generation %d, the NodeInfo %d", ni.Name(), i, s.listNames[i], s.listGens[i], ni.Generation)
 		}
-		if s.listGens[i] != ni.Generation {
-			t.Errorf("%s at %d: listGens %d, generation %d", ni.Name(), i, s.listGens[i], ni.Generation)
+		wantPods := 0
+		if changed[i] {
+			wantPods = 1
+		}
+		if len(ni.Pods) != wantPods || (ni.Generation != gens[i]) != changed[i] {
+			t.Errorf("%s at %d: %d pods, generation %d (was %d); changed: %v", ni.Name(), i, len(ni.Pods), ni.Generation, gens[i], changed[i])
 		}
 	}
-	if got := len(s.List()[last].Pods); got != 1 {
-		t.Errorf("the last replaced node has %d pods after the reslab, want 1", got)
+
+	// A listed NodeInfo outside the slab is replaced, not written.
+	const j = 1
+	out := s.List()[j].Clone()
+	s.nodeInfoList[j], s.nodeInfoMap[out.Name()] = out, out
+	if err := c.AddPod(slabTestPod("q", out.Name())); err != nil {
+		t.Fatal(err)
 	}
-	for i, ni := range before {
-		if ni.listIndex() != i || indexIn(before, ni) != i {
-			t.Errorf("list before the reslab: %s at %d has listIndex %d, indexIn %d", ni.Name(), i, ni.listIndex(), indexIn(before, ni))
-		}
+	c.UpdateSnapshot(s)
+	ni := s.List()[j]
+	if ni == out || len(out.Pods) != 0 {
+		t.Fatalf("the NodeInfo outside the slab was written (%d pods) or kept listed (%v)", len(out.Pods), ni == out)
+	}
+	if len(ni.Pods) != 1 || ni.listIndex() != j || indexIn(s.List(), ni) != j || s.nodeInfoMap[ni.Name()] != ni || s.listGens[j] != ni.Generation {
+		t.Errorf("the copy listed for %s: %d pods, listIndex %d, indexIn %d, in the map %v, column generation %d of %d", ni.Name(), len(ni.Pods), ni.listIndex(), indexIn(s.List(), ni), s.nodeInfoMap[ni.Name()] == ni, s.listGens[j], ni.Generation)
 	}
 }

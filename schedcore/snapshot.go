@@ -27,16 +27,14 @@ type Snapshot struct {
 	// Generation and name: the filter and score loops, which go through the
 	// list by position, read them here rather than from each NodeInfo, so
 	// a node whose verdicts and scores are remembered is never reached
-	// (5000 NodeInfos are as many cache misses per cycle). A listed
-	// NodeInfo is never changed in place (UpdateSnapshot lists a new copy
-	// of a changed node), so they stay its own.
+	// (5000 NodeInfos are as many cache misses per cycle). UpdateSnapshot
+	// sets a position's entries whenever it changes the NodeInfo listed
+	// there (in place or by a new copy), so they stay its own.
 	listGens  []int64
 	listNames []string
-	// slab holds the listed NodeInfos as of the last list rebuild or
-	// reslab, in list order; outside counts the listed nodes since
-	// replaced by NodeInfos outside it (nodeslab.go).
-	slab    []NodeInfo
-	outside int
+	// slab holds the listed NodeInfos as of the last list rebuild, in
+	// list order, updated in place since (nodeslab.go).
+	slab []NodeInfo
 	// nameRank holds, per list position, the listed node's rank in name
 	// order (nameRanks), computed on first use after the list is built:
 	// replacing a node in place keeps its name, and a rebuild empties it.
@@ -54,6 +52,12 @@ type Snapshot struct {
 	// changes lists the positions replaced since the list was built
 	// (NodeSlots.SyncSnapshot).
 	changes nodeChangeLog
+	// imageChanges lists the positions replaced since the list was built
+	// whose new NodeInfo has other image summaries (another ImageStates
+	// map) than the one it replaced; images are the columns kept with it
+	// (imagecolumn.go).
+	imageChanges nodeChangeLog
+	images       imageColumns
 	// podIndex indexes the listed nodes' pods by label pair, for every
 	// MatchCounter and TermCounter reading this snapshot (podindex.go).
 	podIndex PodLabelIndex

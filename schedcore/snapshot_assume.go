@@ -13,7 +13,7 @@ import (
 // TopologyAwareWorkloadScheduling it also restricts the algorithm's nodes
 // to one placement at a time (AssumePlacement).
 //
-// A listed NodeInfo is never changed in place (snapshot.go): AssumePod
+// A simulation never changes a listed NodeInfo in place: AssumePod
 // lists a copy of the node holding the pod, at the node's position, with
 // a fresh generation, and records the position in the snapshot's change
 // log, as UpdateSnapshot does for a node the cache changed; ForgetPod

@@ -15,7 +15,7 @@ import (
 // snapshot back as it was.
 //
 // kube copies every NodeInfo at StartMutations and changes the copies in
-// place. Here a listed NodeInfo is never changed in place (see
+// place. Here a simulation never changes a listed NodeInfo in place (see
 // snapshot_assume.go): each AddPod/RemovePod lists a clone of the node
 // under a fresh generation (copy on write, so a session costs what it
 // touches, not the cluster's size), remembering the NodeInfo the node had

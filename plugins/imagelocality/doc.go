@@ -14,7 +14,10 @@
 //     100 × (sum − 23 MiB) / (n × 1000 MiB − 23 MiB), in integers.
 //
 // The framework remembers a node's score per ScoreKey (the pod's images
-// and the node count) while the node is unchanged.
+// and the node count) while the node is unchanged. A node scored afresh
+// has its summaries read through schedcore.ImageLookup, which PreScore
+// makes once per cycle (the snapshot's image columns, by list position):
+// the node's own summaries, without a lookup in its ImageStates map.
 //
 // Image names on the node side are used as the node reports them
 // (status.images[].names); only the pod's image names are normalized.

@@ -34,6 +34,7 @@ var (
 	_ schedcore.ScorePlugin     = (*ImageLocality)(nil)
 	_ schedcore.NodeLocalScorer = (*ImageLocality)(nil)
 	_ schedcore.UniformScorer   = (*ImageLocality)(nil)
+	_ schedcore.PreScorePlugin  = (*ImageLocality)(nil)
 )
 
 // New returns the plugin; it takes no args.
@@ -44,10 +45,44 @@ func New(_ context.Context, _ runtime.Object, h *schedcore.Handle) (schedcore.Pl
 // Name returns the plugin's name.
 func (pl *ImageLocality) Name() string { return Name }
 
+// preScoreStateKey holds the cycle's preScoreState.
+const preScoreStateKey schedcore.StateKey = "PreScore" + Name
+
+// preScoreState is the pod's image names (normalized, in
+// calculatePriority's order: init containers, containers, image volumes),
+// looked up on the snapshot's nodes.
+type preScoreState struct {
+	images schedcore.ImageLookup
+}
+
+// Clone returns the state itself: it is never changed once written.
+func (s *preScoreState) Clone() schedcore.StateData { return s }
+
+// PreScore resolves the pod's image names once for the cycle: Score then
+// reads each node's summaries through the snapshot's image columns
+// (schedcore.ImageLookup) rather than each node's ImageStates map. kube's
+// plugin has no PreScore; this one never fails nor skips.
+func (pl *ImageLocality) PreScore(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) *schedcore.Status {
+	state.Write(preScoreStateKey, pl.newPreScoreState(pod))
+	return nil
+}
+
+func (pl *ImageLocality) newPreScoreState(pod *v1.Pod) *preScoreState {
+	snap := pl.handle.Snapshot()
+	if snap != nil && snap.NodesWithImages() == 0 {
+		snap = nil // no node has images: no columns to build
+	}
+	return &preScoreState{images: snap.ImageLookup(podImageNames(pod))}
+}
+
 // Score sums the spread-scaled sizes of the pod's images present on the
 // node and maps the sum onto [0, 100].
-func (pl *ImageLocality) Score(_ context.Context, _ *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
-	sum, count := sumImageScores(nodeInfo, pod, pl.handle.Snapshot().NumNodes())
+func (pl *ImageLocality) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
+	s, err := schedcore.ReadAs[*preScoreState](state, preScoreStateKey)
+	if err != nil {
+		s = pl.newPreScoreState(pod) // PreScore did not run
+	}
+	sum, count := sumImageScores(nodeInfo, &s.images, pl.handle.Snapshot().NumNodes())
 	return calculatePriority(sum, count), nil
 }
 
@@ -99,31 +134,32 @@ func calculatePriority(sumScores int64, imageCount int) int64 {
 // sumImageScores returns the summed scaled scores of the pod's images on the
 // node and the number of image sources: init containers, containers and
 // image volumes.
-func sumImageScores(nodeInfo *schedcore.NodeInfo, pod *v1.Pod, totalNumNodes int) (int64, int) {
+func sumImageScores(nodeInfo *schedcore.NodeInfo, images *schedcore.ImageLookup, totalNumNodes int) (int64, int) {
 	var sum int64
-	states := nodeInfo.ImageStates
-	for i := range pod.Spec.InitContainers {
-		if s := lookup(states, pod.Spec.InitContainers[i].Image); s != nil {
+	for k := range images.Len() {
+		if s := images.Summary(nodeInfo, k); s != nil {
 			sum += scaledImageScore(s, totalNumNodes)
 		}
+	}
+	return sum, images.Len()
+}
+
+// podImageNames lists the normalized names of the pod's image sources, in
+// sumImageScores' order.
+func podImageNames(pod *v1.Pod) []string {
+	names := make([]string, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
+	for i := range pod.Spec.InitContainers {
+		names = append(names, normalizedImageName(pod.Spec.InitContainers[i].Image))
 	}
 	for i := range pod.Spec.Containers {
-		if s := lookup(states, pod.Spec.Containers[i].Image); s != nil {
-			sum += scaledImageScore(s, totalNumNodes)
-		}
+		names = append(names, normalizedImageName(pod.Spec.Containers[i].Image))
 	}
-	imageCount := len(pod.Spec.InitContainers) + len(pod.Spec.Containers)
 	for i := range pod.Spec.Volumes {
-		img := pod.Spec.Volumes[i].Image
-		if img == nil {
-			continue
+		if img := pod.Spec.Volumes[i].Image; img != nil {
+			names = append(names, normalizedImageName(img.Reference))
 		}
-		if s := lookup(states, img.Reference); s != nil {
-			sum += scaledImageScore(s, totalNumNodes)
-		}
-		imageCount++
 	}
-	return sum, imageCount
+	return names
 }
 
 // scaledImageScore is the image's size scaled by the fraction of nodes that
@@ -133,22 +169,9 @@ func scaledImageScore(s *schedcore.ImageStateSummary, totalNumNodes int) int64 {
 	return int64(float64(s.Size) * spread)
 }
 
-// lookup finds the image's state under its normalized name, the CRI-style
-// name kube-scheduler looks up: a name without a tag gets ":latest"
-// (digests and implicit registries are not normalized, as in kube). That
-// key is built in a stack buffer: a map index by string(bytes) does not
-// allocate, so the score loop stays allocation-free.
-func lookup(states map[string]*schedcore.ImageStateSummary, image string) *schedcore.ImageStateSummary {
-	if !needsLatest(image) {
-		return states[image]
-	}
-	var buf [256]byte
-	b := append(buf[:0], image...)
-	b = append(b, ":latest"...)
-	return states[string(b)]
-}
-
-// normalizedImageName is the name lookup finds the image under.
+// normalizedImageName is the CRI-style name kube-scheduler looks the image
+// up under: a name without a tag gets ":latest" (digests and implicit
+// registries are not normalized, as in kube).
 func normalizedImageName(image string) string {
 	if needsLatest(image) {
 		return image + ":latest"

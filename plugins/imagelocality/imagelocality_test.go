@@ -189,7 +189,7 @@ func TestCalculatePriority(t *testing.T) {
 	}
 }
 
-func TestLookupNormalizesImageNames(t *testing.T) {
+func TestNormalizedImageName(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"nginx", "nginx:latest"},
 		{"nginx:1.25", "nginx:1.25"},
@@ -200,14 +200,8 @@ func TestLookupNormalizesImageNames(t *testing.T) {
 		{"", ":latest"},
 	}
 	for _, tc := range tests {
-		states := map[string]*schedcore.ImageStateSummary{tc.want: {Size: 1, NumNodes: 1}}
-		if lookup(states, tc.in) == nil {
-			t.Errorf("lookup(%q) did not find %q", tc.in, tc.want)
-		}
-		if tc.in != tc.want {
-			if s := lookup(map[string]*schedcore.ImageStateSummary{tc.in: {Size: 1, NumNodes: 1}}, tc.in); s != nil {
-				t.Errorf("lookup(%q) found the name as written, not %q", tc.in, tc.want)
-			}
+		if got := normalizedImageName(tc.in); got != tc.want {
+			t.Errorf("normalizedImageName(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -220,6 +214,9 @@ func TestScoreDoesNotAllocate(t *testing.T) {
 	ni, _ := snap.Get("node1")
 	pod := &v1.Pod{Spec: v1.PodSpec{Containers: containers("gcr.io/300", "gcr.io/40:v1", "nginx")}}
 	state := schedcore.NewCycleState()
+	if st := pl.PreScore(context.Background(), state, pod, nil); !st.IsSuccess() {
+		t.Fatal(st)
+	}
 	allocs := testing.AllocsPerRun(100, func() { _, _ = pl.Score(context.Background(), state, pod, ni) })
 	if allocs != 0 {
 		t.Errorf("Score allocates %v times per run, want 0", allocs)

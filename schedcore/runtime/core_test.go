@@ -181,6 +181,9 @@ func TestCacheSnapshotIsIncremental(t *testing.T) {
 	c.UpdateSnapshot(snap)
 	a0, _ := snap.Get("a")
 	b0, _ := snap.Get("b")
+	// The snapshot's NodeInfos are updated in place (as kube's): keep the
+	// generation a0 had.
+	gen0 := a0.Generation
 
 	pod := schedtest.MakePod("p").UID("p").Req("cpu", "1", "memory", "1Gi").Node("a").Obj()
 	if err := c.AssumePod(pod); err != nil {
@@ -192,7 +195,7 @@ func TestCacheSnapshotIsIncremental(t *testing.T) {
 	if a1.Requested.MilliCPU != 1000 || a1.Requested.Memory != 1<<30 || len(a1.Pods) != 1 {
 		t.Errorf("node a after assume: %v", a1)
 	}
-	if a1.Generation == a0.Generation {
+	if a1.Generation == gen0 {
 		t.Errorf("node a's generation did not change")
 	}
 	if b1 != b0 || b1.Generation != b0.Generation {
