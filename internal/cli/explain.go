@@ -337,12 +337,16 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 		Config: cfg, Registry: in.Registry, Features: in.Features, Seed: in.Seed, UseSeed: in.UseSeed,
 		Nearest: nearest, Node: o.Node, Source: source, Live: live,
 	}
-	run := explain.Run
+	var (
+		rep   *report.Explanation
+		state *explain.State
+	)
 	if o.AtTurn {
-		run = explain.RunAtTurn
 		defer o.dryRunProgress(&eo)()
+		rep, err = explain.RunAtTurn(ctx, cl, pod, eo)
+	} else if state, err = explain.NewState(ctx, cl, eo); err == nil {
+		rep, err = state.Explain(ctx, pod)
 	}
-	rep, err := run(ctx, cl, pod, eo)
 	if err != nil {
 		if errors.Is(err, explain.ErrUnknownProfile) || errors.Is(err, explain.ErrUnknownNode) {
 			return AsUsage(err)
@@ -352,9 +356,9 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	if !o.AtTurn && o.CheckTurn && !live {
 		// A dump's pending pods stay as they are: a dry-run of it is the
 		// other answer the user can get (a live cluster's pending pods are
-		// the real scheduler's).
+		// the real scheduler's). It runs on the state just loaded.
 		done := o.dryRunProgress(&eo)
-		err := explain.CheckTurn(ctx, cl, pod, rep, eo, explain.DefaultTurnBudget)
+		err := state.CheckTurn(ctx, pod, rep, explain.DefaultTurnBudget, eo.Progress)
 		done()
 		if err != nil {
 			return err
