@@ -124,7 +124,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		// what they would be now, and are kept (their map is never
 		// changed: the snapshot's copies share it).
 		if n.imagesAt != c.imagesVersion {
-			n.ImageStates = c.nodeImageStates(n.Node())
+			n.setImageStates(c.nodeImageStates(n.Node()))
 			n.imagesAt = c.imagesVersion
 		}
 		// A fresh generation: the copy's image summaries may differ from

@@ -3,6 +3,7 @@ package schedcore
 import (
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -63,6 +64,10 @@ type NodeInfo struct {
 	// imagesAt is, in the cache's own NodeInfo, the cache's image version
 	// its ImageStates were summarized at (Cache.UpdateSnapshot).
 	imagesAt uint64
+	// imageBits is the Bloom filter of ImageStates' names, imageBitsOf
+	// the map it was made from (nodeinfo_images.go).
+	imageBits   uint64
+	imageBitsOf unsafe.Pointer
 }
 
 // NewNodeInfo returns an empty NodeInfo holding the given pods.
@@ -218,6 +223,8 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		NonZeroRequested: *n.NonZeroRequested.Clone(),
 		Allocatable:      *n.Allocatable.Clone(),
 		ImageStates:      n.ImageStates,
+		imageBits:        n.imageBits,
+		imageBitsOf:      n.imageBitsOf,
 		Generation:       n.Generation,
 		nodeGen:          n.nodeGen,
 		listPos:          n.listPos,

@@ -100,6 +100,12 @@ func calculatePriority(sumScores int64, imageCount int) int64 {
 // node and the number of image sources: init containers, containers and
 // image volumes.
 func sumImageScores(nodeInfo *schedcore.NodeInfo, pod *v1.Pod, totalNumNodes int) (int64, int) {
+	if !mayHoldAny(nodeInfo, pod) {
+		// None of the pod's images is on the node: every lookup below
+		// would find nothing. Most nodes hold none of a pod's images,
+		// and their summaries are as many small maps, a cache miss each.
+		return 0, imageSources(pod)
+	}
 	var sum int64
 	states := nodeInfo.ImageStates
 	for i := range pod.Spec.InitContainers {
@@ -124,6 +130,52 @@ func sumImageScores(nodeInfo *schedcore.NodeInfo, pod *v1.Pod, totalNumNodes int
 		imageCount++
 	}
 	return sum, imageCount
+}
+
+// imageSources counts the pod's image sources as sumImageScores does:
+// init containers, containers and image volumes.
+func imageSources(pod *v1.Pod) int {
+	n := len(pod.Spec.InitContainers) + len(pod.Spec.Containers)
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Image != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// mayHoldAny reports whether the node's image filter
+// (schedcore.NodeInfo.MayHoldImage) lets any of the names lookup looks the
+// pod's images up under through: false means no lookup would find one.
+func mayHoldAny(nodeInfo *schedcore.NodeInfo, pod *v1.Pod) bool {
+	for i := range pod.Spec.InitContainers {
+		if nodeInfo.MayHoldImage(imageBits(pod.Spec.InitContainers[i].Image)) {
+			return true
+		}
+	}
+	for i := range pod.Spec.Containers {
+		if nodeInfo.MayHoldImage(imageBits(pod.Spec.Containers[i].Image)) {
+			return true
+		}
+	}
+	for i := range pod.Spec.Volumes {
+		if img := pod.Spec.Volumes[i].Image; img != nil && nodeInfo.MayHoldImage(imageBits(img.Reference)) {
+			return true
+		}
+	}
+	return false
+}
+
+// imageBits is the filter bits of the name lookup looks the image up
+// under, built in a stack buffer as lookup builds it.
+func imageBits(image string) uint64 {
+	if !needsLatest(image) {
+		return schedcore.ImageNameBits(image)
+	}
+	var buf [256]byte
+	b := append(buf[:0], image...)
+	b = append(b, ":latest"...)
+	return schedcore.ImageNameBitsOf(b)
 }
 
 // scaledImageScore is the image's size scaled by the fraction of nodes that

@@ -2,6 +2,9 @@ package imagelocality
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -223,5 +226,63 @@ func TestScoreDoesNotAllocate(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { _, _ = pl.Score(context.Background(), state, pod, ni) })
 	if allocs != 0 {
 		t.Errorf("Score allocates %v times per run, want 0", allocs)
+	}
+}
+
+// TestScoreFilterChangesNoScore compares Score on nodes from the cache,
+// whose image filter skips the nodes without the pod's images, with Score
+// on copies whose ImageStates were set by hand (the filter off), on nodes
+// holding random subsets of the images and pods with random images, tags
+// and untagged names, init containers and image volumes.
+func TestScoreFilterChangesNoScore(t *testing.T) {
+	names := func(i int) []string {
+		return []string{fmt.Sprintf("reg.io/app-%02d:v%d", i, 1+i%3), fmt.Sprintf("reg.io/app-%02d@sha256:%02x", i, i), fmt.Sprintf("reg.io/bare-%02d:latest", i)}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var nodes []*v1.Node
+	for n := range 300 {
+		var imgs []v1.ContainerImage
+		for range rng.IntN(7) {
+			imgs = append(imgs, img(int64(1+rng.IntN(1500))*mb, names(rng.IntN(24))...))
+		}
+		nodes = append(nodes, imageNode(fmt.Sprintf("node-%d", n), imgs...))
+	}
+	snap := schedcore.NewSnapshot(nil, nodes)
+	p, _ := New(context.Background(), nil, schedcore.NewHandle(snap, 0))
+	pl := p.(*ImageLocality)
+	ref := func(i int) string {
+		switch all := names(i); rng.IntN(3) {
+		case 0:
+			return all[0]
+		case 1:
+			return all[1]
+		default:
+			return fmt.Sprintf("reg.io/bare-%02d", i)
+		}
+	}
+	skipped := 0
+	for range 100 {
+		pod := &v1.Pod{Spec: v1.PodSpec{Containers: containers(ref(rng.IntN(24)))}}
+		if rng.IntN(2) == 0 {
+			pod.Spec.InitContainers = containers(ref(rng.IntN(24)))
+		}
+		if rng.IntN(3) == 0 {
+			pod.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: ref(rng.IntN(24))}}}}
+		}
+		for _, ni := range snap.List() {
+			byHand := ni.Clone()
+			byHand.ImageStates = maps.Clone(ni.ImageStates)
+			got, _ := pl.Score(context.Background(), schedcore.NewCycleState(), pod, ni)
+			want, _ := pl.Score(context.Background(), schedcore.NewCycleState(), pod, byHand)
+			if got != want {
+				t.Fatalf("pod %v on %s: score %d with the filter, %d without", pod.Spec, ni.Name(), got, want)
+			}
+			if !mayHoldAny(ni, pod) {
+				skipped++
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Error("the filter skipped no node: the test does not exercise it")
 	}
 }
