@@ -124,6 +124,10 @@ func main() {
 		whatif(*only)
 		return
 	}
+	if *expl && *explainWarm > 0 {
+		explainWarmBench(*only, *pct)
+		return
+	}
 	if *expl {
 		explainBench(*only, *pct, *repeat)
 		return

@@ -237,12 +237,28 @@ func New(ctx context.Context, o Options, d Driver) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	return assemble(ctx, o, d, schedcore.NewCache(o.Features), schedcore.NewEmptySnapshot())
+}
+
+// Rewire assembles a new engine for the driver d over e's cache, snapshot
+// and DRA objects (d.DRA is ignored): new profiles, queue and scheduler,
+// with e's options. What e loaded is not loaded again, but the new queue
+// holds no pod and no PodGroup yet. e must not be used afterwards: the two
+// engines would share a cache.
+func (e *Engine) Rewire(ctx context.Context, d Driver) (*Engine, error) {
+	d.DRA = e.DRA
+	return assemble(ctx, e.Options, d, e.Cache, e.Snapshot)
+}
+
+// assemble is New over a given cache and snapshot, with defaulted options.
+func assemble(ctx context.Context, o Options, d Driver, cache *schedcore.Cache, snap *schedcore.Snapshot) (*Engine, error) {
+	var err error
 	cfg := o.Config
 	if d.DRA == nil {
 		d.DRA = schedcore.NewDRAManager()
 	}
 	d.DRA.SetDeviceTaintRules(o.Features.DRADeviceTaints && o.Features.DRADeviceTaintRules)
-	e := &Engine{Cache: schedcore.NewCache(o.Features), Snapshot: schedcore.NewEmptySnapshot(), DRA: d.DRA, Options: o}
+	e := &Engine{Cache: cache, Snapshot: snap, DRA: d.DRA, Options: o}
 	if e.Profiles, err = buildProfiles(ctx, o, d, e.Snapshot, e.Cache.SelectorSources, e.Cache); err != nil {
 		return nil, err
 	}

@@ -90,33 +90,7 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	if len(cl.Nodes) == 0 {
 		return nil, nil, ErrNoNodes
 	}
-	c := &Offline{Clock: clocktesting.NewFakeClock(Epoch), store: newStore(), obs: obs}
-	c.objects = NewObjects(c.store.list, cl.Others)
-	c.objects.AddWorkloads(cl.Workloads)
-	c.podGroups = map[string]*schedulingv1beta1.PodGroup{}
-	for _, pg := range cl.Workloads.PodGroups {
-		k := pg.Namespace + "/" + pg.Name
-		c.podGroups[k] = pg
-		c.pgOrder = append(c.pgOrder, k)
-	}
-	vb := &volumeBinder{}
-	m := c.newDRA(cl.DRA.ResourceClaimTemplates)
-	d := Driver{
-		Binder:       binder{c.store},
-		VolumeBinder: vb,
-		DRA:          m,
-		ClaimWriter:  c.dra.writer,
-		Preemption:   schedcore.PreemptionHooks{PDBs: PDBsOf(cl.PDBs), Evictor: evictor{c}},
-		Objects:      c.objects,
-		Pod:          c.store.get,
-		Clock:        c.Clock,
-		SyncBinding:  true,
-		// Observer.Placed's result: its users read names and totals.
-		ScoreTotalsOnly: true,
-		Scheduled:       c.scheduled,
-		Failed:          c.failed,
-		PodGroupStatus:  c.podGroupStatus,
-	}
+	c, d, vb := newOffline(cl, schedcore.NewDRAManager(), obs)
 	e, err := New(ctx, o, d)
 	if err != nil {
 		return nil, nil, err
@@ -148,6 +122,39 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	}
 	vb.state = e.Snapshot.Storage
 	return c, pending, nil
+}
+
+// newOffline is an offline cluster of cl without its engine, the driver
+// to build the engine with over the DRA manager m, and the driver's volume
+// binder, whose storage state is the engine's once it is loaded.
+func newOffline(cl *snapshot.Cluster, m *schedcore.DRAManager, obs Observer) (*Offline, Driver, *volumeBinder) {
+	c := &Offline{Clock: clocktesting.NewFakeClock(Epoch), store: newStore(), obs: obs}
+	c.objects = NewObjects(c.store.list, cl.Others)
+	c.objects.AddWorkloads(cl.Workloads)
+	c.podGroups = map[string]*schedulingv1beta1.PodGroup{}
+	for _, pg := range cl.Workloads.PodGroups {
+		k := pg.Namespace + "/" + pg.Name
+		c.podGroups[k] = pg
+		c.pgOrder = append(c.pgOrder, k)
+	}
+	c.newDRA(m, cl.DRA.ResourceClaimTemplates)
+	vb := &volumeBinder{}
+	return c, Driver{
+		Binder:       binder{c.store},
+		VolumeBinder: vb,
+		DRA:          m,
+		ClaimWriter:  c.dra.writer,
+		Preemption:   schedcore.PreemptionHooks{PDBs: PDBsOf(cl.PDBs), Evictor: evictor{c}},
+		Objects:      c.objects,
+		Pod:          c.store.get,
+		Clock:        c.Clock,
+		SyncBinding:  true,
+		// Observer.Placed's result: its users read names and totals.
+		ScoreTotalsOnly: true,
+		Scheduled:       c.scheduled,
+		Failed:          c.failed,
+		PodGroupStatus:  c.podGroupStatus,
+	}, vb
 }
 
 // Submit queues pods already in the cluster (the pending pods NewOffline

@@ -24,11 +24,10 @@ type offlineDRA struct {
 	templates map[string]*resourceapi.ResourceClaimTemplate
 }
 
-func (c *Offline) newDRA(tmpl []*resourceapi.ResourceClaimTemplate) *schedcore.DRAManager {
-	m := schedcore.NewDRAManager()
+// newDRA has the offline cluster's claim writes go to m.
+func (c *Offline) newDRA(m *schedcore.DRAManager, tmpl []*resourceapi.ResourceClaimTemplate) {
 	c.dra.templates = templatesByKey(tmpl)
 	c.dra.writer = &MemoryClaimWriter{DRA: m, OnClaim: c.claimChanged, OnPodStatus: c.podExtendedClaim}
-	return m
 }
 
 // claimChanged delivers a stored claim change to the queue.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
@@ -29,26 +31,103 @@ const DefaultTurnBudget = 500_000
 // Errors are those of RunAtTurn other than a pod never attempted and the
 // budget.
 func CheckTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, rep *report.Explanation, o Options, budget int64) error {
+	return checkTurn(rep, len(cl.Nodes), budget, func(budget int64) (*report.Explanation, error) {
+		// The verdict and the node are all that is compared: no gaps, no
+		// detail of one node.
+		o.Nearest, o.Node, o.Budget = -1, "", budget
+		return RunAtTurn(ctx, cl, pod, o)
+	})
+}
+
+// CheckTurn is CheckTurn of rep, s's explanation of pod, with the dry-run
+// run on s's engine when pod is one of the state's pending pods as listed:
+// the state is not loaded again (at 100,000 nodes the load is most of an
+// explanation's time), and the answer is CheckTurn's. The dry-run changes
+// the engine's state, so s is then spent: Explain and CheckTurn return
+// ErrStateSpent. For any other pod (bound, from a file, or not the
+// listed pod's object) CheckTurn loads the cluster NewState was given
+// again, and s stays as it was. progress, when set, is the dry-run's
+// Options.Progress.
+func (s *State) CheckTurn(ctx context.Context, pod *v1.Pod, rep *report.Explanation, budget int64, progress func(placed, failing, total int)) error {
+	o := s.o
+	o.Progress = progress
+	if s.spent {
+		return ErrStateSpent
+	}
+	listed := s.listedPending(pod)
+	if listed == nil {
+		if s.listed == nil {
+			return fmt.Errorf("checking the turn of pod %s: the state has no cluster of its own", pod.Namespace+"/"+pod.Name)
+		}
+		return CheckTurn(ctx, s.listed, pod, rep, o, budget)
+	}
+	return checkTurn(rep, len(s.cluster.Nodes), budget, func(budget int64) (*report.Explanation, error) {
+		o.Nearest, o.Node, o.Budget = -1, "", budget
+		// As RunAtTurn's: the pod, pending, in the cluster's place of the
+		// listed one (the queue order does not depend on the list's, but
+		// on the pod's creation time, which RunAtTurn may give it).
+		target := asPending(listed)
+		target.Status.Phase = v1.PodPending
+		stampNew(target, s.cluster.Pods)
+		work := *s.cluster
+		work.Pods = slices.Clone(s.cluster.Pods)
+		for i, p := range work.Pods {
+			if p == listed {
+				work.Pods[i] = target
+			}
+		}
+		pending := slices.Clone(s.pending)
+		for i, p := range pending {
+			if p == listed {
+				pending[i] = target
+			}
+		}
+		engine.SortQueueOrder(pending)
+		s.spent = true
+		return atTurn(ctx, target, "", len(work.Nodes), o, func(obs engine.Observer) (*engine.Offline, []*v1.Pod, error) {
+			c, err := engine.OfflineFrom(ctx, s.eng, &work, obs)
+			return c, pending, err
+		})
+	})
+}
+
+// listedPending returns the state's copy of pod when pod is the object
+// of the cluster NewState was given for a pending pod of the state's
+// profiles, nil otherwise.
+func (s *State) listedPending(pod *v1.Pod) *v1.Pod {
+	if s.listed == nil || s.turn != nil || s.o.Source == SourceFile || pod.Spec.NodeName != "" {
+		return nil
+	}
+	i := slices.Index(s.listed.Pods, pod)
+	if i < 0 || i >= len(s.cluster.Pods) {
+		return nil
+	}
+	if p := s.cluster.Pods[i]; slices.Contains(s.pending, p) {
+		return p
+	}
+	return nil
+}
+
+// checkTurn is CheckTurn with run, the dry-run up to the pod's turn within
+// budget, in a cluster of nodes nodes.
+func checkTurn(rep *report.Explanation, nodes int, budget int64, run func(budget int64) (*report.Explanation, error)) error {
 	if rep.State != StateAsListed || rep.BoundNode != "" {
 		return nil
 	}
 	if budget <= 0 {
 		budget = DefaultTurnBudget
 	}
-	nodes := int64(len(cl.Nodes))
-	if least := int64(rep.Ahead+1) * nodes; least > budget {
+	n := int64(nodes)
+	if least := int64(rep.Ahead+1) * n; least > budget {
 		rep.AtTurn = &report.TurnCheck{Skipped: fmt.Sprintf("the dry-run up to its turn evaluates at least %d nodes (%d pods ahead and itself × %d nodes), over the check's %d",
-			least, rep.Ahead, nodes, budget)}
+			least, rep.Ahead, n, budget)}
 		return nil
 	}
-	// The verdict and the node are all that is compared: no gaps, no
-	// detail of one node.
-	o.Nearest, o.Node, o.Budget = -1, "", budget
-	at, err := RunAtTurn(ctx, cl, pod, o)
+	at, err := run(budget)
 	var never *NeverAttemptedError
 	switch {
 	case errors.Is(err, ErrOverBudget):
-		rep.AtTurn = &report.TurnCheck{Skipped: fmt.Sprintf("the dry-run up to its turn evaluates more than %d nodes (scheduling attempts × %d nodes), the check's bound", budget, nodes)}
+		rep.AtTurn = &report.TurnCheck{Skipped: fmt.Sprintf("the dry-run up to its turn evaluates more than %d nodes (scheduling attempts × %d nodes), the check's bound", budget, n)}
 		return nil
 	case errors.As(err, &never):
 		rep.AtTurn = &report.TurnCheck{Checked: true, NeverAttempted: never.Why, Agrees: rep.PreEnqueue != nil}

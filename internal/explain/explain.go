@@ -55,6 +55,9 @@ var (
 	ErrNoNodes = engine.ErrNoNodes
 	// ErrUnknownNode is returned when --node names no node of the cluster.
 	ErrUnknownNode = errors.New("no such node")
+	// ErrStateSpent is returned by a State whose engine a turn check's
+	// dry-run has changed (State.CheckTurn).
+	ErrStateSpent = errors.New("the state was spent on a dry-run")
 )
 
 // NotFoundError is kube's NotFound wording with the namespace:
@@ -136,6 +139,11 @@ type State struct {
 	// the State owns cluster's pod list (NewState), which then never
 	// changes; nil otherwise (the pods are searched).
 	index *podIndex
+	// listed is the cluster NewState was given (cluster's pods are its
+	// pods in the same places, or copies); spent is set once a turn
+	// check's dry-run has changed the engine (CheckTurn).
+	listed *snapshot.Cluster
+	spent  bool
 }
 
 // NewState loads the cluster into a fresh engine. The cluster's objects
@@ -173,7 +181,7 @@ func NewState(ctx context.Context, cl *snapshot.Cluster, o Options) (*State, err
 	if !o.noPrepare {
 		eng.Prepare(ctx)
 	}
-	return &State{o: o, cluster: &work, eng: eng, pending: pending, index: newPodIndex(work.Pods)}, nil
+	return &State{o: o, cluster: &work, eng: eng, pending: pending, index: newPodIndex(work.Pods), listed: cl}, nil
 }
 
 // Run explains one scheduling cycle of pod against the cluster: NewState,
@@ -192,6 +200,9 @@ func Run(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options) (*re
 // hypothetical pod from a file replaces the one it names; the state is
 // restored afterwards. The pod is not modified.
 func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, error) {
+	if s.spent {
+		return nil, ErrStateSpent
+	}
 	o := s.o
 	if o.Source == "" {
 		o.Source = SourceSnapshot

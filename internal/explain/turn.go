@@ -68,17 +68,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		}
 		work.Pods = append(work.Pods, p)
 	}
-	if target.CreationTimestamp.IsZero() {
-		// A pod from a file is new: it queues behind the pods of its
-		// priority (the pending pods are queued by creation time).
-		var last metav1.Time
-		for _, p := range work.Pods {
-			if last.Before(&p.CreationTimestamp) {
-				last = p.CreationTimestamp
-			}
-		}
-		target.CreationTimestamp = metav1.NewTime(last.Add(time.Second))
-	}
+	stampNew(target, work.Pods)
 	if o.Live && o.Source == SourceFile {
 		// Live, the cluster's template claims are as listed (a pod whose
 		// claim the controller has not made yet is held, as the queue of
@@ -90,6 +80,19 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		target, work.DRA.ResourceClaims = engine.TemplateClaimsIn(target, work.DRA)
 	}
 	work.Pods = append(work.Pods, target)
+	return atTurn(ctx, target, pod.Spec.NodeName, len(cl.Nodes), o, func(obs engine.Observer) (*engine.Offline, []*v1.Pod, error) {
+		return engine.NewOffline(ctx, &work, engine.Options{
+			Config: o.Config, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed,
+			ClaimsAsListed: o.Live,
+		}, obs)
+	})
+}
+
+// atTurn is RunAtTurn of target, bound to node bound before (if any), in a
+// cluster of nodes nodes, with the offline cluster build makes for the
+// observer it is given: the cluster with target pending, and its pending
+// pods in queue order.
+func atTurn(ctx context.Context, target *v1.Pod, bound string, nodes int, o Options, build func(engine.Observer) (*engine.Offline, []*v1.Pod, error)) (*report.Explanation, error) {
 	isTarget := func(p *v1.Pod) bool { return p.Namespace == target.Namespace && p.Name == target.Name }
 
 	runCtx, stop := context.WithCancel(ctx)
@@ -113,7 +116,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 	}
 	obs := engine.Observer{
 		Attempting: func(ctx context.Context, p *v1.Pod, attempt int) {
-			if evaluated += int64(len(cl.Nodes)); o.Budget > 0 && evaluated > o.Budget && !overBudget {
+			if evaluated += int64(nodes); o.Budget > 0 && evaluated > o.Budget && !overBudget {
 				overBudget = true
 				stop()
 				return
@@ -141,10 +144,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		Evicted:      func(*v1.Pod, string, *v1.Pod) { evicted++ },
 		GroupEvicted: func(*v1.Pod, *schedulingv1beta1.PodGroup) { evicted++ },
 	}
-	c, pending, err := engine.NewOffline(ctx, &work, engine.Options{
-		Config: o.Config, Registry: o.Registry, Features: o.Features, Seed: o.Seed, UseSeed: o.UseSeed,
-		ClaimsAsListed: o.Live,
-	}, obs)
+	c, pending, err := build(obs)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 	c.Submit(pending...)
 	err = c.Run(runCtx)
 	if overBudget && ctx.Err() == nil {
-		return nil, fmt.Errorf("pod %s: %w of %d node evaluations (scheduling attempts × %d nodes)", schedcore.PodName(target), ErrOverBudget, o.Budget, len(cl.Nodes))
+		return nil, fmt.Errorf("pod %s: %w of %d node evaluations (scheduling attempts × %d nodes)", schedcore.PodName(target), ErrOverBudget, o.Budget, nodes)
 	}
 	if err != nil && (turn == nil || turn.Node == "" || ctx.Err() != nil) {
 		return nil, err
@@ -180,6 +180,26 @@ func RunAtTurn(ctx context.Context, cl *snapshot.Cluster, pod *v1.Pod, o Options
 		// than a fresh draw does.
 		rep.Selected = turn.Node
 	}
-	setBound(rep, pod.Spec.NodeName)
+	setBound(rep, bound)
 	return rep, nil
+}
+
+// stampNew gives target, when it has no creation time (a pod from a file,
+// or one of a dump without creation times), one a second after the last of
+// the others': a new pod queues behind the pods of its priority (the
+// pending pods are queued by creation time).
+func stampNew(target *v1.Pod, others []*v1.Pod) {
+	if !target.CreationTimestamp.IsZero() {
+		return
+	}
+	var last metav1.Time
+	for _, p := range others {
+		if p.Namespace == target.Namespace && p.Name == target.Name {
+			continue
+		}
+		if last.Before(&p.CreationTimestamp) {
+			last = p.CreationTimestamp
+		}
+	}
+	target.CreationTimestamp = metav1.NewTime(last.Add(time.Second))
 }
