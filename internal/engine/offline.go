@@ -80,6 +80,14 @@ type Offline struct {
 	obs       Observer
 	placed    int
 	dra       offlineDRA
+	// changes counts the changes to the cluster made outside the pods'
+	// store (nodes, objects, claims, PodGroups); see Changes.
+	changes uint64
+	// offsets are the preemption scan offsets drawn (seeded) since the
+	// last TakeOffsets; redraw draws one again (see offline_changes.go).
+	offsets       []int32
+	recordOffsets bool
+	redraw        func(n int32)
 }
 
 // NewOffline loads a copy of cl (its pods are not modified, unless
@@ -101,12 +109,16 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	}
 	vb := &volumeBinder{}
 	m := c.newDRA(cl.DRA.ResourceClaimTemplates)
+	hooks := schedcore.PreemptionHooks{PDBs: PDBsOf(cl.PDBs), Evictor: evictor{c}}
+	if o.UseSeed {
+		hooks.Offset = c.seededOffsets(o.Seed)
+	}
 	d := Driver{
 		Binder:       binder{c.store},
 		VolumeBinder: vb,
 		DRA:          m,
 		ClaimWriter:  c.dra.writer,
-		Preemption:   schedcore.PreemptionHooks{PDBs: PDBsOf(cl.PDBs), Evictor: evictor{c}},
+		Preemption:   hooks,
 		Objects:      c.objects,
 		Pod:          c.store.get,
 		Clock:        c.Clock,
@@ -238,6 +250,7 @@ func (c *Offline) UpdateNode(node *v1.Node) error {
 		return fmt.Errorf("node %q: %w", node.Name, err)
 	}
 	old := ni.Node()
+	c.changes++
 	c.Cache.UpdateNode(old, node)
 	for _, ev := range schedcore.NodeSchedulingPropertiesChange(node, old) {
 		c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, ev, old, node, nil)
@@ -264,12 +277,16 @@ func (c *Offline) AddCopy(pod *v1.Pod, tmpl *schedcore.PodInfo) error {
 
 // AddObject adds (or replaces) an object the plugins read through
 // Handle.Objects: a PodGroup of a gang's copy.
-func (c *Offline) AddObject(u *unstructured.Unstructured) { c.objects.Add(u) }
+func (c *Offline) AddObject(u *unstructured.Unstructured) {
+	c.changes++
+	c.objects.Add(u)
+}
 
 // AddPVC adds a PersistentVolumeClaim (a StatefulSet's claim, created
 // before its pod) as the claim informer would: the storage state the
 // volume plugins read takes it and the queue gets PersistentVolumeClaim/Add.
 func (c *Offline) AddPVC(pvc *v1.PersistentVolumeClaim) {
+	c.changes++
 	c.Current().Storage.PutPVC(pvc)
 	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.PersistentVolumeClaim, ActionType: schedcore.Add}, nil, pvc, nil)
 }
@@ -277,6 +294,7 @@ func (c *Offline) AddPVC(pvc *v1.PersistentVolumeClaim) {
 // AddNode adds a node as kube-scheduler's node informer handler does: the
 // cache takes it, then the queue gets Node/Add.
 func (c *Offline) AddNode(node *v1.Node) {
+	c.changes++
 	c.Cache.AddNode(node)
 	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add}, nil, node, nil)
 }
@@ -301,6 +319,7 @@ func (c *Offline) RemoveNode(name string) ([]*v1.Pod, error) {
 	}
 	sort.Slice(bound, func(i, j int) bool { return schedcore.PodName(bound[i]) < schedcore.PodName(bound[j]) })
 	node := ni.Node()
+	c.changes++
 	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Delete}, node, nil, nil)
 	c.Cache.RemoveNode(node)
 	return bound, nil

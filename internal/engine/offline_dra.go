@@ -33,6 +33,7 @@ func (c *Offline) newDRA(tmpl []*resourceapi.ResourceClaimTemplate) *schedcore.D
 
 // claimChanged delivers a stored claim change to the queue.
 func (c *Offline) claimChanged(old, cur *resourceapi.ResourceClaim) {
+	c.changes++
 	if c.Queue == nil {
 		return
 	}

@@ -50,6 +50,9 @@ type Options struct {
 	// Progress, when set, is called now and then with the trace steps done
 	// and their total, and once at the end.
 	Progress func(done, total int)
+	// noRepeat runs every retry's cycle, even those whose answer is known
+	// (repeat.go); for the tests that compare.
+	noRepeat bool
 }
 
 // quiet is how long after the last change (an arrival, a departure, a
@@ -74,6 +77,8 @@ type run struct {
 	gangs  bool
 	// lastChange is the last arrival, departure or placement.
 	lastChange time.Time
+	// rep keeps failed attempts that may be repeated (repeat.go).
+	rep repeats
 	// instant is the virtual time being processed: what the books record.
 	// The clock runs a little ahead of it per pod arriving at the same
 	// instant (engine.Offline.Add), so that the queue orders them by
@@ -152,6 +157,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 			r.gangs = true
 		}
 	}
+	r.startRepeats()
 
 	start := time.Now()
 	end, err := r.loop()
@@ -181,6 +187,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 			}
 		}
 	}
+	res.repeated = r.rep.done
 	res.Summary.DurationSeconds = time.Since(start).Seconds()
 	res.Summary.Profiles = c.Profiles.Order
 	return res, nil
@@ -309,7 +316,7 @@ func (r *run) drain() {
 		if !ok {
 			return
 		}
-		r.c.Scheduler.ScheduleOnePod(r.ctx, qpi)
+		r.attempt(qpi)
 	}
 }
 
