@@ -2,6 +2,7 @@ package replay
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -332,6 +333,12 @@ func (r *recorder) unschedulable(now time.Time, pi int, msg string, plugins []st
 	r.attempts++
 	r.failed++
 	p.attempts = attempt
+	if slices.Equal(plugins, p.plugins) {
+		// The last attempt's list, shared (nothing writes into it): a pod
+		// that does not fit fails alike attempt after attempt, and the
+		// events of a long replay are most of its memory.
+		plugins = p.plugins
+	}
 	if p.state == psPending {
 		for _, pl := range p.plugins {
 			r.reasons[pl]--
