@@ -1,6 +1,10 @@
 package replay
 
 import (
+	"crypto/sha256"
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "k8s.io/api/core/v1"
@@ -26,17 +30,17 @@ import (
 // (engine.Offline.Changes: every put and delete of a pod, every node,
 // object, claim or PodGroup change) is the one the failed attempt started
 // and ended with, no pod waits at Permit (assumed pods are not in the
-// count) then or now, the pod is the same object, and the attempt changed
-// nothing itself (a cycle that nominated, evicted or cleared a nomination
-// moved the count). Pod groups are always run: their cycles and gangs
-// hold state of their own.
+// count) then or now, and the attempt changed nothing itself (a cycle that
+// nominated, evicted or cleared a nomination moved the count). "The pod"
+// is what a cycle reads of it (signature): the replicas of a ReplicaSet
+// are one pod to a cycle, so the attempt of one answers for the others.
+// Pod groups are always run: their cycles and gangs hold state of their
+// own.
 
-// kept is a pod's last failed attempt, as long as it may be repeated.
+// kept is a failed attempt, as long as it may be repeated.
 type kept struct {
 	// changes is the cluster's change count during the attempt.
 	changes uint64
-	// pod is the cluster's object for the pod after the attempt.
-	pod     *v1.Pod
 	attempt *schedruntime.FailedAttempt
 	// offsets are the preemption scan offsets the attempt drew.
 	offsets []int32
@@ -44,15 +48,18 @@ type kept struct {
 
 // repeats is the replay's memory of failed attempts.
 type repeats struct {
-	on   bool
-	kept map[types.UID]kept
+	on bool
+	// kept are the last failed attempts by the signature of their pod.
+	kept map[sigKey]kept
+	// sigs are the pods' signatures, computed once per pod object.
+	sigs map[types.UID]podSig
 	// done counts the attempts repeated (not run).
 	done int
 }
 
 // startRepeats turns repeating on when the run allows it.
 func (r *run) startRepeats() {
-	r.rep.kept = map[types.UID]kept{}
+	r.rep.kept, r.rep.sigs = map[sigKey]kept{}, map[types.UID]podSig{}
 	r.rep.on = !r.o.noRepeat && !r.gangs && !r.o.Features.GenericWorkload
 	if r.rep.on {
 		r.c.Scheduler.KeepFailures = true
@@ -68,10 +75,9 @@ func (r *run) attempt(qpi *schedcore.QueuedPodInfo) {
 		s.ScheduleOnePod(r.ctx, qpi)
 		return
 	}
-	uid := qpi.Pod.UID
 	before := r.c.Changes()
-	if k, ok := r.rep.kept[uid]; ok {
-		if k.changes == before && k.pod == qpi.Pod && s.NumParked() == 0 && r.stored(qpi.Pod) {
+	if key, ok := r.signature(qpi.Pod); ok && r.stored(qpi.Pod) {
+		if k, ok := r.rep.kept[key]; ok && k.changes == before && s.NumParked() == 0 {
 			r.c.Redraw(k.offsets)
 			s.RepeatFailure(r.ctx, qpi, k.attempt)
 			r.c.TakeOffsets()
@@ -79,7 +85,6 @@ func (r *run) attempt(qpi *schedcore.QueuedPodInfo) {
 			r.rep.done++
 			return
 		}
-		delete(r.rep.kept, uid)
 	}
 	r.c.TakeOffsets()
 	s.ScheduleOnePod(r.ctx, qpi)
@@ -89,10 +94,63 @@ func (r *run) attempt(qpi *schedcore.QueuedPodInfo) {
 		return
 	}
 	cur, ok := r.c.Pod(qpi.Pod.Namespace, qpi.Pod.Name)
-	if !ok || cur.UID != uid || cur.Spec.NodeName != "" {
+	if !ok || cur.UID != qpi.Pod.UID || cur.Spec.NodeName != "" {
 		return
 	}
-	r.rep.kept[uid] = kept{changes: before, pod: cur, attempt: f, offsets: offsets}
+	if key, ok := r.signature(cur); ok {
+		r.rep.kept[key] = kept{changes: before, attempt: f, offsets: offsets}
+	}
+}
+
+// sigKey is a pod's signature: a hash of what a scheduling cycle reads of
+// it.
+type sigKey [sha256.Size]byte
+
+type podSig struct {
+	pod *v1.Pod
+	key sigKey
+	ok  bool
+}
+
+// signature returns p's signature, computed once per pod object (the
+// cluster replaces a pod, never writes into it); ok is false for a pod
+// whose cycle reads what the signature leaves out.
+func (r *run) signature(p *v1.Pod) (sigKey, bool) {
+	if s, ok := r.rep.sigs[p.UID]; ok && s.pod == p {
+		return s.key, s.ok
+	}
+	key, ok := signatureOf(p)
+	r.rep.sigs[p.UID] = podSig{pod: p, key: key, ok: ok}
+	return key, ok
+}
+
+// signatureOf hashes everything of a pending pod but its name, UID,
+// creation time and the rest of its metadata that no plugin reads:
+// namespace, labels, annotations, owners, spec and status. A pod whose
+// cycle reads objects named after it (generic ephemeral volumes' claims,
+// ResourceClaims made from templates) or that is nominated (the cycle
+// tries its node first and leaves it out of the nominated pods) has none.
+func signatureOf(p *v1.Pod) (sigKey, bool) {
+	if len(p.Spec.ResourceClaims) > 0 || p.Status.NominatedNodeName != "" {
+		return sigKey{}, false
+	}
+	for _, v := range p.Spec.Volumes {
+		if v.Ephemeral != nil {
+			return sigKey{}, false
+		}
+	}
+	b, err := json.Marshal(struct {
+		Namespace   string
+		Labels      map[string]string
+		Annotations map[string]string
+		Owners      []metav1.OwnerReference
+		Spec        *v1.PodSpec
+		Status      *v1.PodStatus
+	}{p.Namespace, p.Labels, p.Annotations, p.OwnerReferences, &p.Spec, &p.Status})
+	if err != nil {
+		return sigKey{}, false
+	}
+	return sha256.Sum256(b), true
 }
 
 // stored reports whether p is the cluster's object for its pod.

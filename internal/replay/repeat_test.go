@@ -67,6 +67,20 @@ func preempting() *replay.Trace {
 	return tr
 }
 
+// guarded is one node running a pod that keeps pods labelled app=web off
+// it: two web replicas arriving together fail alike (the second repeats
+// the first's attempt), and a pod arriving with them that differs only in
+// its labels fits.
+func guarded() *replay.Trace {
+	db := schedtest.MakePod("db").Req("cpu", "1").PodAntiAffinity(v1.LabelHostname, map[string]string{"app": "web"}).Obj()
+	db.Spec.NodeName = "n1"
+	web := func(name, app string) replay.Pod {
+		return replay.Pod{Pod: schedtest.MakePod(name).Req("cpu", "1").Label("app", app).Obj(), Arrive: at(1)}
+	}
+	return &replay.Trace{Start: t0, Nodes: []replay.Node{node("n1", "4")},
+		Pods: []replay.Pod{{Pod: db, Arrive: at(0)}, web("web-1", "web"), web("web-2", "web"), web("x-1", "other")}}
+}
+
 // TestRepeatedRetriesReportWhatRunningThemReports replays traces with
 // the retries whose answer is known repeated and with every retry run:
 // the results are equal, event for event.
@@ -105,6 +119,11 @@ func TestRepeatedRetriesReportWhatRunningThemReports(t *testing.T) {
 			name:    "repeated failures redraw the preemption scan's offsets: a later preemption picks the node running them picks",
 			trace:   func(*testing.T) *replay.Trace { return preempting() },
 			seed:    true,
+			repeats: true,
+		},
+		{
+			name:    "replicas share a failed attempt; a pod that differs only in its labels does not",
+			trace:   func(*testing.T) *replay.Trace { return guarded() },
 			repeats: true,
 		},
 		{
