@@ -344,7 +344,10 @@ func (r *run) apply(s step) error {
 			r.delete(p, EventDeparted, "node "+n.Name+" was removed")
 		}
 	case stepPodArrive:
-		p := r.tr.Pods[s.i].Pod.DeepCopy()
+		// A copy of the top-level fields: Add copies the pod whole, so a
+		// deep copy here would be one more per pod for the collector.
+		p := new(v1.Pod)
+		*p = *r.tr.Pods[s.i].Pod
 		p.DeletionTimestamp = nil
 		if p.Spec.SchedulerName == "" {
 			// The API server's default.
