@@ -50,6 +50,12 @@ type Options struct {
 	// Progress, when set, is called now and then with the trace steps done
 	// and their total, and once at the end.
 	Progress func(done, total int)
+	// NoUnschedulableEvents leaves the unschedulable events (one per
+	// failed attempt, most of a long replay's memory) out of
+	// Result.Events; the counts, the pending pods' last messages and
+	// plugins and the series are the same. For callers that do not show
+	// the event log (the table, CSV and HTML reports).
+	NoUnschedulableEvents bool
 	// noRepeat runs every retry's cycle, even those whose answer is known
 	// (repeat.go); for the tests that compare.
 	noRepeat bool
@@ -121,6 +127,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 	}
 	r := &run{ctx: ctx, tr: tr, o: o, logger: o.Logger, lastChange: tr.Start, instant: tr.Start}
 	r.rec = newRecorder(tr, o.Features, o.Probes)
+	r.rec.noFailures = o.NoUnschedulableEvents
 
 	// The starting state: the nodes there from the start and the other
 	// objects; pods all come through the timeline.

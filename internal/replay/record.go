@@ -98,6 +98,8 @@ type recorder struct {
 	deviceHolders map[string]int
 	// deviceCols are the device columns (no fragmentation).
 	deviceCols []int
+	// noFailures leaves the unschedulable events out of the log.
+	noFailures bool
 }
 
 // Probe adds a column to the series: Fn is called at every sample with the
@@ -352,7 +354,9 @@ func (r *recorder) unschedulable(now time.Time, pi int, msg string, plugins []st
 		p.plugins = plugins
 	}
 	p.lastMsg = msg
-	r.events = append(r.events, Event{Time: now, Pod: p.name, Type: EventUnschedulable, Message: msg, Plugins: plugins, Attempt: attempt})
+	if !r.noFailures {
+		r.events = append(r.events, Event{Time: now, Pod: p.name, Type: EventUnschedulable, Message: msg, Plugins: plugins, Attempt: attempt})
+	}
 }
 
 // gone records a pod that left: departed or preempted when running,

@@ -169,3 +169,40 @@ func TestRepeatedRetriesReportWhatRunningThemReports(t *testing.T) {
 		})
 	}
 }
+
+// TestNoUnschedulableEventsLeavesOnlyThemOut replays with and without the
+// unschedulable events: the rest of the result is the same.
+func TestNoUnschedulableEventsLeavesOnlyThemOut(t *testing.T) {
+	tests := []struct {
+		name  string
+		trace func(t *testing.T) *replay.Trace
+	}{
+		{name: "the example cluster and its trace", trace: func(t *testing.T) *replay.Trace {
+			return fromFiles(t, "../../examples/cluster.yaml", "../../examples/trace.yaml")
+		}},
+		{name: "replicas that do not fit", trace: func(*testing.T) *replay.Trace { return guarded() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := tt.trace(t)
+			o := defaults(t)
+			want := mustRun(t, tr, o)
+			o.NoUnschedulableEvents = true
+			got := mustRun(t, tr, o)
+			var kept []replay.Event
+			for _, e := range want.Events {
+				if e.Type != replay.EventUnschedulable {
+					kept = append(kept, e)
+				}
+			}
+			if len(kept) == len(want.Events) {
+				t.Fatal("the trace has no unschedulable event")
+			}
+			want.Events = kept
+			ignore := cmpopts.IgnoreFields(replay.Summary{}, "DurationSeconds")
+			if diff := cmp.Diff(want, got, ignore, cmpopts.IgnoreUnexported(replay.Result{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
