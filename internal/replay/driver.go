@@ -194,7 +194,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 			}
 		}
 	}
-	res.repeated = r.rep.done
+	repeatedAttempts.Add(int64(r.rep.done))
 	res.Summary.DurationSeconds = time.Since(start).Seconds()
 	res.Summary.Profiles = c.Profiles.Order
 	return res, nil

@@ -7,5 +7,6 @@ func WithoutRepeats(o Options) Options {
 	return o
 }
 
-// Repeated counts the attempts of res that were repeated rather than run.
-func Repeated(res *Result) int { return res.repeated }
+// RepeatedAttempts counts the attempts repeated rather than run by the
+// replays so far.
+func RepeatedAttempts() int64 { return repeatedAttempts.Load() }

@@ -3,6 +3,7 @@ package replay
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,6 +37,10 @@ import (
 // are one pod to a cycle, so the attempt of one answers for the others.
 // Pod groups are always run: their cycles and gangs hold state of their
 // own.
+
+// repeatedAttempts counts the attempts repeated rather than run, over
+// every replay of the process (the tests read it).
+var repeatedAttempts atomic.Int64
 
 // kept is a failed attempt, as long as it may be repeated.
 type kept struct {

@@ -46,9 +46,6 @@ type Result struct {
 	// Placements are the final node of every pod placed during the run, by
 	// pod; not in the JSON (compare reads it).
 	Placements map[string]string `json:"-"`
-	// repeated counts the attempts repeated rather than run (repeat.go);
-	// they are among the attempts and events like the others.
-	repeated int
 }
 
 // Event is one entry of the log.
