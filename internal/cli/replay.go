@@ -230,6 +230,8 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	cfg := in.Config
 	ro := replay.Options{Options: engine.Options{Config: cfg, Registry: in.Registry, Features: in.Features, Seed: in.Seed, UseSeed: in.UseSeed, NoPreemption: o.NoPreemption}, Until: o.Until, WaitWindow: o.WaitWindow}
+	// Only -o json and yaml print the event log.
+	ro.NoUnschedulableEvents = o.Output != "json" && o.Output != "yaml"
 	// A long replay holds much: its line says how much.
 	progress := newProgress(o.ErrOut, "replaying").withMemory(memusage.Resident)
 	ro.Progress = progress.steps

@@ -80,6 +80,14 @@ type Offline struct {
 	obs       Observer
 	placed    int
 	dra       offlineDRA
+	// changes counts the changes to the cluster made outside the pods'
+	// store (nodes, objects, claims, PodGroups); see Changes.
+	changes uint64
+	// offsets are the preemption scan offsets drawn (seeded) since the
+	// last TakeOffsets; redraw draws one again (see offline_changes.go).
+	offsets       []int32
+	recordOffsets bool
+	redraw        func(n int32)
 }
 
 // NewOffline loads a copy of cl (its pods are not modified, unless
@@ -90,7 +98,7 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	if len(cl.Nodes) == 0 {
 		return nil, nil, ErrNoNodes
 	}
-	c, d, vb := newOffline(cl, schedcore.NewDRAManager(), obs)
+	c, d, vb := newOffline(cl, schedcore.NewDRAManager(), obs, o)
 	e, err := New(ctx, o, d)
 	if err != nil {
 		return nil, nil, err
@@ -122,39 +130,6 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	}
 	vb.state = e.Snapshot.Storage
 	return c, pending, nil
-}
-
-// newOffline is an offline cluster of cl without its engine, the driver
-// to build the engine with over the DRA manager m, and the driver's volume
-// binder, whose storage state is the engine's once it is loaded.
-func newOffline(cl *snapshot.Cluster, m *schedcore.DRAManager, obs Observer) (*Offline, Driver, *volumeBinder) {
-	c := &Offline{Clock: clocktesting.NewFakeClock(Epoch), store: newStore(), obs: obs}
-	c.objects = NewObjects(c.store.list, cl.Others)
-	c.objects.AddWorkloads(cl.Workloads)
-	c.podGroups = map[string]*schedulingv1beta1.PodGroup{}
-	for _, pg := range cl.Workloads.PodGroups {
-		k := pg.Namespace + "/" + pg.Name
-		c.podGroups[k] = pg
-		c.pgOrder = append(c.pgOrder, k)
-	}
-	c.newDRA(m, cl.DRA.ResourceClaimTemplates)
-	vb := &volumeBinder{}
-	return c, Driver{
-		Binder:       binder{c.store},
-		VolumeBinder: vb,
-		DRA:          m,
-		ClaimWriter:  c.dra.writer,
-		Preemption:   schedcore.PreemptionHooks{PDBs: PDBsOf(cl.PDBs), Evictor: evictor{c}},
-		Objects:      c.objects,
-		Pod:          c.store.get,
-		Clock:        c.Clock,
-		SyncBinding:  true,
-		// Observer.Placed's result: its users read names and totals.
-		ScoreTotalsOnly: true,
-		Scheduled:       c.scheduled,
-		Failed:          c.failed,
-		PodGroupStatus:  c.podGroupStatus,
-	}, vb
 }
 
 // Submit queues pods already in the cluster (the pending pods NewOffline
@@ -245,6 +220,7 @@ func (c *Offline) UpdateNode(node *v1.Node) error {
 		return fmt.Errorf("node %q: %w", node.Name, err)
 	}
 	old := ni.Node()
+	c.changes++
 	c.Cache.UpdateNode(old, node)
 	for _, ev := range schedcore.NodeSchedulingPropertiesChange(node, old) {
 		c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, ev, old, node, nil)
@@ -271,12 +247,16 @@ func (c *Offline) AddCopy(pod *v1.Pod, tmpl *schedcore.PodInfo) error {
 
 // AddObject adds (or replaces) an object the plugins read through
 // Handle.Objects: a PodGroup of a gang's copy.
-func (c *Offline) AddObject(u *unstructured.Unstructured) { c.objects.Add(u) }
+func (c *Offline) AddObject(u *unstructured.Unstructured) {
+	c.changes++
+	c.objects.Add(u)
+}
 
 // AddPVC adds a PersistentVolumeClaim (a StatefulSet's claim, created
 // before its pod) as the claim informer would: the storage state the
 // volume plugins read takes it and the queue gets PersistentVolumeClaim/Add.
 func (c *Offline) AddPVC(pvc *v1.PersistentVolumeClaim) {
+	c.changes++
 	c.Current().Storage.PutPVC(pvc)
 	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.PersistentVolumeClaim, ActionType: schedcore.Add}, nil, pvc, nil)
 }
@@ -284,6 +264,7 @@ func (c *Offline) AddPVC(pvc *v1.PersistentVolumeClaim) {
 // AddNode adds a node as kube-scheduler's node informer handler does: the
 // cache takes it, then the queue gets Node/Add.
 func (c *Offline) AddNode(node *v1.Node) {
+	c.changes++
 	c.Cache.AddNode(node)
 	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add}, nil, node, nil)
 }
@@ -308,6 +289,7 @@ func (c *Offline) RemoveNode(name string) ([]*v1.Pod, error) {
 	}
 	sort.Slice(bound, func(i, j int) bool { return schedcore.PodName(bound[i]) < schedcore.PodName(bound[j]) })
 	node := ni.Node()
+	c.changes++
 	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Delete}, node, nil, nil)
 	c.Cache.RemoveNode(node)
 	return bound, nil

@@ -32,6 +32,7 @@ func (c *Offline) newDRA(m *schedcore.DRAManager, tmpl []*resourceapi.ResourceCl
 
 // claimChanged delivers a stored claim change to the queue.
 func (c *Offline) claimChanged(old, cur *resourceapi.ResourceClaim) {
+	c.changes++
 	if c.Queue == nil {
 		return
 	}

@@ -35,6 +35,7 @@ func (c *Offline) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) error {
 	upd := pg.DeepCopy()
 	rv, _ := strconv.Atoi(cur.ResourceVersion)
 	upd.ResourceVersion = strconv.Itoa(rv + 1)
+	c.changes++
 	c.podGroups[k] = upd
 	c.Cache.UpdatePodGroup(cur, upd)
 	c.Queue.UpdatePodGroup(c.Options.Logger, upd)
@@ -57,6 +58,7 @@ func (c *Offline) AddPodGroup(pg *schedulingv1beta1.PodGroup) error {
 	}
 	c.podGroups[k] = add
 	c.pgOrder = append(c.pgOrder, k)
+	c.changes++
 	c.Cache.AddPodGroup(add)
 	c.Queue.AddPodGroup(c.Options.Logger, add)
 	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.PodGroup, ActionType: schedcore.Add}, nil, add, nil)
@@ -73,6 +75,7 @@ func (c *Offline) DeletePodGroup(namespace, name string) {
 		return
 	}
 	delete(c.podGroups, k)
+	c.changes++
 	for i, o := range c.pgOrder {
 		if o == k {
 			c.pgOrder = append(c.pgOrder[:i:i], c.pgOrder[i+1:]...)

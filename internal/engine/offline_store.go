@@ -19,6 +19,8 @@ import (
 type store struct {
 	pods map[podName]*v1.Pod
 	byNS map[string]*nsNames
+	// changes counts the puts and deletes (Offline.Changes).
+	changes uint64
 }
 
 // nsNames are a namespace's pod names: names[:sorted] in order, then the
@@ -80,6 +82,7 @@ func (s *store) put(p *v1.Pod) {
 		n.names = append(n.names, p.Name)
 	}
 	s.pods[k] = p
+	s.changes++
 }
 
 func (s *store) delete(p *v1.Pod) {
@@ -88,6 +91,7 @@ func (s *store) delete(p *v1.Pod) {
 		return
 	}
 	delete(s.pods, k)
+	s.changes++
 	n := s.byNS[p.Namespace]
 	names := n.ordered()
 	if i := sort.SearchStrings(names, p.Name); i < len(names) && names[i] == p.Name {

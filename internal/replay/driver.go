@@ -50,6 +50,15 @@ type Options struct {
 	// Progress, when set, is called now and then with the trace steps done
 	// and their total, and once at the end.
 	Progress func(done, total int)
+	// NoUnschedulableEvents leaves the unschedulable events (one per
+	// failed attempt, most of a long replay's memory) out of
+	// Result.Events; the counts, the pending pods' last messages and
+	// plugins and the series are the same. For callers that do not show
+	// the event log (the table, CSV and HTML reports).
+	NoUnschedulableEvents bool
+	// noRepeat runs every retry's cycle, even those whose answer is known
+	// (repeat.go); for the tests that compare.
+	noRepeat bool
 }
 
 // quiet is how long after the last change (an arrival, a departure, a
@@ -74,6 +83,8 @@ type run struct {
 	gangs  bool
 	// lastChange is the last arrival, departure or placement.
 	lastChange time.Time
+	// rep keeps failed attempts that may be repeated (repeat.go).
+	rep repeats
 	// instant is the virtual time being processed: what the books record.
 	// The clock runs a little ahead of it per pod arriving at the same
 	// instant (engine.Offline.Add), so that the queue orders them by
@@ -116,6 +127,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 	}
 	r := &run{ctx: ctx, tr: tr, o: o, logger: o.Logger, lastChange: tr.Start, instant: tr.Start}
 	r.rec = newRecorder(tr, o.Features, o.Probes)
+	r.rec.noFailures = o.NoUnschedulableEvents
 
 	// The starting state: the nodes there from the start and the other
 	// objects; pods all come through the timeline.
@@ -152,6 +164,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 			r.gangs = true
 		}
 	}
+	r.startRepeats()
 
 	start := time.Now()
 	end, err := r.loop()
@@ -181,6 +194,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 			}
 		}
 	}
+	repeatedAttempts.Add(int64(r.rep.done))
 	res.Summary.DurationSeconds = time.Since(start).Seconds()
 	res.Summary.Profiles = c.Profiles.Order
 	return res, nil
@@ -309,7 +323,7 @@ func (r *run) drain() {
 		if !ok {
 			return
 		}
-		r.c.Scheduler.ScheduleOnePod(r.ctx, qpi)
+		r.attempt(qpi)
 	}
 }
 
@@ -337,7 +351,10 @@ func (r *run) apply(s step) error {
 			r.delete(p, EventDeparted, "node "+n.Name+" was removed")
 		}
 	case stepPodArrive:
-		p := r.tr.Pods[s.i].Pod.DeepCopy()
+		// A copy of the top-level fields: Add copies the pod whole, so a
+		// deep copy here would be one more per pod for the collector.
+		p := new(v1.Pod)
+		*p = *r.tr.Pods[s.i].Pod
 		p.DeletionTimestamp = nil
 		if p.Spec.SchedulerName == "" {
 			// The API server's default.

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -97,6 +98,8 @@ type recorder struct {
 	deviceHolders map[string]int
 	// deviceCols are the device columns (no fragmentation).
 	deviceCols []int
+	// noFailures leaves the unschedulable events out of the log.
+	noFailures bool
 }
 
 // Probe adds a column to the series: Fn is called at every sample with the
@@ -332,6 +335,12 @@ func (r *recorder) unschedulable(now time.Time, pi int, msg string, plugins []st
 	r.attempts++
 	r.failed++
 	p.attempts = attempt
+	if slices.Equal(plugins, p.plugins) {
+		// The last attempt's list, shared (nothing writes into it): a pod
+		// that does not fit fails alike attempt after attempt, and the
+		// events of a long replay are most of its memory.
+		plugins = p.plugins
+	}
 	if p.state == psPending {
 		for _, pl := range p.plugins {
 			r.reasons[pl]--
@@ -345,7 +354,9 @@ func (r *recorder) unschedulable(now time.Time, pi int, msg string, plugins []st
 		p.plugins = plugins
 	}
 	p.lastMsg = msg
-	r.events = append(r.events, Event{Time: now, Pod: p.name, Type: EventUnschedulable, Message: msg, Plugins: plugins, Attempt: attempt})
+	if !r.noFailures {
+		r.events = append(r.events, Event{Time: now, Pod: p.name, Type: EventUnschedulable, Message: msg, Plugins: plugins, Attempt: attempt})
+	}
 }
 
 // gone records a pod that left: departed or preempted when running,

@@ -88,6 +88,7 @@ func (pl *DefaultPreemption) DryRunPreemption(ctx context.Context, state *schedc
 	}
 	results := make([]result, n)
 	now := pl.now()
+	prio := schedcore.PodPriority(pod)
 	var nonViolating, violating []*Candidate
 	var errs []error
 	for off := 0; off < n; {
@@ -100,6 +101,11 @@ func (pl *DefaultPreemption) DryRunPreemption(ctx context.Context, state *schedc
 			var st *schedcore.Status
 			if pl.h.Features().GenericWorkload {
 				victims, numPDB, _, st = pl.selectVictimUnitsOnNode(ctx, state.Clone(), pod, ni.Clone(), pdbs, now)
+			} else if !hasLowerPriority(ni, prio) {
+				// SelectVictimsOnNode's first answer, without the copies
+				// of the cycle state and the node it would make for it:
+				// most nodes a pod that fits nowhere is tried on.
+				st = schedcore.NewStatus(schedcore.UnschedulableAndUnresolvable, ErrReasonNoVictims)
 			} else {
 				victims, numPDB, st = pl.SelectVictimsOnNode(ctx, state.Clone(), pod, ni.Clone(), pdbs, now)
 			}
@@ -146,6 +152,17 @@ func (pl *DefaultPreemption) DryRunPreemption(ctx context.Context, state *schedc
 		violating = violating[:num]
 	}
 	return append(nonViolating, violating...), statuses, errors.Join(errs...)
+}
+
+// hasLowerPriority reports whether a pod on the node has a priority below
+// prio: a potential victim.
+func hasLowerPriority(ni *schedcore.NodeInfo, prio int32) bool {
+	for _, pi := range ni.Pods {
+		if schedcore.PodPriority(pi.Pod) < prio {
+			return true
+		}
+	}
+	return false
 }
 
 func (pl *DefaultPreemption) now() time.Time {

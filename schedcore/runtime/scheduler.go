@@ -82,6 +82,9 @@ type Scheduler struct {
 	SyncBinding bool
 	// Rand samples cycles for plugin metrics.
 	Rand *rand.Rand
+	// KeepFailures keeps each single pod's failed cycle for TakeFailure
+	// (repeat.go).
+	KeepFailures bool
 
 	snapshot *schedcore.Snapshot
 	bindWG   sync.WaitGroup
@@ -93,6 +96,8 @@ type Scheduler struct {
 	// to its end in the scheduling goroutine (SyncBinding), emptied, for
 	// the next cycle (see recycleState).
 	spareState atomic.Pointer[schedcore.CycleState]
+	// lastFailure is the last cycle's, with KeepFailures (TakeFailure).
+	lastFailure *FailedAttempt
 }
 
 // parkedBinding is a binding cycle put off until its pod's Permit wait is
@@ -139,6 +144,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 // or with GenericWorkload a pod group (its Group set), which goes through
 // the pod-group cycle (kube's ScheduleOne).
 func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *schedcore.QueuedPodInfo) {
+	s.lastFailure = nil
 	if qpi.Group != nil {
 		s.scheduleOnePodGroup(ctx, qpi)
 		return
@@ -165,8 +171,15 @@ func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *schedcore.QueuedPod
 	state.RecordPluginMetrics = s.Rand.Intn(100) < pluginMetricsSamplePercent && recordsPluginMetrics(fw.recorder)
 	s.randMu.Unlock()
 
+	startIdx := 0
+	if s.KeepFailures {
+		startIdx = s.Algorithm.startIndex()
+	}
 	result, assumed, status := s.schedulingCycle(ctx, state, fw, qpi)
 	if !status.IsSuccess() {
+		if s.KeepFailures {
+			s.keepFailure(status, result.NominatingInfo, startIdx)
+		}
 		s.handleFailure(ctx, fw, assumed, status, result.NominatingInfo, start)
 		if s.SyncBinding {
 			// A PostFilter may have rejected waiting pods.

@@ -1,0 +1,12 @@
+package replay
+
+// WithoutRepeats is o running every retry's scheduling cycle, even those
+// whose answer is known (repeat.go).
+func WithoutRepeats(o Options) Options {
+	o.noRepeat = true
+	return o
+}
+
+// RepeatedAttempts counts the attempts repeated rather than run by the
+// replays so far.
+func RepeatedAttempts() int64 { return repeatedAttempts.Load() }
