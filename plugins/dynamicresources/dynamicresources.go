@@ -324,6 +324,9 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, state *schedcore.Cycl
 		}
 		s.allocator = allocator
 		s.allocInputs = pl.memo.inputs(pl.dra, poolVer, poolItems)
+		if s.allocInputs != nil {
+			s.allocInputs.changes = pl.allocated.changeLog()
+		}
 		s.allocated, s.slices = allocated, slices
 	}
 	s.claims = claims
