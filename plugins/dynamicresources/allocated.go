@@ -47,6 +47,11 @@ type allocatedStates struct {
 	poolItems map[string]map[string]int
 	// changes logs, per pool, each version's change (monotone.go).
 	changes map[string][]poolChange
+	// countered counts the changes in pools with shared counters
+	// (counterPools, of counterRev; reuse.go).
+	countered    int64
+	counterPools map[string]bool
+	counterRev   int64
 }
 
 // contribution is what one allocation adds to the state.
@@ -151,6 +156,7 @@ func (a *allocatedStates) removeLocked(alloc *resourceapi.AllocationResult) {
 	for _, p := range c.pools {
 		a.poolVersion[p]++
 		a.logLocked(p, poolChange{ver: a.poolVersion[p], removed: true})
+		a.touchedLocked(p)
 	}
 	for _, it := range c.items {
 		m := a.poolItems[it[0]]
@@ -212,6 +218,7 @@ func (a *allocatedStates) addLocked(alloc *resourceapi.AllocationResult) {
 			c.pools = append(c.pools, p)
 			a.poolVersion[p]++
 			a.logLocked(p, c.taken(p, a.poolVersion[p]))
+			a.touchedLocked(p)
 		}
 	}
 	a.contrib[alloc] = c

@@ -68,6 +68,8 @@ type DynamicResources struct {
 	celCache       *cel.Cache
 	allocated      *allocatedStates
 	memo           *allocationMemo
+	// reuse is the last allocator built (reuse.go).
+	reuse reusedAllocator
 	// explain is what explanations keep (ExplainFilter).
 	explain explainCache
 }
@@ -318,7 +320,7 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, state *schedcore.Cycl
 	if numClaimsToAllocate > 0 {
 		allocated, poolVer, poolItems := pl.allocated.get(pl.features.DRAConsumableCapacity)
 		slices := pl.dra.Slices()
-		allocator, err := structured.NewAllocator(ctx, pl.allocFeatures, *allocated, classLister{pl.dra}, slices, pl.celCache)
+		allocator, err := pl.allocator(ctx, allocated, slices, pl.allocated.counteredChanges())
 		if err != nil {
 			return nil, schedcore.AsStatus(err)
 		}
