@@ -143,10 +143,11 @@ func (pl *DynamicResources) Name() string { return Name }
 type stateData struct {
 	claims             claimStore
 	podScalarResources map[v1.ResourceName]int64
-	// extNames, extVariants: the special claim's node variants
-	// (extended.go).
+	// extNames (with extDRA: isDRAExtendedResourceName of each),
+	// extVariants: the special claim's node variants (extended.go).
 	extOnce     sync.Once
 	extNames    []v1.ResourceName
+	extDRA      []bool
 	extMu       sync.Mutex
 	extVariants map[string]*extendedVariant
 	// toAllocate are the claims to allocate on nodes without a variant
