@@ -45,6 +45,13 @@ type allocatedStates struct {
 	// ("d:" a device, "c:" a consumed capacity, "s:" a share), for the
 	// memo's name-independent pool signatures.
 	poolItems map[string]map[string]int
+	// changes logs, per pool, each version's change (monotone.go).
+	changes map[string][]poolChange
+	// countered counts the changes in pools with shared counters
+	// (counterPools, of counterRev; reuse.go).
+	countered    int64
+	counterPools map[string]bool
+	counterRev   int64
 }
 
 // contribution is what one allocation adds to the state.
@@ -73,6 +80,8 @@ func (a *allocatedStates) get(consumableCapacity bool) (*structured.AllocatedSta
 		}
 		a.contrib = map[*resourceapi.AllocationResult]contribution{}
 		a.poolItems = map[string]map[string]int{}
+		// The versions below count on without a logged change.
+		a.changes = map[string][]poolChange{}
 		if a.poolVersion == nil {
 			a.poolVersion = map[string]int64{}
 		}
@@ -146,6 +155,8 @@ func (a *allocatedStates) removeLocked(alloc *resourceapi.AllocationResult) {
 	}
 	for _, p := range c.pools {
 		a.poolVersion[p]++
+		a.logLocked(p, poolChange{ver: a.poolVersion[p], removed: true})
+		a.touchedLocked(p)
 	}
 	for _, it := range c.items {
 		m := a.poolItems[it[0]]
@@ -206,6 +217,8 @@ func (a *allocatedStates) addLocked(alloc *resourceapi.AllocationResult) {
 		if !slices.Contains(c.pools, p) {
 			c.pools = append(c.pools, p)
 			a.poolVersion[p]++
+			a.logLocked(p, c.taken(p, a.poolVersion[p]))
+			a.touchedLocked(p)
 		}
 	}
 	a.contrib[alloc] = c

@@ -1,13 +1,16 @@
 package dynamicresources
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 )
 
@@ -135,4 +138,33 @@ func (pl *DynamicResources) podResourceClaims(pod *v1.Pod) ([]*resourceapi.Resou
 	claims := make([]*resourceapi.ResourceClaim, 0, len(pod.Spec.ResourceClaims))
 	err := pl.foreachPodResourceClaim(pod, func(_ string, c *resourceapi.ResourceClaim) { claims = append(claims, c) })
 	return claims, err
+}
+
+// claimSpecs writes the claims' specs out, in order.
+func claimSpecs(claims []*resourceapi.ResourceClaim) (string, error) {
+	specs := make([]resourceapi.ResourceClaimSpec, len(claims))
+	for i, c := range claims {
+		specs[i] = c.Spec
+	}
+	b, err := json.Marshal(specs)
+	return "claims:" + string(b), err
+}
+
+// copyResults deep-copies allocation results; share IDs (of consumable
+// capacity) are drawn anew, as the allocator draws one per allocation.
+func copyResults(in []resourceapi.AllocationResult) []resourceapi.AllocationResult {
+	if in == nil {
+		return nil
+	}
+	out := make([]resourceapi.AllocationResult, len(in))
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
+		for j := range out[i].Devices.Results {
+			if out[i].Devices.Results[j].ShareID != nil {
+				id := types.UID(uuid.NewUUID())
+				out[i].Devices.Results[j].ShareID = &id
+			}
+		}
+	}
+	return slices.Clip(out)
 }

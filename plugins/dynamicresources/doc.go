@@ -14,7 +14,8 @@
 //     extended resources); `resource claim ns/name is in the process of
 //     being allocated`, `request <req>: device class <class> does not
 //     exist`; prepares the allocator over the slices (DeviceTaintRules
-//     applied) and the allocated devices, in flight ones included.
+//     applied) and the allocated devices, in flight ones included (the
+//     last one again while nothing it keeps changed: reuse.go).
 //   - Filter: ErrReasonNotAvailable for an allocated claim whose node
 //     selector excludes the node (or whose binding failed or timed out),
 //     ErrReasonCannotAllocate when the node's devices cannot satisfy the
@@ -23,7 +24,10 @@
 //     exactly what it reads (memo.go): pools the claims cannot select from
 //     count by content only (relevance.go), and an answer found on one
 //     node serves a node whose pools have the same signatures, under its
-//     own names (share.go).
+//     own names (share.go); a failure also serves nodes that differ only
+//     in complete, valid pools the claims cannot select from (relevance.go),
+//     and an answer stays while devices are only taken in ways that
+//     cannot change it (monotone.go).
 //   - PostFilter: deallocates an unavailable claim reserved for nobody
 //     else (MsgDeallocated), or deletes a stale special claim (MsgDeleted).
 //   - PodGroupPostFilter (GenericWorkload): Unschedulable with

@@ -68,6 +68,8 @@ type DynamicResources struct {
 	celCache       *cel.Cache
 	allocated      *allocatedStates
 	memo           *allocationMemo
+	// reuse is the last allocator built (reuse.go).
+	reuse reusedAllocator
 	// explain is what explanations keep (ExplainFilter).
 	explain explainCache
 }
@@ -141,10 +143,11 @@ func (pl *DynamicResources) Name() string { return Name }
 type stateData struct {
 	claims             claimStore
 	podScalarResources map[v1.ResourceName]int64
-	// extNames, extVariants: the special claim's node variants
-	// (extended.go).
+	// extNames (with extDRA: isDRAExtendedResourceName of each),
+	// extVariants: the special claim's node variants (extended.go).
 	extOnce     sync.Once
 	extNames    []v1.ResourceName
+	extDRA      []bool
 	extMu       sync.Mutex
 	extVariants map[string]*extendedVariant
 	// toAllocate are the claims to allocate on nodes without a variant
@@ -318,12 +321,15 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, state *schedcore.Cycl
 	if numClaimsToAllocate > 0 {
 		allocated, poolVer, poolItems := pl.allocated.get(pl.features.DRAConsumableCapacity)
 		slices := pl.dra.Slices()
-		allocator, err := structured.NewAllocator(ctx, pl.allocFeatures, *allocated, classLister{pl.dra}, slices, pl.celCache)
+		allocator, err := pl.allocator(ctx, allocated, slices, pl.allocated.counteredChanges())
 		if err != nil {
 			return nil, schedcore.AsStatus(err)
 		}
 		s.allocator = allocator
 		s.allocInputs = pl.memo.inputs(pl.dra, poolVer, poolItems)
+		if s.allocInputs != nil {
+			s.allocInputs.changes = pl.allocated.changeLog()
+		}
 		s.allocated, s.slices = allocated, slices
 	}
 	s.claims = claims

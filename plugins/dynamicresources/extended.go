@@ -103,16 +103,16 @@ func (pl *DynamicResources) filterExtendedResources(state *stateData, pod *v1.Po
 	if extended.Spec.Devices.Requests != nil {
 		return nil, nil, statusUnschedulable(ErrReasonExtendedStale)
 	}
-	names := state.extendedNames()
+	names, dra := state.extendedNames()
 	// backed marks the names (in order) the node's device plugins do not
 	// provide and a DeviceClass does: the node's variant of the claim
 	// depends on these alone (and the classes).
 	var buf [16]byte
 	backed := buf[:0]
-	for _, name := range names {
+	for i, name := range names {
 		q := state.podScalarResources[name]
 		mark := byte('0')
-		if isDRAExtendedResourceName(name) && q != 0 {
+		if dra[i] && q != 0 {
 			allocatable, ok := nodeInfo.Allocatable.ScalarResources[name]
 			isBacked := pl.dra.ExtendedResourceClass(name) != nil
 			if isBacked && allocatable == 0 {
@@ -162,15 +162,19 @@ type extendedVariant struct {
 }
 
 // extendedNames are the pod's scalar resources, sorted (kube walks a map;
-// an unfit resource ends the loop either way).
-func (d *stateData) extendedNames() []v1.ResourceName {
+// an unfit resource ends the loop either way), and whether each is a
+// DRA extended resource name (a name check, once per cycle).
+func (d *stateData) extendedNames() ([]v1.ResourceName, []bool) {
 	d.extOnce.Do(func() {
 		for name := range d.podScalarResources {
 			d.extNames = append(d.extNames, name)
 		}
 		sort.Slice(d.extNames, func(i, j int) bool { return d.extNames[i] < d.extNames[j] })
+		for _, name := range d.extNames {
+			d.extDRA = append(d.extDRA, isDRAExtendedResourceName(name))
+		}
 	})
-	return d.extNames
+	return d.extNames, d.extDRA
 }
 
 // extendedVariant returns the cycle's variant for the backed marks at the

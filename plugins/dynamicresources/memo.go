@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,8 +12,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
@@ -85,6 +82,11 @@ type allocationMemo struct {
 	relevant   map[relKey]bool
 	// sel evaluates selectors for relevant; nil: every pool is relevant.
 	sel *selection
+	// plain, inert and exact are plainPoolLocked's, inertPoolLocked's and
+	// exactCountsLocked's answers (monotone.go).
+	plain map[string]bool
+	inert map[string]bool
+	exact map[int64]bool
 	// disabled turns the memo off (tests compare with and without it).
 	disabled bool
 }
@@ -126,6 +128,8 @@ type memoInputs struct {
 	// poolItems is what is taken in each pool (allocatedStates), for the
 	// pools' signatures (poolSigLocked).
 	poolItems map[string]map[string]int
+	// changes are the pools' change logs (monotone.go); nil: none.
+	changes map[string][]poolChange
 }
 
 // sliceIndex is the slices of one objects revision, the node-local ones
@@ -152,7 +156,7 @@ func newAllocationMemo() *allocationMemo {
 	return &allocationMemo{disabled: MemoDisabled.Load(), maxSlots: maxMemoSlots, nodes: map[string]*nodeMemo{}, tables: map[int64]*claimsTable{}, ids: map[string]int64{},
 		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
 		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{},
-		successes: map[failKey]success{}, localTo: map[string]string{}, mixed: map[string]bool{}}
+		successes: map[failKey]success{}, localTo: map[string]string{}, mixed: map[string]bool{}, plain: map[string]bool{}, inert: map[string]bool{}, exact: map[int64]bool{}}
 }
 
 func (m *allocationMemo) internLocked(s string) int64 {
@@ -269,6 +273,9 @@ func (m *allocationMemo) resetLocked(rev int64) {
 	clear(m.successes)
 	clear(m.localTo)
 	clear(m.mixed)
+	clear(m.plain)
+	clear(m.inert)
+	clear(m.exact)
 }
 
 // nodePoolsLocked returns the pools of the slices that apply to the node,
@@ -384,9 +391,25 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 		m.mu.Unlock()
 		return sl.e.results, sl.e.err
 	}
-	var b strings.Builder
+	if sl.has && m.stillHoldsLocked(in, claimsID, claims, sl) {
+		e := memoEntry{versions: make([]int64, len(nm.pools)), results: sl.e.results}
+		for i, p := range nm.pools {
+			e.versions[i] = -1
+			if rel[i] {
+				e.versions[i] = in.poolVer[p]
+			}
+		}
+		m.keepLocked(sl, e)
+		m.mu.Unlock()
+		return e.results, nil
+	}
+	// b is the node's signature; f the failures' one, without the inert
+	// pools the claims cannot use (monotone.go: inertPoolLocked).
+	var b, f strings.Builder
 	b.WriteString("nodesig:")
+	f.WriteString("failsig:")
 	for i, p := range nm.pools {
+		start := b.Len()
 		if rel[i] {
 			b.WriteString(strconv.FormatInt(m.poolSigLocked(in, p), 10))
 		} else {
@@ -398,8 +421,12 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 			b.WriteString("@" + node.Name)
 		}
 		b.WriteByte(',')
+		if rel[i] || !m.inertPoolLocked(p) {
+			f.WriteString(b.String()[start:])
+		}
 	}
 	fk := failKey{claims: claimsID, sig: m.internLocked(b.String())}
+	failk := failKey{claims: claimsID, sig: m.internLocked(f.String())}
 	versions := make([]int64, len(nm.pools))
 	for i, p := range nm.pools {
 		versions[i] = -1
@@ -407,7 +434,7 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 			versions[i] = in.poolVer[p]
 		}
 	}
-	if ferr, failed := m.failures[fk]; failed {
+	if ferr, failed := m.failures[failk]; failed {
 		// The node's own entry: the next cycles find it without writing
 		// the signature again, until one of its pools changes.
 		m.keepLocked(sl, memoEntry{versions: versions, err: ferr})
@@ -439,7 +466,7 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 		}
 		m.keepLocked(sl, memoEntry{versions: versions, results: copyResults(results), err: err})
 		if results == nil && len(m.staticSig) > 0 {
-			m.failures[fk] = err
+			m.failures[failk] = err
 		}
 		if results != nil && err == nil {
 			m.successes[fk] = success{node: nm.node.Name, pools: nm.pools, results: copyResults(results)}
@@ -447,53 +474,4 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 	}
 	m.mu.Unlock()
 	return results, err
-}
-
-// relevantLocked reports whether what is allocated in pool p may change
-// the allocator's answer for the claims (relevance.go); pools the node
-// sees without slices in the index count as relevant.
-func (m *allocationMemo) relevantLocked(ctx context.Context, claimsID int64, claims []*resourceapi.ResourceClaim, p string) bool {
-	static, ok := m.staticID[p]
-	if !ok || m.sel == nil {
-		return true
-	}
-	k := relKey{claims: claimsID, static: static}
-	r, ok := m.relevant[k]
-	if !ok {
-		r = m.sel.mayMatch(ctx, claims, m.poolSlices[p])
-		if ctx.Err() != nil {
-			return true
-		}
-		m.relevant[k] = r
-	}
-	return r
-}
-
-// claimSpecs writes the claims' specs out, in order.
-func claimSpecs(claims []*resourceapi.ResourceClaim) (string, error) {
-	specs := make([]resourceapi.ResourceClaimSpec, len(claims))
-	for i, c := range claims {
-		specs[i] = c.Spec
-	}
-	b, err := json.Marshal(specs)
-	return "claims:" + string(b), err
-}
-
-// copyResults deep-copies allocation results; share IDs (of consumable
-// capacity) are drawn anew, as the allocator draws one per allocation.
-func copyResults(in []resourceapi.AllocationResult) []resourceapi.AllocationResult {
-	if in == nil {
-		return nil
-	}
-	out := make([]resourceapi.AllocationResult, len(in))
-	for i := range in {
-		in[i].DeepCopyInto(&out[i])
-		for j := range out[i].Devices.Results {
-			if out[i].Devices.Results[j].ShareID != nil {
-				id := types.UID(uuid.NewUUID())
-				out[i].Devices.Results[j].ShareID = &id
-			}
-		}
-	}
-	return slices.Clip(out)
 }

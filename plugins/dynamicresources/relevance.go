@@ -5,6 +5,7 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/utils/ptr"
 )
 
 // A pool none of whose devices any request of the claims can select
@@ -94,4 +95,59 @@ func (s *selection) selectorsMayMatch(ctx context.Context, sels []resourceapi.De
 		}
 	}
 	return true
+}
+
+// relevantLocked reports whether what is allocated in pool p may change
+// the allocator's answer for the claims (relevance.go); pools the node
+// sees without slices in the index count as relevant.
+func (m *allocationMemo) relevantLocked(ctx context.Context, claimsID int64, claims []*resourceapi.ResourceClaim, p string) bool {
+	static, ok := m.staticID[p]
+	if !ok || m.sel == nil {
+		return true
+	}
+	k := relKey{claims: claimsID, static: static}
+	r, ok := m.relevant[k]
+	if !ok {
+		r = m.sel.mayMatch(ctx, claims, m.poolSlices[p])
+		if ctx.Err() != nil {
+			return true
+		}
+		m.relevant[k] = r
+	}
+	return r
+}
+
+// inertPoolLocked reports whether pool p, when the claims cannot select
+// any of its devices, leaves the allocator's answer as if the node did not
+// see it: the pool is complete (all its slices of one generation, as many
+// as it says), valid (device names unique, no counters; plainPoolLocked),
+// without devices that choose their nodes or declare compatibility groups
+// (the allocator ignores such slices with that feature off, making the
+// pool incomplete). The allocator then takes nothing from it, raises no
+// error for it (a selector that fails makes the pool relevant), and keeps
+// the order of the other pools. Failures are shared between nodes that
+// differ only in such pools.
+func (m *allocationMemo) inertPoolLocked(p string) bool {
+	if v, ok := m.inert[p]; ok {
+		return v
+	}
+	ss := m.poolSlices[p]
+	inert := len(ss) > 0 && m.plainPoolLocked(p) && int64(len(ss)) == ss[0].Spec.Pool.ResourceSliceCount
+	names := map[string]bool{}
+	for _, s := range ss {
+		if !inert {
+			break
+		}
+		if s.Spec.Pool.Generation != ss[0].Spec.Pool.Generation || ptr.Deref(s.Spec.PerDeviceNodeSelection, false) {
+			inert = false
+		}
+		for _, d := range s.Spec.Devices {
+			if names[d.Name] {
+				inert = false
+			}
+			names[d.Name] = true
+		}
+	}
+	m.inert[p] = inert
+	return inert
 }
