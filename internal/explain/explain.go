@@ -19,6 +19,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
+	"github.com/kubectl-sched/kubectl-sched/internal/explain/nearest"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -296,21 +297,21 @@ func (s *State) Explain(ctx context.Context, pod *v1.Pod) (*report.Explanation, 
 		}
 	}
 
-	nearest := o.Nearest
-	if nearest == 0 {
-		nearest = DefaultNearest
+	count := o.Nearest
+	if count == 0 {
+		count = DefaultNearest
 	}
 	rep.Nearest = []string{}
-	if nearest > 0 && ex.PreFilter.IsSuccess() && ex.PreEnqueue == nil {
+	if count > 0 && ex.PreFilter.IsSuccess() && ex.PreEnqueue == nil {
 		// A pod rejected at PreFilter fails every node alike, for the
 		// PreFilter reason the summary gives: no node is nearer.
-		rep.Nearest = nearestNodes(rep.Nodes, order, ex, snap, nearest)
+		rep.Nearest = nearest.Nodes(rep.Nodes, order, ex, snap, count)
 	}
 	for _, i := range shown(rep.Nodes, o.Node, rep.Nearest) {
 		n := &rep.Nodes[i]
 		ni, _ := snap.Get(n.Node)
 		// The node's own detail (the others share an empty one).
-		n.NodeDetail = &report.NodeDetail{Free: free(ni, target, s.eng.Options.Features)}
+		n.NodeDetail = &report.NodeDetail{Free: nearest.Free(ni, target, s.eng.Options.Features)}
 		if !n.Feasible {
 			ex.Detail(ctx, int(order[i]))
 			n.Gaps = report.GapsOf(&ex.Nodes[order[i]])

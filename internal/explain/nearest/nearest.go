@@ -1,4 +1,7 @@
-package explain
+// Package nearest ranks the nodes an explanation rejected by how close
+// each is to fitting the pod (explain's "nearest" nodes), and says what a
+// node has free.
+package nearest
 
 import (
 	"slices"
@@ -23,11 +26,11 @@ func shortfall(ne *schedruntime.NodeExplanation) float64 {
 	return sum
 }
 
-// nearestNodes picks the rejected nodes closest to fitting: fewest
+// Nodes picks the rejected nodes closest to fitting: fewest
 // failures, then fewest that preemption cannot resolve, then the smallest
 // shortfall the plugins report, then most free cpu, then most free memory,
 // then name. nodes[i] is ex.Nodes[order[i]].
-func nearestNodes(nodes []report.ExplainNode, order []int32, ex *schedruntime.Explanation, snap *schedcore.Snapshot, n int) []string {
+func Nodes(nodes []report.ExplainNode, order []int32, ex *schedruntime.Explanation, snap *schedcore.Snapshot, n int) []string {
 	type cand struct {
 		name                 string
 		failures, unresolved int
@@ -121,9 +124,9 @@ func nodeInfo(snap *schedcore.Snapshot, i int32, name string) *schedcore.NodeInf
 	return ni
 }
 
-// free is what the node has left of cpu, memory, pods and of every other
+// Free is what the node has left of cpu, memory, pods and of every other
 // resource the pod requests.
-func free(ni *schedcore.NodeInfo, pod *v1.Pod, f schedcore.Features) map[string]int64 {
+func Free(ni *schedcore.NodeInfo, pod *v1.Pod, f schedcore.Features) map[string]int64 {
 	a, r := &ni.Allocatable, &ni.Requested
 	out := map[string]int64{
 		"cpu":    a.MilliCPU - r.MilliCPU,

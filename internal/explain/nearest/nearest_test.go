@@ -1,4 +1,4 @@
-package explain
+package nearest
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
 )
 
-// nearestNodes keeps only the best few while it walks the rejected nodes;
+// Nodes keeps only the best few while it walks the rejected nodes;
 // it must pick what sorting every rejected node by the same order picks.
 func TestNearestNodesPicksWhatAFullSortPicks(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
@@ -79,7 +79,7 @@ func TestNearestNodesPicksWhatAFullSortPicks(t *testing.T) {
 			for i := 0; i < n && i < len(refs); i++ {
 				want = append(want, refs[i].name)
 			}
-			if got := nearestNodes(rep.Nodes, order, ex, snap, n); !reflect.DeepEqual(got, want) {
+			if got := Nodes(rep.Nodes, order, ex, snap, n); !reflect.DeepEqual(got, want) {
 				t.Fatalf("round %d, %d nearest: %v, want %v", round, n, got, want)
 			}
 		}
