@@ -15,10 +15,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/explain"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
+	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
 
 // explainOut, when set, is a file that -explain writes the first round's
@@ -91,29 +94,8 @@ func explainBench(only string, pct, rounds int) {
 		if !w.picked(only) || w.gates != "" {
 			continue
 		}
-		cl, err := w.load()
-		if err != nil {
-			fatal(w.name, err)
-		}
-		cfg, err := engine.LoadConfig(w.config)
-		if err != nil {
-			fatal(w.name, err)
-		}
-		if !w.defaultProfile {
-			p := int32(pct)
-			cfg.PercentageOfNodesToScore = &p
-		}
-		reg, err := engine.Registry(nil)
-		if err != nil {
-			fatal(w.name, err)
-		}
+		cl, cfg, reg, pods := explainInputs(w, pct)
 		ctx := context.Background()
-		var pods []*v1.Pod
-		for _, p := range cl.Pods {
-			if p.Spec.NodeName == "" && len(pods) < explainSample {
-				pods = append(pods, p)
-			}
-		}
 		if len(pods) == 0 {
 			continue
 		}
@@ -252,4 +234,33 @@ func templateOf(name string) string {
 		return name[:i]
 	}
 	return name
+}
+
+// explainInputs loads w for the explain benches: the cluster, its
+// configuration (with pct as percentageOfNodesToScore unless w keeps the
+// default profile), the registry, and the first explainSample pending pods.
+func explainInputs(w workload, pct int) (*snapshot.Cluster, *configv1.KubeSchedulerConfiguration, schedcore.Registry, []*v1.Pod) {
+	cl, err := w.load()
+	if err != nil {
+		fatal(w.name, err)
+	}
+	cfg, err := engine.LoadConfig(w.config)
+	if err != nil {
+		fatal(w.name, err)
+	}
+	if !w.defaultProfile {
+		p := int32(pct)
+		cfg.PercentageOfNodesToScore = &p
+	}
+	reg, err := engine.Registry(nil)
+	if err != nil {
+		fatal(w.name, err)
+	}
+	var pods []*v1.Pod
+	for _, p := range cl.Pods {
+		if p.Spec.NodeName == "" && len(pods) < explainSample {
+			pods = append(pods, p)
+		}
+	}
+	return cl, cfg, reg, pods
 }

@@ -11,9 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-
-	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/explain"
 )
 
@@ -32,29 +29,8 @@ func explainWarmBench(only string, pct int) {
 		if !w.picked(only) || w.gates != "" {
 			continue
 		}
-		cl, err := w.load()
-		if err != nil {
-			fatal(w.name, err)
-		}
-		cfg, err := engine.LoadConfig(w.config)
-		if err != nil {
-			fatal(w.name, err)
-		}
-		if !w.defaultProfile {
-			p := int32(pct)
-			cfg.PercentageOfNodesToScore = &p
-		}
-		reg, err := engine.Registry(nil)
-		if err != nil {
-			fatal(w.name, err)
-		}
+		cl, cfg, reg, pods := explainInputs(w, pct)
 		ctx := context.Background()
-		var pods []*v1.Pod
-		for _, p := range cl.Pods {
-			if p.Spec.NodeName == "" && len(pods) < explainSample {
-				pods = append(pods, p)
-			}
-		}
 		pass := [2][][]time.Duration{make([][]time.Duration, len(pods)), make([][]time.Duration, len(pods))}
 		var loads []time.Duration
 		for range *explainWarm {
