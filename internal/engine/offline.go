@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -151,8 +150,13 @@ func (c *Offline) Submit(pods ...*v1.Pod) {
 // the cache, a pending pod of one of the profiles to the queue, after the
 // resourceclaim controller's work (its template claims are created). A
 // pod without a UID gets SnapshotUID. It is an error if the pod exists.
+// pod is not modified; the cluster's pod is a copy of its top-level fields
+// (see shallowCopy) that shares its maps, slices and pointers, so the
+// caller must not change those in place afterwards (a replay's trace pod,
+// a capacity copy's spec): a deep copy per arrival was 135 of the 430 MB
+// live in a 10,000-node replay.
 func (c *Offline) Add(pod *v1.Pod) error {
-	p := pod.DeepCopy()
+	p := shallowCopy(pod)
 	if p.UID == "" {
 		p.UID = SnapshotUID(p.Namespace, p.Name)
 	}
@@ -212,22 +216,6 @@ func (c *Offline) UpdatePending(pod *v1.Pod) error {
 	return nil
 }
 
-// UpdateNode replaces a node (cordoning, relabelling, resizing) and sends
-// the queue the events its changes are, as the node informer would.
-func (c *Offline) UpdateNode(node *v1.Node) error {
-	ni, err := c.Current().Get(node.Name)
-	if err != nil {
-		return fmt.Errorf("node %q: %w", node.Name, err)
-	}
-	old := ni.Node()
-	c.changes++
-	c.Cache.UpdateNode(old, node)
-	for _, ev := range schedcore.NodeSchedulingPropertiesChange(node, old) {
-		c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, ev, old, node, nil)
-	}
-	return nil
-}
-
 // AddCopy brings a copy of a pod into the cluster, bound to a node
 // (pod.Spec.NodeName set), without a scheduling cycle: as the bindings of
 // the copies capacity counts node by node are committed. The copy must
@@ -259,40 +247,6 @@ func (c *Offline) AddPVC(pvc *v1.PersistentVolumeClaim) {
 	c.changes++
 	c.Current().Storage.PutPVC(pvc)
 	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.PersistentVolumeClaim, ActionType: schedcore.Add}, nil, pvc, nil)
-}
-
-// AddNode adds a node as kube-scheduler's node informer handler does: the
-// cache takes it, then the queue gets Node/Add.
-func (c *Offline) AddNode(node *v1.Node) {
-	c.changes++
-	c.Cache.AddNode(node)
-	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Add}, nil, node, nil)
-}
-
-// RemoveNode deletes a node as kube-scheduler's node informer handler
-// does (the queue gets Node/Delete, then the cache forgets the node) and
-// returns the pods bound to it, in namespace/name order. Nothing deletes
-// them yet: the pod garbage collector does once the node is gone, which
-// the driver plays with Delete (replay records each as it goes).
-func (c *Offline) RemoveNode(name string) ([]*v1.Pod, error) {
-	ni, err := c.Current().Get(name)
-	if err != nil {
-		return nil, fmt.Errorf("node %q: %w", name, err)
-	}
-	var bound []*v1.Pod
-	for _, pi := range ni.Pods {
-		// Assumed pods (waiting at Permit) are not bound: their binding
-		// cycle fails once the node is gone.
-		if cur, ok := c.store.get(pi.Pod.Namespace, pi.Pod.Name); ok && cur.Spec.NodeName == name {
-			bound = append(bound, cur)
-		}
-	}
-	sort.Slice(bound, func(i, j int) bool { return schedcore.PodName(bound[i]) < schedcore.PodName(bound[j]) })
-	node := ni.Node()
-	c.changes++
-	c.Queue.MoveAllToActiveOrBackoffQueue(c.Options.Logger, schedcore.ClusterEvent{Resource: schedcore.Node, ActionType: schedcore.Delete}, node, nil, nil)
-	c.Cache.RemoveNode(node)
-	return bound, nil
 }
 
 // Current brings the engine's snapshot up to date with the cache (the

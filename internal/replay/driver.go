@@ -351,8 +351,8 @@ func (r *run) apply(s step) error {
 			r.delete(p, EventDeparted, "node "+n.Name+" was removed")
 		}
 	case stepPodArrive:
-		// A copy of the top-level fields: Add copies the pod whole, so a
-		// deep copy here would be one more per pod for the collector.
+		// A copy of the top-level fields: Add shares the rest with the
+		// trace's pod, which nothing changes in place.
 		p := new(v1.Pod)
 		*p = *r.tr.Pods[s.i].Pod
 		p.DeletionTimestamp = nil
