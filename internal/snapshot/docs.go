@@ -83,9 +83,6 @@ func (c *Cluster) AddData(file string, data []byte) error {
 				continue
 			}
 			if err := c.addDoc(file, d, prepared[i]); err != nil {
-				for _, p := range prepared {
-					p.ahead.cancel()
-				}
 				return err
 			}
 		}

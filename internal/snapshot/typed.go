@@ -49,9 +49,6 @@ type preparedDoc struct {
 	one   *typedObj
 	items [][]byte
 	objs  []typedObj
-	// ahead, when not nil, decodes items while they are added, in place
-	// of objs (ahead.go).
-	ahead *aheadDecoder
 }
 
 // prepareDoc decodes document d for the typed path (a List's items on
@@ -128,9 +125,6 @@ func prepareWhole(d doc) preparedDoc {
 	if !json.Valid(l.rest) {
 		return decline
 	}
-	if len(l.items) >= aheadItems && runtime.GOMAXPROCS(0) > 1 {
-		return preparedDoc{js: decline.js, items: l.items, ahead: decodeAhead(l.items)}
-	}
 	objs := decodeItems(l.items)
 	for _, t := range objs {
 		if !t.valid {
@@ -189,32 +183,27 @@ func (c *Cluster) addPrepared(file string, d doc, p preparedDoc) error {
 	if p.one != nil {
 		return c.addTypedObj(file, d.line, "", *p.one)
 	}
-	if p.ahead != nil {
-		return c.addAhead(file, d, p)
-	}
 	for i, t := range p.objs {
-		if err := c.addItem(file, d, p, i, t); err != nil {
+		if c.OnProgress != nil {
+			c.OnProgress(file, i, len(p.objs))
+		}
+		where := fmt.Sprintf("items[%d]", i)
+		var err error
+		if t.obj != nil {
+			err = c.addTypedObj(file, d.line, where, t)
+		} else {
+			var m map[string]any
+			if err := json.Unmarshal(p.items[i], &m); err != nil {
+				// Valid JSON (the List decoded) into a map cannot fail.
+				return &LoadError{File: file, Line: d.line, Msg: where + ": " + err.Error()}
+			}
+			err = c.addObject(file, d.line, where, m)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// addItem adds item i of a List the typed path took, decoded as t.
-func (c *Cluster) addItem(file string, d doc, p preparedDoc, i int, t typedObj) error {
-	if c.OnProgress != nil {
-		c.OnProgress(file, i, len(p.items))
-	}
-	where := fmt.Sprintf("items[%d]", i)
-	if t.obj != nil {
-		return c.addTypedObj(file, d.line, where, t)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(p.items[i], &m); err != nil {
-		// Valid JSON (the List decoded) into a map cannot fail.
-		return &LoadError{File: file, Line: d.line, Msg: where + ": " + err.Error()}
-	}
-	return c.addObject(file, d.line, where, m)
 }
 
 // decodeItems decodes a List's items, on every core when there are many.
