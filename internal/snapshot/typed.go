@@ -221,11 +221,15 @@ const itemChunk = 16
 // decodeTyped decodes one object's JSON into its type; obj is nil when the
 // typed path leaves the object to the map path.
 func decodeTyped(js []byte) typedObj {
+	if !json.Valid(js) {
+		return typedObj{}
+	}
 	t := decodeTypedOnly(js)
-	t.valid = t.obj != nil || json.Valid(js)
+	t.valid = true
 	return t
 }
 
+// decodeTypedOnly decodes js, valid JSON, into its type (unmarshalTyped).
 func decodeTypedOnly(js []byte) typedObj {
 	h, ok := peekHeader(js)
 	if !ok || h.managedFields || h.name == "" {
@@ -241,7 +245,7 @@ func decodeTypedOnly(js []byte) typedObj {
 	if obj == nil {
 		return t
 	}
-	if err := json.Unmarshal(js, obj); err != nil {
+	if err := unmarshalTyped(js, obj); err != nil {
 		return t
 	}
 	if !quantitiesOK(obj) {

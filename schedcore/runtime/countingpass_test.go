@@ -58,22 +58,31 @@ func TestCountingPassDecidesAsARecordingOne(t *testing.T) {
 		// which blocks an error leaves unfiltered, so how far the next
 		// pass's start moves, depends on timing (as in kube).
 		errs bool
+		// nodes in the cluster (1100 unless set).
+		nodes int
 	}{
 		{name: "sampled, remembered rejections, errors", percentage: 10, shared: true, errs: true},
 		{name: "sampled, rejections not remembered", percentage: 10, shared: false},
 		{name: "every node, remembered rejections", percentage: 100, shared: true},
+		// Windows of 4500 nodes and more: more than
+		// minParallelSampledBlocks blocks, filtered in parallel.
+		{name: "sampled in long windows, remembered rejections", percentage: 50, shared: true, nodes: 9000},
+		{name: "sampled in long windows, rejections not remembered", percentage: 50, shared: false, nodes: 9000},
 	} {
-		t.Run(tc.name, func(t *testing.T) { checkCountingPass(t, tc.percentage, tc.shared, tc.errs) })
+		numNodes := tc.nodes
+		if numNodes == 0 {
+			numNodes = 1100
+		}
+		t.Run(tc.name, func(t *testing.T) { checkCountingPass(t, tc.percentage, tc.shared, tc.errs, numNodes) })
 	}
 }
 
-func checkCountingPass(t *testing.T, percentage int32, shared, errs bool) {
+func checkCountingPass(t *testing.T, percentage int32, shared, errs bool, numNodes int) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(5))
 	cache := schedcore.NewCache(schedcore.DefaultFeatures)
 	// More than minParallelFilterBlocks blocks: a pass over every node
 	// filters its window in parallel.
-	const numNodes = 1100
 	node := func(i int) *v1.Node {
 		return schedtest.MakeNode(fmt.Sprintf("n%04d", i)).Label("slots", strconv.Itoa(rng.Intn(4))).Label("err", strconv.Itoa(rng.Intn(400))).Obj()
 	}

@@ -23,15 +23,17 @@ func (p *filterPass) nextWindowSize(toFind, off, found int) int {
 // block: in parallel when it has enough blocks (minParallelFilterBlocks)
 // and the pass goes through every node.
 //
-// A sampled pass's windows all run on the calling goroutine, also the long
-// ones of a pass through mostly failing nodes (a pod that fits a tenth of
-// them filters thousands): on 2 CPUs, sampled Mixed/5000Nodes runs took
-// about 5% less CPU so (in turns, 2026-12-05, load 7), the wake-up of the
-// other worker for each window, its search for work after it and its
-// reading the verdicts and nodes into its own cache costing more than
-// the work it took over. A pass that looks for every node (every node
-// scored, Explain) still filters its one window, the whole list, in
-// parallel.
+// A sampled pass's windows run on the calling goroutine up to
+// minParallelSampledBlocks blocks, also the long ones of a pass through
+// mostly failing nodes (a pod that fits a tenth of them filters
+// thousands): on 2 CPUs, sampled Mixed/5000Nodes runs took about 5% less
+// CPU so (in turns, 2026-12-05, load 7), the wake-up of the other worker
+// for each window, its search for work after it and its reading the
+// verdicts and nodes into its own cache costing more than the work it
+// took over. The windows of a sampled pass in a cluster of tens of
+// thousands of nodes (5000 nodes, 5% of 100,000) are worth a parallel
+// step, and a pass that looks for every node (every node scored,
+// Explain) filters its one window, the whole list, in parallel.
 func (p *filterPass) runWindow(base, window int) {
 	p.base, p.window = base, window
 	// The window's nodes are handed out in blocks of filterBlock, so
@@ -41,7 +43,7 @@ func (p *filterPass) runWindow(base, window int) {
 		// A block that does not run (the context is done) passes none.
 		clear(p.passBits[:blocks])
 	}
-	if blocks < minParallelFilterBlocks || p.sampled {
+	if blocks < minParallelFilterBlocks || (p.sampled && blocks < minParallelSampledBlocks) {
 		// What UntilAtLeast does below its threshold, without making
 		// the method value it would be handed.
 		for blk := 0; blk < blocks && p.ctx.Err() == nil; blk++ {
