@@ -141,7 +141,9 @@ func checkList(path string, v any) error {
 		default:
 			return fmt.Errorf("%s.%s: invalid quantity %v", path, k, x)
 		}
-		q, err := resource.ParseQuantity(s)
+		// As Quantity.UnmarshalJSON reads it (the API server's decoding):
+		// spaces around the quantity are dropped.
+		q, err := resource.ParseQuantity(strings.TrimSpace(s))
 		if errors.Is(err, resource.ErrFormatWrong) {
 			// Not apimachinery's regular expression: what a quantity is.
 			return fmt.Errorf("%s.%s: invalid quantity %q: want a number with an optional suffix (500m, 2, 1.5Gi, 10M)", path, k, s)

@@ -282,3 +282,24 @@ func TestAnObjectNamedTwiceIsAnError(t *testing.T) {
 		})
 	}
 }
+
+// TestQuantityWithSpacesAsTheAPIServerReadsIt: Quantity.UnmarshalJSON (the
+// API server's decoding) drops the spaces around a quantity; both paths
+// read " 2 " as 2 (the map path rejected it; FuzzLoad found it).
+func TestQuantityWithSpacesAsTheAPIServerReadsIt(t *testing.T) {
+	data := []byte("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \" 2 \", memory: \"1Gi \"}}\n")
+	c := &Cluster{}
+	if err := c.AddData("f.yaml", data); err != nil {
+		t.Fatalf("AddData: %v", err)
+	}
+	if err := addDataByMap(&Cluster{}, "f.yaml", data); err != nil {
+		t.Fatalf("map path: %v", err)
+	}
+	if len(c.Nodes) != 1 {
+		t.Fatalf("nodes = %d, want 1", len(c.Nodes))
+	}
+	a := c.Nodes[0].Status.Allocatable
+	if cpu, mem := a.Cpu().MilliValue(), a.Memory().Value(); cpu != 2000 || mem != 1<<30 {
+		t.Errorf("cpu %dm, memory %d; want 2000m, %d", cpu, mem, 1<<30)
+	}
+}
