@@ -88,6 +88,13 @@ func (s *Snapshot) ImageColumn(name string) ImageColumn {
 	return st.col
 }
 
+// hasImageColumn reports whether s keeps a column of the image name.
+func (s *Snapshot) hasImageColumn(name string) bool {
+	s.images.mu.Lock()
+	defer s.images.mu.Unlock()
+	return s.images.cols[name] != nil
+}
+
 // sync brings the column in line with the snapshot's list: the positions
 // the log names since the last sync are read again, or every position when
 // the log does not hold them all (a new list, a column far behind). A
@@ -168,15 +175,23 @@ type ImageLookup struct {
 }
 
 // ImageLookup returns a lookup of names (as the nodes' ImageStates key
-// them) over s's nodes. s may be nil: every node is then read from its map.
-func (s *Snapshot) ImageLookup(names []string) ImageLookup {
+// them) over s's nodes, for about scored nodes (0: every node). s may be
+// nil: every node is then read from its map. A name without a column yet
+// gets one only when building it, which reads every listed node's map, costs
+// no more than twice reading the scored nodes' maps: with sampling (5% of
+// 100,000 nodes scored) a pod's new image is read from the maps, as columns
+// of many images, each built for one pod, would read 20 times the nodes.
+func (s *Snapshot) ImageLookup(names []string, scored int) ImageLookup {
 	l := ImageLookup{names: names}
 	if s == nil || len(s.nodeInfoList) == 0 {
 		return l
 	}
+	build := scored <= 0 || 2*scored >= len(s.nodeInfoList)
 	l.cols = make([]ImageColumn, len(names))
 	for k, name := range names {
-		l.cols[k] = s.ImageColumn(name)
+		if build || s.hasImageColumn(name) {
+			l.cols[k] = s.ImageColumn(name)
+		}
 	}
 	l.snap, l.list = s, s.nodeInfoList
 	l.epoch, l.seq = s.imageChanges.epoch, s.imageChanges.seq

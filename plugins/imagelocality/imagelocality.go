@@ -62,17 +62,18 @@ func (s *preScoreState) Clone() schedcore.StateData { return s }
 // reads each node's summaries through the snapshot's image columns
 // (schedcore.ImageLookup) rather than each node's ImageStates map. kube's
 // plugin has no PreScore; this one never fails nor skips.
-func (pl *ImageLocality) PreScore(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, _ []*schedcore.NodeInfo) *schedcore.Status {
-	state.Write(preScoreStateKey, pl.newPreScoreState(pod))
+func (pl *ImageLocality) PreScore(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodes []*schedcore.NodeInfo) *schedcore.Status {
+	state.Write(preScoreStateKey, pl.newPreScoreState(pod, len(nodes)))
 	return nil
 }
 
-func (pl *ImageLocality) newPreScoreState(pod *v1.Pod) *preScoreState {
+// newPreScoreState is the pod's state for scoring about scored nodes.
+func (pl *ImageLocality) newPreScoreState(pod *v1.Pod, scored int) *preScoreState {
 	snap := pl.handle.Snapshot()
 	if snap != nil && snap.NodesWithImages() == 0 {
 		snap = nil // no node has images: no columns to build
 	}
-	return &preScoreState{images: snap.ImageLookup(podImageNames(pod))}
+	return &preScoreState{images: snap.ImageLookup(podImageNames(pod), scored)}
 }
 
 // Score sums the spread-scaled sizes of the pod's images present on the
@@ -80,7 +81,7 @@ func (pl *ImageLocality) newPreScoreState(pod *v1.Pod) *preScoreState {
 func (pl *ImageLocality) Score(_ context.Context, state *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo) (int64, *schedcore.Status) {
 	s, err := schedcore.ReadAs[*preScoreState](state, preScoreStateKey)
 	if err != nil {
-		s = pl.newPreScoreState(pod) // PreScore did not run
+		s = pl.newPreScoreState(pod, 1) // PreScore did not run: this node alone
 	}
 	sum, count := sumImageScores(nodeInfo, &s.images, pl.handle.Snapshot().NumNodes())
 	return calculatePriority(sum, count), nil
