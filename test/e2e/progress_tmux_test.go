@@ -16,10 +16,11 @@ import (
 // reProgress is the progress line of a dry-run: how many of how many
 // pods, how fast, how long left, what became of them (cut at the pane's
 // width).
-var reProgress = regexp.MustCompile(`dryrun: [0-9,]+/6,000 pods \(\d+%\) · [0-9,]+ pods/s · ~\S+ left · [0-9,]+ placed`)
+var reProgress = regexp.MustCompile(`dryrun: [0-9,]+/30,000 pods \(\d+%\) · [0-9,]+ pods/s · ~\S+ left · [0-9,]+ placed`)
 
 // TestDryRunShowsProgressOnATerminal drives the real binary in an 80x24
-// tmux pane: a dry-run of 6,000 pending pods, its output redirected to a
+// tmux pane: a dry-run of 30,000 pending pods (about 5 s: 6,000 ended
+// within the progress line's first second), its output redirected to a
 // file, shows on the terminal (stderr) how far it is, how fast and how long
 // is left, on one row that fits the pane; the row is gone when it ends,
 // and the file holds only the report.
@@ -27,7 +28,7 @@ func TestDryRunShowsProgressOnATerminal(t *testing.T) {
 	tmux := ensureTmux(t)
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	w, err := workload.Generate("Mixed", workload.Params{Nodes: 300, MeasurePods: 6000, Seed: 3})
+	w, err := workload.Generate("Mixed", workload.Params{Nodes: 300, MeasurePods: 30000, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
