@@ -8,7 +8,6 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 
@@ -61,9 +60,7 @@ func TestMemoIgnoresPoolsTheClaimsCannotUse(t *testing.T) {
 			}
 			dra.AddSlice(gpuSlice("node-a", "gpu-0", "gpu-1"))
 			dra.AddSlice(nicSlice)
-			allocated := &allocatedStates{m: dra}
-			memo := newAllocationMemo()
-			memo.sel = &selection{class: dra.Class, cel: cel.NewCache(8, cel.Features{})}
+			memo, allocated := newTestMemo(dra)
 			claims := []*resourceapi.ResourceClaim{claim("wants", exactly(tc.class, 1))}
 			runs := 0
 			place := func() {
@@ -141,9 +138,7 @@ func TestMemoSharesSuccessesUnderNodeNames(t *testing.T) {
 			if tc.taken != nil {
 				dra.AddClaim(tc.taken)
 			}
-			allocated := &allocatedStates{m: dra}
-			memo := newAllocationMemo()
-			memo.sel = &selection{class: dra.Class, cel: cel.NewCache(8, cel.Features{})}
+			memo, allocated := newTestMemo(dra)
 			claims := []*resourceapi.ResourceClaim{claim("wants", exactly("gpu", 1))}
 			_, poolVer, items := allocated.get(false)
 			in := memo.inputs(dra, poolVer, items)
@@ -258,9 +253,7 @@ func TestMemoFailureByContentFollowsTheNode(t *testing.T) {
 		dra.AddClaim(c)
 		holders[n] = c
 	}
-	allocated := &allocatedStates{m: dra}
-	memo := newAllocationMemo()
-	memo.sel = &selection{class: dra.Class, cel: cel.NewCache(8, cel.Features{})}
+	memo, allocated := newTestMemo(dra)
 	claims := []*resourceapi.ResourceClaim{claim("wants", exactly("gpu", 2))}
 	nodes := map[string]*v1.Node{"node-a": {ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}, "node-b": {ObjectMeta: metav1.ObjectMeta{Name: "node-b"}}}
 	runs := 0

@@ -23,9 +23,7 @@ func TestMemoTableSlotsFollowTheNodeObject(t *testing.T) {
 	dra.AddClass(&resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
 		Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}}}})
 	dra.AddSlice(gpuSlice("node-a", "gpu-0"))
-	allocated := &allocatedStates{m: dra}
-	memo := newAllocationMemo()
-	memo.sel = &selection{class: dra.Class, cel: cel.NewCache(8, cel.Features{})}
+	memo, allocated := newTestMemo(dra)
 	claims := []*resourceapi.ResourceClaim{claim("wants", exactly("gpu", 1))}
 	_, poolVer, items := allocated.get(false)
 	in := memo.inputs(dra, poolVer, items)
@@ -95,4 +93,12 @@ func TestMemoTablesAreBounded(t *testing.T) {
 			t.Fatalf("claims %d: %d slots in %d tables, bound %d", i, memo.slots, len(memo.tables), memo.maxSlots)
 		}
 	}
+}
+
+// newTestMemo is a memo over dra's state, with a compiled-CEL cache for
+// its class selectors, and that state's allocations.
+func newTestMemo(dra *schedcore.DRAManager) (*allocationMemo, *allocatedStates) {
+	memo := newAllocationMemo()
+	memo.sel = &selection{class: dra.Class, cel: cel.NewCache(8, cel.Features{})}
+	return memo, &allocatedStates{m: dra}
 }

@@ -8,7 +8,6 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
@@ -69,9 +68,7 @@ func TestMemoKeepsAnswersTakenDevicesCannotChange(t *testing.T) {
 			if tc.before != nil {
 				dra.AddClaim(tc.before)
 			}
-			allocated := &allocatedStates{m: dra}
-			memo := newAllocationMemo()
-			memo.sel = &selection{class: dra.Class, cel: cel.NewCache(8, cel.Features{})}
+			memo, allocated := newTestMemo(dra)
 			req := tc.req
 			if req.Exactly == nil {
 				req = exactly("gpu", 1)
@@ -162,9 +159,7 @@ func TestMemoSharesFailuresAcrossInertPools(t *testing.T) {
 			dra.AddClass(gpuClass())
 			dra.AddSlice(nics("node-a", "nic-0"))
 			dra.AddSlice(tc.nodeB())
-			allocated := &allocatedStates{m: dra}
-			memo := newAllocationMemo()
-			memo.sel = &selection{class: dra.Class, cel: cel.NewCache(8, cel.Features{})}
+			memo, allocated := newTestMemo(dra)
 			claims := []*resourceapi.ResourceClaim{claim("wants", exactly("gpu", 1))}
 			_, poolVer, items := allocated.get(false)
 			in := memo.inputs(dra, poolVer, items)
