@@ -112,7 +112,7 @@ func explainBench(only string, pct, rounds int) {
 		for range max(*explainFirsts, 1) - 1 {
 			runtime.GC()
 			t0 := time.Now()
-			st, err := explain.NewState(ctx, cl, explain.Options{Config: cfg, Registry: reg})
+			st, err := explain.NewState(ctx, cl, explain.Options{Config: cfg, Registry: reg, OwnPods: true})
 			if err != nil {
 				fatal(w.name, err)
 			}
@@ -131,7 +131,7 @@ func explainBench(only string, pct, rounds int) {
 		}
 		runtime.GC()
 		t0 := time.Now()
-		st, err := explain.NewState(ctx, cl, explain.Options{Config: cfg, Registry: reg})
+		st, err := explain.NewState(ctx, cl, explain.Options{Config: cfg, Registry: reg, OwnPods: true})
 		if err != nil {
 			fatal(w.name, err)
 		}

@@ -36,7 +36,7 @@ func explainWarmBench(only string, pct int) {
 		for range *explainWarm {
 			runtime.GC()
 			c := cpuTime()
-			st, err := explain.NewState(ctx, cl, explain.Options{Config: cfg, Registry: reg})
+			st, err := explain.NewState(ctx, cl, explain.Options{Config: cfg, Registry: reg, OwnPods: true})
 			if err != nil {
 				fatal(w.name, err)
 			}

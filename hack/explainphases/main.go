@@ -63,7 +63,7 @@ func main() {
 	var m0, m1 runtime.MemStats
 	for range *n {
 		t := time.Now()
-		s, err := explain.NewState(ctx, cl, explain.Options{Config: cfg, Registry: reg})
+		s, err := explain.NewState(ctx, cl, explain.Options{Config: cfg, Registry: reg, OwnPods: true})
 		if err != nil {
 			fatal(err)
 		}

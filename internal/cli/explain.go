@@ -336,6 +336,8 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	eo := explain.Options{
 		Config: cfg, Registry: in.Registry, Features: in.Features, Seed: in.Seed, UseSeed: in.UseSeed,
 		Nearest: nearest, Node: o.Node, Source: source, Live: live,
+		// The cluster was loaded for this one explanation.
+		OwnPods: true,
 	}
 	var (
 		rep   *report.Explanation
