@@ -10,8 +10,9 @@ var _ schedcore.PreparePlugin = (*DynamicResources)(nil)
 
 // Prepare builds what the first cycle of a pod with claims would: the
 // allocated state, the allocator, the memo's view of the slices (their
-// index and content signatures) and of each node of the snapshot (the
-// pools it sees), and the explanations' index of the slices. Each is
+// index, content signatures and which pools are inert) and of each node
+// of the snapshot (the pools it sees), and the explanations' index of the
+// slices. Each is
 // what that cycle would build from the same objects, or hand out again
 // (reuse.go), so no answer changes. A cluster without slices has nothing
 // to build.
@@ -34,6 +35,9 @@ func (pl *DynamicResources) Prepare(ctx context.Context, snap *schedcore.Snapsho
 	defer m.mu.Unlock()
 	if m.objRev != in.objRev {
 		return
+	}
+	for p := range m.poolSlices {
+		m.inertPoolLocked(p)
 	}
 	for _, ni := range snap.List() {
 		if node := ni.Node(); node != nil {
