@@ -17,6 +17,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/explain"
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
@@ -36,7 +38,21 @@ func main() {
 	n := flag.Int("n", 1, "loads, each followed by one explanation")
 	collect := flag.Bool("collect", false, "leave the collector on during the explanation (explain pauses it)")
 	check := flag.Bool("check", true, "check the turn after each explanation, as explain does")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file (the explanations are labelled phase=explain: pprof -tagfocus phase=explain)")
 	flag.Parse()
+	var prof *os.File
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fatal(err)
+		}
+		prof = f
+		defer f.Close()
+		if err := pprof.StartCPUProfile(prof); err != nil {
+			fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	t0, c0 := time.Now(), cpuTime()
 	cl, err := snapshot.LoadPaths([]string{*dump}, nil)
 	if err != nil {
@@ -74,7 +90,8 @@ func main() {
 		loads = append(loads, time.Since(t))
 		runtime.ReadMemStats(&m0)
 		t, c := time.Now(), cpuTime()
-		rep, err := s.Explain(ctx, pod)
+		var rep *report.Explanation
+		pprof.Do(ctx, pprof.Labels("phase", "explain"), func(ctx context.Context) { rep, err = s.Explain(ctx, pod) })
 		if err != nil {
 			fatal(err)
 		}

@@ -42,6 +42,12 @@
 //     allocation and the pod in status.reservedFor (conflicts retried with
 //     a fresh claim), creates the special claim of extended resources and
 //     patches the pod's status, then waits for binding conditions.
+//   - Prepare (explain's load): builds the allocated state, the
+//     allocator, the memo's slice index, pool signatures and node pools,
+//     and the explanations' slice index, as the first cycle would.
+//   - ExplainFilter / FilterShortfall: why the node's devices do not do;
+//     the shortfall is computed once per node signature for the claims
+//     (explain_share.go).
 //   - EventsToRegister: Node Add/UpdateNodeLabel/UpdateNodeAllocatable;
 //     ResourceClaim Add/Update/Delete (hint: a deallocation, or a change of
 //     one of the pod's claims); the pod's generated claims; DeviceClass

@@ -444,19 +444,7 @@ func (d *stateData) claimsToAllocate(nodeExtended *resourceapi.ResourceClaim) []
 // allocate runs the allocator for the node, within the filter timeout,
 // reusing an earlier identical answer when the memo has one.
 func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, pos int, node *v1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
-	specs := func() (string, error) {
-		if !state.userClaimsOnly(claims) {
-			// The node's variant of the special claim, last: nodes
-			// sharing it share the specs.
-			if v := state.variantOf(claims[len(claims)-1]); v != nil {
-				v.specOnce.Do(func() { v.spec, v.specErr = claimSpecs(claims) })
-				return v.spec, v.specErr
-			}
-			return claimSpecs(claims)
-		}
-		state.specsOnce.Do(func() { state.specs, state.specsErr = claimSpecs(claims) })
-		return state.specs, state.specsErr
-	}
+	specs := func() (string, error) { return state.specsOf(claims) }
 	return pl.memo.allocate(ctx, state.allocInputs, pos, node, claims, specs, func(ctx context.Context) ([]resourceapi.AllocationResult, error) {
 		if pl.features.DRASchedulerFilterTimeout && pl.filterTimeout > 0 {
 			c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
@@ -465,4 +453,21 @@ func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, pos 
 		}
 		return state.allocator.Allocate(ctx, node, claims)
 	})
+}
+
+// specsOf returns the specs of claims, the claims to allocate on some
+// node (claimsToAllocate), written out once per cycle and variant of the
+// special claim.
+func (d *stateData) specsOf(claims []*resourceapi.ResourceClaim) (string, error) {
+	if !d.userClaimsOnly(claims) {
+		// The node's variant of the special claim, last: nodes sharing
+		// it share the specs.
+		if v := d.variantOf(claims[len(claims)-1]); v != nil {
+			v.specOnce.Do(func() { v.spec, v.specErr = claimSpecs(claims) })
+			return v.spec, v.specErr
+		}
+		return claimSpecs(claims)
+	}
+	d.specsOnce.Do(func() { d.specs, d.specsErr = claimSpecs(claims) })
+	return d.specs, d.specsErr
 }

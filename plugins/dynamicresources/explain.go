@@ -32,7 +32,7 @@ var _ schedcore.FilterExplainer = (*DynamicResources)(nil)
 // The shortfall is the share of the wanted devices the node lacks (1 when
 // the node has none, or its devices would do one request at a time only).
 func (pl *DynamicResources) ExplainFilter(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, status *schedcore.Status) *schedcore.FilterExplanation {
-	return pl.explainFilter(ctx, cs, pod, nodeInfo, status, false)
+	return pl.explainFilter(ctx, cs, pod, nodeInfo, status)
 }
 
 var _ schedcore.ShortfallExplainer = (*DynamicResources)(nil)
@@ -42,49 +42,71 @@ var _ schedcore.ShortfallExplainer = (*DynamicResources)(nil)
 // the allocated devices are not looked up, no gap is formatted, and for a
 // request of a number of devices a device held by another claim is known
 // not to be free without evaluating its selectors (only the free devices
-// count there).
+// count there). Nodes whose devices are alike for the claims share one
+// answer (sharedShortfall).
 func (pl *DynamicResources) FilterShortfall(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, status *schedcore.Status) float64 {
-	if e := pl.explainFilter(ctx, cs, pod, nodeInfo, status, true); e != nil {
+	state, claims, e, devices := pl.explainCase(cs, pod, nodeInfo, status)
+	if devices {
+		return pl.sharedShortfall(ctx, state, nodeInfo, claims)
+	}
+	if e != nil {
 		return e.Shortfall
 	}
 	return 1
 }
 
-// explainFilter is ExplainFilter; short, FilterShortfall's explanation:
-// its shortfall and number of gaps are ExplainFilter's, its gaps are
-// empty.
-func (pl *DynamicResources) explainFilter(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, status *schedcore.Status, short bool) *schedcore.FilterExplanation {
-	state, _ := pl.claimsState(cs)
+// explainFilter is ExplainFilter.
+func (pl *DynamicResources) explainFilter(ctx context.Context, cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, status *schedcore.Status) *schedcore.FilterExplanation {
+	state, claims, e, devices := pl.explainCase(cs, pod, nodeInfo, status)
+	if !devices {
+		return e
+	}
+	return pl.explainDevices(ctx, state, nodeInfo.Node(), claims, false)
+}
+
+// explainCase sorts out the rejection: an allocated claim not available
+// on the node or an extended resource it lacks (e, explained), nothing to
+// say (e nil), or claims its devices cannot satisfy (devices: the claims
+// to allocate there, as Filter gave them to the allocator).
+func (pl *DynamicResources) explainCase(cs *schedcore.CycleState, pod *v1.Pod, nodeInfo *schedcore.NodeInfo, status *schedcore.Status) (state *stateData, claims []*resourceapi.ResourceClaim, e *schedcore.FilterExplanation, devices bool) {
+	state, _ = pl.claimsState(cs)
 	node := nodeInfo.Node()
 	if state == nil || node == nil {
-		return nil
+		return nil, nil, nil, false
 	}
 	switch status.Message() {
 	case ErrReasonNotAvailable:
-		return pl.explainUnavailable(state, node)
+		return state, nil, pl.explainUnavailable(state, node), false
 	case ErrReasonCannotFit:
-		return pl.explainCannotFit(state, nodeInfo)
+		return state, nil, pl.explainCannotFit(state, nodeInfo), false
 	case ErrReasonExtendedStale:
-		return nil
+		return state, nil, nil, false
 	}
 	if state.allocator == nil || state.allocated == nil {
-		return nil
+		return state, nil, nil, false
 	}
 	nodeExtended, _, st := pl.filterExtendedResources(state, pod, nodeInfo)
 	if st != nil {
-		return nil
+		return state, nil, nil, false
 	}
 	extended := state.claims.extendedResourceClaim()
-	var claims []*resourceapi.ResourceClaim
-	for _, c := range state.claims.toAllocate() {
-		if c == extended {
-			if nodeExtended == nil {
-				continue
-			}
-			c = nodeExtended
-		}
-		claims = append(claims, c)
+	if extended == nil || nodeExtended != nil {
+		// Filter's claims (the cycle's list, or the node variant's).
+		return state, state.claimsToAllocate(nodeExtended), nil, true
 	}
+	// The special claim without a variant for the node is left out.
+	for _, c := range state.claims.toAllocate() {
+		if c != extended {
+			claims = append(claims, c)
+		}
+	}
+	return state, claims, nil, true
+}
+
+// explainDevices explains why the node's devices cannot serve the claims;
+// short, for FilterShortfall: its shortfall and number of gaps are
+// ExplainFilter's, its gaps are empty.
+func (pl *DynamicResources) explainDevices(ctx context.Context, state *stateData, node *v1.Node, claims []*resourceapi.ResourceClaim, short bool) *schedcore.FilterExplanation {
 	x := &nodeExplainer{pl: pl, ctx: ctx, node: node, allocated: state.allocated, short: short}
 	x.gatherDevices(pl.explain.index(state.slices))
 	return x.explain(claims)

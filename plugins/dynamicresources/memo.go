@@ -2,11 +2,8 @@ package dynamicresources
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -87,6 +84,10 @@ type allocationMemo struct {
 	plain map[string]bool
 	inert map[string]bool
 	exact map[int64]bool
+	// shortfalls are FilterShortfall's answers by node signature, of
+	// the epoch (explain_share.go); epoch counts the resets.
+	shortfalls map[shortfallKey]float64
+	epoch      int64
 	// disabled turns the memo off (tests compare with and without it).
 	disabled bool
 }
@@ -137,6 +138,14 @@ type memoInputs struct {
 type sliceIndex struct {
 	byNode map[string][]*resourceapi.ResourceSlice
 	shared []*resourceapi.ResourceSlice
+	// selectors are the shared slices' node selectors (and their
+	// devices'), compiled on first use.
+	selectors map[*v1.NodeSelector]compiledSelector
+}
+
+type compiledSelector struct {
+	sel *nodeaffinity.NodeSelector
+	err error
 }
 
 // maxMemoEntries bounds the memo's answers, maxMemoSlots the slots of its
@@ -156,7 +165,7 @@ func newAllocationMemo() *allocationMemo {
 	return &allocationMemo{disabled: MemoDisabled.Load(), maxSlots: maxMemoSlots, nodes: map[string]*nodeMemo{}, tables: map[int64]*claimsTable{}, ids: map[string]int64{},
 		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
 		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{},
-		successes: map[failKey]success{}, localTo: map[string]string{}, mixed: map[string]bool{}, plain: map[string]bool{}, inert: map[string]bool{}, exact: map[int64]bool{}}
+		successes: map[failKey]success{}, shortfalls: map[shortfallKey]float64{}, localTo: map[string]string{}, mixed: map[string]bool{}, plain: map[string]bool{}, inert: map[string]bool{}, exact: map[int64]bool{}}
 }
 
 func (m *allocationMemo) internLocked(s string) int64 {
@@ -179,7 +188,7 @@ func (m *allocationMemo) inputs(dra *schedcore.DRAManager, poolVer map[string]in
 	defer m.mu.Unlock()
 	m.resetLocked(rev)
 	if m.slices == nil {
-		idx := &sliceIndex{byNode: map[string][]*resourceapi.ResourceSlice{}}
+		idx := &sliceIndex{byNode: map[string][]*resourceapi.ResourceSlice{}, selectors: map[*v1.NodeSelector]compiledSelector{}}
 		for _, s := range dra.Slices() {
 			if n := ptr.Deref(s.Spec.NodeName, ""); n != "" {
 				idx.byNode[n] = append(idx.byNode[n], s)
@@ -193,70 +202,14 @@ func (m *allocationMemo) inputs(dra *schedcore.DRAManager, poolVer map[string]in
 	return &memoInputs{objRev: rev, slices: m.slices, poolVer: poolVer, poolItems: poolItems}
 }
 
-// poolSigLocked is pool p's interned signature in the cycle: its content
-// and what is taken in it, kept by (pool, allocation version), written out
-// the first time a node with the pool misses. in.poolItems is of the
-// versions in in.poolVer (the next PreFilter updates both, after the
-// cycle's filters).
-func (m *allocationMemo) poolSigLocked(in *memoInputs, p string) int64 {
-	static, ok := m.staticSig[p]
-	if !ok {
-		return 0
-	}
-	at := poolAt{p, in.poolVer[p]}
-	id, ok := m.dynSig[at]
-	if !ok {
-		items := make([]string, 0, len(in.poolItems[p]))
-		for it, n := range in.poolItems[p] {
-			items = append(items, it+"*"+strconv.Itoa(n))
-		}
-		sort.Strings(items)
-		id = m.internLocked("sig:" + static + "|" + strings.Join(items, ";"))
-		m.dynSig[at] = id
-	}
-	return id
-}
-
-// buildStaticSigsLocked writes each pool's slices out without the names
-// that differ from node to node.
-func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice) {
-	byPool := map[string][]*resourceapi.ResourceSlice{}
-	for _, s := range all {
-		p := s.Spec.Driver + "/" + s.Spec.Pool.Name
-		byPool[p] = append(byPool[p], s)
-	}
-	for p, ss := range byPool {
-		sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
-		m.poolSlices[p] = ss
-		m.localTo[p] = localNode(ss)
-		m.mixed[p] = m.localTo[p] == "" && !uniform(ss)
-		specs := make([]resourceapi.ResourceSliceSpec, len(ss))
-		unique := false
-		for i, sl := range ss {
-			spec := *sl.Spec.DeepCopy()
-			spec.NodeName, spec.Pool.Name = nil, ""
-			if ptr.Deref(spec.PerDeviceNodeSelection, false) {
-				unique = true
-			}
-			specs[i] = spec
-		}
-		b, err := json.Marshal(specs)
-		if err != nil || unique {
-			// Devices that pick their nodes: only this pool is like itself.
-			m.staticSig[p] = "pool:" + p + "|" + string(b)
-		} else {
-			m.staticSig[p] = string(b)
-		}
-		m.staticID[p] = m.internLocked("static:" + m.staticSig[p])
-	}
-}
-
 // resetLocked drops everything computed for another objects revision.
 func (m *allocationMemo) resetLocked(rev int64) {
 	if rev == m.objRev && m.size < maxMemoEntries && m.slots < m.maxSlots {
 		return
 	}
 	m.objRev = rev
+	m.epoch++
+	clear(m.shortfalls)
 	m.slices = nil
 	clear(m.nodes)
 	clear(m.tables)
@@ -294,7 +247,7 @@ func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) (*nodeMe
 		case ptr.Deref(s.Spec.AllNodes, false):
 			relevant = true
 		case s.Spec.NodeSelector != nil:
-			ok, err := matchSelector(s.Spec.NodeSelector, node)
+			ok, err := in.slices.match(s.Spec.NodeSelector, node)
 			if err != nil {
 				return nil, err
 			}
@@ -309,7 +262,7 @@ func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) (*nodeMe
 					ok = true
 				case d.NodeSelector != nil:
 					var err error
-					if ok, err = matchSelector(d.NodeSelector, node); err != nil {
+					if ok, err = in.slices.match(d.NodeSelector, node); err != nil {
 						return nil, err
 					}
 				}
@@ -333,12 +286,18 @@ func (m *allocationMemo) nodePoolsLocked(in *memoInputs, node *v1.Node) (*nodeMe
 	return nm, nil
 }
 
-func matchSelector(sel *v1.NodeSelector, node *v1.Node) (bool, error) {
-	ns, err := nodeaffinity.NewNodeSelector(sel)
-	if err != nil {
-		return false, err
+// match reports whether the node selector sel, one of the slices', selects
+// the node; it is compiled once (the memo's lock is held).
+func (x *sliceIndex) match(sel *v1.NodeSelector, node *v1.Node) (bool, error) {
+	c, ok := x.selectors[sel]
+	if !ok {
+		c.sel, c.err = nodeaffinity.NewNodeSelector(sel)
+		x.selectors[sel] = c
 	}
-	return ns.Match(node), nil
+	if c.err != nil {
+		return false, c.err
+	}
+	return c.sel.Match(node), nil
 }
 
 // allocate returns run's answer for the node, from the memo when the same
@@ -403,30 +362,9 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 		m.mu.Unlock()
 		return e.results, nil
 	}
-	// b is the node's signature; f the failures' one, without the inert
-	// pools the claims cannot use (monotone.go: inertPoolLocked).
-	var b, f strings.Builder
-	b.WriteString("nodesig:")
-	f.WriteString("failsig:")
-	for i, p := range nm.pools {
-		start := b.Len()
-		if rel[i] {
-			b.WriteString(strconv.FormatInt(m.poolSigLocked(in, p), 10))
-		} else {
-			b.WriteByte('s')
-			b.WriteString(strconv.FormatInt(m.staticID[p], 10))
-		}
-		if m.mixed[p] {
-			// What the node sees of the pool depends on the node.
-			b.WriteString("@" + node.Name)
-		}
-		b.WriteByte(',')
-		if rel[i] || !m.inertPoolLocked(p) {
-			f.WriteString(b.String()[start:])
-		}
-	}
-	fk := failKey{claims: claimsID, sig: m.internLocked(b.String())}
-	failk := failKey{claims: claimsID, sig: m.internLocked(f.String())}
+	full, fail := m.nodeSigsLocked(in, nm, rel, node)
+	fk := failKey{claims: claimsID, sig: m.internLocked(full)}
+	failk := failKey{claims: claimsID, sig: m.internLocked(fail)}
 	versions := make([]int64, len(nm.pools))
 	for i, p := range nm.pools {
 		versions[i] = -1
