@@ -63,6 +63,9 @@ type allocationMemo struct {
 	// successes are the allocator's successes by failKey, handed to a
 	// node with the same signature under its own names (share.go).
 	successes map[failKey]success
+	// taken are answers by claims and kept pools' contents, with what
+	// was taken in them (taken.go).
+	taken map[failKey][]takenAnswer
 	// localTo names, per pool, the node all its slices are for ("" for
 	// pools shared between nodes); mixed marks the pools whose slices
 	// apply to different nodes (share.go).
@@ -156,7 +159,7 @@ func newAllocationMemo() *allocationMemo {
 	return &allocationMemo{disabled: MemoDisabled.Load(), maxSlots: maxMemoSlots, nodes: map[string]*nodeMemo{}, tables: map[int64]*claimsTable{}, ids: map[string]int64{},
 		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
 		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{},
-		successes: map[failKey]success{}, localTo: map[string]string{}, mixed: map[string]bool{}, plain: map[string]bool{}, inert: map[string]bool{}, exact: map[int64]bool{}}
+		successes: map[failKey]success{}, taken: map[failKey][]takenAnswer{}, localTo: map[string]string{}, mixed: map[string]bool{}, plain: map[string]bool{}, inert: map[string]bool{}, exact: map[int64]bool{}}
 }
 
 func (m *allocationMemo) internLocked(s string) int64 {
@@ -271,6 +274,7 @@ func (m *allocationMemo) resetLocked(rev int64) {
 	clear(m.staticID)
 	clear(m.relevant)
 	clear(m.successes)
+	clear(m.taken)
 	clear(m.localTo)
 	clear(m.mixed)
 	clear(m.plain)
@@ -403,29 +407,31 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 		m.mu.Unlock()
 		return e.results, nil
 	}
-	// b is the node's signature; f the failures' one, without the inert
-	// pools the claims cannot use (monotone.go: inertPoolLocked).
-	var b, f strings.Builder
-	b.WriteString("nodesig:")
-	f.WriteString("failsig:")
+	// f is the node's signature without the inert pools the claims cannot
+	// use (monotone.go: inertPoolLocked): the allocator answers as if the
+	// node did not see them, so failures and successes are shared between
+	// nodes that differ only in such pools (a zone's FPGAs for a GPU
+	// claim); kept are the pools it names, in order.
+	var f strings.Builder
+	f.WriteString("sig:")
+	kept := keptPools{pools: make([]string, 0, len(nm.pools)), rel: make([]bool, 0, len(nm.pools))}
 	for i, p := range nm.pools {
-		start := b.Len()
+		if !rel[i] && m.inertPoolLocked(p) {
+			continue
+		}
+		kept.pools, kept.rel = append(kept.pools, p), append(kept.rel, rel[i])
 		if rel[i] {
-			b.WriteString(strconv.FormatInt(m.poolSigLocked(in, p), 10))
+			f.WriteString(strconv.FormatInt(m.poolSigLocked(in, p), 10))
 		} else {
-			b.WriteByte('s')
-			b.WriteString(strconv.FormatInt(m.staticID[p], 10))
+			f.WriteByte('s')
+			f.WriteString(strconv.FormatInt(m.staticID[p], 10))
 		}
 		if m.mixed[p] {
 			// What the node sees of the pool depends on the node.
-			b.WriteString("@" + node.Name)
+			f.WriteString("@" + node.Name)
 		}
-		b.WriteByte(',')
-		if rel[i] || !m.inertPoolLocked(p) {
-			f.WriteString(b.String()[start:])
-		}
+		f.WriteByte(',')
 	}
-	fk := failKey{claims: claimsID, sig: m.internLocked(b.String())}
 	failk := failKey{claims: claimsID, sig: m.internLocked(f.String())}
 	versions := make([]int64, len(nm.pools))
 	for i, p := range nm.pools {
@@ -441,9 +447,20 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 		m.mu.Unlock()
 		return nil, ferr
 	}
-	if sc, ok := m.successes[fk]; ok {
-		if results, ok := m.translateLocked(sc, nm); ok {
+	if sc, ok := m.successes[failk]; ok {
+		if results, ok := m.translateLocked(sc, node.Name, kept.pools); ok {
 			m.keepLocked(sl, memoEntry{versions: versions, results: results})
+			m.mu.Unlock()
+			return results, nil
+		}
+	}
+	takenKey, byTaken := m.takenKeyLocked(claimsID, claims, kept)
+	if byTaken {
+		if results, ok := m.takenAnswerLocked(in, takenKey, node.Name, kept); ok {
+			m.keepLocked(sl, memoEntry{versions: versions, results: results})
+			if results == nil {
+				m.failures[failk] = nil
+			}
 			m.mu.Unlock()
 			return results, nil
 		}
@@ -469,7 +486,10 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 			m.failures[failk] = err
 		}
 		if results != nil && err == nil {
-			m.successes[fk] = success{node: nm.node.Name, pools: nm.pools, results: copyResults(results)}
+			m.successes[failk] = success{node: nm.node.Name, pools: kept.pools, results: copyResults(results)}
+		}
+		if byTaken && err == nil {
+			m.keepTakenLocked(in, takenKey, node.Name, kept, results)
 		}
 	}
 	m.mu.Unlock()
