@@ -66,8 +66,8 @@ type allocationMemo struct {
 	// taken are answers by claims and kept pools' contents, with what
 	// was taken in them (taken.go).
 	taken map[failKey][]takenAnswer
-	// pruned are the slices for the allocator by claims (prune.go).
-	pruned map[int64][]*resourceapi.ResourceSlice
+	// pruned are the slices for the allocator (prune.go).
+	pruned prunedLists
 	// localTo names, per pool, the node all its slices are for ("" for
 	// pools shared between nodes); mixed marks the pools whose slices
 	// apply to different nodes (share.go).
@@ -161,7 +161,7 @@ func newAllocationMemo() *allocationMemo {
 	return &allocationMemo{disabled: MemoDisabled.Load(), maxSlots: maxMemoSlots, nodes: map[string]*nodeMemo{}, tables: map[int64]*claimsTable{}, ids: map[string]int64{},
 		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
 		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{},
-		successes: map[failKey]success{}, taken: map[failKey][]takenAnswer{}, pruned: map[int64][]*resourceapi.ResourceSlice{}, localTo: map[string]string{}, mixed: map[string]bool{}, plain: map[string]bool{}, inert: map[string]bool{}, exact: map[int64]bool{}}
+		successes: map[failKey]success{}, taken: map[failKey][]takenAnswer{}, localTo: map[string]string{}, mixed: map[string]bool{}, plain: map[string]bool{}, inert: map[string]bool{}, exact: map[int64]bool{}}
 }
 
 func (m *allocationMemo) internLocked(s string) int64 {
@@ -277,7 +277,7 @@ func (m *allocationMemo) resetLocked(rev int64) {
 	clear(m.relevant)
 	clear(m.successes)
 	clear(m.taken)
-	clear(m.pruned)
+	m.pruned = prunedLists{}
 	clear(m.localTo)
 	clear(m.mixed)
 	clear(m.plain)

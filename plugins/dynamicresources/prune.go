@@ -2,6 +2,9 @@ package dynamicresources
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
 )
@@ -16,6 +19,13 @@ import (
 // are therefore the manager's without those pools, for the cycle's
 // claims, when the pod has no claim of extended resources (whose requests
 // change from node to node).
+
+// prunedLists are the slice lists for the allocator of one objects
+// revision: by claims (interned specs), and by the pools left out.
+type prunedLists struct {
+	byClaims map[int64][]*resourceapi.ResourceSlice
+	byDrop   map[string][]*resourceapi.ResourceSlice
+}
 
 // prunedSlices returns all without the slices of the pools that are inert
 // and that no request of the claims (whose specs are spec) can select from,
@@ -33,7 +43,7 @@ func (m *allocationMemo) prunedSlices(ctx context.Context, in *memoInputs, all [
 		return all
 	}
 	claimsID := m.internLocked(spec)
-	if out, ok := m.pruned[claimsID]; ok {
+	if out, ok := m.pruned.byClaims[claimsID]; ok {
 		return out
 	}
 	drop := map[string]bool{}
@@ -45,15 +55,26 @@ func (m *allocationMemo) prunedSlices(ctx context.Context, in *memoInputs, all [
 	if ctx.Err() != nil {
 		return all
 	}
-	out := all
-	if len(drop) > 0 {
-		out = make([]*resourceapi.ResourceSlice, 0, len(all))
-		for _, s := range all {
-			if !drop[s.Spec.Driver+"/"+s.Spec.Pool.Name] {
-				out = append(out, s)
+	// Claims that leave out the same pools share the list, and so the
+	// allocator built for it (reuse.go).
+	names := slices.Sorted(maps.Keys(drop))
+	key := strings.Join(names, "\x00")
+	out, ok := m.pruned.byDrop[key]
+	if !ok {
+		out = all
+		if len(drop) > 0 {
+			out = make([]*resourceapi.ResourceSlice, 0, len(all))
+			for _, s := range all {
+				if !drop[s.Spec.Driver+"/"+s.Spec.Pool.Name] {
+					out = append(out, s)
+				}
 			}
 		}
+		if m.pruned.byDrop == nil {
+			m.pruned = prunedLists{byClaims: map[int64][]*resourceapi.ResourceSlice{}, byDrop: map[string][]*resourceapi.ResourceSlice{}}
+		}
+		m.pruned.byDrop[key] = out
 	}
-	m.pruned[claimsID] = out
+	m.pruned.byClaims[claimsID] = out
 	return out
 }
