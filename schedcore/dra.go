@@ -33,6 +33,9 @@ type DRAManager struct {
 
 	claims   map[string]*claimEntry
 	inFlight map[types.UID]inFlightAllocation
+	// owners files the claims' keys under their owners' UIDs
+	// (dra_owners.go).
+	owners map[types.UID]map[string]bool
 
 	// objects changes with every class, slice or taint rule change;
 	// allocations with every change of what is allocated (a claim's

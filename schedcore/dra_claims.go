@@ -26,6 +26,7 @@ func (m *DRAManager) AddClaim(c *resourceapi.ResourceClaim) {
 	m.claimsRev++
 	before := e.latest()
 	e.api = c
+	m.indexOwnersLocked(c)
 	if e.assumed != nil && (e.assumed.UID != c.UID || !olderVersion(c, e.assumed)) {
 		e.assumed = nil
 	}
@@ -44,6 +45,8 @@ func (m *DRAManager) DeleteClaim(c *resourceapi.ResourceClaim) {
 	defer m.mu.Unlock()
 	k := c.Namespace + "/" + c.Name
 	if e := m.claims[k]; e != nil {
+		m.unindexOwnersLocked(e.api)
+		m.unindexOwnersLocked(e.assumed)
 		m.moveAllocLocked(allocationOf(e.latest()), nil)
 		if l := e.latest(); l != nil && l.Status.Allocation != nil {
 			m.allocations++
@@ -122,6 +125,7 @@ func (m *DRAManager) AssumeClaim(c *resourceapi.ResourceClaim) error {
 	m.claimsRev++
 	before := e.latest()
 	e.assumed = c
+	m.indexOwnersLocked(c)
 	m.moveAllocLocked(allocationOf(before), allocationOf(c))
 	if allocationChanged(before, c) {
 		m.allocations++

@@ -168,3 +168,10 @@ func copyResults(in []resourceapi.AllocationResult) []resourceapi.AllocationResu
 	}
 	return slices.Clip(out)
 }
+
+// userSpecs are the specs of the claims to allocate when they are the
+// pod's own (no node-specific special claim), written out once.
+func (d *stateData) userSpecs(claims []*resourceapi.ResourceClaim) (string, error) {
+	d.specsOnce.Do(func() { d.specs, d.specsErr = claimSpecs(claims) })
+	return d.specs, d.specsErr
+}

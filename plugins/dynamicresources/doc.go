@@ -24,10 +24,11 @@
 //     exactly what it reads (memo.go): pools the claims cannot select from
 //     count by content only (relevance.go), and an answer found on one
 //     node serves a node whose pools have the same signatures, under its
-//     own names (share.go); a failure also serves nodes that differ only
+//     own names (share.go); an answer also serves nodes that differ only
 //     in complete, valid pools the claims cannot select from (relevance.go),
-//     and an answer stays while devices are only taken in ways that
-//     cannot change it (monotone.go).
+//     an answer stays while devices are only taken in ways that cannot
+//     change it (monotone.go), and serves, by the same rule, a node with
+//     the same devices and more of them taken (taken.go).
 //   - PostFilter: deallocates an unavailable claim reserved for nobody
 //     else (MsgDeallocated), or deletes a stale special claim (MsgDeleted).
 //   - PodGroupPostFilter (GenericWorkload): Unschedulable with

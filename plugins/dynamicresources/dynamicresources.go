@@ -68,8 +68,8 @@ type DynamicResources struct {
 	celCache       *cel.Cache
 	allocated      *allocatedStates
 	memo           *allocationMemo
-	// reuse is the last allocator built (reuse.go).
-	reuse reusedAllocator
+	// reuse are the last allocators built (reuse.go).
+	reuse reusedAllocators
 	// explain is what explanations keep (ExplainFilter).
 	explain explainCache
 }
@@ -318,22 +318,37 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, state *schedcore.Cycl
 			}
 		}
 	}
+	s.claims = claims
 	if numClaimsToAllocate > 0 {
 		allocated, poolVer, poolItems := pl.allocated.get(pl.features.DRAConsumableCapacity)
 		slices := pl.dra.Slices()
-		allocator, err := pl.allocator(ctx, allocated, slices, pl.allocated.counteredChanges())
-		if err != nil {
-			return nil, schedcore.AsStatus(err)
-		}
-		s.allocator = allocator
 		s.allocInputs = pl.memo.inputs(pl.dra, poolVer, poolItems)
 		if s.allocInputs != nil {
 			s.allocInputs.changes = pl.allocated.changeLog()
 		}
+		allocator, err := pl.allocator(ctx, allocated, pl.slicesFor(ctx, s, slices), pl.allocated.counteredChanges())
+		if err != nil {
+			return nil, schedcore.AsStatus(err)
+		}
+		s.allocator = allocator
 		s.allocated, s.slices = allocated, slices
 	}
-	s.claims = claims
 	return nil, nil
+}
+
+// slicesFor are the slices for the cycle's allocator: without the pools
+// the pod's claims cannot use (prune.go) when every node gets the same
+// claims.
+func (pl *DynamicResources) slicesFor(ctx context.Context, s *stateData, slices []*resourceapi.ResourceSlice) []*resourceapi.ResourceSlice {
+	if s.allocInputs == nil || s.claims.extendedResourceClaim() != nil {
+		return slices
+	}
+	claims := s.claimsToAllocate(nil)
+	spec, err := s.userSpecs(claims)
+	if err != nil {
+		return slices
+	}
+	return pl.memo.prunedSlices(ctx, s.allocInputs, slices, spec, claims)
 }
 
 func (pl *DynamicResources) validateDeviceClass(className, requestName string) *schedcore.Status {
@@ -468,6 +483,5 @@ func (d *stateData) specsOf(claims []*resourceapi.ResourceClaim) (string, error)
 		}
 		return claimSpecs(claims)
 	}
-	d.specsOnce.Do(func() { d.specs, d.specsErr = claimSpecs(claims) })
-	return d.specs, d.specsErr
+	return d.userSpecs(claims)
 }

@@ -19,7 +19,7 @@ import (
 // the claims' specs: the names of nodes, pools and devices serve texts
 // only, which the shortfall does not have, and counts do not depend on
 // the order of the devices. Those are what the memo's node signature
-// (memo.go: nodeSigsLocked, the failures' key) is made of, per pool in
+// (memo_sig.go: nodeSigLocked) is made of, per pool in
 // (driver, pool) order: a pool the claims may use by its content and what
 // is taken in it, any other by its content alone. In such a pool every
 // device fails a class or request selector (relevance.go: a selector not
@@ -105,7 +105,7 @@ func (m *allocationMemo) shortfall(ctx context.Context, in *memoInputs, pos int,
 			return k, 0, false, false
 		}
 	}
-	full, _ := m.nodeSigsLocked(in, nm, rel, node)
+	full := m.nodeSigLocked(in, nm, rel, node)
 	k = shortfallKey{failKey: failKey{claims: claimsID, sig: m.internLocked(full)}, epoch: m.epoch}
 	s, kept = m.shortfalls[k]
 	return k, s, kept, true

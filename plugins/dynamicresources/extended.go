@@ -37,7 +37,9 @@ func isDRAExtendedResourceName(name v1.ResourceName) bool {
 }
 
 // findExtendedResourceClaim returns the special claim an earlier cycle
-// created for the pod, nil if none.
+// created for the pod, nil if none: the first of the claims (by
+// namespace/name, as Claims lists them) annotated as one and
+// controlled by the pod. PreFilter hands it the claims the pod owns.
 func findExtendedResourceClaim(pod *v1.Pod, claims []*resourceapi.ResourceClaim) *resourceapi.ResourceClaim {
 	for _, c := range claims {
 		if c.Annotations[resourceapi.ExtendedResourceClaimAnnotation] != "true" {
@@ -73,7 +75,7 @@ func (pl *DynamicResources) preFilterExtendedResources(pod *v1.Pod, s *stateData
 	r := &schedcore.Resource{}
 	r.Add(reqs)
 	s.podScalarResources = r.ScalarResources
-	if c := findExtendedResourceClaim(pod, pl.dra.Claims()); c != nil {
+	if c := findExtendedResourceClaim(pod, pl.dra.ClaimsOwnedBy(pod.UID)); c != nil {
 		return c, nil
 	}
 	return &resourceapi.ResourceClaim{

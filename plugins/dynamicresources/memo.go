@@ -60,6 +60,11 @@ type allocationMemo struct {
 	// successes are the allocator's successes by failKey, handed to a
 	// node with the same signature under its own names (share.go).
 	successes map[failKey]success
+	// taken are answers by claims and kept pools' contents, with what
+	// was taken in them (taken.go).
+	taken map[failKey][]takenAnswer
+	// pruned are the slices for the allocator (prune.go).
+	pruned prunedLists
 	// localTo names, per pool, the node all its slices are for ("" for
 	// pools shared between nodes); mixed marks the pools whose slices
 	// apply to different nodes (share.go).
@@ -165,7 +170,7 @@ func newAllocationMemo() *allocationMemo {
 	return &allocationMemo{disabled: MemoDisabled.Load(), maxSlots: maxMemoSlots, nodes: map[string]*nodeMemo{}, tables: map[int64]*claimsTable{}, ids: map[string]int64{},
 		failures: map[failKey]error{}, staticSig: map[string]string{}, dynSig: map[poolAt]int64{},
 		poolSlices: map[string][]*resourceapi.ResourceSlice{}, staticID: map[string]int64{}, relevant: map[relKey]bool{},
-		successes: map[failKey]success{}, shortfalls: map[shortfallKey]float64{}, localTo: map[string]string{}, mixed: map[string]bool{}, plain: map[string]bool{}, inert: map[string]bool{}, exact: map[int64]bool{}}
+		successes: map[failKey]success{}, taken: map[failKey][]takenAnswer{}, shortfalls: map[shortfallKey]float64{}, localTo: map[string]string{}, mixed: map[string]bool{}, plain: map[string]bool{}, inert: map[string]bool{}, exact: map[int64]bool{}}
 }
 
 func (m *allocationMemo) internLocked(s string) int64 {
@@ -224,6 +229,8 @@ func (m *allocationMemo) resetLocked(rev int64) {
 	clear(m.staticID)
 	clear(m.relevant)
 	clear(m.successes)
+	clear(m.taken)
+	m.pruned = prunedLists{}
 	clear(m.localTo)
 	clear(m.mixed)
 	clear(m.plain)
@@ -362,8 +369,7 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 		m.mu.Unlock()
 		return e.results, nil
 	}
-	full, fail := m.nodeSigsLocked(in, nm, rel, node)
-	fk := failKey{claims: claimsID, sig: m.internLocked(full)}
+	fail, kept := m.failSigLocked(in, nm, rel, node)
 	failk := failKey{claims: claimsID, sig: m.internLocked(fail)}
 	versions := make([]int64, len(nm.pools))
 	for i, p := range nm.pools {
@@ -379,9 +385,20 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 		m.mu.Unlock()
 		return nil, ferr
 	}
-	if sc, ok := m.successes[fk]; ok {
-		if results, ok := m.translateLocked(sc, nm); ok {
+	if sc, ok := m.successes[failk]; ok {
+		if results, ok := m.translateLocked(sc, node.Name, kept.pools); ok {
 			m.keepLocked(sl, memoEntry{versions: versions, results: results})
+			m.mu.Unlock()
+			return results, nil
+		}
+	}
+	takenKey, byTaken := m.takenKeyLocked(claimsID, claims, kept)
+	if byTaken {
+		if results, ok := m.takenAnswerLocked(in, takenKey, node.Name, kept); ok {
+			m.keepLocked(sl, memoEntry{versions: versions, results: results})
+			if results == nil {
+				m.failures[failk] = nil
+			}
 			m.mu.Unlock()
 			return results, nil
 		}
@@ -407,7 +424,10 @@ func (m *allocationMemo) allocate(ctx context.Context, in *memoInputs, pos int, 
 			m.failures[failk] = err
 		}
 		if results != nil && err == nil {
-			m.successes[fk] = success{node: nm.node.Name, pools: nm.pools, results: copyResults(results)}
+			m.successes[failk] = success{node: nm.node.Name, pools: kept.pools, results: copyResults(results)}
+		}
+		if byTaken && err == nil {
+			m.keepTakenLocked(in, takenKey, node.Name, kept, results)
 		}
 	}
 	m.mu.Unlock()

@@ -74,30 +74,49 @@ func (m *allocationMemo) buildStaticSigsLocked(all []*resourceapi.ResourceSlice)
 	}
 }
 
-// nodeSigsLocked returns the node's signature for the claims whose pools'
-// relevance is rel (full: every pool, the relevant ones with what is taken
-// in them, the others by content) and the failures' one (fail: without
-// the inert pools the claims cannot use; monotone.go: inertPoolLocked).
-func (m *allocationMemo) nodeSigsLocked(in *memoInputs, nm *nodeMemo, rel []bool, node *v1.Node) (full, fail string) {
-	var b, f strings.Builder
+// nodeSigLocked returns the node's signature for the claims whose pools'
+// relevance is rel: every pool, the relevant ones with what is taken in
+// them, the others by content.
+func (m *allocationMemo) nodeSigLocked(in *memoInputs, nm *nodeMemo, rel []bool, node *v1.Node) string {
+	var b strings.Builder
 	b.WriteString("nodesig:")
-	f.WriteString("failsig:")
 	for i, p := range nm.pools {
-		start := b.Len()
-		if rel[i] {
-			b.WriteString(strconv.FormatInt(m.poolSigLocked(in, p), 10))
-		} else {
-			b.WriteByte('s')
-			b.WriteString(strconv.FormatInt(m.staticID[p], 10))
-		}
-		if m.mixed[p] {
-			// What the node sees of the pool depends on the node.
-			b.WriteString("@" + node.Name)
-		}
-		b.WriteByte(',')
-		if rel[i] || !m.inertPoolLocked(p) {
-			f.WriteString(b.String()[start:])
-		}
+		m.writePoolSigLocked(&b, in, p, rel[i], node)
 	}
-	return b.String(), f.String()
+	return b.String()
+}
+
+// failSigLocked returns the node's signature without the inert pools the
+// claims cannot use (monotone.go: inertPoolLocked): the allocator answers
+// as if the node did not see them, so failures and successes are shared
+// between nodes that differ only in such pools (a zone's FPGAs for a GPU
+// claim); kept are the pools it names, in order.
+func (m *allocationMemo) failSigLocked(in *memoInputs, nm *nodeMemo, rel []bool, node *v1.Node) (string, keptPools) {
+	var f strings.Builder
+	f.WriteString("failsig:")
+	kept := keptPools{pools: make([]string, 0, len(nm.pools)), rel: make([]bool, 0, len(nm.pools))}
+	for i, p := range nm.pools {
+		if !rel[i] && m.inertPoolLocked(p) {
+			continue
+		}
+		kept.pools, kept.rel = append(kept.pools, p), append(kept.rel, rel[i])
+		m.writePoolSigLocked(&f, in, p, rel[i], node)
+	}
+	return f.String(), kept
+}
+
+// writePoolSigLocked writes pool p as the node sees it: with what is taken
+// in it when it is relevant to the claims, by content otherwise.
+func (m *allocationMemo) writePoolSigLocked(b *strings.Builder, in *memoInputs, p string, relevant bool, node *v1.Node) {
+	if relevant {
+		b.WriteString(strconv.FormatInt(m.poolSigLocked(in, p), 10))
+	} else {
+		b.WriteByte('s')
+		b.WriteString(strconv.FormatInt(m.staticID[p], 10))
+	}
+	if m.mixed[p] {
+		// What the node sees of the pool depends on the node.
+		b.WriteString("@" + node.Name)
+	}
+	b.WriteByte(',')
 }

@@ -69,7 +69,9 @@ func TestMemoIgnoresPoolsTheClaimsCannotUse(t *testing.T) {
 				_, err := memo.allocate(context.Background(), in, -1, node, claims, func() (string, error) { return claimSpecs(claims) },
 					func(context.Context) ([]resourceapi.AllocationResult, error) {
 						runs++
-						return []resourceapi.AllocationResult{{}}, nil
+						// The answer holds the device taken later: an
+						// answer without it would stay (taken.go).
+						return []resourceapi.AllocationResult{*tc.taken.Status.Allocation.DeepCopy()}, nil
 					})
 				if err != nil {
 					t.Fatal(err)
@@ -90,9 +92,10 @@ func TestMemoIgnoresPoolsTheClaimsCannotUse(t *testing.T) {
 }
 
 // TestMemoSharesSuccessesUnderNodeNames: a success on node-a is handed to
-// node-b, whose pool has the same devices and nothing taken, with node-b's
-// pool and node name; a node with a device taken, or with two pools of one
-// driver (whose order could differ), runs the allocator. It fails when the
+// node-b, whose pool has the same devices and nothing taken, or only
+// devices the answer does not use (taken.go), with node-b's pool and node
+// name; a node where the answer's device is taken, or with two pools of
+// one driver (whose order could differ), runs the allocator. It fails when the
 // renaming or one of its checks is dropped.
 func TestMemoSharesSuccessesUnderNodeNames(t *testing.T) {
 	class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
@@ -117,13 +120,12 @@ func TestMemoSharesSuccessesUnderNodeNames(t *testing.T) {
 		pool string
 	}{
 		{name: "same devices", slices: []*resourceapi.ResourceSlice{gpuSlice("node-a", "gpu-0", "gpu-1"), gpuSlice("node-b", "gpu-0", "gpu-1")}, shared: true},
-		{name: "a device taken", slices: []*resourceapi.ResourceSlice{gpuSlice("node-a", "gpu-0", "gpu-1"), gpuSlice("node-b", "gpu-0", "gpu-1")},
-			taken: func() *resourceapi.ResourceClaim {
-				c := claim("holder", exactly("gpu", 1))
-				c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
-					{Request: "gpu", Driver: "gpu.example.com", Pool: "node-b", Device: "gpu-1"}}}}
-				return c
-			}()},
+		// node-b is node-a with gpu-1 taken, which node-a's answer does
+		// not use (taken.go).
+		{name: "another device taken", slices: []*resourceapi.ResourceSlice{gpuSlice("node-a", "gpu-0", "gpu-1"), gpuSlice("node-b", "gpu-0", "gpu-1")},
+			taken: holding("node-b", "gpu-1"), shared: true},
+		{name: "the answer's device taken", slices: []*resourceapi.ResourceSlice{gpuSlice("node-a", "gpu-0", "gpu-1"), gpuSlice("node-b", "gpu-0", "gpu-1")},
+			taken: holding("node-b", "gpu-0")},
 		{name: "two pools of one driver", slices: []*resourceapi.ResourceSlice{gpuSlice("node-a", "gpu-0"), second("node-a"), gpuSlice("node-b", "gpu-0"), second("node-b")}},
 		// One pool, a slice for each node: each node sees its own devices.
 		{name: "a pool across nodes", slices: []*resourceapi.ResourceSlice{spans("node-a", "gpu-0"), spans("node-b", "gpu-1")}, pool: "span"},

@@ -2,6 +2,7 @@ package dynamicresources
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -112,12 +113,13 @@ func TestMemoKeepsAnswersTakenDevicesCannotChange(t *testing.T) {
 	}
 }
 
-// TestMemoSharesFailuresAcrossInertPools: node-b, whose only pool the
-// claims cannot use and differs from node-a's, gets node-a's failure when
-// that pool is complete and valid; an incomplete pool, one with duplicate
-// device names, one with counters or with devices that choose their nodes
-// runs the allocator. It fails when inertPoolLocked's checks are dropped.
-func TestMemoSharesFailuresAcrossInertPools(t *testing.T) {
+// TestMemoSharesAnswersAcrossInertPools: node-b, whose pool the claims
+// cannot use differs from node-a's, gets node-a's failure (with no other
+// pool) or success (with a GPU pool like node-a's, renamed) when that pool
+// is complete and valid; an incomplete pool, one with duplicate device
+// names, one with counters or with devices that choose their nodes runs
+// the allocator. It fails when inertPoolLocked's checks are dropped.
+func TestMemoSharesAnswersAcrossInertPools(t *testing.T) {
 	nics := func(node string, devices ...string) *resourceapi.ResourceSlice {
 		s := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-nics"}, Spec: resourceapi.ResourceSliceSpec{
 			Driver: "nic.example.com", NodeName: ptr.To(node), Pool: resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1}}}
@@ -154,27 +156,45 @@ func TestMemoSharesFailuresAcrossInertPools(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dra := schedcore.NewDRAManager()
-			dra.AddClass(gpuClass())
-			dra.AddSlice(nics("node-a", "nic-0"))
-			dra.AddSlice(tc.nodeB())
-			memo, allocated := newTestMemo(dra)
-			claims := []*resourceapi.ResourceClaim{claim("wants", exactly("gpu", 1))}
-			_, poolVer, items := allocated.get(false)
-			in := memo.inputs(dra, poolVer, items)
-			runs := 0
-			for _, n := range []string{"node-a", "node-b"} {
-				res, err := memo.allocate(context.Background(), in, -1, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, claims,
-					func() (string, error) { return claimSpecs(claims) },
-					func(context.Context) ([]resourceapi.AllocationResult, error) { runs++; return nil, nil })
-				if err != nil || res != nil {
-					t.Fatalf("%s: %v, %v; want a failure", n, res, err)
+		for _, succeed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, success %v", tc.name, succeed), func(t *testing.T) {
+				dra := schedcore.NewDRAManager()
+				dra.AddClass(gpuClass())
+				dra.AddSlice(nics("node-a", "nic-0"))
+				dra.AddSlice(tc.nodeB())
+				if succeed {
+					dra.AddSlice(gpuSlice("node-a", "gpu-0"))
+					dra.AddSlice(gpuSlice("node-b", "gpu-0"))
 				}
-			}
-			if want := map[bool]int{true: 1, false: 2}[tc.shared]; runs != want {
-				t.Errorf("%d runs, want %d", runs, want)
-			}
-		})
+				memo, allocated := newTestMemo(dra)
+				claims := []*resourceapi.ResourceClaim{claim("wants", exactly("gpu", 1))}
+				_, poolVer, items := allocated.get(false)
+				in := memo.inputs(dra, poolVer, items)
+				runs := 0
+				for _, n := range []string{"node-a", "node-b"} {
+					res, err := memo.allocate(context.Background(), in, -1, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, claims,
+						func() (string, error) { return claimSpecs(claims) },
+						func(context.Context) ([]resourceapi.AllocationResult, error) {
+							runs++
+							if !succeed {
+								return nil, nil
+							}
+							return []resourceapi.AllocationResult{{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
+								{Request: "gpu", Driver: "gpu.example.com", Pool: n, Device: "gpu-0"}}}}}, nil
+						})
+					switch {
+					case err != nil:
+						t.Fatalf("%s: %v", n, err)
+					case !succeed && res != nil:
+						t.Fatalf("%s: %v; want a failure", n, res)
+					case succeed && (len(res) != 1 || res[0].Devices.Results[0].Pool != n):
+						t.Fatalf("%s: %v; want gpu-0 of pool %s", n, res, n)
+					}
+				}
+				if want := map[bool]int{true: 1, false: 2}[tc.shared]; runs != want {
+					t.Errorf("%d runs, want %d", runs, want)
+				}
+			})
+		}
 	}
 }

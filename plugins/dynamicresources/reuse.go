@@ -14,43 +14,64 @@ import (
 // the counters left once it first needs them, from the state at that
 // time. An allocator built for the same slices, classes and state is
 // therefore the one a new build would give as long as no allocation came
-// or went in a pool with shared counters: reusedAllocator hands it out
-// again until then.
+// or went in a pool with shared counters: reusedAllocators hands it out
+// again until then. A cycle's slices are the manager's list or that list
+// without the pools its claims cannot use (prune.go): an allocator is
+// kept per list.
 
-// reusedAllocator is the last allocator built and what it was built from.
-type reusedAllocator struct {
-	mu        sync.Mutex
+// reusedAllocators are the allocators built last, by the slice list they
+// were built from.
+type reusedAllocators struct {
+	mu     sync.Mutex
+	byList map[listKey]*builtAllocator
+}
+
+// listKey names a slice list by identity: its first element's address
+// and its length (the manager hands out one list per objects revision,
+// and the pruned lists are kept per revision).
+type listKey struct {
+	first **resourceapi.ResourceSlice
+	n     int
+}
+
+// builtAllocator is an allocator and what it was built from.
+type builtAllocator struct {
 	allocator structured.Allocator
 	rev       int64
 	state     *structured.AllocatedState
-	slices    []*resourceapi.ResourceSlice
 	// countered is allocatedStates.countered when it was built.
 	countered int64
 }
 
+// maxReusedAllocators bounds the allocators kept (one per claims' list at
+// most); all go when it is reached.
+const maxReusedAllocators = 64
+
 // allocator returns an allocator over the slices and the state: the last
-// one when nothing it keeps has changed, a new one otherwise.
+// one built for the list when nothing it keeps has changed, a new one
+// otherwise.
 func (pl *DynamicResources) allocator(ctx context.Context, state *structured.AllocatedState, slices []*resourceapi.ResourceSlice, countered int64) (structured.Allocator, error) {
 	r := &pl.reuse
 	rev := pl.dra.ObjectsRevision()
+	key := listKey{n: len(slices)}
+	if len(slices) > 0 {
+		key.first = &slices[0]
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.allocator != nil && r.rev == rev && r.state == state && sameSlices(r.slices, slices) && r.countered == countered {
-		return r.allocator, nil
+	if b := r.byList[key]; b != nil && b.rev == rev && b.state == state && b.countered == countered {
+		return b.allocator, nil
 	}
 	a, err := structured.NewAllocator(ctx, pl.allocFeatures, *state, classLister{pl.dra}, slices, pl.celCache)
 	if err != nil {
-		r.allocator = nil
+		delete(r.byList, key)
 		return nil, err
 	}
-	r.allocator, r.rev, r.state, r.slices, r.countered = a, rev, state, slices, countered
+	if r.byList == nil || len(r.byList) >= maxReusedAllocators {
+		r.byList = map[listKey]*builtAllocator{}
+	}
+	r.byList[key] = &builtAllocator{allocator: a, rev: rev, state: state, countered: countered}
 	return a, nil
-}
-
-// sameSlices: the very same list (the manager hands out one list per
-// objects revision).
-func sameSlices(a, b []*resourceapi.ResourceSlice) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // counterPoolsLocked are the pools with shared counters, for the

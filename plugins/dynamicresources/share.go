@@ -66,15 +66,15 @@ func uniform(ss []*resourceapi.ResourceSlice) bool {
 	return true
 }
 
-// translateLocked renames a success on another node for nm's node, false
-// when the renaming is not known to be exact.
-func (m *allocationMemo) translateLocked(sc success, nm *nodeMemo) ([]resourceapi.AllocationResult, bool) {
-	to := nm.node.Name
-	if len(sc.pools) != len(nm.pools) || !distinctDrivers(nm.pools) || !distinctDrivers(sc.pools) {
+// translateLocked renames a success on another node for node to, whose
+// pools are pools (the inert ones the claims cannot use left out on both
+// sides), false when the renaming is not known to be exact.
+func (m *allocationMemo) translateLocked(sc success, to string, pools []string) ([]resourceapi.AllocationResult, bool) {
+	if len(sc.pools) != len(pools) || !distinctDrivers(pools) || !distinctDrivers(sc.pools) {
 		return nil, false
 	}
 	rename := map[string]string{}
-	for i, p := range nm.pools {
+	for i, p := range pools {
 		if q := sc.pools[i]; p != q {
 			rename[q] = p
 		}
