@@ -306,9 +306,15 @@ func (s *Sim) Copies(pod *v1.Pod) *Copies {
 }
 
 // Bind commits one copy to node.
-func (c *Copies) Bind(copy *v1.Pod, node string) error {
+func (c *Copies) Bind(copy *v1.Pod, node string) error { return c.BindShared(copy, node, 1) }
+
+// BindShared commits n copies to node as the one object copy: the node
+// counts n pods, all of them copy (its name, its UID), and the simulation
+// knows copy's name only. It is for copies that nothing names one by one
+// afterwards (engine.Offline.AddCopy).
+func (c *Copies) BindShared(copy *v1.Pod, node string, n int) error {
 	copy.Spec.NodeName = node
-	return c.s.off.AddCopy(copy, c.tmpl)
+	return c.s.off.AddCopy(copy, c.tmpl, n)
 }
 
 // Nodes returns the nodes as the engine sees them now, in the snapshot's
