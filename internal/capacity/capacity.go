@@ -60,6 +60,10 @@ type Options struct {
 	Nearest int
 	// Source is recorded in the report ("snapshot" when empty).
 	Source string
+	// InPlace: the run may fill in what the cluster's pods lack (UIDs)
+	// and share their equal parts in place (engine.Options.InPlace); the
+	// report is the same. Without it the cluster is not modified.
+	InPlace bool
 	// Progress, when set, is told about the work as it goes.
 	Progress func(Progress)
 	// Placed, when set, is told of each copy placed by a cycle, in order
@@ -79,7 +83,7 @@ type Progress struct {
 }
 
 // Run counts the specs' copies against the cluster and returns the report.
-// The cluster and the specs are not modified.
+// The cluster (unless o.InPlace) and the specs are not modified.
 func Run(ctx context.Context, cl *snapshot.Cluster, specs []*Spec, o Options) (*report.Capacity, error) {
 	return run(ctx, cl, specs, o, false)
 }
@@ -233,7 +237,7 @@ func (r *runner) evaluate(ctx context.Context, added int, detail bool) (*evaluat
 func (r *runner) newSim(ctx context.Context, added int) (*whatif.Sim, error) {
 	cl := *r.base
 	cl.Nodes = append(cl.Nodes[:len(cl.Nodes):len(cl.Nodes)], TemplateNodes(r.o.Template, added, r.base.Nodes)...)
-	return whatif.New(ctx, &cl, whatif.Options{Config: r.o.Config, Registry: r.o.Registry, Features: r.o.Features})
+	return whatif.New(ctx, &cl, whatif.Options{Config: r.o.Config, Registry: r.o.Registry, Features: r.o.Features, InPlace: r.o.InPlace})
 }
 
 // landingBudget is how many copies --min-nodes's report places one by one

@@ -220,8 +220,11 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 			s.Replicas = o.Replicas[min(i, n-1)]
 		}
 	}
+	// InPlace: cl is read afterwards only for its warnings and pending
+	// pods, which the UIDs filled in and the shared equal parts of the
+	// bound pods do not change.
 	opts := capacity.Options{Config: in.Config, Registry: in.Registry, Features: in.Features, Max: o.Max, AddNodes: o.AddNodes, MinNodes: o.MinNodes,
-		GroupBy: o.GroupBy, Nearest: o.Nearest, Source: in.Source, Cycles: o.Cycles}
+		GroupBy: o.GroupBy, Nearest: o.Nearest, Source: in.Source, Cycles: o.Cycles, InPlace: true}
 	if opts.Nearest == 0 {
 		opts.Nearest = -1
 	}
