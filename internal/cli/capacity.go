@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -208,6 +209,12 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 		return err
 	}
 	cl := in.Cluster
+	// One collection now that the dump is decoded: its file and the
+	// decoding's garbage go, and the collector's next goal is twice what
+	// stays rather than twice what was live mid-decoding (with the file),
+	// which the engine's loading then filled: 100,000 nodes peaked at
+	// 5.2 GB resident, 4.2 GB with it.
+	runtime.GC()
 	specs, err := capacity.LoadSpecsFor(o.Files, o.In, o.namespace, cl, in.Features)
 	if err != nil {
 		return asInputError(err)
