@@ -26,14 +26,25 @@ type NodeLocalPlugin interface {
 	NodeLocal(pod *v1.Pod) bool
 }
 
-// AddPodCopy adds pod, bound to a node (spec.nodeName set), as a copy of
-// template's pod: one that differs from it only in name, UID and node, so
+// AddPodCopy adds pod, bound to a node (spec.nodeName set), as n copies of
+// template's pod: pods that differ from it only in name, UID and node, so
 // the parsed affinity terms and the resources of template are shared
 // rather than computed again. Capacity planning commits thousands of
 // copies of one pod this way.
-func (c *Cache) AddPodCopy(pod *v1.Pod, template *PodInfo) error {
+//
+// With n > 1, the node gets n entries of one PodInfo over pod (its
+// requests, pod count, ports and images counted n times), and the cache
+// knows the pod by pod's key once: what reads the node's pods one by one
+// sees pod's name n times. That is for copies nothing names afterwards
+// (capacity's last spec): removing or updating pod takes one entry away,
+// not n. A million copies of one pod at 100,000 nodes were 2.2 GB of pod
+// objects, one each.
+func (c *Cache) AddPodCopy(pod *v1.Pod, template *PodInfo, n int) error {
 	if pod.Spec.NodeName == "" {
 		return fmt.Errorf("pod %s is not assigned to a node", PodName(pod))
+	}
+	if n < 1 {
+		return fmt.Errorf("pod %s: %d copies", PodName(pod), n)
 	}
 	template.Resource(c.features)
 	pi := *template
@@ -44,5 +55,9 @@ func (c *Cache) AddPodCopy(pod *v1.Pod, template *PodInfo) error {
 		c.removePodLocked(ps)
 	}
 	c.addPodInfoLocked(&pi, false)
+	ni := c.nodeInfo(pod.Spec.NodeName)
+	for range n - 1 {
+		ni.AddPodInfo(&pi, c.features)
+	}
 	return nil
 }

@@ -60,6 +60,10 @@ type Options struct {
 	Nearest int
 	// Source is recorded in the report ("snapshot" when empty).
 	Source string
+	// InPlace: the run may fill in what the cluster's pods lack (UIDs)
+	// and share their equal parts in place (engine.Options.InPlace); the
+	// report is the same. Without it the cluster is not modified.
+	InPlace bool
 	// Progress, when set, is told about the work as it goes.
 	Progress func(Progress)
 	// Placed, when set, is told of each copy placed by a cycle, in order
@@ -79,8 +83,13 @@ type Progress struct {
 }
 
 // Run counts the specs' copies against the cluster and returns the report.
-// The cluster and the specs are not modified.
+// The cluster (unless o.InPlace) and the specs are not modified.
 func Run(ctx context.Context, cl *snapshot.Cluster, specs []*Spec, o Options) (*report.Capacity, error) {
+	return run(ctx, cl, specs, o, false)
+}
+
+// run is Run; noShare makes every copy its own pod (runner.noShare).
+func run(ctx context.Context, cl *snapshot.Cluster, specs []*Spec, o Options, noShare bool) (*report.Capacity, error) {
 	if len(cl.Nodes) == 0 && (o.Template == nil || (o.AddNodes == 0 && !o.MinNodes)) {
 		return nil, ErrNoNodes
 	}
@@ -88,7 +97,7 @@ func Run(ctx context.Context, cl *snapshot.Cluster, specs []*Spec, o Options) (*
 		o.Nearest = explain.DefaultNearest
 	}
 	o.Config = withoutPreemption(o.Config)
-	r := &runner{o: o, base: withControllers(cl, specs), specs: specs}
+	r := &runner{o: o, base: withControllers(cl, specs), specs: specs, noShare: noShare}
 	added := o.AddNodes
 	var search *report.MinNodes
 	if o.MinNodes {
@@ -167,6 +176,9 @@ type runner struct {
 	// sparse lets the last spec's count skip where its copies land (the
 	// report of --min-nodes).
 	sparse bool
+	// noShare makes every copy its own pod object (shareCopies): tests
+	// compare the two.
+	noShare bool
 }
 
 // evaluation is one run of every spec with a number of template nodes.
@@ -225,7 +237,7 @@ func (r *runner) evaluate(ctx context.Context, added int, detail bool) (*evaluat
 func (r *runner) newSim(ctx context.Context, added int) (*whatif.Sim, error) {
 	cl := *r.base
 	cl.Nodes = append(cl.Nodes[:len(cl.Nodes):len(cl.Nodes)], TemplateNodes(r.o.Template, added, r.base.Nodes)...)
-	return whatif.New(ctx, &cl, whatif.Options{Config: r.o.Config, Registry: r.o.Registry, Features: r.o.Features})
+	return whatif.New(ctx, &cl, whatif.Options{Config: r.o.Config, Registry: r.o.Registry, Features: r.o.Features, InPlace: r.o.InPlace})
 }
 
 // landingBudget is how many copies --min-nodes's report places one by one
@@ -316,10 +328,23 @@ func (c *counter) fill(ctx context.Context, res *report.CapacitySpec, limit int)
 	}
 	res.Method = report.MethodNodeLocal
 	copies := c.sim.Copies(c.spec.Pod)
+	shared := c.shareCopies()
 	for _, nc := range counts {
-		for i := 0; i < nc.Count; i++ {
-			if err := copies.Bind(c.newPod(), nc.Node); err != nil {
+		if shared {
+			// The node's copies are its first one; the others are
+			// numbered (the next copy's name is what it was) but not made.
+			p := c.newPod()
+			for range nc.Count - 1 {
+				c.nextName()
+			}
+			if err := copies.BindShared(p, nc.Node, nc.Count); err != nil {
 				return false, err
+			}
+		} else {
+			for range nc.Count {
+				if err := copies.Bind(c.newPod(), nc.Node); err != nil {
+					return false, err
+				}
 			}
 		}
 		res.Nodes[nc.Node] += nc.Count

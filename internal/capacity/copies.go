@@ -105,31 +105,55 @@ func uniqueGroupName(sim *whatif.Sim, ns, name string) string {
 // of capacity's memory: 9.6 GB for 1.7 million copies at 100,000 nodes.
 func (c *counter) newPod() *v1.Pod {
 	p := shareSpec(c.spec.Pod)
-	base := c.spec.Pod.Name
-	if base == "" {
-		base = c.spec.Name[strings.Index(c.spec.Name, "/")+1:]
-		if len(p.OwnerReferences) > 0 && c.spec.Kind != KindStatefulSet {
-			base = p.OwnerReferences[0].Name
-		}
-	}
 	if c.spec.Kind == KindStatefulSet {
 		p.Labels = maps.Clone(p.Labels)
 	}
-	for {
-		c.seq++
-		if c.spec.Kind == KindStatefulSet {
-			p.Name = fmt.Sprintf("%s-%d", base, c.seq-1)
-			setLabel(p, "statefulset.kubernetes.io/pod-name", p.Name)
-			setLabel(p, "apps.kubernetes.io/pod-index", fmt.Sprint(c.seq-1))
-		} else {
-			p.Name = fmt.Sprintf("%s-capacity-%d", base, c.seq)
-		}
-		if !c.sim.HasPod(p.Namespace, p.Name) {
-			break
-		}
+	p.Name = c.nextName()
+	if c.spec.Kind == KindStatefulSet {
+		setLabel(p, "statefulset.kubernetes.io/pod-name", p.Name)
+		setLabel(p, "apps.kubernetes.io/pod-index", fmt.Sprint(c.seq-1))
 	}
 	p.UID = types.UID("capacity-" + p.Namespace + "-" + p.Name)
 	return p
+}
+
+// nextName numbers the next copy (c.seq) and returns its name: "<base>-<i>"
+// from 0 for a StatefulSet, as its controller names pods, else
+// "<base>-capacity-<i>" from 1; a name the simulation has is skipped.
+func (c *counter) nextName() string {
+	ns := c.spec.Pod.Namespace
+	base := c.spec.Pod.Name
+	if base == "" {
+		base = c.spec.Name[strings.Index(c.spec.Name, "/")+1:]
+		if len(c.spec.Pod.OwnerReferences) > 0 && c.spec.Kind != KindStatefulSet {
+			base = c.spec.Pod.OwnerReferences[0].Name
+		}
+	}
+	for {
+		c.seq++
+		var name string
+		if c.spec.Kind == KindStatefulSet {
+			name = fmt.Sprintf("%s-%d", base, c.seq-1)
+		} else {
+			name = fmt.Sprintf("%s-capacity-%d", base, c.seq)
+		}
+		if !c.sim.HasPod(ns, name) {
+			return name
+		}
+	}
+}
+
+// shareCopies reports whether the copies a node-local count commits on one
+// node can be one pod object standing for all of them
+// (whatif.Copies.BindShared): only the node's first copy then exists by
+// name. That holds for the last spec, whose copies nothing names one by one
+// afterwards: the copy that stops the count is the same pod, without pod
+// (anti-)affinity terms (or the count would not be node-local), so no
+// explanation of it lists the copies around it, and no later spec's
+// copies are named after or beside them. A StatefulSet's copies differ in
+// their labels, so each is its own pod.
+func (c *counter) shareCopies() bool {
+	return c.last && c.spec.Kind != KindStatefulSet && !c.r.noShare
 }
 
 // shareSpec copies a pod's top-level fields, its metadata's included;

@@ -1,6 +1,9 @@
 package capacity
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/report"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	st "github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
@@ -51,5 +55,52 @@ func TestCopiesLeaveTheTemplateAlone(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"default/db-0", "default/db-1", "default/db-2"}, placed); diff != "" {
 		t.Errorf("copies placed (-want +got):\n%s", diff)
+	}
+}
+
+// The last spec's copies on one node are one pod object (shareCopies): the
+// report must be the one with a pod per copy. The copies of a spec before
+// the last stay one pod each: the second spec's copy, held off by required
+// anti-affinity to them, is explained with the pods it would meet, by name
+// (with shared copies it would name the node's first copy again and again).
+func TestSharedCopiesGiveTheSameReport(t *testing.T) {
+	nodes := []*v1.Node{zoneNode("a1", "a", "4500m"), zoneNode("a2", "a", "3500m"), zoneNode("b1", "b", "2500m")}
+	web := func() *Spec {
+		return podSpec(st.MakePod("web").Namespace("default").Label("app", "web").Req("cpu", "1").Obj())
+	}
+	avoid := func() *Spec {
+		return podSpec(st.MakePod("lone").Namespace("default").Label("app", "lone").Req("cpu", "100m").
+			PodAntiAffinity(v1.LabelTopologyZone, map[string]string{"app": "web"}).Obj())
+	}
+	tests := []struct {
+		name  string
+		specs func() []*Spec
+		// named is a copy's name the report must quote.
+		named string
+	}{
+		{name: "one spec, several copies a node", specs: func() []*Spec { return []*Spec{web()} }},
+		{name: "a spec after it names its copies", specs: func() []*Spec { return []*Spec{web(), avoid()} }, named: "default/web-capacity-2"},
+	}
+	cfg, reg := defaults(t, "")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			get := func(noShare bool) *report.Capacity {
+				rep, err := run(context.Background(), &snapshot.Cluster{Nodes: nodes}, tt.specs(), Options{Config: cfg, Registry: reg}, noShare)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep
+			}
+			want, got := get(true), get(false)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("report (-a pod per copy +shared copies):\n%s", diff)
+			}
+			if got.Specs[0].Method != report.MethodNodeLocal || got.Specs[0].Count != 9 {
+				t.Errorf("first spec: %d copies by %s, want 9 node-local", got.Specs[0].Count, got.Specs[0].Method)
+			}
+			if tt.named != "" && !strings.Contains(fmt.Sprintf("%+v", got.Specs[1]), tt.named) {
+				t.Errorf("the second spec's report does not name %s: %+v", tt.named, got.Specs[1])
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -208,6 +209,12 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 		return err
 	}
 	cl := in.Cluster
+	// One collection now that the dump is decoded: its file and the
+	// decoding's garbage go, and the collector's next goal is twice what
+	// stays rather than twice what was live mid-decoding (with the file),
+	// which the engine's loading then filled: 100,000 nodes peaked at
+	// 5.2 GB resident, 4.2 GB with it.
+	runtime.GC()
 	specs, err := capacity.LoadSpecsFor(o.Files, o.In, o.namespace, cl, in.Features)
 	if err != nil {
 		return asInputError(err)
@@ -220,8 +227,11 @@ func (o *CapacityOptions) Run(ctx context.Context) error {
 			s.Replicas = o.Replicas[min(i, n-1)]
 		}
 	}
+	// InPlace: cl is read afterwards only for its warnings and pending
+	// pods, which the UIDs filled in and the shared equal parts of the
+	// bound pods do not change.
 	opts := capacity.Options{Config: in.Config, Registry: in.Registry, Features: in.Features, Max: o.Max, AddNodes: o.AddNodes, MinNodes: o.MinNodes,
-		GroupBy: o.GroupBy, Nearest: o.Nearest, Source: in.Source, Cycles: o.Cycles}
+		GroupBy: o.GroupBy, Nearest: o.Nearest, Source: in.Source, Cycles: o.Cycles, InPlace: true}
 	if opts.Nearest == 0 {
 		opts.Nearest = -1
 	}

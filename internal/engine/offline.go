@@ -216,13 +216,14 @@ func (c *Offline) UpdatePending(pod *v1.Pod) error {
 	return nil
 }
 
-// AddCopy brings a copy of a pod into the cluster, bound to a node
+// AddCopy brings n copies of a pod into the cluster, bound to a node
 // (pod.Spec.NodeName set), without a scheduling cycle: as the bindings of
 // the copies capacity counts node by node are committed. The copy must
 // differ from tmpl's pod only in name, UID and node: the cache shares
-// tmpl's parsed terms and resources. No pending pod waits for it, so the
-// queue is not told.
-func (c *Offline) AddCopy(pod *v1.Pod, tmpl *schedcore.PodInfo) error {
+// tmpl's parsed terms and resources. With n > 1 the copies are one object,
+// the store's pod (see schedcore.Cache.AddPodCopy). No pending pod waits
+// for them, so the queue is not told.
+func (c *Offline) AddCopy(pod *v1.Pod, tmpl *schedcore.PodInfo, n int) error {
 	if pod.UID == "" {
 		pod.UID = SnapshotUID(pod.Namespace, pod.Name)
 	}
@@ -230,7 +231,7 @@ func (c *Offline) AddCopy(pod *v1.Pod, tmpl *schedcore.PodInfo) error {
 		return fmt.Errorf("pod %s already exists", schedcore.PodName(pod))
 	}
 	c.store.put(pod)
-	return c.Cache.AddPodCopy(pod, tmpl)
+	return c.Cache.AddPodCopy(pod, tmpl, n)
 }
 
 // AddObject adds (or replaces) an object the plugins read through

@@ -1,13 +1,17 @@
 package snapshot
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -138,5 +142,27 @@ func TestPlainText(t *testing.T) {
 				t.Errorf("plainText(%q) = %v, want %v", tc.js, got, tc.want)
 			}
 		})
+	}
+}
+
+// A decoded item's file must be free once the cluster holds what was
+// decoded: json-iterator's pooled iterator would keep the last input it
+// read (a slice of the file, so the whole file) until two collections had
+// emptied the pool. One collection must free it.
+func TestUnmarshalTypedKeepsNoSliceOfItsInput(t *testing.T) {
+	freed := make(chan struct{})
+	func() {
+		file := []byte(`[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"n"},"spec":{"containers":[{"name":"c"}]}}]` + strings.Repeat(" ", 1<<20))
+		runtime.SetFinalizer(&file[0], func(*byte) { close(freed) })
+		var p v1.Pod
+		if err := unmarshalTyped(file[1:bytes.LastIndexByte(file, ']')], &p); err != nil || p.Name != "p" {
+			t.Fatalf("decoded %q, %v", p.Name, err)
+		}
+	}()
+	runtime.GC()
+	select {
+	case <-freed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the file is still reachable after a collection")
 	}
 }

@@ -42,6 +42,10 @@ type Options struct {
 	Features schedcore.Features
 	// Logger receives debug logs; zero discards.
 	Logger logr.Logger
+	// InPlace lets the engine fill in what the cluster's bound pods lack
+	// (UIDs) in the cluster's own objects and share their equal parts
+	// (engine.Options.InPlace) rather than copy every pod.
+	InPlace bool
 }
 
 // Sim is the engine over an in-memory cluster. It is not safe for
@@ -84,7 +88,7 @@ func New(ctx context.Context, cl *snapshot.Cluster, o Options) (*Sim, error) {
 			work.Pods = append(work.Pods, p)
 		}
 	}
-	off, _, err := engine.NewOffline(ctx, &work, engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Logger: o.Logger},
+	off, _, err := engine.NewOffline(ctx, &work, engine.Options{Config: o.Config, Registry: o.Registry, Features: o.Features, Logger: o.Logger, InPlace: o.InPlace},
 		engine.Observer{
 			Placed: func(pod *v1.Pod, node string, _ int, _ schedruntime.ScheduleResult) {
 				s.placed = append(s.placed, Placement{Pod: pod, Node: node})
@@ -306,9 +310,15 @@ func (s *Sim) Copies(pod *v1.Pod) *Copies {
 }
 
 // Bind commits one copy to node.
-func (c *Copies) Bind(copy *v1.Pod, node string) error {
+func (c *Copies) Bind(copy *v1.Pod, node string) error { return c.BindShared(copy, node, 1) }
+
+// BindShared commits n copies to node as the one object copy: the node
+// counts n pods, all of them copy (its name, its UID), and the simulation
+// knows copy's name only. It is for copies that nothing names one by one
+// afterwards (engine.Offline.AddCopy).
+func (c *Copies) BindShared(copy *v1.Pod, node string, n int) error {
 	copy.Spec.NodeName = node
-	return c.s.off.AddCopy(copy, c.tmpl)
+	return c.s.off.AddCopy(copy, c.tmpl, n)
 }
 
 // Nodes returns the nodes as the engine sees them now, in the snapshot's
