@@ -155,8 +155,15 @@ func (c *Offline) Submit(pods ...*v1.Pod) {
 // caller must not change those in place afterwards (a replay's trace pod,
 // a capacity copy's spec): a deep copy per arrival was 135 of the 430 MB
 // live in a 10,000-node replay.
-func (c *Offline) Add(pod *v1.Pod) error {
-	p := shallowCopy(pod)
+func (c *Offline) Add(pod *v1.Pod) error { return c.AddOwned(shallowCopy(pod)) }
+
+// AddOwned is Add for a pod object the caller gives away: p itself (its
+// top-level struct) becomes the cluster's, which may write its fields, so
+// the caller must not read or change it afterwards; its maps, slices and
+// pointers are shared as Add shares them. A replay's arrival is a copy
+// made for the cluster: copying it again kept two per running pod (1.5 KB
+// each, 48 of a 10,000-node replay's 317 MB live).
+func (c *Offline) AddOwned(p *v1.Pod) error {
 	if p.UID == "" {
 		p.UID = SnapshotUID(p.Namespace, p.Name)
 	}
