@@ -195,6 +195,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 		}
 	}
 	repeatedAttempts.Add(int64(r.rep.done))
+	blindRepeats.Add(int64(r.rep.blind))
 	res.Summary.DurationSeconds = time.Since(start).Seconds()
 	res.Summary.Profiles = c.Profiles.Order
 	return res, nil
