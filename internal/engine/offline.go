@@ -3,12 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
@@ -87,6 +87,9 @@ type Offline struct {
 	offsets       []int32
 	recordOffsets bool
 	redraw        func(n int32)
+	// lastPlugins is the last failure's plugin list, pluginsBuf the
+	// buffer the next one is made in (failedPlugins).
+	lastPlugins, pluginsBuf []string
 }
 
 // NewOffline loads a copy of cl (its pods are not modified, unless
@@ -300,7 +303,7 @@ func (c *Offline) failed(_ context.Context, _ *schedruntime.Framework, qpi *sche
 	if c.obs.Failed != nil {
 		c.obs.Failed(qpi.Pod, Failure{
 			Reason: reason, Status: status, Attempts: qpi.Attempts,
-			Plugins:  sets.List(qpi.UnschedulablePlugins.Union(qpi.PendingPlugins)),
+			Plugins:  c.failedPlugins(qpi),
 			ForGroup: schedcore.RejectedForGroup(status),
 		})
 	}
@@ -312,6 +315,32 @@ func (c *Offline) failed(_ context.Context, _ *schedruntime.Framework, qpi *sche
 			c.obs.Nominated(qpi.Pod, nominating.NominatedNodeName)
 		}
 	}
+}
+
+// failedPlugins lists, in name order, the plugins that rejected qpi or
+// left it pending. A list equal to the last one is that list, shared
+// (Failure.Plugins is read, never written): the pods that never fit fail
+// alike retry after retry, and a list made for each was most of a long
+// replay's garbage.
+func (c *Offline) failedPlugins(qpi *schedcore.QueuedPodInfo) []string {
+	buf := c.pluginsBuf[:0]
+	for p := range qpi.UnschedulablePlugins {
+		buf = append(buf, p)
+	}
+	for p := range qpi.PendingPlugins {
+		if !qpi.UnschedulablePlugins.Has(p) {
+			buf = append(buf, p)
+		}
+	}
+	slices.Sort(buf)
+	c.pluginsBuf = buf
+	if len(buf) == 0 {
+		return nil
+	}
+	if !slices.Equal(buf, c.lastPlugins) {
+		c.lastPlugins = slices.Clone(buf)
+	}
+	return c.lastPlugins
 }
 
 // setNominatedNode patches status.nominatedNodeName of a pending pod and
