@@ -191,6 +191,45 @@ type PassingFilter interface {
 	PassesEveryNode(pod *v1.Pod) bool
 }
 
+// PodBlindPlugin is an optional interface of PreFilter, Filter and
+// PostFilter plugins. PodBlind reports, for pod, at which of the plugin's
+// extension points its answer reads nothing of the cluster's other pods
+// (bound, assumed, nominated or pending): it depends on pod, the nodes'
+// objects and the cluster's other objects alone.
+//
+//   - BlindPreFilter: PreFilter's status and PreFilterResult (its cycle
+//     state may read pods: only the plugin's own later calls read it).
+//   - BlindFilter: Filter's status on a node, which reads the node's
+//     object only (labels, fields, taints, spec.unschedulable) and, when
+//     it rejects, is UnschedulableAndUnresolvable.
+//   - BlindPostFilter: PostFilter's result and status when no node's
+//     status is Unschedulable.
+//
+// A cycle that failed with every node rejected by blind filters (and only
+// blind filters before them in the profile's order), in a profile whose
+// PreFilter and PostFilter plugins are all blind for the pod, fails again
+// with the same status whatever happens to the other pods, until a node or
+// another object changes: a replay repeats such a failure instead of
+// running it after each arrival, departure or placement
+// (runtime.FailedAttempt.PodBlind). Answer a bit only when it is certain.
+type PodBlindPlugin interface {
+	Plugin
+	PodBlind(pod *v1.Pod) PodBlindness
+}
+
+// PodBlindness says at which extension points a plugin is blind to the
+// other pods (PodBlindPlugin).
+type PodBlindness uint8
+
+const (
+	// BlindPreFilter: PreFilter's status and result.
+	BlindPreFilter PodBlindness = 1 << iota
+	// BlindFilter: Filter's status on each node.
+	BlindFilter
+	// BlindPostFilter: PostFilter's answer when no node is Unschedulable.
+	BlindPostFilter
+)
+
 // NormalizeScorePlugin is implemented by score plugins whose raw scores need
 // rescaling into [0, 100] once all nodes are scored (kube's NormalizeScore).
 // NormalizeColumn gets the raw scores as a column, indexed like the nodes

@@ -179,6 +179,8 @@ func loadTrace(files []string, nodesCSV, podsCSV string, stdin io.Reader) (*repl
 		cl.Pods = append(cl.Pods, pods...)
 		cl.Namespaces = append(cl.Namespaces, openb.NamespaceObject(oo))
 	}
+	// The cluster is the replay's own: its pods share their equal parts.
+	engine.Intern(cl)
 	tr, err := replay.FromCluster(cl)
 	if err != nil {
 		return nil, nil, AsUsage(err)

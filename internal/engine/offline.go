@@ -3,12 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
@@ -87,6 +87,9 @@ type Offline struct {
 	offsets       []int32
 	recordOffsets bool
 	redraw        func(n int32)
+	// lastPlugins is the last failure's plugin list, pluginsBuf the
+	// buffer the next one is made in (failedPlugins).
+	lastPlugins, pluginsBuf []string
 }
 
 // NewOffline loads a copy of cl (its pods are not modified, unless
@@ -155,8 +158,15 @@ func (c *Offline) Submit(pods ...*v1.Pod) {
 // caller must not change those in place afterwards (a replay's trace pod,
 // a capacity copy's spec): a deep copy per arrival was 135 of the 430 MB
 // live in a 10,000-node replay.
-func (c *Offline) Add(pod *v1.Pod) error {
-	p := shallowCopy(pod)
+func (c *Offline) Add(pod *v1.Pod) error { return c.AddOwned(shallowCopy(pod)) }
+
+// AddOwned is Add for a pod object the caller gives away: p itself (its
+// top-level struct) becomes the cluster's, which may write its fields, so
+// the caller must not read or change it afterwards; its maps, slices and
+// pointers are shared as Add shares them. A replay's arrival is a copy
+// made for the cluster: copying it again kept two per running pod (1.5 KB
+// each, 48 of a 10,000-node replay's 317 MB live).
+func (c *Offline) AddOwned(p *v1.Pod) error {
 	if p.UID == "" {
 		p.UID = SnapshotUID(p.Namespace, p.Name)
 	}
@@ -294,7 +304,7 @@ func (c *Offline) failed(_ context.Context, _ *schedruntime.Framework, qpi *sche
 	if c.obs.Failed != nil {
 		c.obs.Failed(qpi.Pod, Failure{
 			Reason: reason, Status: status, Attempts: qpi.Attempts,
-			Plugins:  sets.List(qpi.UnschedulablePlugins.Union(qpi.PendingPlugins)),
+			Plugins:  c.failedPlugins(qpi),
 			ForGroup: schedcore.RejectedForGroup(status),
 		})
 	}
@@ -306,6 +316,32 @@ func (c *Offline) failed(_ context.Context, _ *schedruntime.Framework, qpi *sche
 			c.obs.Nominated(qpi.Pod, nominating.NominatedNodeName)
 		}
 	}
+}
+
+// failedPlugins lists, in name order, the plugins that rejected qpi or
+// left it pending. A list equal to the last one is that list, shared
+// (Failure.Plugins is read, never written): the pods that never fit fail
+// alike retry after retry, and a list made for each was most of a long
+// replay's garbage.
+func (c *Offline) failedPlugins(qpi *schedcore.QueuedPodInfo) []string {
+	buf := c.pluginsBuf[:0]
+	for p := range qpi.UnschedulablePlugins {
+		buf = append(buf, p)
+	}
+	for p := range qpi.PendingPlugins {
+		if !qpi.UnschedulablePlugins.Has(p) {
+			buf = append(buf, p)
+		}
+	}
+	slices.Sort(buf)
+	c.pluginsBuf = buf
+	if len(buf) == 0 {
+		return nil
+	}
+	if !slices.Equal(buf, c.lastPlugins) {
+		c.lastPlugins = slices.Clone(buf)
+	}
+	return c.lastPlugins
 }
 
 // setNominatedNode patches status.nominatedNodeName of a pending pod and

@@ -17,6 +17,11 @@ import "math/rand"
 // stored: Scheduler.NumParked tells them). Only differences matter.
 func (c *Offline) Changes() uint64 { return c.store.changes + c.changes }
 
+// ObjectChanges counts the changes of Changes that are not the pods': the
+// nodes, objects, claims and PodGroups. A failed attempt that read no pod
+// but its own (runtime.FailedAttempt.PodBlind) holds while it is the same.
+func (c *Offline) ObjectChanges() uint64 { return c.changes }
+
 // seededOffsets is the preemption scan's start with a seed, as
 // buildProfiles would make it (one source for every profile), recording
 // each draw's bound for TakeOffsets once RecordOffsets was called.

@@ -195,6 +195,7 @@ func Run(ctx context.Context, tr *Trace, o Options) (*Result, error) {
 		}
 	}
 	repeatedAttempts.Add(int64(r.rep.done))
+	blindRepeats.Add(int64(r.rep.blind))
 	res.Summary.DurationSeconds = time.Since(start).Seconds()
 	res.Summary.Profiles = c.Profiles.Order
 	return res, nil
@@ -351,27 +352,31 @@ func (r *run) apply(s step) error {
 			r.delete(p, EventDeparted, "node "+n.Name+" was removed")
 		}
 	case stepPodArrive:
-		// A copy of the top-level fields: Add shares the rest with the
-		// trace's pod, which nothing changes in place.
+		// A copy of the top-level fields, given to the cluster
+		// (AddOwned): the rest is shared with the trace's pod, which
+		// nothing changes in place.
+		orig := r.tr.Pods[s.i].Pod
 		p := new(v1.Pod)
-		*p = *r.tr.Pods[s.i].Pod
+		*p = *orig
 		p.DeletionTimestamp = nil
 		if p.Spec.SchedulerName == "" {
 			// The API server's default.
 			p.Spec.SchedulerName = v1.DefaultSchedulerName
 		}
-		if p.Spec.NodeName == "" {
+		bound := p.Spec.NodeName != ""
+		if !bound {
 			r.rec.arrivedPending(s.i)
 		}
-		if err := r.c.Add(p); err != nil {
+		if err := r.c.AddOwned(p); err != nil {
 			return fmt.Errorf("%s: %w", originOr(r.tr.Pods[s.i].Origin, s.i, "pods"), err)
 		}
-		if p.Spec.NodeName != "" {
-			r.rec.arrivedBound(now, s.i, p.Spec.NodeName, r.c.Devices(p))
+		// p is the cluster's now: what follows reads the cluster's pod.
+		cur, _ := r.c.Pod(orig.Namespace, orig.Name)
+		if bound {
+			r.rec.arrivedBound(now, s.i, cur.Spec.NodeName, r.c.Devices(cur))
 		}
-		if p.Spec.NodeName == "" && r.gangs && r.c.Framework(p) != nil {
+		if !bound && r.gangs && r.c.Framework(cur) != nil {
 			// A new pod may complete a gang held in PreEnqueue.
-			cur, _ := r.c.Pod(p.Namespace, p.Name)
 			q.MoveAllToActiveOrBackoffQueue(r.logger, schedcore.ClusterEvent{Resource: schedcore.UnscheduledPod, ActionType: schedcore.Add}, nil, cur, nil)
 		}
 	case stepGroupArrive:

@@ -70,7 +70,7 @@ type recorder struct {
 	index    map[v1.ResourceName]int
 
 	pods    []podRec
-	podIdx  map[string]int
+	podIdx  map[podKey]int
 	nodes   []nodeRec
 	nodeIdx map[string]int
 
@@ -114,7 +114,7 @@ type Probe struct {
 func newRecorder(tr *Trace, f schedcore.Features, probes []Probe) *recorder {
 	r := &recorder{
 		start: tr.Start, features: f, index: map[v1.ResourceName]int{},
-		podIdx: make(map[string]int, len(tr.Pods)), nodeIdx: make(map[string]int, len(tr.Nodes)),
+		podIdx: make(map[podKey]int, len(tr.Pods)), nodeIdx: make(map[string]int, len(tr.Nodes)),
 		reasons: map[string]int{}, probes: probes,
 	}
 	// The resources: cpu and memory, and every scalar (extended) resource
@@ -160,7 +160,7 @@ func newRecorder(tr *Trace, f schedcore.Features, probes []Probe) *recorder {
 	for i, p := range tr.Pods {
 		vecs[i] = r.vector(&reqs[i])
 		r.pods = append(r.pods, podRec{name: schedcore.PodName(p.Pod), arrive: p.Arrive, req: vecs[i], node: -1})
-		r.podIdx[schedcore.PodName(p.Pod)] = i
+		r.podIdx[podKey{p.Pod.Namespace, p.Pod.Name}] = i
 	}
 	r.shapes = NewShapes(vecs)
 
@@ -195,9 +195,13 @@ func (r *recorder) vector(res *schedcore.Resource) []int64 {
 }
 
 func (r *recorder) pod(p *v1.Pod) (int, bool) {
-	i, ok := r.podIdx[schedcore.PodName(p)]
+	i, ok := r.podIdx[podKey{p.Namespace, p.Name}]
 	return i, ok
 }
+
+// podKey is a pod's namespace and name: a key made without joining them
+// (the recorder looks a pod up at each of its attempts).
+type podKey struct{ ns, name string }
 
 func (r *recorder) markDirty(n int) {
 	if !r.isDirty[n] {

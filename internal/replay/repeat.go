@@ -37,16 +37,27 @@ import (
 // are one pod to a cycle, so the attempt of one answers for the others.
 // Pod groups are always run: their cycles and gangs hold state of their
 // own.
+//
+// A failure that read no pod but its own (schedruntime.FailedAttempt.
+// PodBlind: every node rejected by node affinity, taints, cordons or the
+// node's name, and preemption with no node it could help) holds across
+// the other pods' changes too: it is repeated while the count of the other
+// changes (engine.Offline.ObjectChanges: nodes, objects, claims,
+// PodGroups) is the one it started with. A pod that fits no node's labels
+// would otherwise be retried for real, filtering every node, after each
+// arrival, departure and placement of a trace.
 
 // repeatedAttempts counts the attempts repeated rather than run, over
-// every replay of the process (the tests read it).
-var repeatedAttempts atomic.Int64
+// every replay of the process (the tests read it); blindRepeats those of
+// them made after other pods changed (PodBlind).
+var repeatedAttempts, blindRepeats atomic.Int64
 
 // kept is a failed attempt, as long as it may be repeated.
 type kept struct {
-	// changes is the cluster's change count during the attempt.
-	changes uint64
-	attempt *schedruntime.FailedAttempt
+	// changes is the cluster's change count during the attempt, objects
+	// the count of its changes other than the pods'.
+	changes, objects uint64
+	attempt          *schedruntime.FailedAttempt
 	// offsets are the preemption scan offsets the attempt drew.
 	offsets []int32
 }
@@ -58,8 +69,9 @@ type repeats struct {
 	kept map[sigKey]kept
 	// sigs are the pods' signatures, computed once per pod object.
 	sigs map[types.UID]podSig
-	// done counts the attempts repeated (not run).
-	done int
+	// done counts the attempts repeated (not run), blind those of them
+	// made after other pods changed.
+	done, blind int
 }
 
 // startRepeats turns repeating on when the run allows it.
@@ -80,9 +92,12 @@ func (r *run) attempt(qpi *schedcore.QueuedPodInfo) {
 		s.ScheduleOnePod(r.ctx, qpi)
 		return
 	}
-	before := r.c.Changes()
+	before, objects := r.c.Changes(), r.c.ObjectChanges()
 	if key, ok := r.signature(qpi.Pod); ok && r.stored(qpi.Pod) {
-		if k, ok := r.rep.kept[key]; ok && k.changes == before && s.NumParked() == 0 {
+		if k, ok := r.rep.kept[key]; ok && s.NumParked() == 0 && (k.changes == before || k.attempt.PodBlind() && k.objects == objects) {
+			if k.changes != before {
+				r.rep.blind++
+			}
 			r.c.Redraw(k.offsets)
 			s.RepeatFailure(r.ctx, qpi, k.attempt)
 			r.c.TakeOffsets()
@@ -103,7 +118,7 @@ func (r *run) attempt(qpi *schedcore.QueuedPodInfo) {
 		return
 	}
 	if key, ok := r.signature(cur); ok {
-		r.rep.kept[key] = kept{changes: before, attempt: f, offsets: offsets}
+		r.rep.kept[key] = kept{changes: before, objects: objects, attempt: f, offsets: offsets}
 	}
 }
 

@@ -2,12 +2,15 @@ package replay_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
@@ -81,6 +84,78 @@ func guarded() *replay.Trace {
 		Pods: []replay.Pod{{Pod: db, Arrive: at(0)}, web("web-1", "web"), web("web-2", "web"), web("x-1", "other")}}
 }
 
+// comings is ten 1-cpu pods arriving every ten minutes from 60 s, each
+// leaving 25 minutes after it came: changes to the cluster's pods that
+// help no pod pinned elsewhere.
+func comings() []replay.Pod {
+	var out []replay.Pod
+	for i := range 10 {
+		out = append(out, pod(fmt.Sprintf("web-%02d", i), "1", float64(60+600*i), float64(60+600*i+1500)))
+	}
+	return out
+}
+
+// unfit is two nodes without the disk=ssd label, one of them tainted, and
+// two replicas asking for it, which fail on node affinity and taints alone
+// (no pod read) while the other pods come and go; a node with the label
+// arrives at 7000 s and takes them.
+func unfit() *replay.Trace {
+	tainted := schedtest.MakeNode("n2").Capacity("cpu", "4", "memory", "8Gi").Taint("dedicated", "gpu", v1.TaintEffectNoSchedule).Obj()
+	ssd := schedtest.MakeNode("ssd").Capacity("cpu", "4", "memory", "8Gi").Label("disk", "ssd").Obj()
+	tr := &replay.Trace{Start: t0, Nodes: []replay.Node{node("n1", "4"), {Node: tainted}, {Node: ssd, Arrive: at(7000)}}}
+	for _, name := range []string{"ssd-1", "ssd-2"} {
+		tr.Pods = append(tr.Pods, replay.Pod{Pod: schedtest.MakePod(name).Req("cpu", "1").Label("app", "ssd").NodeSelector("disk", "ssd").Obj(), Arrive: at(1)})
+	}
+	tr.Pods = append(tr.Pods, comings()...)
+	return tr
+}
+
+// following is two replicas whose required pod affinity no pod satisfies yet:
+// InterPodAffinity rejects every node, UnschedulableAndUnresolvable, from
+// the pods it counted. Its leader arrives at 2000 s.
+func following() *replay.Trace {
+	follower := func(name string) replay.Pod {
+		return replay.Pod{Pod: schedtest.MakePod(name).Req("cpu", "1").PodAffinity(v1.LabelHostname, map[string]string{"app": "leader"}).Obj(), Arrive: at(1)}
+	}
+	leader := schedtest.MakePod("leader").Req("cpu", "1").Label("app", "leader").Obj()
+	tr := &replay.Trace{Start: t0, Nodes: []replay.Node{node("n1", "4"), node("n2", "4")},
+		Pods: []replay.Pod{follower("follower-1"), follower("follower-2"), {Pod: leader, Arrive: at(2000)}}}
+	tr.Pods = append(tr.Pods, comings()...)
+	return tr
+}
+
+// reordered is a profile whose filters run NodeResourcesFit before
+// NodeAffinity, and a 3-cpu pod for zone a on a 4-cpu node of zone b:
+// NodeAffinity rejects it there until a 1-cpu pod leaves the node too
+// little room, and NodeResourcesFit, which comes first, rejects it.
+func reordered(t *testing.T) (*replay.Trace, replay.Options) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    filter:
+      disabled: [{name: "*"}]
+      enabled: [{name: NodeResourcesFit}, {name: NodeAffinity}]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := defaults(t)
+	c, err := engine.LoadConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Config = c
+	zoneB := schedtest.MakeNode("b1").Capacity("cpu", "4", "memory", "8Gi").Label("zone", "b").Obj()
+	tr := &replay.Trace{Start: t0, Nodes: []replay.Node{{Node: zoneB}},
+		Pods: []replay.Pod{
+			{Pod: schedtest.MakePod("picky").Req("cpu", "3").NodeSelector("zone", "a").Obj(), Arrive: at(1)},
+			pod("filler", "2", 900, 0),
+		}}
+	return tr, o
+}
+
 // TestRepeatedRetriesReportWhatRunningThemReports replays traces with
 // the retries whose answer is known repeated and with every retry run:
 // the results are equal, event for event.
@@ -89,10 +164,29 @@ func TestRepeatedRetriesReportWhatRunningThemReports(t *testing.T) {
 	tests := []struct {
 		name  string
 		trace func(t *testing.T) *replay.Trace
-		seed  bool
-		// repeats: some retries are expected to be repeated, not run.
-		repeats bool
+		// options, when set, replace the defaults.
+		options func(t *testing.T) (*replay.Trace, replay.Options)
+		seed    bool
+		// repeats: some retries are expected to be repeated, not run;
+		// blind: some of them after other pods changed.
+		repeats, blind bool
 	}{
+		{
+			name:    "replicas that fit no node's labels or taints repeat their failure while other pods come and go; a node with the label takes them",
+			trace:   func(*testing.T) *replay.Trace { return unfit() },
+			repeats: true,
+			blind:   true,
+		},
+		{
+			name:    "a pod whose pod affinity no pod satisfies is rejected from the pods counted: retried for real after each change, placed once its leader runs",
+			trace:   func(*testing.T) *replay.Trace { return following() },
+			repeats: true,
+		},
+		{
+			name:    "node affinity rejects every node but runs after NodeResourcesFit: a pod landing there changes the reason",
+			options: reordered,
+			repeats: true,
+		},
 		{
 			name: "a node that arrives too small changes the next retry's message (0/2 nodes), a big one places the pod",
 			trace: func(*testing.T) *replay.Trace {
@@ -132,6 +226,7 @@ func TestRepeatedRetriesReportWhatRunningThemReports(t *testing.T) {
 				return fromFiles(t, "../../examples/cluster.yaml", "../../examples/trace.yaml")
 			},
 			repeats: true,
+			blind:   true,
 		},
 		{
 			name: "the same with a seed: ties and preemption's scan offsets are drawn, and redrawn when repeated",
@@ -140,6 +235,7 @@ func TestRepeatedRetriesReportWhatRunningThemReports(t *testing.T) {
 			},
 			seed:    true,
 			repeats: true,
+			blind:   true,
 		},
 		{
 			name:  "pod groups are always run (gangs hold state of their own)",
@@ -148,17 +244,25 @@ func TestRepeatedRetriesReportWhatRunningThemReports(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := tt.trace(t)
-			o := defaults(t)
+			var tr *replay.Trace
+			var o replay.Options
+			if tt.options != nil {
+				tr, o = tt.options(t)
+			} else {
+				tr, o = tt.trace(t), defaults(t)
+			}
 			o.Seed, o.UseSeed = 1, tt.seed
 			if !tt.repeats {
 				o.Features.GenericWorkload = true
 			}
 			n0 := replay.RepeatedAttempts()
 			run := mustRun(t, tr, replay.WithoutRepeats(o))
-			n1 := replay.RepeatedAttempts()
+			n1, b1 := replay.RepeatedAttempts(), replay.BlindRepeats()
 			repeated := mustRun(t, tr, o)
-			n2 := replay.RepeatedAttempts()
+			n2, b2 := replay.RepeatedAttempts(), replay.BlindRepeats()
+			if got := b2 > b1; got != tt.blind {
+				t.Errorf("repeated %d attempts after other pods changed, want some: %v", b2-b1, tt.blind)
+			}
 			if n1 != n0 {
 				t.Fatalf("without repeats, %d attempts were repeated", n1-n0)
 			}

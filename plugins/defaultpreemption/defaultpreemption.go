@@ -235,3 +235,13 @@ func (pl *DefaultPreemption) GetOffsetAndNumCandidates(numNodes int32) (int32, i
 	}
 	return off, pl.calculateNumCandidates(numNodes)
 }
+
+// PodBlind: with no Unschedulable node there is no candidate: PostFilter
+// reads the pod's preemption policy and, for a nominated pod, its
+// node's status, which is UnschedulableAndUnresolvable then, and answers
+// that preemption cannot help.
+func (pl *DefaultPreemption) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPostFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*DefaultPreemption)(nil)

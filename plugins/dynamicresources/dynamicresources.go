@@ -485,3 +485,15 @@ func (d *stateData) specsOf(claims []*resourceapi.ResourceClaim) (string, error)
 	}
 	return d.userSpecs(claims)
 }
+
+// PodBlind: PreFilter and PostFilter of a pod without claims or extended
+// resources DRA may serve skip without reading anything (with them, they
+// read the claims and their allocations).
+func (pl *DynamicResources) PodBlind(pod *v1.Pod) schedcore.PodBlindness {
+	if !pl.enabled || len(pod.Spec.ResourceClaims) == 0 && !pl.mayHaveExtendedResources(pod) {
+		return schedcore.BlindPreFilter | schedcore.BlindPostFilter
+	}
+	return 0
+}
+
+var _ schedcore.PodBlindPlugin = (*DynamicResources)(nil)

@@ -346,3 +346,11 @@ func (pl *InterPodAffinity) Filter(_ context.Context, cycleState *schedcore.Cycl
 	}
 	return nil
 }
+
+// PodBlind: PreFilter counts the matching pods into its state but fails
+// only on the pod's own terms (Filter reads the counts).
+func (pl *InterPodAffinity) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*InterPodAffinity)(nil)

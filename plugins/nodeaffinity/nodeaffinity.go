@@ -339,3 +339,11 @@ func getPodPreferredNodeAffinity(pod *v1.Pod) (*helper.PreferredSchedulingTerms,
 	}
 	return nil, nil
 }
+
+// PodBlind: PreFilter reads the pod's affinity, Filter the node's labels
+// and name; both reject UnschedulableAndUnresolvable.
+func (pl *NodeAffinity) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter | schedcore.BlindFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*NodeAffinity)(nil)

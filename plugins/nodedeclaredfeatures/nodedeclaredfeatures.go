@@ -173,3 +173,10 @@ var _ schedcore.NodeLocalPlugin = (*NodeDeclaredFeatures)(nil)
 
 // NodeLocal is true: the verdict reads only the node's declared features.
 func (pl *NodeDeclaredFeatures) NodeLocal(*v1.Pod) bool { return true }
+
+// PodBlind: PreFilter reads the pod alone.
+func (pl *NodeDeclaredFeatures) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*NodeDeclaredFeatures)(nil)

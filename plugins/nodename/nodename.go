@@ -85,3 +85,11 @@ func (pl *NodeName) FilterShortfall(context.Context, *schedcore.CycleState, *v1.
 func Fits(pod *v1.Pod, nodeInfo *schedcore.NodeInfo) bool {
 	return len(pod.Spec.NodeName) == 0 || pod.Spec.NodeName == nodeInfo.Name()
 }
+
+// PodBlind: PreFilter and Filter read the pod's spec.nodeName and the
+// node's name; Filter rejects UnschedulableAndUnresolvable.
+func (pl *NodeName) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter | schedcore.BlindFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*NodeName)(nil)

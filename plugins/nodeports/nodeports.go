@@ -189,3 +189,10 @@ func fitsPorts(wantPorts []v1.ContainerPort, portsInUse schedcore.HostPortInfo) 
 	}
 	return true
 }
+
+// PodBlind: PreFilter reads the pod's host ports and never rejects.
+func (pl *NodePorts) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*NodePorts)(nil)

@@ -453,3 +453,11 @@ var (
 	_ schedcore.PluginFactory = NewFit
 	_ schedcore.PluginFactory = NewBalancedAllocation
 )
+
+// PodBlind: PreFilter sums the pod's requests and never rejects (Filter
+// reads the node's pods).
+func (pl *Fit) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*Fit)(nil)

@@ -145,3 +145,11 @@ func (pl *NodeUnschedulable) ExplainFilter(context.Context, *schedcore.CycleStat
 func (pl *NodeUnschedulable) FilterShortfall(context.Context, *schedcore.CycleState, *v1.Pod, *schedcore.NodeInfo, *schedcore.Status) float64 {
 	return 1
 }
+
+// PodBlind: Filter reads the node's spec.unschedulable and the pod's
+// tolerations, and rejects UnschedulableAndUnresolvable.
+func (pl *NodeUnschedulable) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter | schedcore.BlindFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*NodeUnschedulable)(nil)

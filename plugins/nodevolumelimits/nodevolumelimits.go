@@ -412,3 +412,10 @@ func (pl *CSILimits) isSchedulableAfterCSINodeUpdated(_ logr.Logger, _ *v1.Pod, 
 	}
 	return schedcore.QueueSkip, nil
 }
+
+// PodBlind: PreFilter reads the pod's volumes and never rejects.
+func (pl *CSILimits) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*CSILimits)(nil)

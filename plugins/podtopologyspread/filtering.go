@@ -236,3 +236,11 @@ func (pl *PodTopologySpread) logFilter(nodeInfo *schedcore.NodeInfo, s *preFilte
 		l.Info(msg, "node", nodeInfo.Node().Name, "topologyKey", s.Constraints[i].TopologyKey, "matchNum", v.matchNum, "selfMatchNum", s.selfMatchNum[i], "minMatchNum", v.minMatchNum, "maxSkew", s.Constraints[i].MaxSkew)
 	}
 }
+
+// PodBlind: PreFilter counts the pods of the domains into its state but
+// fails only on the pod's own constraints (Filter reads the counts).
+func (pl *PodTopologySpread) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*PodTopologySpread)(nil)

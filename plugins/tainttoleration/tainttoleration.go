@@ -236,3 +236,11 @@ func (pl *TaintToleration) ScoreKey(cycleState *schedcore.CycleState, _ *v1.Pod,
 func (pl *TaintToleration) NormalizeColumn(_ context.Context, _ *schedcore.CycleState, _ *v1.Pod, scores []int64) *schedcore.Status {
 	return helper.DefaultNormalizeColumn(schedcore.MaxNodeScore, true, scores)
 }
+
+// PodBlind: Filter reads the node's taints and the pod's tolerations,
+// and rejects UnschedulableAndUnresolvable.
+func (pl *TaintToleration) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter | schedcore.BlindFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*TaintToleration)(nil)

@@ -484,3 +484,11 @@ func (pl *VolumeBinding) isSchedulableAfterCSIDriverChange(_ logr.Logger, pod *v
 	}
 	return schedcore.QueueSkip, nil
 }
+
+// PodBlind: PreFilter reads the pod's claims and the storage objects,
+// no pod.
+func (pl *VolumeBinding) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*VolumeBinding)(nil)

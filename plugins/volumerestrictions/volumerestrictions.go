@@ -289,3 +289,16 @@ func (pl *VolumeRestrictions) isSchedulableAfterAssignedPodDeleted(logger logr.L
 	}
 	return schedcore.QueueSkip, nil
 }
+
+// PodBlind: PreFilter of a pod without claims reads nothing (with one, it
+// counts the pods using a ReadWriteOncePod claim).
+func (pl *VolumeRestrictions) PodBlind(pod *v1.Pod) schedcore.PodBlindness {
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].PersistentVolumeClaim != nil || pod.Spec.Volumes[i].Ephemeral != nil {
+			return 0
+		}
+	}
+	return schedcore.BlindPreFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*VolumeRestrictions)(nil)

@@ -268,3 +268,10 @@ func (pl *VolumeZone) isSchedulableAfterPersistentVolumeChange(logger logr.Logge
 	}
 	return schedcore.QueueSkip, nil
 }
+
+// PodBlind: PreFilter reads the pod's claims and their volumes, no pod.
+func (pl *VolumeZone) PodBlind(*v1.Pod) schedcore.PodBlindness {
+	return schedcore.BlindPreFilter
+}
+
+var _ schedcore.PodBlindPlugin = (*VolumeZone)(nil)

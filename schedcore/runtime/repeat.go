@@ -3,6 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 )
@@ -21,10 +24,71 @@ type FailedAttempt struct {
 	// advance is how far the cycle moved the start node index, of all
 	// nodes (a PreFilter that narrows the nodes moves it by theirs).
 	advance, all int
+	// podBlind: no change to the other pods alters the failure (see
+	// PodBlind).
+	podBlind bool
 }
 
 // Message is the attempt's status message (kube's FitError).
 func (f *FailedAttempt) Message() string { return f.status.Message() }
+
+// PodBlind reports whether the attempt fails again the same way after any
+// change to the cluster's other pods (arrivals, departures, placements,
+// nominations), as long as the nodes and the other objects are as they
+// were: every node was rejected, UnschedulableAndUnresolvable, by a filter
+// blind to the other pods with only such filters before it, and every
+// PreFilter and PostFilter plugin of the profile is blind to them for the
+// pod (schedcore.PodBlindPlugin). Such a cycle reads no pod but its own:
+// not the nodes' pods (no filter that reads them runs on any node), not
+// the nominated ones, and preemption, with no Unschedulable node, looks
+// at no victim and draws no offset.
+func (f *FailedAttempt) PodBlind() bool { return f.podBlind }
+
+// podBlind reports whether fe, pod's failed cycle in fw, is one no change
+// to the other pods can alter (FailedAttempt.PodBlind).
+func (fw *Framework) podBlind(pod *v1.Pod, fe *schedcore.FitError) bool {
+	d := &fe.Diagnosis
+	if pod.Status.NominatedNodeName != "" || d.PreFilterMsg != "" || d.PendingPlugins.Len() > 0 || d.NodeToStatus == nil {
+		return false
+	}
+	for _, pl := range fw.preFilter {
+		if !isBlind(pl, pod, schedcore.BlindPreFilter) {
+			return false
+		}
+	}
+	for _, pl := range fw.postFilter {
+		if !isBlind(pl, pod, schedcore.BlindPostFilter) {
+			return false
+		}
+	}
+	// The filters at the head of the order that are blind: a node's
+	// status names the first filter that rejected it, so those before it
+	// passed it.
+	var head []string
+	for _, pl := range fw.filter {
+		if !isBlind(pl, pod, schedcore.BlindFilter) {
+			break
+		}
+		head = append(head, pl.Name())
+	}
+	ok := len(head) > 0
+	var last *schedcore.Status
+	d.NodeToStatus.ForEachExplicitNode(func(_ string, s *schedcore.Status) {
+		if !ok || s == last {
+			return
+		}
+		last = s
+		ok = s.Code() == schedcore.UnschedulableAndUnresolvable && slices.Contains(head, s.Plugin())
+	})
+	// The nodes without a status of their own are those a PreFilterResult
+	// (of a blind PreFilter) left out.
+	return ok && (d.NodeToStatus.Len() >= fe.NumAllNodes || len(d.LeftOutBy) > 0)
+}
+
+func isBlind(pl schedcore.Plugin, pod *v1.Pod, at schedcore.PodBlindness) bool {
+	b, ok := pl.(schedcore.PodBlindPlugin)
+	return ok && b.PodBlind(pod)&at != 0
+}
 
 // TakeFailure returns the last cycle ScheduleOnePod ran, if it was a
 // single pod's and failed with a FitError not caused by its group, and
@@ -38,7 +102,7 @@ func (s *Scheduler) TakeFailure() *FailedAttempt {
 
 // keepFailure keeps a failed cycle for TakeFailure. before is the start
 // node index the cycle began with.
-func (s *Scheduler) keepFailure(status *schedcore.Status, nominating *schedcore.NominatingInfo, before int) {
+func (s *Scheduler) keepFailure(fw *Framework, pod *v1.Pod, status *schedcore.Status, nominating *schedcore.NominatingInfo, before int) {
 	var fitErr *schedcore.FitError
 	if !status.IsRejected() || !errors.As(status.AsError(), &fitErr) || schedcore.RejectedForGroup(status) {
 		return
@@ -48,7 +112,8 @@ func (s *Scheduler) keepFailure(status *schedcore.Status, nominating *schedcore.
 		return
 	}
 	after := s.Algorithm.startIndex()
-	s.lastFailure = &FailedAttempt{status: status, nominating: nominating, advance: ((after-before)%all + all) % all, all: all}
+	s.lastFailure = &FailedAttempt{status: status, nominating: nominating, advance: ((after-before)%all + all) % all, all: all,
+		podBlind: fw.podBlind(pod, fitErr)}
 }
 
 // RepeatFailure does for qpi what ScheduleOnePod does when its cycle fails

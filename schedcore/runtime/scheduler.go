@@ -178,7 +178,7 @@ func (s *Scheduler) ScheduleOnePod(ctx context.Context, qpi *schedcore.QueuedPod
 	result, assumed, status := s.schedulingCycle(ctx, state, fw, qpi)
 	if !status.IsSuccess() {
 		if s.KeepFailures {
-			s.keepFailure(status, result.NominatingInfo, startIdx)
+			s.keepFailure(fw, pod, status, result.NominatingInfo, startIdx)
 		}
 		s.handleFailure(ctx, fw, assumed, status, result.NominatingInfo, start)
 		if s.SyncBinding {
