@@ -1,25 +1,26 @@
-package engine
+package share
 
 import (
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubectl-sched/kubectl-sched/internal/gen/v1list"
 	"github.com/kubectl-sched/kubectl-sched/schedcore/schedtest"
 )
 
-// The interner shares only equal parts: pods whose parts look alike by
+// The sharer shares only equal parts: pods whose parts look alike by
 // key (the same name and image) but differ (1m against 500u and 1 CPU, 4
 // against 3999999u, another command or affinity) keep their own, and every pod marshals
 // as before; equal parts end up shared.
-func TestInternerKeepsContent(t *testing.T) {
+func TestSharerKeepsContent(t *testing.T) {
 	mk := func(name, cpu string, cmd ...string) *v1.Pod {
 		p := schedtest.MakePod(name).Namespace("ns").Label("app", "a").Req("cpu", cpu).Obj()
 		p.Spec.Containers[0].Command = cmd
@@ -55,12 +56,12 @@ func TestInternerKeepsContent(t *testing.T) {
 	for _, n := range nodes {
 		want = append(want, marshal(t, n))
 	}
-	in := newInterner()
+	s := New()
 	for _, n := range nodes {
-		in.node(n)
+		s.Node(n)
 	}
 	for _, p := range pods {
-		in.pod(p)
+		s.Pod(p)
 	}
 	var got [][]byte
 	for _, p := range pods {
@@ -104,11 +105,59 @@ func TestInternerKeepsContent(t *testing.T) {
 	}
 }
 
-func marshal(t *testing.T, o runtime.Object) []byte {
+func marshal(t *testing.T, o any) []byte {
 	t.Helper()
-	data, err := v1list.Marshal("json", o)
+	data, err := json.Marshal(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// Pods shared on several goroutines at once (as the snapshot loader's
+// decoding workers share them) keep their content, and the equal parts of
+// all of them end up one: the first stored wins whichever goroutine
+// stored it.
+func TestSharerConcurrent(t *testing.T) {
+	const n = 400
+	mk := func(i int) *v1.Pod {
+		tmpl := fmt.Sprint(i % 4)
+		p := schedtest.MakePod(fmt.Sprint("p", i)).Namespace("ns").Label("app", tmpl).Req("cpu", tmpl+"00m").Obj()
+		p.Spec.Tolerations = []v1.Toleration{{Key: "k" + tmpl, Operator: v1.TolerationOpExists}}
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": tmpl}}, TopologyKey: "zone",
+		}}}}
+		return p
+	}
+	pods := make([]*v1.Pod, n)
+	want := make([][]byte, n)
+	for i := range pods {
+		pods[i] = mk(i)
+		want[i] = marshal(t, pods[i])
+	}
+	s := New()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < n; i += 4 {
+				s.Pod(pods[i])
+			}
+		})
+	}
+	wg.Wait()
+	for i, p := range pods {
+		if diff := cmp.Diff(string(want[i]), string(marshal(t, p))); diff != "" {
+			t.Fatalf("pod %d changed (-before +after):\n%s", i, diff)
+		}
+	}
+	same := func(a, b any) bool { return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() }
+	for i := 4; i < n; i++ {
+		a, b := pods[i%4], pods[i]
+		if !same(a.Labels, b.Labels) || !same(a.Spec.Containers, b.Spec.Containers) || !same(a.Spec.Tolerations, b.Spec.Tolerations) || a.Spec.Affinity != b.Spec.Affinity {
+			t.Fatalf("pods %d and %d, of one template, do not share their parts", i%4, i)
+		}
+	}
+	if same(pods[0].Labels, pods[1].Labels) || same(pods[0].Spec.Containers, pods[1].Spec.Containers) {
+		t.Error("pods of two templates share their labels or containers")
+	}
 }

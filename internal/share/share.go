@@ -1,24 +1,34 @@
-package engine
+// Package share makes the pods and nodes of a loaded cluster share their
+// equal parts: the replicas of one workload carry the same resource lists,
+// labels, containers, tolerations, affinity..., each its own copy as
+// decoded, most of a loaded cluster's heap.
+//
+// A part is replaced only by one equal to it (by a key naming all of its
+// content, or reflect.DeepEqual with the candidate a key finds), so every
+// object keeps its content exactly. Sharing is safe only where nothing
+// changes a pod's (or node's) maps and slices in place afterwards, as in
+// the engine (see engine.Options.InPlace): a caller that adds to a shared
+// list appends to a clipped copy (slices.Clip).
+//
+// A Sharer is safe for concurrent use: the snapshot loader shares the
+// objects it decodes on every core as it decodes them, so that the
+// duplicates die young, and the engine shares those of a cluster not
+// loaded so.
+package share
 
 import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// interner makes the pods and nodes of a cluster share their equal parts:
-// the replicas of one workload carry the same resource lists, labels,
-// containers, tolerations, affinity..., each its own copy as decoded, most
-// of a loaded cluster's heap. A part is replaced only by one equal to it
-// (by a key naming all of its content, or reflect.DeepEqual with the
-// candidate a key finds), so every object keeps its content exactly. Sharing is safe for the reason
-// shallowCopy is: nothing changes a pod's (or node's) maps and slices in
-// place. It runs at loading, for Options.InPlace (the caller's objects
-// are the engine's); a few milliseconds per thousand pods.
-type interner struct {
+// Sharer holds the first-seen value of each part, by key.
+type Sharer struct {
+	mu          sync.Mutex
 	lists       map[string]v1.ResourceList
 	labels      map[string]map[string]string
 	containers  map[string][]v1.Container
@@ -32,13 +42,19 @@ type interner struct {
 	// many nodes has the same names (tag and digest references, often
 	// over a hundred bytes), each node's its own strings as decoded.
 	imageNames map[string][]string
-	// key and names are buffers.
+	// bufs holds key buffers, one per caller at a time.
+	bufs sync.Pool
+}
+
+// keyBuf is a caller's buffers: the key and the sorted names of a map.
+type keyBuf struct {
 	key   []byte
 	names []string
 }
 
-func newInterner() *interner {
-	return &interner{
+// New returns an empty Sharer.
+func New() *Sharer {
+	return &Sharer{
 		lists:       map[string]v1.ResourceList{},
 		labels:      map[string]map[string]string{},
 		containers:  map[string][]v1.Container{},
@@ -47,76 +63,81 @@ func newInterner() *interner {
 		spread:      map[string][]v1.TopologySpreadConstraint{},
 		owners:      map[string][]metav1.OwnerReference{},
 		imageNames:  map[string][]string{},
+		bufs:        sync.Pool{New: func() any { return &keyBuf{} }},
 	}
 }
 
-// pod shares p's resource lists, labels, containers, tolerations,
+// Pod shares p's resource lists, labels, containers, tolerations,
 // affinity, spread constraints and owners with the equal ones of the pods
-// before it.
-func (in *interner) pod(p *v1.Pod) {
-	p.Labels = in.labelMap(p.Labels)
-	p.Spec.Overhead = in.resourceList(p.Spec.Overhead)
-	p.Spec.Containers = in.containerList(p.Spec.Containers)
-	p.Spec.InitContainers = in.containerList(p.Spec.InitContainers)
-	p.Spec.Tolerations = in.tolerationList(p.Spec.Tolerations)
+// shared before it.
+func (s *Sharer) Pod(p *v1.Pod) {
+	b := s.bufs.Get().(*keyBuf)
+	defer s.bufs.Put(b)
+	p.Labels = s.labelMap(b, p.Labels)
+	p.Spec.Overhead = s.resourceList(b, p.Spec.Overhead)
+	p.Spec.Containers = s.containerList(b, p.Spec.Containers)
+	p.Spec.InitContainers = s.containerList(b, p.Spec.InitContainers)
+	p.Spec.Tolerations = s.tolerationList(b, p.Spec.Tolerations)
 	// Parts a key cannot name cheaply: the candidate is the first pod's
 	// with the same (shared) labels and containers.
-	k := strconv.AppendUint(in.key[:0], uint64(reflect.ValueOf(p.Labels).Pointer()), 16)
+	k := strconv.AppendUint(b.key[:0], uint64(reflect.ValueOf(p.Labels).Pointer()), 16)
 	k = append(k, 0)
 	k = strconv.AppendUint(k, uint64(reflect.ValueOf(p.Spec.Containers).Pointer()), 16)
-	in.key = k
+	b.key = k
 	if p.Spec.Affinity != nil {
-		p.Spec.Affinity = intern(in.affinity, k, p.Spec.Affinity, deepEqual)
+		p.Spec.Affinity = intern(s, s.affinity, k, p.Spec.Affinity, deepEqual)
 	}
 	if len(p.Spec.TopologySpreadConstraints) > 0 {
-		p.Spec.TopologySpreadConstraints = intern(in.spread, k, p.Spec.TopologySpreadConstraints, deepEqual)
+		p.Spec.TopologySpreadConstraints = intern(s, s.spread, k, p.Spec.TopologySpreadConstraints, deepEqual)
 	}
 	if len(p.OwnerReferences) > 0 {
-		p.OwnerReferences = intern(in.owners, k, p.OwnerReferences, deepEqual)
+		p.OwnerReferences = intern(s, s.owners, k, p.OwnerReferences, deepEqual)
 	}
 }
 
-// node shares n's capacity, allocatable and image name lists with the
-// equal ones of the nodes before it.
-func (in *interner) node(n *v1.Node) {
-	n.Status.Capacity = in.resourceList(n.Status.Capacity)
-	n.Status.Allocatable = in.resourceList(n.Status.Allocatable)
+// Node shares n's capacity, allocatable and image name lists with the
+// equal ones of the nodes shared before it.
+func (s *Sharer) Node(n *v1.Node) {
+	b := s.bufs.Get().(*keyBuf)
+	defer s.bufs.Put(b)
+	n.Status.Capacity = s.resourceList(b, n.Status.Capacity)
+	n.Status.Allocatable = s.resourceList(b, n.Status.Allocatable)
 	for i := range n.Status.Images {
 		// Changes only which equal list the field holds (as for a
-		// container's resources): interning runs in place only.
+		// container's resources).
 		img := &n.Status.Images[i]
-		img.Names = in.nameList(img.Names)
+		img.Names = s.nameList(b, img.Names)
 	}
 }
 
 // nameList returns the list equal to names seen first.
-func (in *interner) nameList(names []string) []string {
+func (s *Sharer) nameList(b *keyBuf, names []string) []string {
 	if len(names) == 0 {
 		return names
 	}
-	k := in.key[:0]
-	for _, s := range names {
+	k := b.key[:0]
+	for _, n := range names {
 		// Length-prefixed: names may hold any byte.
-		k = strconv.AppendInt(k, int64(len(s)), 10)
+		k = strconv.AppendInt(k, int64(len(n)), 10)
 		k = append(k, ':')
-		k = append(k, s...)
+		k = append(k, n...)
 	}
-	in.key = k
-	return intern(in.imageNames, k, names, nil)
+	b.key = k
+	return intern(s, s.imageNames, k, names, nil)
 }
 
 // resourceList returns the list equal to l seen first.
-func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
+func (s *Sharer) resourceList(b *keyBuf, l v1.ResourceList) v1.ResourceList {
 	if len(l) == 0 {
 		return l
 	}
-	names := in.names[:0]
+	names := b.names[:0]
 	for n := range l {
 		names = append(names, string(n))
 	}
 	slices.Sort(names)
-	in.names = names
-	k := in.key[:0]
+	b.names = names
+	k := b.key[:0]
 	for _, n := range names {
 		// The quantity's value (canonical mantissa and exponent) and
 		// format, which make what it reads and marshals as (String; a
@@ -132,47 +153,46 @@ func (in *interner) resourceList(l v1.ResourceList) v1.ResourceList {
 		k = append(k, q.Format...)
 		k = append(k, 0)
 	}
-	in.key = k
-	return intern(in.lists, k, l, nil)
+	b.key = k
+	return intern(s, s.lists, k, l, nil)
 }
 
 // labelMap returns the map equal to m seen first.
-func (in *interner) labelMap(m map[string]string) map[string]string {
+func (s *Sharer) labelMap(b *keyBuf, m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
-	ks := in.names[:0]
+	ks := b.names[:0]
 	for k := range m {
 		ks = append(ks, k)
 	}
 	slices.Sort(ks)
-	in.names = ks
-	k := in.key[:0]
-	for _, s := range ks {
-		k = append(k, s...)
+	b.names = ks
+	k := b.key[:0]
+	for _, n := range ks {
+		k = append(k, n...)
 		k = append(k, 0)
-		k = append(k, m[s]...)
+		k = append(k, m[n]...)
 		k = append(k, 0)
 	}
-	in.key = k
-	return intern(in.labels, k, m, nil)
+	b.key = k
+	return intern(s, s.labels, k, m, nil)
 }
 
 // containerList returns the list equal to cs seen first, its containers'
 // resource lists shared first (so that the key can name them by
 // address).
-func (in *interner) containerList(cs []v1.Container) []v1.Container {
+func (s *Sharer) containerList(b *keyBuf, cs []v1.Container) []v1.Container {
 	if len(cs) == 0 {
 		return cs
 	}
 	for i := range cs {
 		r := &cs[i].Resources
-		// Changes only which equal map the field holds: cs may be
-		// shared with the caller's cluster when not in place, but
-		// interning runs in place only.
-		r.Requests, r.Limits = in.resourceList(r.Requests), in.resourceList(r.Limits)
+		// Changes only which equal map the field holds: cs is the
+		// caller's own (sharing runs on objects it may change).
+		r.Requests, r.Limits = s.resourceList(b, r.Requests), s.resourceList(b, r.Limits)
 	}
-	k := in.key[:0]
+	k := b.key[:0]
 	for i := range cs {
 		c := &cs[i]
 		k = append(k, c.Name...)
@@ -184,16 +204,16 @@ func (in *interner) containerList(cs []v1.Container) []v1.Container {
 		k = strconv.AppendUint(k, uint64(mapAddr(c.Resources.Limits)), 16)
 		k = append(k, 0)
 	}
-	in.key = k
-	return intern(in.containers, k, cs, deepEqual)
+	b.key = k
+	return intern(s, s.containers, k, cs, deepEqual)
 }
 
 // tolerationList returns the list equal to ts seen first.
-func (in *interner) tolerationList(ts []v1.Toleration) []v1.Toleration {
+func (s *Sharer) tolerationList(b *keyBuf, ts []v1.Toleration) []v1.Toleration {
 	if len(ts) == 0 {
 		return ts
 	}
-	k := in.key[:0]
+	k := b.key[:0]
 	for i := range ts {
 		t := &ts[i]
 		k = append(k, t.Key...)
@@ -209,22 +229,25 @@ func (in *interner) tolerationList(ts []v1.Toleration) []v1.Toleration {
 		}
 		k = append(k, 0)
 	}
-	in.key = k
-	return intern(in.tolerations, k, ts, nil)
+	b.key = k
+	return intern(s, s.tolerations, k, ts, nil)
 }
 
 // intern returns the value stored under key k when it equals v, else v
 // (stored under k if k is new). Values under one key are equal when eq
-// is nil (the key names all of the content), else when eq says so.
-func intern[V any](m map[string]V, k []byte, v V, eq func(a, b V) bool) V {
-	if c, ok := m[string(k)]; ok {
-		if eq == nil || eq(c, v) {
-			return c
-		}
+// is nil (the key names all of the content), else when eq says so; eq
+// runs outside the lock (a stored value is never changed).
+func intern[V any](s *Sharer, m map[string]V, k []byte, v V, eq func(a, b V) bool) V {
+	s.mu.Lock()
+	c, ok := m[string(k)]
+	if !ok {
+		m[string(k)] = v
+	}
+	s.mu.Unlock()
+	if !ok || (eq != nil && !eq(c, v)) {
 		return v
 	}
-	m[string(k)] = v
-	return v
+	return c
 }
 
 func deepEqual[V any](a, b V) bool { return reflect.DeepEqual(a, b) }
