@@ -25,7 +25,12 @@ var fastJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // unmarshalTyped decodes js, a valid JSON object (json.Valid), into obj.
 func unmarshalTyped(js []byte, obj any) error {
-	if !plainText(js) {
+	return unmarshalText(js, obj, plainText(js))
+}
+
+// unmarshalText is unmarshalTyped when plainText(js) is known (plain).
+func unmarshalText(js []byte, obj any, plain bool) error {
+	if !plain {
 		return json.Unmarshal(js, obj)
 	}
 	return fastJSON.Unmarshal(js, obj)

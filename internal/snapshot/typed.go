@@ -230,10 +230,13 @@ const itemChunk = 16
 // or node that passed (s may be nil); obj is nil when the typed path
 // leaves the object to the map path.
 func decodeTyped(js []byte, s *share.Sharer) typedObj {
-	if !json.Valid(js) {
-		return typedObj{}
+	h, plain, ok := peekHeader(js)
+	if !ok {
+		// Not JSON, or JSON the typed path does not take: json.Valid
+		// says which.
+		return typedObj{valid: json.Valid(js)}
 	}
-	t := decodeTypedOnly(js)
+	t := decodeTypedOnly(js, h, plain)
 	t.valid = true
 	if t.obj == nil {
 		return t
@@ -245,10 +248,10 @@ func decodeTyped(js []byte, s *share.Sharer) typedObj {
 	return t
 }
 
-// decodeTypedOnly decodes js, valid JSON, into its type (unmarshalTyped).
-func decodeTypedOnly(js []byte) typedObj {
-	h, ok := peekHeader(js)
-	if !ok || h.managedFields || h.name == "" {
+// decodeTypedOnly decodes js, valid JSON with header h, into its type
+// (unmarshalTyped; plain is plainText(js)).
+func decodeTypedOnly(js []byte, h header, plain bool) typedObj {
+	if h.managedFields || h.name == "" {
 		// managedFields hold raw JSON, which the map path re-marshals.
 		return typedObj{}
 	}
@@ -261,7 +264,7 @@ func decodeTypedOnly(js []byte) typedObj {
 	if obj == nil {
 		return t
 	}
-	if err := unmarshalTyped(js, obj); err != nil {
+	if err := unmarshalText(js, obj, plain); err != nil {
 		return t
 	}
 	if !quantitiesOK(obj) {
