@@ -275,12 +275,12 @@ func decodeTypedOnly(js []byte, h header, plain bool) typedObj {
 }
 
 // quantitiesOK reports whether the quantities checkQuantities checks are
-// ones it accepts: not negative, and not null (a zero Quantity without a
-// format), which the typed decoder takes and the map path rejects.
+// ones it accepts: not negative (null, a zero Quantity without a format,
+// is zero to both paths).
 func quantitiesOK(obj any) bool {
 	ok := func(l v1.ResourceList) bool {
 		for _, q := range l {
-			if q.Format == "" || q.Sign() < 0 {
+			if q.Sign() < 0 {
 				return false
 			}
 		}
