@@ -291,6 +291,11 @@ func (c *Cluster) appendTyped(obj any, origin Origin, shared bool) {
 func objectIdent(where, kind string, meta map[string]any) string {
 	name, _ := meta["name"].(string)
 	ns, _ := meta["namespace"].(string)
+	return identOf(where, kind, name, ns)
+}
+
+// identOf is objectIdent with the name and namespace read.
+func identOf(where, kind, name, ns string) string {
 	ident := where
 	if ident != "" && kind != "" {
 		ident += " "

@@ -310,6 +310,6 @@ func quantitiesOK(obj any) bool {
 // addTypedObj adds an object the typed path decoded (and defaulted), as
 // addObject adds one from its map.
 func (c *Cluster) addTypedObj(file string, line int, where string, t typedObj) error {
-	ident := objectIdent(where, t.kind, map[string]any{"name": t.name, "namespace": t.ns})
+	ident := identOf(where, t.kind, t.name, t.ns)
 	return c.addNamed(file, line, where, ident, t.apiVersion, t.kind, t.name, t.ns, source{typed: t.obj, typedErr: t.err})
 }
