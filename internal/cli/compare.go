@@ -198,7 +198,7 @@ func (o *CompareOptions) Run(ctx context.Context) error {
 		}
 	} else {
 		// Read as dryrun reads a dump, so that one run equals dryrun's.
-		cl, err := loadDump(o.engine.Snapshots, o.In, o.ErrOut)
+		cl, err := loadDump(o.engine.Snapshots, o.In, o.ErrOut, false)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/dryrun"
 	"github.com/kubectl-sched/kubectl-sched/internal/engine"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	sharepkg "github.com/kubectl-sched/kubectl-sched/internal/share"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
@@ -31,7 +32,7 @@ type DryRunOptions struct {
 // NewCmdDryRun builds `kubectl sched dryrun`.
 func NewCmdDryRun(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
 	o := &DryRunOptions{IOStreams: streams, Settings: settings, Output: "table"}
-	o.engine = engineFlags{IOStreams: streams, settings: settings, dump: dumpFiles,
+	o.engine = engineFlags{IOStreams: streams, settings: settings, dump: dumpFiles, share: true,
 		filesUsage: "Cluster dump file or directory (repeatable; '-' for stdin)",
 		seedUsage:  "Break ties between equal best scores pseudo-randomly with this seed, and seed where the preemption scan starts (default: lowest node name, first node)"}
 	cmd := &cobra.Command{
@@ -146,10 +147,14 @@ func (o *DryRunOptions) Run(ctx context.Context) error {
 }
 
 // loadDump reads cluster dumps (files, directories, '-' for in), showing
-// the progress on errOut when it is a terminal. Bad input is a usage
-// error.
-func loadDump(paths []string, in io.Reader, errOut io.Writer) (*snapshot.Cluster, error) {
+// the progress on errOut when it is a terminal; with share, the pods and
+// nodes share their equal parts (snapshot.Cluster.Sharer). Bad input is a
+// usage error.
+func loadDump(paths []string, in io.Reader, errOut io.Writer, share bool) (*snapshot.Cluster, error) {
 	cl := &snapshot.Cluster{}
+	if share {
+		cl.Sharer = sharepkg.New()
+	}
 	if p := newProgress(errOut, "reading"); p != nil {
 		defer p.done()
 		cl.OnProgress = func(file string, n, total int) {

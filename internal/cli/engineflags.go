@@ -78,6 +78,10 @@ type engineFlags struct {
 	ownProgress bool
 	// profiles name the default profile without --config (loadConfig).
 	profiles []string
+	// share: the pods and nodes of a dump share their equal parts as
+	// they are decoded (snapshot.Cluster.Sharer), for a verb whose engine
+	// changes none of them in place (dryrun, explain).
+	share bool
 
 	flags *pflag.FlagSet
 }
@@ -145,7 +149,7 @@ func (e *engineFlags) load(ctx context.Context) (*engineInput, error) {
 	switch {
 	case e.dump == noDump || e.readsFiles:
 	case len(e.Snapshots) > 0:
-		if in.Cluster, err = loadDump(e.Snapshots, e.In, e.ErrOut); err != nil {
+		if in.Cluster, err = loadDump(e.Snapshots, e.In, e.ErrOut, e.share); err != nil {
 			return nil, err
 		}
 		in.Source = "snapshot"

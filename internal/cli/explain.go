@@ -49,7 +49,7 @@ type ExplainOptions struct {
 // NewCmdExplain builds `kubectl sched explain`.
 func NewCmdExplain(streams genericiooptions.IOStreams, settings Settings) *cobra.Command {
 	o := &ExplainOptions{IOStreams: streams, Settings: settings, ConfigFlags: kube.NewConfigFlags(), Output: "table", Nearest: explain.DefaultNearest, CheckTurn: true}
-	o.engine = engineFlags{IOStreams: streams, settings: settings, kube: o.ConfigFlags, dump: dumpOrCluster,
+	o.engine = engineFlags{IOStreams: streams, settings: settings, kube: o.ConfigFlags, dump: dumpOrCluster, share: true,
 		seedUsage: "Break ties between equal best scores pseudo-randomly with this seed (default: lowest node name)"}
 	cmd := &cobra.Command{
 		Use:   "explain (pod (NAME | -f POD.yaml) | podgroup (NAME | -f WORKLOAD.yaml)) [--snapshot CLUSTER.yaml]",

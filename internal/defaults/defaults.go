@@ -73,15 +73,25 @@ func Node(n *v1.Node) {
 
 // ResourceList rounds each quantity up to milli scale, as
 // SetDefaults_ResourceList does ("1n" is "1m"). Quantities already at
-// that scale are not rewritten.
+// that scale are not rewritten. A null quantity (Quantity.UnmarshalJSON
+// reads it as a zero without a format) becomes the "0" the API server
+// stores and returns for it.
 func ResourceList(l v1.ResourceList) {
 	for k, q := range l {
+		if q.Format == "" && q.IsZero() {
+			l[k] = storedZero
+			continue
+		}
 		r := q
 		if !r.RoundUp(resource.Milli) {
 			l[k] = r
 		}
 	}
 }
+
+// storedZero is the "0" the API server returns for a null quantity, as
+// decoded.
+var storedZero = resource.MustParse("0")
 
 // Namespace applies SetDefaults_Namespace: the kubernetes.io/metadata.name
 // label, which namespaceSelectors of affinity terms match.

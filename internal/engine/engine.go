@@ -107,7 +107,10 @@ type Options struct {
 	// InPlace lets NewOffline fill in what a pod of the cluster lacks (a
 	// UID) in the cluster's own objects instead of in copies of every
 	// pod: for a caller that does not need the cluster's pods unchanged
-	// (the benchmark). It saves a v1.Pod (1.2 KiB) per pod of the cluster.
+	// (the benchmark, dryrun). It saves a v1.Pod (1.2 KiB) per pod of the
+	// cluster, and the pods and nodes then share their equal parts
+	// (internal/share) unless the loader shared them (snapshot.Cluster's
+	// Sharer).
 	InPlace bool
 	// ClaimsAsListed leaves the pods' template claims as the cluster has
 	// them: Load does not do the resourceclaim controller's work. For a

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/kubectl-sched/kubectl-sched/internal/share"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 	"github.com/kubectl-sched/kubectl-sched/schedcore"
 	schedruntime "github.com/kubectl-sched/kubectl-sched/schedcore/runtime"
@@ -108,16 +109,20 @@ func NewOffline(ctx context.Context, cl *snapshot.Cluster, o Options, obs Observ
 	c.Engine = e
 	work := *cl
 	work.Pods = make([]*v1.Pod, len(cl.Pods))
-	var in *interner
-	if o.InPlace {
-		in = newInterner()
+	// In place, the pods and nodes share their equal parts (the loader
+	// shared them already when the cluster has a Sharer).
+	var sh *share.Sharer
+	if o.InPlace && cl.Sharer == nil {
+		sh = share.New()
 		for _, n := range cl.Nodes {
-			in.node(n)
+			sh.Node(n)
 		}
 	}
 	for i, p := range cl.Pods {
-		if in != nil {
-			in.pod(p)
+		if o.InPlace {
+			if sh != nil {
+				sh.Pod(p)
+			}
 		} else {
 			p = shallowCopy(p)
 		}

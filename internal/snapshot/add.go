@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-sched/kubectl-sched/internal/defaults"
+	"github.com/kubectl-sched/kubectl-sched/internal/share"
 )
 
 // addObject adds one decoded document (or each item of a List) to the
@@ -58,14 +59,25 @@ func (c *Cluster) addObject(file string, line int, where string, obj map[string]
 		}
 		return nil
 	}
-	return c.addNamed(file, line, where, ident, apiVersion, kind, name, ns, obj, decode)
+	return c.addNamed(file, line, where, ident, apiVersion, kind, name, ns, source{m: obj, decode: decode})
+}
+
+// source is an object to add: the map path's decoded map and the decoding
+// of it into a type, or the typed path's object, already decoded and
+// defaulted (decodeTyped), with the error its check found.
+type source struct {
+	m        map[string]any
+	decode   func(any) error
+	typed    any
+	typedErr error
 }
 
 // addNamed adds an object whose header was checked: it records its name
-// (an object named twice is an error) and decodes it into its list. obj is
-// the decoded map, nil when the typed path decoded the object (which it
-// does only for kinds addTyped decodes without the map).
-func (c *Cluster) addNamed(file string, line int, where, ident, apiVersion, kind, name, ns string, obj map[string]any, decode func(any) error) error {
+// (an object named twice is an error) and adds it to its list, decoding
+// it if the typed path did not (which it does only for kinds addTyped
+// reads).
+func (c *Cluster) addNamed(file string, line int, where, ident, apiVersion, kind, name, ns string, src source) error {
+	obj, decode := src.m, src.decode
 	// fail reads ident when called: a pod's gains its namespace below.
 	fail := func(msg string) error {
 		return &LoadError{File: file, Line: line, Msg: strings.TrimSpace(ident + ": " + msg)}
@@ -94,7 +106,16 @@ func (c *Cluster) addNamed(file string, line int, where, ident, apiVersion, kind
 		}
 		c.named[key] = here
 	}
-	handled, err := c.addTyped(kind, group, obj, decode, Origin{File: file, Line: line, Where: where})
+	var handled bool
+	var err error
+	if src.typed != nil {
+		handled, err = true, src.typedErr
+		if err == nil {
+			c.appendTyped(src.typed, Origin{File: file, Line: line, Where: where}, true)
+		}
+	} else {
+		handled, err = c.addTyped(kind, group, obj, decode, Origin{File: file, Line: line, Where: where})
+	}
 	if !handled {
 		handled, err = c.addDRA(apiVersion, kind, decode, fail)
 	}
@@ -125,16 +146,23 @@ func (c *Cluster) addNamed(file string, line int, where, ident, apiVersion, kind
 	return err
 }
 
-// decodeDefaulted decodes an object with either path's decode and gives
-// it what the API server would have (internal/defaults): defaulting, and
-// for a pod the validation a decision depends on. Every kind addTyped and
-// addDRA read is decoded through it, so both paths apply it once.
+// decodeDefaulted decodes an object with the map path's decode and gives
+// it what the API server would have (defaultObject). Every kind addTyped
+// and addDRA read is decoded through it or, on the typed path, through
+// decodeTyped, so both paths apply it once.
 func decodeDefaulted(decode func(any) error, into any) error {
 	if err := decode(into); err != nil {
 		return err
 	}
-	defaults.Object(into)
-	if p, ok := into.(*v1.Pod); ok {
+	return defaultObject(into)
+}
+
+// defaultObject gives a decoded object what the API server would have
+// (internal/defaults): defaulting, and for a pod the validation a decision
+// depends on.
+func defaultObject(obj any) error {
+	defaults.Object(obj)
+	if p, ok := obj.(*v1.Pod); ok {
 		return defaults.ValidatePod(p)
 	}
 	return nil
@@ -160,7 +188,7 @@ func (c *Cluster) addTyped(kind, group string, obj map[string]any, decode func(a
 	if err := decodeDefaulted(decode, into); err != nil {
 		return true, err
 	}
-	c.appendTyped(into, origin)
+	c.appendTyped(into, origin, false)
 	return true, nil
 }
 
@@ -208,8 +236,13 @@ func newTyped(kind, group string) any {
 }
 
 // appendTyped appends a decoded object of a type newTyped gives to its
-// list; pods and claims without a namespace get the default one.
-func (c *Cluster) appendTyped(obj any, origin Origin) {
+// list; pods and claims without a namespace get the default one. Pods and
+// nodes share their parts through c.Sharer, if set, unless shared (by
+// decodeTyped) already.
+func (c *Cluster) appendTyped(obj any, origin Origin, shared bool) {
+	if c.Sharer != nil && !shared {
+		shareObject(c.Sharer, obj)
+	}
 	switch o := obj.(type) {
 	case *v1.Node:
 		c.Nodes = append(c.Nodes, o)
@@ -258,6 +291,11 @@ func (c *Cluster) appendTyped(obj any, origin Origin) {
 func objectIdent(where, kind string, meta map[string]any) string {
 	name, _ := meta["name"].(string)
 	ns, _ := meta["namespace"].(string)
+	return identOf(where, kind, name, ns)
+}
+
+// identOf is objectIdent with the name and namespace read.
+func identOf(where, kind, name, ns string) string {
 	ident := where
 	if ident != "" && kind != "" {
 		ident += " "
@@ -293,6 +331,17 @@ func (c *Cluster) addList(file string, line int, kind string, obj map[string]any
 		}
 	}
 	return nil
+}
+
+// shareObject shares the parts of a pod or node through s (other kinds
+// are left alone).
+func shareObject(s *share.Sharer, obj any) {
+	switch o := obj.(type) {
+	case *v1.Pod:
+		s.Pod(o)
+	case *v1.Node:
+		s.Node(o)
+	}
 }
 
 // namespaceOr returns ns, or the namespace given to objects without one.

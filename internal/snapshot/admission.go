@@ -125,7 +125,9 @@ func AdmitRuntimeClass(p *v1.Pod, classes []*nodev1.RuntimeClass) string {
 			if !slices.ContainsFunc(p.Spec.Tolerations, func(have v1.Toleration) bool {
 				return have.MatchToleration(&t) && ptrEqual(have.TolerationSeconds, t.TolerationSeconds)
 			}) {
-				p.Spec.Tolerations = append(p.Spec.Tolerations, t)
+				// Clipped: the list may be shared with other pods
+				// (Cluster.Sharer), whose room past its end is theirs too.
+				p.Spec.Tolerations = append(slices.Clip(p.Spec.Tolerations), t)
 			}
 		}
 	}

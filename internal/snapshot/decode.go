@@ -79,7 +79,8 @@ func onlyComments(b []byte) bool {
 
 // checkQuantities validates the resource quantities a scheduler reads, so a
 // bad one is reported with its field path ("spec.containers[0].resources.
-// requests.cpu: quantity \"4x\" ..."), and rejects negative ones.
+// requests.cpu: quantity \"4x\" ..."), and rejects negative ones. A null
+// quantity is zero, as the API server reads it.
 func checkQuantities(kind string, obj map[string]any) error {
 	spec, _ := obj["spec"].(map[string]any)
 	status, _ := obj["status"].(map[string]any)
@@ -130,6 +131,10 @@ func checkList(path string, v any) error {
 	for _, k := range keys {
 		var s string
 		switch x := m[k].(type) {
+		case nil:
+			// null: Quantity.UnmarshalJSON reads it as zero, and the
+			// API server stores that ("0"; defaults.ResourceList).
+			continue
 		case string:
 			s = x
 		case float64:

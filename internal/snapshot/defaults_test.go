@@ -273,3 +273,38 @@ func TestAdmitRuntimeClass(t *testing.T) {
 		})
 	}
 }
+
+// Pods whose tolerations are one shared list (Cluster.Sharer) and that name
+// different RuntimeClasses each get their own class's toleration: the
+// admission appends to a clipped list, not into the room past the shared
+// one's end, which the other pod's append would overwrite.
+func TestAdmitRuntimeClassKeepsSharedTolerations(t *testing.T) {
+	shared := make([]v1.Toleration, 1, 4)
+	shared[0] = v1.Toleration{Key: "base", Operator: v1.TolerationOpExists}
+	class := func(name, key string) *nodev1.RuntimeClass {
+		return &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Handler: name,
+			Scheduling: &nodev1.Scheduling{Tolerations: []v1.Toleration{{Key: key, Operator: v1.TolerationOpExists}}}}
+	}
+	classes := []*nodev1.RuntimeClass{class("a", "ka"), class("b", "kb")}
+	pod := func(rc string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p-" + rc, Namespace: "ns"}, Spec: v1.PodSpec{RuntimeClassName: &rc, Tolerations: shared}}
+	}
+	pa, pb := pod("a"), pod("b")
+	AdmitRuntimeClass(pa, classes)
+	AdmitRuntimeClass(pb, classes)
+	keys := func(p *v1.Pod) (ks []string) {
+		for _, t := range p.Spec.Tolerations {
+			ks = append(ks, t.Key)
+		}
+		return ks
+	}
+	if diff := cmp.Diff([]string{"base", "ka"}, keys(pa)); diff != "" {
+		t.Errorf("pod a's tolerations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"base", "kb"}, keys(pb)); diff != "" {
+		t.Errorf("pod b's tolerations (-want +got):\n%s", diff)
+	}
+	if len(shared) != 1 || shared[0].Key != "base" {
+		t.Errorf("the shared list changed: %v", shared)
+	}
+}

@@ -77,7 +77,7 @@ func (c *Cluster) AddData(file string, data []byte) error {
 		// bad document early in a file is reported without converting
 		// the rest first.
 		batch := docs[from:min(from+docBatch, len(docs))]
-		prepared := prepareDocs(batch)
+		prepared := prepareDocs(batch, c.Sharer)
 		for i, d := range batch {
 			if onlyComments(d.data) {
 				continue

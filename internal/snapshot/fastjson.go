@@ -30,7 +30,12 @@ var fastJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 // slice, and with it the whole file it was read from (920 MB for a
 // 100,000-node dump), until two collections had emptied it.
 func unmarshalTyped(js []byte, obj any) error {
-	if !plainText(js) {
+	return unmarshalText(js, obj, plainText(js))
+}
+
+// unmarshalText is unmarshalTyped when plainText(js) is known (plain).
+func unmarshalText(js []byte, obj any, plain bool) error {
+	if !plain {
 		return json.Unmarshal(js, obj)
 	}
 	iter := fastJSON.BorrowIterator(js)

@@ -18,6 +18,8 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/share"
 )
 
 // ErrInvalid marks bad input (exit code 2).
@@ -63,6 +65,13 @@ type Cluster struct {
 	// DefaultNamespace is given to pods without a namespace ("" means
 	// "default"), as kubectl's --namespace does for files without one.
 	DefaultNamespace string
+	// Sharer, when set before loading, has the pods and nodes read share
+	// their equal parts (internal/share) as they are decoded, on every
+	// core, so that the copies die young: for a caller that changes no
+	// object's maps or slices in place afterwards (the engine's, with
+	// engine.Options.InPlace, which then shares nothing again). Nil: each
+	// object keeps its own.
+	Sharer *share.Sharer
 	// OnProgress, when set, hears how loading goes: a file's objects read
 	// of a List's items (total 0 while the file is being parsed).
 	OnProgress func(file string, objects, total int)

@@ -136,6 +136,9 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: p}\n  spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}\n"))
 	f.Add([]byte(`{"kind":"PodList","items":[{"metadata":{"name":"x"},"spec":{"overhead":{"cpu":"-1"}}}]}`))
 	f.Add([]byte("---\n---\nkind: Node\nmetadata: {name: n}\nstatus: {capacity: {memory: 1x}}\n"))
+	// Null quantities: zero, as the API server reads them.
+	f.Add([]byte(`{"kind":"List","items":[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":null},"limits":{"memory":null}}}]}}]}`))
+	f.Add([]byte("kind: Node\nmetadata: {name: n}\nstatus: {capacity: {cpu: null}, allocatable: {cpu: ~}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := &Cluster{}
 		err := c.AddData("f.yaml", data)

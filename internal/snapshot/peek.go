@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sync"
+	"unicode/utf8"
 )
 
 // header is what peekHeader reads of an object.
@@ -20,10 +21,12 @@ type header struct {
 // exactly, as the map path's lookups match them. ok is false when js is
 // not an object, a header field is not a string, or an object in js gives
 // a key twice (see uniqueObject): the map path takes those. The walk that
-// reads the header looks at every key of js, so the check costs no second
-// pass.
-func peekHeader(js []byte) (h header, ok bool) {
-	s := scanner{b: js}
+// reads the header looks at every key and value of js, so the check costs
+// no second pass, and it checks them as JSON (validjson.go): ok also says
+// that js is valid JSON (json.Valid), and plain that both decoders read its
+// text alike (plainText).
+func peekHeader(js []byte) (h header, plain, ok bool) {
+	s := scanner{b: js, check: true}
 	kp := keysPool.Get().(*[][]byte)
 	keys := (*kp)[:0]
 	defer func() {
@@ -53,7 +56,13 @@ func peekHeader(js []byte) (h header, ok bool) {
 		}
 		return s.uniqueValue(&keys)
 	})
-	return h, ok
+	if !ok {
+		return h, false, false
+	}
+	if s.ws(); s.i != len(s.b) {
+		return h, false, false
+	}
+	return h, !s.surrogate && (!s.nonASCII || utf8.Valid(js)), true
 }
 
 // keysPool holds the key stacks of peekHeader's walks: one per object
@@ -138,6 +147,13 @@ func peekList(js []byte) (l list, ok bool) {
 type scanner struct {
 	b []byte
 	i int
+	// check: strings and the values uniqueValue walks are checked as
+	// JSON (checkString, checkScalar), nesting up to maxCheckedDepth.
+	check bool
+	depth int
+	// nonASCII and surrogate: a checked string had a byte above 0x7f, a
+	// \u escape of a surrogate.
+	nonASCII, surrogate bool
 }
 
 func (s *scanner) ws() {
@@ -230,6 +246,9 @@ func (s *scanner) str(v *string) bool {
 // skipString moves past the string at s.i. It looks for quotes with
 // IndexByte: long strings (annotations, images) are most of a dump.
 func (s *scanner) skipString() bool {
+	if s.check {
+		return s.checkString()
+	}
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return false
 	}
@@ -305,10 +324,14 @@ func (s *scanner) uniqueValue(keys *[][]byte) bool {
 	}
 	switch s.b[s.i] {
 	case '[':
+		if s.depth++; s.depth > maxCheckedDepth {
+			return false
+		}
 		s.i++
 		s.ws()
 		if s.i < len(s.b) && s.b[s.i] == ']' {
 			s.i++
+			s.depth--
 			return true
 		}
 		for {
@@ -318,11 +341,20 @@ func (s *scanner) uniqueValue(keys *[][]byte) bool {
 			}
 			more, ok := s.next(']')
 			if !ok || !more {
+				s.depth--
 				return ok
 			}
 		}
 	case '{':
-		return s.uniqueObject(keys, func([]byte) bool { return s.uniqueValue(keys) })
+		if s.depth++; s.depth > maxCheckedDepth {
+			return false
+		}
+		ok := s.uniqueObject(keys, func([]byte) bool { return s.uniqueValue(keys) })
+		s.depth--
+		return ok
+	}
+	if s.check {
+		return s.checkScalar()
 	}
 	return s.skip()
 }

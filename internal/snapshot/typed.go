@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -21,13 +20,19 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/share"
 )
 
 // typedObj is one object the typed path decoded; obj is nil when it
-// declined the object.
+// declined the object. obj is decoded, defaulted and checked on the
+// decoding goroutine (decodeDefaulted's work), so that adding it in order
+// is little more than recording its name: err is what the check found,
+// which adding it reports at its place.
 type typedObj struct {
 	apiVersion, kind, name, ns string
 	obj                        any
+	err                        error
 	// valid is false when the object is not valid JSON.
 	valid bool
 }
@@ -54,20 +59,20 @@ type preparedDoc struct {
 // prepareDoc decodes document d for the typed path (a List's items on
 // every core), adding nothing: a YAML List by its items when
 // prepareYAMLList cuts it, any other document whole.
-func prepareDoc(d doc) preparedDoc {
+func prepareDoc(d doc, s *share.Sharer) preparedDoc {
 	if bytes.TrimSpace(d.data)[0] != '{' {
-		if p, ok := prepareYAMLList(d.data); ok {
+		if p, ok := prepareYAMLList(d.data, s); ok {
 			return p
 		}
 	}
-	return prepareWhole(d)
+	return prepareWhole(d, s)
 }
 
 // prepareYAMLList prepares a YAML List converted by its items
 // (yamlsplit.go); ok is false when convertYAMLList does not cut it, or it
 // is a typed list (PodList): prepareWhole then takes it.
-func prepareYAMLList(y []byte) (p preparedDoc, ok bool) {
-	rest, items, objs, ok := convertYAMLList(y)
+func prepareYAMLList(y []byte, s *share.Sharer) (p preparedDoc, ok bool) {
+	rest, items, objs, ok := convertYAMLList(y, s)
 	if !ok {
 		return p, false
 	}
@@ -85,7 +90,7 @@ func prepareYAMLList(y []byte) (p preparedDoc, ok bool) {
 }
 
 // prepareWhole prepares document d converted whole (YAML to JSON).
-func prepareWhole(d doc) preparedDoc {
+func prepareWhole(d doc, s *share.Sharer) preparedDoc {
 	decline := preparedDoc{decline: true}
 	js := bytes.TrimSpace(d.data)
 	if js[0] != '{' {
@@ -104,7 +109,7 @@ func prepareWhole(d doc) preparedDoc {
 		return decline
 	}
 	if !strings.HasSuffix(l.kind, "List") {
-		t := decodeTyped(js)
+		t := decodeTyped(js, s)
 		if t.obj == nil {
 			return decline
 		}
@@ -125,7 +130,7 @@ func prepareWhole(d doc) preparedDoc {
 	if !json.Valid(l.rest) {
 		return decline
 	}
-	objs := decodeItems(l.items)
+	objs := decodeItems(l.items, s)
 	for _, t := range objs {
 		if !t.valid {
 			// Malformed JSON: the map path says where.
@@ -135,12 +140,14 @@ func prepareWhole(d doc) preparedDoc {
 	return preparedDoc{items: l.items, objs: objs}
 }
 
-// prepareDocs prepares docs on every core (nil for comment-only ones).
-func prepareDocs(docs []doc) []preparedDoc {
+// prepareDocs prepares docs on every core (nil for comment-only ones);
+// the pods and nodes decoded share their equal parts through s, if not
+// nil.
+func prepareDocs(docs []doc, s *share.Sharer) []preparedDoc {
 	out := make([]preparedDoc, len(docs))
 	onEveryCore(len(docs), 2, 1, nil, func(i int) {
 		if !onlyComments(docs[i].data) {
-			out[i] = prepareDoc(docs[i])
+			out[i] = prepareDoc(docs[i], s)
 		}
 	})
 	return out
@@ -207,10 +214,10 @@ func (c *Cluster) addPrepared(file string, d doc, p preparedDoc) error {
 }
 
 // decodeItems decodes a List's items, on every core when there are many.
-func decodeItems(items [][]byte) []typedObj {
+func decodeItems(items [][]byte, s *share.Sharer) []typedObj {
 	out := make([]typedObj, len(items))
 	onEveryCore(len(items), parallelItems, itemChunk, nil, func(i int) {
-		out[i] = decodeTyped(items[i])
+		out[i] = decodeTyped(items[i], s)
 	})
 	return out
 }
@@ -218,21 +225,33 @@ func decodeItems(items [][]byte) []typedObj {
 // itemChunk is how many items a core takes at a time.
 const itemChunk = 16
 
-// decodeTyped decodes one object's JSON into its type; obj is nil when the
-// typed path leaves the object to the map path.
-func decodeTyped(js []byte) typedObj {
-	if !json.Valid(js) {
-		return typedObj{}
+// decodeTyped decodes one object's JSON into its type, defaulted and
+// checked (decodeDefaulted), its parts shared through s when it is a pod
+// or node that passed (s may be nil); obj is nil when the typed path
+// leaves the object to the map path.
+func decodeTyped(js []byte, s *share.Sharer) typedObj {
+	h, plain, ok := peekHeader(js)
+	if !ok {
+		// Not JSON, or JSON the typed path does not take: json.Valid
+		// says which.
+		return typedObj{valid: json.Valid(js)}
 	}
-	t := decodeTypedOnly(js)
+	t := decodeTypedOnly(js, h, plain)
 	t.valid = true
+	if t.obj == nil {
+		return t
+	}
+	t.err = defaultObject(t.obj)
+	if s != nil && t.err == nil {
+		shareObject(s, t.obj)
+	}
 	return t
 }
 
-// decodeTypedOnly decodes js, valid JSON, into its type (unmarshalTyped).
-func decodeTypedOnly(js []byte) typedObj {
-	h, ok := peekHeader(js)
-	if !ok || h.managedFields || h.name == "" {
+// decodeTypedOnly decodes js, valid JSON with header h, into its type
+// (unmarshalTyped; plain is plainText(js)).
+func decodeTypedOnly(js []byte, h header, plain bool) typedObj {
+	if h.managedFields || h.name == "" {
 		// managedFields hold raw JSON, which the map path re-marshals.
 		return typedObj{}
 	}
@@ -245,7 +264,7 @@ func decodeTypedOnly(js []byte) typedObj {
 	if obj == nil {
 		return t
 	}
-	if err := unmarshalTyped(js, obj); err != nil {
+	if err := unmarshalText(js, obj, plain); err != nil {
 		return t
 	}
 	if !quantitiesOK(obj) {
@@ -256,12 +275,12 @@ func decodeTypedOnly(js []byte) typedObj {
 }
 
 // quantitiesOK reports whether the quantities checkQuantities checks are
-// ones it accepts: not negative, and not null (a zero Quantity without a
-// format), which the typed decoder takes and the map path rejects.
+// ones it accepts: not negative (null, a zero Quantity without a format,
+// is zero to both paths).
 func quantitiesOK(obj any) bool {
 	ok := func(l v1.ResourceList) bool {
 		for _, q := range l {
-			if q.Format == "" || q.Sign() < 0 {
+			if q.Sign() < 0 {
 				return false
 			}
 		}
@@ -288,13 +307,9 @@ func quantitiesOK(obj any) bool {
 	return true
 }
 
-// addTypedObj adds an object the typed path decoded, as addObject adds
-// one from its map.
+// addTypedObj adds an object the typed path decoded (and defaulted), as
+// addObject adds one from its map.
 func (c *Cluster) addTypedObj(file string, line int, where string, t typedObj) error {
-	ident := objectIdent(where, t.kind, map[string]any{"name": t.name, "namespace": t.ns})
-	decode := func(into any) error {
-		reflect.ValueOf(into).Elem().Set(reflect.ValueOf(t.obj).Elem())
-		return nil
-	}
-	return c.addNamed(file, line, where, ident, t.apiVersion, t.kind, t.name, t.ns, nil, decode)
+	ident := identOf(where, t.kind, t.name, t.ns)
+	return c.addNamed(file, line, where, ident, t.apiVersion, t.kind, t.name, t.ns, source{typed: t.obj, typedErr: t.err})
 }

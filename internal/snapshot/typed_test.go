@@ -269,7 +269,7 @@ func TestAddTypedReadsNewTyped(t *testing.T) {
 						t.Errorf("%s/%s: %v", g, k.Kind, r)
 					}
 				}()
-				c.appendTyped(obj, Origin{})
+				c.appendTyped(obj, Origin{}, false)
 				if reflect.DeepEqual(c, &Cluster{}) {
 					t.Errorf("%s/%s: appendTyped added %T to no list", g, k.Kind, obj)
 				}

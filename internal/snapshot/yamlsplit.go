@@ -34,6 +34,8 @@ import (
 	"sync/atomic"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-sched/kubectl-sched/internal/share"
 )
 
 // yamlParts is a YAML List document cut into its head, its items and its
@@ -201,8 +203,8 @@ func unsafeYAML(y []byte) bool {
 // false when the document is not one splitYAMLList cuts, a part does not
 // convert, or the head or tail has items of its own: the whole document
 // is then converted as before. Items that are objects are also decoded
-// (decodeTyped), by the goroutine that converted them.
-func convertYAMLList(y []byte) (rest []byte, items [][]byte, objs []typedObj, ok bool) {
+// (decodeTyped, sharing through s), by the goroutine that converted them.
+func convertYAMLList(y []byte, s *share.Sharer) (rest []byte, items [][]byte, objs []typedObj, ok bool) {
 	p, ok := splitYAMLList(y)
 	if !ok {
 		return nil, nil, nil, false
@@ -237,7 +239,7 @@ func convertYAMLList(y []byte) (rest []byte, items [][]byte, objs []typedObj, ok
 		}
 		items[i] = item
 		if item[0] == '{' {
-			objs[i] = decodeTyped(item)
+			objs[i] = decodeTyped(item, s)
 		}
 	}
 	onEveryCore(len(items), parallelItems, itemChunk, failed.Load, convert)

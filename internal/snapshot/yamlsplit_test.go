@@ -107,7 +107,7 @@ func TestYAMLSplitConvertsAsTheWhole(t *testing.T) {
 		if i < len(fixed) {
 			doc = fixed[i]
 		}
-		rest, items, _, ok := convertYAMLList([]byte(doc))
+		rest, items, _, ok := convertYAMLList([]byte(doc), nil)
 		if !ok {
 			continue
 		}
@@ -173,7 +173,7 @@ func loadYAMLBoth(t *testing.T, file string, data []byte) (now, before *Cluster,
 	t.Helper()
 	now, before = &Cluster{}, &Cluster{}
 	nowErr = now.AddData(file, data)
-	beforeErr = addDataWith(before, file, data, prepareWhole)
+	beforeErr = addDataWith(before, file, data, func(d doc) preparedDoc { return prepareWhole(d, nil) })
 	return now, before, nowErr, beforeErr
 }
 
@@ -318,7 +318,7 @@ func TestYAMLBadInputLoadsAsBefore(t *testing.T) {
 		}
 		for form, doc := range forms {
 			for _, d := range splitDocs([]byte(doc)) {
-				if _, _, _, ok := convertYAMLList(d.data); ok {
+				if _, _, _, ok := convertYAMLList(d.data, nil); ok {
 					split[form]++
 				}
 			}
