@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-sched/kubectl-sched/internal/memusage"
 	"github.com/kubectl-sched/kubectl-sched/internal/replay"
 	"github.com/kubectl-sched/kubectl-sched/internal/report"
+	sharepkg "github.com/kubectl-sched/kubectl-sched/internal/share"
 	"github.com/kubectl-sched/kubectl-sched/internal/snapshot"
 )
 
@@ -157,7 +158,12 @@ func validIn(v string, values []string) bool {
 // loadTrace reads the trace from files and openb CSVs; bad input is a
 // usage error (exit 2).
 func loadTrace(files []string, nodesCSV, podsCSV string, stdin io.Reader) (*replay.Trace, []string, error) {
-	cl := &snapshot.Cluster{}
+	// The cluster is the replay's own: its pods and nodes share their
+	// equal parts as they are decoded (snapshot.Cluster.Sharer), so the
+	// duplicates die young, and the trace's arrivals share them too
+	// (Offline.Add).
+	sh := sharepkg.New()
+	cl := &snapshot.Cluster{Sharer: sh}
 	if len(files) > 0 {
 		if err := cl.AddPaths(files, stdin); err != nil {
 			if errors.Is(err, snapshot.ErrInvalid) {
@@ -175,12 +181,16 @@ func loadTrace(files []string, nodesCSV, podsCSV string, stdin io.Reader) (*repl
 			}
 			return nil, nil, err
 		}
+		for _, n := range nodes {
+			sh.Node(n)
+		}
+		for _, p := range pods {
+			sh.Pod(p)
+		}
 		cl.Nodes = append(cl.Nodes, nodes...)
 		cl.Pods = append(cl.Pods, pods...)
 		cl.Namespaces = append(cl.Namespaces, openb.NamespaceObject(oo))
 	}
-	// The cluster is the replay's own: its pods share their equal parts.
-	engine.Intern(cl)
 	tr, err := replay.FromCluster(cl)
 	if err != nil {
 		return nil, nil, AsUsage(err)
