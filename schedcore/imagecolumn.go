@@ -58,6 +58,11 @@ type imageColumnState struct {
 	epoch int64
 	seq   uint64
 	used  uint64
+	// last and lastID are the summary id found last: the nodes with an
+	// image mostly hold equal summaries (its size, the count of nodes
+	// with it), found without hashing one into index.
+	last   ImageStateSummary
+	lastID uint32
 }
 
 // imageColumnEntries bounds the entries (nodes × names) the columns of a
@@ -107,7 +112,7 @@ func (st *imageColumnState) sync(s *Snapshot, name string) {
 	lag := log.seq - st.seq
 	if log.epoch == 0 || st.epoch != log.epoch || len(st.col.ids) != len(list) || lag > changeLogSize || lag > uint64(len(list)) {
 		st.col = ImageColumn{ids: make([]uint32, len(list))}
-		st.index = map[ImageStateSummary]uint32{}
+		st.index, st.lastID = map[ImageStateSummary]uint32{}, 0
 		for i, ni := range list {
 			st.col.ids[i] = st.id(ni, name)
 		}
@@ -140,6 +145,9 @@ func (st *imageColumnState) id(ni *NodeInfo, name string) uint32 {
 	if sum == nil {
 		return 0
 	}
+	if st.lastID != 0 && *sum == st.last {
+		return st.lastID
+	}
 	id, ok := st.index[*sum]
 	if !ok {
 		// Appending never rewrites an entry a column handed out earlier
@@ -148,6 +156,7 @@ func (st *imageColumnState) id(ni *NodeInfo, name string) uint32 {
 		id = uint32(len(st.col.sums))
 		st.index[*sum] = id
 	}
+	st.last, st.lastID = *sum, id
 	return id
 }
 
