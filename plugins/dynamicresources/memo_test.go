@@ -154,12 +154,7 @@ func TestMemoSharesSuccessesUnderNodeNames(t *testing.T) {
 						if tc.pool != "" {
 							pool = tc.pool
 						}
-						return []resourceapi.AllocationResult{{
-							Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
-								{Request: "gpu", Driver: "gpu.example.com", Pool: pool, Device: "gpu-0"}}},
-							NodeSelector: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
-								{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{node}}}}}},
-						}}, nil
+						return gpuOnNode(node, pool, "gpu-0"), nil
 					})
 				if err != nil {
 					t.Fatal(err)
@@ -291,4 +286,15 @@ func TestMemoFailureByContentFollowsTheNode(t *testing.T) {
 	if runs != 2 {
 		t.Errorf("%d allocator runs, want 2", runs)
 	}
+}
+
+// gpuOnNode is an allocator's answer: device of pool for the "gpu"
+// request, on node.
+func gpuOnNode(node, pool, device string) []resourceapi.AllocationResult {
+	return []resourceapi.AllocationResult{{
+		Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
+			{Request: "gpu", Driver: "gpu.example.com", Pool: pool, Device: device}}},
+		NodeSelector: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
+			{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{node}}}}}},
+	}}
 }

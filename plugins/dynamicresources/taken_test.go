@@ -97,12 +97,7 @@ func TestTakenAnswersServeNodesWithMoreTaken(t *testing.T) {
 						if node == "node-b" {
 							dev = "gpu-2"
 						}
-						return []resourceapi.AllocationResult{{
-							Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
-								{Request: "gpu", Driver: "gpu.example.com", Pool: node, Device: dev}}},
-							NodeSelector: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
-								{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{node}}}}}},
-						}}, nil
+						return gpuOnNode(node, node, dev), nil
 					})
 				if err != nil {
 					t.Fatal(err)
