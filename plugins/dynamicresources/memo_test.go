@@ -145,22 +145,14 @@ func TestMemoSharesSuccessesUnderNodeNames(t *testing.T) {
 			_, poolVer, items := allocated.get(false)
 			in := memo.inputs(dra, poolVer, items)
 			runs := 0
-			place := func(node string) []resourceapi.AllocationResult {
-				res, err := memo.allocate(context.Background(), in, -1, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, claims,
-					func() (string, error) { return claimSpecs(claims) },
-					func(context.Context) ([]resourceapi.AllocationResult, error) {
-						runs++
-						pool := node
-						if tc.pool != "" {
-							pool = tc.pool
-						}
-						return gpuOnNode(node, pool, "gpu-0"), nil
-					})
-				if err != nil {
-					t.Fatal(err)
+			place := memoPlacer(t, memo, in, claims, func(node string) []resourceapi.AllocationResult {
+				runs++
+				pool := node
+				if tc.pool != "" {
+					pool = tc.pool
 				}
-				return res
-			}
+				return gpuOnNode(node, pool, "gpu-0")
+			})
 			place("node-a")
 			got := place("node-b")
 			if want := map[bool]int{true: 1, false: 2}[tc.shared]; runs != want {
@@ -297,4 +289,19 @@ func gpuOnNode(node, pool, device string) []resourceapi.AllocationResult {
 		NodeSelector: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
 			{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{node}}}}}},
 	}}
+}
+
+// memoPlacer returns a function that asks the memo for the claims' answer
+// on a node, the allocator answering with answer(node).
+func memoPlacer(t *testing.T, memo *allocationMemo, in *memoInputs, claims []*resourceapi.ResourceClaim, answer func(node string) []resourceapi.AllocationResult) func(node string) []resourceapi.AllocationResult {
+	return func(node string) []resourceapi.AllocationResult {
+		t.Helper()
+		res, err := memo.allocate(context.Background(), in, -1, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, claims,
+			func() (string, error) { return claimSpecs(claims) },
+			func(context.Context) ([]resourceapi.AllocationResult, error) { return answer(node), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
 }

@@ -1,10 +1,8 @@
 package dynamicresources
 
 import (
-	"context"
 	"testing"
 
-	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -85,25 +83,17 @@ func TestTakenAnswersServeNodesWithMoreTaken(t *testing.T) {
 			_, poolVer, items := allocated.get(false)
 			in := memo.inputs(dra, poolVer, items)
 			runs := 0
-			place := func(node string) []resourceapi.AllocationResult {
-				res, err := memo.allocate(context.Background(), in, -1, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, claims,
-					func() (string, error) { return claimSpecs(claims) },
-					func(context.Context) ([]resourceapi.AllocationResult, error) {
-						runs++
-						if tc.fail {
-							return nil, nil
-						}
-						dev := "gpu-1"
-						if node == "node-b" {
-							dev = "gpu-2"
-						}
-						return gpuOnNode(node, node, dev), nil
-					})
-				if err != nil {
-					t.Fatal(err)
+			place := memoPlacer(t, memo, in, claims, func(node string) []resourceapi.AllocationResult {
+				runs++
+				if tc.fail {
+					return nil
 				}
-				return res
-			}
+				dev := "gpu-1"
+				if node == "node-b" {
+					dev = "gpu-2"
+				}
+				return gpuOnNode(node, node, dev)
+			})
 			place("node-a")
 			got := place("node-b")
 			if want := map[bool]int{true: 1, false: 2}[tc.shared]; runs != want {
