@@ -58,16 +58,8 @@ func TestFilterShortfallSharedByAlikeNodes(t *testing.T) {
 	dra.AddClaim(holdingDevices("c", "gpu.example.com", "node-c", "gpu-0", "gpu-1"))
 	dra.AddClaim(holdingDevices("d", "nic.example.com", "node-d", "nic-0"))
 	dra.AddClaim(claim("c1", exactly("gpu", 4)))
-	p, err := New(ctx, nil, schedcore.NewHandle(nil, 1, schedcore.WithDRA(dra)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl := p.(*DynamicResources)
 	pod := podWith("c1")
-	state := schedcore.NewCycleState()
-	if _, st := pl.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
-		t.Fatalf("PreFilter: %v", st)
-	}
+	pl, state := preFiltered(ctx, t, dra, pod)
 	want := map[string]float64{"node-a": 0.25, "node-b": 0.5, "node-c": 0.75, "node-d": 0.25, "node-e": 0.75, "node-f": 0.5}
 	// node-a twice: the second time from what was kept.
 	for _, n := range []string{"node-a", "node-b", "node-c", "node-d", "node-e", "node-f", "node-a"} {

@@ -221,17 +221,9 @@ func TestExplainFilter(t *testing.T) {
 			for _, cl := range c.claims {
 				dra.AddClaim(cl)
 			}
-			p, err := New(ctx, nil, schedcore.NewHandle(nil, 1, schedcore.WithDRA(dra)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			pl := p.(*DynamicResources)
 			pod := podWith("c1")
 			pod.Name, pod.UID = "p", "uid-p"
-			state := schedcore.NewCycleState()
-			if _, st := pl.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
-				t.Fatalf("PreFilter: %v", st)
-			}
+			pl, state := preFiltered(ctx, t, dra, pod)
 			ni := nodeInfo("n1")
 			st := pl.Filter(ctx, state, pod, ni)
 			if !st.IsRejected() {
@@ -266,16 +258,8 @@ func TestExplainFilterFirstAvailable(t *testing.T) {
 		{Name: "four", DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 4},
 		{Name: "two", DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 2},
 	}}))
-	p, err := New(ctx, nil, schedcore.NewHandle(nil, 1, schedcore.WithDRA(dra)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl := p.(*DynamicResources)
 	pod := podWith("c1")
-	state := schedcore.NewCycleState()
-	if _, st := pl.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
-		t.Fatalf("PreFilter: %v", st)
-	}
+	pl, state := preFiltered(ctx, t, dra, pod)
 	ni := nodeInfo("n1")
 	st := pl.Filter(ctx, state, pod, ni)
 	got := pl.ExplainFilter(ctx, state, pod, ni, st)
@@ -287,4 +271,20 @@ func TestExplainFilterFirstAvailable(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("explanation (-want +got):\n%s", diff)
 	}
+}
+
+// preFiltered returns the plugin over dra and the cycle state of a
+// PreFilter of pod that succeeded.
+func preFiltered(ctx context.Context, t *testing.T, dra *schedcore.DRAManager, pod *v1.Pod) (*DynamicResources, *schedcore.CycleState) {
+	t.Helper()
+	p, err := New(ctx, nil, schedcore.NewHandle(nil, 1, schedcore.WithDRA(dra)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := p.(*DynamicResources)
+	state := schedcore.NewCycleState()
+	if _, st := pl.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st)
+	}
+	return pl, state
 }

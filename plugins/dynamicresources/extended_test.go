@@ -29,18 +29,10 @@ func TestExtendedVariantsByNode(t *testing.T) {
 	}
 	dra.AddClass(class("a", "example.com/a"))
 	dra.AddClass(class("b", "example.com/b"))
-	p, err := New(ctx, nil, schedcore.NewHandle(nil, 1, schedcore.WithDRA(dra)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl := p.(*DynamicResources)
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ml", UID: "pod-uid"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c",
 		Resources: v1.ResourceRequirements{Requests: v1.ResourceList{"example.com/a": resource.MustParse("1"), "example.com/b": resource.MustParse("1")},
 			Limits: v1.ResourceList{"example.com/a": resource.MustParse("1"), "example.com/b": resource.MustParse("1")}}}}}}
-	state := schedcore.NewCycleState()
-	if _, st := pl.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
-		t.Fatalf("PreFilter = %v", st)
-	}
+	pl, state := preFiltered(ctx, t, dra, pod)
 	s, err := getStateData(state)
 	if err != nil {
 		t.Fatal(err)
